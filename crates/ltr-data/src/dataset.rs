@@ -1,0 +1,626 @@
+//! The in-memory dataset: features (dense or sparse), labels and query groups.
+
+use std::ops::Range;
+
+use ndarray::Array2;
+use rayon::prelude::*;
+use sprs::CsMatI;
+
+use crate::error::{DataError, Result};
+
+/// Compressed sparse rows with `u32` column indices (a feature index beyond `u32` is rejected at parse time).
+pub type SparseMatrix = CsMatI<f32, u32, usize>;
+
+/// Feature storage: a dense row-major matrix or compressed sparse rows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FeatureMatrix {
+    /// Row-major, standard layout (every row is one contiguous slice).
+    Dense(Array2<f32>),
+    /// Compressed sparse rows.
+    Sparse(SparseMatrix),
+}
+
+/// How the parser chooses a [`FeatureMatrix`] variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Storage {
+    /// Dense when at least [`AUTO_DENSE_DENSITY`] of the cells are stored, sparse otherwise.
+    #[default]
+    Auto,
+    /// Always dense.
+    Dense,
+    /// Always sparse.
+    Sparse,
+}
+
+/// The density from which [`Storage::Auto`] picks dense storage. Dense f32 costs 4 bytes a cell and sparse 8 bytes a
+/// stored value, so dense is smaller above 0.5; below that we still prefer dense down to 0.25 for its faster rows.
+pub const AUTO_DENSE_DENSITY: f64 = 0.25;
+
+/// One row of the feature matrix, borrowed.
+#[derive(Debug, Clone, Copy)]
+pub enum Row<'a> {
+    /// A dense row: value of feature `k` (0-based column) at `k`.
+    Dense(&'a [f32]),
+    /// A sparse row: sorted column indices and their values.
+    Sparse {
+        /// Sorted 0-based columns.
+        indices: &'a [u32],
+        /// Values, parallel to `indices`.
+        values: &'a [f32],
+    },
+}
+
+impl Row<'_> {
+    /// `<x, w>` accumulated in f64. Columns beyond `w.len()` are ignored (a model may know fewer features).
+    #[inline]
+    pub fn dot(&self, w: &[f64]) -> f64 {
+        match *self {
+            Row::Dense(x) => dot_dense(x, w),
+            Row::Sparse { indices, values } => {
+                let mut s = 0.0;
+                for (&j, &v) in indices.iter().zip(values) {
+                    if let Some(&wj) = w.get(j as usize) {
+                        s += v as f64 * wj;
+                    }
+                }
+                s
+            }
+        }
+    }
+
+    /// `w += a x` (columns beyond `w.len()` are ignored).
+    #[inline]
+    pub fn axpy(&self, a: f64, w: &mut [f64]) {
+        match *self {
+            Row::Dense(x) => {
+                for (wj, &xj) in w.iter_mut().zip(x) {
+                    *wj += a * xj as f64;
+                }
+            }
+            Row::Sparse { indices, values } => {
+                for (&j, &v) in indices.iter().zip(values) {
+                    if let Some(wj) = w.get_mut(j as usize) {
+                        *wj += a * v as f64;
+                    }
+                }
+            }
+        }
+    }
+
+    /// `‖x‖²`.
+    #[inline]
+    pub fn squared_norm(&self) -> f64 {
+        let vals = match *self {
+            Row::Dense(x) => x,
+            Row::Sparse { values, .. } => values,
+        };
+        vals.iter().map(|&v| (v as f64) * (v as f64)).sum()
+    }
+
+    /// The value of 0-based column `j`.
+    pub fn get(&self, j: usize) -> f32 {
+        match *self {
+            Row::Dense(x) => x.get(j).copied().unwrap_or(0.0),
+            Row::Sparse { indices, values } => match indices.binary_search(&(j as u32)) {
+                Ok(p) => values[p],
+                Err(_) => 0.0,
+            },
+        }
+    }
+
+    /// Iterate over the stored `(column, value)` entries.
+    pub fn entries(&self) -> Box<dyn Iterator<Item = (usize, f32)> + '_> {
+        match *self {
+            Row::Dense(x) => Box::new(x.iter().copied().enumerate()),
+            Row::Sparse { indices, values } => {
+                Box::new(indices.iter().zip(values).map(|(&j, &v)| (j as usize, v)))
+            }
+        }
+    }
+}
+
+/// `<x, w>` over a dense f32 row with f64 weights, in four independent lanes so the compiler can vectorise it.
+/// The lane order is fixed, so the result does not depend on the machine or thread count.
+#[inline]
+pub fn dot_dense(x: &[f32], w: &[f64]) -> f64 {
+    let n = x.len().min(w.len());
+    let (x, w) = (&x[..n], &w[..n]);
+    let mut acc = [0.0f64; 4];
+    let chunks = n / 4;
+    for c in 0..chunks {
+        let b = c * 4;
+        acc[0] += x[b] as f64 * w[b];
+        acc[1] += x[b + 1] as f64 * w[b + 1];
+        acc[2] += x[b + 2] as f64 * w[b + 2];
+        acc[3] += x[b + 3] as f64 * w[b + 3];
+    }
+    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for j in chunks * 4..n {
+        s += x[j] as f64 * w[j];
+    }
+    s
+}
+
+/// A column of short strings stored in one buffer (doc ids, comments): no allocation per line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TextColumn {
+    data: String,
+    ends: Vec<usize>,
+}
+
+impl TextColumn {
+    /// An empty column.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Append one entry.
+    pub fn push(&mut self, s: &str) {
+        self.data.push_str(s);
+        self.ends.push(self.data.len());
+    }
+    /// Entry `i`.
+    pub fn get(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.data[start..self.ends[i]]
+    }
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+    /// True when there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+    /// Append all entries of `other`.
+    pub fn extend_from(&mut self, other: &TextColumn) {
+        let base = self.data.len();
+        self.data.push_str(&other.data);
+        self.ends.extend(other.ends.iter().map(|e| e + base));
+    }
+    /// Iterate over the entries.
+    pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
+        (0..self.len()).map(move |i| self.get(i))
+    }
+    /// The raw parts (buffer and end offsets), for the cache.
+    pub fn raw_parts(&self) -> (&str, &[usize]) {
+        (&self.data, &self.ends)
+    }
+    /// Rebuild from raw parts, validating offsets.
+    pub fn from_raw_parts(data: String, ends: Vec<usize>) -> Result<Self> {
+        let mut prev = 0;
+        for &e in &ends {
+            if e < prev || e > data.len() || !data.is_char_boundary(e) {
+                return Err(DataError::Invalid("text column offsets are not monotone char boundaries".into()));
+            }
+            prev = e;
+        }
+        Ok(Self { data, ends })
+    }
+    /// Keep only the entries listed (in that order).
+    pub fn select(&self, rows: &[usize]) -> TextColumn {
+        let mut out = TextColumn::new();
+        for &r in rows {
+            out.push(self.get(r));
+        }
+        out
+    }
+}
+
+/// A learning-to-rank dataset: documents grouped by query.
+///
+/// A query is a contiguous run of rows. `query_offsets` has one entry more than there are queries; query `q` owns
+/// rows `query_offsets[q]..query_offsets[q + 1]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dataset {
+    features: FeatureMatrix,
+    labels: Vec<f32>,
+    query_offsets: Vec<usize>,
+    qids: Vec<String>,
+    docids: Option<TextColumn>,
+    comments: Option<TextColumn>,
+}
+
+impl Dataset {
+    /// Assemble a dataset, checking that every part agrees in size, that no query is empty and that labels are finite.
+    pub fn new(
+        features: FeatureMatrix,
+        labels: Vec<f32>,
+        query_offsets: Vec<usize>,
+        qids: Vec<String>,
+    ) -> Result<Self> {
+        let n = match &features {
+            FeatureMatrix::Dense(a) => {
+                if !a.is_standard_layout() {
+                    return Err(DataError::Invalid("dense features must be in standard (row-major) layout".into()));
+                }
+                a.nrows()
+            }
+            FeatureMatrix::Sparse(m) => {
+                if !m.is_csr() {
+                    return Err(DataError::Invalid("sparse features must be CSR".into()));
+                }
+                m.rows()
+            }
+        };
+        if labels.len() != n {
+            return Err(DataError::Shape(format!("{} labels for {} feature rows", labels.len(), n)));
+        }
+        if query_offsets.first() != Some(&0) || query_offsets.last() != Some(&n) {
+            return Err(DataError::Shape("query offsets must start at 0 and end at the row count".into()));
+        }
+        if query_offsets.windows(2).any(|w| w[1] <= w[0]) {
+            return Err(DataError::Invalid("every query must have at least one document".into()));
+        }
+        if qids.len() + 1 != query_offsets.len() {
+            return Err(DataError::Shape(format!("{} qids for {} queries", qids.len(), query_offsets.len() - 1)));
+        }
+        if let Some(i) = labels.iter().position(|l| !l.is_finite()) {
+            return Err(DataError::Invalid(format!("label of row {i} is not finite")));
+        }
+        Ok(Self { features, labels, query_offsets, qids, docids: None, comments: None })
+    }
+
+    /// Attach document ids (one per row).
+    pub fn with_docids(mut self, docids: TextColumn) -> Result<Self> {
+        if docids.len() != self.n_docs() {
+            return Err(DataError::Shape(format!("{} docids for {} rows", docids.len(), self.n_docs())));
+        }
+        self.docids = Some(docids);
+        Ok(self)
+    }
+
+    /// Attach the raw comments (text after `#`, one per row).
+    pub fn with_comments(mut self, comments: TextColumn) -> Result<Self> {
+        if comments.len() != self.n_docs() {
+            return Err(DataError::Shape(format!("{} comments for {} rows", comments.len(), self.n_docs())));
+        }
+        self.comments = Some(comments);
+        Ok(self)
+    }
+
+    /// Number of documents (rows).
+    pub fn n_docs(&self) -> usize {
+        self.labels.len()
+    }
+    /// Number of queries.
+    pub fn n_queries(&self) -> usize {
+        self.qids.len()
+    }
+    /// Number of features (columns); feature index `k` in the file is column `k - 1`.
+    pub fn n_features(&self) -> usize {
+        match &self.features {
+            FeatureMatrix::Dense(a) => a.ncols(),
+            FeatureMatrix::Sparse(m) => m.cols(),
+        }
+    }
+    /// Number of stored feature values.
+    pub fn nnz(&self) -> usize {
+        match &self.features {
+            FeatureMatrix::Dense(a) => a.len(),
+            FeatureMatrix::Sparse(m) => m.nnz(),
+        }
+    }
+    /// Fraction of the cells that hold a non-zero value.
+    pub fn density(&self) -> f64 {
+        let cells = self.n_docs() as f64 * self.n_features() as f64;
+        if cells == 0.0 {
+            return 0.0;
+        }
+        let nz = match &self.features {
+            FeatureMatrix::Dense(a) => a.iter().filter(|v| **v != 0.0).count(),
+            FeatureMatrix::Sparse(m) => m.data().iter().filter(|v| **v != 0.0).count(),
+        };
+        nz as f64 / cells
+    }
+    /// All labels, in row order.
+    pub fn labels(&self) -> &[f32] {
+        &self.labels
+    }
+    /// Query boundaries (length `n_queries + 1`).
+    pub fn query_offsets(&self) -> &[usize] {
+        &self.query_offsets
+    }
+    /// Query ids, one per query.
+    pub fn qids(&self) -> &[String] {
+        &self.qids
+    }
+    /// Document ids, when the file had `docid` comments.
+    pub fn docids(&self) -> Option<&TextColumn> {
+        self.docids.as_ref()
+    }
+    /// Raw comments, when kept.
+    pub fn comments(&self) -> Option<&TextColumn> {
+        self.comments.as_ref()
+    }
+    /// The feature storage.
+    pub fn features(&self) -> &FeatureMatrix {
+        &self.features
+    }
+    /// Mutable feature storage (for in-place transforms).
+    pub fn features_mut(&mut self) -> &mut FeatureMatrix {
+        &mut self.features
+    }
+    /// True when features are stored densely.
+    pub fn is_dense(&self) -> bool {
+        matches!(self.features, FeatureMatrix::Dense(_))
+    }
+    /// Row `i` of the feature matrix.
+    #[inline]
+    pub fn row(&self, i: usize) -> Row<'_> {
+        match &self.features {
+            FeatureMatrix::Dense(a) => {
+                let d = a.ncols();
+                let s = a.as_slice().expect("standard layout checked at construction");
+                Row::Dense(&s[i * d..(i + 1) * d])
+            }
+            FeatureMatrix::Sparse(m) => {
+                let r = m.indptr().outer_inds_sz(i);
+                Row::Sparse { indices: &m.indices()[r.clone()], values: &m.data()[r] }
+            }
+        }
+    }
+    /// Row range of query `q`.
+    pub fn query_range(&self, q: usize) -> Range<usize> {
+        self.query_offsets[q]..self.query_offsets[q + 1]
+    }
+    /// A zero-copy view of query `q`.
+    pub fn query(&self, q: usize) -> QueryView<'_> {
+        QueryView { dataset: self, index: q, rows: self.query_range(q) }
+    }
+    /// Iterate over all queries.
+    pub fn queries(&self) -> impl ExactSizeIterator<Item = QueryView<'_>> + '_ {
+        (0..self.n_queries()).map(move |q| self.query(q))
+    }
+    /// Iterate over all queries in parallel (rayon); the iterator is indexed, so `collect` keeps query order.
+    pub fn par_queries(&self) -> impl IndexedParallelIterator<Item = QueryView<'_>> + '_ {
+        (0..self.n_queries()).into_par_iter().map(move |q| self.query(q))
+    }
+    /// Scores `<x, w>` of every row, in row order (parallel over fixed row blocks: deterministic).
+    pub fn scores(&self, w: &[f64]) -> Vec<f64> {
+        let mut out = vec![0.0; self.n_docs()];
+        out.par_chunks_mut(4096).enumerate().for_each(|(b, chunk)| {
+            let base = b * 4096;
+            for (k, o) in chunk.iter_mut().enumerate() {
+                *o = self.row(base + k).dot(w);
+            }
+        });
+        out
+    }
+    /// `Xᵀ c` for a coefficient per row, summed over fixed row blocks in a fixed order, so the result is the same
+    /// bit for bit at any thread count.
+    pub fn transpose_times(&self, coef: &[f64]) -> Vec<f64> {
+        assert_eq!(coef.len(), self.n_docs());
+        let d = self.n_features();
+        const BLOCK: usize = 8192;
+        let partials: Vec<Vec<f64>> = coef
+            .par_chunks(BLOCK)
+            .enumerate()
+            .map(|(b, cs)| {
+                let mut acc = vec![0.0; d];
+                for (k, &c) in cs.iter().enumerate() {
+                    if c != 0.0 {
+                        self.row(b * BLOCK + k).axpy(c, &mut acc);
+                    }
+                }
+                acc
+            })
+            .collect();
+        let mut out = vec![0.0; d];
+        for p in partials {
+            for (o, v) in out.iter_mut().zip(p) {
+                *o += v;
+            }
+        }
+        out
+    }
+    /// Histogram of labels (label value → count), sorted by label.
+    pub fn label_histogram(&self) -> Vec<(f32, usize)> {
+        let mut sorted: Vec<f32> = self.labels.clone();
+        sorted.sort_by(f32::total_cmp);
+        let mut out: Vec<(f32, usize)> = Vec::new();
+        for l in sorted {
+            match out.last_mut() {
+                Some((v, c)) if *v == l => *c += 1,
+                _ => out.push((l, 1)),
+            }
+        }
+        out
+    }
+    /// True when every label is a whole number.
+    pub fn has_integer_labels(&self) -> bool {
+        self.labels.iter().all(|l| l.fract() == 0.0)
+    }
+    /// Keep the listed queries, in the order given (a new dataset; rows are copied).
+    pub fn select_queries(&self, queries: &[usize]) -> Dataset {
+        let mut rows = Vec::new();
+        let mut offsets = vec![0];
+        let mut qids = Vec::with_capacity(queries.len());
+        for &q in queries {
+            rows.extend(self.query_range(q));
+            offsets.push(rows.len());
+            qids.push(self.qids[q].clone());
+        }
+        let features = self.select_rows_matrix(&rows);
+        let labels = rows.iter().map(|&r| self.labels[r]).collect();
+        Dataset {
+            features,
+            labels,
+            query_offsets: offsets,
+            qids,
+            docids: self.docids.as_ref().map(|c| c.select(&rows)),
+            comments: self.comments.as_ref().map(|c| c.select(&rows)),
+        }
+    }
+    fn select_rows_matrix(&self, rows: &[usize]) -> FeatureMatrix {
+        match &self.features {
+            FeatureMatrix::Dense(a) => FeatureMatrix::Dense(a.select(ndarray::Axis(0), rows)),
+            FeatureMatrix::Sparse(m) => {
+                let mut indptr = Vec::with_capacity(rows.len() + 1);
+                let mut indices = Vec::new();
+                let mut data = Vec::new();
+                indptr.push(0);
+                for &r in rows {
+                    if let Row::Sparse { indices: ix, values } = self.row(r) {
+                        indices.extend_from_slice(ix);
+                        data.extend_from_slice(values);
+                    }
+                    indptr.push(indices.len());
+                }
+                FeatureMatrix::Sparse(CsMatI::new((rows.len(), m.cols()), indptr, indices, data))
+            }
+        }
+    }
+    /// Convert to dense storage (no-op when already dense).
+    pub fn to_dense(&mut self) {
+        if let FeatureMatrix::Sparse(m) = &self.features {
+            let mut a = Array2::<f32>::zeros((m.rows(), m.cols()));
+            for (i, row) in m.outer_iterator().enumerate() {
+                for (j, &v) in row.iter() {
+                    a[[i, j]] = v;
+                }
+            }
+            self.features = FeatureMatrix::Dense(a);
+        }
+    }
+    /// Convert to sparse storage, dropping zeros (no-op when already sparse).
+    pub fn to_sparse(&mut self) {
+        if let FeatureMatrix::Dense(a) = &self.features {
+            let mut indptr = vec![0usize];
+            let mut indices = Vec::new();
+            let mut data = Vec::new();
+            for row in a.rows() {
+                for (j, &v) in row.iter().enumerate() {
+                    if v != 0.0 {
+                        indices.push(j as u32);
+                        data.push(v);
+                    }
+                }
+                indptr.push(indices.len());
+            }
+            self.features = FeatureMatrix::Sparse(CsMatI::new((a.nrows(), a.ncols()), indptr, indices, data));
+        }
+    }
+    /// Widen (or keep) the feature count to `d`, e.g. so a test file matches its training file.
+    pub fn set_n_features(&mut self, d: usize) -> Result<()> {
+        let cur = self.n_features();
+        if d < cur {
+            return Err(DataError::Shape(format!("cannot shrink {cur} features to {d}")));
+        }
+        if d == cur {
+            return Ok(());
+        }
+        self.features = match std::mem::replace(&mut self.features, FeatureMatrix::Dense(Array2::zeros((0, 0)))) {
+            FeatureMatrix::Dense(a) => {
+                let mut b = Array2::<f32>::zeros((a.nrows(), d));
+                b.slice_mut(ndarray::s![.., ..cur]).assign(&a);
+                FeatureMatrix::Dense(b)
+            }
+            FeatureMatrix::Sparse(m) => {
+                let (indptr, indices, data) = m.into_raw_storage();
+                let rows = indptr.len() - 1;
+                FeatureMatrix::Sparse(CsMatI::new((rows, d), indptr, indices, data))
+            }
+        };
+        Ok(())
+    }
+    /// Short human-readable summary statistics.
+    pub fn summary(&self) -> DatasetSummary {
+        let mut sizes: Vec<usize> = self.query_offsets.windows(2).map(|w| w[1] - w[0]).collect();
+        sizes.sort_unstable();
+        let median = if sizes.is_empty() {
+            0.0
+        } else if sizes.len() % 2 == 1 {
+            sizes[sizes.len() / 2] as f64
+        } else {
+            (sizes[sizes.len() / 2 - 1] + sizes[sizes.len() / 2]) as f64 / 2.0
+        };
+        DatasetSummary {
+            queries: self.n_queries(),
+            documents: self.n_docs(),
+            features: self.n_features(),
+            density: self.density(),
+            storage: if self.is_dense() { "dense" } else { "sparse" },
+            labels: self.label_histogram(),
+            docs_per_query_min: sizes.first().copied().unwrap_or(0),
+            docs_per_query_median: median,
+            docs_per_query_max: sizes.last().copied().unwrap_or(0),
+        }
+    }
+}
+
+/// Summary statistics of a dataset (what `ltr inspect` prints).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DatasetSummary {
+    /// Number of queries.
+    pub queries: usize,
+    /// Number of documents.
+    pub documents: usize,
+    /// Number of features.
+    pub features: usize,
+    /// Fraction of non-zero cells.
+    pub density: f64,
+    /// "dense" or "sparse".
+    pub storage: &'static str,
+    /// Label value → count.
+    pub labels: Vec<(f32, usize)>,
+    /// Smallest query.
+    pub docs_per_query_min: usize,
+    /// Median query size.
+    pub docs_per_query_median: f64,
+    /// Largest query.
+    pub docs_per_query_max: usize,
+}
+
+/// A zero-copy view of one query's documents.
+#[derive(Debug, Clone)]
+pub struct QueryView<'a> {
+    dataset: &'a Dataset,
+    index: usize,
+    rows: Range<usize>,
+}
+
+impl<'a> QueryView<'a> {
+    /// The query's position in the dataset.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+    /// The query id.
+    pub fn qid(&self) -> &'a str {
+        &self.dataset.qids[self.index]
+    }
+    /// Number of documents.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+    /// Never true for a valid dataset (empty queries are rejected), kept for API completeness.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+    /// The global row range.
+    pub fn rows(&self) -> Range<usize> {
+        self.rows.clone()
+    }
+    /// Labels of the query's documents.
+    pub fn labels(&self) -> &'a [f32] {
+        &self.dataset.labels[self.rows.clone()]
+    }
+    /// Feature row of the query's `i`-th document.
+    #[inline]
+    pub fn row(&self, i: usize) -> Row<'a> {
+        self.dataset.row(self.rows.start + i)
+    }
+    /// Document id of the `i`-th document, if known.
+    pub fn docid(&self, i: usize) -> Option<&'a str> {
+        self.dataset.docids.as_ref().map(|c| c.get(self.rows.start + i))
+    }
+    /// The dataset this view borrows from.
+    pub fn dataset(&self) -> &'a Dataset {
+        self.dataset
+    }
+    /// Scores `<x, w>` of the query's documents, written into `out` (length `len()`).
+    pub fn scores_into(&self, w: &[f64], out: &mut [f64]) {
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = self.row(i).dot(w);
+        }
+    }
+}

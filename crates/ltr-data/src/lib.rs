@@ -1,0 +1,51 @@
+//! # ltr-data
+//!
+//! Learning-to-rank datasets: documents grouped by query, with their relevance labels and features.
+//! This crate reads and writes LETOR / SVMlight text, stores features dense ([`ndarray::Array2`]) or sparse
+//! ([`sprs`] CSR), normalises them, splits them into folds, caches them in a checked binary form, and generates
+//! synthetic data.
+//!
+//! ```
+//! use ltr_data::{generate_letor_like, SyntheticConfig};
+//!
+//! let ds = generate_letor_like(&SyntheticConfig { queries: 10, seed: 7, ..Default::default() }).unwrap();
+//! assert_eq!(ds.n_queries(), 10);
+//! // Score every document of every query with a weight vector, in parallel over queries.
+//! let w = vec![1.0; ds.n_features()];
+//! let per_query: Vec<f64> = ds.queries().map(|q| (0..q.len()).map(|i| q.row(i).dot(&w)).sum()).collect();
+//! assert_eq!(per_query.len(), 10);
+//! ```
+//!
+//! Reading a file: [`read_letor`] (or [`read_letor_with`] and [`ParseOptions`]). A query is a contiguous run of
+//! one `qid`; a qid that reappears later is an error by default ([`RepeatedQid`]). Every parse error names the
+//! file, the line, the token and what was expected ([`DataError::Parse`]).
+#![deny(missing_docs)]
+
+pub mod cache;
+pub mod dataset;
+pub mod error;
+pub mod folds;
+pub mod generate;
+pub mod parse;
+pub mod transform;
+pub mod write;
+
+pub use cache::{load_cache, read_cached, save_cache};
+pub use dataset::{dot_dense, Dataset, DatasetSummary, FeatureMatrix, QueryView, Row, Storage, TextColumn};
+pub use error::{DataError, Result};
+pub use folds::{kfold_queries, letor_folds, LetorFold, QuerySplit};
+pub use generate::{generate_letor_like, generate_slam_stream, SyntheticConfig};
+pub use parse::{read_letor, read_letor_with, NullPolicy, ParseOptions, QueryFile, RepeatedQid};
+pub use transform::{normalize_query_minmax, parse_feature_list, select_features, ZScore};
+pub use write::{write_atomic, write_letor, write_scores};
+
+/// Where the shared benchmark folders (`MQ2008/`, `OHSUMED/`) live: `$LTR_DATASETS` if set, else
+/// `../shared/datasets` beside the project root. `None` when the folder is absent (a fresh clone has none), so tests
+/// and benches can skip with a printed reason.
+pub fn shared_datasets_dir() -> Option<std::path::PathBuf> {
+    let p = match std::env::var_os("LTR_DATASETS") {
+        Some(v) => std::path::PathBuf::from(v),
+        None => std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/datasets"),
+    };
+    p.is_dir().then_some(p)
+}

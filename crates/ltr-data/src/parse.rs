@@ -1,0 +1,732 @@
+//! Reading LETOR / SVMlight text: `label [qid:Q] idx:val ... [# comment]`.
+//!
+//! The reader makes two streaming passes over the file, block by block, each block split into sub-chunks parsed in
+//! parallel. Pass one counts rows, stored values and the largest feature index; pass two parses straight into the
+//! final, exactly sized arrays. The text is never held whole in memory and no intermediate copy of the features is
+//! made, so peak memory stays close to the size of the parsed dataset.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use ndarray::Array2;
+use rayon::prelude::*;
+use sprs::CsMatI;
+
+use crate::dataset::{Dataset, FeatureMatrix, Storage, TextColumn, AUTO_DENSE_DENSITY};
+use crate::error::{DataError, Result};
+
+/// What to do with LETOR 3.0 `NULL` feature values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NullPolicy {
+    /// Read `NULL` as 0 (what the LETOR 3.0 QueryLevelNorm files do).
+    #[default]
+    Zero,
+    /// Reject the file.
+    Error,
+}
+
+/// What to do when a qid reappears after other queries.
+///
+/// Peers differ: SVMrank and RankLib silently treat each run as its own query (RankLib) or merge them (SVMrank's
+/// pair construction is by qid value). A reappearing qid is almost always a shuffled or concatenated file, so the
+/// default is to stop with an error that says how to proceed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RepeatedQid {
+    /// Stop with [`DataError::RepeatedQid`].
+    #[default]
+    Error,
+    /// Merge all runs of a qid into one query, at the place of its first run (stable within a qid).
+    Regroup,
+}
+
+/// Where query groups come from when lines carry no `qid:`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum QueryFile {
+    /// Use `FILE.query` next to the data file if it exists (LightGBM / XGBoost convention).
+    #[default]
+    Auto,
+    /// Use this group file (one group size per line).
+    Path(PathBuf),
+    /// Never look for a group file.
+    None,
+}
+
+/// Options of [`read_letor`].
+#[derive(Debug, Clone)]
+pub struct ParseOptions {
+    /// Dense or sparse storage.
+    pub storage: Storage,
+    /// Handling of `NULL` values.
+    pub null: NullPolicy,
+    /// Handling of a qid that reappears.
+    pub repeated_qid: RepeatedQid,
+    /// Keep the raw comment text of every line (doc ids are extracted either way).
+    pub keep_comments: bool,
+    /// Group sidecar for files without `qid:`.
+    pub query_file: QueryFile,
+    /// Make the dataset at least this wide (e.g. a test file whose last features are all zero).
+    pub min_features: usize,
+    /// Bytes read per block (each block is parsed in parallel).
+    pub block_size: usize,
+}
+
+impl Default for ParseOptions {
+    fn default() -> Self {
+        Self {
+            storage: Storage::Auto,
+            null: NullPolicy::Zero,
+            repeated_qid: RepeatedQid::Error,
+            keep_comments: true,
+            query_file: QueryFile::Auto,
+            min_features: 0,
+            block_size: 64 << 20,
+        }
+    }
+}
+
+const SUB_CHUNK: usize = 1 << 20;
+const MAX_INDEX: u64 = u32::MAX as u64;
+
+/// Read a LETOR / SVMlight file with default options.
+pub fn read_letor(path: impl AsRef<Path>) -> Result<Dataset> {
+    read_letor_with(path, &ParseOptions::default())
+}
+
+/// Read a LETOR / SVMlight file.
+pub fn read_letor_with(path: impl AsRef<Path>, opts: &ParseOptions) -> Result<Dataset> {
+    let path = path.as_ref();
+    check_regular_file(path)?;
+    // Pass 1: sizes.
+    let mut stats: Vec<ChunkStats> = Vec::new();
+    for_each_block(path, opts.block_size, |block| {
+        let chunks = split_sub_chunks(block);
+        let s: Vec<ChunkStats> = chunks.par_iter().map(|c| scan_chunk(c)).collect();
+        stats.extend(s);
+        Ok(())
+    })?;
+    let n_rows: usize = stats.iter().map(|s| s.rows).sum();
+    if n_rows == 0 {
+        return Err(DataError::Empty { path: path.to_path_buf() });
+    }
+    let mut line_base = Vec::with_capacity(stats.len());
+    let mut row_base = Vec::with_capacity(stats.len());
+    let mut nnz_base = Vec::with_capacity(stats.len());
+    let (mut l, mut r, mut z) = (0usize, 0usize, 0usize);
+    for s in &stats {
+        line_base.push(l);
+        row_base.push(r);
+        nnz_base.push(z);
+        l += s.physical_lines;
+        r += s.rows;
+        z += s.nnz;
+    }
+    let total_nnz = z;
+    // An index beyond u32 must be reported before we size anything by it.
+    for (k, s) in stats.iter().enumerate() {
+        if let Some((line, tok)) = &s.overflow {
+            return Err(parse_err(path, line_base[k] + line, tok, "feature index exceeds 4294967295", "an index that fits in 32 bits"));
+        }
+    }
+    let max_index = stats.iter().map(|s| s.max_index).max().unwrap_or(0) as usize;
+    let n_features = max_index.max(opts.min_features);
+    let density = total_nnz as f64 / (n_rows as f64 * n_features.max(1) as f64);
+    let dense = match opts.storage {
+        Storage::Dense => true,
+        Storage::Sparse => false,
+        Storage::Auto => density >= AUTO_DENSE_DENSITY,
+    };
+
+    // Pass 2: parse into exactly sized storage.
+    let mut labels = vec![0f32; n_rows];
+    let mut dense_values: Vec<f32> = if dense { vec![0f32; n_rows * n_features] } else { Vec::new() };
+    let mut indptr: Vec<usize> = if dense { Vec::new() } else { vec![0; n_rows + 1] };
+    let mut indices: Vec<u32> = if dense { Vec::new() } else { vec![0; total_nnz] };
+    let mut values: Vec<f32> = if dense { Vec::new() } else { vec![0f32; total_nnz] };
+    let mut outputs: Vec<ChunkOutput> = Vec::with_capacity(stats.len());
+    {
+        let mut chunk_idx = 0usize;
+        let mut labels_rest: &mut [f32] = &mut labels;
+        let mut dense_rest: &mut [f32] = &mut dense_values;
+        let mut indptr_rest: &mut [usize] = if dense { &mut [] } else { &mut indptr[1..] };
+        let mut indices_rest: &mut [u32] = &mut indices;
+        let mut values_rest: &mut [f32] = &mut values;
+        for_each_block(path, opts.block_size, |block| {
+            let chunks = split_sub_chunks(block);
+            let mut jobs = Vec::with_capacity(chunks.len());
+            for text in chunks {
+                let k = chunk_idx;
+                chunk_idx += 1;
+                let st = stats.get(k).ok_or_else(|| changed(path))?;
+                let (lab, rest) = std::mem::take(&mut labels_rest).split_at_mut(st.rows);
+                labels_rest = rest;
+                let sink = if dense {
+                    let (d, rest) = std::mem::take(&mut dense_rest).split_at_mut(st.rows * n_features);
+                    dense_rest = rest;
+                    Sink::Dense { values: d, width: n_features }
+                } else {
+                    let (p, rest) = std::mem::take(&mut indptr_rest).split_at_mut(st.rows);
+                    indptr_rest = rest;
+                    let (ix, rest) = std::mem::take(&mut indices_rest).split_at_mut(st.nnz);
+                    indices_rest = rest;
+                    let (vs, rest) = std::mem::take(&mut values_rest).split_at_mut(st.nnz);
+                    values_rest = rest;
+                    Sink::Sparse { indptr: p, indices: ix, values: vs, base: nnz_base[k] }
+                };
+                jobs.push((text, lab, sink, line_base[k], row_base[k], st.rows));
+            }
+            let outs: Vec<ChunkOutput> = jobs
+                .into_par_iter()
+                .map(|(text, lab, sink, lb, rb, rows)| parse_chunk(path, text, lab, sink, lb, rb, rows, opts))
+                .collect();
+            outputs.extend(outs);
+            Ok(())
+        })?;
+        if chunk_idx != stats.len() {
+            return Err(changed(path));
+        }
+    }
+    if let Some(e) = outputs.iter_mut().find_map(|o| o.error.take()) {
+        return Err(e);
+    }
+
+    // Qid presence must be all or nothing.
+    let with_qid: usize = outputs.iter().map(|o| o.rows_with_qid).sum();
+    let first_line = outputs.iter().find_map(|o| o.first_line).unwrap_or(1);
+    let first_has = outputs.iter().find_map(|o| o.first_line.map(|_| o.first_has_qid)).unwrap_or(false);
+    if with_qid != 0 && with_qid != n_rows {
+        let line = outputs
+            .iter()
+            .find_map(|o| if first_has { o.first_without_qid } else { o.first_with_qid })
+            .unwrap_or(first_line);
+        let word = |b: bool| if b { "has" } else { "lacks" };
+        return Err(DataError::MixedQid {
+            path: path.to_path_buf(),
+            line,
+            has: word(!first_has),
+            other_line: first_line,
+            other_has: word(first_has),
+        });
+    }
+
+    // Query runs.
+    let (mut offsets, mut qids, mut run_lines) = (vec![0usize], Vec::<String>::new(), Vec::<usize>::new());
+    if with_qid == n_rows {
+        for o in &mut outputs {
+            for (qid, row, line) in o.runs.drain(..) {
+                if qids.last() == Some(&qid) {
+                    continue; // a run continued across a chunk boundary
+                }
+                if row != 0 {
+                    offsets.push(row);
+                }
+                qids.push(qid);
+                run_lines.push(line);
+            }
+        }
+        offsets.push(n_rows);
+        if opts.query_file != QueryFile::None {
+            if let QueryFile::Path(p) = &opts.query_file {
+                return Err(DataError::QueryFile {
+                    path: p.clone(),
+                    problem: format!("{} already carries qid: tokens; a group file is only for files without them", path.display()),
+                });
+            }
+        }
+    } else {
+        let sidecar = match &opts.query_file {
+            QueryFile::Path(p) => Some(p.clone()),
+            QueryFile::Auto => {
+                let mut p = path.as_os_str().to_owned();
+                p.push(".query");
+                let p = PathBuf::from(p);
+                p.is_file().then_some(p)
+            }
+            QueryFile::None => None,
+        };
+        match sidecar {
+            Some(p) => {
+                let sizes = read_group_file(&p, n_rows)?;
+                for (q, s) in sizes.iter().enumerate() {
+                    offsets.push(offsets[q] + s);
+                    qids.push((q + 1).to_string());
+                }
+            }
+            None => {
+                tracing::warn!("{}: no qid: tokens and no .query group file; treating the whole file as one query", path.display());
+                offsets.push(n_rows);
+                qids.push("1".to_string());
+            }
+        }
+    }
+
+    let features = if dense {
+        let a = Array2::from_shape_vec((n_rows, n_features), dense_values)
+            .map_err(|e| DataError::Invalid(format!("internal shape error: {e}")))?;
+        FeatureMatrix::Dense(a)
+    } else {
+        FeatureMatrix::Sparse(CsMatI::new((n_rows, n_features), indptr, indices, values))
+    };
+    let has_docids = outputs.iter().any(|o| o.docids.iter().any(|d| !d.is_empty()));
+    let has_comments = opts.keep_comments && outputs.iter().any(|o| o.comments.iter().any(|d| !d.is_empty()));
+    let mut docids = TextColumn::new();
+    let mut comments = TextColumn::new();
+    for o in &outputs {
+        if has_docids {
+            docids.extend_from(&o.docids);
+        }
+        if has_comments {
+            comments.extend_from(&o.comments);
+        }
+    }
+    let mut ds = Dataset::new(features, labels, offsets, qids)?;
+    if has_docids {
+        ds = ds.with_docids(docids)?;
+    }
+    if has_comments {
+        ds = ds.with_comments(comments)?;
+    }
+    // Repeated qids.
+    let mut first_run: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut repeated = None;
+    for (q, qid) in ds.qids().iter().enumerate() {
+        if let Some(&first) = first_run.get(qid.as_str()) {
+            repeated = Some((q, first));
+            break;
+        }
+        first_run.insert(qid, q);
+    }
+    if let Some((q, first)) = repeated {
+        match opts.repeated_qid {
+            RepeatedQid::Error => {
+                return Err(DataError::RepeatedQid {
+                    path: path.to_path_buf(),
+                    qid: ds.qids()[q].clone(),
+                    first_line: run_lines.get(first).copied().unwrap_or(0),
+                    line: run_lines.get(q).copied().unwrap_or(0),
+                });
+            }
+            RepeatedQid::Regroup => ds = regroup(&ds),
+        }
+    }
+    Ok(ds)
+}
+
+/// Merge the runs of every repeated qid at the place of its first run.
+fn regroup(ds: &Dataset) -> Dataset {
+    let mut order: Vec<&str> = Vec::new();
+    let mut runs: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
+    for (q, qid) in ds.qids().iter().enumerate() {
+        runs.entry(qid.as_str()).or_insert_with(|| {
+            order.push(qid);
+            Vec::new()
+        });
+        runs.get_mut(qid.as_str()).expect("inserted").push(q);
+    }
+    let merged_order: Vec<usize> = order.iter().flat_map(|qid| runs[qid].iter().copied()).collect();
+    let tmp = ds.select_queries(&merged_order);
+    // Now runs of a qid are adjacent: merge their offsets.
+    let mut offsets = vec![0usize];
+    let mut qids: Vec<String> = Vec::new();
+    for (q, qid) in tmp.qids().iter().enumerate() {
+        if qids.last() == Some(qid) {
+            *offsets.last_mut().expect("non-empty") = tmp.query_offsets()[q + 1];
+        } else {
+            qids.push(qid.clone());
+            offsets.push(tmp.query_offsets()[q + 1]);
+        }
+    }
+    let mut out = Dataset::new(tmp.features().clone(), tmp.labels().to_vec(), offsets, qids).expect("regroup keeps shapes");
+    if let Some(d) = tmp.docids() {
+        out = out.with_docids(d.clone()).expect("same rows");
+    }
+    if let Some(c) = tmp.comments() {
+        out = out.with_comments(c.clone()).expect("same rows");
+    }
+    out
+}
+
+fn changed(path: &Path) -> DataError {
+    DataError::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::other("the file changed while it was being read"),
+    }
+}
+
+fn check_regular_file(path: &Path) -> Result<()> {
+    let md = std::fs::metadata(path).map_err(|e| DataError::io(path, e))?;
+    if md.is_dir() {
+        return Err(DataError::io(path, std::io::Error::other("is a directory, expected a LETOR/SVMlight data file")));
+    }
+    Ok(())
+}
+
+/// Read a LightGBM/XGBoost `.query` group file: one positive group size per line; the sizes must sum to `n_rows`.
+pub fn read_group_file(path: &Path, n_rows: usize) -> Result<Vec<usize>> {
+    let text = std::fs::read_to_string(path).map_err(|e| DataError::io(path, e))?;
+    let mut sizes = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t.is_empty() {
+            continue;
+        }
+        match t.parse::<usize>() {
+            Ok(s) if s > 0 => sizes.push(s),
+            _ => {
+                return Err(DataError::QueryFile {
+                    path: path.to_path_buf(),
+                    problem: format!("line {}: `{}` is not a positive group size", i + 1, truncate(t.as_bytes())),
+                })
+            }
+        }
+    }
+    let total: usize = sizes.iter().sum();
+    if total != n_rows {
+        return Err(DataError::QueryFile {
+            path: path.to_path_buf(),
+            problem: format!("group sizes sum to {total} but the data file has {n_rows} lines"),
+        });
+    }
+    Ok(sizes)
+}
+
+/// Call `f` on consecutive blocks of whole lines (a trailing line without newline included; a leading BOM removed).
+fn for_each_block(path: &Path, block_size: usize, mut f: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+    let mut file = File::open(path).map_err(|e| DataError::io(path, e))?;
+    let file_len = file.metadata().map_err(|e| DataError::io(path, e))?.len();
+    // Never allocate more than the file needs (small files are common in tests and fuzzing).
+    let block_size = block_size.max(1024).min(file_len as usize + 1);
+    let mut buf: Vec<u8> = Vec::with_capacity(block_size + 4096);
+    let mut first = true;
+    let mut eof = false;
+    while !eof {
+        // Fill up to block_size (or more, while the block holds no newline).
+        loop {
+            let want = block_size.max(buf.len() + 1024) - buf.len();
+            let start = buf.len();
+            buf.resize(start + want, 0);
+            let mut got = 0;
+            while got < want {
+                match file.read(&mut buf[start + got..]) {
+                    Ok(0) => {
+                        eof = true;
+                        break;
+                    }
+                    Ok(n) => got += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(DataError::io(path, e)),
+                }
+            }
+            buf.truncate(start + got);
+            if eof || memchr::memrchr(b'\n', &buf).is_some() {
+                break;
+            }
+        }
+        if first {
+            if buf.starts_with(&[0xEF, 0xBB, 0xBF]) {
+                buf.drain(..3);
+            }
+            first = false;
+        }
+        let cut = if eof { buf.len() } else { memchr::memrchr(b'\n', &buf).map_or(buf.len(), |p| p + 1) };
+        if cut > 0 {
+            f(&buf[..cut])?;
+        }
+        buf.drain(..cut);
+    }
+    Ok(())
+}
+
+/// Split a block into sub-chunks of about [`SUB_CHUNK`] bytes, each ending after a newline (or at the block end).
+fn split_sub_chunks(block: &[u8]) -> Vec<&[u8]> {
+    let mut out = Vec::with_capacity(block.len() / SUB_CHUNK + 1);
+    let mut start = 0;
+    while start < block.len() {
+        let target = (start + SUB_CHUNK).min(block.len());
+        let end = if target == block.len() {
+            target
+        } else {
+            memchr::memchr(b'\n', &block[target..]).map_or(block.len(), |p| target + p + 1)
+        };
+        out.push(&block[start..end]);
+        start = end;
+    }
+    out
+}
+
+#[derive(Debug, Default)]
+struct ChunkStats {
+    physical_lines: usize,
+    rows: usize,
+    nnz: usize,
+    max_index: u64,
+    overflow: Option<(usize, String)>,
+}
+
+/// The data part of a line (before `#`, whitespace-trimmed) and its comment, or `None` for blank/comment lines.
+#[inline]
+fn split_line(line: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (data, comment) = match memchr::memchr(b'#', line) {
+        Some(p) => (&line[..p], &line[p + 1..]),
+        None => (line, &line[..0]),
+    };
+    let data = data.trim_ascii();
+    if data.is_empty() {
+        None
+    } else {
+        Some((data, comment.trim_ascii()))
+    }
+}
+
+#[inline]
+fn tokens(data: &[u8]) -> impl Iterator<Item = &[u8]> {
+    data.split(|&b| b == b' ' || b == b'\t').filter(|t| !t.is_empty())
+}
+
+fn lines(chunk: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let body = chunk.strip_suffix(b"\n").unwrap_or(chunk);
+    body.split(|&b| b == b'\n')
+}
+
+fn scan_chunk(chunk: &[u8]) -> ChunkStats {
+    let mut s = ChunkStats::default();
+    if chunk.is_empty() {
+        return s;
+    }
+    for (li, line) in lines(chunk).enumerate() {
+        s.physical_lines += 1;
+        let Some((data, _)) = split_line(line) else { continue };
+        s.rows += 1;
+        for tok in tokens(data).skip(1) {
+            let Some(c) = memchr::memchr(b':', tok) else { continue };
+            let (idx, _) = tok.split_at(c);
+            if idx == b"qid" {
+                continue;
+            }
+            s.nnz += 1;
+            if let Some(v) = parse_index(idx) {
+                if v > MAX_INDEX {
+                    if s.overflow.is_none() {
+                        s.overflow = Some((li + 1, truncate(tok)));
+                    }
+                } else {
+                    s.max_index = s.max_index.max(v);
+                }
+            }
+        }
+    }
+    s
+}
+
+/// Parse a decimal index; `None` if not all digits or absurdly long (overflow is saturated to u64::MAX).
+#[inline]
+fn parse_index(b: &[u8]) -> Option<u64> {
+    if b.is_empty() || b.len() > 40 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in b {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.saturating_mul(10).saturating_add((c - b'0') as u64);
+    }
+    Some(v)
+}
+
+enum Sink<'a> {
+    Dense { values: &'a mut [f32], width: usize },
+    Sparse { indptr: &'a mut [usize], indices: &'a mut [u32], values: &'a mut [f32], base: usize },
+}
+
+#[derive(Default)]
+struct ChunkOutput {
+    runs: Vec<(String, usize, usize)>, // qid, global row, line
+    docids: TextColumn,
+    comments: TextColumn,
+    rows_with_qid: usize,
+    first_line: Option<usize>,
+    first_has_qid: bool,
+    first_with_qid: Option<usize>,
+    first_without_qid: Option<usize>,
+    error: Option<DataError>,
+}
+
+fn truncate(tok: &[u8]) -> String {
+    let s = String::from_utf8_lossy(tok);
+    if s.chars().count() > 40 {
+        let mut t: String = s.chars().take(40).collect();
+        t.push('…');
+        t
+    } else {
+        s.into_owned()
+    }
+}
+
+fn parse_err(path: &Path, line: usize, tok: &str, problem: &str, expected: &str) -> DataError {
+    DataError::Parse {
+        path: path.to_path_buf(),
+        line,
+        token: tok.to_string(),
+        problem: problem.to_string(),
+        expected: expected.to_string(),
+    }
+}
+
+/// Extract `X` from a comment containing `docid = X` or `docid=X`.
+pub fn extract_docid(comment: &str) -> Option<&str> {
+    let p = comment.find("docid")?;
+    let rest = comment[p + 5..].trim_start();
+    let rest = rest.strip_prefix('=')?.trim_start();
+    let end = rest.find(|c: char| c.is_whitespace()).unwrap_or(rest.len());
+    (end > 0).then(|| &rest[..end])
+}
+
+#[inline]
+fn parse_f32(tok: &[u8]) -> Option<f32> {
+    fast_float2::parse::<f32, _>(tok).ok()
+}
+
+fn parse_chunk(
+    path: &Path,
+    chunk: &[u8],
+    labels: &mut [f32],
+    mut sink: Sink<'_>,
+    line_base: usize,
+    row_base: usize,
+    expected_rows: usize,
+    opts: &ParseOptions,
+) -> ChunkOutput {
+    let mut out = ChunkOutput::default();
+    let mut row = 0usize;
+    let mut pos = 0usize; // sparse write position within this chunk
+    let mut prev_qid: &[u8] = &[];
+    let result: Result<()> = (|| {
+        for (li, line) in lines(chunk).enumerate() {
+            let line_no = line_base + li + 1;
+            let Some((data, comment)) = split_line(line) else { continue };
+            if row >= expected_rows {
+                return Err(changed(path));
+            }
+            let err = |tok: &[u8], problem: &str, expected: &str| parse_err(path, line_no, &truncate(tok), problem, expected);
+            let mut toks = tokens(data).peekable();
+            let label_tok = toks.next().expect("non-empty data");
+            let label = parse_f32(label_tok).ok_or_else(|| err(label_tok, "the label is not a number", "a numeric relevance label"))?;
+            if !label.is_finite() {
+                return Err(err(label_tok, "the label is not finite", "a finite relevance label"));
+            }
+            labels[row] = label;
+            // Optional qid.
+            let mut has_qid = false;
+            if let Some(t) = toks.peek() {
+                if let Some(q) = t.strip_prefix(b"qid:") {
+                    if q.is_empty() {
+                        return Err(err(t, "`qid:` has no value", "a query id after `qid:`"));
+                    }
+                    has_qid = true;
+                    if out.runs.is_empty() || prev_qid != q {
+                        out.runs.push((String::from_utf8_lossy(q).into_owned(), row_base + row, line_no));
+                        prev_qid = q;
+                    }
+                    toks.next();
+                }
+            }
+            if out.first_line.is_none() {
+                out.first_line = Some(line_no);
+                out.first_has_qid = has_qid;
+            }
+            if has_qid {
+                out.rows_with_qid += 1;
+                out.first_with_qid.get_or_insert(line_no);
+            } else {
+                out.first_without_qid.get_or_insert(line_no);
+            }
+            let mut last_index: u64 = 0;
+            for tok in toks {
+                let Some(c) = memchr::memchr(b':', tok) else {
+                    return Err(err(tok, "a feature token has no `:`", "`index:value`"));
+                };
+                let (idx_b, val_b) = (&tok[..c], &tok[c + 1..]);
+                if idx_b == b"qid" {
+                    return Err(err(tok, "`qid:` must come right after the label", "`index:value`"));
+                }
+                let idx = match parse_index(idx_b) {
+                    Some(0) => return Err(err(tok, "feature index 0", "a feature index >= 1 (LETOR/SVMlight indices are 1-based)")),
+                    Some(v) if v > MAX_INDEX => return Err(err(tok, "feature index exceeds 4294967295", "an index that fits in 32 bits")),
+                    Some(v) => v,
+                    None if idx_b.first() == Some(&b'-') => {
+                        return Err(err(tok, "negative feature index", "a feature index >= 1"))
+                    }
+                    None => return Err(err(tok, "the feature index is not a whole number", "`index:value` with a positive integer index")),
+                };
+                if idx == last_index {
+                    return Err(err(tok, "the same feature index appears twice on the line", "strictly increasing feature indices"));
+                }
+                if idx < last_index {
+                    return Err(err(tok, "feature indices decrease", "strictly increasing feature indices"));
+                }
+                last_index = idx;
+                let val = if val_b.eq_ignore_ascii_case(b"null") {
+                    match opts.null {
+                        NullPolicy::Zero => 0.0,
+                        NullPolicy::Error => return Err(err(tok, "NULL feature value", "a number (or read with the NULL-as-zero option)")),
+                    }
+                } else {
+                    let v = parse_f32(val_b).ok_or_else(|| err(tok, "the feature value is not a number", "`index:value` with a numeric value"))?;
+                    if !v.is_finite() {
+                        return Err(err(tok, "the feature value is not finite (NaN or infinity)", "a finite feature value"));
+                    }
+                    v
+                };
+                let col = (idx - 1) as usize;
+                match &mut sink {
+                    Sink::Dense { values, width } => values[row * *width + col] = val,
+                    Sink::Sparse { indices, values, .. } => {
+                        if pos >= indices.len() {
+                            return Err(changed(path));
+                        }
+                        indices[pos] = col as u32;
+                        values[pos] = val;
+                        pos += 1;
+                    }
+                }
+            }
+            if let Sink::Sparse { indptr, base, .. } = &mut sink {
+                indptr[row] = *base + pos;
+            }
+            let comment = std::str::from_utf8(comment).unwrap_or("");
+            out.docids.push(extract_docid(comment).unwrap_or(""));
+            if opts.keep_comments {
+                out.comments.push(comment);
+            }
+            row += 1;
+        }
+        if row != expected_rows {
+            return Err(changed(path));
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        out.error = Some(e);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn docid_forms() {
+        assert_eq!(extract_docid("docid = GX008-86-4444840 inc = 1 prob = 0.08"), Some("GX008-86-4444840"));
+        assert_eq!(extract_docid("docid=X12"), Some("X12"));
+        assert_eq!(extract_docid("nothing here"), None);
+    }
+
+    #[test]
+    fn sub_chunks_end_on_newlines() {
+        let text = b"a\nbb\nccc\n";
+        let c = split_sub_chunks(text);
+        assert_eq!(c.concat(), text);
+    }
+}

@@ -1,0 +1,135 @@
+//! Feature transforms: LETOR query-level min–max, z-score (fitted on train, applied to test), feature subsets.
+
+use ndarray::Axis;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::dataset::{Dataset, FeatureMatrix};
+use crate::error::{DataError, Result};
+
+/// LETOR "QueryLevelNorm": within each query, map every feature linearly to [0, 1] by (x − min)/(max − min);
+/// a feature constant within the query becomes 0. Sparse datasets are made dense first (the transform fills zeros).
+pub fn normalize_query_minmax(ds: &mut Dataset) {
+    ds.to_dense();
+    let offsets = ds.query_offsets().to_vec();
+    let FeatureMatrix::Dense(a) = ds.features_mut() else { unreachable!("made dense above") };
+    let d = a.ncols();
+    let slice = a.as_slice_mut().expect("standard layout");
+    // Split into per-query row blocks and normalise them in parallel.
+    let mut blocks: Vec<&mut [f32]> = Vec::with_capacity(offsets.len() - 1);
+    let mut rest = slice;
+    for w in offsets.windows(2) {
+        let (b, r) = rest.split_at_mut((w[1] - w[0]) * d);
+        blocks.push(b);
+        rest = r;
+    }
+    blocks.into_par_iter().for_each(|block| {
+        let n = block.len() / d.max(1);
+        for j in 0..d {
+            let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+            for i in 0..n {
+                let v = block[i * d + j];
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+            let range = hi - lo;
+            for i in 0..n {
+                let v = &mut block[i * d + j];
+                *v = if range > 0.0 { (*v - lo) / range } else { 0.0 };
+            }
+        }
+    });
+}
+
+/// Per-feature mean and standard deviation, fitted on one dataset and applied to others.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ZScore {
+    /// Mean of each feature on the fitting data.
+    pub mean: Vec<f64>,
+    /// Standard deviation of each feature (population); 0 for constant features, which map to 0.
+    pub std: Vec<f64>,
+}
+
+impl ZScore {
+    /// Fit on every document of `ds`.
+    pub fn fit(ds: &Dataset) -> Self {
+        let d = ds.n_features();
+        let n = ds.n_docs() as f64;
+        let mut sum = vec![0.0f64; d];
+        let mut sq = vec![0.0f64; d];
+        for i in 0..ds.n_docs() {
+            for (j, v) in ds.row(i).entries() {
+                sum[j] += v as f64;
+                sq[j] += (v as f64) * (v as f64);
+            }
+        }
+        let mean: Vec<f64> = sum.iter().map(|s| s / n).collect();
+        let std = sq.iter().zip(&mean).map(|(q, m)| (q / n - m * m).max(0.0).sqrt()).collect();
+        Self { mean, std }
+    }
+    /// Apply to `ds` (made dense: centering fills zeros). Fails if the widths differ.
+    pub fn apply(&self, ds: &mut Dataset) -> Result<()> {
+        if ds.n_features() > self.mean.len() {
+            return Err(DataError::Shape(format!(
+                "z-score fitted on {} features applied to {}",
+                self.mean.len(),
+                ds.n_features()
+            )));
+        }
+        ds.to_dense();
+        let FeatureMatrix::Dense(a) = ds.features_mut() else { unreachable!() };
+        a.axis_iter_mut(Axis(0)).into_par_iter().for_each(|mut row| {
+            for (j, v) in row.iter_mut().enumerate() {
+                let s = self.std[j];
+                *v = if s > 0.0 { ((*v as f64 - self.mean[j]) / s) as f32 } else { 0.0 };
+            }
+        });
+        Ok(())
+    }
+}
+
+/// Keep only the listed features (1-based indices as in the file), in the order given.
+pub fn select_features(ds: &Dataset, features: &[usize]) -> Result<Dataset> {
+    let d = ds.n_features();
+    if let Some(&bad) = features.iter().find(|&&f| f == 0 || f > d) {
+        return Err(DataError::Invalid(format!("feature {bad} is outside 1..={d}")));
+    }
+    let mut a = ndarray::Array2::<f32>::zeros((ds.n_docs(), features.len()));
+    for (i, mut row) in a.axis_iter_mut(Axis(0)).enumerate() {
+        let r = ds.row(i);
+        for (k, &f) in features.iter().enumerate() {
+            row[k] = r.get(f - 1);
+        }
+    }
+    let mut out = Dataset::new(FeatureMatrix::Dense(a), ds.labels().to_vec(), ds.query_offsets().to_vec(), ds.qids().to_vec())?;
+    if let Some(c) = ds.docids() {
+        out = out.with_docids(c.clone())?;
+    }
+    if let Some(c) = ds.comments() {
+        out = out.with_comments(c.clone())?;
+    }
+    Ok(out)
+}
+
+/// Parse a feature list such as `1-5,7,10-12` (1-based, inclusive ranges).
+pub fn parse_feature_list(spec: &str) -> Result<Vec<usize>> {
+    let mut out = Vec::new();
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let bad = || DataError::Invalid(format!("`{part}` in feature list `{spec}`: expected N or N-M with N, M >= 1"));
+        if let Some((a, b)) = part.split_once('-') {
+            let a: usize = a.trim().parse().map_err(|_| bad())?;
+            let b: usize = b.trim().parse().map_err(|_| bad())?;
+            if a == 0 || b < a {
+                return Err(bad());
+            }
+            out.extend(a..=b);
+        } else {
+            let a: usize = part.parse().map_err(|_| bad())?;
+            if a == 0 {
+                return Err(bad());
+            }
+            out.push(a);
+        }
+    }
+    Ok(out)
+}
