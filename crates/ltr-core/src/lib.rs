@@ -1,1 +1,29 @@
-//! placeholder
+//! # ltr-core
+//!
+//! The vocabulary every learner shares, so that no learner crate depends on a sibling just for a type:
+//! the [`Scorer`] trait, [`LinearModel`], the versioned [`ModelFile`], rank aggregation
+//! ([`aggregate`](aggregate::aggregate): BordaCount, BordaFuse, median rank, Markov chain MC4), and [`Params`],
+//! the strict hyperparameter map behind `ltr train --param k=v`.
+//!
+//! ```
+//! use ltr_core::{LinearModel, Scorer};
+//! use ltr_data::{generate_letor_like, SyntheticConfig};
+//!
+//! let ds = generate_letor_like(&SyntheticConfig { queries: 5, ..Default::default() }).unwrap();
+//! let model = LinearModel::new(vec![0.5; ds.n_features()]);
+//! let scores = model.score_dataset(&ds); // one score per document, in file order
+//! assert_eq!(scores.len(), ds.n_docs());
+//! ```
+#![deny(missing_docs)]
+
+pub mod aggregate;
+pub mod error;
+pub mod model_file;
+pub mod params;
+pub mod scorer;
+
+pub use aggregate::{aggregate, positions, Aggregation, RankAggregate};
+pub use error::{LtrError, Result};
+pub use model_file::{Model, ModelFile, TrainingSummary, MODEL_FORMAT_VERSION};
+pub use params::Params;
+pub use scorer::{LinearModel, Scorer, Stump, StumpEnsemble};

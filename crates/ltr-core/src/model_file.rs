@@ -1,0 +1,210 @@
+//! The self-describing, versioned model file: JSON for people, postcard binary for speed; always written atomically.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use ltr_data::{Dataset, QueryView};
+use serde::{Deserialize, Serialize};
+
+use crate::aggregate::RankAggregate;
+use crate::error::{LtrError, Result};
+use crate::scorer::{LinearModel, Scorer, StumpEnsemble};
+
+/// Version of the model file layout. Loading a file of another version is refused with a clear error.
+pub const MODEL_FORMAT_VERSION: u32 = 1;
+const BINARY_MAGIC: &[u8; 8] = b"LTRMODEL";
+
+/// A trained scoring function of any kind the workspace produces.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Model {
+    /// A single linear function (perceptrons, RankSVM, RSVM-IR, sigmoid, ListNet, SLAM, committee "A").
+    Linear(LinearModel),
+    /// Several linear functions whose rankings are aggregated (committee "B", MHR).
+    Aggregate(RankAggregate),
+    /// Threshold weak rankers (RankBoost).
+    Stumps(StumpEnsemble),
+}
+
+impl Scorer for Model {
+    fn score_query(&self, q: &QueryView<'_>, out: &mut [f64]) {
+        match self {
+            Model::Linear(m) => m.score_query(q, out),
+            Model::Aggregate(m) => m.score_query(q, out),
+            Model::Stumps(m) => m.score_query(q, out),
+        }
+    }
+    fn n_features(&self) -> usize {
+        match self {
+            Model::Linear(m) => m.n_features(),
+            Model::Aggregate(m) => m.n_features(),
+            Model::Stumps(m) => m.n_features(),
+        }
+    }
+    fn score_dataset(&self, ds: &Dataset) -> Vec<f64> {
+        match self {
+            Model::Linear(m) => m.score_dataset(ds),
+            Model::Aggregate(m) => m.score_dataset(ds),
+            Model::Stumps(m) => m.score_dataset(ds),
+        }
+    }
+}
+
+/// What the model was trained on.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TrainingSummary {
+    /// Training file (as given).
+    pub train_file: String,
+    /// Validation file, if any.
+    pub validation_file: Option<String>,
+    /// Training queries.
+    pub queries: usize,
+    /// Training documents.
+    pub documents: usize,
+    /// Training features.
+    pub features: usize,
+    /// Seed used.
+    pub seed: u64,
+    /// Wall time of training in seconds.
+    pub seconds: f64,
+}
+
+/// A model with everything needed to know where it came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelFile {
+    /// [`MODEL_FORMAT_VERSION`] at writing time.
+    pub format_version: u32,
+    /// Version of the `ltr` crates that wrote it.
+    pub crate_version: String,
+    /// Algorithm name as given to `ltr train --algo`.
+    pub algorithm: String,
+    /// Hyperparameters in effect (after grid selection).
+    pub params: BTreeMap<String, String>,
+    /// Feature count of the training data.
+    pub n_features: usize,
+    /// Training data summary.
+    pub training: TrainingSummary,
+    /// Algorithm-specific diagnostics as JSON text (e.g. MHR hyperplane cosines), empty when none.
+    pub diagnostics_json: String,
+    /// The scoring function.
+    pub model: Model,
+}
+
+impl ModelFile {
+    /// Wrap a model with its provenance.
+    pub fn new(algorithm: &str, params: BTreeMap<String, String>, training: TrainingSummary, model: Model) -> Self {
+        Self {
+            format_version: MODEL_FORMAT_VERSION,
+            crate_version: env!("CARGO_PKG_VERSION").to_string(),
+            algorithm: algorithm.to_string(),
+            params,
+            n_features: training.features,
+            training,
+            diagnostics_json: String::new(),
+            model,
+        }
+    }
+
+    /// Save atomically: JSON when the path ends in `.json`, compact binary (postcard) otherwise.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let is_json = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
+        let bytes = if is_json {
+            serde_json::to_vec_pretty(self).map_err(|e| model_err(path, format!("cannot encode: {e}")))?
+        } else {
+            let mut b = BINARY_MAGIC.to_vec();
+            b.extend_from_slice(&MODEL_FORMAT_VERSION.to_le_bytes());
+            b.extend(postcard::to_stdvec(self).map_err(|e| model_err(path, format!("cannot encode: {e}")))?);
+            b
+        };
+        ltr_data::write_atomic(path, |w| w.write_all(&bytes))?;
+        Ok(())
+    }
+
+    /// Load a model file of either form, checking the format version.
+    pub fn load(path: &Path) -> Result<Self> {
+        let bytes = std::fs::read(path).map_err(|e| model_err(path, format!("cannot read: {e}")))?;
+        let mf: ModelFile = if let Some(rest) = bytes.strip_prefix(BINARY_MAGIC.as_slice()) {
+            if rest.len() < 4 {
+                return Err(model_err(path, "truncated model file".into()));
+            }
+            let v = u32::from_le_bytes(rest[..4].try_into().expect("4 bytes"));
+            check_version(path, v)?;
+            postcard::from_bytes(&rest[4..]).map_err(|e| model_err(path, format!("corrupt binary model: {e}")))?
+        } else {
+            #[derive(Deserialize)]
+            struct Probe {
+                format_version: u32,
+            }
+            let probe: Probe = serde_json::from_slice(&bytes).map_err(|e| {
+                model_err(path, format!("not an ltr model file (neither binary nor JSON): {e}"))
+            })?;
+            check_version(path, probe.format_version)?;
+            serde_json::from_slice(&bytes).map_err(|e| model_err(path, format!("invalid JSON model: {e}")))?
+        };
+        Ok(mf)
+    }
+
+    /// Check that `ds` can be scored by this model: the data may not have more features than the model knows.
+    pub fn check_data(&self, ds: &Dataset, data_path: &str) -> Result<()> {
+        if ds.n_features() > self.n_features {
+            return Err(LtrError::Shape(format!(
+                "the model was trained on {} features but {data_path} has {}; use a model trained on data of this width",
+                self.n_features,
+                ds.n_features()
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn check_version(path: &Path, v: u32) -> Result<()> {
+    if v != MODEL_FORMAT_VERSION {
+        return Err(model_err(
+            path,
+            format!("model format version {v}, this build reads version {MODEL_FORMAT_VERSION}; retrain the model"),
+        ));
+    }
+    Ok(())
+}
+
+fn model_err(path: &Path, problem: String) -> LtrError {
+    LtrError::Model { path: path.to_path_buf(), problem }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> ModelFile {
+        let mut p = BTreeMap::new();
+        p.insert("c".to_string(), "0.1".to_string());
+        let t = TrainingSummary { train_file: "t.txt".into(), features: 3, ..Default::default() };
+        ModelFile::new("ranksvm", p, t, Model::Linear(LinearModel::new(vec![0.1, -2.5e-17, 1.0 / 3.0])))
+    }
+
+    #[test]
+    fn json_and_binary_roundtrip_bit_for_bit() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = sample();
+        for name in ["m.json", "m.bin"] {
+            let p = dir.path().join(name);
+            m.save(&p).unwrap();
+            assert_eq!(ModelFile::load(&p).unwrap(), m);
+        }
+    }
+
+    #[test]
+    fn wrong_version_and_garbage_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("m.json");
+        let mut m = sample();
+        m.format_version = 99;
+        std::fs::write(&p, serde_json::to_vec(&m).unwrap()).unwrap();
+        let e = ModelFile::load(&p).unwrap_err().to_string();
+        assert!(e.contains("version 99") && e.contains("m.json"), "{e}");
+        std::fs::write(&p, b"garbage").unwrap();
+        assert!(ModelFile::load(&p).unwrap_err().to_string().contains("not an ltr model"));
+        let b = dir.path().join("m.bin");
+        std::fs::write(&b, b"LTRMODEL\x01\x00\x00\x00\xff").unwrap();
+        assert!(ModelFile::load(&b).unwrap_err().to_string().contains("corrupt"));
+    }
+}

@@ -1,0 +1,111 @@
+//! The `Scorer` trait and the linear model every learner of the papers produces.
+
+use ltr_data::{Dataset, QueryView};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// Anything that scores the documents of a query (higher = ranked higher).
+pub trait Scorer: Send + Sync {
+    /// Write one score per document of `query` into `out` (`out.len() == query.len()`).
+    fn score_query(&self, query: &QueryView<'_>, out: &mut [f64]);
+
+    /// Number of features the scorer was trained on.
+    fn n_features(&self) -> usize;
+
+    /// Scores of every document of `ds`, in row order, computed in parallel over queries.
+    fn score_dataset(&self, ds: &Dataset) -> Vec<f64> {
+        let mut out = vec![0.0; ds.n_docs()];
+        let mut slices: Vec<&mut [f64]> = Vec::with_capacity(ds.n_queries());
+        let mut rest: &mut [f64] = &mut out;
+        for w in ds.query_offsets().windows(2) {
+            let (a, b) = rest.split_at_mut(w[1] - w[0]);
+            slices.push(a);
+            rest = b;
+        }
+        slices.into_par_iter().enumerate().for_each(|(q, s)| self.score_query(&ds.query(q), s));
+        out
+    }
+}
+
+/// A linear scoring function `s(x) = <w, x>`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinearModel {
+    /// One weight per feature (column `k` is feature `k + 1` of the file).
+    pub weights: Vec<f64>,
+}
+
+impl LinearModel {
+    /// A model with the given weights.
+    pub fn new(weights: Vec<f64>) -> Self {
+        Self { weights }
+    }
+    /// The all-zero model over `d` features.
+    pub fn zeros(d: usize) -> Self {
+        Self { weights: vec![0.0; d] }
+    }
+    /// Euclidean norm of the weights.
+    pub fn norm(&self) -> f64 {
+        self.weights.iter().map(|w| w * w).sum::<f64>().sqrt()
+    }
+    /// Cosine similarity with another model (0 when either is zero).
+    pub fn cosine(&self, other: &LinearModel) -> f64 {
+        let dot: f64 = self.weights.iter().zip(&other.weights).map(|(a, b)| a * b).sum();
+        let n = self.norm() * other.norm();
+        if n == 0.0 {
+            0.0
+        } else {
+            dot / n
+        }
+    }
+}
+
+impl Scorer for LinearModel {
+    fn score_query(&self, query: &QueryView<'_>, out: &mut [f64]) {
+        query.scores_into(&self.weights, out);
+    }
+    fn n_features(&self) -> usize {
+        self.weights.len()
+    }
+    fn score_dataset(&self, ds: &Dataset) -> Vec<f64> {
+        ds.scores(&self.weights)
+    }
+}
+
+/// One threshold weak ranker: `alpha · 1[x_feature > threshold]` (RankBoost's binary weak rankers).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Stump {
+    /// 0-based feature column.
+    pub feature: usize,
+    /// The document fires when its value is strictly above this.
+    pub threshold: f32,
+    /// Weight of the weak ranker.
+    pub alpha: f64,
+}
+
+/// A weighted sum of threshold weak rankers (a RankBoost model).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct StumpEnsemble {
+    /// The weak rankers, in the order they were chosen.
+    pub stumps: Vec<Stump>,
+    /// Number of features of the training data.
+    pub n_features: usize,
+}
+
+impl StumpEnsemble {
+    /// The ensemble truncated to its first `t` rounds.
+    pub fn truncated(&self, t: usize) -> Self {
+        Self { stumps: self.stumps[..t.min(self.stumps.len())].to_vec(), n_features: self.n_features }
+    }
+}
+
+impl Scorer for StumpEnsemble {
+    fn score_query(&self, query: &QueryView<'_>, out: &mut [f64]) {
+        for (i, o) in out.iter_mut().enumerate() {
+            let row = query.row(i);
+            *o = self.stumps.iter().filter(|s| row.get(s.feature) > s.threshold).map(|s| s.alpha).sum();
+        }
+    }
+    fn n_features(&self) -> usize {
+        self.n_features
+    }
+}
