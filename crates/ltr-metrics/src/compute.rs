@@ -1,0 +1,370 @@
+//! Per-query metric values.
+//!
+//! Everything here works on one query: its labels, its scores and a [`Ranking`]. A label that is not finite marks an
+//! unjudged document (only TREC runs have them): it gains nothing, is never relevant, and bpref skips it.
+//! Judged documents that the run did not retrieve (TREC runs only) are passed as `unretrieved` labels: they count in
+//! the ideal DCG and in R and N, as in trec_eval.
+//!
+//! Under [`TiePolicy::Expected`](crate::TiePolicy::Expected) each group of tied documents is averaged over all its
+//! internal orders; the formulas below are exact expectations (linearity of expectation per position), not samples.
+
+use crate::convention::{Convention, ShortList};
+use crate::metric::Metric;
+use crate::ranking::Ranking;
+
+/// A metric that cannot be computed as asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{metric}: {reason}")]
+pub struct Unsupported {
+    /// The metric.
+    pub metric: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// One query's inputs.
+#[derive(Debug, Clone, Copy)]
+pub struct QueryInput<'a> {
+    /// Labels of the retrieved documents (NaN = unjudged).
+    pub labels: &'a [f32],
+    /// Their scores.
+    pub scores: &'a [f64],
+    /// The ranking of the retrieved documents.
+    pub ranking: &'a Ranking,
+    /// Labels of judged documents that were not retrieved.
+    pub unretrieved: &'a [f32],
+}
+
+#[inline]
+fn judged(l: f32) -> bool {
+    l.is_finite()
+}
+
+impl QueryInput<'_> {
+    fn rel(&self, c: &Convention, d: usize) -> bool {
+        let l = self.labels[d];
+        judged(l) && c.is_relevant(l)
+    }
+    /// Number of relevant judged documents, retrieved or not.
+    fn total_rel(&self, c: &Convention) -> usize {
+        (0..self.labels.len()).filter(|&d| self.rel(c, d)).count()
+            + self.unretrieved.iter().filter(|&&l| judged(l) && c.is_relevant(l)).count()
+    }
+    fn total_nonrel(&self, c: &Convention) -> usize {
+        self.labels.iter().chain(self.unretrieved).filter(|&&l| judged(l) && !c.is_relevant(l)).count()
+    }
+    fn gain(&self, c: &Convention, d: usize) -> f64 {
+        let l = self.labels[d];
+        if judged(l) {
+            c.gain.of(l)
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Value of `metric` for one query under convention `c`.
+pub fn query_metric(metric: Metric, q: &QueryInput<'_>, c: &Convention) -> Result<f64, Unsupported> {
+    let n = q.labels.len();
+    Ok(match metric {
+        Metric::Ndcg(k) => ndcg(q, c, k),
+        Metric::Dcg(k) => {
+            if short_zero(c, k, n) {
+                0.0
+            } else {
+                dcg(q, c, k.unwrap_or(n).min(n))
+            }
+        }
+        Metric::MeanNdcg => {
+            if n == 0 {
+                0.0
+            } else {
+                (1..=n).map(|k| ndcg(q, c, Some(k))).sum::<f64>() / n as f64
+            }
+        }
+        Metric::Ap(k) => average_precision(q, c, k.unwrap_or(usize::MAX)),
+        Metric::P(k) => precision(q, c, k),
+        Metric::Rr(k) => reciprocal_rank(q, c, k.unwrap_or(usize::MAX)),
+        Metric::RPrec => {
+            let r = q.total_rel(c);
+            if r == 0 {
+                0.0
+            } else {
+                rel_in_top(q, c, r) / r as f64
+            }
+        }
+        Metric::Err(k) => {
+            resolved(q, metric)?;
+            err(q, c, k.unwrap_or(n))
+        }
+        Metric::Bpref => {
+            resolved(q, metric)?;
+            bpref(q, c)
+        }
+        Metric::Inversions => inversions(q, c),
+        Metric::RankEff => {
+            let (r, nn) = (q.total_rel(c), q.total_nonrel(c));
+            if r == 0 || nn == 0 {
+                0.0
+            } else {
+                1.0 - inversions(q, c) / (r as f64 * nn as f64)
+            }
+        }
+        Metric::Auc => {
+            let p = pair_counts(q.labels, q.scores, None);
+            if p.total == 0.0 {
+                0.0
+            } else {
+                (p.correct + 0.5 * p.tied) / p.total
+            }
+        }
+        Metric::Oer(st) => {
+            let p = pair_counts(q.labels, q.scores, st);
+            if p.total == 0.0 {
+                0.0
+            } else {
+                (p.wrong + p.tied) / p.total
+            }
+        }
+    })
+}
+
+fn resolved(q: &QueryInput<'_>, m: Metric) -> Result<(), Unsupported> {
+    if q.ranking.is_resolved() {
+        Ok(())
+    } else {
+        Err(Unsupported { metric: m.to_string(), reason: "has no exact tie-aware form here; use --ties input or docid".into() })
+    }
+}
+
+/// LETOR scripts: a cut-off metric is 0 for lists shorter than k.
+fn short_zero(c: &Convention, k: Option<usize>, n: usize) -> bool {
+    matches!(c.short_list, ShortList::Letor3 | ShortList::Letor4) && k.is_some_and(|k| k > n)
+}
+
+/// Expected DCG over the first `k` positions.
+fn dcg(q: &QueryInput<'_>, c: &Convention, k: usize) -> f64 {
+    let mut s = 0.0;
+    for &(start, len) in &q.ranking.groups {
+        if start >= k {
+            break;
+        }
+        let gsum: f64 = q.ranking.order[start..start + len].iter().map(|&d| q.gain(c, d)).sum();
+        if gsum == 0.0 {
+            continue;
+        }
+        let end = (start + len).min(k);
+        let dsum: f64 = (start..end).map(|p| c.discount.at(p + 1)).sum();
+        s += gsum * dsum / len as f64;
+    }
+    s
+}
+
+fn ideal_dcg(q: &QueryInput<'_>, c: &Convention, k: usize) -> f64 {
+    let mut gains: Vec<f64> = (0..q.labels.len()).map(|d| q.gain(c, d)).collect();
+    gains.extend(q.unretrieved.iter().map(|&l| if judged(l) { c.gain.of(l) } else { 0.0 }));
+    gains.sort_by(|a, b| b.total_cmp(a));
+    gains.iter().take(k).enumerate().map(|(p, g)| g * c.discount.at(p + 1)).sum()
+}
+
+fn ndcg(q: &QueryInput<'_>, c: &Convention, k: Option<usize>) -> f64 {
+    let n = q.labels.len();
+    if short_zero(c, k, n) {
+        return 0.0;
+    }
+    let kk = k.unwrap_or(n + q.unretrieved.len());
+    let ideal = ideal_dcg(q, c, kk);
+    if ideal <= 0.0 {
+        return 0.0;
+    }
+    dcg(q, c, kk.min(n)) / ideal
+}
+
+/// Expected number of relevant documents in the first `k` positions.
+fn rel_in_top(q: &QueryInput<'_>, c: &Convention, k: usize) -> f64 {
+    let mut s = 0.0;
+    for &(start, len) in &q.ranking.groups {
+        if start >= k {
+            break;
+        }
+        let g = q.ranking.order[start..start + len].iter().filter(|&&d| q.rel(c, d)).count();
+        let inside = (start + len).min(k) - start;
+        s += g as f64 * inside as f64 / len as f64;
+    }
+    s
+}
+
+fn precision(q: &QueryInput<'_>, c: &Convention, k: usize) -> f64 {
+    let n = q.labels.len();
+    let denom = match c.short_list {
+        ShortList::Letor3 if k > n => return 0.0,
+        ShortList::Present => k.min(n),
+        _ => k,
+    };
+    if denom == 0 {
+        return 0.0;
+    }
+    rel_in_top(q, c, k) / denom as f64
+}
+
+/// AP = (1/R) Σ over relevant documents within the cut-off of precision at their rank, in expectation over ties:
+/// a relevant document of a group starting after position `a`, of size m with g relevant, sits at offset j with
+/// probability 1/m and then has (j−1)(g−1)/(m−1) relevant group-mates above it in expectation.
+fn average_precision(q: &QueryInput<'_>, c: &Convention, k: usize) -> f64 {
+    let r = q.total_rel(c);
+    if r == 0 {
+        return 0.0;
+    }
+    let mut sum = 0.0;
+    let mut rel_before = 0usize;
+    for &(a, m) in &q.ranking.groups {
+        if a >= k {
+            break;
+        }
+        let g = q.ranking.order[a..a + m].iter().filter(|&&d| q.rel(c, d)).count();
+        if g > 0 {
+            let mut acc = 0.0;
+            for j in 1..=m {
+                if a + j > k {
+                    break;
+                }
+                let mates = if m > 1 { (j - 1) as f64 * (g - 1) as f64 / (m - 1) as f64 } else { 0.0 };
+                acc += (rel_before as f64 + 1.0 + mates) / (a + j) as f64;
+            }
+            sum += g as f64 * acc / m as f64;
+        }
+        rel_before += g;
+    }
+    sum / r as f64
+}
+
+fn reciprocal_rank(q: &QueryInput<'_>, c: &Convention, k: usize) -> f64 {
+    for &(a, m) in &q.ranking.groups {
+        if a >= k {
+            break;
+        }
+        let g = q.ranking.order[a..a + m].iter().filter(|&&d| q.rel(c, d)).count();
+        if g == 0 {
+            continue;
+        }
+        // P(first relevant of the group at offset j) = C(m−j, g−1)/C(m, g).
+        let mut p = g as f64 / m as f64;
+        let mut e = 0.0;
+        for j in 1..=(m - g + 1) {
+            if a + j > k {
+                break;
+            }
+            e += p / (a + j) as f64;
+            if m > j {
+                p *= (m + 1 - j - g) as f64 / (m - j) as f64;
+            }
+        }
+        return e;
+    }
+    0.0
+}
+
+fn err(q: &QueryInput<'_>, c: &Convention, k: usize) -> f64 {
+    let denom = c.err_max_grade.exp2();
+    let mut not_stopped = 1.0;
+    let mut s = 0.0;
+    for (p, &d) in q.ranking.order.iter().take(k).enumerate() {
+        let l = q.labels[d];
+        let l = if judged(l) { (l as f64).max(0.0) } else { 0.0 };
+        let r = (l.exp2() - 1.0) / denom;
+        s += not_stopped * r / (p + 1) as f64;
+        not_stopped *= 1.0 - r;
+    }
+    s
+}
+
+fn bpref(q: &QueryInput<'_>, c: &Convention) -> f64 {
+    let r = q.total_rel(c);
+    if r == 0 {
+        return 0.0;
+    }
+    let n = q.total_nonrel(c);
+    let mut nonrel_so_far = 0usize;
+    let mut s = 0.0;
+    for &d in &q.ranking.order {
+        let l = q.labels[d];
+        if !judged(l) {
+            continue;
+        }
+        if c.is_relevant(l) {
+            if nonrel_so_far > 0 {
+                s += 1.0 - nonrel_so_far.min(r) as f64 / n.min(r) as f64;
+            } else {
+                s += 1.0;
+            }
+        } else {
+            nonrel_so_far += 1;
+        }
+    }
+    s / r as f64
+}
+
+/// Q: (relevant, non-relevant) pairs with the relevant document ranked lower; tied pairs count one half.
+fn inversions(q: &QueryInput<'_>, c: &Convention) -> f64 {
+    let mut nonrel_before = 0usize;
+    let mut s = 0.0;
+    for &(a, m) in &q.ranking.groups {
+        let docs = &q.ranking.order[a..a + m];
+        let g = docs.iter().filter(|&&d| q.rel(c, d)).count();
+        let nr = docs.iter().filter(|&&d| judged(q.labels[d]) && !q.rel(c, d)).count();
+        s += g as f64 * nonrel_before as f64 + 0.5 * g as f64 * nr as f64;
+        nonrel_before += nr;
+    }
+    s
+}
+
+/// Counts over pairs of judged documents with different labels (optionally only labels `s` > `t`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PairCounts {
+    /// Higher label scored strictly higher.
+    pub correct: f64,
+    /// Equal scores.
+    pub tied: f64,
+    /// Higher label scored strictly lower.
+    pub wrong: f64,
+    /// All pairs counted.
+    pub total: f64,
+}
+
+/// Pair counts in O(n log n + n·K) (K distinct labels): sort by score, sweep tie groups keeping per-label counts.
+pub fn pair_counts(labels: &[f32], scores: &[f64], only: Option<(u8, u8)>) -> PairCounts {
+    let keep = |l: f32| judged(l) && only.is_none_or(|(s, t)| l == s as f32 || l == t as f32);
+    let mut levels: Vec<f32> = labels.iter().copied().filter(|&l| keep(l)).collect();
+    levels.sort_by(f32::total_cmp);
+    levels.dedup();
+    let k = levels.len();
+    let mut docs: Vec<usize> = (0..labels.len()).filter(|&d| keep(labels[d])).collect();
+    docs.sort_by(|&a, &b| scores[a].total_cmp(&scores[b]));
+    let level = |l: f32| levels.binary_search_by(|x| x.total_cmp(&l)).expect("present");
+    let mut below = vec![0usize; k]; // documents with strictly lower score, per level
+    let mut out = PairCounts::default();
+    let mut i = 0;
+    while i < docs.len() {
+        let mut j = i;
+        while j < docs.len() && scores[docs[j]] == scores[docs[i]] {
+            j += 1;
+        }
+        let mut group = vec![0usize; k];
+        for &d in &docs[i..j] {
+            let li = level(labels[d]);
+            // Against lower-scored documents: lower label → correct, higher label → wrong.
+            out.correct += below[..li].iter().sum::<usize>() as f64;
+            out.wrong += below[li + 1..].iter().sum::<usize>() as f64;
+            group[li] += 1;
+        }
+        let gsum: usize = group.iter().sum();
+        let same: usize = group.iter().map(|g| g * g).sum();
+        out.tied += ((gsum * gsum - same) / 2) as f64;
+        for (b, g) in below.iter_mut().zip(&group) {
+            *b += g;
+        }
+        i = j;
+    }
+    out.total = out.correct + out.wrong + out.tied;
+    out
+}
