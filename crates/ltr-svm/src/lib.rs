@@ -1,1 +1,419 @@
-//! placeholder
+//! # ltr-svm
+//!
+//! Linear RankSVM (Herbrich et al. 2000; Joachims 2002) and RankSVM for IR (Cao et al. 2006, seed 004).
+//!
+//! ```
+//! use ltr_data::{generate_letor_like, SyntheticConfig};
+//! use ltr_svm::{CSetting, RankSvmParams};
+//!
+//! let ds = generate_letor_like(&SyntheticConfig { queries: 20, seed: 3, ..Default::default() }).unwrap();
+//! let fit = RankSvmParams::default().c(CSetting::Value(0.1)).fit(&ds).unwrap();
+//! assert_eq!(fit.model.weights.len(), ds.n_features());
+//! assert!(fit.report.objective > 0.0);
+//! ```
+//!
+//! Three solvers, one problem family — min ½‖w‖² + Σ_pairs C_i ℓ(1 − ⟨w, x_i − x_j⟩):
+//! - [`Solver::Newton`]: primal truncated Newton on the O(n log n) squared-hinge objective (the fast path; the
+//!   objective of liblinear's RankSVM);
+//! - [`Solver::DualCd`]: dual coordinate descent over explicit weighted pairs with a box 0 ≤ α_i ≤ C_i per pair
+//!   (RSVM-IR-QP; hinge or squared hinge) — it reports the duality gap;
+//! - [`Solver::GradientDescent`]: the paper's gradient descent (RSVM-IR-GD), fixed step or backtracking.
+//!
+//! RSVM-IR ([`Weighting`]) multiplies each pair's cost by τ of its rank pair (the NDCG@1 drop of swapping those
+//! grades, [`ltr_pairs::tau_closed_form`]) and μ of its query ([`ltr_pairs::query_weights_mu`]).
+#![deny(missing_docs)]
+
+pub mod dual_cd;
+pub mod gd;
+pub mod newton;
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use ltr_core::{LinearModel, LtrError, Params, Result};
+use ltr_data::Dataset;
+use ltr_pairs::{
+    query_weights_mu, tau_closed_form, tau_monte_carlo, LevelWeights, Levels, MissingGrade, PairLoss, PairScheme,
+    PairSet, PairwiseObjective,
+};
+
+pub use dual_cd::{dual_cd, DualSettings};
+pub use gd::{gradient_descent, GdSettings, StepRule};
+pub use newton::{newton_cg, primal_objective, NewtonSettings};
+
+/// What a solver reports.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SolveReport {
+    /// Final primal objective ½‖w‖² + Σ C_i ℓ_i.
+    pub objective: f64,
+    /// Primal − dual objective (dual solver only).
+    pub duality_gap: Option<f64>,
+    /// Outer iterations (Newton steps, dual epochs, GD steps).
+    pub iterations: usize,
+    /// Inner iterations (CG steps for Newton).
+    pub inner_iterations: usize,
+    /// Final gradient norm where defined.
+    pub gradient_norm: f64,
+}
+
+/// The regularisation constant C.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CSetting {
+    /// An explicit C.
+    Value(f64),
+    /// SVMlight's default: 1 / mean ‖x‖² over the training documents.
+    SvmLightDefault,
+}
+
+/// Which solver.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Solver {
+    /// Primal truncated Newton (squared hinge only).
+    Newton,
+    /// Dual coordinate descent over explicit pairs.
+    DualCd,
+    /// Gradient descent (the RSVM-IR-GD algorithm).
+    GradientDescent(StepRule),
+}
+
+/// How τ is obtained.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TauSource {
+    /// The exact expectation of the simulation (algorithms.md §5.2).
+    ClosedForm,
+    /// The paper's Monte-Carlo simulation with this many swaps per query and rank pair.
+    Simulated {
+        /// Swaps per query and rank pair.
+        repeats: usize,
+    },
+}
+
+/// RSVM-IR's cost factors.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Weighting {
+    /// Rank-pair weights τ (None: τ ≡ 1).
+    pub tau: Option<TauSource>,
+    /// Query weights μ.
+    pub mu: bool,
+    /// Queries lacking a grade in the τ average.
+    pub missing: MissingGrade,
+}
+
+/// Hyperparameters of RankSVM / RSVM-IR (a validated builder in the linfa style).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankSvmParams {
+    /// C.
+    pub c: CSetting,
+    /// Hinge or squared hinge.
+    pub loss: PairLoss,
+    /// Solver.
+    pub solver: Solver,
+    /// Stopping tolerance (solver specific; `None` = the solver's default).
+    pub tol: Option<f64>,
+    /// Iteration cap (`None` = the solver's default).
+    pub max_iter: Option<usize>,
+    /// Seed (dual pair order).
+    pub seed: u64,
+    /// RSVM-IR weighting.
+    pub weighting: Weighting,
+    /// Which pairs.
+    pub pairs: PairScheme,
+}
+
+impl Default for RankSvmParams {
+    fn default() -> Self {
+        Self {
+            c: CSetting::Value(1.0),
+            loss: PairLoss::SquaredHinge,
+            solver: Solver::Newton,
+            tol: None,
+            max_iter: None,
+            seed: 1,
+            weighting: Weighting::default(),
+            pairs: PairScheme::AllDifferent,
+        }
+    }
+}
+
+/// A trained RankSVM.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SvmFit {
+    /// The linear model.
+    pub model: LinearModel,
+    /// The solver report.
+    pub report: SolveReport,
+    /// The C actually used.
+    pub c: f64,
+    /// Wall time in seconds.
+    pub seconds: f64,
+}
+
+/// SVMlight's default C: 1 / mean ‖x‖² over documents.
+pub fn svmlight_default_c(ds: &Dataset) -> f64 {
+    let mean = (0..ds.n_docs()).map(|i| ds.row(i).squared_norm()).sum::<f64>() / ds.n_docs().max(1) as f64;
+    if mean > 0.0 {
+        1.0 / mean
+    } else {
+        1.0
+    }
+}
+
+impl RankSvmParams {
+    /// Set C.
+    pub fn c(mut self, c: CSetting) -> Self {
+        self.c = c;
+        self
+    }
+    /// Set the loss.
+    pub fn loss(mut self, l: PairLoss) -> Self {
+        self.loss = l;
+        self
+    }
+    /// Set the solver.
+    pub fn solver(mut self, s: Solver) -> Self {
+        self.solver = s;
+        self
+    }
+    /// Set the RSVM-IR weighting.
+    pub fn weighting(mut self, w: Weighting) -> Self {
+        self.weighting = w;
+        self
+    }
+    /// Set the pair scheme.
+    pub fn pairs(mut self, p: PairScheme) -> Self {
+        self.pairs = p;
+        self
+    }
+    /// Set the tolerance.
+    pub fn tol(mut self, t: f64) -> Self {
+        self.tol = Some(t);
+        self
+    }
+    /// Set the seed.
+    pub fn seed(mut self, s: u64) -> Self {
+        self.seed = s;
+        self
+    }
+
+    /// Check the combination of settings.
+    pub fn validate(&self) -> Result<()> {
+        if let CSetting::Value(c) = self.c {
+            if !(c > 0.0 && c.is_finite()) {
+                return Err(LtrError::param("c", format!("{c} must be a positive finite number")));
+            }
+        }
+        if self.solver == Solver::Newton && self.loss != PairLoss::SquaredHinge {
+            return Err(LtrError::param("solver", "the Newton solver needs loss=squared-hinge (use solver=dual or gd for the hinge)"));
+        }
+        if matches!(self.pairs, PairScheme::Sampled { .. }) && self.solver != Solver::DualCd {
+            return Err(LtrError::param("pairs", "sampled pairs need solver=dual (the other solvers use all pairs implicitly)"));
+        }
+        if let Some(t) = self.tol {
+            if !(t > 0.0) {
+                return Err(LtrError::param("tol", "must be positive"));
+            }
+        }
+        Ok(())
+    }
+
+    fn level_weights(&self, ds: &Dataset, levels: &Levels) -> LevelWeights {
+        let k = levels.count();
+        let mut base = match &self.pairs {
+            PairScheme::Adjacent => LevelWeights::adjacent(k),
+            PairScheme::Grades(s, t) => match (levels.index_of(*s), levels.index_of(*t)) {
+                (Some(a), Some(b)) if a > b => LevelWeights::single(k, a, b),
+                _ => LevelWeights::zeros(k),
+            },
+            _ => LevelWeights::uniform(k),
+        };
+        if let Some(src) = self.weighting.tau {
+            let tau = match src {
+                TauSource::ClosedForm => tau_closed_form(ds, self.weighting.missing),
+                TauSource::Simulated { repeats } => tau_monte_carlo(ds, repeats, self.seed, self.weighting.missing),
+            };
+            for a in 0..k {
+                for b in 0..a {
+                    let v = base.get(a, b) * tau.get(a, b);
+                    base.set(a, b, v);
+                }
+            }
+        }
+        base
+    }
+
+    /// Train on `ds`.
+    pub fn fit(&self, ds: &Dataset) -> Result<SvmFit> {
+        self.validate()?;
+        let t0 = Instant::now();
+        let c = match self.c {
+            CSetting::Value(c) => c,
+            CSetting::SvmLightDefault => svmlight_default_c(ds),
+        };
+        let levels = Levels::new(ds);
+        let lw = self.level_weights(ds, &levels);
+        let mu = self.weighting.mu.then(|| query_weights_mu(ds));
+        let (w, report) = match self.solver {
+            Solver::Newton => {
+                let mut obj = PairwiseObjective::new(ds, PairLoss::SquaredHinge).with_level_weights(lw);
+                if let Some(m) = mu {
+                    obj = obj.with_query_weights(m);
+                }
+                let mut st = NewtonSettings::default();
+                if let Some(t) = self.tol {
+                    st.tol = t;
+                }
+                if let Some(m) = self.max_iter {
+                    st.max_iter = m;
+                }
+                newton_cg(&obj, c, None, &st)
+            }
+            Solver::GradientDescent(step) => {
+                let mut obj = PairwiseObjective::new(ds, self.loss).with_level_weights(lw);
+                if let Some(m) = mu {
+                    obj = obj.with_query_weights(m);
+                }
+                let mut st = GdSettings { step, ..Default::default() };
+                if let Some(t) = self.tol {
+                    st.tol = t;
+                }
+                if let Some(m) = self.max_iter {
+                    st.max_iter = m;
+                }
+                let (w, mut r) = gradient_descent(&obj, 1.0 / (2.0 * c), &st);
+                r.objective *= c; // report in the C-form ½‖w‖² + C·loss
+                (w, r)
+            }
+            Solver::DualCd => {
+                let scheme = match &self.pairs {
+                    PairScheme::Sampled { .. } | PairScheme::Grades(..) | PairScheme::Adjacent => self.pairs.clone(),
+                    PairScheme::AllDifferent => PairScheme::AllDifferent,
+                };
+                let pairs = PairSet::build(ds, &scheme);
+                let qof = pairs.query_of_pairs();
+                let costs: Vec<f64> = pairs
+                    .pairs
+                    .iter()
+                    .zip(&qof)
+                    .map(|(p, &q)| {
+                        let (a, b) = (levels.of_doc[p.hi as usize] as usize, levels.of_doc[p.lo as usize] as usize);
+                        c * lw.get(a, b) * mu.as_ref().map_or(1.0, |m| m[q as usize])
+                    })
+                    .collect();
+                let mut st = DualSettings { seed: self.seed, ..Default::default() };
+                if let Some(t) = self.tol {
+                    st.tol = t;
+                }
+                if let Some(m) = self.max_iter {
+                    st.max_epochs = m;
+                }
+                dual_cd(ds, &pairs, &costs, self.loss, &st)
+            }
+        };
+        if w.iter().any(|x| !x.is_finite()) {
+            return Err(LtrError::Training("the solver diverged (non-finite weights); lower C or the step size".into()));
+        }
+        Ok(SvmFit { model: LinearModel::new(w), report, c, seconds: t0.elapsed().as_secs_f64() })
+    }
+
+    /// RankSVM from `--param` values: `c` (number or `default` for SVMlight's), `loss=squared-hinge|hinge`,
+    /// `solver=newton|dual|gd`, `step=backtracking|fixed`, `eta`, `tol`, `max-iter`, `pairs=all|adjacent`.
+    pub fn from_params(p: &Params, seed: u64) -> Result<Self> {
+        let mut s = Self { seed, ..Default::default() };
+        s.c = parse_c(p)?;
+        let solver = p.choice("solver", "newton", &["newton", "dual", "gd"])?;
+        let default_loss = if solver == "newton" { "squared-hinge" } else { "hinge" };
+        s.loss = match p.choice("loss", default_loss, &["squared-hinge", "hinge", "l2", "l1"])?.as_str() {
+            "hinge" | "l1" => PairLoss::Hinge,
+            _ => PairLoss::SquaredHinge,
+        };
+        s.solver = parse_solver(p, &solver)?;
+        s.tol = p.opt("tol")?;
+        s.max_iter = p.opt("max-iter")?;
+        s.pairs = match p.choice("pairs", "all", &["all", "adjacent"])?.as_str() {
+            "adjacent" => PairScheme::Adjacent,
+            _ => PairScheme::AllDifferent,
+        };
+        s.validate()?;
+        Ok(s)
+    }
+
+    /// RSVM-IR from `--param` values: `variant=qp|gd|rank|query` (qp: τ and μ, dual; gd: τ and μ, gradient descent;
+    /// rank: τ only; query: μ only), `tau=closed|simulated`, `tau-repeats`, `c`, `loss`, `solver` (override),
+    /// `step`, `eta`, `tol`, `max-iter`, `missing-grade=zero|skip`.
+    pub fn rsvm_ir_from_params(p: &Params, seed: u64) -> Result<Self> {
+        let variant = p.choice("variant", "qp", &["qp", "gd", "rank", "query"])?;
+        let default_solver = if variant == "gd" { "gd" } else { "dual" };
+        let solver = p.choice("solver", default_solver, &["newton", "dual", "gd"])?;
+        let default_loss = if solver == "newton" { "squared-hinge" } else { "hinge" };
+        let loss = match p.choice("loss", default_loss, &["squared-hinge", "hinge", "l2", "l1"])?.as_str() {
+            "hinge" | "l1" => PairLoss::Hinge,
+            _ => PairLoss::SquaredHinge,
+        };
+        let tau_src = match p.choice("tau", "closed", &["closed", "simulated"])?.as_str() {
+            "simulated" => TauSource::Simulated { repeats: p.int_in("tau-repeats", 1000, 1, 10_000_000)? },
+            _ => TauSource::ClosedForm,
+        };
+        let missing = match p.choice("missing-grade", "zero", &["zero", "skip"])?.as_str() {
+            "skip" => MissingGrade::Skip,
+            _ => MissingGrade::CountZero,
+        };
+        let weighting = Weighting {
+            tau: (variant != "query").then_some(tau_src),
+            mu: variant != "rank",
+            missing,
+        };
+        let s = Self {
+            c: parse_c(p)?,
+            loss,
+            solver: parse_solver(p, &solver)?,
+            tol: p.opt("tol")?,
+            max_iter: p.opt("max-iter")?,
+            seed,
+            weighting,
+            pairs: PairScheme::AllDifferent,
+        };
+        s.validate()?;
+        Ok(s)
+    }
+
+    /// The effective settings as strings (for the model file).
+    pub fn describe(&self) -> BTreeMap<String, String> {
+        let mut m = BTreeMap::new();
+        m.insert("c".into(), match self.c {
+            CSetting::Value(c) => c.to_string(),
+            CSetting::SvmLightDefault => "svmlight-default".into(),
+        });
+        m.insert("loss".into(), format!("{:?}", self.loss));
+        m.insert("solver".into(), format!("{:?}", self.solver));
+        m.insert("tau".into(), format!("{:?}", self.weighting.tau));
+        m.insert("mu".into(), self.weighting.mu.to_string());
+        m
+    }
+}
+
+fn parse_c(p: &Params) -> Result<CSetting> {
+    match p.opt::<String>("c")?.as_deref() {
+        None => Ok(CSetting::Value(1.0)),
+        Some("default" | "svmlight") => Ok(CSetting::SvmLightDefault),
+        Some(v) => v
+            .parse::<f64>()
+            .ok()
+            .filter(|c| *c > 0.0 && c.is_finite())
+            .map(CSetting::Value)
+            .ok_or_else(|| LtrError::param("c", format!("`{v}` is not a positive number or `default`"))),
+    }
+}
+
+fn parse_solver(p: &Params, solver: &str) -> Result<Solver> {
+    Ok(match solver {
+        "dual" => Solver::DualCd,
+        "gd" => {
+            let eta = p.float_in("eta", 1.0, 1e-300, 1e300)?;
+            match p.choice("step", "backtracking", &["backtracking", "fixed"])?.as_str() {
+                "fixed" => Solver::GradientDescent(StepRule::Fixed(eta)),
+                _ => Solver::GradientDescent(StepRule::Backtracking(eta)),
+            }
+        }
+        _ => Solver::Newton,
+    })
+}
