@@ -1,1 +1,78 @@
-fn main(){}
+//! `ltr`: learn ranking functions and measure them the way IR researchers do.
+//!
+//! ```text
+//! ltr train   --train F [--validate F] --algo NAME [--param k=v]... [--metric NDCG@10] [--seed N] --model OUT
+//! ltr predict --model F --data F [--out F] [--format scores|trec]
+//! ltr eval    --data F --scores F [--metric M]... [--convention C] [--per-query] [--json]
+//! ltr compare --data F --scores A --scores B --metric M [--test ttest|wilcoxon|sign|permutation] [--json]
+//! ltr inspect F
+//! ```
+
+mod commands;
+mod registry;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Learning to rank: train, predict, evaluate, compare and inspect.
+#[derive(Debug, Parser)]
+#[command(name = "ltr", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    /// Log level for stderr (error, warn, info, debug, trace); RUST_LOG overrides it.
+    #[arg(long, global = true, default_value = "info")]
+    log: String,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Train a model (a comma list in --param is a grid searched on --validate).
+    Train(commands::train::TrainArgs),
+    /// Score a data file with a model.
+    Predict(commands::predict::PredictArgs),
+    /// Evaluate a score file (or a TREC run against qrels).
+    Eval(commands::eval::EvalArgs),
+    /// Compare two score files with a paired significance test.
+    Compare(commands::compare::CompareArgs),
+    /// Summarise a dataset or a model file.
+    Inspect(commands::inspect::InspectArgs),
+    /// List the algorithms and their parameters.
+    Algorithms,
+}
+
+fn main() -> ExitCode {
+    // A bug must still end in one clear line, not a backtrace.
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("error: internal error ({info}); please report it with the command line that caused it");
+    }));
+    let cli = Cli::parse();
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&cli.log));
+    use std::io::IsTerminal;
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_target(false)
+        .init();
+    let result = match cli.command {
+        Command::Train(a) => commands::train::run(a),
+        Command::Predict(a) => commands::predict::run(a),
+        Command::Eval(a) => commands::eval::run(a),
+        Command::Compare(a) => commands::compare::run(a),
+        Command::Inspect(a) => commands::inspect::run(a),
+        Command::Algorithms => {
+            registry::print_algorithms();
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! `ltr eval`: metrics of a score file (or of a TREC run against qrels) under a named convention.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use ltr_metrics::trec::{check_scores_fit, evaluate_run, read_qrels, read_run, read_scores};
+use ltr_metrics::{evaluate, Evaluation};
+
+/// Default metrics of `ltr eval`.
+pub const DEFAULT_METRICS: &[&str] = &["NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "MAP"];
+
+/// Arguments of `ltr eval`.
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// The LETOR/SVMlight data file (labels and queries).
+    #[arg(long, required_unless_present = "run")]
+    pub data: Option<PathBuf>,
+    /// One score per line, in the data file's line order.
+    #[arg(long, requires = "data")]
+    pub scores: Option<PathBuf>,
+    /// A TREC run (`qid Q0 docid rank score tag`), evaluated against --qrels instead of --data/--scores.
+    #[arg(long, requires = "qrels", conflicts_with_all = ["data", "scores"])]
+    pub run: Option<PathBuf>,
+    /// TREC qrels (`qid iter docid rel`).
+    #[arg(long)]
+    pub qrels: Option<PathBuf>,
+    /// Metrics (repeatable or comma separated): NDCG@k, DCG@k, MAP[@k], P@k, MRR[@k], ERR@k, R-prec, bpref,
+    /// RankEff, AUC, OER, OER(s,t), Q, MeanNDCG.
+    #[arg(long = "metric")]
+    pub metrics: Vec<String>,
+    /// Evaluator convention: letor3, letor4, mslr, trec, standard.
+    #[arg(long, default_value = "standard")]
+    pub convention: String,
+    /// Tie policy overriding the convention's: input, docid, expected.
+    #[arg(long)]
+    pub ties: Option<String>,
+    /// Relevance threshold for binary metrics (trec_eval's -l).
+    #[arg(long)]
+    pub relevance_level: Option<f32>,
+    /// Also print per-query values.
+    #[arg(long)]
+    pub per_query: bool,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Merge runs of a qid that reappears (default: error).
+    #[arg(long)]
+    pub regroup: bool,
+}
+
+/// Run the command.
+pub fn run(a: EvalArgs) -> Result<()> {
+    let metrics = super::parse_metrics(&a.metrics, DEFAULT_METRICS)?;
+    let mut conv = super::convention(&a.convention, a.ties.as_deref())?;
+    if let Some(l) = a.relevance_level {
+        conv = conv.with_relevance_threshold(l);
+    }
+    let ev = if let Some(run) = &a.run {
+        let qrels = a.qrels.as_ref().context("--run needs --qrels")?;
+        let r = read_run(run)?;
+        let q = read_qrels(qrels)?;
+        evaluate_run(&r, &q, &metrics, &conv)?
+    } else {
+        let (Some(data), Some(scores)) = (&a.data, &a.scores) else { bail!("give --data and --scores (or --run and --qrels)") };
+        let ds = super::load_dataset(data, a.regroup)?;
+        let s = read_scores(scores)?;
+        check_scores_fit(&s, &ds, scores, data)?;
+        evaluate(&ds, &s, &metrics, &conv).with_context(|| format!("evaluating {}", scores.display()))?
+    };
+    print_evaluation(&ev, a.per_query, a.json)
+}
+
+/// Print an evaluation as a table or as JSON.
+pub fn print_evaluation(ev: &Evaluation, per_query: bool, json: bool) -> Result<()> {
+    if json {
+        let mut metrics = serde_json::Map::new();
+        for r in &ev.results {
+            let mut o = serde_json::Map::new();
+            o.insert("mean".into(), serde_json::json!(r.mean));
+            if per_query {
+                let pq: serde_json::Map<String, serde_json::Value> =
+                    ev.qids.iter().zip(&r.per_query).map(|(q, v)| (q.clone(), serde_json::json!(v))).collect();
+                o.insert("per_query".into(), serde_json::Value::Object(pq));
+            }
+            metrics.insert(r.metric.to_string(), serde_json::Value::Object(o));
+        }
+        let v = serde_json::json!({"convention": ev.convention.name, "queries": ev.qids.len(), "metrics": metrics});
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    if per_query {
+        let header: Vec<String> = ev.results.iter().map(|r| r.metric.to_string()).collect();
+        println!("qid\t{}", header.join("\t"));
+        for (i, q) in ev.qids.iter().enumerate() {
+            let row: Vec<String> = ev.results.iter().map(|r| format!("{:.4}", r.per_query[i])).collect();
+            println!("{q}\t{}", row.join("\t"));
+        }
+        println!();
+    }
+    println!("convention: {} ({} queries)", ev.convention.name, ev.qids.len());
+    for r in &ev.results {
+        println!("{:<10} {:.4}", r.metric.to_string(), r.mean);
+    }
+    Ok(())
+}

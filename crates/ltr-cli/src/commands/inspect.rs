@@ -1,0 +1,133 @@
+//! `ltr inspect FILE [--json]`: a dataset or model summary.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+use ltr_core::{Model, ModelFile};
+
+/// Arguments of `ltr inspect`.
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// A LETOR/SVMlight data file or a model file.
+    pub file: PathBuf,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Merge runs of a qid that reappears (default: error).
+    #[arg(long)]
+    pub regroup: bool,
+}
+
+fn is_model(path: &std::path::Path) -> bool {
+    let Ok(mut f) = std::fs::File::open(path) else { return false };
+    let mut head = [0u8; 256];
+    let n = std::io::Read::read(&mut f, &mut head).unwrap_or(0);
+    head[..n].starts_with(b"LTRMODEL") || String::from_utf8_lossy(&head[..n]).contains("\"format_version\"")
+}
+
+/// Run the command.
+pub fn run(a: InspectArgs) -> Result<()> {
+    if is_model(&a.file) {
+        let m = ModelFile::load(&a.file)?;
+        return inspect_model(&m, a.json);
+    }
+    let ds = super::load_dataset(&a.file, a.regroup)?;
+    let s = ds.summary();
+    let qids: Vec<i64> = ds.qids().iter().filter_map(|q| q.parse().ok()).collect();
+    let qid_range = (qids.len() == ds.n_queries() && !qids.is_empty())
+        .then(|| (qids.iter().min().copied().unwrap_or(0), qids.iter().max().copied().unwrap_or(0)));
+    if a.json {
+        let labels: serde_json::Map<String, serde_json::Value> =
+            s.labels.iter().map(|(l, c)| (format!("{l}"), serde_json::json!(c))).collect();
+        let v = serde_json::json!({
+            "file": a.file.display().to_string(),
+            "queries": s.queries,
+            "documents": s.documents,
+            "features": s.features,
+            "density": s.density,
+            "storage": s.storage,
+            "labels": labels,
+            "docs_per_query": {"min": s.docs_per_query_min, "median": s.docs_per_query_median, "max": s.docs_per_query_max},
+            "qid_range": qid_range.map(|(lo, hi)| serde_json::json!({"min": lo, "max": hi})),
+            "first_qid": ds.qids().first(),
+            "last_qid": ds.qids().last(),
+            "has_docids": ds.docids().is_some(),
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        println!("file:            {}", a.file.display());
+        println!("queries:         {}", s.queries);
+        println!("documents:       {}", s.documents);
+        println!("features:        {} ({} storage, density {:.3})", s.features, s.storage, s.density);
+        let hist: Vec<String> = s.labels.iter().map(|(l, c)| format!("{l}:{c}")).collect();
+        println!("labels:          {}", hist.join(" "));
+        println!("docs per query:  min {} / median {} / max {}", s.docs_per_query_min, s.docs_per_query_median, s.docs_per_query_max);
+        match qid_range {
+            Some((lo, hi)) => println!("qid range:       {lo}..{hi}"),
+            None => println!("qids:            {} … {}", ds.qids().first().map_or("", String::as_str), ds.qids().last().map_or("", String::as_str)),
+        }
+        println!("doc ids:         {}", if ds.docids().is_some() { "yes" } else { "no" });
+    }
+    Ok(())
+}
+
+fn inspect_model(m: &ModelFile, json: bool) -> Result<()> {
+    let kind = match &m.model {
+        Model::Linear(_) => "linear".to_string(),
+        Model::Aggregate(a) => format!("rank aggregate of {} linear members ({:?})", a.members.len(), a.method),
+        Model::Stumps(s) => format!("{} threshold weak rankers", s.stumps.len()),
+    };
+    let diagnostics: serde_json::Value = if m.diagnostics_json.is_empty() {
+        serde_json::Value::Null
+    } else {
+        serde_json::from_str(&m.diagnostics_json).unwrap_or(serde_json::Value::Null)
+    };
+    if json {
+        let v = serde_json::json!({
+            "algorithm": m.algorithm,
+            "kind": kind,
+            "format_version": m.format_version,
+            "crate_version": m.crate_version,
+            "features": m.n_features,
+            "params": m.params,
+            "training": {
+                "train_file": m.training.train_file,
+                "validation_file": m.training.validation_file,
+                "queries": m.training.queries,
+                "documents": m.training.documents,
+                "seed": m.training.seed,
+                "seconds": m.training.seconds,
+            },
+            "diagnostics": diagnostics,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    println!("algorithm:   {}", m.algorithm);
+    println!("kind:        {kind}");
+    println!("format:      v{} (written by ltr {})", m.format_version, m.crate_version);
+    println!("features:    {}", m.n_features);
+    let params: Vec<String> = m.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    println!("params:      {}", params.join(" "));
+    println!(
+        "trained on:  {} ({} queries, {} documents, seed {}, {:.3}s){}",
+        m.training.train_file,
+        m.training.queries,
+        m.training.documents,
+        m.training.seed,
+        m.training.seconds,
+        m.training.validation_file.as_ref().map_or(String::new(), |v| format!(", validated on {v}"))
+    );
+    if let Model::Linear(l) = &m.model {
+        let mut idx: Vec<usize> = (0..l.weights.len()).collect();
+        idx.sort_by(|&a, &b| l.weights[b].abs().total_cmp(&l.weights[a].abs()));
+        let top: Vec<String> = idx.iter().take(8).map(|&j| format!("f{}={:+.4}", j + 1, l.weights[j])).collect();
+        println!("‖w‖:         {:.6}", l.norm());
+        println!("top weights: {}", top.join(" "));
+    }
+    if !diagnostics.is_null() {
+        println!("diagnostics:\n{}", serde_json::to_string_pretty(&diagnostics)?);
+    }
+    Ok(())
+}

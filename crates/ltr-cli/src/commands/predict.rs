@@ -1,0 +1,62 @@
+//! `ltr predict`: score a data file with a model.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use clap::Args;
+use ltr_core::{ModelFile, Scorer};
+
+/// Arguments of `ltr predict`.
+#[derive(Debug, Args)]
+pub struct PredictArgs {
+    /// The model file.
+    #[arg(long)]
+    pub model: PathBuf,
+    /// The data file to score.
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Output file (written atomically); stdout when absent.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// `scores` (one per line, data order) or `trec` (a TREC run).
+    #[arg(long, default_value = "scores")]
+    pub format: String,
+    /// Run tag for the TREC format.
+    #[arg(long, default_value = "ltr")]
+    pub tag: String,
+    /// Merge runs of a qid that reappears (default: error).
+    #[arg(long)]
+    pub regroup: bool,
+}
+
+/// Run the command.
+pub fn run(a: PredictArgs) -> Result<()> {
+    if a.format != "scores" && a.format != "trec" {
+        bail!("--format must be `scores` or `trec`, not `{}`", a.format);
+    }
+    let m = ModelFile::load(&a.model)?;
+    let ds = super::load_dataset(&a.data, a.regroup)?;
+    m.check_data(&ds, &a.data.display().to_string())?;
+    let scores = m.model.score_dataset(&ds);
+    let write = |w: &mut dyn Write| -> std::io::Result<()> {
+        if a.format == "trec" {
+            ltr_metrics::trec::write_run_to(w, &ds, &scores, &a.tag)
+        } else {
+            for s in &scores {
+                writeln!(w, "{s}")?;
+            }
+            Ok(())
+        }
+    };
+    match &a.out {
+        Some(p) => ltr_data::write_atomic(p, write)?,
+        None => {
+            let stdout = std::io::stdout();
+            let mut lock = std::io::BufWriter::new(stdout.lock());
+            write(&mut lock)?;
+            lock.flush()?;
+        }
+    }
+    Ok(())
+}
