@@ -83,7 +83,33 @@ pub const ALGORITHMS: &[Algorithm] = &[
             Ok(t)
         },
     },
+    Algorithm {
+        name: "perceptron",
+        source: "Elsas, Carvalho, Carbonell 2008 (seed 000): pairwise perceptron, eta_q = 1/|S_q|",
+        params: "output=pocket|last|average|voted, vote-from=0, epochs=50, select-epochs=true (needs --validate), alpha-bound=0.85 (0 = off), alpha-rule=epoch|planned, step=query|global, rate=1, shuffle=true",
+        train: |ctx, p| perceptron(ctx, p, false),
+    },
+    Algorithm {
+        name: "committee-perceptron",
+        source: "Elsas, Carvalho, Carbonell 2008 (seed 000): the committee perceptron",
+        params: "committee=30, combine=average|borda, member-metric=validation|success|uniform, member-transform=raw|power|softmax, member-power=2, member-temperature=0.01, normalize-members=false, offer-final=true, epochs=50, select-epochs=true, alpha-bound=0.85, alpha-rule=epoch|planned, step=query|global, rate, shuffle=true",
+        train: |ctx, p| perceptron(ctx, p, true),
+    },
 ];
+
+fn perceptron(ctx: &TrainContext<'_>, p: &Params, committee: bool) -> Result<Trained> {
+    let s = ltr_perceptron::PerceptronParams::from_params(p, committee, ctx.seed, ctx.metric, ctx.convention)?;
+    p.finish(if committee { "committee-perceptron" } else { "perceptron" })?;
+    let fit = s.fit(ctx.train, ctx.validation)?;
+    let mut chosen = BTreeMap::new();
+    chosen.insert("epochs-used".into(), fit.epochs_used.to_string());
+    let curve: Vec<serde_json::Value> = fit
+        .curve
+        .iter()
+        .map(|r| serde_json::json!({"epoch": r.epoch, "mistakes": r.stats.mistakes, "active_pairs": r.stats.active_pairs, "validation": if r.validation.is_finite() { serde_json::json!(r.validation) } else { serde_json::Value::Null }}))
+        .collect();
+    Ok(Trained { model: fit.model, chosen, diagnostics: Some(serde_json::json!({"pairs": fit.pairs, "curve": curve})) })
+}
 
 /// Find an algorithm by name.
 pub fn find(name: &str) -> Option<&'static Algorithm> {

@@ -71,3 +71,28 @@ pub fn kfold_queries(n_queries: usize, k: usize, seed: u64) -> Result<Vec<QueryS
     }
     Ok(splits)
 }
+
+/// Split a dataset's queries at random (seeded) into consecutive parts with the given fractions (e.g.
+/// `[0.6, 0.2, 0.2]` for train/validation/test). Every part gets at least one query.
+pub fn split_by_queries(ds: &crate::Dataset, fractions: &[f64], seed: u64) -> Result<Vec<crate::Dataset>> {
+    let n = ds.n_queries();
+    if fractions.is_empty() || fractions.iter().any(|f| !(*f > 0.0)) || n < fractions.len() {
+        return Err(DataError::Invalid(format!("cannot split {n} queries into parts {fractions:?}")));
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    order.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
+    let total: f64 = fractions.iter().sum();
+    let mut out = Vec::with_capacity(fractions.len());
+    let mut start = 0usize;
+    let mut acc = 0.0;
+    for (i, f) in fractions.iter().enumerate() {
+        acc += f;
+        let remaining_parts = fractions.len() - i - 1;
+        let end = if remaining_parts == 0 { n } else { ((acc / total * n as f64).round() as usize).clamp(start + 1, n - remaining_parts) };
+        let mut part: Vec<usize> = order[start..end].to_vec();
+        part.sort_unstable();
+        out.push(ds.select_queries(&part));
+        start = end;
+    }
+    Ok(out)
+}

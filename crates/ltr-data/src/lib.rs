@@ -33,7 +33,7 @@ pub mod write;
 pub use cache::{load_cache, read_cached, save_cache};
 pub use dataset::{dot_dense, Dataset, DatasetSummary, FeatureMatrix, QueryView, Row, Storage, TextColumn};
 pub use error::{DataError, Result};
-pub use folds::{kfold_queries, letor_folds, LetorFold, QuerySplit};
+pub use folds::{kfold_queries, letor_folds, split_by_queries, LetorFold, QuerySplit};
 pub use generate::{generate_letor_like, generate_slam_stream, SyntheticConfig};
 pub use parse::{read_letor, read_letor_with, NullPolicy, ParseOptions, QueryFile, RepeatedQid};
 pub use transform::{normalize_query_minmax, parse_feature_list, select_features, ZScore};
