@@ -95,7 +95,161 @@ pub const ALGORITHMS: &[Algorithm] = &[
         params: "committee=30, combine=average|borda, member-metric=validation|success|uniform, member-transform=raw|power|softmax, member-power=2, member-temperature=0.01, normalize-members=false, offer-final=true, epochs=50, select-epochs=true, alpha-bound=0.85, alpha-rule=epoch|planned, step=query|global, rate, shuffle=true",
         train: |ctx, p| perceptron(ctx, p, true),
     },
+    Algorithm {
+        name: "mhr",
+        source: "Qin et al. 2007, Ranking with Multiple Hyperplanes (seed 001)",
+        params: "pairs=all|adjacent|S-T;S-T, aggregate=borda|wborda|median|markov, tune-on=train|validation, grid-step=0.05, base=ranksvm|ranksvm-hinge, c=default|number, diagnostics=true",
+        train: mhr,
+    },
+    Algorithm {
+        name: "sigmoid",
+        source: "Carvalho, Elsas, Cohen, Carbonell 2008, sigmoid meta-ranker (seed 003)",
+        params: "seed-algo=NAME (any algorithm here; its params as seed-KEY=V) | seed-model=FILE | seed-init=zero|random, sigma=1, lambda (default: chosen on --validate from 1/(2C), C in 1e-5..1e1), eta=0.05, tol=1e-8, max-iter=500",
+        train: sigmoid,
+    },
+    Algorithm {
+        name: "rankboost",
+        source: "Freund, Iyer, Schapire, Singer 2003 (baseline of seeds 000 and 003)",
+        params: "rounds=300, thresholds=10 (0 = every distinct value), select-rounds=true (needs --validate)",
+        train: |ctx, p| {
+            let s = ltr_ensemble::RankBoostParams {
+                rounds: p.int_in("rounds", 300, 1, 1_000_000)?,
+                thresholds: p.int_in("thresholds", 10, 0, 1_000_000)?,
+                select_rounds: p.flag("select-rounds", true)?,
+                metric: ctx.metric,
+                convention: ctx.convention,
+            };
+            p.finish("rankboost")?;
+            let fit = s.fit(ctx.train, ctx.validation)?;
+            let mut chosen = BTreeMap::new();
+            chosen.insert("rounds-used".into(), fit.rounds_used.to_string());
+            Ok(Trained { model: Model::Stumps(fit.model), chosen, diagnostics: Some(serde_json::json!({"validation_curve": fit.validation_curve})) })
+        },
+    },
 ];
+
+fn mhr(ctx: &TrainContext<'_>, p: &Params) -> Result<Trained> {
+    use ltr_ensemble::{GradePairs, MhrParams, TuneOn};
+    let pairs = match p.get::<String>("pairs", "all".into())?.to_ascii_lowercase().as_str() {
+        "all" => GradePairs::All,
+        "adjacent" => GradePairs::Adjacent,
+        list => {
+            let mut v = Vec::new();
+            for part in list.split(';').filter(|s| !s.is_empty()) {
+                let (a, b) = part.split_once('-').ok_or_else(|| ltr_core::LtrError::param("pairs", format!("`{part}`: expected S-T (e.g. 2-1)")))?;
+                let a: f32 = a.trim().parse().map_err(|_| ltr_core::LtrError::param("pairs", format!("`{a}` is not a grade")))?;
+                let b: f32 = b.trim().parse().map_err(|_| ltr_core::LtrError::param("pairs", format!("`{b}` is not a grade")))?;
+                v.push((a, b));
+            }
+            GradePairs::Subset(v)
+        }
+    };
+    let aggregate = p.choice("aggregate", "borda", &["borda", "wborda", "median", "markov"])?;
+    let weighted = aggregate == "wborda" || p.flag("weighted", false)?;
+    let aggregation = ltr_core::Aggregation::parse(&aggregate).expect("listed choices parse");
+    let mut base = match p.choice("base", "ranksvm", &["ranksvm", "ranksvm-hinge"])?.as_str() {
+        "ranksvm-hinge" => ltr_svm::RankSvmParams::default().loss(ltr_pairs::PairLoss::Hinge).solver(ltr_svm::Solver::DualCd),
+        _ => ltr_svm::RankSvmParams::default(),
+    };
+    base.c = match p.get::<String>("c", "default".into())?.as_str() {
+        "default" | "svmlight" => ltr_svm::CSetting::SvmLightDefault,
+        v => ltr_svm::CSetting::Value(v.parse().map_err(|_| ltr_core::LtrError::param("c", format!("`{v}` is not a number or `default`")))?),
+    };
+    base.seed = ctx.seed;
+    let s = MhrParams {
+        pairs,
+        base: ltr_ensemble::mhr::BaseLearner::RankSvm(base),
+        aggregation,
+        weighted,
+        tune_on: if p.choice("tune-on", "train", &["train", "validation"])? == "validation" { TuneOn::Validation } else { TuneOn::Train },
+        grid_step: p.float_in("grid-step", 0.05, 1e-3, 1.0)?,
+        metric: ctx.metric,
+        convention: ctx.convention,
+        diagnostics: p.flag("diagnostics", true)?,
+    };
+    p.finish("mhr")?;
+    let fit = s.fit(ctx.train, ctx.validation)?;
+    let diagnostics = serde_json::to_value(&fit.diagnostics).ok();
+    Ok(Trained { model: Model::Aggregate(fit.model), chosen: BTreeMap::new(), diagnostics })
+}
+
+fn sigmoid(ctx: &TrainContext<'_>, p: &Params) -> Result<Trained> {
+    let mut chosen = BTreeMap::new();
+    // The seed model: a file, another algorithm of the registry, or a fixed start.
+    let seed_w: Vec<f64> = if let Some(path) = p.opt::<String>("seed-model")? {
+        let mf = ltr_core::ModelFile::load(std::path::Path::new(&path))?;
+        match mf.model {
+            Model::Linear(l) if l.weights.len() <= ctx.train.n_features() => {
+                let mut w = l.weights;
+                w.resize(ctx.train.n_features(), 0.0);
+                w
+            }
+            Model::Linear(_) => return Err(ltr_core::LtrError::Shape(format!("{path}: the seed model has more features than the training data"))),
+            _ => return Err(ltr_core::LtrError::param("seed-model", format!("{path} is not a linear model"))),
+        }
+    } else if let Some(algo) = p.opt::<String>("seed-algo")? {
+        let a = find(&algo).ok_or_else(|| ltr_core::LtrError::param("seed-algo", format!("unknown algorithm `{algo}`")))?;
+        if a.name == "sigmoid" {
+            return Err(ltr_core::LtrError::param("seed-algo", "the sigmoid cannot seed itself"));
+        }
+        let keys: Vec<String> = p.as_map().keys().filter(|k| k.starts_with("seed-") && *k != "seed-algo" && *k != "seed-model" && *k != "seed-init").cloned().collect();
+        let mut sub = Vec::new();
+        for k in keys {
+            let v: String = p.opt(&k)?.unwrap_or_default();
+            sub.push((k["seed-".len()..].to_string(), v));
+        }
+        let sub = Params::new(sub);
+        let t = (a.train)(ctx, &sub)?;
+        chosen.insert("seed-algo".into(), a.name.to_string());
+        match t.model {
+            Model::Linear(l) => l.weights,
+            _ => return Err(ltr_core::LtrError::param("seed-algo", format!("`{}` does not produce a linear model", a.name))),
+        }
+    } else {
+        match p.choice("seed-init", "random", &["zero", "random"])?.as_str() {
+            "zero" => vec![0.0; ctx.train.n_features()],
+            _ => {
+                use rand::{Rng, SeedableRng};
+                let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(ctx.seed);
+                (0..ctx.train.n_features()).map(|_| rng.random::<f64>() - 0.5).collect()
+            }
+        }
+    };
+    let base = ltr_ensemble::SigmoidParams {
+        sigma: p.float_in("sigma", 1.0, 1e-12, 1e12)?,
+        lambda: 0.0,
+        eta: p.float_in("eta", 0.05, 1e-300, 1e300)?,
+        tol: p.float_in("tol", 1e-8, 1e-300, 1.0)?,
+        max_iter: p.int_in("max-iter", 500, 1, 100_000_000)?,
+        min_eta: 1e-20,
+    };
+    let lambda: Option<f64> = p.opt("lambda")?;
+    p.finish("sigmoid")?;
+    let candidates: Vec<f64> = match (lambda, ctx.validation) {
+        (Some(l), _) => vec![l],
+        (None, Some(_)) => [1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0].iter().map(|c| 1.0 / (2.0 * c)).collect(),
+        (None, None) => vec![1e-3],
+    };
+    let mut best: Option<(f64, f64, ltr_ensemble::SigmoidFit)> = None;
+    for l in candidates {
+        let fit = ltr_ensemble::SigmoidParams { lambda: l, ..base.clone() }.fit(ctx.train, &seed_w)?;
+        let v = match ctx.validation {
+            Some(v) => ltr_metrics::evaluate(v, &v.scores(&fit.model.weights), &[ctx.metric], &ctx.convention)
+                .map_err(|e| ltr_core::LtrError::Training(e.to_string()))?
+                .results[0]
+                .mean,
+            None => 0.0,
+        };
+        if best.as_ref().is_none_or(|b| v > b.0) {
+            best = Some((v, l, fit));
+        }
+    }
+    let (_, l, fit) = best.expect("at least one candidate");
+    chosen.insert("lambda".into(), l.to_string());
+    chosen.insert("iterations".into(), (fit.trace.len() - 1).to_string());
+    let diagnostics = serde_json::json!({"trace": fit.trace});
+    Ok(Trained { model: Model::Linear(fit.model), chosen, diagnostics: Some(diagnostics) })
+}
 
 fn perceptron(ctx: &TrainContext<'_>, p: &Params, committee: bool) -> Result<Trained> {
     let s = ltr_perceptron::PerceptronParams::from_params(p, committee, ctx.seed, ctx.metric, ctx.convention)?;

@@ -1,1 +1,25 @@
-//! placeholder
+//! # ltr-ensemble
+//!
+//! Learners that combine or refine other rankers:
+//! - [`mhr`]: the Multiple Hyperplane Ranker (Qin et al., SIGIR 2007 — seed 001), one RankSVM per grade pair,
+//!   aggregated by BordaCount, weighted BordaCount, median rank or an MC4 Markov chain;
+//! - [`sigmoid`]: the sigmoid meta-ranker (Carvalho et al., LR4IR 2008 — seed 003), which refines any linear seed;
+//! - [`rankboost`]: RankBoost (Freund et al. 2003), the seeds' boosting baseline.
+//!
+//! ```
+//! use ltr_data::{generate_letor_like, SyntheticConfig};
+//! use ltr_ensemble::mhr::MhrParams;
+//!
+//! let ds = generate_letor_like(&SyntheticConfig { queries: 20, grades: 3, seed: 5, ..Default::default() }).unwrap();
+//! let fit = MhrParams::default().fit(&ds, None).unwrap();
+//! assert_eq!(fit.model.members.len(), 3); // (2,1), (2,0), (1,0)
+//! ```
+#![deny(missing_docs)]
+
+pub mod mhr;
+pub mod rankboost;
+pub mod sigmoid;
+
+pub use mhr::{GradePairs, MhrFit, MhrParams, TuneOn};
+pub use rankboost::{RankBoostFit, RankBoostParams};
+pub use sigmoid::{sigmoid, SigmoidFit, SigmoidParams};
