@@ -1,0 +1,162 @@
+//! SLAM listwise large-margin surrogates (Chaudhuri & Tewari 2015 — seed 002; algorithms.md §3.2–3.4):
+//! φ_v(s, R) = Σ_i v_i · max(0, max_j 1[R_i > R_j] (Δ_ij + s_j − s_i)), with Δ_ij = Δ (the paper's theory) or
+//! (R_i − R_j)·Δ (the authors' code). Value and subgradient in O(m·K) for m documents and K grades.
+
+/// The margin Δ_ij.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Margin {
+    /// Δ for every pair (the analysis uses Δ = 1).
+    Constant(f64),
+    /// (R_i − R_j)·Δ (the MATLAB code; use with Δ = 1 to reproduce the plots).
+    RelevanceScaled(f64),
+}
+
+/// Which ranking measure the weights bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Measure {
+    /// NDCG over the whole list (v^NDCG).
+    Ndcg,
+    /// NDCG@k (v^{NDCG_k}: weights only on the ideal top k).
+    NdcgAt(usize),
+    /// Average precision, binary relevance R > 0 (v^AP).
+    Ap,
+}
+
+fn gain(r: f32) -> f64 {
+    (r as f64).exp2() - 1.0
+}
+
+fn disc(p: usize) -> f64 {
+    1.0 / ((p + 1) as f64).log2()
+}
+
+/// The weight vector v(R) of a measure, one weight per document in input order. With `tie_average`, documents of
+/// one grade share the mean of the position weights their grade occupies (so v does not depend on the arbitrary
+/// order within a grade). A list without relevant documents gets all-zero weights.
+pub fn weights(r: &[f32], measure: Measure, tie_average: bool) -> Vec<f64> {
+    let m = r.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&a, &b| r[b].total_cmp(&r[a]).then(a.cmp(&b)));
+    let mut v = vec![0.0; m];
+    match measure {
+        Measure::Ap => {
+            let rel = r.iter().filter(|&&x| x > 0.0).count();
+            if rel > 0 {
+                for (i, &x) in r.iter().enumerate() {
+                    if x > 0.0 {
+                        v[i] = 1.0 / rel as f64;
+                    }
+                }
+            }
+            return v;
+        }
+        Measure::Ndcg | Measure::NdcgAt(_) => {
+            let k = match measure {
+                Measure::NdcgAt(k) => k.min(m),
+                _ => m,
+            };
+            let z: f64 = order.iter().take(k).enumerate().map(|(p, &d)| gain(r[d]) * disc(p + 1)).sum();
+            if z <= 0.0 {
+                return v;
+            }
+            let pos_w = |p: usize, d: usize| if p < k { gain(r[d]) * disc(p + 1) / z } else { 0.0 };
+            if !tie_average {
+                for (p, &d) in order.iter().enumerate() {
+                    v[d] = pos_w(p, d);
+                }
+            } else {
+                let mut a = 0;
+                while a < m {
+                    let mut b = a;
+                    while b < m && r[order[b]] == r[order[a]] {
+                        b += 1;
+                    }
+                    let mean = (a..b).map(|p| pos_w(p, order[p])).sum::<f64>() / (b - a) as f64;
+                    for &d in &order[a..b] {
+                        v[d] = mean;
+                    }
+                    a = b;
+                }
+            }
+        }
+    }
+    v
+}
+
+/// φ_v(s, R) and, if `grad` is given, a subgradient with respect to s written into it. For each document i the
+/// worst violator k_i = argmax_{j: R_j < R_i} (Δ_ij + s_j) is found from per-grade maxima (ties: lowest index).
+pub fn phi(s: &[f64], r: &[f32], v: &[f64], margin: Margin, mut grad: Option<&mut [f64]>) -> f64 {
+    let m = s.len();
+    let mut levels: Vec<f32> = r.to_vec();
+    levels.sort_by(f32::total_cmp);
+    levels.dedup();
+    let k = levels.len();
+    // Best (max s, argmax) per grade.
+    let mut best: Vec<(f64, usize)> = vec![(f64::NEG_INFINITY, usize::MAX); k];
+    let lev: Vec<usize> = r.iter().map(|x| levels.binary_search_by(|l| l.total_cmp(x)).expect("present")).collect();
+    for i in 0..m {
+        let b = &mut best[lev[i]];
+        if s[i] > b.0 {
+            *b = (s[i], i);
+        }
+    }
+    // For the constant margin, a prefix maximum over lower grades suffices.
+    let mut prefix: Vec<(f64, usize)> = vec![(f64::NEG_INFINITY, usize::MAX); k];
+    for l in 1..k {
+        let cand = best[l - 1];
+        prefix[l] = if cand.0 > prefix[l - 1].0 || (cand.0 == prefix[l - 1].0 && cand.1 < prefix[l - 1].1) { cand } else { prefix[l - 1] };
+    }
+    if let Some(g) = grad.as_deref_mut() {
+        g.iter_mut().for_each(|x| *x = 0.0);
+    }
+    let mut total = 0.0;
+    for i in 0..m {
+        if v[i] == 0.0 || lev[i] == 0 {
+            continue;
+        }
+        let (val, j) = match margin {
+            Margin::Constant(d) => {
+                let (sj, j) = prefix[lev[i]];
+                (d + sj - s[i], j)
+            }
+            Margin::RelevanceScaled(d) => {
+                let mut bestv = (f64::NEG_INFINITY, usize::MAX);
+                for l in 0..lev[i] {
+                    let (sj, j) = best[l];
+                    let c = (r[i] - levels[l]) as f64 * d + sj - s[i];
+                    if c > bestv.0 || (c == bestv.0 && j < bestv.1) {
+                        bestv = (c, j);
+                    }
+                }
+                bestv
+            }
+        };
+        if val > 0.0 {
+            total += v[i] * val;
+            if let Some(g) = grad.as_deref_mut() {
+                g[j] += v[i];
+                g[i] -= v[i];
+            }
+        }
+    }
+    total
+}
+
+/// φ by its O(m²) definition (for tests).
+pub fn phi_explicit(s: &[f64], r: &[f32], v: &[f64], margin: Margin) -> f64 {
+    let mut total = 0.0;
+    for i in 0..s.len() {
+        let mut worst: f64 = 0.0;
+        for j in 0..s.len() {
+            if r[i] > r[j] {
+                let d = match margin {
+                    Margin::Constant(d) => d,
+                    Margin::RelevanceScaled(d) => (r[i] - r[j]) as f64 * d,
+                };
+                worst = worst.max(d + s[j] - s[i]);
+            }
+        }
+        total += v[i] * worst;
+    }
+    total
+}
