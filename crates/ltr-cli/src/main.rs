@@ -38,6 +38,8 @@ enum Command {
     Compare(commands::compare::CompareArgs),
     /// Summarise a dataset or a model file.
     Inspect(commands::inspect::InspectArgs),
+    /// Write a seeded synthetic LETOR-like dataset (train/vali/test).
+    Generate(commands::generate::GenerateArgs),
     /// List the algorithms and their parameters.
     Algorithms,
 }
@@ -63,6 +65,7 @@ fn main() -> ExitCode {
         Command::Eval(a) => commands::eval::run(a),
         Command::Compare(a) => commands::compare::run(a),
         Command::Inspect(a) => commands::inspect::run(a),
+        Command::Generate(a) => commands::generate::run(a),
         Command::Algorithms => {
             registry::print_algorithms();
             Ok(())

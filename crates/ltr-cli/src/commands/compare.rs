@@ -66,7 +66,7 @@ pub fn run(a: CompareArgs) -> Result<()> {
             "b": {"file": a.scores[1].display().to_string(), "mean": rb.mean},
             "difference": ra.mean - rb.mean,
             "test": t.test,
-            "alternative": format!("{:?}", t.alternative).to_lowercase(),
+            "alternative": alt_name(t.alternative),
             "method": t.method,
             "statistic": t.statistic,
             "p_value": t.p_value,
@@ -81,7 +81,15 @@ pub fn run(a: CompareArgs) -> Result<()> {
         println!("A {:.4}  {}", ra.mean, a.scores[0].display());
         println!("B {:.4}  {}", rb.mean, a.scores[1].display());
         println!("A − B = {:+.4}  (95% bootstrap CI [{:+.4}, {:+.4}]); A wins {wins}, loses {losses}", ra.mean - rb.mean, lo, hi);
-        println!("{} ({}, {}): statistic {:.4}, p = {:.4e}", t.test, format!("{:?}", t.alternative).to_lowercase(), t.method, t.statistic, t.p_value);
+        println!("{} ({}, {}): statistic {:.4}, p = {:.4e}", t.test, alt_name(t.alternative), t.method, t.statistic, t.p_value);
     }
     Ok(())
+}
+
+fn alt_name(a: Alternative) -> &'static str {
+    match a {
+        Alternative::TwoSided => "two-sided",
+        Alternative::Greater => "greater",
+        Alternative::Less => "less",
+    }
 }

@@ -2,6 +2,7 @@
 
 pub mod compare;
 pub mod eval;
+pub mod generate;
 pub mod inspect;
 pub mod predict;
 pub mod train;
