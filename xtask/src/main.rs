@@ -1,1 +1,216 @@
-fn main(){}
+//! `cargo xtask`: dataset download, reproduction of the papers' tables, and the benchmark report.
+//!
+//! ```text
+//! cargo xtask download <dataset> [--dir DIR] [--from LOCAL_DIR_OR_ARCHIVE] [--url URL]
+//! cargo xtask reproduce <committee|mhr|online|sigmoid|rsvm-ir|letor-baselines|all> [--data DIR] [--folds 1,2,3,4,5] [--out DIR]
+//! cargo xtask bench [--quick]
+//! ```
+
+mod bench;
+mod download;
+mod plot;
+mod reproduce;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(name = "xtask", about = "ltr automation: download, reproduce, bench")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// Download (or import with --from), verify and install a benchmark into datasets/data/NAME.
+    Download {
+        /// mq2007, mq2008, ohsumed, td2003, td2004, mslr-web10k, mslr-web30k, yahoo, istella (or `list`).
+        dataset: String,
+        /// Install folder (default: datasets/data).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// A local copy: the extracted folder (e.g. ../shared/datasets/MQ2008) or the archive file.
+        #[arg(long)]
+        from: Option<PathBuf>,
+        /// A direct archive address (overrides the manifest's).
+        #[arg(long)]
+        url: Option<String>,
+    },
+    /// Reproduce a paper's tables and figures (or `all`).
+    Reproduce {
+        /// committee, mhr, online, sigmoid, rsvm-ir, letor-baselines or all.
+        experiment: String,
+        /// Folder holding MQ2008/ and OHSUMED/ (default: ../shared/datasets, then datasets/data; else synthetic).
+        #[arg(long)]
+        data: Option<PathBuf>,
+        /// Folds to use.
+        #[arg(long, default_value = "1,2,3,4,5")]
+        folds: String,
+        /// Output folder.
+        #[arg(long, default_value = "results")]
+        out: PathBuf,
+    },
+    /// Run the benchmarks with the available peers and write BENCHMARKS.md.
+    Bench {
+        /// Smaller sizes (minutes instead of tens of minutes).
+        #[arg(long)]
+        quick: bool,
+    },
+}
+
+fn project_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn main() -> ExitCode {
+    std::panic::set_hook(Box::new(|info| eprintln!("error: internal error ({info})")));
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_target(false)
+        .init();
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.cmd {
+        Cmd::Download {
+            dataset,
+            dir,
+            from,
+            url,
+        } => {
+            let m = download::manifest()?;
+            if dataset == "list" {
+                for e in &m {
+                    println!("{:<12} {} ({}; {})", e.name, e.title, e.archive, e.page);
+                }
+                return Ok(());
+            }
+            let e = m
+                .iter()
+                .find(|e| e.name.eq_ignore_ascii_case(&dataset))
+                .with_context(|| {
+                    format!(
+                        "unknown dataset `{dataset}`; known: {}",
+                        m.iter()
+                            .map(|e| e.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })?;
+            if e.format == "license" {
+                println!("{} needs a license agreement and cannot be downloaded automatically.\n  Get it from: {}\n  License: {}\n  Then put the files in: {}", e.title, e.page, e.license, project_root().join("datasets/data").join(&e.name).display());
+                return Ok(());
+            }
+            let dir = dir.unwrap_or_else(|| project_root().join("datasets/data"));
+            download::install(e, &dir, from.as_deref(), url.as_deref())?;
+            Ok(())
+        }
+        Cmd::Reproduce {
+            experiment,
+            data,
+            folds,
+            out,
+        } => {
+            let folds: Vec<usize> = folds
+                .split(',')
+                .map(|f| {
+                    f.trim()
+                        .parse::<usize>()
+                        .with_context(|| format!("--folds: `{f}`"))
+                })
+                .collect::<Result<_>>()?;
+            let all = [
+                "letor-baselines",
+                "committee",
+                "mhr",
+                "rsvm-ir",
+                "sigmoid",
+                "online",
+            ];
+            let which: Vec<&str> = if experiment == "all" {
+                all.to_vec()
+            } else if all.contains(&experiment.as_str()) {
+                vec![experiment.as_str()]
+            } else {
+                bail!(
+                    "unknown experiment `{experiment}`; expected one of {} or all",
+                    all.join(", ")
+                );
+            };
+            let t0 = std::time::Instant::now();
+            let (benches, synthetic) = reproduce::load(data.as_deref(), &folds, None)?;
+            if synthetic {
+                eprintln!("\n{}", "=".repeat(100));
+                eprintln!("WARNING: no LETOR data found — running every experiment on SYNTHETIC data. The reports say so at the top.");
+                eprintln!("Get the real benchmarks with `cargo xtask download mq2008 --from ...` or pass --data DIR.");
+                eprintln!("{}\n", "=".repeat(100));
+            } else {
+                eprintln!(
+                    "data: {}",
+                    benches
+                        .iter()
+                        .map(|b| format!("{} ({} folds)", b.name, b.folds.len()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+            let cells_dir = out.join("cells");
+            std::fs::create_dir_all(&cells_dir).with_context(|| cells_dir.display().to_string())?;
+            let ctx = reproduce::Ctx {
+                benches,
+                synthetic,
+                out: out.clone(),
+                cells: reproduce::Cells::new(cells_dir),
+                progress: indicatif::MultiProgress::new(),
+            };
+            let overall = ctx
+                .progress
+                .add(indicatif::ProgressBar::new(which.len() as u64));
+            overall.set_style(
+                indicatif::ProgressStyle::with_template("experiments {bar:30} {pos}/{len} {msg}")
+                    .expect("template"),
+            );
+            let mut reports = Vec::new();
+            for w in &which {
+                overall.set_message(w.to_string());
+                let t = std::time::Instant::now();
+                let report = match *w {
+                    "committee" => reproduce::committee::run(&ctx)?,
+                    "mhr" => reproduce::mhr::run(&ctx)?,
+                    "online" => reproduce::online::run(&ctx)?,
+                    "sigmoid" => reproduce::sigmoid::run(&ctx)?,
+                    "rsvm-ir" => reproduce::rsvm_ir::run(&ctx)?,
+                    _ => reproduce::letor::run(&ctx)?,
+                };
+                tracing::info!(
+                    "{w}: {} ({:.1}s)",
+                    report.display(),
+                    t.elapsed().as_secs_f64()
+                );
+                reports.push((w.to_string(), report));
+                overall.inc(1);
+            }
+            overall.finish_and_clear();
+            reproduce::write_index(&ctx, &reports, t0.elapsed().as_secs_f64())?;
+            println!("{}", out.join("index.md").display());
+            Ok(())
+        }
+        Cmd::Bench { quick } => bench::run(quick),
+    }
+}

@@ -47,7 +47,9 @@ enum Command {
 fn main() -> ExitCode {
     // A bug must still end in one clear line, not a backtrace.
     std::panic::set_hook(Box::new(|info| {
-        eprintln!("error: internal error ({info}); please report it with the command line that caused it");
+        eprintln!(
+            "error: internal error ({info}); please report it with the command line that caused it"
+        );
     }));
     let cli = Cli::parse();
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()

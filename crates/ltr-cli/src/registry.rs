@@ -34,7 +34,11 @@ pub struct Trained {
 
 impl Trained {
     fn linear(w: ltr_core::LinearModel) -> Self {
-        Self { model: Model::Linear(w), chosen: BTreeMap::new(), diagnostics: None }
+        Self {
+            model: Model::Linear(w),
+            chosen: BTreeMap::new(),
+            diagnostics: None,
+        }
     }
 }
 
@@ -104,7 +108,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
     Algorithm {
         name: "sigmoid",
         source: "Carvalho, Elsas, Cohen, Carbonell 2008, sigmoid meta-ranker (seed 003)",
-        params: "seed-algo=NAME (any algorithm here; its params as seed-KEY=V) | seed-model=FILE | seed-init=zero|random, sigma=1, lambda (default: chosen on --validate from 1/(2C), C in 1e-5..1e1), eta=0.05, tol=1e-8, max-iter=500",
+        params: "seed-algo=NAME (any algorithm here; its params as seed-KEY=V) | seed-model=FILE | seed-init=zero|random, sigma=1, lambda (default: chosen on --validate from 1/(2C), C in 1e-5..1e1), eta=0.05, step-scale=per-pair|absolute (η on the mean or the summed pair gradient), tol=1e-8, max-iter=500",
         train: sigmoid,
     },
     Algorithm {
@@ -170,12 +174,21 @@ fn online(ctx: &TrainContext<'_>, p: &Params, name: &str) -> Result<Trained> {
     use ltr_online::*;
     let d = ctx.train.n_features();
     let eta0 = p.float_in("eta0", 1.0, 1e-300, 1e300)?;
-    let default_eta = if name == "pure-online" { "constant" } else { "inv-sqrt" };
-    let eta = match p.choice("eta", default_eta, &["inv-sqrt", "constant"])?.as_str() {
+    let default_eta = if name == "pure-online" {
+        "constant"
+    } else {
+        "inv-sqrt"
+    };
+    let eta = match p
+        .choice("eta", default_eta, &["inv-sqrt", "constant"])?
+        .as_str()
+    {
         "constant" => Eta::Constant(eta0),
         _ => Eta::InvSqrt(eta0),
     };
-    let ties = if name == "online-listnet" { PredictTies::ReverseInput } else {
+    let ties = if name == "online-listnet" {
+        PredictTies::ReverseInput
+    } else {
         match p.choice("ties", "reverse", &["reverse", "input"])?.as_str() {
             "input" => PredictTies::InputOrder,
             _ => PredictTies::ReverseInput,
@@ -187,10 +200,18 @@ fn online(ctx: &TrainContext<'_>, p: &Params, name: &str) -> Result<Trained> {
             let ap = p.choice("measure", "ndcg", &["ndcg", "ap"])? == "ap";
             let rml_m = if ap { Rml::Ap } else { Rml::Ndcg(k) };
             if name == "pure-online" {
-                Box::new(PureOnline { w: vec![0.0; d], rml: rml_m, eta, ties })
+                Box::new(PureOnline {
+                    w: vec![0.0; d],
+                    rml: rml_m,
+                    eta,
+                    ties,
+                })
             } else {
                 let delta = p.float_in("delta", 1.0, 0.0, 1e12)?;
-                let margin = match p.choice("margin", "scaled", &["scaled", "constant"])?.as_str() {
+                let margin = match p
+                    .choice("margin", "scaled", &["scaled", "constant"])?
+                    .as_str()
+                {
                     "constant" => Margin::Constant(delta),
                     _ => Margin::RelevanceScaled(delta),
                 };
@@ -206,7 +227,10 @@ fn online(ctx: &TrainContext<'_>, p: &Params, name: &str) -> Result<Trained> {
                 })
             }
         }
-        _ => Box::new(OnlineListNet { w: vec![0.0; d], eta }),
+        _ => Box::new(OnlineListNet {
+            w: vec![0.0; d],
+            eta,
+        }),
     };
     let cfg = StreamConfig {
         passes: p.int_in("passes", 1, 1, 1_000_000)?,
@@ -222,40 +246,68 @@ fn online(ctx: &TrainContext<'_>, p: &Params, name: &str) -> Result<Trained> {
     chosen.insert("rounds".into(), res.per_round.len().to_string());
     chosen.insert("average-cumulative-ndcg10".into(), format!("{last:.6}"));
     let step = (res.average_cumulative.len() / 200).max(1);
-    let curve: Vec<f64> = res.average_cumulative.iter().step_by(step).copied().collect();
+    let curve: Vec<f64> = res
+        .average_cumulative
+        .iter()
+        .step_by(step)
+        .copied()
+        .collect();
     Ok(Trained {
         model: Model::Linear(ltr_core::LinearModel::new(learner.weights().to_vec())),
         chosen,
-        diagnostics: Some(serde_json::json!({"average_cumulative_ndcg10_every": step, "curve": curve})),
+        diagnostics: Some(
+            serde_json::json!({"average_cumulative_ndcg10_every": step, "curve": curve}),
+        ),
     })
 }
 
 fn mhr(ctx: &TrainContext<'_>, p: &Params) -> Result<Trained> {
     use ltr_ensemble::{GradePairs, MhrParams, TuneOn};
-    let pairs = match p.get::<String>("pairs", "all".into())?.to_ascii_lowercase().as_str() {
+    let pairs = match p
+        .get::<String>("pairs", "all".into())?
+        .to_ascii_lowercase()
+        .as_str()
+    {
         "all" => GradePairs::All,
         "adjacent" => GradePairs::Adjacent,
         list => {
             let mut v = Vec::new();
             for part in list.split(';').filter(|s| !s.is_empty()) {
-                let (a, b) = part.split_once('-').ok_or_else(|| ltr_core::LtrError::param("pairs", format!("`{part}`: expected S-T (e.g. 2-1)")))?;
-                let a: f32 = a.trim().parse().map_err(|_| ltr_core::LtrError::param("pairs", format!("`{a}` is not a grade")))?;
-                let b: f32 = b.trim().parse().map_err(|_| ltr_core::LtrError::param("pairs", format!("`{b}` is not a grade")))?;
+                let (a, b) = part.split_once('-').ok_or_else(|| {
+                    ltr_core::LtrError::param("pairs", format!("`{part}`: expected S-T (e.g. 2-1)"))
+                })?;
+                let a: f32 = a.trim().parse().map_err(|_| {
+                    ltr_core::LtrError::param("pairs", format!("`{a}` is not a grade"))
+                })?;
+                let b: f32 = b.trim().parse().map_err(|_| {
+                    ltr_core::LtrError::param("pairs", format!("`{b}` is not a grade"))
+                })?;
                 v.push((a, b));
             }
             GradePairs::Subset(v)
         }
     };
-    let aggregate = p.choice("aggregate", "borda", &["borda", "wborda", "median", "markov"])?;
+    let aggregate = p.choice(
+        "aggregate",
+        "borda",
+        &["borda", "wborda", "median", "markov"],
+    )?;
     let weighted = aggregate == "wborda" || p.flag("weighted", false)?;
     let aggregation = ltr_core::Aggregation::parse(&aggregate).expect("listed choices parse");
-    let mut base = match p.choice("base", "ranksvm", &["ranksvm", "ranksvm-hinge"])?.as_str() {
-        "ranksvm-hinge" => ltr_svm::RankSvmParams::default().loss(ltr_pairs::PairLoss::Hinge).solver(ltr_svm::Solver::DualCd),
+    let mut base = match p
+        .choice("base", "ranksvm", &["ranksvm", "ranksvm-hinge"])?
+        .as_str()
+    {
+        "ranksvm-hinge" => ltr_svm::RankSvmParams::default()
+            .loss(ltr_pairs::PairLoss::Hinge)
+            .solver(ltr_svm::Solver::DualCd),
         _ => ltr_svm::RankSvmParams::default(),
     };
     base.c = match p.get::<String>("c", "default".into())?.as_str() {
         "default" | "svmlight" => ltr_svm::CSetting::SvmLightDefault,
-        v => ltr_svm::CSetting::Value(v.parse().map_err(|_| ltr_core::LtrError::param("c", format!("`{v}` is not a number or `default`")))?),
+        v => ltr_svm::CSetting::Value(v.parse().map_err(|_| {
+            ltr_core::LtrError::param("c", format!("`{v}` is not a number or `default`"))
+        })?),
     };
     base.seed = ctx.seed;
     let s = MhrParams {
@@ -263,7 +315,11 @@ fn mhr(ctx: &TrainContext<'_>, p: &Params) -> Result<Trained> {
         base: ltr_ensemble::mhr::BaseLearner::RankSvm(base),
         aggregation,
         weighted,
-        tune_on: if p.choice("tune-on", "train", &["train", "validation"])? == "validation" { TuneOn::Validation } else { TuneOn::Train },
+        tune_on: if p.choice("tune-on", "train", &["train", "validation"])? == "validation" {
+            TuneOn::Validation
+        } else {
+            TuneOn::Train
+        },
         grid_step: p.float_in("grid-step", 0.05, 1e-3, 1.0)?,
         metric: ctx.metric,
         convention: ctx.convention,
@@ -272,7 +328,11 @@ fn mhr(ctx: &TrainContext<'_>, p: &Params) -> Result<Trained> {
     p.finish("mhr")?;
     let fit = s.fit(ctx.train, ctx.validation)?;
     let diagnostics = serde_json::to_value(&fit.diagnostics).ok();
-    Ok(Trained { model: Model::Aggregate(fit.model), chosen: BTreeMap::new(), diagnostics })
+    Ok(Trained {
+        model: Model::Aggregate(fit.model),
+        chosen: BTreeMap::new(),
+        diagnostics,
+    })
 }
 
 fn sigmoid(ctx: &TrainContext<'_>, p: &Params) -> Result<Trained> {
@@ -286,15 +346,39 @@ fn sigmoid(ctx: &TrainContext<'_>, p: &Params) -> Result<Trained> {
                 w.resize(ctx.train.n_features(), 0.0);
                 w
             }
-            Model::Linear(_) => return Err(ltr_core::LtrError::Shape(format!("{path}: the seed model has more features than the training data"))),
-            _ => return Err(ltr_core::LtrError::param("seed-model", format!("{path} is not a linear model"))),
+            Model::Linear(_) => {
+                return Err(ltr_core::LtrError::Shape(format!(
+                    "{path}: the seed model has more features than the training data"
+                )))
+            }
+            _ => {
+                return Err(ltr_core::LtrError::param(
+                    "seed-model",
+                    format!("{path} is not a linear model"),
+                ))
+            }
         }
     } else if let Some(algo) = p.opt::<String>("seed-algo")? {
-        let a = find(&algo).ok_or_else(|| ltr_core::LtrError::param("seed-algo", format!("unknown algorithm `{algo}`")))?;
+        let a = find(&algo).ok_or_else(|| {
+            ltr_core::LtrError::param("seed-algo", format!("unknown algorithm `{algo}`"))
+        })?;
         if a.name == "sigmoid" {
-            return Err(ltr_core::LtrError::param("seed-algo", "the sigmoid cannot seed itself"));
+            return Err(ltr_core::LtrError::param(
+                "seed-algo",
+                "the sigmoid cannot seed itself",
+            ));
         }
-        let keys: Vec<String> = p.as_map().keys().filter(|k| k.starts_with("seed-") && *k != "seed-algo" && *k != "seed-model" && *k != "seed-init").cloned().collect();
+        let keys: Vec<String> = p
+            .as_map()
+            .keys()
+            .filter(|k| {
+                k.starts_with("seed-")
+                    && *k != "seed-algo"
+                    && *k != "seed-model"
+                    && *k != "seed-init"
+            })
+            .cloned()
+            .collect();
         let mut sub = Vec::new();
         for k in keys {
             let v: String = p.opt(&k)?.unwrap_or_default();
@@ -305,15 +389,25 @@ fn sigmoid(ctx: &TrainContext<'_>, p: &Params) -> Result<Trained> {
         chosen.insert("seed-algo".into(), a.name.to_string());
         match t.model {
             Model::Linear(l) => l.weights,
-            _ => return Err(ltr_core::LtrError::param("seed-algo", format!("`{}` does not produce a linear model", a.name))),
+            _ => {
+                return Err(ltr_core::LtrError::param(
+                    "seed-algo",
+                    format!("`{}` does not produce a linear model", a.name),
+                ))
+            }
         }
     } else {
-        match p.choice("seed-init", "random", &["zero", "random"])?.as_str() {
+        match p
+            .choice("seed-init", "random", &["zero", "random"])?
+            .as_str()
+        {
             "zero" => vec![0.0; ctx.train.n_features()],
             _ => {
                 use rand::{Rng, SeedableRng};
                 let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(ctx.seed);
-                (0..ctx.train.n_features()).map(|_| rng.random::<f64>() - 0.5).collect()
+                (0..ctx.train.n_features())
+                    .map(|_| rng.random::<f64>() - 0.5)
+                    .collect()
             }
         }
     };
@@ -324,22 +418,37 @@ fn sigmoid(ctx: &TrainContext<'_>, p: &Params) -> Result<Trained> {
         tol: p.float_in("tol", 1e-8, 1e-300, 1.0)?,
         max_iter: p.int_in("max-iter", 500, 1, 100_000_000)?,
         min_eta: 1e-20,
+        per_pair_step: p.choice("step-scale", "per-pair", &["per-pair", "absolute"])? == "per-pair",
     };
     let lambda: Option<f64> = p.opt("lambda")?;
     p.finish("sigmoid")?;
     let candidates: Vec<f64> = match (lambda, ctx.validation) {
         (Some(l), _) => vec![l],
-        (None, Some(_)) => [1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0].iter().map(|c| 1.0 / (2.0 * c)).collect(),
+        (None, Some(_)) => [1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0]
+            .iter()
+            .map(|c| 1.0 / (2.0 * c))
+            .collect(),
         (None, None) => vec![1e-3],
     };
     let mut best: Option<(f64, f64, ltr_ensemble::SigmoidFit)> = None;
     for l in candidates {
-        let fit = ltr_ensemble::SigmoidParams { lambda: l, ..base.clone() }.fit(ctx.train, &seed_w)?;
+        let fit = ltr_ensemble::SigmoidParams {
+            lambda: l,
+            ..base.clone()
+        }
+        .fit(ctx.train, &seed_w)?;
         let v = match ctx.validation {
-            Some(v) => ltr_metrics::evaluate(v, &v.scores(&fit.model.weights), &[ctx.metric], &ctx.convention)
+            Some(v) => {
+                ltr_metrics::evaluate(
+                    v,
+                    &v.scores(&fit.model.weights),
+                    &[ctx.metric],
+                    &ctx.convention,
+                )
                 .map_err(|e| ltr_core::LtrError::Training(e.to_string()))?
                 .results[0]
-                .mean,
+                    .mean
+            }
             None => 0.0,
         };
         if best.as_ref().is_none_or(|b| v > b.0) {
@@ -350,12 +459,26 @@ fn sigmoid(ctx: &TrainContext<'_>, p: &Params) -> Result<Trained> {
     chosen.insert("lambda".into(), l.to_string());
     chosen.insert("iterations".into(), (fit.trace.len() - 1).to_string());
     let diagnostics = serde_json::json!({"trace": fit.trace});
-    Ok(Trained { model: Model::Linear(fit.model), chosen, diagnostics: Some(diagnostics) })
+    Ok(Trained {
+        model: Model::Linear(fit.model),
+        chosen,
+        diagnostics: Some(diagnostics),
+    })
 }
 
 fn perceptron(ctx: &TrainContext<'_>, p: &Params, committee: bool) -> Result<Trained> {
-    let s = ltr_perceptron::PerceptronParams::from_params(p, committee, ctx.seed, ctx.metric, ctx.convention)?;
-    p.finish(if committee { "committee-perceptron" } else { "perceptron" })?;
+    let s = ltr_perceptron::PerceptronParams::from_params(
+        p,
+        committee,
+        ctx.seed,
+        ctx.metric,
+        ctx.convention,
+    )?;
+    p.finish(if committee {
+        "committee-perceptron"
+    } else {
+        "perceptron"
+    })?;
     let fit = s.fit(ctx.train, ctx.validation)?;
     let mut chosen = BTreeMap::new();
     chosen.insert("epochs-used".into(), fit.epochs_used.to_string());
@@ -364,17 +487,26 @@ fn perceptron(ctx: &TrainContext<'_>, p: &Params, committee: bool) -> Result<Tra
         .iter()
         .map(|r| serde_json::json!({"epoch": r.epoch, "mistakes": r.stats.mistakes, "active_pairs": r.stats.active_pairs, "validation": if r.validation.is_finite() { serde_json::json!(r.validation) } else { serde_json::Value::Null }}))
         .collect();
-    Ok(Trained { model: fit.model, chosen, diagnostics: Some(serde_json::json!({"pairs": fit.pairs, "curve": curve})) })
+    Ok(Trained {
+        model: fit.model,
+        chosen,
+        diagnostics: Some(serde_json::json!({"pairs": fit.pairs, "curve": curve})),
+    })
 }
 
 /// Find an algorithm by name.
 pub fn find(name: &str) -> Option<&'static Algorithm> {
-    ALGORITHMS.iter().find(|a| a.name.eq_ignore_ascii_case(name))
+    ALGORITHMS
+        .iter()
+        .find(|a| a.name.eq_ignore_ascii_case(name))
 }
 
 /// Print the registry.
 pub fn print_algorithms() {
     for a in ALGORITHMS {
-        println!("{}\n  source: {}\n  params: {}\n", a.name, a.source, a.params);
+        println!(
+            "{}\n  source: {}\n  params: {}\n",
+            a.name, a.source, a.params
+        );
     }
 }

@@ -1,15 +1,23 @@
 //! The `ltr` binary as users call it: the CLI contract of DEVELOPERS.md, bad inputs, determinism.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 fn ltr(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ltr")).args(args).env("RUST_LOG", "warn").output().expect("run ltr")
+    Command::new(env!("CARGO_BIN_EXE_ltr"))
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run ltr")
 }
 
 fn ok(args: &[&str]) -> String {
     let o = ltr(args);
-    assert!(o.status.success(), "ltr {args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "ltr {args:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     String::from_utf8(o.stdout).unwrap()
 }
 
@@ -17,17 +25,35 @@ fn fails(args: &[&str], needle: &str) {
     let o = ltr(args);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "ltr {args:?} should fail");
-    assert!(err.contains(needle), "ltr {args:?}: stderr `{err}` should mention `{needle}`");
-    assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "no panic: {err}");
+    assert!(
+        err.contains(needle),
+        "ltr {args:?}: stderr `{err}` should mention `{needle}`"
+    );
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+        "no panic: {err}"
+    );
 }
 
 fn data(dir: &Path) -> (String, String, String) {
-    ok(&["generate", "--out", dir.to_str().unwrap(), "--queries", "60", "--max-docs", "40", "--features", "12", "--seed", "3"]);
+    ok(&[
+        "generate",
+        "--out",
+        dir.to_str().unwrap(),
+        "--queries",
+        "60",
+        "--max-docs",
+        "40",
+        "--features",
+        "12",
+        "--seed",
+        "3",
+    ]);
     let p = |n: &str| dir.join(n).to_str().unwrap().to_string();
     (p("train.txt"), p("vali.txt"), p("test.txt"))
 }
 
-fn s(p: &PathBuf) -> &str {
+fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
@@ -36,11 +62,22 @@ fn inspect_json_has_the_contract_fields() {
     let dir = tempfile::tempdir().unwrap();
     let (train, _, _) = data(dir.path());
     let v: serde_json::Value = serde_json::from_str(&ok(&["inspect", &train, "--json"])).unwrap();
-    for k in ["queries", "documents", "features", "labels", "docs_per_query"] {
+    for k in [
+        "queries",
+        "documents",
+        "features",
+        "labels",
+        "docs_per_query",
+    ] {
         assert!(!v[k].is_null(), "missing {k}");
     }
     assert_eq!(v["features"], 12);
-    let labels: u64 = v["labels"].as_object().unwrap().values().map(|x| x.as_u64().unwrap()).sum();
+    let labels: u64 = v["labels"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|x| x.as_u64().unwrap())
+        .sum();
     assert_eq!(labels, v["documents"].as_u64().unwrap());
     for k in ["min", "median", "max"] {
         assert!(v["docs_per_query"][k].is_number());
@@ -53,19 +90,86 @@ fn train_predict_eval_compare_roundtrip() {
     let (train, vali, test) = data(dir.path());
     let m1 = dir.path().join("svm.json");
     let m2 = dir.path().join("perc.bin");
-    ok(&["train", "--train", &train, "--validate", &vali, "--algo", "ranksvm", "--param", "c=0.01,1", "--metric", "MAP", "--model", s(&m1)]);
-    ok(&["train", "--train", &train, "--algo", "perceptron", "--param", "epochs=3", "--param", "output=average", "--model", s(&m2)]);
-    let info: serde_json::Value = serde_json::from_str(&ok(&["inspect", s(&m1), "--json"])).unwrap();
+    ok(&[
+        "train",
+        "--train",
+        &train,
+        "--validate",
+        &vali,
+        "--algo",
+        "ranksvm",
+        "--param",
+        "c=0.01,1",
+        "--metric",
+        "MAP",
+        "--model",
+        s(&m1),
+    ]);
+    ok(&[
+        "train",
+        "--train",
+        &train,
+        "--algo",
+        "perceptron",
+        "--param",
+        "epochs=3",
+        "--param",
+        "output=average",
+        "--model",
+        s(&m2),
+    ]);
+    let info: serde_json::Value =
+        serde_json::from_str(&ok(&["inspect", s(&m1), "--json"])).unwrap();
     assert_eq!(info["algorithm"], "ranksvm");
-    assert!(info["params"]["c"] == "0.01" || info["params"]["c"] == "1", "grid value kept: {}", info["params"]);
+    assert!(
+        info["params"]["c"] == "0.01" || info["params"]["c"] == "1",
+        "grid value kept: {}",
+        info["params"]
+    );
     let s1 = dir.path().join("a.txt");
     let s2 = dir.path().join("b.txt");
-    ok(&["predict", "--model", s(&m1), "--data", &test, "--out", s(&s1)]);
-    ok(&["predict", "--model", s(&m2), "--data", &test, "--out", s(&s2)]);
-    let trec = ok(&["predict", "--model", s(&m1), "--data", &test, "--format", "trec"]);
+    ok(&[
+        "predict",
+        "--model",
+        s(&m1),
+        "--data",
+        &test,
+        "--out",
+        s(&s1),
+    ]);
+    ok(&[
+        "predict",
+        "--model",
+        s(&m2),
+        "--data",
+        &test,
+        "--out",
+        s(&s2),
+    ]);
+    let trec = ok(&[
+        "predict",
+        "--model",
+        s(&m1),
+        "--data",
+        &test,
+        "--format",
+        "trec",
+    ]);
     assert!(trec.lines().next().unwrap().contains(" Q0 "));
     let ev: serde_json::Value = serde_json::from_str(&ok(&[
-        "eval", "--data", &test, "--scores", s(&s1), "--metric", "NDCG@10", "--metric", "MAP", "--convention", "letor4", "--per-query", "--json",
+        "eval",
+        "--data",
+        &test,
+        "--scores",
+        s(&s1),
+        "--metric",
+        "NDCG@10",
+        "--metric",
+        "MAP",
+        "--convention",
+        "letor4",
+        "--per-query",
+        "--json",
     ]))
     .unwrap();
     assert_eq!(ev["convention"], "letor4");
@@ -74,7 +178,18 @@ fn train_predict_eval_compare_roundtrip() {
     let pq = ev["metrics"]["MAP"]["per_query"].as_object().unwrap();
     assert!(!pq.is_empty());
     let cmp: serde_json::Value = serde_json::from_str(&ok(&[
-        "compare", "--data", &test, "--scores", s(&s1), "--scores", s(&s2), "--metric", "NDCG@10", "--test", "wilcoxon", "--json",
+        "compare",
+        "--data",
+        &test,
+        "--scores",
+        s(&s1),
+        "--scores",
+        s(&s2),
+        "--metric",
+        "NDCG@10",
+        "--test",
+        "wilcoxon",
+        "--json",
     ]))
     .unwrap();
     for k in ["difference", "statistic", "p_value", "test"] {
@@ -89,11 +204,24 @@ fn every_registered_algorithm_trains_and_predicts() {
     let dir = tempfile::tempdir().unwrap();
     let (train, vali, test) = data(dir.path());
     let list = ok(&["algorithms"]);
-    let names: Vec<&str> = list.lines().filter(|l| !l.starts_with(' ') && !l.is_empty()).collect();
+    let names: Vec<&str> = list
+        .lines()
+        .filter(|l| !l.starts_with(' ') && !l.is_empty())
+        .collect();
     assert_eq!(names.len(), 11, "{names:?}");
     for name in names {
         let m = dir.path().join(format!("{name}.bin"));
-        let mut args = vec!["train", "--train", &train, "--validate", &vali, "--algo", name, "--model", s(&m)];
+        let mut args = vec![
+            "train",
+            "--train",
+            &train,
+            "--validate",
+            &vali,
+            "--algo",
+            name,
+            "--model",
+            s(&m),
+        ];
         let extra: &[&str] = match name {
             "committee-perceptron" | "perceptron" => &["--param", "epochs=3"],
             "rankboost" => &["--param", "rounds=20"],
@@ -104,7 +232,11 @@ fn every_registered_algorithm_trains_and_predicts() {
         args.extend_from_slice(extra);
         ok(&args);
         let out = ok(&["predict", "--model", s(&m), "--data", &test]);
-        assert_eq!(out.lines().count(), std::fs::read_to_string(&test).unwrap().lines().count(), "{name}");
+        assert_eq!(
+            out.lines().count(),
+            std::fs::read_to_string(&test).unwrap().lines().count(),
+            "{name}"
+        );
     }
 }
 
@@ -113,42 +245,165 @@ fn bad_inputs_fail_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let (train, vali, test) = data(dir.path());
     let m = dir.path().join("m.bin");
-    ok(&["train", "--train", &train, "--algo", "ranksvm", "--model", s(&m)]);
+    ok(&[
+        "train",
+        "--train",
+        &train,
+        "--algo",
+        "ranksvm",
+        "--model",
+        s(&m),
+    ]);
     let short = dir.path().join("short.txt");
     std::fs::write(&short, "1\n2\n").unwrap();
-    fails(&["eval", "--data", &test, "--scores", s(&short)], "short.txt");
+    fails(
+        &["eval", "--data", &test, "--scores", s(&short)],
+        "short.txt",
+    );
     let nan = dir.path().join("nan.txt");
     let n = std::fs::read_to_string(&test).unwrap().lines().count();
     std::fs::write(&nan, "0.5\n".repeat(n - 1) + "nan\n").unwrap();
-    fails(&["eval", "--data", &test, "--scores", s(&nan)], &format!("nan.txt:{n}"));
-    fails(&["eval", "--data", &test, "--scores", s(&nan), "--metric", "NDGC@10"], "unknown metric");
-    fails(&["train", "--train", &train, "--algo", "ranksvm", "--param", "bogus=1", "--model", s(&m)], "bogus");
-    fails(&["train", "--train", &train, "--algo", "ranksvm", "--param", "c=-1", "--model", s(&m)], "c");
-    fails(&["train", "--train", &train, "--algo", "nope", "--model", s(&m)], "unknown --algo");
-    fails(&["train", "--train", &train, "--algo", "ranksvm", "--param", "c=1,2", "--model", s(&m)], "--validate");
-    fails(&["train", "--train", "/no/such/file.txt", "--algo", "ranksvm", "--model", s(&m)], "/no/such/file.txt");
+    fails(
+        &["eval", "--data", &test, "--scores", s(&nan)],
+        &format!("nan.txt:{n}"),
+    );
+    fails(
+        &[
+            "eval",
+            "--data",
+            &test,
+            "--scores",
+            s(&nan),
+            "--metric",
+            "NDGC@10",
+        ],
+        "unknown metric",
+    );
+    fails(
+        &[
+            "train",
+            "--train",
+            &train,
+            "--algo",
+            "ranksvm",
+            "--param",
+            "bogus=1",
+            "--model",
+            s(&m),
+        ],
+        "bogus",
+    );
+    fails(
+        &[
+            "train",
+            "--train",
+            &train,
+            "--algo",
+            "ranksvm",
+            "--param",
+            "c=-1",
+            "--model",
+            s(&m),
+        ],
+        "c",
+    );
+    fails(
+        &[
+            "train",
+            "--train",
+            &train,
+            "--algo",
+            "nope",
+            "--model",
+            s(&m),
+        ],
+        "unknown --algo",
+    );
+    fails(
+        &[
+            "train",
+            "--train",
+            &train,
+            "--algo",
+            "ranksvm",
+            "--param",
+            "c=1,2",
+            "--model",
+            s(&m),
+        ],
+        "--validate",
+    );
+    fails(
+        &[
+            "train",
+            "--train",
+            "/no/such/file.txt",
+            "--algo",
+            "ranksvm",
+            "--model",
+            s(&m),
+        ],
+        "/no/such/file.txt",
+    );
     let bad = dir.path().join("bad.txt");
     std::fs::write(&bad, "1 qid:1 1:0.5\nx qid:1 1:0.2\n").unwrap();
     fails(&["inspect", s(&bad)], "bad.txt:2");
     // Model/data dimension mismatch.
     let wide = dir.path().join("wide.txt");
     std::fs::write(&wide, "1 qid:1 1:0.5 40:1\n0 qid:1 2:0.1\n").unwrap();
-    fails(&["predict", "--model", s(&m), "--data", s(&wide)], "features");
+    fails(
+        &["predict", "--model", s(&m), "--data", s(&wide)],
+        "features",
+    );
     // A model file that is not one.
-    fails(&["predict", "--model", &vali, "--data", &test], "not an ltr model");
-    fails(&["compare", "--data", &test, "--scores", s(&short), "--metric", "MAP"], "twice");
+    fails(
+        &["predict", "--model", &vali, "--data", &test],
+        "not an ltr model",
+    );
+    fails(
+        &[
+            "compare",
+            "--data",
+            &test,
+            "--scores",
+            s(&short),
+            "--metric",
+            "MAP",
+        ],
+        "twice",
+    );
 }
 
 #[test]
 fn same_seed_same_model_bytes_at_one_and_two_threads() {
     let dir = tempfile::tempdir().unwrap();
     let (train, vali, _) = data(dir.path());
-    for (algo, extra) in [("committee-perceptron", "epochs=4"), ("ranksvm", "c=0.1"), ("mhr", "aggregate=wborda"), ("rankboost", "rounds=15"), ("listnet", "epochs=4")] {
+    for (algo, extra) in [
+        ("committee-perceptron", "epochs=4"),
+        ("ranksvm", "c=0.1"),
+        ("mhr", "aggregate=wborda"),
+        ("rankboost", "rounds=15"),
+        ("listnet", "epochs=4"),
+    ] {
         let mut models = Vec::new();
         for threads in ["1", "2"] {
             let m = dir.path().join(format!("{algo}-{threads}.bin"));
             let o = Command::new(env!("CARGO_BIN_EXE_ltr"))
-                .args(["train", "--train", &train, "--validate", &vali, "--algo", algo, "--param", extra, "--seed", "9", "--model", s(&m)])
+                .args([
+                    "train",
+                    "--train",
+                    &train,
+                    "--validate",
+                    &vali,
+                    "--algo",
+                    algo,
+                    "--param",
+                    extra,
+                    "--seed",
+                    "9",
+                    "--model",
+                    s(&m),
+                ])
                 .env("RAYON_NUM_THREADS", threads)
                 .output()
                 .unwrap();
@@ -157,6 +412,9 @@ fn same_seed_same_model_bytes_at_one_and_two_threads() {
             let mf = ltr_core::ModelFile::load(&m).unwrap();
             models.push((mf.model, mf.params));
         }
-        assert_eq!(models[0], models[1], "{algo}: models differ between 1 and 2 threads");
+        assert_eq!(
+            models[0], models[1],
+            "{algo}: models differ between 1 and 2 threads"
+        );
     }
 }

@@ -37,7 +37,11 @@ pub enum Aggregation {
 impl Aggregation {
     /// MC4 with the recommended settings (ε = 0.15, 1000 iterations, tolerance 1e-12).
     pub fn markov_default() -> Self {
-        Aggregation::MarkovMc4 { teleport: 0.15, max_iter: 1000, tol: 1e-12 }
+        Aggregation::MarkovMc4 {
+            teleport: 0.15,
+            max_iter: 1000,
+            tol: 1e-12,
+        }
     }
     /// Parse `borda`, `bordafuse`, `median`, `markov`.
     pub fn parse(s: &str) -> Option<Self> {
@@ -74,7 +78,11 @@ pub fn aggregate(lists: &[Vec<f64>], weights: &[f64], method: Aggregation, out: 
     let pos: Vec<Vec<usize>> = lists.iter().map(|s| positions(s)).collect();
     match method {
         Aggregation::Borda | Aggregation::BordaFuse => {
-            let bonus = if matches!(method, Aggregation::BordaFuse) { 1.0 } else { 0.0 };
+            let bonus = if matches!(method, Aggregation::BordaFuse) {
+                1.0
+            } else {
+                0.0
+            };
             for (p, &w) in pos.iter().zip(weights) {
                 for (o, &r) in out.iter_mut().zip(p) {
                     *o += w * ((n - 1 - r) as f64 + bonus);
@@ -84,7 +92,8 @@ pub fn aggregate(lists: &[Vec<f64>], weights: &[f64], method: Aggregation, out: 
         Aggregation::MedianRank => {
             let total: f64 = weights.iter().sum();
             for d in 0..n {
-                let mut ps: Vec<(usize, f64)> = pos.iter().zip(weights).map(|(p, &w)| (p[d], w)).collect();
+                let mut ps: Vec<(usize, f64)> =
+                    pos.iter().zip(weights).map(|(p, &w)| (p[d], w)).collect();
                 ps.sort_by_key(|x| x.0);
                 let mut acc = 0.0;
                 let mut median = ps.last().map_or(0, |x| x.0);
@@ -95,12 +104,20 @@ pub fn aggregate(lists: &[Vec<f64>], weights: &[f64], method: Aggregation, out: 
                         break;
                     }
                 }
-                let mean = if total > 0.0 { ps.iter().map(|&(p, w)| p as f64 * w).sum::<f64>() / total } else { 0.0 };
+                let mean = if total > 0.0 {
+                    ps.iter().map(|&(p, w)| p as f64 * w).sum::<f64>() / total
+                } else {
+                    0.0
+                };
                 // Lexicographic (median, mean) folded into one score: mean < n, so mean/(n+1) < 1.
                 out[d] = -(median as f64 + mean / (n as f64 + 1.0));
             }
         }
-        Aggregation::MarkovMc4 { teleport, max_iter, tol } => {
+        Aggregation::MarkovMc4 {
+            teleport,
+            max_iter,
+            tol,
+        } => {
             let total: f64 = weights.iter().sum();
             // T[p][q] for q != p: 1/n if Q beats P by weighted majority.
             let mut trans = vec![0.0f64; n * n];
@@ -110,7 +127,12 @@ pub fn aggregate(lists: &[Vec<f64>], weights: &[f64], method: Aggregation, out: 
                     if q == p {
                         continue;
                     }
-                    let above: f64 = pos.iter().zip(weights).filter(|(ps, _)| ps[q] < ps[p]).map(|(_, &w)| w).sum();
+                    let above: f64 = pos
+                        .iter()
+                        .zip(weights)
+                        .filter(|(ps, _)| ps[q] < ps[p])
+                        .map(|(_, &w)| w)
+                        .sum();
                     if above > total / 2.0 {
                         trans[p * n + q] = 1.0 / n as f64;
                         stay -= 1.0 / n as f64;
@@ -168,7 +190,11 @@ impl Scorer for RankAggregate {
         aggregate(&lists, &self.weights, self.method, out);
     }
     fn n_features(&self) -> usize {
-        self.members.iter().map(|m| m.weights.len()).max().unwrap_or(0)
+        self.members
+            .iter()
+            .map(|m| m.weights.len())
+            .max()
+            .unwrap_or(0)
     }
 }
 
@@ -193,7 +219,11 @@ mod tests {
     #[test]
     fn borda_by_hand() {
         // Lists over docs a,b,c: (a>b>c), (b>a>c), (b>c>a). Points: a=2+1+0=3, b=1+2+2=5, c=0+0+1=1.
-        let lists = vec![vec![3.0, 2.0, 1.0], vec![2.0, 3.0, 1.0], vec![1.0, 3.0, 2.0]];
+        let lists = vec![
+            vec![3.0, 2.0, 1.0],
+            vec![2.0, 3.0, 1.0],
+            vec![1.0, 3.0, 2.0],
+        ];
         let mut out = vec![0.0; 3];
         aggregate(&lists, &[1.0, 1.0, 1.0], Aggregation::Borda, &mut out);
         assert_eq!(out, vec![3.0, 5.0, 1.0]);
@@ -210,26 +240,48 @@ mod tests {
     #[test]
     fn median_by_hand() {
         // Positions: a: 0,1,2 → median 1; b: 1,0,0 → 0; c: 2,2,1 → 2.
-        let lists = vec![vec![3.0, 2.0, 1.0], vec![2.0, 3.0, 1.0], vec![1.0, 3.0, 2.0]];
+        let lists = vec![
+            vec![3.0, 2.0, 1.0],
+            vec![2.0, 3.0, 1.0],
+            vec![1.0, 3.0, 2.0],
+        ];
         let mut out = vec![0.0; 3];
         aggregate(&lists, &[1.0; 3], Aggregation::MedianRank, &mut out);
         assert_eq!(order(&out), vec![1, 0, 2]);
         // Two lists (even count): lower median. a: 0,1 → 0; b: 1,0 → 0; tie broken by mean (0.5 each) then input order.
-        aggregate(&lists[..2], &[1.0; 2], Aggregation::MedianRank, &mut out[..]);
+        aggregate(
+            &lists[..2],
+            &[1.0; 2],
+            Aggregation::MedianRank,
+            &mut out[..],
+        );
         assert_eq!(order(&out), vec![0, 1, 2]);
     }
 
     #[test]
     fn markov_chain_finds_the_condorcet_winner() {
         // b beats a (2 of 3 lists) and c (3 of 3); a beats c (2 of 3): the chain drains into b, then a, then c.
-        let lists = vec![vec![3.0, 2.0, 1.0], vec![2.0, 3.0, 1.0], vec![1.0, 3.0, 2.0]];
+        let lists = vec![
+            vec![3.0, 2.0, 1.0],
+            vec![2.0, 3.0, 1.0],
+            vec![1.0, 3.0, 2.0],
+        ];
         let mut out = vec![0.0; 3];
         aggregate(&lists, &[1.0; 3], Aggregation::markov_default(), &mut out);
         assert_eq!(order(&out), vec![1, 0, 2]);
         assert!((out.iter().sum::<f64>() - 1.0).abs() < 1e-9);
         // Hand-computed stationary distribution for ε = 0 with transitions a→b 1/3, c→a 1/3, c→b 1/3:
         // b is absorbing, so all mass ends on b.
-        aggregate(&lists, &[1.0; 3], Aggregation::MarkovMc4 { teleport: 0.0, max_iter: 10_000, tol: 1e-15 }, &mut out);
+        aggregate(
+            &lists,
+            &[1.0; 3],
+            Aggregation::MarkovMc4 {
+                teleport: 0.0,
+                max_iter: 10_000,
+                tol: 1e-15,
+            },
+            &mut out,
+        );
         assert!((out[1] - 1.0).abs() < 1e-9, "{out:?}");
     }
 }

@@ -39,6 +39,9 @@ pub type Result<T, E = LtrError> = std::result::Result<T, E>;
 impl LtrError {
     /// A parameter error.
     pub fn param(name: impl Into<String>, problem: impl Into<String>) -> Self {
-        Self::Param { name: name.into(), problem: problem.into() }
+        Self::Param {
+            name: name.into(),
+            problem: problem.into(),
+        }
     }
 }

@@ -91,7 +91,12 @@ pub struct ModelFile {
 
 impl ModelFile {
     /// Wrap a model with its provenance.
-    pub fn new(algorithm: &str, params: BTreeMap<String, String>, training: TrainingSummary, model: Model) -> Self {
+    pub fn new(
+        algorithm: &str,
+        params: BTreeMap<String, String>,
+        training: TrainingSummary,
+        model: Model,
+    ) -> Self {
         Self {
             format_version: MODEL_FORMAT_VERSION,
             crate_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -106,13 +111,19 @@ impl ModelFile {
 
     /// Save atomically: JSON when the path ends in `.json`, compact binary (postcard) otherwise.
     pub fn save(&self, path: &Path) -> Result<()> {
-        let is_json = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
+        let is_json = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
         let bytes = if is_json {
-            serde_json::to_vec_pretty(self).map_err(|e| model_err(path, format!("cannot encode: {e}")))?
+            serde_json::to_vec_pretty(self)
+                .map_err(|e| model_err(path, format!("cannot encode: {e}")))?
         } else {
             let mut b = BINARY_MAGIC.to_vec();
             b.extend_from_slice(&MODEL_FORMAT_VERSION.to_le_bytes());
-            b.extend(postcard::to_stdvec(self).map_err(|e| model_err(path, format!("cannot encode: {e}")))?);
+            b.extend(
+                postcard::to_stdvec(self)
+                    .map_err(|e| model_err(path, format!("cannot encode: {e}")))?,
+            );
             b
         };
         ltr_data::write_atomic(path, |w| w.write_all(&bytes))?;
@@ -121,24 +132,30 @@ impl ModelFile {
 
     /// Load a model file of either form, checking the format version.
     pub fn load(path: &Path) -> Result<Self> {
-        let bytes = std::fs::read(path).map_err(|e| model_err(path, format!("cannot read: {e}")))?;
+        let bytes =
+            std::fs::read(path).map_err(|e| model_err(path, format!("cannot read: {e}")))?;
         let mf: ModelFile = if let Some(rest) = bytes.strip_prefix(BINARY_MAGIC.as_slice()) {
             if rest.len() < 4 {
                 return Err(model_err(path, "truncated model file".into()));
             }
             let v = u32::from_le_bytes(rest[..4].try_into().expect("4 bytes"));
             check_version(path, v)?;
-            postcard::from_bytes(&rest[4..]).map_err(|e| model_err(path, format!("corrupt binary model: {e}")))?
+            postcard::from_bytes(&rest[4..])
+                .map_err(|e| model_err(path, format!("corrupt binary model: {e}")))?
         } else {
             #[derive(Deserialize)]
             struct Probe {
                 format_version: u32,
             }
             let probe: Probe = serde_json::from_slice(&bytes).map_err(|e| {
-                model_err(path, format!("not an ltr model file (neither binary nor JSON): {e}"))
+                model_err(
+                    path,
+                    format!("not an ltr model file (neither binary nor JSON): {e}"),
+                )
             })?;
             check_version(path, probe.format_version)?;
-            serde_json::from_slice(&bytes).map_err(|e| model_err(path, format!("invalid JSON model: {e}")))?
+            serde_json::from_slice(&bytes)
+                .map_err(|e| model_err(path, format!("invalid JSON model: {e}")))?
         };
         Ok(mf)
     }
@@ -167,7 +184,10 @@ fn check_version(path: &Path, v: u32) -> Result<()> {
 }
 
 fn model_err(path: &Path, problem: String) -> LtrError {
-    LtrError::Model { path: path.to_path_buf(), problem }
+    LtrError::Model {
+        path: path.to_path_buf(),
+        problem,
+    }
 }
 
 #[cfg(test)]
@@ -177,8 +197,17 @@ mod tests {
     fn sample() -> ModelFile {
         let mut p = BTreeMap::new();
         p.insert("c".to_string(), "0.1".to_string());
-        let t = TrainingSummary { train_file: "t.txt".into(), features: 3, ..Default::default() };
-        ModelFile::new("ranksvm", p, t, Model::Linear(LinearModel::new(vec![0.1, -2.5e-17, 1.0 / 3.0])))
+        let t = TrainingSummary {
+            train_file: "t.txt".into(),
+            features: 3,
+            ..Default::default()
+        };
+        ModelFile::new(
+            "ranksvm",
+            p,
+            t,
+            Model::Linear(LinearModel::new(vec![0.1, -2.5e-17, 1.0 / 3.0])),
+        )
     }
 
     #[test]
@@ -202,9 +231,15 @@ mod tests {
         let e = ModelFile::load(&p).unwrap_err().to_string();
         assert!(e.contains("version 99") && e.contains("m.json"), "{e}");
         std::fs::write(&p, b"garbage").unwrap();
-        assert!(ModelFile::load(&p).unwrap_err().to_string().contains("not an ltr model"));
+        assert!(ModelFile::load(&p)
+            .unwrap_err()
+            .to_string()
+            .contains("not an ltr model"));
         let b = dir.path().join("m.bin");
         std::fs::write(&b, b"LTRMODEL\x01\x00\x00\x00\xff").unwrap();
-        assert!(ModelFile::load(&b).unwrap_err().to_string().contains("corrupt"));
+        assert!(ModelFile::load(&b)
+            .unwrap_err()
+            .to_string()
+            .contains("corrupt"));
     }
 }

@@ -27,7 +27,10 @@ impl Params {
         V: AsRef<str>,
     {
         Self {
-            map: pairs.into_iter().map(|(k, v)| (norm(k.as_ref()), v.as_ref().trim().to_string())).collect(),
+            map: pairs
+                .into_iter()
+                .map(|(k, v)| (norm(k.as_ref()), v.as_ref().trim().to_string()))
+                .collect(),
             used: RefCell::new(BTreeSet::new()),
         }
     }
@@ -42,7 +45,16 @@ impl Params {
         match self.map.get(&key) {
             None => Ok(None),
             Some(v) => v.parse::<T>().map(Some).map_err(|_| {
-                LtrError::param(name, format!("`{v}` is not a valid {}", std::any::type_name::<T>().rsplit("::").next().unwrap_or("value")))
+                LtrError::param(
+                    name,
+                    format!(
+                        "`{v}` is not a valid {}",
+                        std::any::type_name::<T>()
+                            .rsplit("::")
+                            .next()
+                            .unwrap_or("value")
+                    ),
+                )
             }),
         }
     }
@@ -54,7 +66,10 @@ impl Params {
     pub fn float_in(&self, name: &str, default: f64, lo: f64, hi: f64) -> Result<f64> {
         let v: f64 = self.get(name, default)?;
         if !(lo..=hi).contains(&v) || v.is_nan() {
-            return Err(LtrError::param(name, format!("{v} is outside [{lo}, {hi}]")));
+            return Err(LtrError::param(
+                name,
+                format!("{v} is outside [{lo}, {hi}]"),
+            ));
         }
         Ok(v)
     }
@@ -62,7 +77,10 @@ impl Params {
     pub fn int_in(&self, name: &str, default: usize, lo: usize, hi: usize) -> Result<usize> {
         let v: usize = self.get(name, default)?;
         if !(lo..=hi).contains(&v) {
-            return Err(LtrError::param(name, format!("{v} is outside [{lo}, {hi}]")));
+            return Err(LtrError::param(
+                name,
+                format!("{v} is outside [{lo}, {hi}]"),
+            ));
         }
         Ok(v)
     }
@@ -71,7 +89,10 @@ impl Params {
         let v: String = self.get(name, default.to_string())?;
         let v = v.to_ascii_lowercase();
         if !choices.contains(&v.as_str()) {
-            return Err(LtrError::param(name, format!("`{v}` is not one of {}", choices.join(", "))));
+            return Err(LtrError::param(
+                name,
+                format!("`{v}` is not one of {}", choices.join(", ")),
+            ));
         }
         Ok(v)
     }
@@ -82,7 +103,10 @@ impl Params {
             None => Ok(default),
             Some("true" | "1" | "yes" | "on") => Ok(true),
             Some("false" | "0" | "no" | "off") => Ok(false),
-            Some(other) => Err(LtrError::param(name, format!("`{other}` is not a boolean (true/false)"))),
+            Some(other) => Err(LtrError::param(
+                name,
+                format!("`{other}` is not a boolean (true/false)"),
+            )),
         }
     }
     /// Fail if any given name was never read, listing the names that were.
@@ -93,7 +117,10 @@ impl Params {
             let known: Vec<&str> = used.iter().map(String::as_str).collect();
             return Err(LtrError::param(
                 u.as_str(),
-                format!("unknown parameter for `{algorithm}`; known: {}", known.join(", ")),
+                format!(
+                    "unknown parameter for `{algorithm}`; known: {}",
+                    known.join(", ")
+                ),
             ));
         }
         Ok(())
@@ -112,9 +139,15 @@ mod tests {
     fn unknown_and_invalid_parameters_are_reported() {
         let p = Params::new([("C", "0.5"), ("Epochs", "x"), ("bogus", "1")]);
         assert_eq!(p.float_in("c", 1.0, 0.0, 1e9).unwrap(), 0.5);
-        assert!(p.int_in("epochs", 10, 1, 100).unwrap_err().to_string().contains("`x`"));
+        assert!(p
+            .int_in("epochs", 10, 1, 100)
+            .unwrap_err()
+            .to_string()
+            .contains("`x`"));
         let e = p.finish("ranksvm").unwrap_err().to_string();
         assert!(e.contains("bogus") && e.contains("known: c, epochs"), "{e}");
-        assert!(Params::new([("c", "-1")]).float_in("c", 1.0, 0.0, 10.0).is_err());
+        assert!(Params::new([("c", "-1")])
+            .float_in("c", 1.0, 0.0, 10.0)
+            .is_err());
     }
 }

@@ -22,7 +22,10 @@ pub trait Scorer: Send + Sync {
             slices.push(a);
             rest = b;
         }
-        slices.into_par_iter().enumerate().for_each(|(q, s)| self.score_query(&ds.query(q), s));
+        slices
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(q, s)| self.score_query(&ds.query(q), s));
         out
     }
 }
@@ -41,7 +44,9 @@ impl LinearModel {
     }
     /// The all-zero model over `d` features.
     pub fn zeros(d: usize) -> Self {
-        Self { weights: vec![0.0; d] }
+        Self {
+            weights: vec![0.0; d],
+        }
     }
     /// Euclidean norm of the weights.
     pub fn norm(&self) -> f64 {
@@ -49,7 +54,12 @@ impl LinearModel {
     }
     /// Cosine similarity with another model (0 when either is zero).
     pub fn cosine(&self, other: &LinearModel) -> f64 {
-        let dot: f64 = self.weights.iter().zip(&other.weights).map(|(a, b)| a * b).sum();
+        let dot: f64 = self
+            .weights
+            .iter()
+            .zip(&other.weights)
+            .map(|(a, b)| a * b)
+            .sum();
         let n = self.norm() * other.norm();
         if n == 0.0 {
             0.0
@@ -94,7 +104,10 @@ pub struct StumpEnsemble {
 impl StumpEnsemble {
     /// The ensemble truncated to its first `t` rounds.
     pub fn truncated(&self, t: usize) -> Self {
-        Self { stumps: self.stumps[..t.min(self.stumps.len())].to_vec(), n_features: self.n_features }
+        Self {
+            stumps: self.stumps[..t.min(self.stumps.len())].to_vec(),
+            n_features: self.n_features,
+        }
     }
 }
 
@@ -102,7 +115,12 @@ impl Scorer for StumpEnsemble {
     fn score_query(&self, query: &QueryView<'_>, out: &mut [f64]) {
         for (i, o) in out.iter_mut().enumerate() {
             let row = query.row(i);
-            *o = self.stumps.iter().filter(|s| row.get(s.feature) > s.threshold).map(|s| s.alpha).sum();
+            *o = self
+                .stumps
+                .iter()
+                .filter(|s| row.get(s.feature) > s.threshold)
+                .map(|s| s.alpha)
+                .sum();
         }
     }
     fn n_features(&self) -> usize {

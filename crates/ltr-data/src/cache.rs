@@ -140,7 +140,11 @@ pub fn save_cache(ds: &Dataset, path: &Path, source: Option<&Path>) -> Result<()
         source_mtime_ns,
     };
     crate::write::write_atomic(path, |w| {
-        let mut hw = HashWriter { inner: w, hash: Xxh3::new(), written: 0 };
+        let mut hw = HashWriter {
+            inner: w,
+            hash: Xxh3::new(),
+            written: 0,
+        };
         hw.put(MAGIC)?;
         hw.put(&CACHE_FORMAT_VERSION.to_le_bytes())?;
         let h = header.encode();
@@ -157,7 +161,13 @@ pub fn save_cache(ds: &Dataset, path: &Path, source: Option<&Path>) -> Result<()
                 hw.pad()?;
             }
             FeatureMatrix::Sparse(m) => {
-                let ip: Vec<u64> = m.indptr().as_slice().expect("plain indptr").iter().map(|&o| o as u64).collect();
+                let ip: Vec<u64> = m
+                    .indptr()
+                    .as_slice()
+                    .expect("plain indptr")
+                    .iter()
+                    .map(|&o| o as u64)
+                    .collect();
                 hw.put(bytemuck::cast_slice(&ip))?;
                 hw.put(bytemuck::cast_slice(m.indices()))?;
                 hw.pad()?;
@@ -165,7 +175,10 @@ pub fn save_cache(ds: &Dataset, path: &Path, source: Option<&Path>) -> Result<()
                 hw.pad()?;
             }
         }
-        for col in [Some(&qids), ds.docids(), ds.comments()].into_iter().flatten() {
+        for col in [Some(&qids), ds.docids(), ds.comments()]
+            .into_iter()
+            .flatten()
+        {
             let (ends, data) = text_parts(col);
             hw.put(bytemuck::cast_slice(&ends))?;
             hw.put(data)?;
@@ -208,10 +221,17 @@ impl<R: Read> HashReader<R> {
 /// current size and modification time; otherwise it is rejected as stale. A wrong magic, version or checksum, or a
 /// truncated file, is rejected with [`DataError::Cache`].
 pub fn load_cache(path: &Path, source: Option<&Path>) -> Result<Dataset> {
-    let bad = |p: &str| DataError::Cache { path: path.to_path_buf(), problem: p.to_string() };
+    let bad = |p: &str| DataError::Cache {
+        path: path.to_path_buf(),
+        problem: p.to_string(),
+    };
     let file = File::open(path).map_err(|e| DataError::io(path, e))?;
     let file_len = file.metadata().map_err(|e| DataError::io(path, e))?.len();
-    let mut r = HashReader { inner: std::io::BufReader::with_capacity(1 << 16, file), hash: Xxh3::new(), read: 0 };
+    let mut r = HashReader {
+        inner: std::io::BufReader::with_capacity(1 << 16, file),
+        hash: Xxh3::new(),
+        read: 0,
+    };
     let io = |e: std::io::Error| {
         if e.kind() == std::io::ErrorKind::UnexpectedEof {
             bad("the file is truncated")
@@ -228,7 +248,9 @@ pub fn load_cache(path: &Path, source: Option<&Path>) -> Result<Dataset> {
     r.fill(&mut v).map_err(io)?;
     let version = u32::from_le_bytes(v);
     if version != CACHE_FORMAT_VERSION {
-        return Err(bad(&format!("format version {version}, this build reads version {CACHE_FORMAT_VERSION}")));
+        return Err(bad(&format!(
+            "format version {version}, this build reads version {CACHE_FORMAT_VERSION}"
+        )));
     }
     r.fill(&mut v).map_err(io)?;
     let hlen = u32::from_le_bytes(v) as usize;
@@ -241,12 +263,21 @@ pub fn load_cache(path: &Path, source: Option<&Path>) -> Result<Dataset> {
     if let Some(src) = source {
         let (len, mt) = source_stamp(Some(src));
         if len != h.source_len || mt != h.source_mtime_ns {
-            return Err(bad(&format!("stale: {} changed since the cache was written", src.display())));
+            return Err(bad(&format!(
+                "stale: {} changed since the cache was written",
+                src.display()
+            )));
         }
     }
     // Refuse absurd sizes before allocating (a corrupt header must not allocate terabytes).
-    let cells = if h.dense { h.rows.saturating_mul(h.cols) } else { h.nnz };
-    let min_bytes = cells.saturating_mul(4).saturating_add(h.rows.saturating_mul(4));
+    let cells = if h.dense {
+        h.rows.saturating_mul(h.cols)
+    } else {
+        h.nnz
+    };
+    let min_bytes = cells
+        .saturating_mul(4)
+        .saturating_add(h.rows.saturating_mul(4));
     if min_bytes > file_len {
         return Err(bad("header sizes exceed the file size"));
     }
@@ -258,7 +289,9 @@ pub fn load_cache(path: &Path, source: Option<&Path>) -> Result<Dataset> {
     let features = if h.dense {
         let vals: Vec<f32> = r.vec(rows * cols).map_err(io)?;
         r.skip_pad().map_err(io)?;
-        FeatureMatrix::Dense(Array2::from_shape_vec((rows, cols), vals).map_err(|_| bad("bad dense shape"))?)
+        FeatureMatrix::Dense(
+            Array2::from_shape_vec((rows, cols), vals).map_err(|_| bad("bad dense shape"))?,
+        )
     } else {
         let ip: Vec<u64> = r.vec(rows + 1).map_err(io)?;
         let ix: Vec<u32> = r.vec(h.nnz as usize).map_err(io)?;
@@ -266,7 +299,8 @@ pub fn load_cache(path: &Path, source: Option<&Path>) -> Result<Dataset> {
         let data: Vec<f32> = r.vec(h.nnz as usize).map_err(io)?;
         r.skip_pad().map_err(io)?;
         let ip: Vec<usize> = ip.into_iter().map(|x| x as usize).collect();
-        let m = CsMatI::try_new((rows, cols), ip, ix, data).map_err(|e| bad(&format!("bad sparse structure: {}", e.3)))?;
+        let m = CsMatI::try_new((rows, cols), ip, ix, data)
+            .map_err(|e| bad(&format!("bad sparse structure: {}", e.3)))?;
         FeatureMatrix::Sparse(m)
     };
     let mut read_text = |n: usize, bytes: u64| -> Result<TextColumn> {
@@ -287,7 +321,11 @@ pub fn load_cache(path: &Path, source: Option<&Path>) -> Result<Dataset> {
         return Err(bad("checksum mismatch (the file is corrupt)"));
     }
     let mut extra = [0u8; 1];
-    if r.inner.read(&mut extra).map_err(|e| DataError::io(path, e))? != 0 {
+    if r.inner
+        .read(&mut extra)
+        .map_err(|e| DataError::io(path, e))?
+        != 0
+    {
         return Err(bad("trailing bytes after the checksum"));
     }
     let qids: Vec<String> = qids_col.iter().map(str::to_string).collect();

@@ -190,7 +190,9 @@ impl TextColumn {
         let mut prev = 0;
         for &e in &ends {
             if e < prev || e > data.len() || !data.is_char_boundary(e) {
-                return Err(DataError::Invalid("text column offsets are not monotone char boundaries".into()));
+                return Err(DataError::Invalid(
+                    "text column offsets are not monotone char boundaries".into(),
+                ));
             }
             prev = e;
         }
@@ -231,7 +233,9 @@ impl Dataset {
         let n = match &features {
             FeatureMatrix::Dense(a) => {
                 if !a.is_standard_layout() {
-                    return Err(DataError::Invalid("dense features must be in standard (row-major) layout".into()));
+                    return Err(DataError::Invalid(
+                        "dense features must be in standard (row-major) layout".into(),
+                    ));
                 }
                 a.nrows()
             }
@@ -243,27 +247,52 @@ impl Dataset {
             }
         };
         if labels.len() != n {
-            return Err(DataError::Shape(format!("{} labels for {} feature rows", labels.len(), n)));
+            return Err(DataError::Shape(format!(
+                "{} labels for {} feature rows",
+                labels.len(),
+                n
+            )));
         }
         if query_offsets.first() != Some(&0) || query_offsets.last() != Some(&n) {
-            return Err(DataError::Shape("query offsets must start at 0 and end at the row count".into()));
+            return Err(DataError::Shape(
+                "query offsets must start at 0 and end at the row count".into(),
+            ));
         }
         if query_offsets.windows(2).any(|w| w[1] <= w[0]) {
-            return Err(DataError::Invalid("every query must have at least one document".into()));
+            return Err(DataError::Invalid(
+                "every query must have at least one document".into(),
+            ));
         }
         if qids.len() + 1 != query_offsets.len() {
-            return Err(DataError::Shape(format!("{} qids for {} queries", qids.len(), query_offsets.len() - 1)));
+            return Err(DataError::Shape(format!(
+                "{} qids for {} queries",
+                qids.len(),
+                query_offsets.len() - 1
+            )));
         }
         if let Some(i) = labels.iter().position(|l| !l.is_finite()) {
-            return Err(DataError::Invalid(format!("label of row {i} is not finite")));
+            return Err(DataError::Invalid(format!(
+                "label of row {i} is not finite"
+            )));
         }
-        Ok(Self { features, labels, query_offsets, qids, docids: None, comments: None })
+        Ok(Self {
+            features,
+            labels,
+            query_offsets,
+            qids,
+            docids: None,
+            comments: None,
+        })
     }
 
     /// Attach document ids (one per row).
     pub fn with_docids(mut self, docids: TextColumn) -> Result<Self> {
         if docids.len() != self.n_docs() {
-            return Err(DataError::Shape(format!("{} docids for {} rows", docids.len(), self.n_docs())));
+            return Err(DataError::Shape(format!(
+                "{} docids for {} rows",
+                docids.len(),
+                self.n_docs()
+            )));
         }
         self.docids = Some(docids);
         Ok(self)
@@ -272,7 +301,11 @@ impl Dataset {
     /// Attach the raw comments (text after `#`, one per row).
     pub fn with_comments(mut self, comments: TextColumn) -> Result<Self> {
         if comments.len() != self.n_docs() {
-            return Err(DataError::Shape(format!("{} comments for {} rows", comments.len(), self.n_docs())));
+            return Err(DataError::Shape(format!(
+                "{} comments for {} rows",
+                comments.len(),
+                self.n_docs()
+            )));
         }
         self.comments = Some(comments);
         Ok(self)
@@ -350,12 +383,17 @@ impl Dataset {
         match &self.features {
             FeatureMatrix::Dense(a) => {
                 let d = a.ncols();
-                let s = a.as_slice().expect("standard layout checked at construction");
+                let s = a
+                    .as_slice()
+                    .expect("standard layout checked at construction");
                 Row::Dense(&s[i * d..(i + 1) * d])
             }
             FeatureMatrix::Sparse(m) => {
                 let r = m.indptr().outer_inds_sz(i);
-                Row::Sparse { indices: &m.indices()[r.clone()], values: &m.data()[r] }
+                Row::Sparse {
+                    indices: &m.indices()[r.clone()],
+                    values: &m.data()[r],
+                }
             }
         }
     }
@@ -365,7 +403,11 @@ impl Dataset {
     }
     /// A zero-copy view of query `q`.
     pub fn query(&self, q: usize) -> QueryView<'_> {
-        QueryView { dataset: self, index: q, rows: self.query_range(q) }
+        QueryView {
+            dataset: self,
+            index: q,
+            rows: self.query_range(q),
+        }
     }
     /// Iterate over all queries.
     pub fn queries(&self) -> impl ExactSizeIterator<Item = QueryView<'_>> + '_ {
@@ -373,7 +415,9 @@ impl Dataset {
     }
     /// Iterate over all queries in parallel (rayon); the iterator is indexed, so `collect` keeps query order.
     pub fn par_queries(&self) -> impl IndexedParallelIterator<Item = QueryView<'_>> + '_ {
-        (0..self.n_queries()).into_par_iter().map(move |q| self.query(q))
+        (0..self.n_queries())
+            .into_par_iter()
+            .map(move |q| self.query(q))
     }
     /// Scores `<x, w>` of every row, in row order (parallel over fixed row blocks: deterministic).
     pub fn scores(&self, w: &[f64]) -> Vec<f64> {
@@ -460,7 +504,11 @@ impl Dataset {
                 let mut data = Vec::new();
                 indptr.push(0);
                 for &r in rows {
-                    if let Row::Sparse { indices: ix, values } = self.row(r) {
+                    if let Row::Sparse {
+                        indices: ix,
+                        values,
+                    } = self.row(r)
+                    {
                         indices.extend_from_slice(ix);
                         data.extend_from_slice(values);
                     }
@@ -497,19 +545,25 @@ impl Dataset {
                 }
                 indptr.push(indices.len());
             }
-            self.features = FeatureMatrix::Sparse(CsMatI::new((a.nrows(), a.ncols()), indptr, indices, data));
+            self.features =
+                FeatureMatrix::Sparse(CsMatI::new((a.nrows(), a.ncols()), indptr, indices, data));
         }
     }
     /// Widen (or keep) the feature count to `d`, e.g. so a test file matches its training file.
     pub fn set_n_features(&mut self, d: usize) -> Result<()> {
         let cur = self.n_features();
         if d < cur {
-            return Err(DataError::Shape(format!("cannot shrink {cur} features to {d}")));
+            return Err(DataError::Shape(format!(
+                "cannot shrink {cur} features to {d}"
+            )));
         }
         if d == cur {
             return Ok(());
         }
-        self.features = match std::mem::replace(&mut self.features, FeatureMatrix::Dense(Array2::zeros((0, 0)))) {
+        self.features = match std::mem::replace(
+            &mut self.features,
+            FeatureMatrix::Dense(Array2::zeros((0, 0))),
+        ) {
             FeatureMatrix::Dense(a) => {
                 let mut b = Array2::<f32>::zeros((a.nrows(), d));
                 b.slice_mut(ndarray::s![.., ..cur]).assign(&a);
@@ -611,7 +665,10 @@ impl<'a> QueryView<'a> {
     }
     /// Document id of the `i`-th document, if known.
     pub fn docid(&self, i: usize) -> Option<&'a str> {
-        self.dataset.docids.as_ref().map(|c| c.get(self.rows.start + i))
+        self.dataset
+            .docids
+            .as_ref()
+            .map(|c| c.get(self.rows.start + i))
     }
     /// The dataset this view borrows from.
     pub fn dataset(&self) -> &'a Dataset {

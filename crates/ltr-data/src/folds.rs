@@ -28,16 +28,27 @@ pub fn letor_folds(dir: &Path) -> Result<Vec<LetorFold>> {
         if !f.is_dir() {
             continue;
         }
-        let fold = LetorFold { number: n, train: f.join("train.txt"), vali: f.join("vali.txt"), test: f.join("test.txt") };
+        let fold = LetorFold {
+            number: n,
+            train: f.join("train.txt"),
+            vali: f.join("vali.txt"),
+            test: f.join("test.txt"),
+        };
         for p in [&fold.train, &fold.vali, &fold.test] {
             if !p.is_file() {
-                return Err(DataError::io(p, std::io::Error::other("missing file of a LETOR fold")));
+                return Err(DataError::io(
+                    p,
+                    std::io::Error::other("missing file of a LETOR fold"),
+                ));
             }
         }
         out.push(fold);
     }
     if out.is_empty() {
-        return Err(DataError::io(dir, std::io::Error::other("no Fold1..Fold5 folders with train/vali/test.txt here")));
+        return Err(DataError::io(
+            dir,
+            std::io::Error::other("no Fold1..Fold5 folders with train/vali/test.txt here"),
+        ));
     }
     Ok(out)
 }
@@ -54,7 +65,9 @@ pub struct QuerySplit {
 /// Partition `n_queries` queries into `k` folds after a seeded shuffle; fold sizes differ by at most one.
 pub fn kfold_queries(n_queries: usize, k: usize, seed: u64) -> Result<Vec<QuerySplit>> {
     if k < 2 || k > n_queries {
-        return Err(DataError::Invalid(format!("k-fold needs 2 <= k <= number of queries ({n_queries}), got {k}")));
+        return Err(DataError::Invalid(format!(
+            "k-fold needs 2 <= k <= number of queries ({n_queries}), got {k}"
+        )));
     }
     let mut order: Vec<usize> = (0..n_queries).collect();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
@@ -74,10 +87,19 @@ pub fn kfold_queries(n_queries: usize, k: usize, seed: u64) -> Result<Vec<QueryS
 
 /// Split a dataset's queries at random (seeded) into consecutive parts with the given fractions (e.g.
 /// `[0.6, 0.2, 0.2]` for train/validation/test). Every part gets at least one query.
-pub fn split_by_queries(ds: &crate::Dataset, fractions: &[f64], seed: u64) -> Result<Vec<crate::Dataset>> {
+pub fn split_by_queries(
+    ds: &crate::Dataset,
+    fractions: &[f64],
+    seed: u64,
+) -> Result<Vec<crate::Dataset>> {
     let n = ds.n_queries();
-    if fractions.is_empty() || fractions.iter().any(|f| !(*f > 0.0)) || n < fractions.len() {
-        return Err(DataError::Invalid(format!("cannot split {n} queries into parts {fractions:?}")));
+    if fractions.is_empty()
+        || fractions.iter().any(|f| !f.is_finite() || *f <= 0.0)
+        || n < fractions.len()
+    {
+        return Err(DataError::Invalid(format!(
+            "cannot split {n} queries into parts {fractions:?}"
+        )));
     }
     let mut order: Vec<usize> = (0..n).collect();
     order.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
@@ -88,7 +110,11 @@ pub fn split_by_queries(ds: &crate::Dataset, fractions: &[f64], seed: u64) -> Re
     for (i, f) in fractions.iter().enumerate() {
         acc += f;
         let remaining_parts = fractions.len() - i - 1;
-        let end = if remaining_parts == 0 { n } else { ((acc / total * n as f64).round() as usize).clamp(start + 1, n - remaining_parts) };
+        let end = if remaining_parts == 0 {
+            n
+        } else {
+            ((acc / total * n as f64).round() as usize).clamp(start + 1, n - remaining_parts)
+        };
         let mut part: Vec<usize> = order[start..end].to_vec();
         part.sort_unstable();
         out.push(ds.select_queries(&part));

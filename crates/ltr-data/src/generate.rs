@@ -53,21 +53,38 @@ impl Default for SyntheticConfig {
 /// documents are graded by latent rank so that grade g holds a share ∝ 2^-g of them (most documents irrelevant,
 /// as in LETOR); then a fraction of labels is flipped at random. The same config gives the same data on any machine.
 pub fn generate_letor_like(cfg: &SyntheticConfig) -> Result<Dataset> {
-    if cfg.queries == 0 || cfg.features == 0 || cfg.min_docs == 0 || cfg.max_docs < cfg.min_docs || cfg.grades < 2 {
+    if cfg.queries == 0
+        || cfg.features == 0
+        || cfg.min_docs == 0
+        || cfg.max_docs < cfg.min_docs
+        || cfg.grades < 2
+    {
         return Err(DataError::Invalid(
             "synthetic data needs queries, features, min_docs >= 1, max_docs >= min_docs and grades >= 2".into(),
         ));
     }
     if !(0.0..=1.0).contains(&cfg.outlier_fraction) || cfg.noise < 0.0 || !cfg.noise.is_finite() {
-        return Err(DataError::Invalid("outlier_fraction must be in [0,1] and noise >= 0".into()));
+        return Err(DataError::Invalid(
+            "outlier_fraction must be in [0,1] and noise >= 0".into(),
+        ));
     }
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
     let d = cfg.features;
     let informative = d.div_ceil(2);
-    let mut w_true: Vec<f64> = (0..d).map(|j| if j < informative { rng.sample::<f64, _>(StandardNormal) } else { 0.0 }).collect();
+    let mut w_true: Vec<f64> = (0..d)
+        .map(|j| {
+            if j < informative {
+                rng.sample::<f64, _>(StandardNormal)
+            } else {
+                0.0
+            }
+        })
+        .collect();
     let norm = w_true.iter().map(|v| v * v).sum::<f64>().sqrt().max(1e-12);
     w_true.iter_mut().for_each(|v| *v /= norm);
-    let sizes: Vec<usize> = (0..cfg.queries).map(|_| rng.random_range(cfg.min_docs..=cfg.max_docs)).collect();
+    let sizes: Vec<usize> = (0..cfg.queries)
+        .map(|_| rng.random_range(cfg.min_docs..=cfg.max_docs))
+        .collect();
     let n: usize = sizes.iter().sum();
     let mut x = Array2::<f32>::zeros((n, d));
     let mut labels = vec![0f32; n];
@@ -80,7 +97,9 @@ pub fn generate_letor_like(cfg: &SyntheticConfig) -> Result<Dataset> {
     let total_share: f64 = shares.iter().sum();
     let mut row = 0;
     for (q, &m) in sizes.iter().enumerate() {
-        let shift: Vec<f64> = (0..d).map(|_| rng.sample::<f64, _>(StandardNormal)).collect();
+        let shift: Vec<f64> = (0..d)
+            .map(|_| rng.sample::<f64, _>(StandardNormal))
+            .collect();
         let mut latent = Vec::with_capacity(m);
         for i in 0..m {
             let mut s = 0.0;
@@ -89,7 +108,13 @@ pub fn generate_letor_like(cfg: &SyntheticConfig) -> Result<Dataset> {
                 x[[row + i, j]] = v as f32;
                 s += w_true[j] * (v - shift[j]);
             }
-            latent.push(s + if cfg.noise > 0.0 { noise.sample(&mut rng) } else { 0.0 });
+            latent.push(
+                s + if cfg.noise > 0.0 {
+                    noise.sample(&mut rng)
+                } else {
+                    0.0
+                },
+            );
         }
         let mut order: Vec<usize> = (0..m).collect();
         order.sort_by(|&a, &b| latent[b].total_cmp(&latent[a]).then(a.cmp(&b)));
@@ -112,7 +137,8 @@ pub fn generate_letor_like(cfg: &SyntheticConfig) -> Result<Dataset> {
         offsets.push(row);
         qids.push((q + 1).to_string());
     }
-    let mut ds = Dataset::new(FeatureMatrix::Dense(x), labels, offsets, qids)?.with_docids(docids)?;
+    let mut ds =
+        Dataset::new(FeatureMatrix::Dense(x), labels, offsets, qids)?.with_docids(docids)?;
     if cfg.query_level_norm {
         crate::transform::normalize_query_minmax(&mut ds);
     }
@@ -120,14 +146,17 @@ pub fn generate_letor_like(cfg: &SyntheticConfig) -> Result<Dataset> {
 }
 
 /// The relevance vector of every simulated round (algorithms.md §3.8): 3 fours, 3 threes, 4 twos, 5 ones, 5 zeros.
-pub const SLAM_SIM_RELEVANCE: [u8; 20] = [4, 4, 4, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0];
+pub const SLAM_SIM_RELEVANCE: [u8; 20] =
+    [4, 4, 4, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0];
 
 /// The separable stream of Chaudhuri & Tewari's simulation: `rounds` queries of 20 documents with 10 features.
 /// Level 4 documents are N(7,1)^10; each lower level ℓ (means 5, 3, 1, −1) is rejection-sampled until its
 /// oracle score ⟨1, x⟩ is more than 1 below the minimum oracle score of level ℓ+1. Rows are in label order (4s first).
 pub fn generate_slam_stream(rounds: usize, seed: u64) -> Result<Dataset> {
     if rounds == 0 {
-        return Err(DataError::Invalid("the simulated stream needs at least one round".into()));
+        return Err(DataError::Invalid(
+            "the simulated stream needs at least one round".into(),
+        ));
     }
     const D: usize = 10;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -136,7 +165,13 @@ pub fn generate_slam_stream(rounds: usize, seed: u64) -> Result<Dataset> {
     let mut labels = Vec::with_capacity(rounds * m);
     let mut offsets = vec![0usize];
     let mut qids = Vec::with_capacity(rounds);
-    let levels: [(u8, usize, f64); 5] = [(4, 3, 7.0), (3, 3, 5.0), (2, 4, 3.0), (1, 5, 1.0), (0, 5, -1.0)];
+    let levels: [(u8, usize, f64); 5] = [
+        (4, 3, 7.0),
+        (3, 3, 5.0),
+        (2, 4, 3.0),
+        (1, 5, 1.0),
+        (0, 5, -1.0),
+    ];
     let mut row = 0;
     for t in 0..rounds {
         let mut prev_min = f64::INFINITY;
@@ -144,7 +179,9 @@ pub fn generate_slam_stream(rounds: usize, seed: u64) -> Result<Dataset> {
             let mut level_min = f64::INFINITY;
             for _ in 0..count {
                 let v = loop {
-                    let v: Vec<f64> = (0..D).map(|_| mean + rng.sample::<f64, _>(StandardNormal)).collect();
+                    let v: Vec<f64> = (0..D)
+                        .map(|_| mean + rng.sample::<f64, _>(StandardNormal))
+                        .collect();
                     let s: f64 = v.iter().sum();
                     if prev_min - s > 1.0 {
                         break v;

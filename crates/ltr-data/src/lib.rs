@@ -31,7 +31,9 @@ pub mod transform;
 pub mod write;
 
 pub use cache::{load_cache, read_cached, save_cache};
-pub use dataset::{dot_dense, Dataset, DatasetSummary, FeatureMatrix, QueryView, Row, Storage, TextColumn};
+pub use dataset::{
+    dot_dense, Dataset, DatasetSummary, FeatureMatrix, QueryView, Row, Storage, TextColumn,
+};
 pub use error::{DataError, Result};
 pub use folds::{kfold_queries, letor_folds, split_by_queries, LetorFold, QuerySplit};
 pub use generate::{generate_letor_like, generate_slam_stream, SyntheticConfig};

@@ -107,7 +107,9 @@ pub fn read_letor_with(path: impl AsRef<Path>, opts: &ParseOptions) -> Result<Da
     })?;
     let n_rows: usize = stats.iter().map(|s| s.rows).sum();
     if n_rows == 0 {
-        return Err(DataError::Empty { path: path.to_path_buf() });
+        return Err(DataError::Empty {
+            path: path.to_path_buf(),
+        });
     }
     let mut line_base = Vec::with_capacity(stats.len());
     let mut row_base = Vec::with_capacity(stats.len());
@@ -125,7 +127,13 @@ pub fn read_letor_with(path: impl AsRef<Path>, opts: &ParseOptions) -> Result<Da
     // An index beyond u32 must be reported before we size anything by it.
     for (k, s) in stats.iter().enumerate() {
         if let Some((line, tok)) = &s.overflow {
-            return Err(parse_err(path, line_base[k] + line, tok, "feature index exceeds 4294967295", "an index that fits in 32 bits"));
+            return Err(parse_err(
+                path,
+                line_base[k] + line,
+                tok,
+                "feature index exceeds 4294967295",
+                "an index that fits in 32 bits",
+            ));
         }
     }
     let max_index = stats.iter().map(|s| s.max_index).max().unwrap_or(0) as usize;
@@ -139,10 +147,26 @@ pub fn read_letor_with(path: impl AsRef<Path>, opts: &ParseOptions) -> Result<Da
 
     // Pass 2: parse into exactly sized storage.
     let mut labels = vec![0f32; n_rows];
-    let mut dense_values: Vec<f32> = if dense { vec![0f32; n_rows * n_features] } else { Vec::new() };
-    let mut indptr: Vec<usize> = if dense { Vec::new() } else { vec![0; n_rows + 1] };
-    let mut indices: Vec<u32> = if dense { Vec::new() } else { vec![0; total_nnz] };
-    let mut values: Vec<f32> = if dense { Vec::new() } else { vec![0f32; total_nnz] };
+    let mut dense_values: Vec<f32> = if dense {
+        vec![0f32; n_rows * n_features]
+    } else {
+        Vec::new()
+    };
+    let mut indptr: Vec<usize> = if dense {
+        Vec::new()
+    } else {
+        vec![0; n_rows + 1]
+    };
+    let mut indices: Vec<u32> = if dense {
+        Vec::new()
+    } else {
+        vec![0; total_nnz]
+    };
+    let mut values: Vec<f32> = if dense {
+        Vec::new()
+    } else {
+        vec![0f32; total_nnz]
+    };
     let mut outputs: Vec<ChunkOutput> = Vec::with_capacity(stats.len());
     {
         let mut chunk_idx = 0usize;
@@ -161,9 +185,13 @@ pub fn read_letor_with(path: impl AsRef<Path>, opts: &ParseOptions) -> Result<Da
                 let (lab, rest) = std::mem::take(&mut labels_rest).split_at_mut(st.rows);
                 labels_rest = rest;
                 let sink = if dense {
-                    let (d, rest) = std::mem::take(&mut dense_rest).split_at_mut(st.rows * n_features);
+                    let (d, rest) =
+                        std::mem::take(&mut dense_rest).split_at_mut(st.rows * n_features);
                     dense_rest = rest;
-                    Sink::Dense { values: d, width: n_features }
+                    Sink::Dense {
+                        values: d,
+                        width: n_features,
+                    }
                 } else {
                     let (p, rest) = std::mem::take(&mut indptr_rest).split_at_mut(st.rows);
                     indptr_rest = rest;
@@ -171,13 +199,20 @@ pub fn read_letor_with(path: impl AsRef<Path>, opts: &ParseOptions) -> Result<Da
                     indices_rest = rest;
                     let (vs, rest) = std::mem::take(&mut values_rest).split_at_mut(st.nnz);
                     values_rest = rest;
-                    Sink::Sparse { indptr: p, indices: ix, values: vs, base: nnz_base[k] }
+                    Sink::Sparse {
+                        indptr: p,
+                        indices: ix,
+                        values: vs,
+                        base: nnz_base[k],
+                    }
                 };
                 jobs.push((text, lab, sink, line_base[k], row_base[k], st.rows));
             }
             let outs: Vec<ChunkOutput> = jobs
                 .into_par_iter()
-                .map(|(text, lab, sink, lb, rb, rows)| parse_chunk(path, text, lab, sink, lb, rb, rows, opts))
+                .map(|(text, lab, sink, lb, rb, rows)| {
+                    parse_chunk(path, text, lab, sink, lb, rb, rows, opts)
+                })
                 .collect();
             outputs.extend(outs);
             Ok(())
@@ -193,11 +228,20 @@ pub fn read_letor_with(path: impl AsRef<Path>, opts: &ParseOptions) -> Result<Da
     // Qid presence must be all or nothing.
     let with_qid: usize = outputs.iter().map(|o| o.rows_with_qid).sum();
     let first_line = outputs.iter().find_map(|o| o.first_line).unwrap_or(1);
-    let first_has = outputs.iter().find_map(|o| o.first_line.map(|_| o.first_has_qid)).unwrap_or(false);
+    let first_has = outputs
+        .iter()
+        .find_map(|o| o.first_line.map(|_| o.first_has_qid))
+        .unwrap_or(false);
     if with_qid != 0 && with_qid != n_rows {
         let line = outputs
             .iter()
-            .find_map(|o| if first_has { o.first_without_qid } else { o.first_with_qid })
+            .find_map(|o| {
+                if first_has {
+                    o.first_without_qid
+                } else {
+                    o.first_with_qid
+                }
+            })
             .unwrap_or(first_line);
         let word = |b: bool| if b { "has" } else { "lacks" };
         return Err(DataError::MixedQid {
@@ -210,7 +254,8 @@ pub fn read_letor_with(path: impl AsRef<Path>, opts: &ParseOptions) -> Result<Da
     }
 
     // Query runs.
-    let (mut offsets, mut qids, mut run_lines) = (vec![0usize], Vec::<String>::new(), Vec::<usize>::new());
+    let (mut offsets, mut qids, mut run_lines) =
+        (vec![0usize], Vec::<String>::new(), Vec::<usize>::new());
     if with_qid == n_rows {
         for o in &mut outputs {
             for (qid, row, line) in o.runs.drain(..) {
@@ -267,8 +312,13 @@ pub fn read_letor_with(path: impl AsRef<Path>, opts: &ParseOptions) -> Result<Da
     } else {
         FeatureMatrix::Sparse(CsMatI::new((n_rows, n_features), indptr, indices, values))
     };
-    let has_docids = outputs.iter().any(|o| o.docids.iter().any(|d| !d.is_empty()));
-    let has_comments = opts.keep_comments && outputs.iter().any(|o| o.comments.iter().any(|d| !d.is_empty()));
+    let has_docids = outputs
+        .iter()
+        .any(|o| o.docids.iter().any(|d| !d.is_empty()));
+    let has_comments = opts.keep_comments
+        && outputs
+            .iter()
+            .any(|o| o.comments.iter().any(|d| !d.is_empty()));
     let mut docids = TextColumn::new();
     let mut comments = TextColumn::new();
     for o in &outputs {
@@ -323,7 +373,10 @@ fn regroup(ds: &Dataset) -> Dataset {
         });
         runs.get_mut(qid.as_str()).expect("inserted").push(q);
     }
-    let merged_order: Vec<usize> = order.iter().flat_map(|qid| runs[qid].iter().copied()).collect();
+    let merged_order: Vec<usize> = order
+        .iter()
+        .flat_map(|qid| runs[qid].iter().copied())
+        .collect();
     let tmp = ds.select_queries(&merged_order);
     // Now runs of a qid are adjacent: merge their offsets.
     let mut offsets = vec![0usize];
@@ -336,7 +389,8 @@ fn regroup(ds: &Dataset) -> Dataset {
             offsets.push(tmp.query_offsets()[q + 1]);
         }
     }
-    let mut out = Dataset::new(tmp.features().clone(), tmp.labels().to_vec(), offsets, qids).expect("regroup keeps shapes");
+    let mut out = Dataset::new(tmp.features().clone(), tmp.labels().to_vec(), offsets, qids)
+        .expect("regroup keeps shapes");
     if let Some(d) = tmp.docids() {
         out = out.with_docids(d.clone()).expect("same rows");
     }
@@ -356,7 +410,10 @@ fn changed(path: &Path) -> DataError {
 fn check_regular_file(path: &Path) -> Result<()> {
     let md = std::fs::metadata(path).map_err(|e| DataError::io(path, e))?;
     if md.is_dir() {
-        return Err(DataError::io(path, std::io::Error::other("is a directory, expected a LETOR/SVMlight data file")));
+        return Err(DataError::io(
+            path,
+            std::io::Error::other("is a directory, expected a LETOR/SVMlight data file"),
+        ));
     }
     Ok(())
 }
@@ -375,7 +432,11 @@ pub fn read_group_file(path: &Path, n_rows: usize) -> Result<Vec<usize>> {
             _ => {
                 return Err(DataError::QueryFile {
                     path: path.to_path_buf(),
-                    problem: format!("line {}: `{}` is not a positive group size", i + 1, truncate(t.as_bytes())),
+                    problem: format!(
+                        "line {}: `{}` is not a positive group size",
+                        i + 1,
+                        truncate(t.as_bytes())
+                    ),
                 })
             }
         }
@@ -391,7 +452,11 @@ pub fn read_group_file(path: &Path, n_rows: usize) -> Result<Vec<usize>> {
 }
 
 /// Call `f` on consecutive blocks of whole lines (a trailing line without newline included; a leading BOM removed).
-fn for_each_block(path: &Path, block_size: usize, mut f: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+fn for_each_block(
+    path: &Path,
+    block_size: usize,
+    mut f: impl FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
     let mut file = File::open(path).map_err(|e| DataError::io(path, e))?;
     let file_len = file.metadata().map_err(|e| DataError::io(path, e))?.len();
     // Never allocate more than the file needs (small files are common in tests and fuzzing).
@@ -428,7 +493,11 @@ fn for_each_block(path: &Path, block_size: usize, mut f: impl FnMut(&[u8]) -> Re
             }
             first = false;
         }
-        let cut = if eof { buf.len() } else { memchr::memrchr(b'\n', &buf).map_or(buf.len(), |p| p + 1) };
+        let cut = if eof {
+            buf.len()
+        } else {
+            memchr::memrchr(b'\n', &buf).map_or(buf.len(), |p| p + 1)
+        };
         if cut > 0 {
             f(&buf[..cut])?;
         }
@@ -480,7 +549,8 @@ fn split_line(line: &[u8]) -> Option<(&[u8], &[u8])> {
 
 #[inline]
 fn tokens(data: &[u8]) -> impl Iterator<Item = &[u8]> {
-    data.split(|&b| b == b' ' || b == b'\t').filter(|t| !t.is_empty())
+    data.split(|&b| b == b' ' || b == b'\t')
+        .filter(|t| !t.is_empty())
 }
 
 fn lines(chunk: &[u8]) -> impl Iterator<Item = &[u8]> {
@@ -495,10 +565,14 @@ fn scan_chunk(chunk: &[u8]) -> ChunkStats {
     }
     for (li, line) in lines(chunk).enumerate() {
         s.physical_lines += 1;
-        let Some((data, _)) = split_line(line) else { continue };
+        let Some((data, _)) = split_line(line) else {
+            continue;
+        };
         s.rows += 1;
         for tok in tokens(data).skip(1) {
-            let Some(c) = memchr::memchr(b':', tok) else { continue };
+            let Some(c) = memchr::memchr(b':', tok) else {
+                continue;
+            };
             let (idx, _) = tok.split_at(c);
             if idx == b"qid" {
                 continue;
@@ -535,8 +609,16 @@ fn parse_index(b: &[u8]) -> Option<u64> {
 }
 
 enum Sink<'a> {
-    Dense { values: &'a mut [f32], width: usize },
-    Sparse { indptr: &'a mut [usize], indices: &'a mut [u32], values: &'a mut [f32], base: usize },
+    Dense {
+        values: &'a mut [f32],
+        width: usize,
+    },
+    Sparse {
+        indptr: &'a mut [usize],
+        indices: &'a mut [u32],
+        values: &'a mut [f32],
+        base: usize,
+    },
 }
 
 #[derive(Default)]
@@ -604,16 +686,30 @@ fn parse_chunk(
     let result: Result<()> = (|| {
         for (li, line) in lines(chunk).enumerate() {
             let line_no = line_base + li + 1;
-            let Some((data, comment)) = split_line(line) else { continue };
+            let Some((data, comment)) = split_line(line) else {
+                continue;
+            };
             if row >= expected_rows {
                 return Err(changed(path));
             }
-            let err = |tok: &[u8], problem: &str, expected: &str| parse_err(path, line_no, &truncate(tok), problem, expected);
+            let err = |tok: &[u8], problem: &str, expected: &str| {
+                parse_err(path, line_no, &truncate(tok), problem, expected)
+            };
             let mut toks = tokens(data).peekable();
             let label_tok = toks.next().expect("non-empty data");
-            let label = parse_f32(label_tok).ok_or_else(|| err(label_tok, "the label is not a number", "a numeric relevance label"))?;
+            let label = parse_f32(label_tok).ok_or_else(|| {
+                err(
+                    label_tok,
+                    "the label is not a number",
+                    "a numeric relevance label",
+                )
+            })?;
             if !label.is_finite() {
-                return Err(err(label_tok, "the label is not finite", "a finite relevance label"));
+                return Err(err(
+                    label_tok,
+                    "the label is not finite",
+                    "a finite relevance label",
+                ));
             }
             labels[row] = label;
             // Optional qid.
@@ -625,7 +721,11 @@ fn parse_chunk(
                     }
                     has_qid = true;
                     if out.runs.is_empty() || prev_qid != q {
-                        out.runs.push((String::from_utf8_lossy(q).into_owned(), row_base + row, line_no));
+                        out.runs.push((
+                            String::from_utf8_lossy(q).into_owned(),
+                            row_base + row,
+                            line_no,
+                        ));
                         prev_qid = q;
                     }
                     toks.next();
@@ -648,40 +748,88 @@ fn parse_chunk(
                 };
                 let (idx_b, val_b) = (&tok[..c], &tok[c + 1..]);
                 if idx_b == b"qid" {
-                    return Err(err(tok, "`qid:` must come right after the label", "`index:value`"));
+                    return Err(err(
+                        tok,
+                        "`qid:` must come right after the label",
+                        "`index:value`",
+                    ));
                 }
                 let idx = match parse_index(idx_b) {
-                    Some(0) => return Err(err(tok, "feature index 0", "a feature index >= 1 (LETOR/SVMlight indices are 1-based)")),
-                    Some(v) if v > MAX_INDEX => return Err(err(tok, "feature index exceeds 4294967295", "an index that fits in 32 bits")),
+                    Some(0) => {
+                        return Err(err(
+                            tok,
+                            "feature index 0",
+                            "a feature index >= 1 (LETOR/SVMlight indices are 1-based)",
+                        ))
+                    }
+                    Some(v) if v > MAX_INDEX => {
+                        return Err(err(
+                            tok,
+                            "feature index exceeds 4294967295",
+                            "an index that fits in 32 bits",
+                        ))
+                    }
                     Some(v) => v,
                     None if idx_b.first() == Some(&b'-') => {
                         return Err(err(tok, "negative feature index", "a feature index >= 1"))
                     }
-                    None => return Err(err(tok, "the feature index is not a whole number", "`index:value` with a positive integer index")),
+                    None => {
+                        return Err(err(
+                            tok,
+                            "the feature index is not a whole number",
+                            "`index:value` with a positive integer index",
+                        ))
+                    }
                 };
                 if idx == last_index {
-                    return Err(err(tok, "the same feature index appears twice on the line", "strictly increasing feature indices"));
+                    return Err(err(
+                        tok,
+                        "the same feature index appears twice on the line",
+                        "strictly increasing feature indices",
+                    ));
                 }
                 if idx < last_index {
-                    return Err(err(tok, "feature indices decrease", "strictly increasing feature indices"));
+                    return Err(err(
+                        tok,
+                        "feature indices decrease",
+                        "strictly increasing feature indices",
+                    ));
                 }
                 last_index = idx;
                 let val = if val_b.eq_ignore_ascii_case(b"null") {
                     match opts.null {
                         NullPolicy::Zero => 0.0,
-                        NullPolicy::Error => return Err(err(tok, "NULL feature value", "a number (or read with the NULL-as-zero option)")),
+                        NullPolicy::Error => {
+                            return Err(err(
+                                tok,
+                                "NULL feature value",
+                                "a number (or read with the NULL-as-zero option)",
+                            ))
+                        }
                     }
                 } else {
-                    let v = parse_f32(val_b).ok_or_else(|| err(tok, "the feature value is not a number", "`index:value` with a numeric value"))?;
+                    let v = parse_f32(val_b).ok_or_else(|| {
+                        err(
+                            tok,
+                            "the feature value is not a number",
+                            "`index:value` with a numeric value",
+                        )
+                    })?;
                     if !v.is_finite() {
-                        return Err(err(tok, "the feature value is not finite (NaN or infinity)", "a finite feature value"));
+                        return Err(err(
+                            tok,
+                            "the feature value is not finite (NaN or infinity)",
+                            "a finite feature value",
+                        ));
                     }
                     v
                 };
                 let col = (idx - 1) as usize;
                 match &mut sink {
                     Sink::Dense { values, width } => values[row * *width + col] = val,
-                    Sink::Sparse { indices, values, .. } => {
+                    Sink::Sparse {
+                        indices, values, ..
+                    } => {
                         if pos >= indices.len() {
                             return Err(changed(path));
                         }
@@ -718,7 +866,10 @@ mod tests {
 
     #[test]
     fn docid_forms() {
-        assert_eq!(extract_docid("docid = GX008-86-4444840 inc = 1 prob = 0.08"), Some("GX008-86-4444840"));
+        assert_eq!(
+            extract_docid("docid = GX008-86-4444840 inc = 1 prob = 0.08"),
+            Some("GX008-86-4444840")
+        );
         assert_eq!(extract_docid("docid=X12"), Some("X12"));
         assert_eq!(extract_docid("nothing here"), None);
     }

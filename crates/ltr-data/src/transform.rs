@@ -12,7 +12,9 @@ use crate::error::{DataError, Result};
 pub fn normalize_query_minmax(ds: &mut Dataset) {
     ds.to_dense();
     let offsets = ds.query_offsets().to_vec();
-    let FeatureMatrix::Dense(a) = ds.features_mut() else { unreachable!("made dense above") };
+    let FeatureMatrix::Dense(a) = ds.features_mut() else {
+        unreachable!("made dense above")
+    };
     let d = a.ncols();
     let slice = a.as_slice_mut().expect("standard layout");
     // Split into per-query row blocks and normalise them in parallel.
@@ -64,7 +66,11 @@ impl ZScore {
             }
         }
         let mean: Vec<f64> = sum.iter().map(|s| s / n).collect();
-        let std = sq.iter().zip(&mean).map(|(q, m)| (q / n - m * m).max(0.0).sqrt()).collect();
+        let std = sq
+            .iter()
+            .zip(&mean)
+            .map(|(q, m)| (q / n - m * m).max(0.0).sqrt())
+            .collect();
         Self { mean, std }
     }
     /// Apply to `ds` (made dense: centering fills zeros). Fails if the widths differ.
@@ -77,13 +83,21 @@ impl ZScore {
             )));
         }
         ds.to_dense();
-        let FeatureMatrix::Dense(a) = ds.features_mut() else { unreachable!() };
-        a.axis_iter_mut(Axis(0)).into_par_iter().for_each(|mut row| {
-            for (j, v) in row.iter_mut().enumerate() {
-                let s = self.std[j];
-                *v = if s > 0.0 { ((*v as f64 - self.mean[j]) / s) as f32 } else { 0.0 };
-            }
-        });
+        let FeatureMatrix::Dense(a) = ds.features_mut() else {
+            unreachable!()
+        };
+        a.axis_iter_mut(Axis(0))
+            .into_par_iter()
+            .for_each(|mut row| {
+                for (j, v) in row.iter_mut().enumerate() {
+                    let s = self.std[j];
+                    *v = if s > 0.0 {
+                        ((*v as f64 - self.mean[j]) / s) as f32
+                    } else {
+                        0.0
+                    };
+                }
+            });
         Ok(())
     }
 }
@@ -92,7 +106,9 @@ impl ZScore {
 pub fn select_features(ds: &Dataset, features: &[usize]) -> Result<Dataset> {
     let d = ds.n_features();
     if let Some(&bad) = features.iter().find(|&&f| f == 0 || f > d) {
-        return Err(DataError::Invalid(format!("feature {bad} is outside 1..={d}")));
+        return Err(DataError::Invalid(format!(
+            "feature {bad} is outside 1..={d}"
+        )));
     }
     let mut a = ndarray::Array2::<f32>::zeros((ds.n_docs(), features.len()));
     for (i, mut row) in a.axis_iter_mut(Axis(0)).enumerate() {
@@ -101,7 +117,12 @@ pub fn select_features(ds: &Dataset, features: &[usize]) -> Result<Dataset> {
             row[k] = r.get(f - 1);
         }
     }
-    let mut out = Dataset::new(FeatureMatrix::Dense(a), ds.labels().to_vec(), ds.query_offsets().to_vec(), ds.qids().to_vec())?;
+    let mut out = Dataset::new(
+        FeatureMatrix::Dense(a),
+        ds.labels().to_vec(),
+        ds.query_offsets().to_vec(),
+        ds.qids().to_vec(),
+    )?;
     if let Some(c) = ds.docids() {
         out = out.with_docids(c.clone())?;
     }
@@ -115,7 +136,11 @@ pub fn select_features(ds: &Dataset, features: &[usize]) -> Result<Dataset> {
 pub fn parse_feature_list(spec: &str) -> Result<Vec<usize>> {
     let mut out = Vec::new();
     for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let bad = || DataError::Invalid(format!("`{part}` in feature list `{spec}`: expected N or N-M with N, M >= 1"));
+        let bad = || {
+            DataError::Invalid(format!(
+                "`{part}` in feature list `{spec}`: expected N or N-M with N, M >= 1"
+            ))
+        };
         if let Some((a, b)) = part.split_once('-') {
             let a: usize = a.trim().parse().map_err(|_| bad())?;
             let b: usize = b.trim().parse().map_err(|_| bad())?;

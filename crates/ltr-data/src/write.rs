@@ -8,12 +8,18 @@ use crate::error::{DataError, Result};
 
 /// Write `contents` to `path` atomically: a temporary file in the same folder, flushed and synced, then renamed
 /// over the target. A crash leaves either the old file or the new one, never a torn one.
-pub fn write_atomic(path: &Path, contents: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
+pub fn write_atomic(
+    path: &Path,
+    contents: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => std::path::PathBuf::from("."),
     };
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     let res = (|| -> std::io::Result<()> {
         let f = std::fs::File::create(&tmp)?;

@@ -4,7 +4,9 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use ltr_data::{read_letor, read_letor_with, DataError, ParseOptions, QueryFile, RepeatedQid, Storage};
+use ltr_data::{
+    read_letor, read_letor_with, DataError, ParseOptions, QueryFile, RepeatedQid, Storage,
+};
 use proptest::prelude::*;
 
 fn file(bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
@@ -25,7 +27,13 @@ fn err(bytes: &[u8]) -> String {
 fn parse_error(bytes: &[u8], line: usize, needle: &str) {
     let (_d, p) = file(bytes);
     match read_letor(&p) {
-        Err(DataError::Parse { line: l, problem, token, expected, .. }) => {
+        Err(DataError::Parse {
+            line: l,
+            problem,
+            token,
+            expected,
+            ..
+        }) => {
             let all = format!("{problem} {token} {expected}");
             assert_eq!(l, line, "line of `{all}`");
             assert!(all.contains(needle), "`{all}` should mention `{needle}`");
@@ -117,7 +125,9 @@ fn a_directory_is_not_a_data_file() {
 
 #[test]
 fn missing_file_names_the_path() {
-    let s = read_letor("/definitely/not/here.txt").unwrap_err().to_string();
+    let s = read_letor("/definitely/not/here.txt")
+        .unwrap_err()
+        .to_string();
     assert!(s.contains("/definitely/not/here.txt"), "{s}");
 }
 
@@ -135,17 +145,29 @@ fn query_sidecar_must_sum_to_line_count() {
     let (d2, p2) = file(b"1 qid:4 1:0.5\n");
     let g = d2.path().join("groups");
     std::fs::write(&g, "1\n").unwrap();
-    let opts = ParseOptions { query_file: QueryFile::Path(g), ..Default::default() };
-    assert!(read_letor_with(&p2, &opts).unwrap_err().to_string().contains("already carries qid"));
+    let opts = ParseOptions {
+        query_file: QueryFile::Path(g),
+        ..Default::default()
+    };
+    assert!(read_letor_with(&p2, &opts)
+        .unwrap_err()
+        .to_string()
+        .contains("already carries qid"));
 }
 
 #[test]
 fn repeated_qid_is_an_error_by_default_and_regroups_on_request() {
     let text = b"2 qid:1 1:1\n0 qid:2 1:2\n1 qid:1 1:3\n";
     let s = err(text);
-    assert!(s.contains("qid `1` reappears") && s.contains(":3:") && s.contains("line 1"), "{s}");
+    assert!(
+        s.contains("qid `1` reappears") && s.contains(":3:") && s.contains("line 1"),
+        "{s}"
+    );
     let (_d, p) = file(text);
-    let opts = ParseOptions { repeated_qid: RepeatedQid::Regroup, ..Default::default() };
+    let opts = ParseOptions {
+        repeated_qid: RepeatedQid::Regroup,
+        ..Default::default()
+    };
     let ds = read_letor_with(&p, &opts).unwrap();
     assert_eq!(ds.qids(), &["1".to_string(), "2".to_string()]);
     assert_eq!(ds.labels(), &[2.0, 1.0, 0.0]);
@@ -167,8 +189,14 @@ fn accepted_variants_crlf_bom_blank_comments_null_real_labels() {
     assert_eq!((ids.get(0), ids.get(1), ids.get(2)), ("A1", "", "B2"));
     assert_eq!(ds.comments().unwrap().get(0), "docid = A1 extra");
     // NULL as an error on request.
-    let opts = ParseOptions { null: ltr_data::NullPolicy::Error, ..Default::default() };
-    assert!(read_letor_with(&p, &opts).unwrap_err().to_string().contains("NULL"));
+    let opts = ParseOptions {
+        null: ltr_data::NullPolicy::Error,
+        ..Default::default()
+    };
+    assert!(read_letor_with(&p, &opts)
+        .unwrap_err()
+        .to_string()
+        .contains("NULL"));
 }
 
 #[test]
@@ -181,8 +209,22 @@ fn sparse_files_with_large_indices() {
     assert_eq!(ds.row(0).get(1_999_999), 0.5);
     // Forced dense storage of a small sparse file.
     let (_d2, p2) = file(b"1 qid:1 5:1\n0 qid:1 2:2\n");
-    let dense = read_letor_with(&p2, &ParseOptions { storage: Storage::Dense, ..Default::default() }).unwrap();
-    let sparse = read_letor_with(&p2, &ParseOptions { storage: Storage::Sparse, ..Default::default() }).unwrap();
+    let dense = read_letor_with(
+        &p2,
+        &ParseOptions {
+            storage: Storage::Dense,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let sparse = read_letor_with(
+        &p2,
+        &ParseOptions {
+            storage: Storage::Sparse,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     for i in 0..2 {
         for j in 0..5 {
             assert_eq!(dense.row(i).get(j), sparse.row(i).get(j));
@@ -195,12 +237,25 @@ fn small_blocks_give_the_same_dataset_as_one_block() {
     let mut text = String::new();
     for q in 0..50 {
         for d in 0..7 {
-            text.push_str(&format!("{} qid:{} 1:{} 3:{} #docid = d{q}-{d}\n", d % 3, q, d as f32 * 0.5, q as f32 / 7.0));
+            text.push_str(&format!(
+                "{} qid:{} 1:{} 3:{} #docid = d{q}-{d}\n",
+                d % 3,
+                q,
+                d as f32 * 0.5,
+                q as f32 / 7.0
+            ));
         }
     }
     let (_d, p) = file(text.as_bytes());
     let big = read_letor(&p).unwrap();
-    let small = read_letor_with(&p, &ParseOptions { block_size: 1024, ..Default::default() }).unwrap();
+    let small = read_letor_with(
+        &p,
+        &ParseOptions {
+            block_size: 1024,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert_eq!(big, small);
     assert_eq!(big.n_queries(), 50);
 }

@@ -1,12 +1,19 @@
 //! The official statistics of the shared LETOR benchmarks (skipped with a reason when the folder is absent).
 
-use ltr_data::{letor_folds, load_cache, read_letor, save_cache, shared_datasets_dir, write_letor, Dataset};
+use ltr_data::{
+    letor_folds, load_cache, read_letor, save_cache, shared_datasets_dir, write_letor, Dataset,
+};
 
 fn all_docs(dir: &std::path::Path) -> Option<Vec<Dataset>> {
     let folds = letor_folds(dir).ok()?;
     // Fold1's train+vali+test covers every query exactly once.
     let f = &folds[0];
-    Some([&f.train, &f.vali, &f.test].iter().map(|p| read_letor(p).expect("parse")).collect())
+    Some(
+        [&f.train, &f.vali, &f.test]
+            .iter()
+            .map(|p| read_letor(p).expect("parse"))
+            .collect(),
+    )
 }
 
 fn check(name: &str, sub: &str, queries: usize, docs: usize, features: usize, grades: [usize; 3]) {
@@ -16,12 +23,23 @@ fn check(name: &str, sub: &str, queries: usize, docs: usize, features: usize, gr
     };
     let dir = root.join(sub);
     let parts = all_docs(&dir).expect("five LETOR folds");
-    assert_eq!(parts.iter().map(Dataset::n_queries).sum::<usize>(), queries, "{name} queries");
-    assert_eq!(parts.iter().map(Dataset::n_docs).sum::<usize>(), docs, "{name} documents");
+    assert_eq!(
+        parts.iter().map(Dataset::n_queries).sum::<usize>(),
+        queries,
+        "{name} queries"
+    );
+    assert_eq!(
+        parts.iter().map(Dataset::n_docs).sum::<usize>(),
+        docs,
+        "{name} documents"
+    );
     for p in &parts {
         assert_eq!(p.n_features(), features, "{name} features");
         assert!(p.is_dense());
-        assert!(p.docids().is_some(), "{name}: doc ids extracted from comments");
+        assert!(
+            p.docids().is_some(),
+            "{name}: doc ids extracted from comments"
+        );
     }
     let mut hist = [0usize; 3];
     for p in &parts {
@@ -32,7 +50,10 @@ fn check(name: &str, sub: &str, queries: usize, docs: usize, features: usize, gr
     assert_eq!(hist, grades, "{name} label histogram");
     // Every fold has the same totals.
     for f in letor_folds(&dir).unwrap() {
-        let n: usize = [&f.train, &f.vali, &f.test].iter().map(|p| read_letor(p).unwrap().n_docs()).sum();
+        let n: usize = [&f.train, &f.vali, &f.test]
+            .iter()
+            .map(|p| read_letor(p).unwrap().n_docs())
+            .sum();
         assert_eq!(n, docs, "{name} fold {}", f.number);
     }
 }
@@ -44,7 +65,14 @@ fn mq2008_official_counts() {
 
 #[test]
 fn ohsumed_official_counts() {
-    check("OHSUMED", "OHSUMED/QueryLevelNorm", 106, 16_140, 45, [11_303, 2_585, 2_252]);
+    check(
+        "OHSUMED",
+        "OHSUMED/QueryLevelNorm",
+        106,
+        16_140,
+        45,
+        [11_303, 2_585, 2_252],
+    );
 }
 
 #[test]

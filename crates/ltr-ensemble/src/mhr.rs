@@ -3,7 +3,9 @@
 
 use std::time::Instant;
 
-use ltr_core::{aggregate, positions, Aggregation, LinearModel, LtrError, RankAggregate, Result, Scorer};
+use ltr_core::{
+    aggregate, positions, Aggregation, LinearModel, LtrError, RankAggregate, Result, Scorer,
+};
 use ltr_data::Dataset;
 use ltr_metrics::{evaluate, pair_counts, Convention, Metric};
 use ltr_pairs::{Levels, PairScheme};
@@ -124,9 +126,18 @@ fn borda_points(members: &[LinearModel], ds: &Dataset) -> Vec<Vec<f64>> {
         .collect()
 }
 
-fn tune_value(points: &[Vec<f64>], weights: &[f64], ds: &Dataset, metric: Metric, conv: &Convention, method: Aggregation) -> f64 {
+fn tune_value(
+    points: &[Vec<f64>],
+    weights: &[f64],
+    ds: &Dataset,
+    metric: Metric,
+    conv: &Convention,
+    method: Aggregation,
+) -> f64 {
     let scores: Vec<f64> = if matches!(method, Aggregation::Borda | Aggregation::BordaFuse) {
-        (0..ds.n_docs()).map(|d| points.iter().zip(weights).map(|(p, w)| w * p[d]).sum()).collect()
+        (0..ds.n_docs())
+            .map(|d| points.iter().zip(weights).map(|(p, w)| w * p[d]).sum())
+            .collect()
     } else {
         let mut out = vec![0.0; ds.n_docs()];
         for q in ds.queries() {
@@ -136,32 +147,56 @@ fn tune_value(points: &[Vec<f64>], weights: &[f64], ds: &Dataset, metric: Metric
         }
         out
     };
-    evaluate(ds, &scores, &[metric], conv).map(|e| e.results[0].mean).unwrap_or(f64::NEG_INFINITY)
+    evaluate(ds, &scores, &[metric], conv)
+        .map(|e| e.results[0].mean)
+        .unwrap_or(f64::NEG_INFINITY)
 }
 
 /// Maximise the metric over non-negative weights summing to 1: the full simplex grid with step `h` for up to three
 /// lists, else coordinate search (each coordinate tried at 0, ½×, 2× and the grid values, renormalised, until no
 /// improvement). Ties keep the earlier candidate, starting from uniform weights.
-pub fn tune_weights(points: &[Vec<f64>], ds: &Dataset, metric: Metric, conv: &Convention, method: Aggregation, h: f64) -> Vec<f64> {
+pub fn tune_weights(
+    points: &[Vec<f64>],
+    ds: &Dataset,
+    metric: Metric,
+    conv: &Convention,
+    method: Aggregation,
+    h: f64,
+) -> Vec<f64> {
     let k = points.len();
     let uniform = vec![1.0 / k as f64; k];
-    let mut best = (tune_value(points, &uniform, ds, metric, conv, method), uniform);
+    let mut best = (
+        tune_value(points, &uniform, ds, metric, conv, method),
+        uniform,
+    );
     if k <= 3 {
         let steps = (1.0 / h).round() as usize;
         let mut cands = Vec::new();
         match k {
             1 => {}
-            2 => (0..=steps).for_each(|a| cands.push(vec![a as f64 / steps as f64, (steps - a) as f64 / steps as f64])),
+            2 => (0..=steps).for_each(|a| {
+                cands.push(vec![
+                    a as f64 / steps as f64,
+                    (steps - a) as f64 / steps as f64,
+                ])
+            }),
             _ => {
                 for a in 0..=steps {
                     for b in 0..=steps - a {
                         let c = steps - a - b;
-                        cands.push(vec![a as f64 / steps as f64, b as f64 / steps as f64, c as f64 / steps as f64]);
+                        cands.push(vec![
+                            a as f64 / steps as f64,
+                            b as f64 / steps as f64,
+                            c as f64 / steps as f64,
+                        ]);
                     }
                 }
             }
         }
-        let vals: Vec<f64> = cands.par_iter().map(|w| tune_value(points, w, ds, metric, conv, method)).collect();
+        let vals: Vec<f64> = cands
+            .par_iter()
+            .map(|w| tune_value(points, w, ds, metric, conv, method))
+            .collect();
         for (w, v) in cands.into_iter().zip(vals) {
             if v > best.0 {
                 best = (v, w);
@@ -198,7 +233,9 @@ impl MhrParams {
         let levels = Levels::new(ds).values;
         let k = levels.len();
         if k < 2 {
-            return Err(LtrError::Training("MHR needs at least two relevance grades in the training data".into()));
+            return Err(LtrError::Training(
+                "MHR needs at least two relevance grades in the training data".into(),
+            ));
         }
         Ok(match &self.pairs {
             GradePairs::All => {
@@ -214,7 +251,12 @@ impl MhrParams {
             GradePairs::Subset(s) => {
                 for &(a, b) in s {
                     if a <= b || !levels.contains(&a) || !levels.contains(&b) {
-                        return Err(LtrError::param("pairs", format!("grade pair ({a},{b}) must be two grades of the data, higher first")));
+                        return Err(LtrError::param(
+                            "pairs",
+                            format!(
+                                "grade pair ({a},{b}) must be two grades of the data, higher first"
+                            ),
+                        ));
                     }
                 }
                 s.clone()
@@ -244,11 +286,20 @@ impl MhrParams {
         let weights = if self.weighted && members.len() > 1 {
             let tune_ds = match (self.tune_on, validation) {
                 (TuneOn::Validation, Some(v)) => v,
-                (TuneOn::Validation, None) => return Err(LtrError::param("tune-on", "validation needs --validate")),
+                (TuneOn::Validation, None) => {
+                    return Err(LtrError::param("tune-on", "validation needs --validate"))
+                }
                 _ => train,
             };
             let points = borda_points(&members, tune_ds);
-            tune_weights(&points, tune_ds, self.metric, &self.convention, self.aggregation, self.grid_step)
+            tune_weights(
+                &points,
+                tune_ds,
+                self.metric,
+                &self.convention,
+                self.aggregation,
+                self.grid_step,
+            )
         } else {
             vec![1.0; members.len()]
         };
@@ -268,13 +319,20 @@ impl MhrParams {
         }
         if self.diagnostics {
             let t0 = Instant::now();
-            let single = base.clone().pairs(PairScheme::AllDifferent).fit(train)?.model;
+            let single = base
+                .clone()
+                .pairs(PairScheme::AllDifferent)
+                .fit(train)?
+                .model;
             diag.ranksvm_seconds = t0.elapsed().as_secs_f64();
             diag.cosine_with_ranksvm = members.iter().map(|m| single.cosine(m)).collect();
             let s_single = single.score_dataset(train);
             for (k, &(s, t)) in gp.iter().enumerate() {
                 let s_own = members[k].score_dataset(train);
-                let (mut own, mut one) = (ltr_metrics::PairCounts::default(), ltr_metrics::PairCounts::default());
+                let (mut own, mut one) = (
+                    ltr_metrics::PairCounts::default(),
+                    ltr_metrics::PairCounts::default(),
+                );
                 for q in train.queries() {
                     let r = q.rows();
                     let st = Some((s as u8, t as u8));
@@ -285,10 +343,23 @@ impl MhrParams {
                     one.wrong += b.wrong + b.tied;
                     one.total += b.total;
                 }
-                let rate = |p: ltr_metrics::PairCounts| if p.total > 0.0 { p.wrong / p.total } else { 0.0 };
+                let rate = |p: ltr_metrics::PairCounts| {
+                    if p.total > 0.0 {
+                        p.wrong / p.total
+                    } else {
+                        0.0
+                    }
+                };
                 diag.order_error.push(((s, t), rate(own), rate(one)));
             }
         }
-        Ok(MhrFit { model: RankAggregate { members, weights, method: self.aggregation }, diagnostics: diag })
+        Ok(MhrFit {
+            model: RankAggregate {
+                members,
+                weights,
+                method: self.aggregation,
+            },
+            diagnostics: diag,
+        })
     }
 }

@@ -29,7 +29,13 @@ pub struct RankBoostParams {
 
 impl Default for RankBoostParams {
     fn default() -> Self {
-        Self { rounds: 300, thresholds: 10, select_rounds: true, metric: Metric::Ndcg(Some(10)), convention: Convention::STANDARD }
+        Self {
+            rounds: 300,
+            thresholds: 10,
+            select_rounds: true,
+            metric: Metric::Ndcg(Some(10)),
+            convention: Convention::STANDARD,
+        }
     }
 }
 
@@ -100,14 +106,20 @@ impl RankBoostParams {
             .map(|f| {
                 let vals: Vec<f32> = (0..n).map(|i| train.row(i).get(f)).collect();
                 let mut idx: Vec<u32> = (0..n as u32).collect();
-                idx.sort_by(|&a, &b| vals[b as usize].total_cmp(&vals[a as usize]).then(a.cmp(&b)));
+                idx.sort_by(|&a, &b| {
+                    vals[b as usize]
+                        .total_cmp(&vals[a as usize])
+                        .then(a.cmp(&b))
+                });
                 let (lo, hi) = (vals[idx[n - 1] as usize], vals[idx[0] as usize]);
                 let mut th: Vec<f32> = if self.thresholds == 0 {
                     let mut u: Vec<f32> = idx.iter().map(|&i| vals[i as usize]).collect();
                     u.dedup();
                     u.into_iter().skip(1).collect() // x > v for every distinct v except the max
                 } else {
-                    (0..self.thresholds).map(|t| lo + (hi - lo) * t as f32 / self.thresholds as f32).collect()
+                    (0..self.thresholds)
+                        .map(|t| lo + (hi - lo) * t as f32 / self.thresholds as f32)
+                        .collect()
                 };
                 th.sort_by(|a, b| b.total_cmp(a));
                 th.dedup();
@@ -116,7 +128,10 @@ impl RankBoostParams {
             .collect();
         let mut h = vec![0.0f64; n];
         let mut pi = vec![0.0f64; n];
-        let mut model = StumpEnsemble { stumps: Vec::new(), n_features: d };
+        let mut model = StumpEnsemble {
+            stumps: Vec::new(),
+            n_features: d,
+        };
         let mut vscores = validation.map(|v| vec![0.0f64; v.n_docs()]);
         let mut curve = Vec::new();
         let mut best = (f64::NEG_INFINITY, 0usize);
@@ -142,16 +157,27 @@ impl RankBoostParams {
                     best
                 })
                 .collect();
-            let (f, &(r, t)) = best_per_feature
-                .iter()
-                .enumerate()
-                .fold((0, &(0.0f64, f32::NAN)), |b, (f, x)| if x.0.abs() > b.1 .0.abs() { (f, x) } else { b });
+            let (f, &(r, t)) =
+                best_per_feature
+                    .iter()
+                    .enumerate()
+                    .fold((0, &(0.0f64, f32::NAN)), |b, (f, x)| {
+                        if x.0.abs() > b.1 .0.abs() {
+                            (f, x)
+                        } else {
+                            b
+                        }
+                    });
             if r.abs() < 1e-12 || t.is_nan() {
                 break; // no weak ranker helps any more
             }
             let r = r.clamp(-1.0 + 1e-12, 1.0 - 1e-12);
             let alpha = 0.5 * ((1.0 + r) / (1.0 - r)).ln();
-            let stump = Stump { feature: f, threshold: t, alpha };
+            let stump = Stump {
+                feature: f,
+                threshold: t,
+                alpha,
+            };
             model.stumps.push(stump);
             h.par_iter_mut().enumerate().for_each(|(i, hi)| {
                 if train.row(i).get(f) > t {
@@ -164,15 +190,26 @@ impl RankBoostParams {
                         *s += alpha;
                     }
                 }
-                let m = evaluate(v, vs, &[self.metric], &self.convention).map_err(|e| LtrError::Training(e.to_string()))?.results[0].mean;
+                let m = evaluate(v, vs, &[self.metric], &self.convention)
+                    .map_err(|e| LtrError::Training(e.to_string()))?
+                    .results[0]
+                    .mean;
                 curve.push(m);
                 if m > best.0 {
                     best = (m, round + 1);
                 }
             }
         }
-        let rounds_used = if self.select_rounds && validation.is_some() && best.1 > 0 { best.1 } else { model.stumps.len() };
-        Ok(RankBoostFit { model: model.truncated(rounds_used), rounds_used, validation_curve: curve })
+        let rounds_used = if self.select_rounds && validation.is_some() && best.1 > 0 {
+            best.1
+        } else {
+            model.stumps.len()
+        };
+        Ok(RankBoostFit {
+            model: model.truncated(rounds_used),
+            rounds_used,
+            validation_curve: curve,
+        })
     }
 }
 

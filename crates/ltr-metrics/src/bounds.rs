@@ -4,7 +4,13 @@
 /// order and only the first `m` of them are used. AP: Z = m = R; P@K: Z = K, m = #relevant in the top K;
 /// RR: Z = m = 1; R-prec: Z = R, m = #relevant in the top R.
 pub fn phi(z: f64, m: usize, ranks: &[usize]) -> f64 {
-    ranks.iter().take(m).enumerate().map(|(i, &r)| (i + 1) as f64 / r as f64).sum::<f64>() / z
+    ranks
+        .iter()
+        .take(m)
+        .enumerate()
+        .map(|(i, &r)| (i + 1) as f64 / r as f64)
+        .sum::<f64>()
+        / z
 }
 
 /// The appendix lower bound Φ_{Z,m} ≥ (1/Z) [Q + C(R+1, 2)]^{-1} (Σ_{i≤m} √i)², with R relevant documents and Q

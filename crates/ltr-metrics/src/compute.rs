@@ -48,10 +48,18 @@ impl QueryInput<'_> {
     /// Number of relevant judged documents, retrieved or not.
     fn total_rel(&self, c: &Convention) -> usize {
         (0..self.labels.len()).filter(|&d| self.rel(c, d)).count()
-            + self.unretrieved.iter().filter(|&&l| judged(l) && c.is_relevant(l)).count()
+            + self
+                .unretrieved
+                .iter()
+                .filter(|&&l| judged(l) && c.is_relevant(l))
+                .count()
     }
     fn total_nonrel(&self, c: &Convention) -> usize {
-        self.labels.iter().chain(self.unretrieved).filter(|&&l| judged(l) && !c.is_relevant(l)).count()
+        self.labels
+            .iter()
+            .chain(self.unretrieved)
+            .filter(|&&l| judged(l) && !c.is_relevant(l))
+            .count()
     }
     fn gain(&self, c: &Convention, d: usize) -> f64 {
         let l = self.labels[d];
@@ -64,7 +72,11 @@ impl QueryInput<'_> {
 }
 
 /// Value of `metric` for one query under convention `c`.
-pub fn query_metric(metric: Metric, q: &QueryInput<'_>, c: &Convention) -> Result<f64, Unsupported> {
+pub fn query_metric(
+    metric: Metric,
+    q: &QueryInput<'_>,
+    c: &Convention,
+) -> Result<f64, Unsupported> {
     let n = q.labels.len();
     Ok(match metric {
         Metric::Ndcg(k) => ndcg(q, c, k),
@@ -133,7 +145,10 @@ fn resolved(q: &QueryInput<'_>, m: Metric) -> Result<(), Unsupported> {
     if q.ranking.is_resolved() {
         Ok(())
     } else {
-        Err(Unsupported { metric: m.to_string(), reason: "has no exact tie-aware form here; use --ties input or docid".into() })
+        Err(Unsupported {
+            metric: m.to_string(),
+            reason: "has no exact tie-aware form here; use --ties input or docid".into(),
+        })
     }
 }
 
@@ -149,7 +164,10 @@ fn dcg(q: &QueryInput<'_>, c: &Convention, k: usize) -> f64 {
         if start >= k {
             break;
         }
-        let gsum: f64 = q.ranking.order[start..start + len].iter().map(|&d| q.gain(c, d)).sum();
+        let gsum: f64 = q.ranking.order[start..start + len]
+            .iter()
+            .map(|&d| q.gain(c, d))
+            .sum();
         if gsum == 0.0 {
             continue;
         }
@@ -162,9 +180,18 @@ fn dcg(q: &QueryInput<'_>, c: &Convention, k: usize) -> f64 {
 
 fn ideal_dcg(q: &QueryInput<'_>, c: &Convention, k: usize) -> f64 {
     let mut gains: Vec<f64> = (0..q.labels.len()).map(|d| q.gain(c, d)).collect();
-    gains.extend(q.unretrieved.iter().map(|&l| if judged(l) { c.gain.of(l) } else { 0.0 }));
+    gains.extend(
+        q.unretrieved
+            .iter()
+            .map(|&l| if judged(l) { c.gain.of(l) } else { 0.0 }),
+    );
     gains.sort_by(|a, b| b.total_cmp(a));
-    gains.iter().take(k).enumerate().map(|(p, g)| g * c.discount.at(p + 1)).sum()
+    gains
+        .iter()
+        .take(k)
+        .enumerate()
+        .map(|(p, g)| g * c.discount.at(p + 1))
+        .sum()
 }
 
 fn ndcg(q: &QueryInput<'_>, c: &Convention, k: Option<usize>) -> f64 {
@@ -187,7 +214,10 @@ fn rel_in_top(q: &QueryInput<'_>, c: &Convention, k: usize) -> f64 {
         if start >= k {
             break;
         }
-        let g = q.ranking.order[start..start + len].iter().filter(|&&d| q.rel(c, d)).count();
+        let g = q.ranking.order[start..start + len]
+            .iter()
+            .filter(|&&d| q.rel(c, d))
+            .count();
         let inside = (start + len).min(k) - start;
         s += g as f64 * inside as f64 / len as f64;
     }
@@ -221,14 +251,21 @@ fn average_precision(q: &QueryInput<'_>, c: &Convention, k: usize) -> f64 {
         if a >= k {
             break;
         }
-        let g = q.ranking.order[a..a + m].iter().filter(|&&d| q.rel(c, d)).count();
+        let g = q.ranking.order[a..a + m]
+            .iter()
+            .filter(|&&d| q.rel(c, d))
+            .count();
         if g > 0 {
             let mut acc = 0.0;
             for j in 1..=m {
                 if a + j > k {
                     break;
                 }
-                let mates = if m > 1 { (j - 1) as f64 * (g - 1) as f64 / (m - 1) as f64 } else { 0.0 };
+                let mates = if m > 1 {
+                    (j - 1) as f64 * (g - 1) as f64 / (m - 1) as f64
+                } else {
+                    0.0
+                };
                 acc += (rel_before as f64 + 1.0 + mates) / (a + j) as f64;
             }
             sum += g as f64 * acc / m as f64;
@@ -243,7 +280,10 @@ fn reciprocal_rank(q: &QueryInput<'_>, c: &Convention, k: usize) -> f64 {
         if a >= k {
             break;
         }
-        let g = q.ranking.order[a..a + m].iter().filter(|&&d| q.rel(c, d)).count();
+        let g = q.ranking.order[a..a + m]
+            .iter()
+            .filter(|&&d| q.rel(c, d))
+            .count();
         if g == 0 {
             continue;
         }
@@ -311,7 +351,10 @@ fn inversions(q: &QueryInput<'_>, c: &Convention) -> f64 {
     for &(a, m) in &q.ranking.groups {
         let docs = &q.ranking.order[a..a + m];
         let g = docs.iter().filter(|&&d| q.rel(c, d)).count();
-        let nr = docs.iter().filter(|&&d| judged(q.labels[d]) && !q.rel(c, d)).count();
+        let nr = docs
+            .iter()
+            .filter(|&&d| judged(q.labels[d]) && !q.rel(c, d))
+            .count();
         s += g as f64 * nonrel_before as f64 + 0.5 * g as f64 * nr as f64;
         nonrel_before += nr;
     }
@@ -340,7 +383,11 @@ pub fn pair_counts(labels: &[f32], scores: &[f64], only: Option<(u8, u8)>) -> Pa
     let k = levels.len();
     let mut docs: Vec<usize> = (0..labels.len()).filter(|&d| keep(labels[d])).collect();
     docs.sort_by(|&a, &b| scores[a].total_cmp(&scores[b]));
-    let level = |l: f32| levels.binary_search_by(|x| x.total_cmp(&l)).expect("present");
+    let level = |l: f32| {
+        levels
+            .binary_search_by(|x| x.total_cmp(&l))
+            .expect("present")
+    };
     let mut below = vec![0usize; k]; // documents with strictly lower score, per level
     let mut out = PairCounts::default();
     let mut i = 0;

@@ -23,13 +23,17 @@ impl Gain {
     pub fn of(self, label: f32) -> f64 {
         let l = label as f64;
         match self {
-            Gain::LetorTable => match label {
-                x if x == 1.0 => 1.0,
-                x if x == 2.0 => 3.0,
-                _ => 0.0,
-            },
+            Gain::LetorTable => {
+                if label == 1.0 {
+                    1.0
+                } else if label == 2.0 {
+                    3.0
+                } else {
+                    0.0
+                }
+            }
             Gain::MslrTable => {
-                if l >= 0.0 && l <= 4.0 && l.fract() == 0.0 {
+                if (0.0..=4.0).contains(&l) && l.fract() == 0.0 {
                     2f64.powi(l as i32) - 1.0
                 } else {
                     0.0
@@ -127,7 +131,11 @@ impl Convention {
         err_max_grade: 2.0,
     };
     /// Eval-Score-4.0.pl (LETOR 4.0).
-    pub const LETOR4: Convention = Convention { name: "letor4", short_list: ShortList::Letor4, ..Self::LETOR3 };
+    pub const LETOR4: Convention = Convention {
+        name: "letor4",
+        short_list: ShortList::Letor4,
+        ..Self::LETOR3
+    };
     /// mslr-eval-score-mslr.pl (MSLR-WEB10K/30K): labels ≥ 2 relevant, gain table up to 15.
     pub const MSLR: Convention = Convention {
         name: "mslr",
@@ -164,7 +172,13 @@ impl Convention {
     };
 
     /// All named conventions.
-    pub const ALL: [Convention; 5] = [Self::LETOR3, Self::LETOR4, Self::MSLR, Self::TREC, Self::STANDARD];
+    pub const ALL: [Convention; 5] = [
+        Self::LETOR3,
+        Self::LETOR4,
+        Self::MSLR,
+        Self::TREC,
+        Self::STANDARD,
+    ];
 
     /// This convention with another tie policy.
     pub fn with_ties(self, ties: TiePolicy) -> Self {
@@ -172,7 +186,10 @@ impl Convention {
     }
     /// This convention with another relevance threshold (trec_eval's `-l`).
     pub fn with_relevance_threshold(self, t: f32) -> Self {
-        Self { relevance_threshold: t, ..self }
+        Self {
+            relevance_threshold: t,
+            ..self
+        }
     }
     /// Is a judged label relevant under this convention?
     #[inline]
@@ -200,7 +217,9 @@ impl FromStr for Convention {
             .iter()
             .find(|c| c.name.eq_ignore_ascii_case(s.trim()))
             .copied()
-            .ok_or_else(|| format!("unknown convention `{s}`; expected letor3, letor4, mslr, trec or standard"))
+            .ok_or_else(|| {
+                format!("unknown convention `{s}`; expected letor3, letor4, mslr, trec or standard")
+            })
     }
 }
 
@@ -211,7 +230,9 @@ impl FromStr for TiePolicy {
             "input" | "input-order" | "file" => Ok(TiePolicy::InputOrder),
             "docid" | "docid-desc" => Ok(TiePolicy::DocIdDescending),
             "expected" | "average" => Ok(TiePolicy::Expected),
-            _ => Err(format!("unknown tie policy `{s}`; expected input, docid or expected")),
+            _ => Err(format!(
+                "unknown tie policy `{s}`; expected input, docid or expected"
+            )),
         }
     }
 }

@@ -45,12 +45,20 @@ pub struct Evaluation {
 impl Evaluation {
     /// The mean of `metric`, if it was requested.
     pub fn mean(&self, metric: Metric) -> Option<f64> {
-        self.results.iter().find(|r| r.metric == metric).map(|r| r.mean)
+        self.results
+            .iter()
+            .find(|r| r.metric == metric)
+            .map(|r| r.mean)
     }
 }
 
 /// Evaluate `scores` (one per document of `ds`, in row order) under `convention`.
-pub fn evaluate(ds: &Dataset, scores: &[f64], metrics: &[Metric], convention: &Convention) -> Result<Evaluation, EvalError> {
+pub fn evaluate(
+    ds: &Dataset,
+    scores: &[f64],
+    metrics: &[Metric],
+    convention: &Convention,
+) -> Result<Evaluation, EvalError> {
     if scores.len() != ds.n_docs() {
         return Err(EvalError::Scores(format!(
             "{} scores for {} documents: a score file needs exactly one line per data line",
@@ -59,7 +67,11 @@ pub fn evaluate(ds: &Dataset, scores: &[f64], metrics: &[Metric], convention: &C
         )));
     }
     if let Some(i) = scores.iter().position(|s| !s.is_finite()) {
-        return Err(EvalError::Scores(format!("score {} (line {}) is not finite", scores[i], i + 1)));
+        return Err(EvalError::Scores(format!(
+            "score {} (line {}) is not finite",
+            scores[i],
+            i + 1
+        )));
     }
     let per_query: Vec<Result<Vec<f64>, Unsupported>> = ds
         .par_queries()
@@ -73,8 +85,16 @@ pub fn evaluate(ds: &Dataset, scores: &[f64], metrics: &[Metric], convention: &C
                 }
                 _ => fast_ranking(s, convention.ties),
             };
-            let input = QueryInput { labels: q.labels(), scores: s, ranking: &ranking, unretrieved: &[] };
-            metrics.iter().map(|&m| query_metric(m, &input, convention)).collect()
+            let input = QueryInput {
+                labels: q.labels(),
+                scores: s,
+                ranking: &ranking,
+                unretrieved: &[],
+            };
+            metrics
+                .iter()
+                .map(|&m| query_metric(m, &input, convention))
+                .collect()
         })
         .collect();
     let mut table: Vec<Vec<f64>> = Vec::with_capacity(per_query.len());
@@ -84,17 +104,34 @@ pub fn evaluate(ds: &Dataset, scores: &[f64], metrics: &[Metric], convention: &C
     Ok(assemble(ds.qids().to_vec(), metrics, convention, table))
 }
 
-pub(crate) fn assemble(qids: Vec<String>, metrics: &[Metric], convention: &Convention, table: Vec<Vec<f64>>) -> Evaluation {
+pub(crate) fn assemble(
+    qids: Vec<String>,
+    metrics: &[Metric],
+    convention: &Convention,
+    table: Vec<Vec<f64>>,
+) -> Evaluation {
     let results = metrics
         .iter()
         .enumerate()
         .map(|(j, &m)| {
             let per_query: Vec<f64> = table.iter().map(|row| row[j]).collect();
-            let mean = if per_query.is_empty() { 0.0 } else { per_query.iter().sum::<f64>() / per_query.len() as f64 };
-            MetricResult { metric: m, mean, per_query }
+            let mean = if per_query.is_empty() {
+                0.0
+            } else {
+                per_query.iter().sum::<f64>() / per_query.len() as f64
+            };
+            MetricResult {
+                metric: m,
+                mean,
+                per_query,
+            }
         })
         .collect();
-    Evaluation { convention: *convention, qids, results }
+    Evaluation {
+        convention: *convention,
+        qids,
+        results,
+    }
 }
 
 /// Rank by score descending with ties in input order, sorting packed integer keys (much faster than a comparator).

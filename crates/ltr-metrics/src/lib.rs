@@ -47,11 +47,26 @@ pub use evaluate::{evaluate, fast_ranking, EvalError, Evaluation, MetricResult};
 pub use metric::{Metric, MetricParseError};
 pub use ranking::Ranking;
 pub use significance::{
-    bootstrap_ci, paired_t_test, permutation_test, run_test, sign_test, wilcoxon, Alternative, TestKind, TestResult,
+    bootstrap_ci, paired_t_test, permutation_test, run_test, sign_test, wilcoxon, Alternative,
+    TestKind, TestResult,
 };
 
 /// Evaluate one query given its labels and scores (ties resolved by `convention.ties`, input order without doc ids).
-pub fn evaluate_query(metric: Metric, labels: &[f32], scores: &[f64], convention: &Convention) -> Result<f64, compute::Unsupported> {
+pub fn evaluate_query(
+    metric: Metric,
+    labels: &[f32],
+    scores: &[f64],
+    convention: &Convention,
+) -> Result<f64, compute::Unsupported> {
     let ranking = fast_ranking(scores, convention.ties);
-    query_metric(metric, &QueryInput { labels, scores, ranking: &ranking, unretrieved: &[] }, convention)
+    query_metric(
+        metric,
+        &QueryInput {
+            labels,
+            scores,
+            ranking: &ranking,
+            unretrieved: &[],
+        },
+        convention,
+    )
 }

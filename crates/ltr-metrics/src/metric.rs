@@ -123,12 +123,18 @@ mod tests {
 
     #[test]
     fn names_roundtrip() {
-        for s in ["NDCG@10", "NDCG", "DCG@5", "MAP", "MAP@10", "P@5", "MRR", "MRR@10", "ERR@20", "R-prec", "bpref", "RankEff", "AUC", "OER", "OER(2,1)", "Q", "MeanNDCG"] {
+        for s in [
+            "NDCG@10", "NDCG", "DCG@5", "MAP", "MAP@10", "P@5", "MRR", "MRR@10", "ERR@20",
+            "R-prec", "bpref", "RankEff", "AUC", "OER", "OER(2,1)", "Q", "MeanNDCG",
+        ] {
             let m: Metric = s.parse().unwrap();
             assert_eq!(m.to_string(), s);
         }
         assert_eq!("ndcg@3".parse::<Metric>().unwrap(), Metric::Ndcg(Some(3)));
-        assert_eq!("OER(1,2)".parse::<Metric>().unwrap(), Metric::Oer(Some((2, 1))));
+        assert_eq!(
+            "OER(1,2)".parse::<Metric>().unwrap(),
+            Metric::Oer(Some((2, 1)))
+        );
         for bad in ["NDCG@0", "P", "foo", "MAP@x", "bpref@3", "OER(1,1)"] {
             assert!(bad.parse::<Metric>().is_err(), "{bad}");
         }

@@ -15,15 +15,25 @@ pub struct Ranking {
 
 impl Ranking {
     /// Rank `scores` (descending) under `ties`; `docids` are used by [`TiePolicy::DocIdDescending`].
-    pub fn new<'a>(scores: &[f64], ties: TiePolicy, docids: Option<&dyn Fn(usize) -> &'a str>) -> Self {
+    pub fn new<'a>(
+        scores: &[f64],
+        ties: TiePolicy,
+        docids: Option<&dyn Fn(usize) -> &'a str>,
+    ) -> Self {
         let n = scores.len();
         let mut order: Vec<usize> = (0..n).collect();
         // IEEE comparison, so that -0 and +0 tie (scores are finite: NaN is rejected before ranking).
-        let by_score = |a: usize, b: usize| scores[b].partial_cmp(&scores[a]).unwrap_or(std::cmp::Ordering::Equal);
+        let by_score = |a: usize, b: usize| {
+            scores[b]
+                .partial_cmp(&scores[a])
+                .unwrap_or(std::cmp::Ordering::Equal)
+        };
         match (ties, docids) {
-            (TiePolicy::DocIdDescending, Some(id)) => {
-                order.sort_by(|&a, &b| by_score(a, b).then_with(|| id(b).cmp(id(a))).then(a.cmp(&b)))
-            }
+            (TiePolicy::DocIdDescending, Some(id)) => order.sort_by(|&a, &b| {
+                by_score(a, b)
+                    .then_with(|| id(b).cmp(id(a)))
+                    .then(a.cmp(&b))
+            }),
             _ => order.sort_by(|&a, &b| by_score(a, b).then(a.cmp(&b))),
         }
         let groups = if ties == TiePolicy::Expected {

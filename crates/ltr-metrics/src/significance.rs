@@ -27,7 +27,9 @@ impl std::str::FromStr for Alternative {
             "two-sided" | "two" | "2" => Ok(Self::TwoSided),
             "greater" | "one" | "1" => Ok(Self::Greater),
             "less" => Ok(Self::Less),
-            _ => Err(format!("unknown alternative `{s}`; expected two-sided, greater or less")),
+            _ => Err(format!(
+                "unknown alternative `{s}`; expected two-sided, greater or less"
+            )),
         }
     }
 }
@@ -64,7 +66,14 @@ pub fn paired_t_test(a: &[f64], b: &[f64], alt: Alternative) -> TestResult {
     let var = d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n as f64 - 1.0);
     let se = (var / n as f64).sqrt();
     if n < 2 || se == 0.0 || !se.is_finite() {
-        return TestResult { test: "ttest", statistic: 0.0, p_value: 1.0, n, alternative: alt, method: "degenerate" };
+        return TestResult {
+            test: "ttest",
+            statistic: 0.0,
+            p_value: 1.0,
+            n,
+            alternative: alt,
+            method: "degenerate",
+        };
     }
     let t = mean / se;
     let dist = StudentsT::new(0.0, 1.0, n as f64 - 1.0).expect("df > 0");
@@ -73,7 +82,14 @@ pub fn paired_t_test(a: &[f64], b: &[f64], alt: Alternative) -> TestResult {
         Alternative::Greater => dist.cdf(-t),
         Alternative::Less => dist.cdf(t),
     };
-    TestResult { test: "ttest", statistic: t, p_value: p.min(1.0), n, alternative: alt, method: "student t" }
+    TestResult {
+        test: "ttest",
+        statistic: t,
+        p_value: p.min(1.0),
+        n,
+        alternative: alt,
+        method: "student t",
+    }
 }
 
 /// Average ranks (1-based) of `v`, ties sharing their mean rank; also the tie-group sizes.
@@ -116,17 +132,38 @@ fn signed_rank_counts(n: usize) -> Vec<f64> {
 /// Wilcoxon signed-rank test on `a − b` (scipy `wilcoxon` defaults).
 pub fn wilcoxon(a: &[f64], b: &[f64], alt: Alternative) -> TestResult {
     let all = diffs(a, b);
-    let had_zeros = all.iter().any(|&x| x == 0.0);
+    let had_zeros = all.contains(&0.0);
     let d: Vec<f64> = all.into_iter().filter(|&x| x != 0.0).collect();
     let n = d.len();
     if n == 0 {
-        return TestResult { test: "wilcoxon", statistic: 0.0, p_value: 1.0, n, alternative: alt, method: "degenerate" };
+        return TestResult {
+            test: "wilcoxon",
+            statistic: 0.0,
+            p_value: 1.0,
+            n,
+            alternative: alt,
+            method: "degenerate",
+        };
     }
     let abs: Vec<f64> = d.iter().map(|x| x.abs()).collect();
     let (ranks, ties) = average_ranks(&abs);
-    let r_plus: f64 = d.iter().zip(&ranks).filter(|(x, _)| **x > 0.0).map(|(_, r)| r).sum();
-    let r_minus: f64 = d.iter().zip(&ranks).filter(|(x, _)| **x < 0.0).map(|(_, r)| r).sum();
-    let statistic = if alt == Alternative::TwoSided { r_plus.min(r_minus) } else { r_plus };
+    let r_plus: f64 = d
+        .iter()
+        .zip(&ranks)
+        .filter(|(x, _)| **x > 0.0)
+        .map(|(_, r)| r)
+        .sum();
+    let r_minus: f64 = d
+        .iter()
+        .zip(&ranks)
+        .filter(|(x, _)| **x < 0.0)
+        .map(|(_, r)| r)
+        .sum();
+    let statistic = if alt == Alternative::TwoSided {
+        r_plus.min(r_minus)
+    } else {
+        r_plus
+    };
     if n <= 50 && ties.is_empty() && !had_zeros {
         let counts = signed_rank_counts(n);
         let total: f64 = counts.iter().sum();
@@ -137,11 +174,22 @@ pub fn wilcoxon(a: &[f64], b: &[f64], alt: Alternative) -> TestResult {
             Alternative::Greater => sf(r_plus),
             Alternative::Less => cdf(r_plus),
         };
-        return TestResult { test: "wilcoxon", statistic, p_value: p.min(1.0), n, alternative: alt, method: "exact" };
+        return TestResult {
+            test: "wilcoxon",
+            statistic,
+            p_value: p.min(1.0),
+            n,
+            alternative: alt,
+            method: "exact",
+        };
     }
     let nf = n as f64;
     let mn = nf * (nf + 1.0) / 4.0;
-    let tie_term: f64 = ties.iter().map(|&t| (t as f64).powi(3) - t as f64).sum::<f64>() / 48.0;
+    let tie_term: f64 = ties
+        .iter()
+        .map(|&t| (t as f64).powi(3) - t as f64)
+        .sum::<f64>()
+        / 48.0;
     let se = (nf * (nf + 1.0) * (2.0 * nf + 1.0) / 24.0 - tie_term).sqrt();
     let normal = Normal::new(0.0, 1.0).expect("standard normal");
     let z = (r_plus - mn) / se;
@@ -150,12 +198,22 @@ pub fn wilcoxon(a: &[f64], b: &[f64], alt: Alternative) -> TestResult {
         Alternative::Greater => normal.cdf(-z),
         Alternative::Less => normal.cdf(z),
     };
-    TestResult { test: "wilcoxon", statistic, p_value: p.min(1.0), n, alternative: alt, method: "normal approximation" }
+    TestResult {
+        test: "wilcoxon",
+        statistic,
+        p_value: p.min(1.0),
+        n,
+        alternative: alt,
+        method: "normal approximation",
+    }
 }
 
 fn binom_cdf(k: usize, n: usize) -> f64 {
     // P(X ≤ k) for X ~ Binomial(n, 1/2), summed in log space per term.
-    (0..=k.min(n)).map(|i| (ln_binomial(n as u64, i as u64) - n as f64 * std::f64::consts::LN_2).exp()).sum::<f64>().min(1.0)
+    (0..=k.min(n))
+        .map(|i| (ln_binomial(n as u64, i as u64) - n as f64 * std::f64::consts::LN_2).exp())
+        .sum::<f64>()
+        .min(1.0)
 }
 
 /// Sign test: exact binomial test of the number of positive differences among the non-zero ones (scipy
@@ -180,12 +238,25 @@ pub fn sign_test(a: &[f64], b: &[f64], alt: Alternative) -> TestResult {
             Alternative::Less => binom_cdf(pos, n),
         }
     };
-    TestResult { test: "sign", statistic: pos as f64, p_value: p.min(1.0), n, alternative: alt, method: "exact" }
+    TestResult {
+        test: "sign",
+        statistic: pos as f64,
+        p_value: p.min(1.0),
+        n,
+        alternative: alt,
+        method: "exact",
+    }
 }
 
 /// Paired randomisation test of the mean difference: all 2^n sign flips when n ≤ 20 (exact), else `resamples`
 /// seeded random flips with p = (b + 1)/(N + 1). Two-sided p = 2·min(one-sided), as scipy's `permutation_test`.
-pub fn permutation_test(a: &[f64], b: &[f64], alt: Alternative, resamples: usize, seed: u64) -> TestResult {
+pub fn permutation_test(
+    a: &[f64],
+    b: &[f64],
+    alt: Alternative,
+    resamples: usize,
+    seed: u64,
+) -> TestResult {
     let d = diffs(a, b);
     let n = d.len();
     let obs = d.iter().sum::<f64>() / n as f64;
@@ -195,7 +266,12 @@ pub fn permutation_test(a: &[f64], b: &[f64], alt: Alternative, resamples: usize
         ge = 0usize;
         le = 0usize;
         for mask in 0u32..(1u32 << n) {
-            let m: f64 = d.iter().enumerate().map(|(i, x)| if mask >> i & 1 == 1 { -x } else { *x }).sum::<f64>() / n as f64;
+            let m: f64 = d
+                .iter()
+                .enumerate()
+                .map(|(i, x)| if mask >> i & 1 == 1 { -x } else { *x })
+                .sum::<f64>()
+                / n as f64;
             if m >= obs - gamma {
                 ge += 1;
             }
@@ -210,7 +286,11 @@ pub fn permutation_test(a: &[f64], b: &[f64], alt: Alternative, resamples: usize
         ge = 1;
         le = 1;
         for _ in 0..resamples {
-            let m: f64 = d.iter().map(|x| if rng.random::<bool>() { -x } else { *x }).sum::<f64>() / n as f64;
+            let m: f64 = d
+                .iter()
+                .map(|x| if rng.random::<bool>() { -x } else { *x })
+                .sum::<f64>()
+                / n as f64;
             if m >= obs - gamma {
                 ge += 1;
             }
@@ -227,7 +307,14 @@ pub fn permutation_test(a: &[f64], b: &[f64], alt: Alternative, resamples: usize
         Alternative::Greater => pg,
         Alternative::Less => pl,
     };
-    TestResult { test: "permutation", statistic: obs, p_value: p.min(1.0), n, alternative: alt, method }
+    TestResult {
+        test: "permutation",
+        statistic: obs,
+        p_value: p.min(1.0),
+        n,
+        alternative: alt,
+        method,
+    }
 }
 
 /// Percentile bootstrap confidence interval of the mean of `a − b` at `level` (e.g. 0.95), with `resamples`
@@ -270,7 +357,9 @@ impl std::str::FromStr for TestKind {
             "wilcoxon" => Ok(Self::Wilcoxon),
             "sign" => Ok(Self::Sign),
             "permutation" | "randomization" | "randomisation" => Ok(Self::Permutation),
-            _ => Err(format!("unknown test `{s}`; expected ttest, wilcoxon, sign or permutation")),
+            _ => Err(format!(
+                "unknown test `{s}`; expected ttest, wilcoxon, sign or permutation"
+            )),
         }
     }
 }

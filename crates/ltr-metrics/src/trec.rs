@@ -41,7 +41,10 @@ pub enum FileError {
 }
 
 fn io(path: &Path, e: std::io::Error) -> FileError {
-    FileError::Io { path: path.to_path_buf(), source: e }
+    FileError::Io {
+        path: path.to_path_buf(),
+        source: e,
+    }
 }
 
 fn read_text(path: &Path) -> Result<String, FileError> {
@@ -58,11 +61,19 @@ pub fn read_scores(path: &Path) -> Result<Vec<f64>, FileError> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let t = line.trim();
-        let err = |problem: String| FileError::Parse { path: path.to_path_buf(), line: i + 1, problem };
+        let err = |problem: String| FileError::Parse {
+            path: path.to_path_buf(),
+            line: i + 1,
+            problem,
+        };
         if t.is_empty() {
-            return Err(err("empty line; a score file has exactly one number per line".into()));
+            return Err(err(
+                "empty line; a score file has exactly one number per line".into(),
+            ));
         }
-        let v: f64 = t.parse().map_err(|_| err(format!("`{t}` is not a number")))?;
+        let v: f64 = t
+            .parse()
+            .map_err(|_| err(format!("`{t}` is not a number")))?;
         if !v.is_finite() {
             return Err(err(format!("score `{t}` is not finite")));
         }
@@ -72,7 +83,12 @@ pub fn read_scores(path: &Path) -> Result<Vec<f64>, FileError> {
 }
 
 /// Check that a score list fits a dataset, naming both files in the error.
-pub fn check_scores_fit(scores: &[f64], ds: &Dataset, scores_path: &Path, data_path: &Path) -> Result<(), FileError> {
+pub fn check_scores_fit(
+    scores: &[f64],
+    ds: &Dataset,
+    scores_path: &Path,
+    data_path: &Path,
+) -> Result<(), FileError> {
     if scores.len() != ds.n_docs() {
         return Err(FileError::Parse {
             path: scores_path.to_path_buf(),
@@ -102,11 +118,20 @@ pub fn read_run(path: &Path) -> Result<Vec<RunQuery>, FileError> {
         if f.is_empty() {
             continue;
         }
-        let err = |problem: String| FileError::Parse { path: path.to_path_buf(), line: i + 1, problem };
+        let err = |problem: String| FileError::Parse {
+            path: path.to_path_buf(),
+            line: i + 1,
+            problem,
+        };
         if f.len() < 5 {
-            return Err(err(format!("{} fields; a run line is `qid Q0 docid rank score [tag]`", f.len())));
+            return Err(err(format!(
+                "{} fields; a run line is `qid Q0 docid rank score [tag]`",
+                f.len()
+            )));
         }
-        let score: f64 = f[4].parse().map_err(|_| err(format!("score `{}` is not a number", f[4])))?;
+        let score: f64 = f[4]
+            .parse()
+            .map_err(|_| err(format!("score `{}` is not a number", f[4])))?;
         if !score.is_finite() {
             return Err(err(format!("score `{}` is not finite", f[4])));
         }
@@ -131,15 +156,26 @@ pub fn read_qrels(path: &Path) -> Result<Qrels, FileError> {
         if f.is_empty() {
             continue;
         }
-        let err = |problem: String| FileError::Parse { path: path.to_path_buf(), line: i + 1, problem };
+        let err = |problem: String| FileError::Parse {
+            path: path.to_path_buf(),
+            line: i + 1,
+            problem,
+        };
         if f.len() != 4 {
-            return Err(err(format!("{} fields; a qrels line is `qid iter docid rel`", f.len())));
+            return Err(err(format!(
+                "{} fields; a qrels line is `qid iter docid rel`",
+                f.len()
+            )));
         }
-        let rel: f32 = f[3].parse().map_err(|_| err(format!("relevance `{}` is not a number", f[3])))?;
+        let rel: f32 = f[3]
+            .parse()
+            .map_err(|_| err(format!("relevance `{}` is not a number", f[3])))?;
         if !rel.is_finite() {
             return Err(err("relevance is not finite".into()));
         }
-        out.entry(f[0].to_string()).or_default().insert(f[2].to_string(), rel);
+        out.entry(f[0].to_string())
+            .or_default()
+            .insert(f[2].to_string(), rel);
     }
     Ok(out)
 }
@@ -147,17 +183,34 @@ pub fn read_qrels(path: &Path) -> Result<Qrels, FileError> {
 /// Write a TREC run for `ds` and `scores` (ranked by score, ties by input order), atomically. Documents without a
 /// doc id are named `D<line>`.
 pub fn write_run(path: &Path, ds: &Dataset, scores: &[f64], tag: &str) -> Result<(), FileError> {
-    ltr_data::write_atomic(path, |w| write_run_to(w, ds, scores, tag)).map_err(|e| io(path, std::io::Error::other(e.to_string())))
+    ltr_data::write_atomic(path, |w| write_run_to(w, ds, scores, tag))
+        .map_err(|e| io(path, std::io::Error::other(e.to_string())))
 }
 
 /// Write a TREC run to any writer (see [`write_run`]).
-pub fn write_run_to(w: &mut dyn Write, ds: &Dataset, scores: &[f64], tag: &str) -> std::io::Result<()> {
+pub fn write_run_to(
+    w: &mut dyn Write,
+    ds: &Dataset,
+    scores: &[f64],
+    tag: &str,
+) -> std::io::Result<()> {
     for q in ds.queries() {
         let rows = q.rows();
         let ranking = fast_ranking(&scores[rows.clone()], TiePolicy::InputOrder);
         for (rank, &d) in ranking.order.iter().enumerate() {
-            let id = q.docid(d).filter(|s| !s.is_empty()).map_or_else(|| format!("D{}", rows.start + d + 1), str::to_string);
-            writeln!(w, "{} Q0 {} {} {} {}", q.qid(), id, rank + 1, scores[rows.start + d], tag)?;
+            let id = q
+                .docid(d)
+                .filter(|s| !s.is_empty())
+                .map_or_else(|| format!("D{}", rows.start + d + 1), str::to_string);
+            writeln!(
+                w,
+                "{} Q0 {} {} {} {}",
+                q.qid(),
+                id,
+                rank + 1,
+                scores[rows.start + d],
+                tag
+            )?;
         }
     }
     Ok(())
@@ -167,7 +220,10 @@ pub fn write_run_to(w: &mut dyn Write, ds: &Dataset, scores: &[f64], tag: &str) 
 pub fn write_qrels_to(w: &mut dyn Write, ds: &Dataset) -> std::io::Result<()> {
     for q in ds.queries() {
         for d in 0..q.len() {
-            let id = q.docid(d).filter(|s| !s.is_empty()).map_or_else(|| format!("D{}", q.rows().start + d + 1), str::to_string);
+            let id = q
+                .docid(d)
+                .filter(|s| !s.is_empty())
+                .map_or_else(|| format!("D{}", q.rows().start + d + 1), str::to_string);
             writeln!(w, "{} 0 {} {}", q.qid(), id, q.labels()[d])?;
         }
     }
@@ -176,23 +232,46 @@ pub fn write_qrels_to(w: &mut dyn Write, ds: &Dataset) -> std::io::Result<()> {
 
 /// Evaluate a run against qrels as trec_eval does: only queries present in both are evaluated; retrieved documents
 /// missing from the qrels are unjudged; judged documents the run missed count in R, N and the ideal DCG.
-pub fn evaluate_run(run: &[RunQuery], qrels: &Qrels, metrics: &[Metric], conv: &Convention) -> Result<Evaluation, FileError> {
+pub fn evaluate_run(
+    run: &[RunQuery],
+    qrels: &Qrels,
+    metrics: &[Metric],
+    conv: &Convention,
+) -> Result<Evaluation, FileError> {
     let mut qids = Vec::new();
     let mut table = Vec::new();
     for (qid, docs) in run {
-        let Some(judgments) = qrels.get(qid) else { continue };
-        let labels: Vec<f32> = docs.iter().map(|(d, _)| judgments.get(d).copied().unwrap_or(f32::NAN)).collect();
+        let Some(judgments) = qrels.get(qid) else {
+            continue;
+        };
+        let labels: Vec<f32> = docs
+            .iter()
+            .map(|(d, _)| judgments.get(d).copied().unwrap_or(f32::NAN))
+            .collect();
         let scores: Vec<f64> = docs.iter().map(|(_, s)| *s).collect();
-        let retrieved: std::collections::HashSet<&str> = docs.iter().map(|(d, _)| d.as_str()).collect();
-        let unretrieved: Vec<f32> = judgments.iter().filter(|(d, _)| !retrieved.contains(d.as_str())).map(|(_, &l)| l).collect();
+        let retrieved: std::collections::HashSet<&str> =
+            docs.iter().map(|(d, _)| d.as_str()).collect();
+        let unretrieved: Vec<f32> = judgments
+            .iter()
+            .filter(|(d, _)| !retrieved.contains(d.as_str()))
+            .map(|(_, &l)| l)
+            .collect();
         let ranking = if conv.ties == TiePolicy::DocIdDescending {
             let f = |i: usize| docs[i].0.as_str();
             Ranking::new(&scores, conv.ties, Some(&f))
         } else {
             fast_ranking(&scores, conv.ties)
         };
-        let input = QueryInput { labels: &labels, scores: &scores, ranking: &ranking, unretrieved: &unretrieved };
-        let row: Result<Vec<f64>, Unsupported> = metrics.iter().map(|&m| query_metric(m, &input, conv)).collect();
+        let input = QueryInput {
+            labels: &labels,
+            scores: &scores,
+            ranking: &ranking,
+            unretrieved: &unretrieved,
+        };
+        let row: Result<Vec<f64>, Unsupported> = metrics
+            .iter()
+            .map(|&m| query_metric(m, &input, conv))
+            .collect();
         table.push(row?);
         qids.push(qid.clone());
     }

@@ -30,7 +30,10 @@ fn dataset(queries: &Value) -> (Dataset, Vec<f64>) {
         qids.push(q["qid"].as_str().unwrap().to_string());
     }
     let x = FeatureMatrix::Dense(ndarray::Array2::zeros((labels.len(), 1)));
-    let ds = Dataset::new(x, labels, offsets, qids).unwrap().with_docids(ids).unwrap();
+    let ds = Dataset::new(x, labels, offsets, qids)
+        .unwrap()
+        .with_docids(ids)
+        .unwrap();
     (ds, scores)
 }
 
@@ -41,9 +44,18 @@ fn check(group: &str, conv_name: &str, conv: Convention) {
     let metrics: Vec<Metric> = expected.keys().map(|k| k.parse().unwrap()).collect();
     let ev = evaluate(&ds, &scores, &metrics, &conv).unwrap();
     for (r, (name, values)) in ev.results.iter().zip(expected) {
-        let values: Vec<f64> = values.as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        let values: Vec<f64> = values
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
         for (q, (got, want)) in r.per_query.iter().zip(&values).enumerate() {
-            assert!((got - want).abs() < 1e-9, "{conv_name} {name} query {}: ltr {got} vs oracle {want}", q + 1);
+            assert!(
+                (got - want).abs() < 1e-9,
+                "{conv_name} {name} query {}: ltr {got} vs oracle {want}",
+                q + 1
+            );
         }
         let mean = values.iter().sum::<f64>() / values.len() as f64;
         assert!((r.mean - mean).abs() < 1e-9, "{conv_name} {name} mean");
@@ -78,15 +90,27 @@ fn standard_matches_textbook_formulas() {
 
 #[test]
 fn expected_ties_match_brute_force_enumeration() {
-    check("expected_ties", "standard", Convention::STANDARD.with_ties(TiePolicy::Expected));
+    check(
+        "expected_ties",
+        "standard",
+        Convention::STANDARD.with_ties(TiePolicy::Expected),
+    );
 }
 
 #[test]
 fn seed_000_worked_example_under_letor3() {
     // R N R N R N, N R R R N N, R R N N N R with R = label 1 (seed 000 §3).
-    let lists: [[f32; 6]; 3] = [[1., 0., 1., 0., 1., 0.], [0., 1., 1., 1., 0., 0.], [1., 1., 0., 0., 0., 1.]];
+    let lists: [[f32; 6]; 3] = [
+        [1., 0., 1., 0., 1., 0.],
+        [0., 1., 1., 1., 0., 0.],
+        [1., 1., 0., 0., 0., 1.],
+    ];
     // The paper prints three digits; check.py (numbers.md §1.1) gives NDCG 0.7836, 0.8100, 0.9072.
-    let expect = [(0.783, 0.7836, 1.0, 0.756, 3.0), (0.810, 0.8100, 0.5, 0.639, 3.0), (0.907, 0.9072, 1.0, 0.833, 3.0)];
+    let expect = [
+        (0.783, 0.7836, 1.0, 0.756, 3.0),
+        (0.810, 0.8100, 0.5, 0.639, 3.0),
+        (0.907, 0.9072, 1.0, 0.833, 3.0),
+    ];
     let scores = [6.0, 5.0, 4.0, 3.0, 2.0, 1.0];
     for (labels, (ndcg, ndcg4, rr, ap, q)) in lists.iter().zip(expect) {
         let c = Convention::LETOR3;
@@ -98,7 +122,13 @@ fn seed_000_worked_example_under_letor3() {
         assert_eq!(v("Q"), q);
     }
     // The standard discount does not reproduce the paper (metrics-and-numbers.md §1.1).
-    let std = evaluate_query(Metric::Ndcg(None), &lists[0], &scores, &Convention::STANDARD).unwrap();
+    let std = evaluate_query(
+        Metric::Ndcg(None),
+        &lists[0],
+        &scores,
+        &Convention::STANDARD,
+    )
+    .unwrap();
     assert!((std - 0.8855).abs() < 1e-4);
 }
 
@@ -109,33 +139,71 @@ fn reference_test_vectors() {
     let scores = [5.0, 4.0, 3.0, 2.0, 1.0];
     let jk = [0.3333, 0.6667, 0.6032, 0.8294, 0.8294];
     let st = [0.3333, 0.5912, 0.5364, 0.7760, 0.7760];
-    let c_jk = Convention { gain: Gain::Exponential, ..Convention::STANDARD };
-    let c_jk = Convention { discount: Discount::Letor, ..c_jk };
+    let c_jk = Convention {
+        gain: Gain::Exponential,
+        ..Convention::STANDARD
+    };
+    let c_jk = Convention {
+        discount: Discount::Letor,
+        ..c_jk
+    };
     for k in 1..=5 {
         let a = evaluate_query(Metric::Ndcg(Some(k)), &labels, &scores, &c_jk).unwrap();
-        let b = evaluate_query(Metric::Ndcg(Some(k)), &labels, &scores, &Convention::STANDARD).unwrap();
-        assert!((a - jk[k - 1]).abs() < 5e-5 && (b - st[k - 1]).abs() < 5e-5, "k={k}: {a} {b}");
+        let b = evaluate_query(
+            Metric::Ndcg(Some(k)),
+            &labels,
+            &scores,
+            &Convention::STANDARD,
+        )
+        .unwrap();
+        assert!(
+            (a - jk[k - 1]).abs() < 5e-5 && (b - st[k - 1]).abs() < 5e-5,
+            "k={k}: {a} {b}"
+        );
     }
     // ERR of [2,0,1]: 0.7708 with l_max = 2, 0.2044 with l_max = 4.
     let labels = [2.0, 0.0, 1.0];
     let scores = [3.0, 2.0, 1.0];
-    let e2 = evaluate_query(Metric::Err(None), &labels, &scores, &Convention { err_max_grade: 2.0, ..Convention::STANDARD }).unwrap();
+    let e2 = evaluate_query(
+        Metric::Err(None),
+        &labels,
+        &scores,
+        &Convention {
+            err_max_grade: 2.0,
+            ..Convention::STANDARD
+        },
+    )
+    .unwrap();
     let e4 = evaluate_query(Metric::Err(None), &labels, &scores, &Convention::STANDARD).unwrap();
-    assert!((e2 - 0.7708).abs() < 5e-5 && (e4 - 0.2044).abs() < 5e-5, "{e2} {e4}");
+    assert!(
+        (e2 - 0.7708).abs() < 5e-5 && (e4 - 0.2044).abs() < 5e-5,
+        "{e2} {e4}"
+    );
 }
 
 #[test]
 fn significance_tests_match_scipy() {
     let f = fixtures();
     for case in f["significance"].as_array().unwrap() {
-        let v = |k: &str| -> Vec<f64> { case[k].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect() };
+        let v = |k: &str| -> Vec<f64> {
+            case[k]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect()
+        };
         let (a, b) = (v("a"), v("b"));
         for alt_name in ["two-sided", "greater", "less"] {
             let alt: Alternative = alt_name.parse().unwrap();
             let e = &case[alt_name];
             let pair = |k: &str| (e[k][0].as_f64().unwrap(), e[k][1].as_f64().unwrap());
             let close = |got: f64, want: f64, what: &str| {
-                assert!((got - want).abs() <= 1e-9 * want.abs().max(1.0), "{what} n={} {alt_name}: {got} vs scipy {want}", a.len());
+                assert!(
+                    (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+                    "{what} n={} {alt_name}: {got} vs scipy {want}",
+                    a.len()
+                );
             };
             let t = paired_t_test(&a, &b, alt);
             close(t.statistic, pair("ttest").0, "t");
@@ -154,6 +222,9 @@ fn significance_tests_match_scipy() {
         }
         let (lo, hi) = bootstrap_ci(&a, &b, 0.95, 4000, 1);
         let mean = a.iter().zip(&b).map(|(x, y)| x - y).sum::<f64>() / a.len() as f64;
-        assert!(lo < mean && mean < hi, "bootstrap interval [{lo}, {hi}] must contain the mean {mean}");
+        assert!(
+            lo < mean && mean < hi,
+            "bootstrap interval [{lo}, {hi}] must contain the mean {mean}"
+        );
     }
 }

@@ -56,11 +56,21 @@ pub fn rml(s: &[f64], r: &[f32], measure: Rml, ties: PredictTies) -> f64 {
             let d = |p: usize| 1.0 / ((p + 2) as f64).log2();
             let mut ideal: Vec<f64> = r.iter().map(|&x| g(x)).collect();
             ideal.sort_by(|a, b| b.total_cmp(a));
-            let z: f64 = ideal.iter().take(k).enumerate().map(|(p, x)| x * d(p)).sum();
+            let z: f64 = ideal
+                .iter()
+                .take(k)
+                .enumerate()
+                .map(|(p, x)| x * d(p))
+                .sum();
             if z <= 0.0 {
                 return 0.0;
             }
-            let dcg: f64 = order.iter().take(k).enumerate().map(|(p, &i)| g(r[i]) * d(p)).sum();
+            let dcg: f64 = order
+                .iter()
+                .take(k)
+                .enumerate()
+                .map(|(p, &i)| g(r[i]) * d(p))
+                .sum();
             (1.0 - dcg / z).max(0.0)
         }
         Rml::Ap => {
@@ -132,7 +142,11 @@ impl SlamPerceptron {
     }
     /// The AP variant (binary relevance R > 0).
     pub fn ap(d: usize) -> Self {
-        Self { rml: Rml::Ap, surrogate: Measure::Ap, ..Self::ndcg(d) }
+        Self {
+            rml: Rml::Ap,
+            surrogate: Measure::Ap,
+            ..Self::ndcg(d)
+        }
     }
 }
 
@@ -175,7 +189,12 @@ pub struct PureOnline {
 impl PureOnline {
     /// The real-data setting: NDCG@10, constant step 1.
     pub fn new(d: usize) -> Self {
-        Self { w: vec![0.0; d], rml: Rml::Ndcg(10), eta: Eta::Constant(1.0), ties: PredictTies::ReverseInput }
+        Self {
+            w: vec![0.0; d],
+            rml: Rml::Ndcg(10),
+            eta: Eta::Constant(1.0),
+            ties: PredictTies::ReverseInput,
+        }
     }
 }
 
@@ -193,7 +212,14 @@ impl OnlineRanker for PureOnline {
         let mut levels: Vec<f32> = r.to_vec();
         levels.sort_by(f32::total_cmp);
         levels.dedup();
-        let lev: Vec<usize> = r.iter().map(|x| levels.binary_search_by(|l| l.total_cmp(x)).expect("present")).collect();
+        let lev: Vec<usize> = r
+            .iter()
+            .map(|x| {
+                levels
+                    .binary_search_by(|l| l.total_cmp(x))
+                    .expect("present")
+            })
+            .collect();
         let mut best = vec![(f64::NEG_INFINITY, usize::MAX); levels.len()];
         for (i, &l) in lev.iter().enumerate() {
             if s[i] > best[l].0 {
@@ -202,7 +228,11 @@ impl OnlineRanker for PureOnline {
         }
         let mut prefix = vec![(f64::NEG_INFINITY, usize::MAX); levels.len()];
         for l in 1..levels.len() {
-            prefix[l] = if best[l - 1].0 > prefix[l - 1].0 { best[l - 1] } else { prefix[l - 1] };
+            prefix[l] = if best[l - 1].0 > prefix[l - 1].0 {
+                best[l - 1]
+            } else {
+                prefix[l - 1]
+            };
         }
         let mut top = (f64::NEG_INFINITY, usize::MAX, usize::MAX);
         for (i, &l) in lev.iter().enumerate() {
@@ -229,7 +259,10 @@ impl OnlineRanker for PureOnline {
 pub fn listnet_gradient(q: &QueryView<'_>, s: &[f64], scale: f64, g: &mut [f64]) {
     let r = q.labels();
     let ms = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let mr = r.iter().map(|&x| x as f64).fold(f64::NEG_INFINITY, f64::max);
+    let mr = r
+        .iter()
+        .map(|&x| x as f64)
+        .fold(f64::NEG_INFINITY, f64::max);
     let zs: f64 = s.iter().map(|x| (x - ms).exp()).sum();
     let zr: f64 = r.iter().map(|&x| (x as f64 - mr).exp()).sum();
     for i in 0..s.len() {
@@ -252,7 +285,10 @@ pub struct OnlineListNet {
 impl OnlineListNet {
     /// η_t = 1/√t over `d` features.
     pub fn new(d: usize) -> Self {
-        Self { w: vec![0.0; d], eta: Eta::InvSqrt(1.0) }
+        Self {
+            w: vec![0.0; d],
+            eta: Eta::InvSqrt(1.0),
+        }
     }
 }
 

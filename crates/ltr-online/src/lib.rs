@@ -28,7 +28,10 @@ pub mod listnet;
 pub mod runner;
 pub mod slam;
 
-pub use learners::{listnet_gradient, rml, Eta, OnlineListNet, OnlineRanker, PredictTies, PureOnline, Rml, SlamPerceptron};
+pub use learners::{
+    listnet_gradient, rml, Eta, OnlineListNet, OnlineRanker, PredictTies, PureOnline, Rml,
+    SlamPerceptron,
+};
 pub use listnet::{ListNetFit, ListNetParams};
 pub use runner::{replay, StreamConfig, StreamResult};
 pub use slam::{phi, phi_explicit, weights, Margin, Measure};

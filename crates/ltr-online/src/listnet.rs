@@ -28,7 +28,14 @@ pub struct ListNetParams {
 
 impl Default for ListNetParams {
     fn default() -> Self {
-        Self { epochs: 100, learning_rate: 0.1, select_epochs: true, shuffle: Some(1), metric: Metric::Ndcg(Some(10)), convention: Convention::STANDARD }
+        Self {
+            epochs: 100,
+            learning_rate: 0.1,
+            select_epochs: true,
+            shuffle: Some(1),
+            metric: Metric::Ndcg(Some(10)),
+            convention: Convention::STANDARD,
+        }
     }
 }
 
@@ -47,7 +54,10 @@ impl ListNetParams {
     /// Train.
     pub fn fit(&self, train: &Dataset, validation: Option<&Dataset>) -> Result<ListNetFit> {
         if self.epochs == 0 || !(self.learning_rate > 0.0 && self.learning_rate.is_finite()) {
-            return Err(LtrError::param("epochs/learning-rate", "need epochs >= 1 and a positive learning rate"));
+            return Err(LtrError::param(
+                "epochs/learning-rate",
+                "need epochs >= 1 and a positive learning rate",
+            ));
         }
         let mut w = vec![0.0; train.n_features()];
         let mut order: Vec<usize> = (0..train.n_queries()).collect();
@@ -67,7 +77,10 @@ impl ListNetParams {
             }
             if let (true, Some(v)) = (self.select_epochs, validation) {
                 let m = LinearModel::new(w.clone());
-                let val = evaluate(v, &m.score_dataset(v), &[self.metric], &self.convention).map_err(|e| LtrError::Training(e.to_string()))?.results[0].mean;
+                let val = evaluate(v, &m.score_dataset(v), &[self.metric], &self.convention)
+                    .map_err(|e| LtrError::Training(e.to_string()))?
+                    .results[0]
+                    .mean;
                 curve.push(val);
                 if best.as_ref().is_none_or(|b| val > b.0) {
                     best = Some((val, e, w.clone()));
@@ -75,8 +88,16 @@ impl ListNetParams {
             }
         }
         Ok(match best {
-            Some((_, e, bw)) => ListNetFit { model: LinearModel::new(bw), epochs_used: e, curve },
-            None => ListNetFit { model: LinearModel::new(w), epochs_used: self.epochs, curve },
+            Some((_, e, bw)) => ListNetFit {
+                model: LinearModel::new(bw),
+                epochs_used: e,
+                curve,
+            },
+            None => ListNetFit {
+                model: LinearModel::new(w),
+                epochs_used: self.epochs,
+                curve,
+            },
         })
     }
 }

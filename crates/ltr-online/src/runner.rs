@@ -23,7 +23,13 @@ pub struct StreamConfig {
 
 impl Default for StreamConfig {
     fn default() -> Self {
-        Self { passes: 1, keep_probability: 1.0, seed: 1, k: 10, ties: PredictTies::ReverseInput }
+        Self {
+            passes: 1,
+            keep_probability: 1.0,
+            seed: 1,
+            k: 10,
+            ties: PredictTies::ReverseInput,
+        }
     }
 }
 
@@ -41,7 +47,11 @@ pub struct StreamResult {
 }
 
 /// Replay `data` (each dataset in turn, e.g. the five training folds) through `learner`.
-pub fn replay(learner: &mut dyn OnlineRanker, data: &[&Dataset], cfg: &StreamConfig) -> StreamResult {
+pub fn replay(
+    learner: &mut dyn OnlineRanker,
+    data: &[&Dataset],
+    cfg: &StreamConfig,
+) -> StreamResult {
     let t0 = std::time::Instant::now();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(cfg.seed);
     let mut per_round = Vec::new();
@@ -68,5 +78,10 @@ pub fn replay(learner: &mut dyn OnlineRanker, data: &[&Dataset], cfg: &StreamCon
             }
         }
     }
-    StreamResult { per_round, average_cumulative: avg, cumulative_loss: cum, seconds: t0.elapsed().as_secs_f64() }
+    StreamResult {
+        per_round,
+        average_cumulative: avg,
+        cumulative_loss: cum,
+        seconds: t0.elapsed().as_secs_f64(),
+    }
 }

@@ -55,11 +55,22 @@ pub fn weights(r: &[f32], measure: Measure, tie_average: bool) -> Vec<f64> {
                 Measure::NdcgAt(k) => k.min(m),
                 _ => m,
             };
-            let z: f64 = order.iter().take(k).enumerate().map(|(p, &d)| gain(r[d]) * disc(p + 1)).sum();
+            let z: f64 = order
+                .iter()
+                .take(k)
+                .enumerate()
+                .map(|(p, &d)| gain(r[d]) * disc(p + 1))
+                .sum();
             if z <= 0.0 {
                 return v;
             }
-            let pos_w = |p: usize, d: usize| if p < k { gain(r[d]) * disc(p + 1) / z } else { 0.0 };
+            let pos_w = |p: usize, d: usize| {
+                if p < k {
+                    gain(r[d]) * disc(p + 1) / z
+                } else {
+                    0.0
+                }
+            };
             if !tie_average {
                 for (p, &d) in order.iter().enumerate() {
                     v[d] = pos_w(p, d);
@@ -93,7 +104,14 @@ pub fn phi(s: &[f64], r: &[f32], v: &[f64], margin: Margin, mut grad: Option<&mu
     let k = levels.len();
     // Best (max s, argmax) per grade.
     let mut best: Vec<(f64, usize)> = vec![(f64::NEG_INFINITY, usize::MAX); k];
-    let lev: Vec<usize> = r.iter().map(|x| levels.binary_search_by(|l| l.total_cmp(x)).expect("present")).collect();
+    let lev: Vec<usize> = r
+        .iter()
+        .map(|x| {
+            levels
+                .binary_search_by(|l| l.total_cmp(x))
+                .expect("present")
+        })
+        .collect();
     for i in 0..m {
         let b = &mut best[lev[i]];
         if s[i] > b.0 {
@@ -104,7 +122,13 @@ pub fn phi(s: &[f64], r: &[f32], v: &[f64], margin: Margin, mut grad: Option<&mu
     let mut prefix: Vec<(f64, usize)> = vec![(f64::NEG_INFINITY, usize::MAX); k];
     for l in 1..k {
         let cand = best[l - 1];
-        prefix[l] = if cand.0 > prefix[l - 1].0 || (cand.0 == prefix[l - 1].0 && cand.1 < prefix[l - 1].1) { cand } else { prefix[l - 1] };
+        prefix[l] = if cand.0 > prefix[l - 1].0
+            || (cand.0 == prefix[l - 1].0 && cand.1 < prefix[l - 1].1)
+        {
+            cand
+        } else {
+            prefix[l - 1]
+        };
     }
     if let Some(g) = grad.as_deref_mut() {
         g.iter_mut().for_each(|x| *x = 0.0);

@@ -84,12 +84,24 @@ fn slam_perceptron_loss_is_bounded_on_the_separable_stream() {
     let res = replay(&mut slam, &[&stream], &StreamConfig::default());
     let cum = &res.cumulative_loss;
     // Corollary 7: the cumulative NDCG loss stops growing — nothing is added over the last 500 rounds.
-    assert!(cum[999] - cum[499] < 1e-9, "loss still growing: {} at 500, {} at 1000", cum[499], cum[999]);
+    assert!(
+        cum[999] - cum[499] < 1e-9,
+        "loss still growing: {} at 500, {} at 1000",
+        cum[499],
+        cum[999]
+    );
     let mut listnet = OnlineListNet::new(d);
     let rl = replay(&mut listnet, &[&stream], &StreamConfig::default());
-    let mut pure = PureOnline { eta: Eta::InvSqrt(1.0), ..PureOnline::new(d) };
+    let mut pure = PureOnline {
+        eta: Eta::InvSqrt(1.0),
+        ..PureOnline::new(d)
+    };
     let rp = replay(&mut pure, &[&stream], &StreamConfig::default());
-    let (a, b, c) = (res.average_cumulative[999], rl.average_cumulative[999], rp.average_cumulative[999]);
+    let (a, b, c) = (
+        res.average_cumulative[999],
+        rl.average_cumulative[999],
+        rp.average_cumulative[999],
+    );
     eprintln!("average cumulative NDCG@10 after 1000 rounds: SLAM {a:.4}, online ListNet {b:.4}, pure online {c:.4}");
     assert!(a > b, "SLAM {a} must beat online ListNet {b}");
     // The AP variant also converges (binary relevance R > 0).
@@ -107,12 +119,36 @@ fn listnet_floor(sub: &str, conv: Convention, ranklib: f64) {
     let t0 = std::time::Instant::now();
     let mut map = 0.0;
     for f in &folds {
-        let (tr, va, te) = (read_letor(&f.train).unwrap(), read_letor(&f.vali).unwrap(), read_letor(&f.test).unwrap());
-        let fit = ListNetParams { convention: conv, ..Default::default() }.fit(&tr, Some(&va)).unwrap();
-        map += evaluate(&te, &fit.model.score_dataset(&te), &[Metric::Ap(None)], &conv).unwrap().results[0].mean / folds.len() as f64;
+        let (tr, va, te) = (
+            read_letor(&f.train).unwrap(),
+            read_letor(&f.vali).unwrap(),
+            read_letor(&f.test).unwrap(),
+        );
+        let fit = ListNetParams {
+            convention: conv,
+            ..Default::default()
+        }
+        .fit(&tr, Some(&va))
+        .unwrap();
+        map += evaluate(
+            &te,
+            &fit.model.score_dataset(&te),
+            &[Metric::Ap(None)],
+            &conv,
+        )
+        .unwrap()
+        .results[0]
+            .mean
+            / folds.len() as f64;
     }
-    eprintln!("{sub}: ListNet MAP {map:.4} (RankLib {ranklib}) in {:.1}s", t0.elapsed().as_secs_f64());
-    assert!(map >= ranklib, "{sub}: ListNet MAP {map:.4} < RankLib's {ranklib}");
+    eprintln!(
+        "{sub}: ListNet MAP {map:.4} (RankLib {ranklib}) in {:.1}s",
+        t0.elapsed().as_secs_f64()
+    );
+    assert!(
+        map >= ranklib,
+        "{sub}: ListNet MAP {map:.4} < RankLib's {ranklib}"
+    );
 }
 
 #[test]

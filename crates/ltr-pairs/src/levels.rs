@@ -17,11 +17,18 @@ impl Levels {
         let mut values: Vec<f32> = ds.labels().to_vec();
         values.sort_by(f32::total_cmp);
         values.dedup();
-        assert!(values.len() <= u16::MAX as usize, "too many distinct labels");
+        assert!(
+            values.len() <= u16::MAX as usize,
+            "too many distinct labels"
+        );
         let of_doc = ds
             .labels()
             .iter()
-            .map(|l| values.binary_search_by(|v| v.total_cmp(l)).expect("label present") as u16)
+            .map(|l| {
+                values
+                    .binary_search_by(|v| v.total_cmp(l))
+                    .expect("label present") as u16
+            })
             .collect();
         Self { values, of_doc }
     }
@@ -55,7 +62,10 @@ impl LevelWeights {
     }
     /// All zero (add pairs with [`LevelWeights::set`]).
     pub fn zeros(k: usize) -> Self {
-        Self { k, w: vec![0.0; k * k] }
+        Self {
+            k,
+            w: vec![0.0; k * k],
+        }
     }
     /// Only level pairs whose indices are adjacent (a = b + 1).
     pub fn adjacent(k: usize) -> Self {
@@ -73,7 +83,11 @@ impl LevelWeights {
     }
     /// Set the weight of (a, b), a > b.
     pub fn set(&mut self, a: usize, b: usize, v: f64) {
-        assert!(a > b && a < self.k, "level pair ({a}, {b}) must have a > b within {} levels", self.k);
+        assert!(
+            a > b && a < self.k,
+            "level pair ({a}, {b}) must have a > b within {} levels",
+            self.k
+        );
         self.w[a * self.k + b] = v;
     }
     /// Weight of (a, b).

@@ -63,11 +63,21 @@ impl<'a> PairwiseObjective<'a> {
     pub fn new(ds: &'a Dataset, loss: PairLoss) -> Self {
         let levels = Levels::new(ds);
         let level_weights = LevelWeights::uniform(levels.count());
-        Self { ds, levels, level_weights, query_weights: None, loss }
+        Self {
+            ds,
+            levels,
+            level_weights,
+            query_weights: None,
+            loss,
+        }
     }
     /// Weight each ordered level pair (zero weights drop those pairs, e.g. to keep one grade pair for MHR).
     pub fn with_level_weights(mut self, w: LevelWeights) -> Self {
-        assert_eq!(w.k(), self.levels.count(), "level weights must cover the dataset's levels");
+        assert_eq!(
+            w.k(),
+            self.levels.count(),
+            "level weights must cover the dataset's levels"
+        );
         self.level_weights = w;
         self
     }
@@ -107,7 +117,12 @@ impl<'a> PairwiseObjective<'a> {
             .enumerate()
             .map(|(q, (c, o))| self.query_gradient(q, scores, c, o))
             .collect();
-        ScoreGradient { loss: losses.iter().sum(), coef, order, scores: scores.to_vec() }
+        ScoreGradient {
+            loss: losses.iter().sum(),
+            coef,
+            order,
+            scores: scores.to_vec(),
+        }
     }
 
     /// The loss alone.
@@ -125,7 +140,11 @@ impl<'a> PairwiseObjective<'a> {
         for (i, o) in order.iter_mut().enumerate() {
             *o = i as u32;
         }
-        order.sort_unstable_by(|&a, &b| s_raw[a as usize].total_cmp(&s_raw[b as usize]).then(a.cmp(&b)));
+        order.sort_unstable_by(|&a, &b| {
+            s_raw[a as usize]
+                .total_cmp(&s_raw[b as usize])
+                .then(a.cmp(&b))
+        });
         if wq == 0.0 || n < 2 {
             coef.iter_mut().for_each(|c| *c = 0.0);
             return 0.0;
@@ -202,7 +221,11 @@ impl<'a> PairwiseObjective<'a> {
                 if w == 0.0 || cnt[a] == 0.0 {
                     continue;
                 }
-                acc += if squared { w * (cnt[a] * (1.0 + sj) - sum[a]) } else { w * cnt[a] };
+                acc += if squared {
+                    w * (cnt[a] * (1.0 + sj) - sum[a])
+                } else {
+                    w * cnt[a]
+                };
             }
             let g = acc - alpha[j];
             coef[j] = if squared { 2.0 * wq * g } else { wq * g };
@@ -213,11 +236,18 @@ impl<'a> PairwiseObjective<'a> {
     /// (∇²_s loss) · p for the squared hinge at the state's scores, where `p` has one value per document
     /// (typically X v). The active set is the one of the state (generalised Hessian of Mangasarian).
     pub fn hessian_times(&self, state: &ScoreGradient, p: &[f64]) -> Vec<f64> {
-        assert_eq!(self.loss, PairLoss::SquaredHinge, "the hinge loss has no Hessian");
+        assert_eq!(
+            self.loss,
+            PairLoss::SquaredHinge,
+            "the hinge loss has no Hessian"
+        );
         let ds = self.ds;
         let mut out = vec![0.0; ds.n_docs()];
         let offsets = ds.query_offsets();
-        let orders: Vec<&[u32]> = offsets.windows(2).map(|w| &state.order[w[0]..w[1]]).collect();
+        let orders: Vec<&[u32]> = offsets
+            .windows(2)
+            .map(|w| &state.order[w[0]..w[1]])
+            .collect();
         split_by_offsets(&mut out, offsets)
             .into_par_iter()
             .zip(orders)
@@ -305,7 +335,10 @@ impl<'a> PairwiseObjective<'a> {
             let wq = self.qw(q);
             for i in self.ds.query_range(q) {
                 for j in self.ds.query_range(q) {
-                    let (li, lj) = (self.levels.of_doc[i] as usize, self.levels.of_doc[j] as usize);
+                    let (li, lj) = (
+                        self.levels.of_doc[i] as usize,
+                        self.levels.of_doc[j] as usize,
+                    );
                     if li <= lj {
                         continue;
                     }
@@ -339,7 +372,10 @@ impl<'a> PairwiseObjective<'a> {
             let wq = self.qw(q);
             for i in self.ds.query_range(q) {
                 for j in self.ds.query_range(q) {
-                    let (li, lj) = (self.levels.of_doc[i] as usize, self.levels.of_doc[j] as usize);
+                    let (li, lj) = (
+                        self.levels.of_doc[i] as usize,
+                        self.levels.of_doc[j] as usize,
+                    );
                     if li <= lj || 1.0 - scores[i] + scores[j] <= 0.0 {
                         continue;
                     }

@@ -67,13 +67,18 @@ impl PairSet {
                     for j in r.clone() {
                         let lj = levels.of_doc[j] as usize;
                         if li > lj && mask.as_ref().is_none_or(|m| m.get(li, lj) != 0.0) {
-                            out.push(Pair { hi: i as u32, lo: j as u32 });
+                            out.push(Pair {
+                                hi: i as u32,
+                                lo: j as u32,
+                            });
                         }
                     }
                 }
                 if let PairScheme::Sampled { per_query, seed } = scheme {
                     if out.len() > *per_query {
-                        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ (q.index() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(
+                            seed ^ (q.index() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                        );
                         out.shuffle(&mut rng);
                         out.truncate(*per_query);
                         out.sort_by_key(|p| (p.hi, p.lo));
@@ -112,7 +117,10 @@ impl PairSet {
     pub fn query_of_pairs(&self) -> Vec<u32> {
         let mut out = Vec::with_capacity(self.len());
         for q in 0..self.n_queries() {
-            out.extend(std::iter::repeat_n(q as u32, self.offsets[q + 1] - self.offsets[q]));
+            out.extend(std::iter::repeat_n(
+                q as u32,
+                self.offsets[q + 1] - self.offsets[q],
+            ));
         }
         out
     }

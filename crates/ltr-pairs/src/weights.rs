@@ -9,14 +9,19 @@ use crate::pairset::count_pairs_per_query;
 
 /// η_q = 1/|S_q|: the committee perceptron's per-query step (0 for a query without pairs).
 pub fn perceptron_query_steps(ds: &Dataset) -> Vec<f64> {
-    count_pairs_per_query(ds).into_iter().map(|c| if c == 0 { 0.0 } else { 1.0 / c as f64 }).collect()
+    count_pairs_per_query(ds)
+        .into_iter()
+        .map(|c| if c == 0 { 0.0 } else { 1.0 / c as f64 })
+        .collect()
 }
 
 /// μ_q = max_q' |P_q'| / |P_q| (seed 004 §5.3): the query with most pairs gets 1 (0 for a query without pairs).
 pub fn query_weights_mu(ds: &Dataset) -> Vec<f64> {
     let c = count_pairs_per_query(ds);
     let max = c.iter().copied().max().unwrap_or(0) as f64;
-    c.into_iter().map(|n| if n == 0 { 0.0 } else { max / n as f64 }).collect()
+    c.into_iter()
+        .map(|n| if n == 0 { 0.0 } else { max / n as f64 })
+        .collect()
 }
 
 /// What to do with queries that lack one of the two grades of a rank pair in the τ average.
@@ -46,7 +51,10 @@ pub fn tau_closed_form(ds: &Dataset, missing: MissingGrade) -> LevelWeights {
         for i in q.rows() {
             hist[levels.of_doc[i] as usize] += 1;
         }
-        let top = (0..k).rev().find(|&a| hist[a] > 0).expect("non-empty query");
+        let top = (0..k)
+            .rev()
+            .find(|&a| hist[a] > 0)
+            .expect("non-empty query");
         for a in 0..k {
             for b in 0..a {
                 let present = hist[a] > 0 && hist[b] > 0;
@@ -76,7 +84,12 @@ pub fn tau_closed_form(ds: &Dataset, missing: MissingGrade) -> LevelWeights {
 
 /// τ_(s,t) by the paper's simulation: for every query, `repeats` times swap a random document of label s with a
 /// random one of label t in the perfect ranking and record 1 − NDCG@1; average over queries and repeats.
-pub fn tau_monte_carlo(ds: &Dataset, repeats: usize, seed: u64, missing: MissingGrade) -> LevelWeights {
+pub fn tau_monte_carlo(
+    ds: &Dataset,
+    repeats: usize,
+    seed: u64,
+    missing: MissingGrade,
+) -> LevelWeights {
     let levels = Levels::new(ds);
     let k = levels.count();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -89,8 +102,12 @@ pub fn tau_monte_carlo(ds: &Dataset, repeats: usize, seed: u64, missing: Missing
         let top_gain = gain(levels.values[levels.of_doc[perfect[0]] as usize]);
         for a in 0..k {
             for b in 0..a {
-                let pos_a: Vec<usize> = (0..perfect.len()).filter(|&p| levels.of_doc[perfect[p]] as usize == a).collect();
-                let pos_b: Vec<usize> = (0..perfect.len()).filter(|&p| levels.of_doc[perfect[p]] as usize == b).collect();
+                let pos_a: Vec<usize> = (0..perfect.len())
+                    .filter(|&p| levels.of_doc[perfect[p]] as usize == a)
+                    .collect();
+                let pos_b: Vec<usize> = (0..perfect.len())
+                    .filter(|&p| levels.of_doc[perfect[p]] as usize == b)
+                    .collect();
                 if pos_a.is_empty() || pos_b.is_empty() {
                     if missing == MissingGrade::CountZero {
                         cnt[a * k + b] += 1;
@@ -102,8 +119,16 @@ pub fn tau_monte_carlo(ds: &Dataset, repeats: usize, seed: u64, missing: Missing
                     let pa = pos_a[rng.random_range(0..pos_a.len())];
                     let pb = pos_b[rng.random_range(0..pos_b.len())];
                     // After the swap, position 0 holds label b if pa was 0; pb is never 0 (b < a ≤ top).
-                    let first = if pa == 0 { b } else { levels.of_doc[perfect[0]] as usize };
-                    let ndcg1 = if top_gain > 0.0 { gain(levels.values[first]) / top_gain } else { 0.0 };
+                    let first = if pa == 0 {
+                        b
+                    } else {
+                        levels.of_doc[perfect[0]] as usize
+                    };
+                    let ndcg1 = if top_gain > 0.0 {
+                        gain(levels.values[first]) / top_gain
+                    } else {
+                        0.0
+                    };
                     drop += 1.0 - ndcg1;
                     let _ = pb;
                 }

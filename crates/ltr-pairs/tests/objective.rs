@@ -6,7 +6,16 @@ use ltr_pairs::*;
 use rand::{Rng, SeedableRng};
 
 fn data(seed: u64, grades: u32) -> Dataset {
-    generate_letor_like(&SyntheticConfig { queries: 12, min_docs: 1, max_docs: 40, features: 6, grades, seed, ..Default::default() }).unwrap()
+    generate_letor_like(&SyntheticConfig {
+        queries: 12,
+        min_docs: 1,
+        max_docs: 40,
+        features: 6,
+        grades,
+        seed,
+        ..Default::default()
+    })
+    .unwrap()
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -19,8 +28,12 @@ fn sorted_sweeps_equal_explicit_sums() {
         let ds = data(seed, 2 + (seed % 4) as u32);
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         // Scores on a coarse grid so that ties and exact margins of 1 occur.
-        let scores: Vec<f64> = (0..ds.n_docs()).map(|_| rng.random_range(-6..6) as f64 * 0.5).collect();
-        let p: Vec<f64> = (0..ds.n_docs()).map(|_| rng.random::<f64>() - 0.5).collect();
+        let scores: Vec<f64> = (0..ds.n_docs())
+            .map(|_| rng.random_range(-6..6) as f64 * 0.5)
+            .collect();
+        let p: Vec<f64> = (0..ds.n_docs())
+            .map(|_| rng.random::<f64>() - 0.5)
+            .collect();
         let levels = Levels::new(&ds);
         let k = levels.count();
         let mut tau = LevelWeights::zeros(k);
@@ -29,16 +42,24 @@ fn sorted_sweeps_equal_explicit_sums() {
                 tau.set(a, b, rng.random::<f64>());
             }
         }
-        let mu: Vec<f64> = (0..ds.n_queries()).map(|_| rng.random::<f64>() * 3.0).collect();
+        let mu: Vec<f64> = (0..ds.n_queries())
+            .map(|_| rng.random::<f64>() * 3.0)
+            .collect();
         for loss in [PairLoss::Hinge, PairLoss::SquaredHinge] {
             for weighted in [false, true] {
                 let mut obj = PairwiseObjective::new(&ds, loss);
                 if weighted {
-                    obj = obj.with_level_weights(tau.clone()).with_query_weights(mu.clone());
+                    obj = obj
+                        .with_level_weights(tau.clone())
+                        .with_query_weights(mu.clone());
                 }
                 let g = obj.gradient(&scores);
                 let (l2, c2) = obj.gradient_explicit(&scores);
-                assert!(close(g.loss, l2), "{loss:?} weighted={weighted}: {} vs {l2}", g.loss);
+                assert!(
+                    close(g.loss, l2),
+                    "{loss:?} weighted={weighted}: {} vs {l2}",
+                    g.loss
+                );
                 for (a, b) in g.coef.iter().zip(&c2) {
                     assert!(close(*a, *b), "{loss:?} coef {a} vs {b}");
                 }
@@ -66,11 +87,23 @@ fn counts_equal_enumeration() {
     for ((s, t), c) in by_grade {
         let set = PairSet::build(&ds, &PairScheme::Grades(s, t));
         assert_eq!(set.len() as u64, c, "grade pair ({s},{t})");
-        assert!(set.pairs.iter().all(|p| ds.labels()[p.hi as usize] == s && ds.labels()[p.lo as usize] == t));
+        assert!(set
+            .pairs
+            .iter()
+            .all(|p| ds.labels()[p.hi as usize] == s && ds.labels()[p.lo as usize] == t));
     }
     let adj = PairSet::build(&ds, &PairScheme::Adjacent);
-    assert!(adj.pairs.iter().all(|p| ds.labels()[p.hi as usize] - ds.labels()[p.lo as usize] == 1.0));
-    let sampled = PairSet::build(&ds, &PairScheme::Sampled { per_query: 5, seed: 1 });
+    assert!(adj
+        .pairs
+        .iter()
+        .all(|p| ds.labels()[p.hi as usize] - ds.labels()[p.lo as usize] == 1.0));
+    let sampled = PairSet::build(
+        &ds,
+        &PairScheme::Sampled {
+            per_query: 5,
+            seed: 1,
+        },
+    );
     assert!((0..ds.n_queries()).all(|q| sampled.query(q).len() == all.query(q).len().min(5)));
 }
 
@@ -85,7 +118,7 @@ fn query_weights_and_steps() {
             assert!(close(*m, max / *n as f64));
         }
     }
-    assert!(mu.iter().any(|&m| m == 1.0));
+    assert!(mu.contains(&1.0));
     let eta = perceptron_query_steps(&ds);
     for (n, e) in c.iter().zip(&eta) {
         assert_eq!(*e, if *n == 0 { 0.0 } else { 1.0 / *n as f64 });
@@ -102,7 +135,10 @@ fn tau_simulation_agrees_with_closed_form() {
         for b in 0..a {
             let (e, s) = (exact.get(a, b), sim.get(a, b));
             // Standard error of a mean of 12 queries × 4000 Bernoulli-like draws is below 0.005.
-            assert!((e - s).abs() < 0.02, "tau({a},{b}): closed {e} vs simulated {s}");
+            assert!(
+                (e - s).abs() < 0.02,
+                "tau({a},{b}): closed {e} vs simulated {s}"
+            );
         }
     }
     // Only pairs whose upper grade is a query's top grade can lower NDCG@1: tau(top, 0) > 0.

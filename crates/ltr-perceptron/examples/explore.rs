@@ -9,10 +9,27 @@ fn main() {
     let dir = std::path::PathBuf::from(&args[1]);
     let conv: Convention = args[2].parse().unwrap();
     let folds = letor_folds(&dir).unwrap();
-    let data: Vec<_> = folds.iter().map(|f| (read_letor(&f.train).unwrap(), read_letor(&f.vali).unwrap(), read_letor(&f.test).unwrap())).collect();
+    let data: Vec<_> = folds
+        .iter()
+        .map(|f| {
+            (
+                read_letor(&f.train).unwrap(),
+                read_letor(&f.vali).unwrap(),
+                read_letor(&f.test).unwrap(),
+            )
+        })
+        .collect();
     let alphas = [("epoch", AlphaBound::PerEpoch(0.85))];
-    let orders = [("shuf1", PairOrder::Shuffled(1)), ("shuf2", PairOrder::Shuffled(2))];
-    let outs = [("pocket", Output::Pocket), ("average", Output::Average), ("com20", Output::committee(20)), ("com30", Output::committee(30))];
+    let orders = [
+        ("shuf1", PairOrder::Shuffled(1)),
+        ("shuf2", PairOrder::Shuffled(2)),
+    ];
+    let outs = [
+        ("pocket", Output::Pocket),
+        ("average", Output::Average),
+        ("com20", Output::committee(20)),
+        ("com30", Output::committee(30)),
+    ];
     for (an, a) in alphas {
         for (on, o) in orders {
             for (un, u) in outs {
@@ -20,12 +37,29 @@ fn main() {
                 let mut map = 0.0;
                 let mut ep = vec![];
                 for (tr, va, te) in &data {
-                    let p = PerceptronParams { epochs: 50, output: u, convention: conv, settings: LoopSettings { alpha_bound: a, order: o, ..Default::default() }, ..Default::default() };
+                    let p = PerceptronParams {
+                        epochs: 50,
+                        output: u,
+                        convention: conv,
+                        settings: LoopSettings {
+                            alpha_bound: a,
+                            order: o,
+                            ..Default::default()
+                        },
+                        ..Default::default()
+                    };
                     let fit = p.fit(tr, Some(va)).unwrap();
                     ep.push(fit.epochs_used);
-                    map += evaluate(te, &fit.model.score_dataset(te), &[Metric::Ap(None)], &conv).unwrap().results[0].mean / data.len() as f64;
+                    map += evaluate(te, &fit.model.score_dataset(te), &[Metric::Ap(None)], &conv)
+                        .unwrap()
+                        .results[0]
+                        .mean
+                        / data.len() as f64;
                 }
-                println!("alpha={an:8} order={on:5} out={un:8} MAP={map:.4} epochs={ep:?} {:.1}s", t.elapsed().as_secs_f64());
+                println!(
+                    "alpha={an:8} order={on:5} out={un:8} MAP={map:.4} epochs={ep:?} {:.1}s",
+                    t.elapsed().as_secs_f64()
+                );
             }
         }
     }

@@ -153,16 +153,25 @@ impl<'a> PerceptronLoop<'a> {
         let eta_q = match settings.step {
             StepSize::PerQuery => {
                 // η_q = 1/|S_q| over the pairs actually used.
-                (0..pairs.n_queries()).map(|q| {
-                    let n = pairs.query(q).len();
-                    if n == 0 { 0.0 } else { 1.0 / n as f64 }
-                }).collect()
+                (0..pairs.n_queries())
+                    .map(|q| {
+                        let n = pairs.query(q).len();
+                        if n == 0 {
+                            0.0
+                        } else {
+                            1.0 / n as f64
+                        }
+                    })
+                    .collect()
             }
             StepSize::Global(r) => vec![r; ds.n_queries()],
         };
         let query_of_pair = pairs.query_of_pairs();
         let m = pairs.len();
-        let w = settings.init.clone().unwrap_or_else(|| vec![0.0; ds.n_features()]);
+        let w = settings
+            .init
+            .clone()
+            .unwrap_or_else(|| vec![0.0; ds.n_features()]);
         let rng = rand_chacha::ChaCha8Rng::seed_from_u64(match settings.order {
             PairOrder::Shuffled(s) => s,
             PairOrder::File => 0,
@@ -200,7 +209,10 @@ impl<'a> PerceptronLoop<'a> {
             AlphaBound::Planned(a) => Some((a * self.planned_epochs as f64).floor() as u32),
             _ => None,
         };
-        let mut stats = EpochStats { mistakes: 0, active_pairs: 0 };
+        let mut stats = EpochStats {
+            mistakes: 0,
+            active_pairs: 0,
+        };
         for &pi in &self.order {
             let pi = pi as usize;
             if self.dropped[pi] {
@@ -234,6 +246,9 @@ impl<'a> PerceptronLoop<'a> {
                 }
             }
         }
+        // Dropped pairs never come back: stop visiting them (keeps the relative order of the others).
+        let dropped = &self.dropped;
+        self.order.retain(|&p| !dropped[p as usize]);
         obs.finish_epoch(self.epoch, self.index, &self.w, self.c);
         stats
     }

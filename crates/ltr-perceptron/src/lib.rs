@@ -23,7 +23,9 @@ use ltr_core::{Aggregation, LinearModel, LtrError, Model, Params, RankAggregate,
 use ltr_data::Dataset;
 use ltr_metrics::{evaluate, Convention, Metric};
 
-pub use engine::{AlphaBound, EpochStats, LoopSettings, Observer, PairOrder, PerceptronLoop, StepSize};
+pub use engine::{
+    AlphaBound, EpochStats, LoopSettings, Observer, PairOrder, PerceptronLoop, StepSize,
+};
 pub use outputs::{weighted_average, Average, Committee, Pocket, Recorder, Voted};
 
 /// How committee members are weighted after training (seed 000 §6.2: "a function of its validation performance").
@@ -98,7 +100,9 @@ impl Output {
             size,
             offer_final: true,
             weight: MemberWeight::Validation(Transform::Raw),
-            combine: Combine::Average { normalize_members: false },
+            combine: Combine::Average {
+                normalize_members: false,
+            },
         })
     }
 }
@@ -158,7 +162,10 @@ pub struct PerceptronFit {
 }
 
 fn score(model: &dyn Scorer, ds: &Dataset, metric: Metric, conv: &Convention) -> Result<f64> {
-    Ok(evaluate(ds, &model.score_dataset(ds), &[metric], conv).map_err(|e| LtrError::Training(e.to_string()))?.results[0].mean)
+    Ok(evaluate(ds, &model.score_dataset(ds), &[metric], conv)
+        .map_err(|e| LtrError::Training(e.to_string()))?
+        .results[0]
+        .mean)
 }
 
 impl PerceptronParams {
@@ -187,22 +194,40 @@ impl PerceptronParams {
     }
 
     /// The model the run would return if it stopped now.
-    fn output_model(&self, rec: &Recorder, lp: &PerceptronLoop<'_>, validation: Option<&Dataset>) -> Result<Model> {
+    fn output_model(
+        &self,
+        rec: &Recorder,
+        lp: &PerceptronLoop<'_>,
+        validation: Option<&Dataset>,
+    ) -> Result<Model> {
         let (w, c, index) = (&lp.w, lp.c, lp.index);
         Ok(match self.output {
             Output::Last => Model::Linear(LinearModel::new(w.clone())),
             Output::Pocket => Model::Linear(rec.pocket.as_ref().expect("recorded").snapshot(w, c)),
-            Output::Average => Model::Linear(rec.average.as_ref().expect("recorded").snapshot(w, c)),
+            Output::Average => {
+                Model::Linear(rec.average.as_ref().expect("recorded").snapshot(w, c))
+            }
             Output::Voted { .. } => rec.voted.as_ref().expect("recorded").snapshot(index, w, c),
             Output::Committee(cp) => {
-                let members = rec.committee.as_ref().expect("recorded").snapshot(index, w, c, cp.offer_final);
+                let members =
+                    rec.committee
+                        .as_ref()
+                        .expect("recorded")
+                        .snapshot(index, w, c, cp.offer_final);
                 let weights: Vec<f64> = match (cp.weight, validation) {
-                    (MemberWeight::Success, _) | (MemberWeight::Validation(_), None) => members.iter().map(|m| m.1 as f64).collect(),
+                    (MemberWeight::Success, _) | (MemberWeight::Validation(_), None) => {
+                        members.iter().map(|m| m.1 as f64).collect()
+                    }
                     (MemberWeight::Uniform, _) => vec![1.0; members.len()],
                     (MemberWeight::Validation(t), Some(v)) => {
                         let mut ws = Vec::with_capacity(members.len());
                         for (mw, _) in &members {
-                            let a = score(&LinearModel::new(mw.clone()), v, self.metric, &self.convention)?;
+                            let a = score(
+                                &LinearModel::new(mw.clone()),
+                                v,
+                                self.metric,
+                                &self.convention,
+                            )?;
                             ws.push(match t {
                                 Transform::Raw => a,
                                 Transform::Power(p) => a.powf(p),
@@ -214,7 +239,9 @@ impl PerceptronParams {
                 };
                 let ws: Vec<Vec<f64>> = members.into_iter().map(|m| m.0).collect();
                 match cp.combine {
-                    Combine::Average { normalize_members } => Model::Linear(weighted_average(&ws, &weights, normalize_members)),
+                    Combine::Average { normalize_members } => {
+                        Model::Linear(weighted_average(&ws, &weights, normalize_members))
+                    }
                     Combine::Borda => Model::Aggregate(RankAggregate {
                         members: ws.into_iter().map(LinearModel::new).collect(),
                         weights,
@@ -230,7 +257,11 @@ impl PerceptronParams {
         self.validate()?;
         if let Some(init) = &self.settings.init {
             if init.len() != train.n_features() {
-                return Err(LtrError::Shape(format!("initial weights have {} features, training data {}", init.len(), train.n_features())));
+                return Err(LtrError::Shape(format!(
+                    "initial weights have {} features, training data {}",
+                    init.len(),
+                    train.n_features()
+                )));
             }
         }
         let mut lp = PerceptronLoop::new(train, self.settings.clone(), self.epochs);
@@ -256,8 +287,16 @@ impl PerceptronParams {
                     best = Some((val, e, m));
                 }
             }
-            tracing::debug!("epoch {e}: {} mistakes over {} active pairs, validation {val:.4}", stats.mistakes, stats.active_pairs);
-            curve.push(EpochRecord { epoch: e, stats, validation: val });
+            tracing::debug!(
+                "epoch {e}: {} mistakes over {} active pairs, validation {val:.4}",
+                stats.mistakes,
+                stats.active_pairs
+            );
+            curve.push(EpochRecord {
+                epoch: e,
+                stats,
+                validation: val,
+            });
             if stats.mistakes == 0 && !select {
                 break; // separable: every later epoch is identical
             }
@@ -266,7 +305,12 @@ impl PerceptronParams {
             Some((_, e, m)) => (m, e),
             None => (self.output_model(&rec, &lp, validation)?, curve.len()),
         };
-        Ok(PerceptronFit { model, epochs_used, curve, pairs: lp.n_pairs() })
+        Ok(PerceptronFit {
+            model,
+            epochs_used,
+            curve,
+            pairs: lp.n_pairs(),
+        })
     }
 
     /// From `--param` values. `perceptron`: `output=last|pocket|average|voted`, `vote-from`; `committee-perceptron`:
@@ -274,12 +318,18 @@ impl PerceptronParams {
     /// `member-transform=raw|power|softmax`, `member-power`, `member-temperature`, `normalize-members`,
     /// `offer-final`. Both: `epochs`, `select-epochs`, `alpha-bound` (0 = off), `alpha-rule=epoch|planned`,
     /// `step=query|global`, `rate`, `shuffle`.
-    pub fn from_params(p: &Params, committee: bool, seed: u64, metric: Metric, convention: Convention) -> Result<Self> {
+    pub fn from_params(
+        p: &Params,
+        committee: bool,
+        seed: u64,
+        metric: Metric,
+        convention: Convention,
+    ) -> Result<Self> {
         let epochs = p.int_in("epochs", 50, 1, 1_000_000)?;
         let alpha = p.float_in("alpha-bound", 0.85, 0.0, 1.0)?;
         let rule = p.choice("alpha-rule", "epoch", &["epoch", "planned"])?;
         let alpha_bound = match (alpha, rule.as_str()) {
-            (a, _) if a == 0.0 => AlphaBound::Off,
+            (0.0, _) => AlphaBound::Off,
             (a, "planned") => AlphaBound::Planned(a),
             (a, _) => AlphaBound::PerEpoch(a),
         };
@@ -287,20 +337,46 @@ impl PerceptronParams {
             "global" => StepSize::Global(p.float_in("rate", 1.0, 1e-300, 1e300)?),
             _ => StepSize::PerQuery,
         };
-        let order = if p.flag("shuffle", true)? { PairOrder::Shuffled(seed) } else { PairOrder::File };
+        let order = if p.flag("shuffle", true)? {
+            PairOrder::Shuffled(seed)
+        } else {
+            PairOrder::File
+        };
         let output = if committee {
-            let weight = match p.choice("member-metric", "validation", &["validation", "success", "uniform"])?.as_str() {
+            let weight = match p
+                .choice(
+                    "member-metric",
+                    "validation",
+                    &["validation", "success", "uniform"],
+                )?
+                .as_str()
+            {
                 "success" => MemberWeight::Success,
                 "uniform" => MemberWeight::Uniform,
-                _ => MemberWeight::Validation(match p.choice("member-transform", "raw", &["raw", "power", "softmax"])?.as_str() {
-                    "power" => Transform::Power(p.float_in("member-power", 2.0, -1e6, 1e6)?),
-                    "softmax" => Transform::Softmax(p.float_in("member-temperature", 0.01, 1e-12, 1e12)?),
-                    _ => Transform::Raw,
-                }),
+                _ => MemberWeight::Validation(
+                    match p
+                        .choice("member-transform", "raw", &["raw", "power", "softmax"])?
+                        .as_str()
+                    {
+                        "power" => Transform::Power(p.float_in("member-power", 2.0, -1e6, 1e6)?),
+                        "softmax" => Transform::Softmax(p.float_in(
+                            "member-temperature",
+                            0.01,
+                            1e-12,
+                            1e12,
+                        )?),
+                        _ => Transform::Raw,
+                    },
+                ),
             };
-            let combine = match p.choice("combine", "average", &["average", "borda"])?.as_str() {
+            let combine = match p
+                .choice("combine", "average", &["average", "borda"])?
+                .as_str()
+            {
                 "borda" => Combine::Borda,
-                _ => Combine::Average { normalize_members: p.flag("normalize-members", false)? },
+                _ => Combine::Average {
+                    normalize_members: p.flag("normalize-members", false)?,
+                },
             };
             Output::Committee(CommitteeParams {
                 size: p.int_in("committee", 30, 1, 1_000_000)?,
@@ -309,17 +385,28 @@ impl PerceptronParams {
                 combine,
             })
         } else {
-            match p.choice("output", "pocket", &["last", "pocket", "average", "voted"])?.as_str() {
+            match p
+                .choice("output", "pocket", &["last", "pocket", "average", "voted"])?
+                .as_str()
+            {
                 "last" => Output::Last,
                 "average" => Output::Average,
-                "voted" => Output::Voted { from: p.int_in("vote-from", 0, 0, usize::MAX)? },
+                "voted" => Output::Voted {
+                    from: p.int_in("vote-from", 0, 0, usize::MAX)?,
+                },
                 _ => Output::Pocket,
             }
         };
         let s = Self {
             epochs,
             select_epochs: p.flag("select-epochs", true)?,
-            settings: LoopSettings { step, order, alpha_bound, init: None, pairs: ltr_pairs::PairScheme::AllDifferent },
+            settings: LoopSettings {
+                step,
+                order,
+                alpha_bound,
+                init: None,
+                pairs: ltr_pairs::PairScheme::AllDifferent,
+            },
             output,
             metric,
             convention,

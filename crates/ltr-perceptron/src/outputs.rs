@@ -67,11 +67,18 @@ pub struct Voted {
 impl Voted {
     /// A voter collection starting at hypothesis `from`.
     pub fn new(from: usize) -> Self {
-        Self { from, members: Vec::new() }
+        Self {
+            from,
+            members: Vec::new(),
+        }
     }
     /// The voted model if training stopped now.
     pub fn snapshot(&self, index: usize, w: &[f64], c: u64) -> Model {
-        let mut members: Vec<LinearModel> = self.members.iter().map(|(w, _)| LinearModel::new(w.clone())).collect();
+        let mut members: Vec<LinearModel> = self
+            .members
+            .iter()
+            .map(|(w, _)| LinearModel::new(w.clone()))
+            .collect();
         let mut weights: Vec<f64> = self.members.iter().map(|(_, c)| *c as f64).collect();
         if c > 0 && index >= self.from {
             members.push(LinearModel::new(w.to_vec()));
@@ -80,7 +87,11 @@ impl Voted {
         if members.is_empty() {
             return Model::Linear(LinearModel::new(w.to_vec()));
         }
-        Model::Aggregate(RankAggregate { members, weights, method: Aggregation::Borda })
+        Model::Aggregate(RankAggregate {
+            members,
+            weights,
+            method: Aggregation::Borda,
+        })
     }
     /// Number of voters so far.
     pub fn len(&self) -> usize {
@@ -105,9 +116,18 @@ pub struct Committee {
 impl Committee {
     /// An empty committee of at most `size` members.
     pub fn new(size: usize) -> Self {
-        Self { size: size.max(1), members: Vec::new() }
+        Self {
+            size: size.max(1),
+            members: Vec::new(),
+        }
     }
-    fn offer(members: &mut Vec<(Vec<f64>, u64, usize)>, size: usize, w: &[f64], c: u64, index: usize) {
+    fn offer(
+        members: &mut Vec<(Vec<f64>, u64, usize)>,
+        size: usize,
+        w: &[f64],
+        c: u64,
+        index: usize,
+    ) {
         let min = members.iter().map(|m| m.1).min();
         if members.len() < size || min.is_some_and(|m| c > m) {
             members.push((w.to_vec(), c, index));
@@ -120,7 +140,13 @@ impl Committee {
     }
     /// The members (weights, success count) if training stopped now, optionally offering the live hypothesis,
     /// in hypothesis order.
-    pub fn snapshot(&self, index: usize, w: &[f64], c: u64, offer_final: bool) -> Vec<(Vec<f64>, u64)> {
+    pub fn snapshot(
+        &self,
+        index: usize,
+        w: &[f64],
+        c: u64,
+        offer_final: bool,
+    ) -> Vec<(Vec<f64>, u64)> {
         let mut m = self.members.clone();
         if offer_final {
             Self::offer(&mut m, self.size, w, c, index);
@@ -163,7 +189,11 @@ impl Observer for Recorder {
 }
 
 /// Σ a_k w_k / Σ a_k, accumulated in member order (a single member is returned unchanged).
-pub fn weighted_average(members: &[Vec<f64>], weights: &[f64], normalize_members: bool) -> LinearModel {
+pub fn weighted_average(
+    members: &[Vec<f64>],
+    weights: &[f64],
+    normalize_members: bool,
+) -> LinearModel {
     let d = members.first().map_or(0, Vec::len);
     if members.len() == 1 && !normalize_members {
         return LinearModel::new(members[0].clone());
@@ -173,7 +203,11 @@ pub fn weighted_average(members: &[Vec<f64>], weights: &[f64], normalize_members
     for (w, &a) in members.iter().zip(weights) {
         let scale = if normalize_members {
             let n = w.iter().map(|x| x * x).sum::<f64>().sqrt();
-            if n > 0.0 { 1.0 / n } else { 0.0 }
+            if n > 0.0 {
+                1.0 / n
+            } else {
+                0.0
+            }
         } else {
             1.0
         };

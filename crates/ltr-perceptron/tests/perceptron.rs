@@ -1,7 +1,9 @@
 //! Exact identities of seed 000, convergence on separable data, determinism, and quality on the real folds.
 
 use ltr_core::{Model, Scorer};
-use ltr_data::{generate_letor_like, letor_folds, read_letor, shared_datasets_dir, Dataset, SyntheticConfig};
+use ltr_data::{
+    generate_letor_like, letor_folds, read_letor, shared_datasets_dir, Dataset, SyntheticConfig,
+};
 use ltr_metrics::{evaluate, Convention, Metric};
 use ltr_perceptron::*;
 
@@ -30,12 +32,24 @@ fn linear(m: &Model) -> &[f64] {
 }
 
 fn run(ds: &Dataset, output: Output, epochs: usize) -> Model {
-    let p = PerceptronParams { epochs, select_epochs: false, output, ..Default::default() };
+    let p = PerceptronParams {
+        epochs,
+        select_epochs: false,
+        output,
+        ..Default::default()
+    };
     p.fit(ds, None).unwrap().model
 }
 
 fn committee(size: usize, weight: MemberWeight) -> Output {
-    Output::Committee(CommitteeParams { size, offer_final: true, weight, combine: Combine::Average { normalize_members: false } })
+    Output::Committee(CommitteeParams {
+        size,
+        offer_final: true,
+        weight,
+        combine: Combine::Average {
+            normalize_members: false,
+        },
+    })
 }
 
 #[test]
@@ -55,7 +69,10 @@ fn unbounded_success_weighted_committee_is_the_average_perceptron() {
         let avg = run(&ds, Output::Average, epochs);
         let com = run(&ds, committee(10_000_000, MemberWeight::Success), epochs);
         let (a, c) = (linear(&avg), linear(&com));
-        assert!(a.iter().zip(c).all(|(x, y)| x.to_bits() == y.to_bits()), "not bitwise equal: {a:?} vs {c:?}");
+        assert!(
+            a.iter().zip(c).all(|(x, y)| x.to_bits() == y.to_bits()),
+            "not bitwise equal: {a:?} vs {c:?}"
+        );
     }
 }
 
@@ -67,15 +84,28 @@ fn separable_data_reaches_zero_training_mistakes() {
             epochs: 2000,
             select_epochs: false,
             output: Output::Last,
-            settings: LoopSettings { step, alpha_bound: AlphaBound::Off, ..Default::default() },
+            settings: LoopSettings {
+                step,
+                alpha_bound: AlphaBound::Off,
+                ..Default::default()
+            },
             ..Default::default()
         };
         let fit = p.fit(&ds, None).unwrap();
         let last = fit.curve.last().unwrap();
-        assert_eq!(last.stats.mistakes, 0, "{step:?}: still {} mistakes after {} epochs", last.stats.mistakes, fit.curve.len());
+        assert_eq!(
+            last.stats.mistakes,
+            0,
+            "{step:?}: still {} mistakes after {} epochs",
+            last.stats.mistakes,
+            fit.curve.len()
+        );
         // And the final hypothesis ranks every training pair correctly.
         let s = fit.model.score_dataset(&ds);
-        let oer = evaluate(&ds, &s, &[Metric::Oer(None)], &Convention::STANDARD).unwrap().results[0].mean;
+        let oer = evaluate(&ds, &s, &[Metric::Oer(None)], &Convention::STANDARD)
+            .unwrap()
+            .results[0]
+            .mean;
         assert_eq!(oer, 0.0);
     }
 }
@@ -87,11 +117,17 @@ fn same_seed_same_model_at_any_thread_count() {
     let p = PerceptronParams {
         epochs: 6,
         output: Output::committee(5),
-        settings: LoopSettings { order: PairOrder::Shuffled(99), ..Default::default() },
+        settings: LoopSettings {
+            order: PairOrder::Shuffled(99),
+            ..Default::default()
+        },
         ..Default::default()
     };
     let fit_in = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
         pool.install(|| p.fit(&train, Some(&vali)).unwrap().model)
     };
     let (a, b) = (fit_in(1), fit_in(2));
@@ -106,29 +142,51 @@ fn voted_and_borda_committee_rank_sensibly() {
     let (train, vali) = (&parts[0], &parts[1]);
     let conv = Convention::STANDARD;
     let m = Metric::Ndcg(Some(10));
-    let zero = evaluate(vali, &vec![0.0; vali.n_docs()], &[m], &conv).unwrap().results[0].mean;
+    let zero = evaluate(vali, &vec![0.0; vali.n_docs()], &[m], &conv)
+        .unwrap()
+        .results[0]
+        .mean;
     for out in [
         Output::Voted { from: 0 },
-        Output::Committee(CommitteeParams { size: 10, offer_final: true, weight: MemberWeight::Validation(Transform::Raw), combine: Combine::Borda }),
+        Output::Committee(CommitteeParams {
+            size: 10,
+            offer_final: true,
+            weight: MemberWeight::Validation(Transform::Raw),
+            combine: Combine::Borda,
+        }),
     ] {
-        let p = PerceptronParams { epochs: 3, output: out, ..Default::default() };
+        let p = PerceptronParams {
+            epochs: 3,
+            output: out,
+            ..Default::default()
+        };
         let fit = p.fit(train, Some(vali)).unwrap();
-        let v = evaluate(vali, &fit.model.score_dataset(vali), &[m], &conv).unwrap().results[0].mean;
-        assert!(v > zero + 0.1, "{out:?}: NDCG@10 {v} vs {zero} for a constant ranking");
+        let v = evaluate(vali, &fit.model.score_dataset(vali), &[m], &conv)
+            .unwrap()
+            .results[0]
+            .mean;
+        assert!(
+            v > zero + 0.1,
+            "{out:?}: NDCG@10 {v} vs {zero} for a constant ranking"
+        );
     }
 }
 
-/// Fold-mean test MAP for a perceptron output with T chosen on validation NDCG@10.
+/// Fold-mean test MAP for a perceptron output with T chosen on validation NDCG@10, averaged over three pair-order
+/// seeds (one seed alone moves fold-mean MAP by up to ±0.008 on these folds).
 fn protocol(sub: &str, conv: Convention, output: Output, epochs: usize, alpha: AlphaBound) -> Option<f64> {
     let root = shared_datasets_dir()?;
     let folds = letor_folds(&root.join(sub)).unwrap();
+    let data: Vec<_> = folds.iter().map(|f| (read_letor(&f.train).unwrap(), read_letor(&f.vali).unwrap(), read_letor(&f.test).unwrap())).collect();
+    let seeds = [1u64, 2, 3];
     let mut map = 0.0;
-    for f in &folds {
-        let (tr, va, te) = (read_letor(&f.train).unwrap(), read_letor(&f.vali).unwrap(), read_letor(&f.test).unwrap());
-        let settings = LoopSettings { alpha_bound: alpha, ..Default::default() };
-        let p = PerceptronParams { epochs, output, convention: conv, settings, ..Default::default() };
-        let fit = p.fit(&tr, Some(&va)).unwrap();
-        map += evaluate(&te, &fit.model.score_dataset(&te), &[Metric::Ap(None)], &conv).unwrap().results[0].mean / folds.len() as f64;
+    for seed in seeds {
+        for (tr, va, te) in &data {
+            let settings = LoopSettings { alpha_bound: alpha, order: PairOrder::Shuffled(seed), ..Default::default() };
+            let p = PerceptronParams { epochs, output, convention: conv, settings, ..Default::default() };
+            let fit = p.fit(tr, Some(va)).unwrap();
+            map += evaluate(te, &fit.model.score_dataset(te), &[Metric::Ap(None)], &conv).unwrap().results[0].mean / (data.len() * seeds.len()) as f64;
+        }
     }
     Some(map)
 }
@@ -138,17 +196,32 @@ fn ranksvm_map(sub: &str, conv: Convention) -> f64 {
     let folds = letor_folds(&root.join(sub)).unwrap();
     let mut map = 0.0;
     for f in &folds {
-        let (tr, va, te) = (read_letor(&f.train).unwrap(), read_letor(&f.vali).unwrap(), read_letor(&f.test).unwrap());
+        let (tr, va, te) = (
+            read_letor(&f.train).unwrap(),
+            read_letor(&f.vali).unwrap(),
+            read_letor(&f.test).unwrap(),
+        );
         let mut best = (f64::NEG_INFINITY, None);
         for c in [1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0] {
-            let m = ltr_svm::RankSvmParams::default().c(ltr_svm::CSetting::Value(c)).fit(&tr).unwrap().model;
-            let v = evaluate(&va, &m.score_dataset(&va), &[Metric::Ap(None)], &conv).unwrap().results[0].mean;
+            let m = ltr_svm::RankSvmParams::default()
+                .c(ltr_svm::CSetting::Value(c))
+                .fit(&tr)
+                .unwrap()
+                .model;
+            let v = evaluate(&va, &m.score_dataset(&va), &[Metric::Ap(None)], &conv)
+                .unwrap()
+                .results[0]
+                .mean;
             if v > best.0 {
                 best = (v, Some(m));
             }
         }
         let m = best.1.unwrap();
-        map += evaluate(&te, &m.score_dataset(&te), &[Metric::Ap(None)], &conv).unwrap().results[0].mean / folds.len() as f64;
+        map += evaluate(&te, &m.score_dataset(&te), &[Metric::Ap(None)], &conv)
+            .unwrap()
+            .results[0]
+            .mean
+            / folds.len() as f64;
     }
     map
 }
@@ -156,24 +229,70 @@ fn ranksvm_map(sub: &str, conv: Convention) -> f64 {
 /// Committee-30 against pocket and average with the same budget (30 epochs, T chosen on validation NDCG@10,
 /// α = 0.85) under both readings of the α-bound, and against RankSVM (C chosen on validation MAP).
 /// Under the default reading (b) the committee and the average perceptron are within noise of each other on
-/// OHSUMED (22 test queries a fold; seed-to-seed spread ±0.004 MAP), so that one comparison allows 0.002.
+/// OHSUMED (22 test queries a fold; seed-to-seed spread up to ±0.008 MAP, averaged here over three seeds), so that one comparison allows 0.002.
 fn quality(sub: &str, conv: Convention) {
     let epochs = 30;
-    let Some(com_b) = protocol(sub, conv, Output::committee(30), epochs, AlphaBound::PerEpoch(0.85)) else {
+    let Some(com_b) = protocol(
+        sub,
+        conv,
+        Output::committee(30),
+        epochs,
+        AlphaBound::PerEpoch(0.85),
+    ) else {
         eprintln!("SKIP: ../shared/datasets is absent");
         return;
     };
-    let pocket_b = protocol(sub, conv, Output::Pocket, epochs, AlphaBound::PerEpoch(0.85)).unwrap();
-    let average_b = protocol(sub, conv, Output::Average, epochs, AlphaBound::PerEpoch(0.85)).unwrap();
-    let com_a = protocol(sub, conv, Output::committee(30), epochs, AlphaBound::Planned(0.85)).unwrap();
+    let pocket_b = protocol(
+        sub,
+        conv,
+        Output::Pocket,
+        epochs,
+        AlphaBound::PerEpoch(0.85),
+    )
+    .unwrap();
+    let average_b = protocol(
+        sub,
+        conv,
+        Output::Average,
+        epochs,
+        AlphaBound::PerEpoch(0.85),
+    )
+    .unwrap();
+    let com_a = protocol(
+        sub,
+        conv,
+        Output::committee(30),
+        epochs,
+        AlphaBound::Planned(0.85),
+    )
+    .unwrap();
     let pocket_a = protocol(sub, conv, Output::Pocket, epochs, AlphaBound::Planned(0.85)).unwrap();
-    let average_a = protocol(sub, conv, Output::Average, epochs, AlphaBound::Planned(0.85)).unwrap();
+    let average_a = protocol(
+        sub,
+        conv,
+        Output::Average,
+        epochs,
+        AlphaBound::Planned(0.85),
+    )
+    .unwrap();
     let svm = ranksvm_map(sub, conv);
     eprintln!("{sub} MAP: alpha (b) committee-30 {com_b:.4} pocket {pocket_b:.4} average {average_b:.4}; alpha (a) committee-30 {com_a:.4} pocket {pocket_a:.4} average {average_a:.4}; RankSVM {svm:.4}");
-    assert!(com_b >= pocket_b, "(b) committee {com_b:.4} < pocket {pocket_b:.4}");
-    assert!(com_b >= average_b - 0.002, "(b) committee {com_b:.4} < average {average_b:.4} - 0.002");
-    assert!(com_a >= pocket_a && com_a >= average_a, "(a) committee {com_a:.4} vs pocket {pocket_a:.4}, average {average_a:.4}");
-    assert!(com_b >= svm - 0.01 && com_a >= svm - 0.01, "committee within 0.01 of RankSVM {svm:.4}");
+    assert!(
+        com_b >= pocket_b,
+        "(b) committee {com_b:.4} < pocket {pocket_b:.4}"
+    );
+    assert!(
+        com_b >= average_b - 0.002,
+        "(b) committee {com_b:.4} < average {average_b:.4} - 0.002"
+    );
+    assert!(
+        com_a >= pocket_a && com_a >= average_a,
+        "(a) committee {com_a:.4} vs pocket {pocket_a:.4}, average {average_a:.4}"
+    );
+    assert!(
+        com_b >= svm - 0.01 && com_a >= svm - 0.01,
+        "committee within 0.01 of RankSVM {svm:.4}"
+    );
 }
 
 #[test]

@@ -23,7 +23,11 @@ pub struct DualSettings {
 
 impl Default for DualSettings {
     fn default() -> Self {
-        Self { tol: 1e-3, max_epochs: 1000, seed: 1 }
+        Self {
+            tol: 0.1, // liblinear's default stopping tolerance for its dual solvers
+            max_epochs: 1000,
+            seed: 1,
+        }
     }
 }
 
@@ -34,7 +38,13 @@ fn diff_dot(ds: &Dataset, hi: usize, lo: usize, w: &[f64]) -> f64 {
 
 /// Solve min ½‖w‖² + Σ_i C_i ℓ(1 − ⟨w, x_hi − x_lo⟩) over the pairs, ℓ the hinge or the squared hinge, with
 /// `costs[i]` = C_i. Returns w and a report with the duality gap.
-pub fn dual_cd(ds: &Dataset, pairs: &PairSet, costs: &[f64], loss: PairLoss, st: &DualSettings) -> (Vec<f64>, SolveReport) {
+pub fn dual_cd(
+    ds: &Dataset,
+    pairs: &PairSet,
+    costs: &[f64],
+    loss: PairLoss,
+    st: &DualSettings,
+) -> (Vec<f64>, SolveReport) {
     assert_eq!(costs.len(), pairs.len(), "one cost per pair");
     let d = ds.n_features();
     let m = pairs.len();
@@ -45,7 +55,9 @@ pub fn dual_cd(ds: &Dataset, pairs: &PairSet, costs: &[f64], loss: PairLoss, st:
         .iter()
         .map(|&c| match loss {
             PairLoss::Hinge => (0.0, c),
-            PairLoss::SquaredHinge => (if c > 0.0 { 0.5 / c } else { f64::INFINITY }, f64::INFINITY),
+            PairLoss::SquaredHinge => {
+                (if c > 0.0 { 0.5 / c } else { f64::INFINITY }, f64::INFINITY)
+            }
         })
         .unzip();
     let qii: Vec<f64> = pairs
@@ -62,27 +74,51 @@ pub fn dual_cd(ds: &Dataset, pairs: &PairSet, costs: &[f64], loss: PairLoss, st:
             s + dg
         })
         .collect();
-    let mut order: Vec<usize> = (0..m).filter(|&i| costs[i] > 0.0).collect();
+    // Active set with shrinking (as liblinear): a variable at a bound whose gradient says it will stay there is
+    // set aside until the active set converges; then every variable is checked again before stopping.
+    let mut active: Vec<usize> = (0..m).filter(|&i| costs[i] > 0.0).collect();
+    let n_all = active.len();
+    let mut active_size = n_all;
+    let (mut pg_max_old, mut pg_min_old) = (f64::INFINITY, f64::NEG_INFINITY);
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(st.seed);
     let mut epochs = 0;
     while epochs < st.max_epochs {
         epochs += 1;
-        order.shuffle(&mut rng);
+        active[..active_size].shuffle(&mut rng);
         let (mut pg_max, mut pg_min) = (f64::NEG_INFINITY, f64::INFINITY);
-        for &i in &order {
+        let mut s_idx = 0;
+        while s_idx < active_size {
+            let i = active[s_idx];
             let p = pairs.pairs[i];
             let (hi, lo) = (p.hi as usize, p.lo as usize);
             let g = diff_dot(ds, hi, lo, &w) - 1.0 + diag[i] * alpha[i];
-            let pg = if alpha[i] == 0.0 {
-                g.min(0.0)
+            let mut pg = 0.0;
+            if alpha[i] == 0.0 {
+                if g > pg_max_old {
+                    active_size -= 1;
+                    active.swap(s_idx, active_size);
+                    continue;
+                } else if g < 0.0 {
+                    pg = g;
+                }
             } else if alpha[i] >= upper[i] {
-                g.max(0.0)
+                if g < pg_min_old {
+                    active_size -= 1;
+                    active.swap(s_idx, active_size);
+                    continue;
+                } else if g > 0.0 {
+                    pg = g;
+                }
             } else {
-                g
-            };
+                pg = g;
+            }
             pg_max = pg_max.max(pg);
             pg_min = pg_min.min(pg);
-            if pg.abs() > 1e-12 && qii[i] > 0.0 {
+            if pg.abs() > 1e-12 && qii[i] == 0.0 {
+                // Identical feature vectors with different labels (OHSUMED has such duplicates): the dual is linear
+                // in α_i with slope −G = 1, so the optimum is the upper bound; w does not move.
+                alpha[i] = if g < 0.0 { upper[i] } else { 0.0 };
+            } else if pg.abs() > 1e-12 {
                 let old = alpha[i];
                 alpha[i] = (old - g / qii[i]).clamp(0.0, upper[i]);
                 let delta = alpha[i] - old;
@@ -91,10 +127,24 @@ pub fn dual_cd(ds: &Dataset, pairs: &PairSet, costs: &[f64], loss: PairLoss, st:
                     ds.row(lo).axpy(-delta, &mut w);
                 }
             }
+            s_idx += 1;
         }
-        if pg_max - pg_min <= st.tol {
-            break;
+        if pg_max - pg_min <= st.tol || active_size == 0 {
+            if active_size == n_all {
+                break;
+            }
+            // Converged on the shrunk set: check everything once more.
+            active_size = n_all;
+            pg_max_old = f64::INFINITY;
+            pg_min_old = f64::NEG_INFINITY;
+            continue;
         }
+        pg_max_old = if pg_max <= 0.0 { f64::INFINITY } else { pg_max };
+        pg_min_old = if pg_min >= 0.0 {
+            f64::NEG_INFINITY
+        } else {
+            pg_min
+        };
     }
     // Primal and dual objectives.
     let ww: f64 = w.iter().map(|x| x * x).sum();
@@ -105,6 +155,21 @@ pub fn dual_cd(ds: &Dataset, pairs: &PairSet, costs: &[f64], loss: PairLoss, st:
             primal += costs[i] * if loss == PairLoss::Hinge { m_ } else { m_ * m_ };
         }
     }
-    let dual: f64 = alpha.iter().sum::<f64>() - 0.5 * ww - alpha.iter().zip(&diag).map(|(a, dg)| 0.5 * dg * a * a).sum::<f64>();
-    (w, SolveReport { objective: primal, duality_gap: Some(primal - dual), iterations: epochs, inner_iterations: 0, gradient_norm: f64::NAN })
+    let dual: f64 = alpha.iter().sum::<f64>()
+        - 0.5 * ww
+        - alpha
+            .iter()
+            .zip(&diag)
+            .map(|(a, dg)| 0.5 * dg * a * a)
+            .sum::<f64>();
+    (
+        w,
+        SolveReport {
+            objective: primal,
+            duality_gap: Some(primal - dual),
+            iterations: epochs,
+            inner_iterations: 0,
+            gradient_norm: f64::NAN,
+        },
+    )
 }

@@ -28,12 +28,20 @@ pub struct GdSettings {
 
 impl Default for GdSettings {
     fn default() -> Self {
-        Self { step: StepRule::Backtracking(1.0), tol: 1e-6, max_iter: 2000 }
+        Self {
+            step: StepRule::Backtracking(1.0),
+            tol: 1e-6,
+            max_iter: 2000,
+        }
     }
 }
 
 /// Minimise Σ weighted hinge + λ‖w‖² by (sub)gradient descent from zero; returns the best iterate seen.
-pub fn gradient_descent(obj: &PairwiseObjective<'_>, lambda: f64, st: &GdSettings) -> (Vec<f64>, SolveReport) {
+pub fn gradient_descent(
+    obj: &PairwiseObjective<'_>,
+    lambda: f64,
+    st: &GdSettings,
+) -> (Vec<f64>, SolveReport) {
     let ds = obj.dataset();
     let d = ds.n_features();
     let value = |w: &[f64]| obj.loss(&ds.scores(w)) + lambda * w.iter().map(|x| x * x).sum::<f64>();
@@ -88,5 +96,14 @@ pub fn gradient_descent(obj: &PairwiseObjective<'_>, lambda: f64, st: &GdSetting
             break;
         }
     }
-    (best_w, SolveReport { objective: best_f, duality_gap: None, iterations, inner_iterations: 0, gradient_norm: gnorm })
+    (
+        best_w,
+        SolveReport {
+            objective: best_f,
+            duality_gap: None,
+            iterations,
+            inner_iterations: 0,
+            gradient_norm: gnorm,
+        },
+    )
 }

@@ -33,8 +33,8 @@ use std::time::Instant;
 use ltr_core::{LinearModel, LtrError, Params, Result};
 use ltr_data::Dataset;
 use ltr_pairs::{
-    query_weights_mu, tau_closed_form, tau_monte_carlo, LevelWeights, Levels, MissingGrade, PairLoss, PairScheme,
-    PairSet, PairwiseObjective,
+    query_weights_mu, tau_closed_form, tau_monte_carlo, LevelWeights, Levels, MissingGrade,
+    PairLoss, PairScheme, PairSet, PairwiseObjective,
 };
 
 pub use dual_cd::{dual_cd, DualSettings};
@@ -150,7 +150,10 @@ pub struct SvmFit {
 
 /// SVMlight's default C: 1 / mean ‖x‖² over documents.
 pub fn svmlight_default_c(ds: &Dataset) -> f64 {
-    let mean = (0..ds.n_docs()).map(|i| ds.row(i).squared_norm()).sum::<f64>() / ds.n_docs().max(1) as f64;
+    let mean = (0..ds.n_docs())
+        .map(|i| ds.row(i).squared_norm())
+        .sum::<f64>()
+        / ds.n_docs().max(1) as f64;
     if mean > 0.0 {
         1.0 / mean
     } else {
@@ -199,17 +202,26 @@ impl RankSvmParams {
     pub fn validate(&self) -> Result<()> {
         if let CSetting::Value(c) = self.c {
             if !(c > 0.0 && c.is_finite()) {
-                return Err(LtrError::param("c", format!("{c} must be a positive finite number")));
+                return Err(LtrError::param(
+                    "c",
+                    format!("{c} must be a positive finite number"),
+                ));
             }
         }
         if self.solver == Solver::Newton && self.loss != PairLoss::SquaredHinge {
-            return Err(LtrError::param("solver", "the Newton solver needs loss=squared-hinge (use solver=dual or gd for the hinge)"));
+            return Err(LtrError::param(
+                "solver",
+                "the Newton solver needs loss=squared-hinge (use solver=dual or gd for the hinge)",
+            ));
         }
         if matches!(self.pairs, PairScheme::Sampled { .. }) && self.solver != Solver::DualCd {
-            return Err(LtrError::param("pairs", "sampled pairs need solver=dual (the other solvers use all pairs implicitly)"));
+            return Err(LtrError::param(
+                "pairs",
+                "sampled pairs need solver=dual (the other solvers use all pairs implicitly)",
+            ));
         }
         if let Some(t) = self.tol {
-            if !(t > 0.0) {
+            if !t.is_finite() || t <= 0.0 {
                 return Err(LtrError::param("tol", "must be positive"));
             }
         }
@@ -229,7 +241,9 @@ impl RankSvmParams {
         if let Some(src) = self.weighting.tau {
             let tau = match src {
                 TauSource::ClosedForm => tau_closed_form(ds, self.weighting.missing),
-                TauSource::Simulated { repeats } => tau_monte_carlo(ds, repeats, self.seed, self.weighting.missing),
+                TauSource::Simulated { repeats } => {
+                    tau_monte_carlo(ds, repeats, self.seed, self.weighting.missing)
+                }
             };
             for a in 0..k {
                 for b in 0..a {
@@ -254,7 +268,8 @@ impl RankSvmParams {
         let mu = self.weighting.mu.then(|| query_weights_mu(ds));
         let (w, report) = match self.solver {
             Solver::Newton => {
-                let mut obj = PairwiseObjective::new(ds, PairLoss::SquaredHinge).with_level_weights(lw);
+                let mut obj =
+                    PairwiseObjective::new(ds, PairLoss::SquaredHinge).with_level_weights(lw);
                 if let Some(m) = mu {
                     obj = obj.with_query_weights(m);
                 }
@@ -272,7 +287,10 @@ impl RankSvmParams {
                 if let Some(m) = mu {
                     obj = obj.with_query_weights(m);
                 }
-                let mut st = GdSettings { step, ..Default::default() };
+                let mut st = GdSettings {
+                    step,
+                    ..Default::default()
+                };
                 if let Some(t) = self.tol {
                     st.tol = t;
                 }
@@ -285,7 +303,9 @@ impl RankSvmParams {
             }
             Solver::DualCd => {
                 let scheme = match &self.pairs {
-                    PairScheme::Sampled { .. } | PairScheme::Grades(..) | PairScheme::Adjacent => self.pairs.clone(),
+                    PairScheme::Sampled { .. } | PairScheme::Grades(..) | PairScheme::Adjacent => {
+                        self.pairs.clone()
+                    }
                     PairScheme::AllDifferent => PairScheme::AllDifferent,
                 };
                 let pairs = PairSet::build(ds, &scheme);
@@ -295,11 +315,17 @@ impl RankSvmParams {
                     .iter()
                     .zip(&qof)
                     .map(|(p, &q)| {
-                        let (a, b) = (levels.of_doc[p.hi as usize] as usize, levels.of_doc[p.lo as usize] as usize);
+                        let (a, b) = (
+                            levels.of_doc[p.hi as usize] as usize,
+                            levels.of_doc[p.lo as usize] as usize,
+                        );
                         c * lw.get(a, b) * mu.as_ref().map_or(1.0, |m| m[q as usize])
                     })
                     .collect();
-                let mut st = DualSettings { seed: self.seed, ..Default::default() };
+                let mut st = DualSettings {
+                    seed: self.seed,
+                    ..Default::default()
+                };
                 if let Some(t) = self.tol {
                     st.tol = t;
                 }
@@ -310,19 +336,40 @@ impl RankSvmParams {
             }
         };
         if w.iter().any(|x| !x.is_finite()) {
-            return Err(LtrError::Training("the solver diverged (non-finite weights); lower C or the step size".into()));
+            return Err(LtrError::Training(
+                "the solver diverged (non-finite weights); lower C or the step size".into(),
+            ));
         }
-        Ok(SvmFit { model: LinearModel::new(w), report, c, seconds: t0.elapsed().as_secs_f64() })
+        Ok(SvmFit {
+            model: LinearModel::new(w),
+            report,
+            c,
+            seconds: t0.elapsed().as_secs_f64(),
+        })
     }
 
     /// RankSVM from `--param` values: `c` (number or `default` for SVMlight's), `loss=squared-hinge|hinge`,
     /// `solver=newton|dual|gd`, `step=backtracking|fixed`, `eta`, `tol`, `max-iter`, `pairs=all|adjacent`.
     pub fn from_params(p: &Params, seed: u64) -> Result<Self> {
-        let mut s = Self { seed, ..Default::default() };
+        let mut s = Self {
+            seed,
+            ..Default::default()
+        };
         s.c = parse_c(p)?;
         let solver = p.choice("solver", "newton", &["newton", "dual", "gd"])?;
-        let default_loss = if solver == "newton" { "squared-hinge" } else { "hinge" };
-        s.loss = match p.choice("loss", default_loss, &["squared-hinge", "hinge", "l2", "l1"])?.as_str() {
+        let default_loss = if solver == "newton" {
+            "squared-hinge"
+        } else {
+            "hinge"
+        };
+        s.loss = match p
+            .choice(
+                "loss",
+                default_loss,
+                &["squared-hinge", "hinge", "l2", "l1"],
+            )?
+            .as_str()
+        {
             "hinge" | "l1" => PairLoss::Hinge,
             _ => PairLoss::SquaredHinge,
         };
@@ -344,16 +391,35 @@ impl RankSvmParams {
         let variant = p.choice("variant", "qp", &["qp", "gd", "rank", "query"])?;
         let default_solver = if variant == "gd" { "gd" } else { "dual" };
         let solver = p.choice("solver", default_solver, &["newton", "dual", "gd"])?;
-        let default_loss = if solver == "newton" { "squared-hinge" } else { "hinge" };
-        let loss = match p.choice("loss", default_loss, &["squared-hinge", "hinge", "l2", "l1"])?.as_str() {
+        let default_loss = if solver == "newton" {
+            "squared-hinge"
+        } else {
+            "hinge"
+        };
+        let loss = match p
+            .choice(
+                "loss",
+                default_loss,
+                &["squared-hinge", "hinge", "l2", "l1"],
+            )?
+            .as_str()
+        {
             "hinge" | "l1" => PairLoss::Hinge,
             _ => PairLoss::SquaredHinge,
         };
-        let tau_src = match p.choice("tau", "closed", &["closed", "simulated"])?.as_str() {
-            "simulated" => TauSource::Simulated { repeats: p.int_in("tau-repeats", 1000, 1, 10_000_000)? },
+        let tau_src = match p
+            .choice("tau", "closed", &["closed", "simulated"])?
+            .as_str()
+        {
+            "simulated" => TauSource::Simulated {
+                repeats: p.int_in("tau-repeats", 1000, 1, 10_000_000)?,
+            },
             _ => TauSource::ClosedForm,
         };
-        let missing = match p.choice("missing-grade", "zero", &["zero", "skip"])?.as_str() {
+        let missing = match p
+            .choice("missing-grade", "zero", &["zero", "skip"])?
+            .as_str()
+        {
             "skip" => MissingGrade::Skip,
             _ => MissingGrade::CountZero,
         };
@@ -379,10 +445,13 @@ impl RankSvmParams {
     /// The effective settings as strings (for the model file).
     pub fn describe(&self) -> BTreeMap<String, String> {
         let mut m = BTreeMap::new();
-        m.insert("c".into(), match self.c {
-            CSetting::Value(c) => c.to_string(),
-            CSetting::SvmLightDefault => "svmlight-default".into(),
-        });
+        m.insert(
+            "c".into(),
+            match self.c {
+                CSetting::Value(c) => c.to_string(),
+                CSetting::SvmLightDefault => "svmlight-default".into(),
+            },
+        );
         m.insert("loss".into(), format!("{:?}", self.loss));
         m.insert("solver".into(), format!("{:?}", self.solver));
         m.insert("tau".into(), format!("{:?}", self.weighting.tau));
@@ -400,7 +469,9 @@ fn parse_c(p: &Params) -> Result<CSetting> {
             .ok()
             .filter(|c| *c > 0.0 && c.is_finite())
             .map(CSetting::Value)
-            .ok_or_else(|| LtrError::param("c", format!("`{v}` is not a positive number or `default`"))),
+            .ok_or_else(|| {
+                LtrError::param("c", format!("`{v}` is not a positive number or `default`"))
+            }),
     }
 }
 
@@ -409,7 +480,10 @@ fn parse_solver(p: &Params, solver: &str) -> Result<Solver> {
         "dual" => Solver::DualCd,
         "gd" => {
             let eta = p.float_in("eta", 1.0, 1e-300, 1e300)?;
-            match p.choice("step", "backtracking", &["backtracking", "fixed"])?.as_str() {
+            match p
+                .choice("step", "backtracking", &["backtracking", "fixed"])?
+                .as_str()
+            {
                 "fixed" => Solver::GradientDescent(StepRule::Fixed(eta)),
                 _ => Solver::GradientDescent(StepRule::Backtracking(eta)),
             }

@@ -21,7 +21,12 @@ pub struct NewtonSettings {
 
 impl Default for NewtonSettings {
     fn default() -> Self {
-        Self { tol: 1e-5, max_iter: 100, max_cg: 250, cg_tol: 0.1 }
+        Self {
+            tol: 1e-5,
+            max_iter: 100,
+            max_cg: 250,
+            cg_tol: 0.1,
+        }
     }
 }
 
@@ -36,7 +41,12 @@ pub fn primal_objective(obj: &PairwiseObjective<'_>, c: f64, w: &[f64]) -> f64 {
 }
 
 /// Minimise ½‖w‖² + C·loss from `w0` (zeros if `None`).
-pub fn newton_cg(obj: &PairwiseObjective<'_>, c: f64, w0: Option<Vec<f64>>, st: &NewtonSettings) -> (Vec<f64>, SolveReport) {
+pub fn newton_cg(
+    obj: &PairwiseObjective<'_>,
+    c: f64,
+    w0: Option<Vec<f64>>,
+    st: &NewtonSettings,
+) -> (Vec<f64>, SolveReport) {
     let ds = obj.dataset();
     let d = ds.n_features();
     let mut w = w0.unwrap_or_else(|| vec![0.0; d]);
@@ -117,5 +127,14 @@ pub fn newton_cg(obj: &PairwiseObjective<'_>, c: f64, w0: Option<Vec<f64>>, st: 
         }
     }
     let gnorm = dot(&g, &g).sqrt();
-    (w, SolveReport { objective: f, duality_gap: None, iterations, inner_iterations: cg_total, gradient_norm: gnorm })
+    (
+        w,
+        SolveReport {
+            objective: f,
+            duality_gap: None,
+            iterations,
+            inner_iterations: cg_total,
+            gradient_norm: gnorm,
+        },
+    )
 }

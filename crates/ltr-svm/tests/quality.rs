@@ -2,7 +2,9 @@
 //! agreement of the primal and dual solvers.
 
 use ltr_core::Scorer;
-use ltr_data::{generate_letor_like, letor_folds, read_letor, shared_datasets_dir, SyntheticConfig};
+use ltr_data::{
+    generate_letor_like, letor_folds, read_letor, shared_datasets_dir, SyntheticConfig,
+};
 use ltr_metrics::{evaluate, Convention, Metric};
 use ltr_pairs::PairLoss;
 use ltr_svm::{CSetting, RankSvmParams, Solver};
@@ -12,15 +14,25 @@ const GRID: [f64; 6] = [1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0];
 /// Fold-mean test (MAP, NDCG@1, @3, @5, @10) with C chosen per fold on validation MAP.
 fn protocol(sub: &str, conv: Convention, params: &RankSvmParams) -> Option<[f64; 5]> {
     let root = shared_datasets_dir()?;
-    let metrics: Vec<Metric> = ["MAP", "NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10"].iter().map(|m| m.parse().unwrap()).collect();
+    let metrics: Vec<Metric> = ["MAP", "NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10"]
+        .iter()
+        .map(|m| m.parse().unwrap())
+        .collect();
     let mut sum = [0.0; 5];
     let folds = letor_folds(&root.join(sub)).unwrap();
     for f in &folds {
-        let (tr, va, te) = (read_letor(&f.train).unwrap(), read_letor(&f.vali).unwrap(), read_letor(&f.test).unwrap());
+        let (tr, va, te) = (
+            read_letor(&f.train).unwrap(),
+            read_letor(&f.vali).unwrap(),
+            read_letor(&f.test).unwrap(),
+        );
         let mut best = (f64::NEG_INFINITY, None);
         for c in GRID {
             let fit = params.clone().c(CSetting::Value(c)).fit(&tr).unwrap();
-            let map = evaluate(&va, &fit.model.score_dataset(&va), &metrics[..1], &conv).unwrap().results[0].mean;
+            let map = evaluate(&va, &fit.model.score_dataset(&va), &metrics[..1], &conv)
+                .unwrap()
+                .results[0]
+                .mean;
             if map > best.0 {
                 best = (map, Some(fit.model));
             }
@@ -35,20 +47,37 @@ fn protocol(sub: &str, conv: Convention, params: &RankSvmParams) -> Option<[f64;
 }
 
 fn assert_floor(name: &str, got: [f64; 5], reference: [f64; 5]) {
-    eprintln!("{name}: MAP {:.4} NDCG@1 {:.4} @3 {:.4} @5 {:.4} @10 {:.4}", got[0], got[1], got[2], got[3], got[4]);
+    eprintln!(
+        "{name}: MAP {:.4} NDCG@1 {:.4} @3 {:.4} @5 {:.4} @10 {:.4}",
+        got[0], got[1], got[2], got[3], got[4]
+    );
     let labels = ["MAP", "NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10"];
     for i in 0..5 {
-        assert!(got[i] >= reference[i] - 0.005, "{name} {}: {:.4} < liblinear {:.4} − 0.005", labels[i], got[i], reference[i]);
+        assert!(
+            got[i] >= reference[i] - 0.005,
+            "{name} {}: {:.4} < liblinear {:.4} − 0.005",
+            labels[i],
+            got[i],
+            reference[i]
+        );
     }
 }
 
 #[test]
 fn ranksvm_matches_liblinear_on_ohsumed() {
-    let Some(r) = protocol("OHSUMED/QueryLevelNorm", Convention::LETOR3, &RankSvmParams::default()) else {
+    let Some(r) = protocol(
+        "OHSUMED/QueryLevelNorm",
+        Convention::LETOR3,
+        &RankSvmParams::default(),
+    ) else {
         eprintln!("SKIP: ../shared/datasets is absent");
         return;
     };
-    assert_floor("OHSUMED RankSVM", r, [0.4380, 0.5518, 0.4836, 0.4512, 0.4366]);
+    assert_floor(
+        "OHSUMED RankSVM",
+        r,
+        [0.4380, 0.5518, 0.4836, 0.4512, 0.4366],
+    );
 }
 
 #[test]
@@ -57,18 +86,40 @@ fn ranksvm_matches_liblinear_on_mq2008() {
         eprintln!("SKIP: ../shared/datasets is absent");
         return;
     };
-    assert_floor("MQ2008 RankSVM", r, [0.4727, 0.3746, 0.4281, 0.4725, 0.2293]);
+    assert_floor(
+        "MQ2008 RankSVM",
+        r,
+        [0.4727, 0.3746, 0.4281, 0.4725, 0.2293],
+    );
 }
 
 #[test]
 fn primal_and_dual_reach_the_same_objective() {
-    let ds = generate_letor_like(&SyntheticConfig { queries: 40, max_docs: 60, features: 12, seed: 11, ..Default::default() }).unwrap();
+    let ds = generate_letor_like(&SyntheticConfig {
+        queries: 40,
+        max_docs: 60,
+        features: 12,
+        seed: 11,
+        ..Default::default()
+    })
+    .unwrap();
     for c in [0.01, 0.1, 1.0] {
-        let base = RankSvmParams::default().c(CSetting::Value(c)).loss(PairLoss::SquaredHinge);
-        let primal = base.clone().solver(Solver::Newton).tol(1e-8).fit(&ds).unwrap();
+        let base = RankSvmParams::default()
+            .c(CSetting::Value(c))
+            .loss(PairLoss::SquaredHinge);
+        let primal = base
+            .clone()
+            .solver(Solver::Newton)
+            .tol(1e-8)
+            .fit(&ds)
+            .unwrap();
         let dual = base.solver(Solver::DualCd).tol(1e-6).fit(&ds).unwrap();
         let (p, d) = (primal.report.objective, dual.report.objective);
         assert!((p - d).abs() <= 1e-4 * p, "C={c}: primal {p} vs dual {d}");
-        assert!(dual.report.duality_gap.unwrap() <= 1e-4 * p, "gap {:?}", dual.report.duality_gap);
+        assert!(
+            dual.report.duality_gap.unwrap() <= 1e-4 * p,
+            "gap {:?}",
+            dual.report.duality_gap
+        );
     }
 }

@@ -39,12 +39,23 @@ pub struct CompareArgs {
 /// Run the command.
 pub fn run(a: CompareArgs) -> Result<()> {
     if a.scores.len() != 2 {
-        bail!("--scores must be given exactly twice (A and B), got {}", a.scores.len());
+        bail!(
+            "--scores must be given exactly twice (A and B), got {}",
+            a.scores.len()
+        );
     }
     let metric: ltr_metrics::Metric = a.metric.parse().context("--metric")?;
     let conv = super::convention(&a.convention, None)?;
-    let test: TestKind = a.test.parse().map_err(anyhow::Error::msg).context("--test")?;
-    let alt: Alternative = a.alternative.parse().map_err(anyhow::Error::msg).context("--alternative")?;
+    let test: TestKind = a
+        .test
+        .parse()
+        .map_err(anyhow::Error::msg)
+        .context("--test")?;
+    let alt: Alternative = a
+        .alternative
+        .parse()
+        .map_err(anyhow::Error::msg)
+        .context("--alternative")?;
     let ds = super::load_dataset(&a.data, false)?;
     let mut per_query = Vec::new();
     for p in &a.scores {
@@ -55,8 +66,18 @@ pub fn run(a: CompareArgs) -> Result<()> {
     let (ra, rb) = (&per_query[0], &per_query[1]);
     let t = run_test(test, &ra.per_query, &rb.per_query, alt, a.seed);
     let (lo, hi) = bootstrap_ci(&ra.per_query, &rb.per_query, 0.95, 10_000, a.seed);
-    let wins = ra.per_query.iter().zip(&rb.per_query).filter(|(x, y)| x > y).count();
-    let losses = ra.per_query.iter().zip(&rb.per_query).filter(|(x, y)| x < y).count();
+    let wins = ra
+        .per_query
+        .iter()
+        .zip(&rb.per_query)
+        .filter(|(x, y)| x > y)
+        .count();
+    let losses = ra
+        .per_query
+        .iter()
+        .zip(&rb.per_query)
+        .filter(|(x, y)| x < y)
+        .count();
     if a.json {
         let v = serde_json::json!({
             "metric": metric.to_string(),
@@ -80,8 +101,20 @@ pub fn run(a: CompareArgs) -> Result<()> {
         println!("{} ({}), {} queries", metric, conv.name, ds.n_queries());
         println!("A {:.4}  {}", ra.mean, a.scores[0].display());
         println!("B {:.4}  {}", rb.mean, a.scores[1].display());
-        println!("A − B = {:+.4}  (95% bootstrap CI [{:+.4}, {:+.4}]); A wins {wins}, loses {losses}", ra.mean - rb.mean, lo, hi);
-        println!("{} ({}, {}): statistic {:.4}, p = {:.4e}", t.test, alt_name(t.alternative), t.method, t.statistic, t.p_value);
+        println!(
+            "A − B = {:+.4}  (95% bootstrap CI [{:+.4}, {:+.4}]); A wins {wins}, loses {losses}",
+            ra.mean - rb.mean,
+            lo,
+            hi
+        );
+        println!(
+            "{} ({}, {}): statistic {:.4}, p = {:.4e}",
+            t.test,
+            alt_name(t.alternative),
+            t.method,
+            t.statistic,
+            t.p_value
+        );
     }
     Ok(())
 }

@@ -62,11 +62,14 @@ pub fn run(a: EvalArgs) -> Result<()> {
         let q = read_qrels(qrels)?;
         evaluate_run(&r, &q, &metrics, &conv)?
     } else {
-        let (Some(data), Some(scores)) = (&a.data, &a.scores) else { bail!("give --data and --scores (or --run and --qrels)") };
+        let (Some(data), Some(scores)) = (&a.data, &a.scores) else {
+            bail!("give --data and --scores (or --run and --qrels)")
+        };
         let ds = super::load_dataset(data, a.regroup)?;
         let s = read_scores(scores)?;
         check_scores_fit(&s, &ds, scores, data)?;
-        evaluate(&ds, &s, &metrics, &conv).with_context(|| format!("evaluating {}", scores.display()))?
+        evaluate(&ds, &s, &metrics, &conv)
+            .with_context(|| format!("evaluating {}", scores.display()))?
     };
     print_evaluation(&ev, a.per_query, a.json)
 }
@@ -79,8 +82,12 @@ pub fn print_evaluation(ev: &Evaluation, per_query: bool, json: bool) -> Result<
             let mut o = serde_json::Map::new();
             o.insert("mean".into(), serde_json::json!(r.mean));
             if per_query {
-                let pq: serde_json::Map<String, serde_json::Value> =
-                    ev.qids.iter().zip(&r.per_query).map(|(q, v)| (q.clone(), serde_json::json!(v))).collect();
+                let pq: serde_json::Map<String, serde_json::Value> = ev
+                    .qids
+                    .iter()
+                    .zip(&r.per_query)
+                    .map(|(q, v)| (q.clone(), serde_json::json!(v)))
+                    .collect();
                 o.insert("per_query".into(), serde_json::Value::Object(pq));
             }
             metrics.insert(r.metric.to_string(), serde_json::Value::Object(o));
@@ -93,12 +100,20 @@ pub fn print_evaluation(ev: &Evaluation, per_query: bool, json: bool) -> Result<
         let header: Vec<String> = ev.results.iter().map(|r| r.metric.to_string()).collect();
         println!("qid\t{}", header.join("\t"));
         for (i, q) in ev.qids.iter().enumerate() {
-            let row: Vec<String> = ev.results.iter().map(|r| format!("{:.4}", r.per_query[i])).collect();
+            let row: Vec<String> = ev
+                .results
+                .iter()
+                .map(|r| format!("{:.4}", r.per_query[i]))
+                .collect();
             println!("{q}\t{}", row.join("\t"));
         }
         println!();
     }
-    println!("convention: {} ({} queries)", ev.convention.name, ev.qids.len());
+    println!(
+        "convention: {} ({} queries)",
+        ev.convention.name,
+        ev.qids.len()
+    );
     for r in &ev.results {
         println!("{:<10} {:.4}", r.metric.to_string(), r.mean);
     }

@@ -57,6 +57,11 @@ pub fn run(a: GenerateArgs) -> Result<()> {
     for (name, part) in ["train.txt", "vali.txt", "test.txt"].iter().zip(&parts) {
         write_letor(part, &a.out.join(name))?;
     }
-    tracing::info!("wrote {} queries ({} documents) to {}", ds.n_queries(), ds.n_docs(), a.out.display());
+    tracing::info!(
+        "wrote {} queries ({} documents) to {}",
+        ds.n_queries(),
+        ds.n_docs(),
+        a.out.display()
+    );
     Ok(())
 }

@@ -20,10 +20,13 @@ pub struct InspectArgs {
 }
 
 fn is_model(path: &std::path::Path) -> bool {
-    let Ok(mut f) = std::fs::File::open(path) else { return false };
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return false;
+    };
     let mut head = [0u8; 256];
     let n = std::io::Read::read(&mut f, &mut head).unwrap_or(0);
-    head[..n].starts_with(b"LTRMODEL") || String::from_utf8_lossy(&head[..n]).contains("\"format_version\"")
+    head[..n].starts_with(b"LTRMODEL")
+        || String::from_utf8_lossy(&head[..n]).contains("\"format_version\"")
 }
 
 /// Run the command.
@@ -35,11 +38,18 @@ pub fn run(a: InspectArgs) -> Result<()> {
     let ds = super::load_dataset(&a.file, a.regroup)?;
     let s = ds.summary();
     let qids: Vec<i64> = ds.qids().iter().filter_map(|q| q.parse().ok()).collect();
-    let qid_range = (qids.len() == ds.n_queries() && !qids.is_empty())
-        .then(|| (qids.iter().min().copied().unwrap_or(0), qids.iter().max().copied().unwrap_or(0)));
+    let qid_range = (qids.len() == ds.n_queries() && !qids.is_empty()).then(|| {
+        (
+            qids.iter().min().copied().unwrap_or(0),
+            qids.iter().max().copied().unwrap_or(0),
+        )
+    });
     if a.json {
-        let labels: serde_json::Map<String, serde_json::Value> =
-            s.labels.iter().map(|(l, c)| (format!("{l}"), serde_json::json!(c))).collect();
+        let labels: serde_json::Map<String, serde_json::Value> = s
+            .labels
+            .iter()
+            .map(|(l, c)| (format!("{l}"), serde_json::json!(c)))
+            .collect();
         let v = serde_json::json!({
             "file": a.file.display().to_string(),
             "queries": s.queries,
@@ -59,15 +69,28 @@ pub fn run(a: InspectArgs) -> Result<()> {
         println!("file:            {}", a.file.display());
         println!("queries:         {}", s.queries);
         println!("documents:       {}", s.documents);
-        println!("features:        {} ({} storage, density {:.3})", s.features, s.storage, s.density);
+        println!(
+            "features:        {} ({} storage, density {:.3})",
+            s.features, s.storage, s.density
+        );
         let hist: Vec<String> = s.labels.iter().map(|(l, c)| format!("{l}:{c}")).collect();
         println!("labels:          {}", hist.join(" "));
-        println!("docs per query:  min {} / median {} / max {}", s.docs_per_query_min, s.docs_per_query_median, s.docs_per_query_max);
+        println!(
+            "docs per query:  min {} / median {} / max {}",
+            s.docs_per_query_min, s.docs_per_query_median, s.docs_per_query_max
+        );
         match qid_range {
             Some((lo, hi)) => println!("qid range:       {lo}..{hi}"),
-            None => println!("qids:            {} … {}", ds.qids().first().map_or("", String::as_str), ds.qids().last().map_or("", String::as_str)),
+            None => println!(
+                "qids:            {} … {}",
+                ds.qids().first().map_or("", String::as_str),
+                ds.qids().last().map_or("", String::as_str)
+            ),
         }
-        println!("doc ids:         {}", if ds.docids().is_some() { "yes" } else { "no" });
+        println!(
+            "doc ids:         {}",
+            if ds.docids().is_some() { "yes" } else { "no" }
+        );
     }
     Ok(())
 }
@@ -75,7 +98,11 @@ pub fn run(a: InspectArgs) -> Result<()> {
 fn inspect_model(m: &ModelFile, json: bool) -> Result<()> {
     let kind = match &m.model {
         Model::Linear(_) => "linear".to_string(),
-        Model::Aggregate(a) => format!("rank aggregate of {} linear members ({:?})", a.members.len(), a.method),
+        Model::Aggregate(a) => format!(
+            "rank aggregate of {} linear members ({:?})",
+            a.members.len(),
+            a.method
+        ),
         Model::Stumps(s) => format!("{} threshold weak rankers", s.stumps.len()),
     };
     let diagnostics: serde_json::Value = if m.diagnostics_json.is_empty() {
@@ -106,7 +133,10 @@ fn inspect_model(m: &ModelFile, json: bool) -> Result<()> {
     }
     println!("algorithm:   {}", m.algorithm);
     println!("kind:        {kind}");
-    println!("format:      v{} (written by ltr {})", m.format_version, m.crate_version);
+    println!(
+        "format:      v{} (written by ltr {})",
+        m.format_version, m.crate_version
+    );
     println!("features:    {}", m.n_features);
     let params: Vec<String> = m.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
     println!("params:      {}", params.join(" "));
@@ -117,17 +147,27 @@ fn inspect_model(m: &ModelFile, json: bool) -> Result<()> {
         m.training.documents,
         m.training.seed,
         m.training.seconds,
-        m.training.validation_file.as_ref().map_or(String::new(), |v| format!(", validated on {v}"))
+        m.training
+            .validation_file
+            .as_ref()
+            .map_or(String::new(), |v| format!(", validated on {v}"))
     );
     if let Model::Linear(l) = &m.model {
         let mut idx: Vec<usize> = (0..l.weights.len()).collect();
         idx.sort_by(|&a, &b| l.weights[b].abs().total_cmp(&l.weights[a].abs()));
-        let top: Vec<String> = idx.iter().take(8).map(|&j| format!("f{}={:+.4}", j + 1, l.weights[j])).collect();
+        let top: Vec<String> = idx
+            .iter()
+            .take(8)
+            .map(|&j| format!("f{}={:+.4}", j + 1, l.weights[j]))
+            .collect();
         println!("‖w‖:         {:.6}", l.norm());
         println!("top weights: {}", top.join(" "));
     }
     if !diagnostics.is_null() {
-        println!("diagnostics:\n{}", serde_json::to_string_pretty(&diagnostics)?);
+        println!(
+            "diagnostics:\n{}",
+            serde_json::to_string_pretty(&diagnostics)?
+        );
     }
     Ok(())
 }

@@ -14,26 +14,55 @@ use ltr_data::{read_letor_with, Dataset, ParseOptions, RepeatedQid};
 
 /// Read a dataset, optionally regrouping repeated qids.
 pub fn load_dataset(path: &Path, regroup: bool) -> Result<Dataset> {
-    let opts = ParseOptions { repeated_qid: if regroup { RepeatedQid::Regroup } else { RepeatedQid::Error }, ..Default::default() };
+    let opts = ParseOptions {
+        repeated_qid: if regroup {
+            RepeatedQid::Regroup
+        } else {
+            RepeatedQid::Error
+        },
+        ..Default::default()
+    };
     let t = std::time::Instant::now();
     let ds = read_letor_with(path, &opts)?;
-    tracing::debug!("{}: {} queries, {} documents in {:.3}s", path.display(), ds.n_queries(), ds.n_docs(), t.elapsed().as_secs_f64());
+    tracing::debug!(
+        "{}: {} queries, {} documents in {:.3}s",
+        path.display(),
+        ds.n_queries(),
+        ds.n_docs(),
+        t.elapsed().as_secs_f64()
+    );
     Ok(ds)
 }
 
 /// Parse metric names, with a default list when none is given.
 pub fn parse_metrics(names: &[String], default: &[&str]) -> Result<Vec<ltr_metrics::Metric>> {
-    let list: Vec<String> = if names.is_empty() { default.iter().map(|s| s.to_string()).collect() } else { names.to_vec() };
+    let list: Vec<String> = if names.is_empty() {
+        default.iter().map(|s| s.to_string()).collect()
+    } else {
+        names.to_vec()
+    };
     list.iter()
-        .flat_map(|s| s.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect::<Vec<_>>())
-        .map(|s| s.parse::<ltr_metrics::Metric>().map_err(anyhow::Error::from))
+        .flat_map(|s| {
+            s.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .map(|s| {
+            s.parse::<ltr_metrics::Metric>()
+                .map_err(anyhow::Error::from)
+        })
         .collect::<Result<Vec<_>>>()
         .context("--metric")
 }
 
 /// Resolve a convention name and an optional tie policy.
 pub fn convention(name: &str, ties: Option<&str>) -> Result<ltr_metrics::Convention> {
-    let mut c: ltr_metrics::Convention = name.parse().map_err(anyhow::Error::msg).context("--convention")?;
+    let mut c: ltr_metrics::Convention = name
+        .parse()
+        .map_err(anyhow::Error::msg)
+        .context("--convention")?;
     if let Some(t) = ties {
         c = c.with_ties(t.parse().map_err(anyhow::Error::msg).context("--ties")?);
     }

@@ -42,7 +42,9 @@ pub struct TrainArgs {
 fn expand_grid(raw: &[String]) -> Result<Vec<Vec<(String, String)>>> {
     let mut axes: Vec<(String, Vec<String>)> = Vec::new();
     for p in raw {
-        let (k, v) = p.split_once('=').with_context(|| format!("--param `{p}`: expected name=value"))?;
+        let (k, v) = p
+            .split_once('=')
+            .with_context(|| format!("--param `{p}`: expected name=value"))?;
         let k = k.trim();
         if k.is_empty() {
             bail!("--param `{p}`: empty name");
@@ -81,33 +83,58 @@ pub fn run(a: TrainArgs) -> Result<()> {
     let convention = super::convention(&a.convention, None)?;
     let grid = expand_grid(&a.params)?;
     if grid.len() > 1 && a.validate.is_none() {
-        bail!("--param lists a grid of {} settings; give --validate to choose among them", grid.len());
+        bail!(
+            "--param lists a grid of {} settings; give --validate to choose among them",
+            grid.len()
+        );
     }
     let train = super::load_dataset(&a.train, false)?;
     let validation = match &a.validate {
         Some(v) => {
             let mut ds = super::load_dataset(v, false)?;
             if ds.n_features() > train.n_features() {
-                bail!("{} has {} features but the training file {} has {}", v.display(), ds.n_features(), a.train.display(), train.n_features());
+                bail!(
+                    "{} has {} features but the training file {} has {}",
+                    v.display(),
+                    ds.n_features(),
+                    a.train.display(),
+                    train.n_features()
+                );
             }
             ds.set_n_features(train.n_features())?;
             Some(ds)
         }
         None => None,
     };
-    let ctx = TrainContext { train: &train, validation: validation.as_ref(), metric, convention, seed: a.seed };
+    let ctx = TrainContext {
+        train: &train,
+        validation: validation.as_ref(),
+        metric,
+        convention,
+        seed: a.seed,
+    };
     let t0 = Instant::now();
     let bar = indicatif::ProgressBar::new(grid.len() as u64);
-    bar.set_style(indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} settings {elapsed_precise} {msg}").expect("valid template"));
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} settings {elapsed_precise} {msg}",
+        )
+        .expect("valid template"),
+    );
     if grid.len() == 1 {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
     let mut best: Option<(f64, BTreeMap<String, String>, registry::Trained)> = None;
     for combo in &grid {
         let params = Params::new(combo.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-        let trained = (algo.train)(&ctx, &params).with_context(|| format!("training {} with {}", algo.name, fmt_combo(combo)))?;
+        let trained = (algo.train)(&ctx, &params)
+            .with_context(|| format!("training {} with {}", algo.name, fmt_combo(combo)))?;
         let score = match &validation {
-            Some(v) => ltr_metrics::evaluate(v, &trained.model.score_dataset(v), &[metric], &convention)?.results[0].mean,
+            Some(v) => {
+                ltr_metrics::evaluate(v, &trained.model.score_dataset(v), &[metric], &convention)?
+                    .results[0]
+                    .mean
+            }
             None => f64::NAN,
         };
         if grid.len() > 1 {
@@ -123,7 +150,12 @@ pub fn run(a: TrainArgs) -> Result<()> {
     params.extend(trained.chosen.clone());
     if validation.is_some() {
         params.insert(format!("validation-{metric}"), format!("{score:.6}"));
-        tracing::info!("kept {} (validation {} = {:.4})", fmt_map(&params), metric, score);
+        tracing::info!(
+            "kept {} (validation {} = {:.4})",
+            fmt_map(&params),
+            metric,
+            score
+        );
     }
     let summary = TrainingSummary {
         train_file: a.train.display().to_string(),
@@ -139,7 +171,11 @@ pub fn run(a: TrainArgs) -> Result<()> {
         mf.diagnostics_json = d.to_string();
     }
     mf.save(&a.model)?;
-    tracing::info!("wrote {} in {:.3}s", a.model.display(), t0.elapsed().as_secs_f64());
+    tracing::info!(
+        "wrote {} in {:.3}s",
+        a.model.display(),
+        t0.elapsed().as_secs_f64()
+    );
     Ok(())
 }
 
@@ -147,9 +183,15 @@ fn fmt_combo(c: &[(String, String)]) -> String {
     if c.is_empty() {
         return "defaults".into();
     }
-    c.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+    c.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn fmt_map(m: &BTreeMap<String, String>) -> String {
-    m.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+    m.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -1,0 +1,128 @@
+//! Every learner's hot path: pairwise loss, RankSVM, perceptron epochs (pair checks per second), MHR, sigmoid,
+//! RankBoost, ListNet and the online SLAM perceptron.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use ltr_benches::{generated, ohsumed_like};
+use ltr_pairs::{count_pairs_per_query, PairLoss, PairwiseObjective};
+use ltr_perceptron::{LoopSettings, Observer, PerceptronLoop};
+
+struct Nop;
+impl Observer for Nop {
+    fn retire(&mut self, _: usize, _: &[f64], _: u64) {}
+}
+
+fn pairwise(c: &mut Criterion) {
+    let mut g = c.benchmark_group("pairwise squared-hinge gradient");
+    for docs in [100, 1_000, 10_000] {
+        let ds = generated(20, docs, 50);
+        let obj = PairwiseObjective::new(&ds, PairLoss::SquaredHinge);
+        let s: Vec<f64> = (0..ds.n_docs())
+            .map(|i| ((i * 31) % 97) as f64 / 50.0)
+            .collect();
+        g.throughput(Throughput::Elements(ds.n_docs() as u64));
+        g.bench_with_input(BenchmarkId::new("docs per query", docs), &docs, |b, _| {
+            b.iter(|| obj.gradient(&s))
+        });
+    }
+    g.finish();
+}
+
+fn svm(c: &mut Criterion) {
+    let ds = ohsumed_like();
+    let mut g = c.benchmark_group("ranksvm");
+    g.sample_size(10);
+    g.bench_function("newton C=1 (OHSUMED Fold1)", |b| {
+        b.iter(|| ltr_svm::RankSvmParams::default().fit(&ds).unwrap())
+    });
+    g.bench_function("dual CD hinge C=0.01 (OHSUMED Fold1)", |b| {
+        b.iter(|| {
+            ltr_svm::RankSvmParams::default()
+                .c(ltr_svm::CSetting::Value(0.01))
+                .loss(PairLoss::Hinge)
+                .solver(ltr_svm::Solver::DualCd)
+                .tol(0.1)
+                .fit(&ds)
+                .unwrap()
+        })
+    });
+    g.finish();
+}
+
+fn perceptron(c: &mut Criterion) {
+    let ds = ohsumed_like();
+    let pairs: u64 = count_pairs_per_query(&ds).iter().sum();
+    let mut g = c.benchmark_group("perceptron");
+    g.throughput(Throughput::Elements(pairs));
+    g.bench_function("one epoch, pair checks (OHSUMED Fold1)", |b| {
+        let mut lp = PerceptronLoop::new(
+            &ds,
+            LoopSettings {
+                alpha_bound: ltr_perceptron::AlphaBound::Off,
+                ..Default::default()
+            },
+            1000,
+        );
+        b.iter(|| lp.epoch(&mut Nop))
+    });
+    g.finish();
+}
+
+fn others(c: &mut Criterion) {
+    let ds = ohsumed_like();
+    let mut g = c.benchmark_group("learners");
+    g.sample_size(10);
+    g.bench_function("mhr BordaCount (OHSUMED Fold1)", |b| {
+        b.iter(|| {
+            ltr_ensemble::MhrParams {
+                diagnostics: false,
+                ..Default::default()
+            }
+            .fit(&ds, None)
+            .unwrap()
+        })
+    });
+    let seed = vec![0.01; ds.n_features()];
+    g.bench_function("sigmoid 10 iterations (OHSUMED Fold1)", |b| {
+        b.iter(|| {
+            ltr_ensemble::SigmoidParams {
+                max_iter: 10,
+                ..Default::default()
+            }
+            .fit(&ds, &seed)
+            .unwrap()
+        })
+    });
+    g.bench_function("rankboost 50 rounds (OHSUMED Fold1)", |b| {
+        b.iter(|| {
+            ltr_ensemble::RankBoostParams {
+                rounds: 50,
+                ..Default::default()
+            }
+            .fit(&ds, None)
+            .unwrap()
+        })
+    });
+    g.bench_function("listnet 20 epochs (OHSUMED Fold1)", |b| {
+        b.iter(|| {
+            ltr_online::ListNetParams {
+                epochs: 20,
+                select_epochs: false,
+                ..Default::default()
+            }
+            .fit(&ds, None)
+            .unwrap()
+        })
+    });
+    let stream = ltr_data::generate_slam_stream(1000, 1).unwrap();
+    g.throughput(Throughput::Elements(1000));
+    g.bench_function("slam perceptron, 1000 simulated rounds", |b| {
+        b.iter(|| {
+            let mut l = ltr_online::SlamPerceptron::ndcg(10);
+            ltr_online::replay(&mut l, &[&stream], &ltr_online::StreamConfig::default())
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, pairwise, svm, perceptron, others);
+criterion_main!(benches);

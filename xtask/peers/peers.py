@@ -1,0 +1,84 @@
+"""Peer timings for `cargo xtask bench` (run inside the peer venv; never a dependency of the crates).
+
+Each subcommand prints one JSON object with wall seconds of the timed part.
+  parse FILE                      sklearn.datasets.load_svmlight_file(query_id=True)
+  eval QRELS RUN                  pytrec_eval and ranx, NDCG@10 + MAP (evaluation only, data already in memory)
+  xgb FILE                        XGBoost gblinear + rank:pairwise, 50 rounds (whole run incl. load)
+  lgbm TRAIN                      LightGBM lambdarank, 100 rounds (whole run incl. load)
+"""
+import json
+import sys
+import time
+
+
+def parse(path):
+    from sklearn.datasets import load_svmlight_file
+    t = time.perf_counter()
+    X, y, q = load_svmlight_file(path, query_id=True)
+    return {"seconds": time.perf_counter() - t, "rows": int(X.shape[0])}
+
+
+def read_run(qrels_path, run_path):
+    qrels, run = {}, {}
+    with open(qrels_path) as f:
+        for line in f:
+            q, _, d, r = line.split()
+            qrels.setdefault(q, {})[d] = int(float(r))
+    with open(run_path) as f:
+        for line in f:
+            q, _, d, _, s, _ = line.split()
+            run.setdefault(q, {})[d] = float(s)
+    return qrels, run
+
+
+def evaluate(qrels_path, run_path):
+    qrels, run = read_run(qrels_path, run_path)
+    out = {"queries": len(run)}
+    import pytrec_eval
+    t = time.perf_counter()
+    ev = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut_10", "map"})
+    res = ev.evaluate(run)
+    out["pytrec_eval"] = time.perf_counter() - t
+    out["pytrec_eval_ndcg10"] = sum(v["ndcg_cut_10"] for v in res.values()) / len(res)
+    try:
+        from ranx import Qrels, Run, evaluate as rx
+        qr, rn = Qrels(qrels), Run(run)
+        rx(qr, rn, ["ndcg@10", "map"])  # JIT warm-up (numba), not timed
+        t = time.perf_counter()
+        r = rx(qr, rn, ["ndcg@10", "map"])
+        out["ranx"] = time.perf_counter() - t
+        out["ranx_ndcg10"] = r["ndcg@10"]
+    except Exception as e:  # ranx may be unavailable
+        out["ranx_error"] = str(e)
+    return out
+
+
+def xgb(path):
+    import numpy as np
+    import xgboost as xgb
+    from sklearn.datasets import load_svmlight_file
+    t = time.perf_counter()
+    X, y, q = load_svmlight_file(path, query_id=True)
+    _, counts = np.unique(q, return_counts=True)
+    d = xgb.DMatrix(X, label=y)
+    d.set_group(counts)
+    xgb.train({"booster": "gblinear", "objective": "rank:pairwise", "nthread": 2}, d, num_boost_round=50)
+    return {"seconds": time.perf_counter() - t}
+
+
+def lgbm(path):
+    import lightgbm as lgb
+    import numpy as np
+    from sklearn.datasets import load_svmlight_file
+    t = time.perf_counter()
+    X, y, q = load_svmlight_file(path, query_id=True)
+    _, counts = np.unique(q, return_counts=True)
+    ds = lgb.Dataset(X, label=y, group=counts)
+    lgb.train({"objective": "lambdarank", "num_threads": 2, "verbose": -1}, ds, num_boost_round=100)
+    return {"seconds": time.perf_counter() - t}
+
+
+if __name__ == "__main__":
+    cmd, args = sys.argv[1], sys.argv[2:]
+    fn = {"parse": parse, "eval": evaluate, "xgb": xgb, "lgbm": lgbm}[cmd]
+    print(json.dumps(fn(*args)))

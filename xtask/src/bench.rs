@@ -1,0 +1,406 @@
+//! `cargo xtask bench`: our timings and the same-run timings of the peers installable from PyPI, as ratios, in
+//! `BENCHMARKS.md`. Criterion micro-benchmarks live in `benches/` (`cargo bench -p ltr-benches`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use ltr_core::Scorer;
+use ltr_data::{
+    generate_letor_like, load_cache, read_letor, save_cache, shared_datasets_dir, write_letor,
+    SyntheticConfig,
+};
+use ltr_metrics::{evaluate, Convention, Metric};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Run a command under `/usr/bin/time -f "%e %M"`: (wall seconds, peak RSS MiB).
+fn timed(cmd: &mut Command) -> Result<(f64, f64)> {
+    let out = Command::new("/usr/bin/time")
+        .arg("-f")
+        .arg("TIME %e %M")
+        .arg(cmd.get_program())
+        .args(cmd.get_args())
+        .output()
+        .context("running /usr/bin/time (apt-get install time)")?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        bail!(
+            "{:?} failed: {}",
+            cmd,
+            err.lines().rev().take(5).collect::<Vec<_>>().join(" | ")
+        );
+    }
+    let line = err
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("TIME "))
+        .context("no timing line")?;
+    let f: Vec<f64> = line[5..]
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    Ok((f[0], f[1] / 1024.0))
+}
+
+fn venv() -> Option<PathBuf> {
+    let dir = root().join(".venv-peers");
+    let py = dir.join("bin/python");
+    if !py.exists() {
+        let script = root().join("../shared/tools/peer-venv.sh");
+        let ok = if script.exists() {
+            Command::new("bash")
+                .arg(&script)
+                .arg(&dir)
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false)
+        } else {
+            Command::new("python3")
+                .args(["-m", "venv"])
+                .arg(&dir)
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false)
+                && Command::new(&py)
+                    .args([
+                        "-m",
+                        "pip",
+                        "install",
+                        "-q",
+                        "numpy",
+                        "scipy",
+                        "scikit-learn",
+                        "pytrec-eval-terrier",
+                        "ranx",
+                        "lightgbm",
+                        "xgboost-cpu",
+                    ])
+                    .status()
+                    .map(|s| s.success())
+                    .unwrap_or(false)
+        };
+        if !ok {
+            return None;
+        }
+    }
+    py.exists().then_some(py)
+}
+
+fn peer(py: &Path, args: &[&str]) -> Option<serde_json::Value> {
+    let out = Command::new(py)
+        .arg(root().join("xtask/peers/peers.py"))
+        .args(args)
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        tracing::warn!(
+            "peer {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        );
+        return None;
+    }
+    serde_json::from_slice(&out.stdout).ok()
+}
+
+fn best_of<T>(n: usize, mut f: impl FnMut() -> Result<T>) -> Result<(f64, T)> {
+    let mut best = f64::INFINITY;
+    let mut last = None;
+    for _ in 0..n {
+        let t = Instant::now();
+        let v = f()?;
+        best = best.min(t.elapsed().as_secs_f64());
+        last = Some(v);
+    }
+    Ok((best, last.expect("n >= 1")))
+}
+
+fn ratio(peer: Option<f64>, ours: f64) -> String {
+    peer.map_or("peer unavailable".into(), |p| format!("{:.1}×", p / ours))
+}
+
+/// Run the benchmark report.
+pub fn run(quick: bool) -> Result<()> {
+    let dir = root().join("target/bench-data");
+    std::fs::create_dir_all(&dir)?;
+    let status = Command::new("cargo")
+        .args(["build", "--release", "-p", "ltr-cli"])
+        .current_dir(root())
+        .status()?;
+    if !status.success() {
+        bail!("cargo build --release -p ltr-cli failed");
+    }
+    let ltr = root().join("target/release/ltr");
+    let py = venv();
+    let mut md = String::from("# Benchmarks\n\nWritten by `cargo xtask bench`");
+    md.push_str(if quick { " --quick" } else { "" });
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_default();
+    md.push_str(&format!(
+        ". Machine: {} cores ({cpu}), {} GiB RAM. Peers ran in the same run from `.venv-peers` ({}). Ratios are peer time / our time (higher = we are faster).\n\n",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| m.lines().next().and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())).map_or(0.0, |k| k / 1048576.0).round(),
+        if py.is_some() { "available" } else { "NOT available: our numbers only" }
+    ));
+
+    // Parse.
+    let big = dir.join(if quick {
+        "big-100mb.txt"
+    } else {
+        "big-1gb.txt"
+    });
+    if !big.exists() {
+        let queries = if quick { 1_300 } else { 13_000 };
+        let ds = generate_letor_like(&SyntheticConfig {
+            queries,
+            min_docs: 50,
+            max_docs: 150,
+            features: 136,
+            grades: 5,
+            seed: 1,
+            ..Default::default()
+        })?;
+        write_letor(&ds, &big)?;
+    }
+    let mut files: Vec<(String, PathBuf)> = vec![(
+        big.file_name().unwrap().to_string_lossy().into(),
+        big.clone(),
+    )];
+    if let Some(s) = shared_datasets_dir() {
+        files.insert(
+            0,
+            (
+                "MQ2008 Fold1 train".into(),
+                s.join("MQ2008/Fold1/train.txt"),
+            ),
+        );
+    }
+    md.push_str("## Parse (LETOR text → dataset)\n\n| file | MB | ours s | ours MB/s | ours peak RSS MiB (whole `ltr inspect`) | dataset MiB | sklearn s | ratio |\n|---|---|---|---|---|---|---|---|\n");
+    for (name, f) in &files {
+        let mb = std::fs::metadata(f)?.len() as f64 / 1e6;
+        let (secs, ds) = best_of(3, || Ok(read_letor(f)?))?;
+        let ds_mib = (ds.nnz() * 4 + ds.n_docs() * 4) as f64 / 1048576.0;
+        let (_, rss) =
+            timed(Command::new(&ltr).args(["inspect", f.to_str().unwrap(), "--log", "warn"]))?;
+        let sk = py
+            .as_ref()
+            .and_then(|p| peer(p, &["parse", f.to_str().unwrap()]))
+            .and_then(|v| v["seconds"].as_f64());
+        md.push_str(&format!(
+            "| {name} | {mb:.0} | {secs:.3} | {:.0} | {rss:.0} | {ds_mib:.0} | {} | {} |\n",
+            mb / secs,
+            sk.map_or("—".into(), |s| format!("{s:.3}")),
+            ratio(sk, secs)
+        ));
+        if f == &big {
+            let cache = dir.join("big.ltrcache");
+            save_cache(&ds, &cache, Some(f))?;
+            let (load, _) = best_of(3, || Ok(load_cache(&cache, Some(f))?))?;
+            md.push_str(&format!("\nBinary cache of {name}: load {load:.3} s vs parse {secs:.3} s — **{:.0}× faster**.\n\n", secs / load));
+        }
+    }
+
+    // Evaluate.
+    let (nq, nd) = if quick {
+        (2_000, 1_000)
+    } else {
+        (10_000, 1_000)
+    };
+    md.push_str(&format!(
+        "## Evaluate NDCG@10 + MAP ({nq} queries × {nd} documents, trec convention)\n\n"
+    ));
+    let mut labels = Vec::with_capacity(nq * nd);
+    let mut scores = Vec::with_capacity(nq * nd);
+    let mut state = 12345u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..nq * nd {
+        labels.push((next() % 5) as f32 * if next() % 4 == 0 { 1.0 } else { 0.0 });
+        scores.push((next() % 1_000_000_007) as f64 / 1e9);
+    }
+    let offsets: Vec<usize> = (0..=nq).map(|q| q * nd).collect();
+    let qids: Vec<String> = (0..nq).map(|q| (q + 1).to_string()).collect();
+    let mut ids = ltr_data::TextColumn::new();
+    for i in 0..nq * nd {
+        ids.push(&format!("d{}", i % nd));
+    }
+    let x = ltr_data::FeatureMatrix::Dense(ndarray::Array2::zeros((nq * nd, 1)));
+    let ds = ltr_data::Dataset::new(x, labels, offsets, qids)?.with_docids(ids)?;
+    let metrics = [Metric::Ndcg(Some(10)), Metric::Ap(None)];
+    let (ours, ev) = best_of(3, || {
+        Ok(evaluate(&ds, &scores, &metrics, &Convention::TREC)?)
+    })?;
+    let (qrels, run) = (dir.join("qrels.txt"), dir.join("run.txt"));
+    ltr_data::write_atomic(&qrels, |w| ltr_metrics::trec::write_qrels_to(w, &ds))?;
+    ltr_data::write_atomic(&run, |w| {
+        ltr_metrics::trec::write_run_to(w, &ds, &scores, "bench")
+    })?;
+    let pe = py
+        .as_ref()
+        .and_then(|p| peer(p, &["eval", qrels.to_str().unwrap(), run.to_str().unwrap()]));
+    let pt = pe.as_ref().and_then(|v| v["pytrec_eval"].as_f64());
+    let rx = pe.as_ref().and_then(|v| v["ranx"].as_f64());
+    md.push_str(&format!(
+        "| tool | seconds | ratio | NDCG@10 |\n|---|---|---|---|\n| ltr | {ours:.3} | 1× | {:.6} |\n| pytrec_eval | {} | {} | {} |\n| ranx | {} | {} | {} |\n\n",
+        ev.results[0].mean,
+        pt.map_or("—".into(), |s| format!("{s:.3}")),
+        ratio(pt, ours),
+        pe.as_ref().and_then(|v| v["pytrec_eval_ndcg10"].as_f64()).map_or("—".into(), |v| format!("{v:.6}")),
+        rx.map_or("—".into(), |s| format!("{s:.3}")),
+        ratio(rx, ours),
+        pe.as_ref().and_then(|v| v["ranx_ndcg10"].as_f64()).map_or("—".into(), |v| format!("{v:.6}")),
+    ));
+    if !quick {
+        let big_n = 100_000usize;
+        let mut labels = Vec::with_capacity(big_n * 1000);
+        let mut scores = Vec::with_capacity(big_n * 1000);
+        for _ in 0..big_n * 1000 {
+            labels.push((next() % 5) as f32 * if next() % 4 == 0 { 1.0 } else { 0.0 });
+            scores.push((next() % 1_000_000_007) as f64 / 1e9);
+        }
+        let x = ltr_data::FeatureMatrix::Dense(ndarray::Array2::zeros((big_n * 1000, 0)));
+        let ds = ltr_data::Dataset::new(
+            x,
+            labels,
+            (0..=big_n).map(|q| q * 1000).collect(),
+            (0..big_n).map(|q| q.to_string()).collect(),
+        )?;
+        let (secs, _) = best_of(1, || {
+            Ok(evaluate(&ds, &scores, &metrics, &Convention::STANDARD)?)
+        })?;
+        md.push_str(&format!(
+            "ltr alone on 100,000 queries × 1,000 documents (10⁸): {secs:.2} s.\n\n"
+        ));
+    }
+
+    // Learners: whole train runs (text parse included), ours vs peers.
+    md.push_str("## RankSVM, whole train run (parse + solve), generated data, 50 dense features, 5 grades, C = 1\n\n| shape | ours s | ours peak MiB | XGBoost gblinear rank:pairwise (50 rounds) s | ratio | liblinear reference (issue) s |\n|---|---|---|---|---|---|\n");
+    for (q, d, reference) in [
+        (1000usize, 100usize, 1.4),
+        (200, 1000, 3.4),
+        (20, 10000, 2.9),
+    ] {
+        let f = dir.join(format!("svm-{q}x{d}.txt"));
+        if !f.exists() {
+            let ds = generate_letor_like(&SyntheticConfig {
+                queries: q,
+                min_docs: d,
+                max_docs: d,
+                features: 50,
+                grades: 5,
+                query_level_norm: false,
+                seed: 7,
+                ..Default::default()
+            })?;
+            write_letor(&ds, &f)?;
+        }
+        let m = dir.join("m.bin");
+        let (secs, rss) = timed(Command::new(&ltr).args([
+            "train",
+            "--train",
+            f.to_str().unwrap(),
+            "--algo",
+            "ranksvm",
+            "--param",
+            "c=1",
+            "--param",
+            "tol=1e-4",
+            "--model",
+            m.to_str().unwrap(),
+            "--log",
+            "warn",
+        ]))?;
+        let x = py
+            .as_ref()
+            .and_then(|p| peer(p, &["xgb", f.to_str().unwrap()]))
+            .and_then(|v| v["seconds"].as_f64());
+        md.push_str(&format!(
+            "| {q} × {d} | {secs:.2} | {rss:.0} | {} | {} | {reference} |\n",
+            x.map_or("—".into(), |s| format!("{s:.2}")),
+            ratio(x, secs)
+        ));
+    }
+    md.push('\n');
+    if let Some(s) = shared_datasets_dir() {
+        let fold = s.join("OHSUMED/QueryLevelNorm/Fold1");
+        let (tr, va) = (fold.join("train.txt"), fold.join("vali.txt"));
+        md.push_str("## Learners on OHSUMED Fold1 (whole `ltr train` process, with validation)\n\n| algorithm | params | seconds | peak MiB |\n|---|---|---|---|\n");
+        let m = dir.join("m.bin");
+        for (algo, params) in [
+            ("committee-perceptron", vec!["committee=20", "epochs=50"]),
+            ("perceptron", vec!["output=average", "epochs=50"]),
+            ("ranksvm", vec!["c=0.001,0.01,0.1,1,10,100"]),
+            ("rsvm-ir", vec!["variant=qp", "tol=0.01"]),
+            ("mhr", vec!["aggregate=wborda"]),
+            (
+                "sigmoid",
+                vec!["seed-algo=ranksvm", "seed-c=0.01", "lambda=0.5"],
+            ),
+            ("rankboost", vec![]),
+            ("listnet", vec![]),
+            ("slam-perceptron", vec![]),
+        ] {
+            let mut c = Command::new(&ltr);
+            c.args([
+                "train",
+                "--train",
+                tr.to_str().unwrap(),
+                "--validate",
+                va.to_str().unwrap(),
+                "--algo",
+                algo,
+                "--model",
+                m.to_str().unwrap(),
+                "--log",
+                "warn",
+            ]);
+            for p in &params {
+                c.args(["--param", p]);
+            }
+            let (secs, rss) = timed(&mut c)?;
+            md.push_str(&format!(
+                "| {algo} | {} | {secs:.2} | {rss:.0} |\n",
+                params.join(" ")
+            ));
+        }
+        let lg = py
+            .as_ref()
+            .and_then(|p| peer(p, &["lgbm", tr.to_str().unwrap()]))
+            .and_then(|v| v["seconds"].as_f64());
+        md.push_str(&format!(
+            "| LightGBM lambdarank (peer, 100 rounds) | — | {} | — |\n\n",
+            lg.map_or("unavailable".into(), |s| format!("{s:.2}"))
+        ));
+        // Online throughput.
+        let trains: Vec<ltr_data::Dataset> = (1..=5)
+            .map(|k| read_letor(s.join(format!("MQ2008/Fold{k}/train.txt"))))
+            .collect::<Result<_, _>>()?;
+        let refs: Vec<&ltr_data::Dataset> = trains.iter().collect();
+        let mut slam = ltr_online::SlamPerceptron::ndcg(trains[0].n_features());
+        let r = ltr_online::replay(&mut slam, &refs, &ltr_online::StreamConfig::default());
+        md.push_str(&format!("Online SLAM perceptron on MQ2008 (5 training files streamed): {} rounds in {:.3} s = **{:.0} query-rounds/s**.\n\n", r.per_round.len(), r.seconds, r.per_round.len() as f64 / r.seconds));
+        let model = ltr_core::LinearModel::new(slam.w.clone());
+        let _ = model.score_dataset(&trains[0]);
+    }
+    md.push_str("Criterion micro-benchmarks (parser, evaluator, pairwise loss, every learner's inner loop): `cargo bench -p ltr-benches`; reports in `target/criterion/`.\n");
+    let out = root().join("BENCHMARKS.md");
+    ltr_data::write_atomic(&out, |w| w.write_all(md.as_bytes()))?;
+    println!("{}", out.display());
+    Ok(())
+}

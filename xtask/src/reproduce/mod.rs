@@ -1,0 +1,378 @@
+//! `cargo xtask reproduce`: each paper's protocol on the benchmarks we have, with checkpointed cells, Markdown /
+//! CSV / JSON reports and SVG figures.
+
+pub mod committee;
+pub mod letor;
+pub mod mhr;
+pub mod online;
+pub mod rsvm_ir;
+pub mod sigmoid;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use ltr_core::{LinearModel, Scorer};
+use ltr_data::{
+    generate_letor_like, kfold_queries, letor_folds, read_letor, shared_datasets_dir, Dataset,
+    SyntheticConfig,
+};
+use ltr_metrics::{evaluate, Convention, Metric};
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+
+/// One fold: train, validation, test.
+pub struct Fold {
+    /// 1-based.
+    pub number: usize,
+    /// Training data.
+    pub train: Dataset,
+    /// Validation data.
+    pub vali: Dataset,
+    /// Test data.
+    pub test: Dataset,
+}
+
+/// A benchmark with its evaluation convention.
+pub struct Bench {
+    /// Name (OHSUMED, MQ2008, SYNTHETIC).
+    pub name: String,
+    /// The LETOR script convention of this benchmark.
+    pub convention: Convention,
+    /// Folds.
+    pub folds: Vec<Fold>,
+}
+
+/// Shared state of a reproduction run.
+pub struct Ctx {
+    /// Benchmarks.
+    pub benches: Vec<Bench>,
+    /// True when running on generated data.
+    pub synthetic: bool,
+    /// Output folder.
+    pub out: PathBuf,
+    /// Cell cache.
+    pub cells: Cells,
+    /// Progress display.
+    pub progress: indicatif::MultiProgress,
+}
+
+/// Checkpointed results: one JSON file per cell, written atomically; an existing cell is never recomputed.
+pub struct Cells {
+    dir: PathBuf,
+}
+
+impl Cells {
+    /// The value of `key`, computed by `f` only when not already stored.
+    pub fn get<T: Serialize + DeserializeOwned>(
+        &self,
+        key: &str,
+        f: impl FnOnce() -> Result<T>,
+    ) -> Result<T> {
+        let name: String = key
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let path = self.dir.join(format!("{name}.json"));
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            if let Ok(v) = serde_json::from_str(&text) {
+                return Ok(v);
+            }
+            tracing::warn!("{}: unreadable cell, recomputing", path.display());
+        }
+        let v = f()?;
+        let text = serde_json::to_string(&v)?;
+        ltr_data::write_atomic(&path, |w| w.write_all(text.as_bytes()))?;
+        Ok(v)
+    }
+}
+
+/// Test-set results of one method on one fold.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FoldResult {
+    /// Metric name → per-query values on the test set.
+    pub per_query: BTreeMap<String, Vec<f64>>,
+    /// Training seconds.
+    pub seconds: f64,
+    /// Method-specific notes (chosen C, epochs …).
+    pub notes: BTreeMap<String, String>,
+}
+
+/// The metrics every table reports.
+pub fn report_metrics() -> Vec<Metric> {
+    ["MAP", "NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10"]
+        .iter()
+        .map(|m| m.parse().expect("valid"))
+        .collect()
+}
+
+/// Evaluate a scorer on the test set of a fold.
+pub fn test_result(
+    model: &dyn Scorer,
+    test: &Dataset,
+    conv: &Convention,
+    seconds: f64,
+    notes: BTreeMap<String, String>,
+) -> Result<FoldResult> {
+    let s = model.score_dataset(test);
+    let ev = evaluate(test, &s, &report_metrics(), conv)?;
+    let per_query = ev
+        .results
+        .into_iter()
+        .map(|r| (r.metric.to_string(), r.per_query))
+        .collect();
+    Ok(FoldResult {
+        per_query,
+        seconds,
+        notes,
+    })
+}
+
+/// Mean of a metric over all test queries of all folds (= the fold mean weighted by queries) and the pooled
+/// per-query values (for significance tests).
+pub fn pooled(results: &[FoldResult], metric: &str) -> (f64, Vec<f64>) {
+    let v: Vec<f64> = results
+        .iter()
+        .flat_map(|r| r.per_query.get(metric).cloned().unwrap_or_default())
+        .collect();
+    let fold_mean = results
+        .iter()
+        .map(|r| mean(r.per_query.get(metric).map_or(&[][..], |x| x)))
+        .sum::<f64>()
+        / results.len().max(1) as f64;
+    (fold_mean, v)
+}
+
+/// Arithmetic mean (0 for empty).
+pub fn mean(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        0.0
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+}
+
+/// Validation metric of a scorer.
+pub fn vali_score(
+    model: &dyn Scorer,
+    vali: &Dataset,
+    metric: Metric,
+    conv: &Convention,
+) -> Result<f64> {
+    Ok(evaluate(vali, &model.score_dataset(vali), &[metric], conv)?.results[0].mean)
+}
+
+/// RankSVM with C chosen from {1e-3 … 100} on validation MAP (the LETOR protocol).
+pub fn ranksvm_selected(fold: &Fold, conv: &Convention) -> Result<(LinearModel, f64, f64)> {
+    let t0 = std::time::Instant::now();
+    let mut best: Option<(f64, f64, LinearModel)> = None;
+    for c in [1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0] {
+        let m = ltr_svm::RankSvmParams::default()
+            .c(ltr_svm::CSetting::Value(c))
+            .fit(&fold.train)?
+            .model;
+        let v = vali_score(&m, &fold.vali, Metric::Ap(None), conv)?;
+        if best.as_ref().is_none_or(|b| v > b.0) {
+            best = Some((v, c, m));
+        }
+    }
+    let (_, c, m) = best.expect("grid not empty");
+    Ok((m, c, t0.elapsed().as_secs_f64()))
+}
+
+fn find_bench(root: &Path, name: &str) -> Option<PathBuf> {
+    let cands: &[&str] = match name {
+        "OHSUMED" => &["OHSUMED/QueryLevelNorm", "OHSUMED"],
+        _ => &["MQ2008"],
+    };
+    cands
+        .iter()
+        .map(|c| root.join(c))
+        .find(|p| p.join("Fold1").is_dir())
+}
+
+/// Where the benchmarks are: `--data`, else ../shared/datasets, else datasets/data (what `xtask download` fills).
+pub fn resolve_data(data: Option<&Path>) -> Option<PathBuf> {
+    if let Some(d) = data {
+        return Some(d.to_path_buf());
+    }
+    if let Some(d) = shared_datasets_dir() {
+        return Some(d);
+    }
+    let local = Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets/data");
+    local.is_dir().then_some(local)
+}
+
+/// Load the benchmarks (or generate a synthetic 5-fold benchmark when none is available).
+pub fn load(
+    data: Option<&Path>,
+    folds: &[usize],
+    only: Option<&[&str]>,
+) -> Result<(Vec<Bench>, bool)> {
+    let mut benches = Vec::new();
+    if let Some(root) = resolve_data(data) {
+        for (name, conv) in [
+            ("OHSUMED", Convention::LETOR3),
+            ("MQ2008", Convention::LETOR4),
+        ] {
+            if only.is_some_and(|o| !o.contains(&name)) {
+                continue;
+            }
+            let Some(dir) = find_bench(&root, name) else {
+                continue;
+            };
+            let mut fs = Vec::new();
+            for f in letor_folds(&dir)? {
+                if !folds.contains(&f.number) {
+                    continue;
+                }
+                fs.push(Fold {
+                    number: f.number,
+                    train: read_letor(&f.train)?,
+                    vali: read_letor(&f.vali)?,
+                    test: read_letor(&f.test)?,
+                });
+            }
+            if !fs.is_empty() {
+                benches.push(Bench {
+                    name: name.to_string(),
+                    convention: conv,
+                    folds: fs,
+                });
+            }
+        }
+        if data.is_some() && benches.is_empty() {
+            bail!("no OHSUMED or MQ2008 folds under {}", root.display());
+        }
+    }
+    if !benches.is_empty() {
+        return Ok((benches, false));
+    }
+    // Synthetic stand-in with the LETOR fold rotation: test = part k, validation = part k+1, train = the rest.
+    let ds = generate_letor_like(&SyntheticConfig {
+        queries: 150,
+        min_docs: 20,
+        max_docs: 150,
+        features: 40,
+        grades: 3,
+        noise: 0.8,
+        outlier_fraction: 0.03,
+        query_level_norm: true,
+        seed: 2008,
+    })?;
+    let parts = kfold_queries(ds.n_queries(), 5, 7)?;
+    let mut fs = Vec::new();
+    for k in 0..5 {
+        if !folds.contains(&(k + 1)) {
+            continue;
+        }
+        let test = &parts[k].test;
+        let vali = &parts[(k + 1) % 5].test;
+        let train: Vec<usize> = (0..ds.n_queries())
+            .filter(|q| !test.contains(q) && !vali.contains(q))
+            .collect();
+        fs.push(Fold {
+            number: k + 1,
+            train: ds.select_queries(&train),
+            vali: ds.select_queries(vali),
+            test: ds.select_queries(test),
+        });
+    }
+    Ok((
+        vec![Bench {
+            name: "SYNTHETIC".into(),
+            convention: Convention::LETOR4,
+            folds: fs,
+        }],
+        true,
+    ))
+}
+
+/// A Markdown table.
+pub fn md_table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut s = format!(
+        "| {} |\n|{}|\n",
+        header.join(" | "),
+        header.iter().map(|_| "---").collect::<Vec<_>>().join("|")
+    );
+    for r in rows {
+        s.push_str(&format!("| {} |\n", r.join(" | ")));
+    }
+    s
+}
+
+/// Write the report files of one experiment: `report.md`, `cells.csv`, `cells.json`.
+pub fn write_report(
+    ctx: &Ctx,
+    exp: &str,
+    markdown: &str,
+    rows: &[BTreeMap<String, serde_json::Value>],
+) -> Result<PathBuf> {
+    let dir = ctx.out.join(exp);
+    std::fs::create_dir_all(&dir).with_context(|| dir.display().to_string())?;
+    let mut md = String::new();
+    if ctx.synthetic {
+        md.push_str(SYNTHETIC_BANNER);
+    }
+    md.push_str(markdown);
+    ltr_data::write_atomic(&dir.join("report.md"), |w| w.write_all(md.as_bytes()))?;
+    let json = serde_json::to_string_pretty(rows)?;
+    ltr_data::write_atomic(&dir.join("cells.json"), |w| w.write_all(json.as_bytes()))?;
+    let mut cols: Vec<String> = rows.iter().flat_map(|r| r.keys().cloned()).collect();
+    cols.sort();
+    cols.dedup();
+    let mut csv = cols.join(",") + "\n";
+    for r in rows {
+        let line: Vec<String> = cols
+            .iter()
+            .map(|c| match r.get(c) {
+                Some(serde_json::Value::String(s)) => format!("\"{}\"", s.replace('"', "'")),
+                Some(v) => v.to_string(),
+                None => String::new(),
+            })
+            .collect();
+        csv.push_str(&(line.join(",") + "\n"));
+    }
+    ltr_data::write_atomic(&dir.join("cells.csv"), |w| w.write_all(csv.as_bytes()))?;
+    Ok(dir.join("report.md"))
+}
+
+/// The warning at the top of every report made from generated data.
+pub const SYNTHETIC_BANNER: &str = "> **SYNTHETIC DATA — NOT THE PAPERS' BENCHMARKS.** No LETOR folders were found (looked at `--data`, \
+`../shared/datasets`, `datasets/data`), so every number below comes from the seeded synthetic LETOR-like generator. \
+Run `cargo xtask download mq2008` / `ohsumed` (or pass `--data DIR`) to reproduce the real tables.\n\n";
+
+/// Format a float for tables.
+pub fn f4(x: f64) -> String {
+    format!("{x:.4}")
+}
+
+impl Cells {
+    /// A cell store in `dir`.
+    pub fn new(dir: PathBuf) -> Self {
+        Self { dir }
+    }
+}
+
+/// Write `index.md` linking every report.
+pub fn write_index(ctx: &Ctx, reports: &[(String, PathBuf)], seconds: f64) -> Result<()> {
+    let mut md = String::from("# ltr — reproduction of the seed papers\n\n");
+    if ctx.synthetic {
+        md.push_str(SYNTHETIC_BANNER);
+    }
+    md.push_str(&format!(
+        "Data: {}. Wall time of this run: {seconds:.1} s (cells already computed in an earlier run are reused from `cells/`).\n\n",
+        ctx.benches.iter().map(|b| format!("{} ({} folds, {} convention)", b.name, b.folds.len(), b.convention.name)).collect::<Vec<_>>().join(", ")
+    ));
+    for (name, path) in reports {
+        let rel = path.strip_prefix(&ctx.out).unwrap_or(path);
+        md.push_str(&format!("- [{name}]({})\n", rel.display()));
+    }
+    ltr_data::write_atomic(&ctx.out.join("index.md"), |w| w.write_all(md.as_bytes()))?;
+    Ok(())
+}
