@@ -174,18 +174,47 @@ fn voted_and_borda_committee_rank_sensibly() {
 
 /// Fold-mean test MAP for a perceptron output with T chosen on validation NDCG@10, averaged over three pair-order
 /// seeds (one seed alone moves fold-mean MAP by up to ±0.008 on these folds).
-fn protocol(sub: &str, conv: Convention, output: Output, epochs: usize, alpha: AlphaBound) -> Option<f64> {
+fn protocol(
+    sub: &str,
+    conv: Convention,
+    output: Output,
+    epochs: usize,
+    alpha: AlphaBound,
+) -> Option<f64> {
     let root = shared_datasets_dir()?;
     let folds = letor_folds(&root.join(sub)).unwrap();
-    let data: Vec<_> = folds.iter().map(|f| (read_letor(&f.train).unwrap(), read_letor(&f.vali).unwrap(), read_letor(&f.test).unwrap())).collect();
+    let data: Vec<_> = folds
+        .iter()
+        .map(|f| {
+            (
+                read_letor(&f.train).unwrap(),
+                read_letor(&f.vali).unwrap(),
+                read_letor(&f.test).unwrap(),
+            )
+        })
+        .collect();
     let seeds = [1u64, 2, 3];
     let mut map = 0.0;
     for seed in seeds {
         for (tr, va, te) in &data {
-            let settings = LoopSettings { alpha_bound: alpha, order: PairOrder::Shuffled(seed), ..Default::default() };
-            let p = PerceptronParams { epochs, output, convention: conv, settings, ..Default::default() };
+            let settings = LoopSettings {
+                alpha_bound: alpha,
+                order: PairOrder::Shuffled(seed),
+                ..Default::default()
+            };
+            let p = PerceptronParams {
+                epochs,
+                output,
+                convention: conv,
+                settings,
+                ..Default::default()
+            };
             let fit = p.fit(tr, Some(va)).unwrap();
-            map += evaluate(te, &fit.model.score_dataset(te), &[Metric::Ap(None)], &conv).unwrap().results[0].mean / (data.len() * seeds.len()) as f64;
+            map += evaluate(te, &fit.model.score_dataset(te), &[Metric::Ap(None)], &conv)
+                .unwrap()
+                .results[0]
+                .mean
+                / (data.len() * seeds.len()) as f64;
         }
     }
     Some(map)
