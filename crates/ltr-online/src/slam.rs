@@ -95,15 +95,17 @@ pub fn weights(r: &[f32], measure: Measure, tie_average: bool) -> Vec<f64> {
 }
 
 /// φ_v(s, R) and, if `grad` is given, a subgradient with respect to s written into it. For each document i the
-/// worst violator k_i = argmax_{j: R_j < R_i} (Δ_ij + s_j) is found from per-grade maxima (ties: lowest index).
+/// worst violators are argmax_{j: R_j < R_i} (Δ_ij + s_j), found from per-grade maxima in O(m·K). When several
+/// documents tie for the maximum (always so at w = 0), v_i is shared equally among all of them: every convex
+/// combination is a valid subgradient, and the even split does not depend on the order of the documents in the file.
+/// (Taking the first one instead pushes one arbitrary document down per query; on OHSUMED that first step alone
+/// drops training NDCG@10 from 0.43 to 0.16.)
 pub fn phi(s: &[f64], r: &[f32], v: &[f64], margin: Margin, mut grad: Option<&mut [f64]>) -> f64 {
     let m = s.len();
     let mut levels: Vec<f32> = r.to_vec();
     levels.sort_by(f32::total_cmp);
     levels.dedup();
     let k = levels.len();
-    // Best (max s, argmax) per grade.
-    let mut best: Vec<(f64, usize)> = vec![(f64::NEG_INFINITY, usize::MAX); k];
     let lev: Vec<usize> = r
         .iter()
         .map(|x| {
@@ -112,54 +114,54 @@ pub fn phi(s: &[f64], r: &[f32], v: &[f64], margin: Margin, mut grad: Option<&mu
                 .expect("present")
         })
         .collect();
+    // Highest score per grade and how many documents of the grade reach it.
+    let mut best: Vec<(f64, usize)> = vec![(f64::NEG_INFINITY, 0); k];
     for i in 0..m {
         let b = &mut best[lev[i]];
         if s[i] > b.0 {
-            *b = (s[i], i);
+            *b = (s[i], 1);
+        } else if s[i] == b.0 {
+            b.1 += 1;
         }
-    }
-    // For the constant margin, a prefix maximum over lower grades suffices.
-    let mut prefix: Vec<(f64, usize)> = vec![(f64::NEG_INFINITY, usize::MAX); k];
-    for l in 1..k {
-        let cand = best[l - 1];
-        prefix[l] = if cand.0 > prefix[l - 1].0
-            || (cand.0 == prefix[l - 1].0 && cand.1 < prefix[l - 1].1)
-        {
-            cand
-        } else {
-            prefix[l - 1]
-        };
     }
     if let Some(g) = grad.as_deref_mut() {
         g.iter_mut().for_each(|x| *x = 0.0);
     }
+    // Per-document share of each grade's maximisers, accumulated per grade, then spread once at the end.
+    let mut share = vec![0.0f64; k];
     let mut total = 0.0;
     for i in 0..m {
         if v[i] == 0.0 || lev[i] == 0 {
             continue;
         }
-        let (val, j) = match margin {
-            Margin::Constant(d) => {
-                let (sj, j) = prefix[lev[i]];
-                (d + sj - s[i], j)
-            }
-            Margin::RelevanceScaled(d) => {
-                let mut bestv = (f64::NEG_INFINITY, usize::MAX);
-                for l in 0..lev[i] {
-                    let (sj, j) = best[l];
-                    let c = (r[i] - levels[l]) as f64 * d + sj - s[i];
-                    if c > bestv.0 || (c == bestv.0 && j < bestv.1) {
-                        bestv = (c, j);
-                    }
-                }
-                bestv
-            }
+        let margin_to = |l: usize| match margin {
+            Margin::Constant(d) => d,
+            Margin::RelevanceScaled(d) => (r[i] - levels[l]) as f64 * d,
         };
-        if val > 0.0 {
-            total += v[i] * val;
-            if let Some(g) = grad.as_deref_mut() {
-                g[j] += v[i];
-                g[i] -= v[i];
+        let mut worst = f64::NEG_INFINITY;
+        for l in 0..lev[i] {
+            worst = worst.max(margin_to(l) + best[l].0 - s[i]);
+        }
+        if worst > 0.0 {
+            total += v[i] * worst;
+            if grad.is_some() {
+                let tied: Vec<usize> = (0..lev[i])
+                    .filter(|&l| margin_to(l) + best[l].0 - s[i] == worst)
+                    .collect();
+                let count: usize = tied.iter().map(|&l| best[l].1).sum();
+                for l in tied {
+                    share[l] += v[i] / count as f64;
+                }
+                if let Some(g) = grad.as_deref_mut() {
+                    g[i] -= v[i];
+                }
+            }
+        }
+    }
+    if let Some(g) = grad.as_deref_mut() {
+        for j in 0..m {
+            if share[lev[j]] != 0.0 && s[j] == best[lev[j]].0 {
+                g[j] += share[lev[j]];
             }
         }
     }
