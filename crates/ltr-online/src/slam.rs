@@ -158,7 +158,7 @@ pub fn phi(s: &[f64], r: &[f32], v: &[f64], margin: Margin, mut grad: Option<&mu
             }
         }
     }
-    if let Some(g) = grad.as_deref_mut() {
+    if let Some(g) = grad {
         for j in 0..m {
             if share[lev[j]] != 0.0 && s[j] == best[lev[j]].0 {
                 g[j] += share[lev[j]];
