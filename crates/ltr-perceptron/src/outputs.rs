@@ -109,8 +109,10 @@ impl Voted {
 #[derive(Debug, Clone)]
 pub struct Committee {
     size: usize,
-    /// (weights, success count, hypothesis index), in order of admission.
+    /// (weights, success count, hypothesis index); storage order is arbitrary (evicted slots are reused).
     members: Vec<(Vec<f64>, u64, usize)>,
+    /// Smallest success count in the committee (valid when non-empty).
+    min_c: u64,
 }
 
 impl Committee {
@@ -119,24 +121,27 @@ impl Committee {
         Self {
             size: size.max(1),
             members: Vec::new(),
+            min_c: 0,
         }
     }
-    fn offer(
-        members: &mut Vec<(Vec<f64>, u64, usize)>,
-        size: usize,
-        w: &[f64],
-        c: u64,
-        index: usize,
-    ) {
-        let min = members.iter().map(|m| m.1).min();
-        if members.len() < size || min.is_some_and(|m| c > m) {
-            members.push((w.to_vec(), c, index));
-            while members.len() > size {
-                let min = members.iter().map(|m| m.1).min().expect("non-empty");
-                let pos = members.iter().rposition(|m| m.1 == min).expect("present");
-                members.remove(pos);
-            }
+    fn offer(&mut self, w: &[f64], c: u64, index: usize) {
+        if self.members.len() < self.size {
+            self.members.push((w.to_vec(), c, index));
+        } else if c > self.min_c {
+            // Evict the member with the smallest count; among equals the newest (the largest hypothesis index),
+            // so ties keep the older member. Its buffer is reused: no allocation once the committee is full.
+            let slot = (0..self.members.len())
+                .filter(|&k| self.members[k].1 == self.min_c)
+                .max_by_key(|&k| self.members[k].2)
+                .expect("a member has the minimum");
+            let m = &mut self.members[slot];
+            m.0.copy_from_slice(w);
+            m.1 = c;
+            m.2 = index;
+        } else {
+            return;
         }
+        self.min_c = self.members.iter().map(|m| m.1).min().expect("non-empty");
     }
     /// The members (weights, success count) if training stopped now, optionally offering the live hypothesis,
     /// in hypothesis order.
@@ -147,10 +152,11 @@ impl Committee {
         c: u64,
         offer_final: bool,
     ) -> Vec<(Vec<f64>, u64)> {
-        let mut m = self.members.clone();
+        let mut k = self.clone();
         if offer_final {
-            Self::offer(&mut m, self.size, w, c, index);
+            k.offer(w, c, index);
         }
+        let mut m = k.members;
         m.sort_by_key(|x| x.2);
         m.into_iter().map(|(w, c, _)| (w, c)).collect()
     }
@@ -183,7 +189,7 @@ impl Observer for Recorder {
             }
         }
         if let Some(k) = &mut self.committee {
-            Committee::offer(&mut k.members, k.size, w, c, index);
+            k.offer(w, c, index);
         }
     }
 }
