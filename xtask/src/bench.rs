@@ -162,7 +162,7 @@ pub fn run(quick: bool) -> Result<()> {
         "big-1gb.txt"
     });
     if !big.exists() {
-        let queries = if quick { 1_300 } else { 13_000 };
+        let queries = if quick { 540 } else { 5_400 }; // ≈ 0.1 GB / 1 GB of text at 136 features
         let ds = generate_letor_like(&SyntheticConfig {
             queries,
             min_docs: 50,

@@ -179,6 +179,32 @@ fn dcg(q: &QueryInput<'_>, c: &Convention, k: usize) -> f64 {
 }
 
 fn ideal_dcg(q: &QueryInput<'_>, c: &Convention, k: usize) -> f64 {
+    // Common case: whole labels 0..=15, judged, all retrieved: a counting pass instead of a sort.
+    if q.unretrieved.is_empty()
+        && q.labels
+            .iter()
+            .all(|&l| l >= 0.0 && l <= 15.0 && l.fract() == 0.0)
+    {
+        let mut count = [0usize; 16];
+        for &l in q.labels {
+            count[l as usize] += 1;
+        }
+        // Visit levels by gain, not by label: the LETOR and MSLR tables give 0 to labels outside them.
+        let mut levels: [usize; 16] = std::array::from_fn(|i| 15 - i);
+        levels.sort_by(|&a, &b| c.gain.of(b as f32).total_cmp(&c.gain.of(a as f32)));
+        let (mut p, mut total) = (0usize, 0.0);
+        for level in levels {
+            let g = c.gain.of(level as f32);
+            for _ in 0..count[level] {
+                if p >= k {
+                    return total;
+                }
+                total += g * c.discount.at(p + 1);
+                p += 1;
+            }
+        }
+        return total;
+    }
     let mut gains: Vec<f64> = (0..q.labels.len()).map(|d| q.gain(c, d)).collect();
     gains.extend(
         q.unretrieved

@@ -80,8 +80,24 @@ pub fn evaluate(
             let s = &scores[rows.clone()];
             let ranking = match (convention.ties, ds.docids()) {
                 (TiePolicy::DocIdDescending, Some(ids)) => {
-                    let f = |d: usize| ids.get(rows.start + d);
-                    Ranking::new(s, convention.ties, Some(&f))
+                    // Sort packed keys, then order only the runs of equal scores by doc id (descending).
+                    let mut r = fast_ranking(s, TiePolicy::InputOrder);
+                    let mut a = 0;
+                    while a < r.order.len() {
+                        let mut b = a + 1;
+                        while b < r.order.len() && s[r.order[b]] == s[r.order[a]] {
+                            b += 1;
+                        }
+                        if b - a > 1 {
+                            r.order[a..b].sort_by(|&x, &y| {
+                                ids.get(rows.start + y)
+                                    .cmp(ids.get(rows.start + x))
+                                    .then(x.cmp(&y))
+                            });
+                        }
+                        a = b;
+                    }
+                    r
                 }
                 _ => fast_ranking(s, convention.ties),
             };

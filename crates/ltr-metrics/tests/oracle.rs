@@ -228,3 +228,13 @@ fn significance_tests_match_scipy() {
         );
     }
 }
+
+#[test]
+fn ideal_dcg_orders_by_gain_not_label_for_table_gains() {
+    // Under letor3 a label 3 gains 0 (outside the script's table): the ideal list puts the 2 first.
+    let labels = [3.0, 2.0, 0.0];
+    let scores = [3.0, 2.0, 1.0];
+    let v = evaluate_query(Metric::Ndcg(None), &labels, &scores, &Convention::LETOR3).unwrap();
+    // DCG = 0 + 3 (rank 2, no discount) = 3; ideal = 3 (rank 1) + 0 + 0 = 3.
+    assert!((v - 1.0).abs() < 1e-12, "{v}");
+}

@@ -199,6 +199,7 @@ impl PerceptronParams {
         rec: &Recorder,
         lp: &PerceptronLoop<'_>,
         validation: Option<&Dataset>,
+        cache: &mut std::collections::HashMap<usize, f64>,
     ) -> Result<Model> {
         let (w, c, index) = (&lp.w, lp.c, lp.index);
         Ok(match self.output {
@@ -209,25 +210,34 @@ impl PerceptronParams {
             }
             Output::Voted { .. } => rec.voted.as_ref().expect("recorded").snapshot(index, w, c),
             Output::Committee(cp) => {
-                let members =
-                    rec.committee
-                        .as_ref()
-                        .expect("recorded")
-                        .snapshot(index, w, c, cp.offer_final);
+                let members = rec.committee.as_ref().expect("recorded").snapshot_indexed(
+                    index,
+                    w,
+                    c,
+                    cp.offer_final,
+                );
                 let weights: Vec<f64> = match (cp.weight, validation) {
                     (MemberWeight::Success, _) | (MemberWeight::Validation(_), None) => {
-                        members.iter().map(|m| m.1 as f64).collect()
+                        members.iter().map(|m| m.2 as f64).collect()
                     }
                     (MemberWeight::Uniform, _) => vec![1.0; members.len()],
                     (MemberWeight::Validation(t), Some(v)) => {
                         let mut ws = Vec::with_capacity(members.len());
-                        for (mw, _) in &members {
-                            let a = score(
-                                &LinearModel::new(mw.clone()),
-                                v,
-                                self.metric,
-                                &self.convention,
-                            )?;
+                        for (i, mw, _) in &members {
+                            // Validation scores are cached by hypothesis index across epochs.
+                            let a = match cache.get(i) {
+                                Some(&a) => a,
+                                None => {
+                                    let a = score(
+                                        &LinearModel::new(mw.clone()),
+                                        v,
+                                        self.metric,
+                                        &self.convention,
+                                    )?;
+                                    cache.insert(*i, a);
+                                    a
+                                }
+                            };
                             ws.push(match t {
                                 Transform::Raw => a,
                                 Transform::Power(p) => a.powf(p),
@@ -237,7 +247,7 @@ impl PerceptronParams {
                         ws
                     }
                 };
-                let ws: Vec<Vec<f64>> = members.into_iter().map(|m| m.0).collect();
+                let ws: Vec<Vec<f64>> = members.into_iter().map(|m| m.1).collect();
                 match cp.combine {
                     Combine::Average { normalize_members } => {
                         Model::Linear(weighted_average(&ws, &weights, normalize_members))
@@ -276,12 +286,13 @@ impl PerceptronParams {
         let select = self.select_epochs && validation.is_some();
         let mut curve = Vec::with_capacity(self.epochs);
         let mut best: Option<(f64, usize, Model)> = None;
+        let mut cache = std::collections::HashMap::new();
         for e in 1..=self.epochs {
             let stats = lp.epoch(&mut rec);
             let mut val = f64::NAN;
             if select {
                 let v = validation.expect("checked");
-                let m = self.output_model(&rec, &lp, validation)?;
+                let m = self.output_model(&rec, &lp, validation, &mut cache)?;
                 val = score(&m, v, self.metric, &self.convention)?;
                 if best.as_ref().is_none_or(|(b, _, _)| val > *b) {
                     best = Some((val, e, m));
@@ -303,7 +314,10 @@ impl PerceptronParams {
         }
         let (model, epochs_used) = match best {
             Some((_, e, m)) => (m, e),
-            None => (self.output_model(&rec, &lp, validation)?, curve.len()),
+            None => (
+                self.output_model(&rec, &lp, validation, &mut cache)?,
+                curve.len(),
+            ),
         };
         Ok(PerceptronFit {
             model,

@@ -152,13 +152,27 @@ impl Committee {
         c: u64,
         offer_final: bool,
     ) -> Vec<(Vec<f64>, u64)> {
+        self.snapshot_indexed(index, w, c, offer_final)
+            .into_iter()
+            .map(|(_, w, c)| (w, c))
+            .collect()
+    }
+    /// As [`Committee::snapshot`], with each member's hypothesis index (a hypothesis never changes once made, so the
+    /// index identifies its weights).
+    pub fn snapshot_indexed(
+        &self,
+        index: usize,
+        w: &[f64],
+        c: u64,
+        offer_final: bool,
+    ) -> Vec<(usize, Vec<f64>, u64)> {
         let mut k = self.clone();
         if offer_final {
             k.offer(w, c, index);
         }
         let mut m = k.members;
         m.sort_by_key(|x| x.2);
-        m.into_iter().map(|(w, c, _)| (w, c)).collect()
+        m.into_iter().map(|(w, c, i)| (i, w, c)).collect()
     }
 }
 
