@@ -183,7 +183,7 @@ fn ideal_dcg(q: &QueryInput<'_>, c: &Convention, k: usize) -> f64 {
     if q.unretrieved.is_empty()
         && q.labels
             .iter()
-            .all(|&l| l >= 0.0 && l <= 15.0 && l.fract() == 0.0)
+            .all(|&l| (0.0..=15.0).contains(&l) && l.fract() == 0.0)
     {
         let mut count = [0usize; 16];
         for &l in q.labels {
