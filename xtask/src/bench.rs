@@ -126,7 +126,8 @@ fn ratio(peer: Option<f64>, ours: f64) -> String {
 }
 
 /// Run the benchmark report.
-pub fn run(quick: bool) -> Result<()> {
+pub fn run(quick: bool, only: Option<&str>) -> Result<()> {
+    let want = |section: &str| only.is_none_or(|o| o.split(',').any(|x| x.trim() == section));
     let dir = root().join("target/bench-data");
     std::fs::create_dir_all(&dir)?;
     let status = Command::new("cargo")
@@ -155,108 +156,114 @@ pub fn run(quick: bool) -> Result<()> {
         if py.is_some() { "available" } else { "NOT available: our numbers only" }
     ));
 
-    // Parse.
-    let big = dir.join(if quick {
-        "big-100mb.txt"
-    } else {
-        "big-1gb.txt"
-    });
-    if !big.exists() {
-        let queries = if quick { 540 } else { 5_400 }; // ≈ 0.1 GB / 1 GB of text at 136 features
-        let ds = generate_letor_like(&SyntheticConfig {
-            queries,
-            min_docs: 50,
-            max_docs: 150,
-            features: 136,
-            grades: 5,
-            seed: 1,
-            ..Default::default()
-        })?;
-        write_letor(&ds, &big)?;
-    }
-    let mut files: Vec<(String, PathBuf)> = vec![(
-        big.file_name().unwrap().to_string_lossy().into(),
-        big.clone(),
-    )];
-    if let Some(s) = shared_datasets_dir() {
-        files.insert(
-            0,
-            (
-                "MQ2008 Fold1 train".into(),
-                s.join("MQ2008/Fold1/train.txt"),
-            ),
-        );
-    }
-    md.push_str("## Parse (LETOR text → dataset)\n\n| file | MB | ours s | ours MB/s | ours peak RSS MiB (whole `ltr inspect`) | dataset MiB | sklearn s | ratio |\n|---|---|---|---|---|---|---|---|\n");
-    for (name, f) in &files {
-        let mb = std::fs::metadata(f)?.len() as f64 / 1e6;
-        let (secs, ds) = best_of(3, || Ok(read_letor(f)?))?;
-        let ds_mib = (ds.nnz() * 4 + ds.n_docs() * 4) as f64 / 1048576.0;
-        let (_, rss) =
-            timed(Command::new(&ltr).args(["inspect", f.to_str().unwrap(), "--log", "warn"]))?;
-        let sk = py
-            .as_ref()
-            .and_then(|p| peer(p, &["parse", f.to_str().unwrap()]))
-            .and_then(|v| v["seconds"].as_f64());
-        md.push_str(&format!(
-            "| {name} | {mb:.0} | {secs:.3} | {:.0} | {rss:.0} | {ds_mib:.0} | {} | {} |\n",
-            mb / secs,
-            sk.map_or("—".into(), |s| format!("{s:.3}")),
-            ratio(sk, secs)
-        ));
-        if f == &big {
-            let cache = dir.join("big.ltrcache");
-            save_cache(&ds, &cache, Some(f))?;
-            let (load, _) = best_of(3, || Ok(load_cache(&cache, Some(f))?))?;
-            md.push_str(&format!("\nBinary cache of {name}: load {load:.3} s vs parse {secs:.3} s — **{:.0}× faster**.\n\n", secs / load));
+    let mut sections: Vec<(&str, String)> = Vec::new();
+    let mut section = String::new();
+    if want("parse") {
+        // Parse.
+        let big = dir.join(if quick {
+            "big-100mb.txt"
+        } else {
+            "big-1gb.txt"
+        });
+        if !big.exists() {
+            let queries = if quick { 540 } else { 5_400 }; // ≈ 0.1 GB / 1 GB of text at 136 features
+            let ds = generate_letor_like(&SyntheticConfig {
+                queries,
+                min_docs: 50,
+                max_docs: 150,
+                features: 136,
+                grades: 5,
+                seed: 1,
+                ..Default::default()
+            })?;
+            write_letor(&ds, &big)?;
+        }
+        let mut files: Vec<(String, PathBuf)> = vec![(
+            big.file_name().unwrap().to_string_lossy().into(),
+            big.clone(),
+        )];
+        if let Some(s) = shared_datasets_dir() {
+            files.insert(
+                0,
+                (
+                    "MQ2008 Fold1 train".into(),
+                    s.join("MQ2008/Fold1/train.txt"),
+                ),
+            );
+        }
+        section.push_str("## Parse (LETOR text → dataset)\n\n| file | MB | ours s | ours MB/s | ours peak RSS MiB (whole `ltr inspect`) | dataset MiB | sklearn s | ratio |\n|---|---|---|---|---|---|---|---|\n");
+        for (name, f) in &files {
+            let mb = std::fs::metadata(f)?.len() as f64 / 1e6;
+            let (secs, ds) = best_of(3, || Ok(read_letor(f)?))?;
+            let ds_mib = (ds.nnz() * 4 + ds.n_docs() * 4) as f64 / 1048576.0;
+            let (_, rss) =
+                timed(Command::new(&ltr).args(["inspect", f.to_str().unwrap(), "--log", "warn"]))?;
+            let sk = py
+                .as_ref()
+                .and_then(|p| peer(p, &["parse", f.to_str().unwrap()]))
+                .and_then(|v| v["seconds"].as_f64());
+            section.push_str(&format!(
+                "| {name} | {mb:.0} | {secs:.3} | {:.0} | {rss:.0} | {ds_mib:.0} | {} | {} |\n",
+                mb / secs,
+                sk.map_or("—".into(), |s| format!("{s:.3}")),
+                ratio(sk, secs)
+            ));
+            if f == &big {
+                let cache = dir.join("big.ltrcache");
+                save_cache(&ds, &cache, Some(f))?;
+                let (load, _) = best_of(3, || Ok(load_cache(&cache, Some(f))?))?;
+                section.push_str(&format!("\nBinary cache of {name}: load {load:.3} s vs parse {secs:.3} s — **{:.0}× faster**.\n\n", secs / load));
+            }
         }
     }
-
-    // Evaluate.
-    let (nq, nd) = if quick {
-        (2_000, 1_000)
-    } else {
-        (10_000, 1_000)
-    };
-    md.push_str(&format!(
-        "## Evaluate NDCG@10 + MAP ({nq} queries × {nd} documents, trec convention)\n\n"
-    ));
-    let mut labels = Vec::with_capacity(nq * nd);
-    let mut scores = Vec::with_capacity(nq * nd);
-    let mut state = 12345u64;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
-    for _ in 0..nq * nd {
-        labels.push((next() % 5) as f32 * if next() % 4 == 0 { 1.0 } else { 0.0 });
-        scores.push((next() % 1_000_000_007) as f64 / 1e9);
-    }
-    let offsets: Vec<usize> = (0..=nq).map(|q| q * nd).collect();
-    let qids: Vec<String> = (0..nq).map(|q| (q + 1).to_string()).collect();
-    let mut ids = ltr_data::TextColumn::new();
-    for i in 0..nq * nd {
-        ids.push(&format!("d{}", i % nd));
-    }
-    let x = ltr_data::FeatureMatrix::Dense(ndarray::Array2::zeros((nq * nd, 1)));
-    let ds = ltr_data::Dataset::new(x, labels, offsets, qids)?.with_docids(ids)?;
-    let metrics = [Metric::Ndcg(Some(10)), Metric::Ap(None)];
-    let (ours, ev) = best_of(3, || {
-        Ok(evaluate(&ds, &scores, &metrics, &Convention::TREC)?)
-    })?;
-    let (qrels, run) = (dir.join("qrels.txt"), dir.join("run.txt"));
-    ltr_data::write_atomic(&qrels, |w| ltr_metrics::trec::write_qrels_to(w, &ds))?;
-    ltr_data::write_atomic(&run, |w| {
-        ltr_metrics::trec::write_run_to(w, &ds, &scores, "bench")
-    })?;
-    let pe = py
-        .as_ref()
-        .and_then(|p| peer(p, &["eval", qrels.to_str().unwrap(), run.to_str().unwrap()]));
-    let pt = pe.as_ref().and_then(|v| v["pytrec_eval"].as_f64());
-    let rx = pe.as_ref().and_then(|v| v["ranx"].as_f64());
-    md.push_str(&format!(
+    sections.push(("parse", section));
+    let mut section = String::new();
+    if want("eval") {
+        // Evaluate.
+        let (nq, nd) = if quick {
+            (2_000, 1_000)
+        } else {
+            (10_000, 1_000)
+        };
+        section.push_str(&format!(
+            "## Evaluate NDCG@10 + MAP ({nq} queries × {nd} documents, trec convention)\n\n"
+        ));
+        let mut labels = Vec::with_capacity(nq * nd);
+        let mut scores = Vec::with_capacity(nq * nd);
+        let mut state = 12345u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..nq * nd {
+            labels.push((next() % 5) as f32 * if next() % 4 == 0 { 1.0 } else { 0.0 });
+            scores.push((next() % 1_000_000_007) as f64 / 1e9);
+        }
+        let offsets: Vec<usize> = (0..=nq).map(|q| q * nd).collect();
+        let qids: Vec<String> = (0..nq).map(|q| (q + 1).to_string()).collect();
+        let mut ids = ltr_data::TextColumn::new();
+        for i in 0..nq * nd {
+            ids.push(&format!("d{}", i % nd));
+        }
+        let x = ltr_data::FeatureMatrix::Dense(ndarray::Array2::zeros((nq * nd, 1)));
+        let ds = ltr_data::Dataset::new(x, labels, offsets, qids)?.with_docids(ids)?;
+        let metrics = [Metric::Ndcg(Some(10)), Metric::Ap(None)];
+        let (ours, ev) = best_of(3, || {
+            Ok(evaluate(&ds, &scores, &metrics, &Convention::TREC)?)
+        })?;
+        let (qrels, run) = (dir.join("qrels.txt"), dir.join("run.txt"));
+        ltr_data::write_atomic(&qrels, |w| ltr_metrics::trec::write_qrels_to(w, &ds))?;
+        ltr_data::write_atomic(&run, |w| {
+            ltr_metrics::trec::write_run_to(w, &ds, &scores, "bench")
+        })?;
+        let pe = py
+            .as_ref()
+            .and_then(|p| peer(p, &["eval", qrels.to_str().unwrap(), run.to_str().unwrap()]));
+        let pt = pe.as_ref().and_then(|v| v["pytrec_eval"].as_f64());
+        let rx = pe.as_ref().and_then(|v| v["ranx"].as_f64());
+        section.push_str(&format!(
         "| tool | seconds | ratio | NDCG@10 |\n|---|---|---|---|\n| ltr | {ours:.3} | 1× | {:.6} |\n| pytrec_eval | {} | {} | {} |\n| ranx | {} | {} | {} |\n\n",
         ev.results[0].mean,
         pt.map_or("—".into(), |s| format!("{s:.3}")),
@@ -266,141 +273,172 @@ pub fn run(quick: bool) -> Result<()> {
         ratio(rx, ours),
         pe.as_ref().and_then(|v| v["ranx_ndcg10"].as_f64()).map_or("—".into(), |v| format!("{v:.6}")),
     ));
-    if !quick {
-        let big_n = 100_000usize;
-        let mut labels = Vec::with_capacity(big_n * 1000);
-        let mut scores = Vec::with_capacity(big_n * 1000);
-        for _ in 0..big_n * 1000 {
-            labels.push((next() % 5) as f32 * if next() % 4 == 0 { 1.0 } else { 0.0 });
-            scores.push((next() % 1_000_000_007) as f64 / 1e9);
-        }
-        let x = ltr_data::FeatureMatrix::Dense(ndarray::Array2::zeros((big_n * 1000, 0)));
-        let ds = ltr_data::Dataset::new(
-            x,
-            labels,
-            (0..=big_n).map(|q| q * 1000).collect(),
-            (0..big_n).map(|q| q.to_string()).collect(),
-        )?;
-        let (secs, _) = best_of(1, || {
-            Ok(evaluate(&ds, &scores, &metrics, &Convention::STANDARD)?)
-        })?;
-        md.push_str(&format!(
-            "ltr alone on 100,000 queries × 1,000 documents (10⁸): {secs:.2} s.\n\n"
-        ));
-    }
-
-    // Learners: whole train runs (text parse included), ours vs peers.
-    md.push_str("## RankSVM, whole train run (parse + solve), generated data, 50 dense features, 5 grades, C = 1\n\n| shape | ours s | ours peak MiB | XGBoost gblinear rank:pairwise (50 rounds) s | ratio | liblinear reference (issue) s |\n|---|---|---|---|---|---|\n");
-    for (q, d, reference) in [
-        (1000usize, 100usize, 1.4),
-        (200, 1000, 3.4),
-        (20, 10000, 2.9),
-    ] {
-        let f = dir.join(format!("svm-{q}x{d}.txt"));
-        if !f.exists() {
-            let ds = generate_letor_like(&SyntheticConfig {
-                queries: q,
-                min_docs: d,
-                max_docs: d,
-                features: 50,
-                grades: 5,
-                query_level_norm: false,
-                seed: 7,
-                ..Default::default()
+        if !quick {
+            let big_n = 100_000usize;
+            let mut labels = Vec::with_capacity(big_n * 1000);
+            let mut scores = Vec::with_capacity(big_n * 1000);
+            for _ in 0..big_n * 1000 {
+                labels.push((next() % 5) as f32 * if next() % 4 == 0 { 1.0 } else { 0.0 });
+                scores.push((next() % 1_000_000_007) as f64 / 1e9);
+            }
+            let x = ltr_data::FeatureMatrix::Dense(ndarray::Array2::zeros((big_n * 1000, 0)));
+            let ds = ltr_data::Dataset::new(
+                x,
+                labels,
+                (0..=big_n).map(|q| q * 1000).collect(),
+                (0..big_n).map(|q| q.to_string()).collect(),
+            )?;
+            let (secs, _) = best_of(1, || {
+                Ok(evaluate(&ds, &scores, &metrics, &Convention::STANDARD)?)
             })?;
-            write_letor(&ds, &f)?;
+            section.push_str(&format!(
+                "ltr alone on 100,000 queries × 1,000 documents (10⁸): {secs:.2} s.\n\n"
+            ));
         }
-        let m = dir.join("m.bin");
-        let (secs, rss) = timed(Command::new(&ltr).args([
-            "train",
-            "--train",
-            f.to_str().unwrap(),
-            "--algo",
-            "ranksvm",
-            "--param",
-            "c=1",
-            "--param",
-            "tol=1e-4",
-            "--model",
-            m.to_str().unwrap(),
-            "--log",
-            "warn",
-        ]))?;
-        let x = py
-            .as_ref()
-            .and_then(|p| peer(p, &["xgb", f.to_str().unwrap()]))
-            .and_then(|v| v["seconds"].as_f64());
-        md.push_str(&format!(
-            "| {q} × {d} | {secs:.2} | {rss:.0} | {} | {} | {reference} |\n",
-            x.map_or("—".into(), |s| format!("{s:.2}")),
-            ratio(x, secs)
-        ));
     }
-    md.push('\n');
-    if let Some(s) = shared_datasets_dir() {
-        let fold = s.join("OHSUMED/QueryLevelNorm/Fold1");
-        let (tr, va) = (fold.join("train.txt"), fold.join("vali.txt"));
-        md.push_str("## Learners on OHSUMED Fold1 (whole `ltr train` process, with validation)\n\n| algorithm | params | seconds | peak MiB |\n|---|---|---|---|\n");
-        let m = dir.join("m.bin");
-        for (algo, params) in [
-            ("committee-perceptron", vec!["committee=20", "epochs=50"]),
-            ("perceptron", vec!["output=average", "epochs=50"]),
-            ("ranksvm", vec!["c=0.001,0.01,0.1,1,10,100"]),
-            ("rsvm-ir", vec!["variant=qp", "tol=0.01"]),
-            ("mhr", vec!["aggregate=wborda"]),
-            (
-                "sigmoid",
-                vec!["seed-algo=ranksvm", "seed-c=0.01", "lambda=0.5"],
-            ),
-            ("rankboost", vec![]),
-            ("listnet", vec![]),
-            ("slam-perceptron", vec![]),
+    sections.push(("eval", section));
+    let mut section = String::new();
+    if want("svm") {
+        // Learners: whole train runs (text parse included), ours vs peers.
+        section.push_str("## RankSVM, whole train run (parse + solve), generated data, 50 dense features, 5 grades, C = 1\n\n| shape | ours s | ours peak MiB | XGBoost gblinear rank:pairwise (50 rounds) s | ratio | liblinear reference (issue) s |\n|---|---|---|---|---|---|\n");
+        for (q, d, reference) in [
+            (1000usize, 100usize, 1.4),
+            (200, 1000, 3.4),
+            (20, 10000, 2.9),
         ] {
-            let mut c = Command::new(&ltr);
-            c.args([
+            let f = dir.join(format!("svm-{q}x{d}.txt"));
+            if !f.exists() {
+                let ds = generate_letor_like(&SyntheticConfig {
+                    queries: q,
+                    min_docs: d,
+                    max_docs: d,
+                    features: 50,
+                    grades: 5,
+                    query_level_norm: false,
+                    seed: 7,
+                    ..Default::default()
+                })?;
+                write_letor(&ds, &f)?;
+            }
+            let m = dir.join("m.bin");
+            let (secs, rss) = timed(Command::new(&ltr).args([
                 "train",
                 "--train",
-                tr.to_str().unwrap(),
-                "--validate",
-                va.to_str().unwrap(),
+                f.to_str().unwrap(),
                 "--algo",
-                algo,
+                "ranksvm",
+                "--param",
+                "c=1",
+                "--param",
+                "tol=1e-4",
                 "--model",
                 m.to_str().unwrap(),
                 "--log",
                 "warn",
-            ]);
-            for p in &params {
-                c.args(["--param", p]);
-            }
-            let (secs, rss) = timed(&mut c)?;
-            md.push_str(&format!(
-                "| {algo} | {} | {secs:.2} | {rss:.0} |\n",
-                params.join(" ")
+            ]))?;
+            let x = py
+                .as_ref()
+                .and_then(|p| peer(p, &["xgb", f.to_str().unwrap()]))
+                .and_then(|v| v["seconds"].as_f64());
+            section.push_str(&format!(
+                "| {q} × {d} | {secs:.2} | {rss:.0} | {} | {} | {reference} |\n",
+                x.map_or("—".into(), |s| format!("{s:.2}")),
+                ratio(x, secs)
             ));
         }
-        let lg = py
-            .as_ref()
-            .and_then(|p| peer(p, &["lgbm", tr.to_str().unwrap()]))
-            .and_then(|v| v["seconds"].as_f64());
+        section.push('\n');
+    }
+    sections.push(("svm", section));
+    let mut section = String::new();
+    if want("learners") {
+        if let Some(s) = shared_datasets_dir() {
+            let fold = s.join("OHSUMED/QueryLevelNorm/Fold1");
+            let (tr, va) = (fold.join("train.txt"), fold.join("vali.txt"));
+            section.push_str("## Learners on OHSUMED Fold1 (whole `ltr train` process, with validation)\n\n| algorithm | params | seconds | peak MiB |\n|---|---|---|---|\n");
+            let m = dir.join("m.bin");
+            for (algo, params) in [
+                ("committee-perceptron", vec!["committee=20", "epochs=50"]),
+                ("perceptron", vec!["output=average", "epochs=50"]),
+                ("ranksvm", vec!["c=0.001,0.01,0.1,1,10,100"]),
+                ("rsvm-ir", vec!["variant=qp", "tol=0.01"]),
+                ("mhr", vec!["aggregate=wborda"]),
+                (
+                    "sigmoid",
+                    vec!["seed-algo=ranksvm", "seed-c=0.01", "lambda=0.5"],
+                ),
+                ("rankboost", vec![]),
+                ("listnet", vec![]),
+                ("slam-perceptron", vec![]),
+            ] {
+                let mut c = Command::new(&ltr);
+                c.args([
+                    "train",
+                    "--train",
+                    tr.to_str().unwrap(),
+                    "--validate",
+                    va.to_str().unwrap(),
+                    "--algo",
+                    algo,
+                    "--model",
+                    m.to_str().unwrap(),
+                    "--log",
+                    "warn",
+                ]);
+                for p in &params {
+                    c.args(["--param", p]);
+                }
+                let (secs, rss) = timed(&mut c)?;
+                section.push_str(&format!(
+                    "| {algo} | {} | {secs:.2} | {rss:.0} |\n",
+                    params.join(" ")
+                ));
+            }
+            let lg = py
+                .as_ref()
+                .and_then(|p| peer(p, &["lgbm", tr.to_str().unwrap()]))
+                .and_then(|v| v["seconds"].as_f64());
+            section.push_str(&format!(
+                "| LightGBM lambdarank (peer, 100 rounds) | — | {} | — |\n\n",
+                lg.map_or("unavailable".into(), |s| format!("{s:.2}"))
+            ));
+            // Online throughput.
+            let trains: Vec<ltr_data::Dataset> = (1..=5)
+                .map(|k| read_letor(s.join(format!("MQ2008/Fold{k}/train.txt"))))
+                .collect::<Result<_, _>>()?;
+            let refs: Vec<&ltr_data::Dataset> = trains.iter().collect();
+            let mut slam = ltr_online::SlamPerceptron::ndcg(trains[0].n_features());
+            let r = ltr_online::replay(&mut slam, &refs, &ltr_online::StreamConfig::default());
+            section.push_str(&format!("Online SLAM perceptron on MQ2008 (5 training files streamed): {} rounds in {:.3} s = **{:.0} query-rounds/s**.\n\n", r.per_round.len(), r.seconds, r.per_round.len() as f64 / r.seconds));
+            let model = ltr_core::LinearModel::new(slam.w.clone());
+            let _ = model.score_dataset(&trains[0]);
+        }
+    }
+    sections.push(("learners", section));
+    // Keep sections not rerun from the existing report.
+    let out = root().join("BENCHMARKS.md");
+    let previous = std::fs::read_to_string(&out).unwrap_or_default();
+    for (name, text) in &sections {
+        let text = if text.is_empty() {
+            previous_section(&previous, name)
+        } else {
+            text.clone()
+        };
         md.push_str(&format!(
-            "| LightGBM lambdarank (peer, 100 rounds) | — | {} | — |\n\n",
-            lg.map_or("unavailable".into(), |s| format!("{s:.2}"))
+            "<!-- section:{name} -->\n{text}<!-- end:{name} -->\n"
         ));
-        // Online throughput.
-        let trains: Vec<ltr_data::Dataset> = (1..=5)
-            .map(|k| read_letor(s.join(format!("MQ2008/Fold{k}/train.txt"))))
-            .collect::<Result<_, _>>()?;
-        let refs: Vec<&ltr_data::Dataset> = trains.iter().collect();
-        let mut slam = ltr_online::SlamPerceptron::ndcg(trains[0].n_features());
-        let r = ltr_online::replay(&mut slam, &refs, &ltr_online::StreamConfig::default());
-        md.push_str(&format!("Online SLAM perceptron on MQ2008 (5 training files streamed): {} rounds in {:.3} s = **{:.0} query-rounds/s**.\n\n", r.per_round.len(), r.seconds, r.per_round.len() as f64 / r.seconds));
-        let model = ltr_core::LinearModel::new(slam.w.clone());
-        let _ = model.score_dataset(&trains[0]);
     }
     md.push_str("Criterion micro-benchmarks (parser, evaluator, pairwise loss, every learner's inner loop): `cargo bench -p ltr-benches`; reports in `target/criterion/`.\n");
-    let out = root().join("BENCHMARKS.md");
     ltr_data::write_atomic(&out, |w| w.write_all(md.as_bytes()))?;
     println!("{}", out.display());
     Ok(())
+}
+
+/// The text of a section of an earlier BENCHMARKS.md (empty when absent).
+fn previous_section(text: &str, name: &str) -> String {
+    let start = format!("<!-- section:{name} -->\n");
+    let end = format!("<!-- end:{name} -->");
+    match (text.find(&start), text.find(&end)) {
+        (Some(a), Some(b)) if b > a => text[a + start.len()..b].to_string(),
+        _ => String::new(),
+    }
 }

@@ -223,12 +223,15 @@ pub fn install(e: &Entry, dir: &Path, from: Option<&Path>, url: Option<&str>) ->
     let tmp = dir.join(format!(".tmp-{}-{}", e.name, std::process::id()));
     let _ = fs::remove_dir_all(&tmp);
     let result = (|| -> Result<PathBuf> {
+        // A local folder is copied to tmp/root and used as the root as is; archives are searched for it.
+        let mut copied = None;
         match (from, url.or(e.url.as_deref())) {
             (Some(src), _) if src.is_dir() => {
                 // The folder itself (e.g. ../shared/datasets/MQ2008) or any parent holding the archive layout.
                 let root = if src.join("Fold1").is_dir() { Some(src.to_path_buf()) } else { locate(src, &e.root, 4) };
                 let root = root.ok_or_else(|| anyhow!("{}: no Fold1..Fold{} folders for {} found under it", src.display(), e.folds, e.name))?;
                 copy_dir(&root, &tmp.join("root"))?;
+                copied = Some(tmp.join("root"));
             }
             (Some(src), _) => extract(src, &tmp)?,
             (None, Some(u)) => {
@@ -247,7 +250,7 @@ pub fn install(e: &Entry, dir: &Path, from: Option<&Path>, url: Option<&str>) ->
                 e.archive
             ),
         }
-        let root = locate(&tmp, &e.root, 5).ok_or_else(|| {
+        let root = copied.or_else(|| locate(&tmp, &e.root, 5)).ok_or_else(|| {
             anyhow!(
                 "{}: the archive holds no {} with Fold1..Fold{}",
                 e.name,
@@ -360,7 +363,8 @@ mod tests {
             .filter(|x| x.file_name().to_string_lossy().starts_with(".tmp"))
             .collect();
         assert!(leftovers.is_empty());
-        // A local copy (the installed folder itself) installs with the same verification.
+        // A local copy (the installed folder `tiny`, not named like the manifest root `TINY`) installs with the same
+        // verification.
         let dir2 = tempfile::tempdir().unwrap();
         install(&e, dir2.path(), Some(&t), None).unwrap();
         verify(&dir2.path().join("tiny"), &e).unwrap();

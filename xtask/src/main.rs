@@ -59,6 +59,9 @@ enum Cmd {
         /// Smaller sizes (minutes instead of tens of minutes).
         #[arg(long)]
         quick: bool,
+        /// Run only these sections (comma list of parse, eval, svm, learners) and update them in BENCHMARKS.md.
+        #[arg(long)]
+        only: Option<String>,
     },
 }
 
@@ -211,6 +214,6 @@ fn run(cli: Cli) -> Result<()> {
             println!("{}", out.join("index.md").display());
             Ok(())
         }
-        Cmd::Bench { quick } => bench::run(quick),
+        Cmd::Bench { quick, only } => bench::run(quick, only.as_deref()),
     }
 }
