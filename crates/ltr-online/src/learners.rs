@@ -209,17 +209,7 @@ impl OnlineRanker for PureOnline {
             return;
         }
         // Most violated pair: for each i, the highest-scoring document of a strictly lower grade.
-        let mut levels: Vec<f32> = r.to_vec();
-        levels.sort_by(f32::total_cmp);
-        levels.dedup();
-        let lev: Vec<usize> = r
-            .iter()
-            .map(|x| {
-                levels
-                    .binary_search_by(|l| l.total_cmp(x))
-                    .expect("present")
-            })
-            .collect();
+        let (levels, lev) = crate::slam::grade_levels(r);
         let mut best = vec![(f64::NEG_INFINITY, usize::MAX); levels.len()];
         for (i, &l) in lev.iter().enumerate() {
             if s[i] > best[l].0 {

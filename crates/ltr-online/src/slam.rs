@@ -94,6 +94,22 @@ pub fn weights(r: &[f32], measure: Measure, tie_average: bool) -> Vec<f64> {
     v
 }
 
+/// The distinct grades of `r` (ascending) and each document's grade index.
+pub(crate) fn grade_levels(r: &[f32]) -> (Vec<f32>, Vec<usize>) {
+    let mut levels: Vec<f32> = r.to_vec();
+    levels.sort_by(f32::total_cmp);
+    levels.dedup();
+    let lev = r
+        .iter()
+        .map(|x| {
+            levels
+                .binary_search_by(|l| l.total_cmp(x))
+                .expect("present")
+        })
+        .collect();
+    (levels, lev)
+}
+
 /// φ_v(s, R) and, if `grad` is given, a subgradient with respect to s written into it. For each document i the
 /// worst violators are argmax_{j: R_j < R_i} (Δ_ij + s_j), found from per-grade maxima in O(m·K). When several
 /// documents tie for the maximum (always so at w = 0), v_i is shared equally among all of them: every convex
@@ -102,18 +118,8 @@ pub fn weights(r: &[f32], measure: Measure, tie_average: bool) -> Vec<f64> {
 /// drops training NDCG@10 from 0.43 to 0.16.)
 pub fn phi(s: &[f64], r: &[f32], v: &[f64], margin: Margin, mut grad: Option<&mut [f64]>) -> f64 {
     let m = s.len();
-    let mut levels: Vec<f32> = r.to_vec();
-    levels.sort_by(f32::total_cmp);
-    levels.dedup();
+    let (levels, lev) = grade_levels(r);
     let k = levels.len();
-    let lev: Vec<usize> = r
-        .iter()
-        .map(|x| {
-            levels
-                .binary_search_by(|l| l.total_cmp(x))
-                .expect("present")
-        })
-        .collect();
     // Highest score per grade and how many documents of the grade reach it.
     let mut best: Vec<(f64, usize)> = vec![(f64::NEG_INFINITY, 0); k];
     for i in 0..m {
