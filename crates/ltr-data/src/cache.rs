@@ -1,24 +1,24 @@
 //! A binary cache of parsed datasets: loads many times faster than parsing text, and refuses to load when stale
 //! or corrupt.
 //!
-//! Layout (little endian): magic `LTRCACHE`, format version (u32), header length (u32), the header as JSON
-//! (shapes, source file size and modification time), then the arrays as raw bytes, each padded to 8 bytes, and finally an
-//! XXH3-64 checksum of everything before it. Arrays are read straight into typed, aligned vectors.
+//! Layout (little endian, format 2): magic `LTRCACHE`, format version (u32), header length (u32), the header as
+//! JSON (shapes, source file size and modification time), then the arrays as raw bytes, each padded to 8 bytes, and
+//! finally a checksum: XXH3-64 over the digests of the sections, each section's digest being XXH3-64 over the digests
+//! of its 8 MiB blocks. Block digests are computed in parallel and large arrays are read by two threads with
+//! positioned reads, straight into typed, aligned vectors.
 
 use std::fs::File;
-use std::io::{Read, Write};
 use std::path::Path;
 
 use ndarray::Array2;
 use sprs::CsMatI;
-use xxhash_rust::xxh3::Xxh3;
 
 use crate::dataset::{Dataset, FeatureMatrix, TextColumn};
 use crate::error::{DataError, Result};
 
 const MAGIC: &[u8; 8] = b"LTRCACHE";
 /// Version of the cache layout; bump on any change.
-pub const CACHE_FORMAT_VERSION: u32 = 1;
+pub const CACHE_FORMAT_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Header {
@@ -91,24 +91,21 @@ fn source_stamp(source: Option<&Path>) -> (u64, u64) {
     }
 }
 
-struct HashWriter<W: Write> {
-    inner: W,
-    hash: Xxh3,
-    written: u64,
+/// Hash blocks are 8 MiB: a section's digest is XXH3 over the digests of its blocks (computed in parallel), and the
+/// file checksum is XXH3 over the section digests. Large sections are read by two threads at once.
+const BLOCK: usize = 8 << 20;
+
+fn section_digest(bytes: &[u8]) -> u64 {
+    use rayon::prelude::*;
+    let d: Vec<u64> = bytes
+        .par_chunks(BLOCK)
+        .map(xxhash_rust::xxh3::xxh3_64)
+        .collect();
+    xxhash_rust::xxh3::xxh3_64(bytemuck::cast_slice(&d))
 }
-impl<W: Write> HashWriter<W> {
-    fn put(&mut self, b: &[u8]) -> std::io::Result<()> {
-        self.hash.update(b);
-        self.written += b.len() as u64;
-        self.inner.write_all(b)
-    }
-    fn pad(&mut self) -> std::io::Result<()> {
-        let rem = (self.written % 8) as usize;
-        if rem != 0 {
-            self.put(&[0u8; 8][..8 - rem])?;
-        }
-        Ok(())
-    }
+
+fn pad_len(n: usize) -> usize {
+    (8 - n % 8) % 8
 }
 
 fn text_parts(c: &TextColumn) -> (Vec<u64>, &[u8]) {
@@ -139,99 +136,97 @@ pub fn save_cache(ds: &Dataset, path: &Path, source: Option<&Path>) -> Result<()
         source_len,
         source_mtime_ns,
     };
+    let h = header.encode();
+    let mut head = MAGIC.to_vec();
+    head.extend_from_slice(&CACHE_FORMAT_VERSION.to_le_bytes());
+    head.extend_from_slice(&(h.len() as u32).to_le_bytes());
+    head.extend_from_slice(&h);
+    let offs: Vec<u64> = ds.query_offsets().iter().map(|&o| o as u64).collect();
+    let mut owned: Vec<Vec<u8>> = Vec::new();
+    let mut sections: Vec<&[u8]> = vec![
+        &head,
+        bytemuck::cast_slice(ds.labels()),
+        bytemuck::cast_slice(&offs),
+    ];
+    let ip: Vec<u64>;
+    match ds.features() {
+        FeatureMatrix::Dense(a) => {
+            sections.push(bytemuck::cast_slice(a.as_slice().expect("standard layout")))
+        }
+        FeatureMatrix::Sparse(m) => {
+            ip = m
+                .indptr()
+                .as_slice()
+                .expect("plain indptr")
+                .iter()
+                .map(|&o| o as u64)
+                .collect();
+            sections.push(bytemuck::cast_slice(&ip));
+            sections.push(bytemuck::cast_slice(m.indices()));
+            sections.push(bytemuck::cast_slice(m.data()));
+        }
+    }
+    for col in [Some(&qids), ds.docids(), ds.comments()]
+        .into_iter()
+        .flatten()
+    {
+        let (ends, data) = text_parts(col);
+        owned.push(bytemuck::cast_slice(&ends).to_vec());
+        owned.push(data.to_vec());
+    }
+    sections.extend(owned.iter().map(|v| v.as_slice()));
+    let digests: Vec<u64> = sections.iter().map(|s| section_digest(s)).collect();
+    let checksum = xxhash_rust::xxh3::xxh3_64(bytemuck::cast_slice(&digests));
     crate::write::write_atomic(path, |w| {
-        let mut hw = HashWriter {
-            inner: w,
-            hash: Xxh3::new(),
-            written: 0,
-        };
-        hw.put(MAGIC)?;
-        hw.put(&CACHE_FORMAT_VERSION.to_le_bytes())?;
-        let h = header.encode();
-        hw.put(&(h.len() as u32).to_le_bytes())?;
-        hw.put(&h)?;
-        hw.pad()?;
-        hw.put(bytemuck::cast_slice(ds.labels()))?;
-        hw.pad()?;
-        let offs: Vec<u64> = ds.query_offsets().iter().map(|&o| o as u64).collect();
-        hw.put(bytemuck::cast_slice(&offs))?;
-        match ds.features() {
-            FeatureMatrix::Dense(a) => {
-                hw.put(bytemuck::cast_slice(a.as_slice().expect("standard layout")))?;
-                hw.pad()?;
-            }
-            FeatureMatrix::Sparse(m) => {
-                let ip: Vec<u64> = m
-                    .indptr()
-                    .as_slice()
-                    .expect("plain indptr")
-                    .iter()
-                    .map(|&o| o as u64)
-                    .collect();
-                hw.put(bytemuck::cast_slice(&ip))?;
-                hw.put(bytemuck::cast_slice(m.indices()))?;
-                hw.pad()?;
-                hw.put(bytemuck::cast_slice(m.data()))?;
-                hw.pad()?;
-            }
+        for s in &sections {
+            w.write_all(s)?;
+            w.write_all(&[0u8; 8][..pad_len(s.len())])?;
         }
-        for col in [Some(&qids), ds.docids(), ds.comments()]
-            .into_iter()
-            .flatten()
-        {
-            let (ends, data) = text_parts(col);
-            hw.put(bytemuck::cast_slice(&ends))?;
-            hw.put(data)?;
-            hw.pad()?;
-        }
-        let digest = hw.hash.digest();
-        hw.inner.write_all(&digest.to_le_bytes())?;
-        Ok(())
+        w.write_all(&checksum.to_le_bytes())
     })
 }
 
-struct HashReader<R: Read> {
-    inner: R,
-    hash: Xxh3,
-    read: u64,
-}
-impl<R: Read> HashReader<R> {
-    fn fill(&mut self, b: &mut [u8]) -> std::io::Result<()> {
-        self.inner.read_exact(b)?;
-        self.hash.update(b);
-        self.read += b.len() as u64;
-        Ok(())
-    }
-    fn vec<T: bytemuck::Pod + bytemuck::Zeroable>(&mut self, n: usize) -> std::io::Result<Vec<T>> {
-        let mut v = vec![T::zeroed(); n];
-        self.fill(bytemuck::cast_slice_mut(&mut v))?;
-        Ok(v)
-    }
-    fn skip_pad(&mut self) -> std::io::Result<()> {
-        let rem = (self.read % 8) as usize;
-        if rem != 0 {
-            let mut p = [0u8; 8];
-            self.fill(&mut p[..8 - rem])?;
+/// Read `len` elements of `T` at `offset`, in two parallel halves when large; returns the values and the section digest.
+fn read_section<T: bytemuck::Pod + bytemuck::Zeroable + Send>(
+    f: &File,
+    offset: &mut u64,
+    len: usize,
+) -> std::io::Result<(Vec<T>, u64)> {
+    use std::os::unix::fs::FileExt;
+    let mut v = vec![T::zeroed(); len];
+    {
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut v);
+        if bytes.len() >= 4 * BLOCK {
+            // Two halves on two threads, split on a block boundary.
+            let half = (bytes.len() / 2).div_ceil(BLOCK) * BLOCK;
+            let (a, b) = bytes.split_at_mut(half.min(bytes.len()));
+            let (ra, rb) = rayon::join(
+                || f.read_exact_at(a, *offset),
+                || f.read_exact_at(b, *offset + half as u64),
+            );
+            ra?;
+            rb?;
+        } else {
+            f.read_exact_at(bytes, *offset)?;
         }
-        Ok(())
     }
+    let bytes: &[u8] = bytemuck::cast_slice(&v);
+    let d = section_digest(bytes);
+    *offset += (bytes.len() + pad_len(bytes.len())) as u64;
+    Ok((v, d))
 }
 
 /// Load a cache written by [`save_cache`]. With `source`, the cache must have been made from that file at its
 /// current size and modification time; otherwise it is rejected as stale. A wrong magic, version or checksum, or a
 /// truncated file, is rejected with [`DataError::Cache`].
 pub fn load_cache(path: &Path, source: Option<&Path>) -> Result<Dataset> {
+    use std::os::unix::fs::FileExt;
     let bad = |p: &str| DataError::Cache {
         path: path.to_path_buf(),
         problem: p.to_string(),
     };
-    let file = File::open(path).map_err(|e| DataError::io(path, e))?;
-    let file_len = file.metadata().map_err(|e| DataError::io(path, e))?.len();
-    let mut r = HashReader {
-        inner: std::io::BufReader::with_capacity(1 << 16, file),
-        hash: Xxh3::new(),
-        read: 0,
-    };
+    let f = File::open(path).map_err(|e| DataError::io(path, e))?;
+    let file_len = f.metadata().map_err(|e| DataError::io(path, e))?.len();
     let io = |e: std::io::Error| {
         if e.kind() == std::io::ErrorKind::UnexpectedEof {
             bad("the file is truncated")
@@ -239,27 +234,24 @@ pub fn load_cache(path: &Path, source: Option<&Path>) -> Result<Dataset> {
             DataError::io(path, e)
         }
     };
-    let mut magic = [0u8; 8];
-    r.fill(&mut magic).map_err(io)?;
-    if &magic != MAGIC {
+    let mut pre = [0u8; 16];
+    f.read_exact_at(&mut pre, 0).map_err(io)?;
+    if &pre[..8] != MAGIC {
         return Err(bad("not an ltr dataset cache (wrong magic number)"));
     }
-    let mut v = [0u8; 4];
-    r.fill(&mut v).map_err(io)?;
-    let version = u32::from_le_bytes(v);
+    let version = u32::from_le_bytes(pre[8..12].try_into().expect("4 bytes"));
     if version != CACHE_FORMAT_VERSION {
         return Err(bad(&format!(
             "format version {version}, this build reads version {CACHE_FORMAT_VERSION}"
         )));
     }
-    r.fill(&mut v).map_err(io)?;
-    let hlen = u32::from_le_bytes(v) as usize;
+    let hlen = u32::from_le_bytes(pre[12..16].try_into().expect("4 bytes")) as usize;
     if hlen > 1 << 20 {
         return Err(bad("header too large"));
     }
-    let mut hb = vec![0u8; hlen];
-    r.fill(&mut hb).map_err(io)?;
-    let h = Header::decode(&hb).ok_or_else(|| bad("unreadable header"))?;
+    let mut head = vec![0u8; 16 + hlen];
+    f.read_exact_at(&mut head, 0).map_err(io)?;
+    let h = Header::decode(&head[16..]).ok_or_else(|| bad("unreadable header"))?;
     if let Some(src) = source {
         let (len, mt) = source_stamp(Some(src));
         if len != h.source_len || mt != h.source_mtime_ns {
@@ -269,7 +261,7 @@ pub fn load_cache(path: &Path, source: Option<&Path>) -> Result<Dataset> {
             )));
         }
     }
-    // Refuse absurd sizes before allocating (a corrupt header must not allocate terabytes).
+    // Refuse sizes the file cannot hold before allocating anything (a corrupt header must not allocate terabytes).
     let cells = if h.dense {
         h.rows.saturating_mul(h.cols)
     } else {
@@ -279,58 +271,55 @@ pub fn load_cache(path: &Path, source: Option<&Path>) -> Result<Dataset> {
         .saturating_mul(4)
         .saturating_add(h.rows.saturating_mul(4));
     if min_bytes > file_len {
-        return Err(bad("header sizes exceed the file size"));
+        return Err(bad(
+            "the file is truncated (the header promises more data than it holds)",
+        ));
     }
+    let mut digests = vec![section_digest(&head)];
+    let mut off = (head.len() + pad_len(head.len())) as u64;
     let (rows, cols, nq) = (h.rows as usize, h.cols as usize, h.queries as usize);
-    r.skip_pad().map_err(io)?;
-    let labels: Vec<f32> = r.vec(rows).map_err(io)?;
-    r.skip_pad().map_err(io)?;
-    let offsets: Vec<u64> = r.vec(nq + 1).map_err(io)?;
+    let (labels, d) = read_section::<f32>(&f, &mut off, rows).map_err(io)?;
+    digests.push(d);
+    let (offsets, d) = read_section::<u64>(&f, &mut off, nq + 1).map_err(io)?;
+    digests.push(d);
     let features = if h.dense {
-        let vals: Vec<f32> = r.vec(rows * cols).map_err(io)?;
-        r.skip_pad().map_err(io)?;
+        let (vals, d) = read_section::<f32>(&f, &mut off, rows * cols).map_err(io)?;
+        digests.push(d);
         FeatureMatrix::Dense(
             Array2::from_shape_vec((rows, cols), vals).map_err(|_| bad("bad dense shape"))?,
         )
     } else {
-        let ip: Vec<u64> = r.vec(rows + 1).map_err(io)?;
-        let ix: Vec<u32> = r.vec(h.nnz as usize).map_err(io)?;
-        r.skip_pad().map_err(io)?;
-        let data: Vec<f32> = r.vec(h.nnz as usize).map_err(io)?;
-        r.skip_pad().map_err(io)?;
+        let (ip, d1) = read_section::<u64>(&f, &mut off, rows + 1).map_err(io)?;
+        let (ix, d2) = read_section::<u32>(&f, &mut off, h.nnz as usize).map_err(io)?;
+        let (data, d3) = read_section::<f32>(&f, &mut off, h.nnz as usize).map_err(io)?;
+        digests.extend([d1, d2, d3]);
         let ip: Vec<usize> = ip.into_iter().map(|x| x as usize).collect();
         let m = CsMatI::try_new((rows, cols), ip, ix, data)
             .map_err(|e| bad(&format!("bad sparse structure: {}", e.3)))?;
         FeatureMatrix::Sparse(m)
     };
     let mut read_text = |n: usize, bytes: u64| -> Result<TextColumn> {
-        let ends: Vec<u64> = r.vec(n).map_err(io)?;
-        let mut data = vec![0u8; bytes as usize];
-        r.fill(&mut data).map_err(io)?;
-        r.skip_pad().map_err(io)?;
+        let (ends, d1) = read_section::<u64>(&f, &mut off, n).map_err(io)?;
+        let (data, d2) = read_section::<u8>(&f, &mut off, bytes as usize).map_err(io)?;
+        digests.extend([d1, d2]);
         let s = String::from_utf8(data).map_err(|_| bad("text column is not UTF-8"))?;
         TextColumn::from_raw_parts(s, ends.into_iter().map(|e| e as usize).collect())
     };
     let qids_col = read_text(nq, h.qid_bytes)?;
     let docids = h.docid_bytes.map(|b| read_text(rows, b)).transpose()?;
     let comments = h.comment_bytes.map(|b| read_text(rows, b)).transpose()?;
-    let digest = r.hash.digest();
     let mut stored = [0u8; 8];
-    r.inner.read_exact(&mut stored).map_err(io)?;
-    if u64::from_le_bytes(stored) != digest {
-        return Err(bad("checksum mismatch (the file is corrupt)"));
-    }
-    let mut extra = [0u8; 1];
-    if r.inner
-        .read(&mut extra)
-        .map_err(|e| DataError::io(path, e))?
-        != 0
-    {
+    f.read_exact_at(&mut stored, off).map_err(io)?;
+    if off + 8 != file_len {
         return Err(bad("trailing bytes after the checksum"));
+    }
+    if u64::from_le_bytes(stored) != xxhash_rust::xxh3::xxh3_64(bytemuck::cast_slice(&digests)) {
+        return Err(bad("checksum mismatch (the file is corrupt)"));
     }
     let qids: Vec<String> = qids_col.iter().map(str::to_string).collect();
     let offsets: Vec<usize> = offsets.into_iter().map(|o| o as usize).collect();
-    let mut ds = Dataset::new(features, labels, offsets, qids)?;
+    let mut ds = Dataset::new(features, labels, offsets, qids)
+        .map_err(|e| bad(&format!("inconsistent contents: {e}")))?;
     if let Some(d) = docids {
         ds = ds.with_docids(d)?;
     }

@@ -95,3 +95,39 @@ fn real_file_roundtrips_through_text_and_cache() {
     let err = load_cache(&cache, Some(&txt)).unwrap_err().to_string();
     assert!(err.contains("stale"), "{err}");
 }
+
+#[test]
+fn corrupt_truncated_and_foreign_caches_are_rejected() {
+    let ds = ltr_data::generate_letor_like(&ltr_data::SyntheticConfig {
+        queries: 30,
+        seed: 9,
+        ..Default::default()
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("d.ltrcache");
+    save_cache(&ds, &p, None).unwrap();
+    assert_eq!(load_cache(&p, None).unwrap(), ds);
+    let good = std::fs::read(&p).unwrap();
+    let reject = |bytes: &[u8], needle: &str| {
+        std::fs::write(&p, bytes).unwrap();
+        let e = load_cache(&p, None).unwrap_err().to_string();
+        assert!(
+            e.contains(needle) && e.contains("d.ltrcache"),
+            "`{e}` should mention `{needle}`"
+        );
+    };
+    // A flipped bit in the feature values.
+    let mut flipped = good.clone();
+    let mid = good.len() / 2;
+    flipped[mid] ^= 0x10;
+    reject(&flipped, "checksum mismatch");
+    // Cut short.
+    reject(&good[..good.len() - 100], "truncated");
+    // Another format version.
+    let mut v = good.clone();
+    v[8] = 1;
+    reject(&v, "format version 1");
+    // Not a cache at all.
+    reject(b"label qid:1 1:0.5\n", "wrong magic");
+}
