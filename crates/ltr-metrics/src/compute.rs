@@ -233,6 +233,14 @@ fn ndcg(q: &QueryInput<'_>, c: &Convention, k: Option<usize>) -> f64 {
     dcg(q, c, kk.min(n)) / ideal
 }
 
+/// Number of relevant documents in the tie group at positions `start..start + len`.
+fn rel_in_group(q: &QueryInput<'_>, c: &Convention, start: usize, len: usize) -> usize {
+    q.ranking.order[start..start + len]
+        .iter()
+        .filter(|&&d| q.rel(c, d))
+        .count()
+}
+
 /// Expected number of relevant documents in the first `k` positions.
 fn rel_in_top(q: &QueryInput<'_>, c: &Convention, k: usize) -> f64 {
     let mut s = 0.0;
@@ -240,10 +248,7 @@ fn rel_in_top(q: &QueryInput<'_>, c: &Convention, k: usize) -> f64 {
         if start >= k {
             break;
         }
-        let g = q.ranking.order[start..start + len]
-            .iter()
-            .filter(|&&d| q.rel(c, d))
-            .count();
+        let g = rel_in_group(q, c, start, len);
         let inside = (start + len).min(k) - start;
         s += g as f64 * inside as f64 / len as f64;
     }
@@ -277,10 +282,7 @@ fn average_precision(q: &QueryInput<'_>, c: &Convention, k: usize) -> f64 {
         if a >= k {
             break;
         }
-        let g = q.ranking.order[a..a + m]
-            .iter()
-            .filter(|&&d| q.rel(c, d))
-            .count();
+        let g = rel_in_group(q, c, a, m);
         if g > 0 {
             let mut acc = 0.0;
             for j in 1..=m {
@@ -306,10 +308,7 @@ fn reciprocal_rank(q: &QueryInput<'_>, c: &Convention, k: usize) -> f64 {
         if a >= k {
             break;
         }
-        let g = q.ranking.order[a..a + m]
-            .iter()
-            .filter(|&&d| q.rel(c, d))
-            .count();
+        let g = rel_in_group(q, c, a, m);
         if g == 0 {
             continue;
         }
@@ -376,7 +375,7 @@ fn inversions(q: &QueryInput<'_>, c: &Convention) -> f64 {
     let mut s = 0.0;
     for &(a, m) in &q.ranking.groups {
         let docs = &q.ranking.order[a..a + m];
-        let g = docs.iter().filter(|&&d| q.rel(c, d)).count();
+        let g = rel_in_group(q, c, a, m);
         let nr = docs
             .iter()
             .filter(|&&d| judged(q.labels[d]) && !q.rel(c, d))
