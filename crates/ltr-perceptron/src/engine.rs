@@ -3,7 +3,7 @@
 //! handed to an observer (the committee, the pocket, the average, the voters) and replaced by
 //! w^{i+1} = w^i + η_q (d_r − d_n).
 
-use ltr_data::{Dataset, Row};
+use ltr_data::{Dataset, FeatureMatrix, Row};
 use ltr_pairs::{PairScheme, PairSet};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -85,16 +85,32 @@ pub struct EpochStats {
     pub active_pairs: u64,
 }
 
+/// One pair as the epoch loop visits it. Everything the loop touches per pair lives in the record (16 bytes), so
+/// the shuffled records are read and updated sequentially; only the two feature rows are random accesses.
+#[derive(Debug, Clone, Copy)]
+struct Visit {
+    /// Row of the preferred document.
+    hi: u32,
+    /// Row of the other document.
+    lo: u32,
+    /// Query of the pair (indexes η).
+    query: u32,
+    /// Epochs in which the pair was misranked (the α-bound's counter).
+    mistakes: u32,
+}
+
+/// How many visits ahead the epoch loop prefetches feature rows (the rows are random accesses into a matrix that
+/// is usually larger than the L2 cache).
+const PREFETCH_AHEAD: usize = 8;
+
 /// The running perceptron state.
 #[derive(Debug)]
 pub struct PerceptronLoop<'a> {
     ds: &'a Dataset,
-    pairs: PairSet,
+    n_pairs: usize,
     eta: Vec<f64>,
-    query_of_pair: Vec<u32>,
-    mistakes: Vec<u32>,
-    dropped: Vec<bool>,
-    order: Vec<u32>,
+    /// The active pairs in visit order; pairs dropped by the α-bound are removed at the end of an epoch.
+    order: Vec<Visit>,
     settings: LoopSettings,
     rng: rand_chacha::ChaCha8Rng,
     /// Current weights.
@@ -107,26 +123,31 @@ pub struct PerceptronLoop<'a> {
     planned_epochs: usize,
 }
 
+/// ⟨w, x − y⟩ over dense rows with four fixed f64 lanes (the same sums, in the same order, on every machine and
+/// thread count). Written over `chunks_exact` so the compiler keeps it branch-free and vectorised.
+#[inline(always)]
+fn dense_diff_dot(x: &[f32], y: &[f32], w: &[f64]) -> f64 {
+    let n = x.len().min(y.len()).min(w.len());
+    let (x, y, w) = (&x[..n], &y[..n], &w[..n]);
+    let mut acc = [0.0f64; 4];
+    let (xc, yc, wc) = (x.chunks_exact(4), y.chunks_exact(4), w.chunks_exact(4));
+    let (xr, yr, wr) = (xc.remainder(), yc.remainder(), wc.remainder());
+    for ((xs, ys), ws) in xc.zip(yc).zip(wc) {
+        for l in 0..4 {
+            acc[l] += (xs[l] - ys[l]) as f64 * ws[l];
+        }
+    }
+    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for ((&a, &b), &c) in xr.iter().zip(yr).zip(wr) {
+        s += (a - b) as f64 * c;
+    }
+    s
+}
+
 #[inline]
 fn diff_dot(a: Row<'_>, b: Row<'_>, w: &[f64]) -> f64 {
     match (a, b) {
-        (Row::Dense(x), Row::Dense(y)) => {
-            let mut acc = [0.0f64; 4];
-            let n = x.len().min(y.len()).min(w.len());
-            let chunks = n / 4;
-            for c in 0..chunks {
-                let k = c * 4;
-                acc[0] += (x[k] - y[k]) as f64 * w[k];
-                acc[1] += (x[k + 1] - y[k + 1]) as f64 * w[k + 1];
-                acc[2] += (x[k + 2] - y[k + 2]) as f64 * w[k + 2];
-                acc[3] += (x[k + 3] - y[k + 3]) as f64 * w[k + 3];
-            }
-            let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-            for k in chunks * 4..n {
-                s += (x[k] - y[k]) as f64 * w[k];
-            }
-            s
-        }
+        (Row::Dense(x), Row::Dense(y)) => dense_diff_dot(x, y, w),
         _ => a.dot(w) - b.dot(w),
     }
 }
@@ -166,8 +187,17 @@ impl<'a> PerceptronLoop<'a> {
             }
             StepSize::Global(r) => vec![r; ds.n_queries()],
         };
-        let query_of_pair = pairs.query_of_pairs();
-        let m = pairs.len();
+        let order = pairs
+            .pairs
+            .iter()
+            .zip(pairs.query_of_pairs())
+            .map(|(p, query)| Visit {
+                hi: p.hi,
+                lo: p.lo,
+                query,
+                mistakes: 0,
+            })
+            .collect();
         let w = settings
             .init
             .clone()
@@ -179,11 +209,8 @@ impl<'a> PerceptronLoop<'a> {
         Self {
             ds,
             eta: eta_q,
-            query_of_pair,
-            mistakes: vec![0; m],
-            dropped: vec![false; m],
-            order: (0..m as u32).collect(),
-            pairs,
+            n_pairs: pairs.len(),
+            order,
             settings,
             rng,
             w,
@@ -196,7 +223,7 @@ impl<'a> PerceptronLoop<'a> {
 
     /// Number of training pairs.
     pub fn n_pairs(&self) -> usize {
-        self.pairs.len()
+        self.n_pairs
     }
 
     /// Run one epoch, reporting retired hypotheses to `obs`.
@@ -213,42 +240,68 @@ impl<'a> PerceptronLoop<'a> {
             mistakes: 0,
             active_pairs: 0,
         };
-        for &pi in &self.order {
-            let pi = pi as usize;
-            if self.dropped[pi] {
-                continue;
-            }
-            stats.active_pairs += 1;
-            let p = self.pairs.pairs[pi];
-            let (r, n) = (self.ds.row(p.hi as usize), self.ds.row(p.lo as usize));
-            if diff_dot(r, n, &self.w) <= 0.0 {
-                obs.retire(self.index, &self.w, self.c);
-                let eta = self.eta[self.query_of_pair[pi] as usize];
-                add_diff(r, n, eta, &mut self.w);
-                self.index += 1;
-                self.c = 0;
-                self.mistakes[pi] += 1;
-                stats.mistakes += 1;
-                if let Some(cap) = cap {
-                    if self.mistakes[pi] > cap {
-                        self.dropped[pi] = true;
+        // Every active pair appears once in `order`, so each is visited once per epoch and a pair the planned bound
+        // drops mid-epoch is simply removed with the others at the end.
+        stats.active_pairs = self.order.len() as u64;
+        let (ds, eta, w, index, c) = (
+            self.ds,
+            &self.eta,
+            &mut self.w,
+            &mut self.index,
+            &mut self.c,
+        );
+        let mut on_mistake = |v: &mut Visit, w: &mut Vec<f64>, c: &mut u64| {
+            obs.retire(*index, w, *c);
+            add_diff(
+                ds.row(v.hi as usize),
+                ds.row(v.lo as usize),
+                eta[v.query as usize],
+                w,
+            );
+            *index += 1;
+            *c = 0;
+            v.mistakes += 1;
+            stats.mistakes += 1;
+        };
+        let order = &mut self.order;
+        match ds.features() {
+            FeatureMatrix::Dense(a) => {
+                let d = a.ncols();
+                let x = a.as_slice().expect("dense features are in standard layout");
+                for k in 0..order.len() {
+                    if let Some(ahead) = order.get(k + PREFETCH_AHEAD) {
+                        crate::prefetch::row(x, ahead.hi as usize * d, d);
+                        crate::prefetch::row(x, ahead.lo as usize * d, d);
+                    }
+                    let v = &mut order[k];
+                    let (r, n) = (v.hi as usize * d, v.lo as usize * d);
+                    if dense_diff_dot(&x[r..r + d], &x[n..n + d], w) <= 0.0 {
+                        on_mistake(v, w, c);
+                    } else {
+                        *c += 1;
                     }
                 }
-            } else {
-                self.c += 1;
             }
-        }
-        if let AlphaBound::PerEpoch(a) = self.settings.alpha_bound {
-            let t = self.epoch as f64;
-            for (d, &m) in self.dropped.iter_mut().zip(&self.mistakes) {
-                if !*d && m as f64 / t > a {
-                    *d = true;
+            FeatureMatrix::Sparse(_) => {
+                for v in order.iter_mut() {
+                    if diff_dot(ds.row(v.hi as usize), ds.row(v.lo as usize), w) <= 0.0 {
+                        on_mistake(v, w, c);
+                    } else {
+                        *c += 1;
+                    }
                 }
             }
         }
         // Dropped pairs never come back: stop visiting them (keeps the relative order of the others).
-        let dropped = &self.dropped;
-        self.order.retain(|&p| !dropped[p as usize]);
+        let t = self.epoch as f64;
+        match self.settings.alpha_bound {
+            AlphaBound::Off => {}
+            AlphaBound::PerEpoch(a) => self.order.retain(|v| v.mistakes as f64 / t <= a),
+            AlphaBound::Planned(_) => {
+                let cap = cap.expect("set for the planned bound");
+                self.order.retain(|v| v.mistakes <= cap)
+            }
+        }
         obs.finish_epoch(self.epoch, self.index, &self.w, self.c);
         stats
     }

@@ -18,6 +18,7 @@
 
 pub mod engine;
 pub mod outputs;
+mod prefetch;
 
 use ltr_core::{Aggregation, LinearModel, LtrError, Model, Params, RankAggregate, Result, Scorer};
 use ltr_data::Dataset;

@@ -110,6 +110,68 @@ fn separable_data_reaches_zero_training_mistakes() {
     }
 }
 
+/// Active pairs per epoch under `bound`, with mistakes per epoch, over `epochs` epochs planned as `planned`.
+fn alpha_trace(ds: &Dataset, bound: AlphaBound, epochs: usize, planned: usize) -> Vec<EpochStats> {
+    let mut lp = PerceptronLoop::new(
+        ds,
+        LoopSettings {
+            alpha_bound: bound,
+            ..Default::default()
+        },
+        planned,
+    );
+    struct Nop;
+    impl Observer for Nop {
+        fn retire(&mut self, _: usize, _: &[f64], _: u64) {}
+    }
+    (0..epochs).map(|_| lp.epoch(&mut Nop)).collect()
+}
+
+#[test]
+fn alpha_bound_drops_exactly_the_pairs_its_rule_names() {
+    let ds = data(5, 0.8, 0.1);
+    // Reading (b) after epoch 1: a pair with one mistake has rate 1/1 > α, so every misranked pair is dropped.
+    let b = alpha_trace(&ds, AlphaBound::PerEpoch(0.85), 3, 3);
+    assert!(b[0].mistakes > 0);
+    assert_eq!(b[1].active_pairs, b[0].active_pairs - b[0].mistakes);
+    // Off: nothing is ever dropped.
+    let off = alpha_trace(&ds, AlphaBound::Off, 3, 3);
+    assert!(off.iter().all(|s| s.active_pairs == off[0].active_pairs));
+    // Reading (a) with T_max = 1: the cap ⌊0.85⌋ = 0, so one mistake drops the pair, as in (b) after epoch 1.
+    let a1 = alpha_trace(&ds, AlphaBound::Planned(0.85), 2, 1);
+    assert_eq!(a1[1].active_pairs, a1[0].active_pairs - a1[0].mistakes);
+    // Reading (a) with T_max = 10: the cap is 8, so nothing can be dropped before a pair's ninth mistake.
+    let a10 = alpha_trace(&ds, AlphaBound::Planned(0.85), 9, 10);
+    assert!(a10.iter().all(|s| s.active_pairs == a10[0].active_pairs));
+    // The same seed and data give the same trace (the loop's order is seeded).
+    assert_eq!(alpha_trace(&ds, AlphaBound::PerEpoch(0.85), 3, 3), b);
+}
+
+#[test]
+fn sparse_storage_converges_like_dense() {
+    let mut ds = data(3, 0.0, 0.0);
+    ds.to_sparse();
+    assert!(!ds.is_dense());
+    let p = PerceptronParams {
+        epochs: 2000,
+        select_epochs: false,
+        output: Output::Last,
+        settings: LoopSettings {
+            alpha_bound: AlphaBound::Off,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let fit = p.fit(&ds, None).unwrap();
+    assert_eq!(fit.curve.last().unwrap().stats.mistakes, 0);
+    let s = fit.model.score_dataset(&ds);
+    let oer = evaluate(&ds, &s, &[Metric::Oer(None)], &Convention::STANDARD)
+        .unwrap()
+        .results[0]
+        .mean;
+    assert_eq!(oer, 0.0);
+}
+
 #[test]
 fn same_seed_same_model_at_any_thread_count() {
     let train = data(4, 0.6, 0.05);
