@@ -36,7 +36,7 @@ enum Cmd {
         /// A local copy: the extracted folder (e.g. ../shared/datasets/MQ2008) or the archive file.
         #[arg(long)]
         from: Option<PathBuf>,
-        /// A direct archive address (overrides the manifest's).
+        /// A direct archive address (replaces the manifest's sources).
         #[arg(long)]
         url: Option<String>,
     },
@@ -100,7 +100,20 @@ fn run(cli: Cli) -> Result<()> {
             let m = download::manifest()?;
             if dataset == "list" {
                 for e in &m {
-                    println!("{:<12} {} ({}; {})", e.name, e.title, e.archive, e.page);
+                    let sources: Vec<&str> = e.sources.iter().map(|s| s.kind.as_str()).collect();
+                    println!(
+                        "{:<12} {} ({}; sources: {}; {} checked files; {})",
+                        e.name,
+                        e.title,
+                        e.archive,
+                        if sources.is_empty() {
+                            "none, --from only".to_string()
+                        } else {
+                            sources.join(", ")
+                        },
+                        e.sha256.len(),
+                        e.page
+                    );
                 }
                 return Ok(());
             }
@@ -116,8 +129,13 @@ fn run(cli: Cli) -> Result<()> {
                             .join(", ")
                     )
                 })?;
-            if e.format == "license" {
-                println!("{} needs a license agreement and cannot be downloaded automatically.\n  Get it from: {}\n  License: {}\n  Then put the files in: {}", e.title, e.page, e.license, project_root().join("datasets/data").join(&e.name).display());
+            if e.format == "license" && from.is_none() && url.is_none() {
+                let known = e
+                    .sources
+                    .first()
+                    .map(|s| format!("\n  Once accepted, the archive is at {} — import it with `cargo xtask download {} --url {}` or `--from FILE`, which verifies it.", s.url, e.name, s.url))
+                    .unwrap_or_else(|| format!("\n  Then import the files with `cargo xtask download {} --from DIR`, which verifies them.", e.name));
+                println!("{} needs a license agreement and is not downloaded without your say-so.\n  Get it from: {}\n  License: {}\n  Expected layout: {}{known}\n  Install folder: {}", e.title, e.page, e.license, e.required_files().join(", "), project_root().join("datasets/data").join(&e.name).display());
                 return Ok(());
             }
             let dir = dir.unwrap_or_else(|| project_root().join("datasets/data"));
