@@ -156,14 +156,7 @@ fn run(cli: Cli) -> Result<()> {
                         .with_context(|| format!("--folds: `{f}`"))
                 })
                 .collect::<Result<_>>()?;
-            let all = [
-                "letor-baselines",
-                "committee",
-                "mhr",
-                "rsvm-ir",
-                "sigmoid",
-                "online",
-            ];
+            let all = reproduce::EXPERIMENTS;
             let which: Vec<&str> = if experiment == "all" {
                 all.to_vec()
             } else if all.contains(&experiment.as_str()) {
@@ -199,6 +192,7 @@ fn run(cli: Cli) -> Result<()> {
                 out: out.clone(),
                 cells: reproduce::Cells::new(cells_dir),
                 progress: indicatif::MultiProgress::new(),
+                data_roots: reproduce::data_roots(data.as_deref()),
             };
             let overall = ctx
                 .progress

@@ -54,6 +54,9 @@ pub struct Ctx {
     pub cells: Cells,
     /// Progress display.
     pub progress: indicatif::MultiProgress,
+    /// Folders searched for the larger benchmarks some papers used (MSLR-WEB10K, Yahoo set 1), as installed by
+    /// `cargo xtask download`: `NAME/...` under any of them.
+    pub data_roots: Vec<PathBuf>,
 }
 
 /// Checkpointed results: one JSON file per cell, written atomically; an existing cell is never recomputed.
@@ -87,6 +90,7 @@ impl Cells {
         }
         let v = f()?;
         let text = serde_json::to_string(&v)?;
+        std::fs::create_dir_all(&self.dir).with_context(|| self.dir.display().to_string())?;
         ltr_data::write_atomic(&path, |w| w.write_all(text.as_bytes()))?;
         Ok(v)
     }
@@ -208,6 +212,33 @@ pub fn resolve_data(data: Option<&Path>) -> Option<PathBuf> {
     local.is_dir().then_some(local)
 }
 
+/// Folder names MSLR-WEB10K is installed under (`cargo xtask download` uses the first).
+pub const MSLR_NAMES: &[&str] = &["mslr-web10k", "MSLR-WEB10K"];
+/// Folder names the Yahoo! LTR Challenge data is found under.
+pub const YAHOO_NAMES: &[&str] = &["yahoo", "Yahoo", "ltrc_yahoo"];
+
+/// Where installed benchmarks may be: `--data` alone when given, else ../shared/datasets and datasets/data.
+pub fn data_roots(data: Option<&Path>) -> Vec<PathBuf> {
+    if let Some(d) = data {
+        return vec![d.to_path_buf()];
+    }
+    shared_datasets_dir()
+        .into_iter()
+        .chain(Some(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets/data"),
+        ))
+        .filter(|p| p.is_dir())
+        .collect()
+}
+
+/// The first `root/NAME/rel` (NAME in any of the given spellings) that is a file.
+pub fn find_installed(roots: &[PathBuf], names: &[&str], rel: &str) -> Option<PathBuf> {
+    roots
+        .iter()
+        .flat_map(|r| names.iter().map(move |n| r.join(n)))
+        .find(|d| d.join(rel).is_file())
+}
+
 /// Load the benchmarks (or generate a synthetic 5-fold benchmark when none is available).
 pub fn load(
     data: Option<&Path>,
@@ -246,8 +277,16 @@ pub fn load(
                 });
             }
         }
-        if data.is_some() && benches.is_empty() {
-            bail!("no OHSUMED or MQ2008 folds under {}", root.display());
+        let roots = [root.clone()];
+        let has_other = MSLR_NAMES
+            .iter()
+            .chain(YAHOO_NAMES)
+            .any(|n| roots[0].join(n).is_dir());
+        if data.is_some() && benches.is_empty() && !has_other {
+            bail!(
+                "no OHSUMED, MQ2008, MSLR-WEB10K or Yahoo data under {}",
+                root.display()
+            );
         }
     }
     if !benches.is_empty() {
@@ -360,6 +399,16 @@ impl Cells {
 }
 
 /// Write `index.md` linking every report.
+/// The experiments of `cargo xtask reproduce`, in report order; each writes `NAME/report.md`.
+pub const EXPERIMENTS: [&str; 6] = [
+    "letor-baselines",
+    "committee",
+    "mhr",
+    "rsvm-ir",
+    "sigmoid",
+    "online",
+];
+
 pub fn write_index(ctx: &Ctx, reports: &[(String, PathBuf)], seconds: f64) -> Result<()> {
     let mut md = String::from("# ltr — reproduction of the seed papers\n\n");
     if ctx.synthetic {
@@ -369,10 +418,60 @@ pub fn write_index(ctx: &Ctx, reports: &[(String, PathBuf)], seconds: f64) -> Re
         "Data: {}. Wall time of this run: {seconds:.1} s (cells already computed in an earlier run are reused from `cells/`).\n\n",
         ctx.benches.iter().map(|b| format!("{} ({} folds, {} convention)", b.name, b.folds.len(), b.convention.name)).collect::<Vec<_>>().join(", ")
     ));
-    for (name, path) in reports {
-        let rel = path.strip_prefix(&ctx.out).unwrap_or(path);
-        md.push_str(&format!("- [{name}]({})\n", rel.display()));
+    // Every report present under the output folder, not only this run's, so that reproducing one experiment
+    // never hides the others.
+    for name in EXPERIMENTS {
+        let path = ctx.out.join(name).join("report.md");
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let title = text
+            .lines()
+            .find_map(|l| l.strip_prefix("# "))
+            .unwrap_or(name);
+        let fresh = if reports.iter().any(|(n, _)| n == name) {
+            "this run"
+        } else {
+            "an earlier run"
+        };
+        md.push_str(&format!(
+            "- [{title}]({name}/report.md) — written by {fresh}\n"
+        ));
     }
     ltr_data::write_atomic(&ctx.out.join("index.md"), |w| w.write_all(md.as_bytes()))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_are_computed_once_and_survive_a_killed_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let cells = Cells::new(dir.path().join("cells"));
+        let mut calls = 0;
+        let mut cell = |key: &str, v: f64| {
+            cells
+                .get(key, || {
+                    calls += 1;
+                    Ok(v)
+                })
+                .unwrap()
+        };
+        assert_eq!(cell("a/b c", 1.5), 1.5);
+        // A finished cell is never recomputed, whatever the new closure would say.
+        assert_eq!(cell("a/b c", 9.0), 1.5);
+        // What a SIGKILL in the middle of a write leaves: the temporary file only (the rename never happened) —
+        // it is ignored; and a cell file that is not valid JSON (written by something else) is recomputed.
+        std::fs::write(dir.path().join("cells/.k.json.tmp-99999"), "{\"trunc").unwrap();
+        std::fs::write(dir.path().join("cells/j.json"), "{\"trunc").unwrap();
+        assert_eq!(cell("k", 2.0), 2.0);
+        assert_eq!(cell("j", 3.0), 3.0);
+        assert_eq!(cell("j", 4.0), 3.0);
+        let _ = cell;
+        assert_eq!(calls, 3);
+        // Keys are sanitised into one flat file name each.
+        assert!(dir.path().join("cells/a_b_c.json").is_file());
+    }
 }
