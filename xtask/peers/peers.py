@@ -53,13 +53,20 @@ def evaluate(qrels_path, run_path):
     return out
 
 
+def group_sizes(q):
+    """Sizes of the runs of equal qids in file order (np.unique would sort the qids and mismatch the rows)."""
+    import numpy as np
+    starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
+    return np.diff(np.r_[starts, len(q)])
+
+
 def xgb(path):
     import numpy as np
     import xgboost as xgb
     from sklearn.datasets import load_svmlight_file
     t = time.perf_counter()
     X, y, q = load_svmlight_file(path, query_id=True)
-    _, counts = np.unique(q, return_counts=True)
+    counts = group_sizes(q)
     d = xgb.DMatrix(X, label=y)
     d.set_group(counts)
     xgb.train({"booster": "gblinear", "objective": "rank:pairwise", "nthread": 2}, d, num_boost_round=50)
@@ -72,7 +79,7 @@ def lgbm(path):
     from sklearn.datasets import load_svmlight_file
     t = time.perf_counter()
     X, y, q = load_svmlight_file(path, query_id=True)
-    _, counts = np.unique(q, return_counts=True)
+    counts = group_sizes(q)
     ds = lgb.Dataset(X, label=y, group=counts)
     lgb.train({"objective": "lambdarank", "num_threads": 2, "verbose": -1}, ds, num_boost_round=100)
     return {"seconds": time.perf_counter() - t}

@@ -133,7 +133,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
     Algorithm {
         name: "slam-perceptron",
         source: "Chaudhuri & Tewari 2015, Algorithm 1 (seed 002): online SLAM perceptron, the file replayed as a stream",
-        params: "measure=ndcg|ap, k=10 (mistake test NDCG@k), margin=scaled|constant, delta=1, tie-average=true, eta=inv-sqrt|constant, eta0=1, ties=reverse|input, passes=1, keep=1 (per-pass keep probability)",
+        params: "measure=ndcg|ap, k=10 (mistake test NDCG@k), margin=scaled|constant, delta=1, tie-average=true, eta=inv-sqrt|constant, eta0=1, ties=reverse|input, violators=worst|mean (mean: extension, not the paper), passes=1, keep=1 (per-pass keep probability)",
         train: |ctx, p| online(ctx, p, "slam-perceptron"),
     },
     Algorithm {
@@ -223,6 +223,10 @@ fn online(ctx: &TrainContext<'_>, p: &Params, name: &str) -> Result<Trained> {
                     margin,
                     eta,
                     ties,
+                    violators: match p.choice("violators", "worst", &["worst", "mean"])?.as_str() {
+                        "mean" => Violators::Mean,
+                        _ => Violators::Worst,
+                    },
                     updates: 0,
                 })
             }

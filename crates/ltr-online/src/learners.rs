@@ -3,7 +3,7 @@
 
 use ltr_data::QueryView;
 
-use crate::slam::{phi, weights, Margin, Measure};
+use crate::slam::{phi, phi_mean, weights, Margin, Measure, Violators};
 
 /// Learning-rate schedule.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -121,6 +121,8 @@ pub struct SlamPerceptron {
     pub eta: Eta,
     /// Prediction tie order.
     pub ties: PredictTies,
+    /// Worst violator (the paper) or the mean over all violators (an extension).
+    pub violators: Violators,
     /// Updates made.
     pub updates: usize,
 }
@@ -137,6 +139,7 @@ impl SlamPerceptron {
             margin: Margin::RelevanceScaled(1.0),
             eta: Eta::InvSqrt(1.0),
             ties: PredictTies::ReverseInput,
+            violators: Violators::Worst,
             updates: 0,
         }
     }
@@ -161,7 +164,10 @@ impl OnlineRanker for SlamPerceptron {
         }
         let v = weights(r, self.surrogate, self.tie_average);
         let mut g = vec![0.0; s.len()];
-        phi(s, r, &v, self.margin, Some(&mut g));
+        match self.violators {
+            Violators::Worst => phi(s, r, &v, self.margin, Some(&mut g)),
+            Violators::Mean => phi_mean(s, r, &v, self.margin, Some(&mut g)),
+        };
         let eta = self.eta.at(t);
         for (i, gi) in g.iter().enumerate() {
             if *gi != 0.0 {

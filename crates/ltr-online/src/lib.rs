@@ -34,4 +34,6 @@ pub use learners::{
 };
 pub use listnet::{ListNetFit, ListNetParams};
 pub use runner::{replay, StreamConfig, StreamResult};
-pub use slam::{phi, phi_explicit, weights, Margin, Measure};
+pub use slam::{
+    phi, phi_explicit, phi_mean, phi_mean_explicit, weights, Margin, Measure, Violators,
+};

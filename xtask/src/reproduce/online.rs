@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use ltr_data::{generate_slam_stream, read_letor, Dataset};
 use ltr_online::{
-    replay, Eta, OnlineListNet, OnlineRanker, PureOnline, SlamPerceptron, StreamConfig,
+    replay, Eta, OnlineListNet, OnlineRanker, PureOnline, SlamPerceptron, StreamConfig, Violators,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -43,6 +43,13 @@ fn learners(d: usize, simulation: bool) -> Vec<(String, Box<dyn OnlineRanker>)> 
             }),
         ),
         ("OnlineListNet".into(), Box::new(OnlineListNet::new(d))),
+        (
+            "SLAM-NDCG-mean (extension)".into(),
+            Box::new(SlamPerceptron {
+                violators: Violators::Mean,
+                ..SlamPerceptron::ndcg(d)
+            }),
+        ),
     ]
 }
 
@@ -202,7 +209,7 @@ fn section(
 /// Run the experiment.
 pub fn run(ctx: &Ctx) -> Result<PathBuf> {
     let mut md = String::from("# Online learning to rank (Chaudhuri & Tewari 2015 — seed 002)\n\n");
-    md.push_str("Settings follow the authors' code (algorithms.md §3.8–3.9): w₁ = 0; SLAM with tie-averaged full-list weights, relevance-scaled margin Δ = 1, mistake test 1 − NDCG@10 > 0 (SLAM-AP: 1 − AP, relevance R > 0), η_t = 1/√t; pure online with the most violated pair and step L_t (×1/√t on the simulation); online top-one ListNet with η_t = 1/√t; ties in prediction in reverse input order. Queries without relevant documents count NDCG = 1 and cause no update. The seed gives no numbers, only the claim that the SLAM perceptron's cumulative loss stays bounded on separable data and beats ListNet there, and that the pure-online algorithm does worse on real data.\n\n");
+    md.push_str("Settings follow the authors' code (algorithms.md §3.8–3.9): w₁ = 0; SLAM with tie-averaged full-list weights, relevance-scaled margin Δ = 1, mistake test 1 − NDCG@10 > 0 (SLAM-AP: 1 − AP, relevance R > 0), η_t = 1/√t; pure online with the most violated pair and step L_t (×1/√t on the simulation); online top-one ListNet with η_t = 1/√t; ties in prediction in reverse input order. Queries without relevant documents count NDCG = 1 and cause no update. The seed gives no numbers, only the claim that the SLAM perceptron's cumulative loss stays bounded on separable data and beats ListNet there, and that the pure-online algorithm does worse on real data.\n\n**Finding.** On OHSUMED the paper's SLAM perceptron ends *below* the order of the file (and near random scores): each relevant document pays only for its single top-scored less relevant document, and with query-normalised features in [0, 1] that document is usually an outlier with near-maximal values, so every update pushes the weights of the good features down. The last row, `SLAM-NDCG-mean (extension)`, is the same algorithm with each relevant document's hinge averaged over *all* its less relevant documents (`violators=mean` in `ltr train --algo slam-perceptron`; not in the paper, and without Theorem 4's bound since mean ≤ max): it learns on every stream, and after one pass over an OHSUMED training file its weights reach a fold-mean test NDCG@10 of 0.459 against 0.175 for the paper's update (test `mean_violators_learn_where_the_worst_violator_fails_on_ohsumed`).\n\n");
     let mut rows = Vec::new();
     let sim = generate_slam_stream(1000, 2015)?;
     let curves = run_stream(ctx, "online-simulation", &[&sim], true)?;
