@@ -45,6 +45,26 @@ fn svm(c: &mut Criterion) {
                 .unwrap()
         })
     });
+    for c_value in [0.01, 1.0] {
+        g.bench_function(
+            format!("cutting plane hinge, RSVM-IR-QP weights, C={c_value} (OHSUMED Fold1)"),
+            |b| {
+                b.iter(|| {
+                    ltr_svm::RankSvmParams::default()
+                        .c(ltr_svm::CSetting::Value(c_value))
+                        .loss(PairLoss::Hinge)
+                        .solver(ltr_svm::Solver::CuttingPlane)
+                        .weighting(ltr_svm::Weighting {
+                            tau: Some(ltr_svm::TauSource::ClosedForm),
+                            mu: true,
+                            ..Default::default()
+                        })
+                        .fit(&ds)
+                        .unwrap()
+                })
+            },
+        );
+    }
     g.finish();
 }
 

@@ -122,7 +122,14 @@ fn best_of<T>(n: usize, mut f: impl FnMut() -> Result<T>) -> Result<(f64, T)> {
 }
 
 fn ratio(peer: Option<f64>, ours: f64) -> String {
-    peer.map_or("peer unavailable".into(), |p| format!("{:.1}×", p / ours))
+    peer.map_or("peer unavailable".into(), |p| {
+        let r = p / ours;
+        if r < 1.0 {
+            format!("{r:.2}×")
+        } else {
+            format!("{r:.1}×")
+        }
+    })
 }
 
 /// Run the benchmark report.

@@ -60,7 +60,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
     Algorithm {
         name: "ranksvm",
         source: "Herbrich et al. 2000; Joachims 2002 (baseline of every seed)",
-        params: "c=1|default (SVMlight 1/mean‖x‖²), solver=newton|dual|gd, loss=squared-hinge|hinge, step=backtracking|fixed, eta, tol, max-iter, pairs=all|adjacent",
+        params: "c=1|default (SVMlight 1/mean‖x‖²), solver=newton|dual|gd|cutting-plane, loss=squared-hinge|hinge, step=backtracking|fixed, eta, tol, max-iter, pairs=all|adjacent",
         train: |ctx, p| {
             let s = ltr_svm::RankSvmParams::from_params(p, ctx.seed)?;
             p.finish("ranksvm")?;
@@ -74,7 +74,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
     Algorithm {
         name: "rsvm-ir",
         source: "Cao et al. 2006, Adapting Ranking SVM to Document Retrieval (seed 004)",
-        params: "variant=qp|gd|rank|query, tau=closed|simulated, tau-repeats=1000, missing-grade=zero|skip, c=1|default, solver=dual|gd|newton, loss, step, eta, tol, max-iter",
+        params: "variant=qp|gd|rank|query, tau=closed|simulated, tau-repeats=1000, missing-grade=zero|skip, c=1|default, solver=cutting-plane|dual|gd|newton (default cutting-plane; gd for variant=gd), loss, step, eta, tol (cutting-plane: relative duality gap, default 1e-5), max-iter",
         train: |ctx, p| {
             let s = ltr_svm::RankSvmParams::rsvm_ir_from_params(p, ctx.seed)?;
             p.finish("rsvm-ir")?;

@@ -12,17 +12,20 @@
 //! assert!(fit.report.objective > 0.0);
 //! ```
 //!
-//! Three solvers, one problem family — min ½‖w‖² + Σ_pairs C_i ℓ(1 − ⟨w, x_i − x_j⟩):
+//! Four solvers, one problem family — min ½‖w‖² + Σ_pairs C_i ℓ(1 − ⟨w, x_i − x_j⟩):
 //! - [`Solver::Newton`]: primal truncated Newton on the O(n log n) squared-hinge objective (the fast path; the
 //!   objective of liblinear's RankSVM);
 //! - [`Solver::DualCd`]: dual coordinate descent over explicit weighted pairs with a box 0 ≤ α_i ≤ C_i per pair
 //!   (RSVM-IR-QP; hinge or squared hinge) — it reports the duality gap;
-//! - [`Solver::GradientDescent`]: the paper's gradient descent (RSVM-IR-GD), fixed step or backtracking.
+//! - [`Solver::GradientDescent`]: the paper's gradient descent (RSVM-IR-GD), fixed step or backtracking;
+//! - [`Solver::CuttingPlane`]: SVMrank's 1-slack cutting-plane method for the hinge (RSVM-IR-QP's default), over
+//!   the O(n log n) objective — the same optimum as the dual, with a cost that does not grow with the pairs.
 //!
 //! RSVM-IR ([`Weighting`]) multiplies each pair's cost by τ of its rank pair (the NDCG@1 drop of swapping those
 //! grades, [`ltr_pairs::tau_closed_form`]) and μ of its query ([`ltr_pairs::query_weights_mu`]).
 #![deny(missing_docs)]
 
+pub mod cutting_plane;
 pub mod dual_cd;
 pub mod gd;
 pub mod newton;
@@ -37,6 +40,7 @@ use ltr_pairs::{
     PairLoss, PairScheme, PairSet, PairwiseObjective,
 };
 
+pub use cutting_plane::{cutting_plane, CuttingPlaneSettings};
 pub use dual_cd::{dual_cd, DualSettings};
 pub use gd::{gradient_descent, GdSettings, StepRule};
 pub use newton::{newton_cg, primal_objective, NewtonSettings};
@@ -74,6 +78,8 @@ pub enum Solver {
     DualCd,
     /// Gradient descent (the RSVM-IR-GD algorithm).
     GradientDescent(StepRule),
+    /// The 1-slack cutting-plane method of SVMrank (hinge only), over the O(n log n) objective.
+    CuttingPlane,
 }
 
 /// How τ is obtained.
@@ -214,6 +220,12 @@ impl RankSvmParams {
                 "the Newton solver needs loss=squared-hinge (use solver=dual or gd for the hinge)",
             ));
         }
+        if self.solver == Solver::CuttingPlane && self.loss != PairLoss::Hinge {
+            return Err(LtrError::param(
+                "solver",
+                "the cutting-plane solver needs loss=hinge (use solver=newton or dual for the squared hinge)",
+            ));
+        }
         if matches!(self.pairs, PairScheme::Sampled { .. }) && self.solver != Solver::DualCd {
             return Err(LtrError::param(
                 "pairs",
@@ -282,6 +294,20 @@ impl RankSvmParams {
                 }
                 newton_cg(&obj, c, None, &st)
             }
+            Solver::CuttingPlane => {
+                let mut obj = PairwiseObjective::new(ds, PairLoss::Hinge).with_level_weights(lw);
+                if let Some(m) = mu {
+                    obj = obj.with_query_weights(m);
+                }
+                let mut st = CuttingPlaneSettings::default();
+                if let Some(t) = self.tol {
+                    st.tol = t;
+                }
+                if let Some(m) = self.max_iter {
+                    st.max_iter = m;
+                }
+                cutting_plane(&obj, c, &st)
+            }
             Solver::GradientDescent(step) => {
                 let mut obj = PairwiseObjective::new(ds, self.loss).with_level_weights(lw);
                 if let Some(m) = mu {
@@ -349,14 +375,18 @@ impl RankSvmParams {
     }
 
     /// RankSVM from `--param` values: `c` (number or `default` for SVMlight's), `loss=squared-hinge|hinge`,
-    /// `solver=newton|dual|gd`, `step=backtracking|fixed`, `eta`, `tol`, `max-iter`, `pairs=all|adjacent`.
+    /// `solver=newton|dual|gd|cutting-plane`, `step=backtracking|fixed`, `eta`, `tol`, `max-iter`, `pairs=all|adjacent`.
     pub fn from_params(p: &Params, seed: u64) -> Result<Self> {
         let mut s = Self {
             seed,
             ..Default::default()
         };
         s.c = parse_c(p)?;
-        let solver = p.choice("solver", "newton", &["newton", "dual", "gd"])?;
+        let solver = p.choice(
+            "solver",
+            "newton",
+            &["newton", "dual", "gd", "cutting-plane"],
+        )?;
         let default_loss = if solver == "newton" {
             "squared-hinge"
         } else {
@@ -389,8 +419,18 @@ impl RankSvmParams {
     /// `step`, `eta`, `tol`, `max-iter`, `missing-grade=zero|skip`.
     pub fn rsvm_ir_from_params(p: &Params, seed: u64) -> Result<Self> {
         let variant = p.choice("variant", "qp", &["qp", "gd", "rank", "query"])?;
-        let default_solver = if variant == "gd" { "gd" } else { "dual" };
-        let solver = p.choice("solver", default_solver, &["newton", "dual", "gd"])?;
+        // The QP variants are solved by the cutting-plane method by default: the same optimum as the dual
+        // coordinate descent (`solver=dual`) to a 1e-5 relative gap, 6–13× faster on OHSUMED (more at large C).
+        let default_solver = if variant == "gd" {
+            "gd"
+        } else {
+            "cutting-plane"
+        };
+        let solver = p.choice(
+            "solver",
+            default_solver,
+            &["newton", "dual", "gd", "cutting-plane"],
+        )?;
         let default_loss = if solver == "newton" {
             "squared-hinge"
         } else {
@@ -478,6 +518,7 @@ fn parse_c(p: &Params) -> Result<CSetting> {
 fn parse_solver(p: &Params, solver: &str) -> Result<Solver> {
     Ok(match solver {
         "dual" => Solver::DualCd,
+        "cutting-plane" => Solver::CuttingPlane,
         "gd" => {
             let eta = p.float_in("eta", 1.0, 1e-300, 1e300)?;
             match p

@@ -123,3 +123,65 @@ fn primal_and_dual_reach_the_same_objective() {
         );
     }
 }
+
+#[test]
+fn cutting_plane_reaches_the_dual_optimum_with_rsvm_ir_weights() {
+    let ds = generate_letor_like(&SyntheticConfig {
+        queries: 40,
+        max_docs: 60,
+        features: 12,
+        seed: 12,
+        ..Default::default()
+    })
+    .unwrap();
+    let weighting = ltr_svm::Weighting {
+        tau: Some(ltr_svm::TauSource::ClosedForm),
+        mu: true,
+        ..Default::default()
+    };
+    for (c, w) in [
+        (0.01, ltr_svm::Weighting::default()),
+        (0.1, weighting),
+        (1.0, weighting),
+    ] {
+        let base = RankSvmParams::default()
+            .c(CSetting::Value(c))
+            .loss(PairLoss::Hinge)
+            .weighting(w);
+        let cp = base
+            .clone()
+            .solver(Solver::CuttingPlane)
+            .tol(1e-6)
+            .fit(&ds)
+            .unwrap();
+        let dual = base.solver(Solver::DualCd).tol(1e-6).fit(&ds).unwrap();
+        let (p, d) = (cp.report.objective, dual.report.objective);
+        // Both are upper bounds of the same optimum, each within its gap of it.
+        assert!(
+            (p - d).abs() <= 2e-5 * p,
+            "C={c}: cutting plane {p} vs dual {d}"
+        );
+        assert!(cp.report.duality_gap.unwrap() <= 1e-6 * p);
+        // The same ranking function up to the tolerance.
+        let (a, b) = (&cp.model.weights, &dual.model.weights);
+        let norm = b.iter().map(|x| x * x).sum::<f64>().sqrt();
+        let diff = a
+            .iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        assert!(
+            diff <= 0.02 * norm,
+            "C={c}: ‖w_cp − w_dual‖ = {diff}, ‖w‖ = {norm}"
+        );
+    }
+    // The hinge only: the squared hinge is refused with a pointer to the right solver.
+    let err = RankSvmParams::default()
+        .loss(PairLoss::SquaredHinge)
+        .solver(Solver::CuttingPlane)
+        .fit(&ds)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("loss=hinge"), "{err}");
+}
