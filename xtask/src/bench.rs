@@ -375,7 +375,7 @@ pub fn run(quick: bool, only: Option<&str>) -> Result<()> {
                 ("committee-perceptron", vec!["committee=20", "epochs=50"]),
                 ("perceptron", vec!["output=average", "epochs=50"]),
                 ("ranksvm", vec!["c=0.001,0.01,0.1,1,10,100"]),
-                ("rsvm-ir", vec!["variant=qp", "tol=0.01"]),
+                ("rsvm-ir", vec!["variant=qp"]),
                 ("mhr", vec!["aggregate=wborda"]),
                 (
                     "sigmoid",
