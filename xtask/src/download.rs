@@ -576,6 +576,17 @@ mod tests {
         (base, h)
     }
 
+    /// Sources at `base/PATH` for each path, in order.
+    fn sources(base: &str, paths: &[&str]) -> Vec<Source> {
+        paths
+            .iter()
+            .map(|p| Source {
+                url: format!("{base}/{p}"),
+                kind: "mirror".into(),
+            })
+            .collect()
+    }
+
     fn leftovers(dir: &Path) -> Vec<String> {
         fs::read_dir(dir)
             .unwrap()
@@ -647,13 +658,7 @@ mod tests {
         let (zip_bytes, mut e) = tiny_dataset();
         e.archive_sha256 = Some(format!("{:x}", Sha256::digest(&zip_bytes)));
         let (base, h) = serve(zip_bytes, 3);
-        e.sources = ["missing", "page", "TINY.zip"]
-            .iter()
-            .map(|p| Source {
-                url: format!("{base}/{p}"),
-                kind: "mirror".into(),
-            })
-            .collect();
+        e.sources = sources(&base, &["missing", "page", "TINY.zip"]);
         let dir = tempfile::tempdir().unwrap();
         let t = install(&e, dir.path(), None, None).unwrap();
         h.join().unwrap();
@@ -664,13 +669,7 @@ mod tests {
     fn every_source_failing_names_each_reason_and_installs_nothing() {
         let (zip_bytes, mut e) = tiny_dataset();
         let (base, h) = serve(zip_bytes, 2);
-        e.sources = ["missing", "page"]
-            .iter()
-            .map(|p| Source {
-                url: format!("{base}/{p}"),
-                kind: "historical".into(),
-            })
-            .collect();
+        e.sources = sources(&base, &["missing", "page"]);
         let dir = tempfile::tempdir().unwrap();
         let err = format!("{:#}", install(&e, dir.path(), None, None).unwrap_err());
         h.join().unwrap();

@@ -1,14 +1,7 @@
 //! Why SLAM's first step needs ties shared: compare directions at w = 0 (`cargo run --release -p ltr-online --example slam_first_step -- FILE`).
 use ltr_online::*;
 fn ndcg_of(ds: &ltr_data::Dataset, w: &[f64]) -> f64 {
-    ds.queries()
-        .map(|q| {
-            let mut s = vec![0.0; q.len()];
-            q.scores_into(w, &mut s);
-            1.0 - rml(&s, q.labels(), Rml::Ndcg(10), PredictTies::InputOrder)
-        })
-        .sum::<f64>()
-        / ds.n_queries() as f64
+    mean_measure(ds, w, Rml::Ndcg(10), PredictTies::InputOrder)
 }
 fn main() {
     let ds = ltr_data::read_letor(std::env::args().nth(1).unwrap()).unwrap();

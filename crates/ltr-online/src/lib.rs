@@ -33,7 +33,7 @@ pub use learners::{
     SlamPerceptron,
 };
 pub use listnet::{ListNetFit, ListNetParams};
-pub use runner::{replay, StreamConfig, StreamResult};
+pub use runner::{mean_measure, replay, StreamConfig, StreamResult};
 pub use slam::{
     phi, phi_explicit, phi_mean, phi_mean_explicit, weights, Margin, Measure, Violators,
 };

@@ -85,3 +85,17 @@ pub fn replay(
         seconds: t0.elapsed().as_secs_f64(),
     }
 }
+
+/// Mean over the queries of `ds` of 1 − RML for fixed weights `w` (e.g. NDCG@10 with `Rml::Ndcg(10)`), the online
+/// code's measure: a query without relevant documents counts 1.
+pub fn mean_measure(ds: &Dataset, w: &[f64], measure: Rml, ties: PredictTies) -> f64 {
+    let total: f64 = ds
+        .queries()
+        .map(|q| {
+            let mut s = vec![0.0; q.len()];
+            q.scores_into(w, &mut s);
+            1.0 - rml(&s, q.labels(), measure, ties)
+        })
+        .sum();
+    total / ds.n_queries().max(1) as f64
+}

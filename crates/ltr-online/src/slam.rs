@@ -228,17 +228,7 @@ pub fn phi_mean(
     for docs in &mut by_level {
         docs.sort_by(|&a, &b| s[a].total_cmp(&s[b]));
     }
-    let prefix: Vec<Vec<f64>> = by_level
-        .iter()
-        .map(|docs| {
-            std::iter::once(0.0)
-                .chain(docs.iter().scan(0.0, |acc, &j| {
-                    *acc += s[j];
-                    Some(*acc)
-                }))
-                .collect()
-        })
-        .collect();
+    let prefix = prefix_sums(&by_level, s);
     let below: Vec<usize> = (0..k)
         .map(|l| by_level[..l].iter().map(Vec::len).sum())
         .collect();
@@ -283,17 +273,7 @@ pub fn phi_mean(
     if let Some(g) = grad {
         // Document j is pushed down by every more relevant i it violates: (Δ + s_j) − s_i > 0, a prefix of the
         // higher grade sorted by s_i.
-        let prefix_a: Vec<Vec<f64>> = by_level
-            .iter()
-            .map(|docs| {
-                std::iter::once(0.0)
-                    .chain(docs.iter().scan(0.0, |acc, &i| {
-                        *acc += a[i];
-                        Some(*acc)
-                    }))
-                    .collect()
-            })
-            .collect();
+        let prefix_a = prefix_sums(&by_level, &a);
         for j in 0..m {
             let lj = lev[j];
             for h in lj + 1..k {
@@ -305,6 +285,21 @@ pub fn phi_mean(
         }
     }
     total
+}
+
+/// Per group of document indices, the running sums 0, x[d₀], x[d₀] + x[d₁], … in the group's order.
+fn prefix_sums(groups: &[Vec<usize>], x: &[f64]) -> Vec<Vec<f64>> {
+    groups
+        .iter()
+        .map(|docs| {
+            std::iter::once(0.0)
+                .chain(docs.iter().scan(0.0, |acc, &d| {
+                    *acc += x[d];
+                    Some(*acc)
+                }))
+                .collect()
+        })
+        .collect()
 }
 
 /// φ^mean by its O(m²) definition (for tests).

@@ -78,8 +78,16 @@ fn unbounded_success_weighted_committee_is_the_average_perceptron() {
 
 #[test]
 fn separable_data_reaches_zero_training_mistakes() {
-    let ds = data(3, 0.0, 0.0);
-    for step in [StepSize::PerQuery, StepSize::Global(1.0)] {
+    let dense = data(3, 0.0, 0.0);
+    let mut sparse = dense.clone();
+    sparse.to_sparse();
+    assert!(!sparse.is_dense());
+    // Both storages (the dense fast path and the generic row path), both step rules.
+    for (ds, step) in [
+        (&dense, StepSize::PerQuery),
+        (&dense, StepSize::Global(1.0)),
+        (&sparse, StepSize::PerQuery),
+    ] {
         let p = PerceptronParams {
             epochs: 2000,
             select_epochs: false,
@@ -91,7 +99,7 @@ fn separable_data_reaches_zero_training_mistakes() {
             },
             ..Default::default()
         };
-        let fit = p.fit(&ds, None).unwrap();
+        let fit = p.fit(ds, None).unwrap();
         let last = fit.curve.last().unwrap();
         assert_eq!(
             last.stats.mistakes,
@@ -101,8 +109,8 @@ fn separable_data_reaches_zero_training_mistakes() {
             fit.curve.len()
         );
         // And the final hypothesis ranks every training pair correctly.
-        let s = fit.model.score_dataset(&ds);
-        let oer = evaluate(&ds, &s, &[Metric::Oer(None)], &Convention::STANDARD)
+        let s = fit.model.score_dataset(ds);
+        let oer = evaluate(ds, &s, &[Metric::Oer(None)], &Convention::STANDARD)
             .unwrap()
             .results[0]
             .mean;
@@ -145,31 +153,6 @@ fn alpha_bound_drops_exactly_the_pairs_its_rule_names() {
     assert!(a10.iter().all(|s| s.active_pairs == a10[0].active_pairs));
     // The same seed and data give the same trace (the loop's order is seeded).
     assert_eq!(alpha_trace(&ds, AlphaBound::PerEpoch(0.85), 3, 3), b);
-}
-
-#[test]
-fn sparse_storage_converges_like_dense() {
-    let mut ds = data(3, 0.0, 0.0);
-    ds.to_sparse();
-    assert!(!ds.is_dense());
-    let p = PerceptronParams {
-        epochs: 2000,
-        select_epochs: false,
-        output: Output::Last,
-        settings: LoopSettings {
-            alpha_bound: AlphaBound::Off,
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    let fit = p.fit(&ds, None).unwrap();
-    assert_eq!(fit.curve.last().unwrap().stats.mistakes, 0);
-    let s = fit.model.score_dataset(&ds);
-    let oer = evaluate(&ds, &s, &[Metric::Oer(None)], &Convention::STANDARD)
-        .unwrap()
-        .results[0]
-        .mean;
-    assert_eq!(oer, 0.0);
 }
 
 #[test]

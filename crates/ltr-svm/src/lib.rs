@@ -278,13 +278,17 @@ impl RankSvmParams {
         let levels = Levels::new(ds);
         let lw = self.level_weights(ds, &levels);
         let mu = self.weighting.mu.then(|| query_weights_mu(ds));
+        // The O(n log n) objective with RSVM-IR's weights, for the solvers that never enumerate pairs.
+        let objective = |loss: PairLoss| {
+            let obj = PairwiseObjective::new(ds, loss).with_level_weights(lw.clone());
+            match &mu {
+                Some(m) => obj.with_query_weights(m.clone()),
+                None => obj,
+            }
+        };
         let (w, report) = match self.solver {
             Solver::Newton => {
-                let mut obj =
-                    PairwiseObjective::new(ds, PairLoss::SquaredHinge).with_level_weights(lw);
-                if let Some(m) = mu {
-                    obj = obj.with_query_weights(m);
-                }
+                let obj = objective(PairLoss::SquaredHinge);
                 let mut st = NewtonSettings::default();
                 if let Some(t) = self.tol {
                     st.tol = t;
@@ -295,10 +299,7 @@ impl RankSvmParams {
                 newton_cg(&obj, c, None, &st)
             }
             Solver::CuttingPlane => {
-                let mut obj = PairwiseObjective::new(ds, PairLoss::Hinge).with_level_weights(lw);
-                if let Some(m) = mu {
-                    obj = obj.with_query_weights(m);
-                }
+                let obj = objective(PairLoss::Hinge);
                 let mut st = CuttingPlaneSettings::default();
                 if let Some(t) = self.tol {
                     st.tol = t;
@@ -309,10 +310,7 @@ impl RankSvmParams {
                 cutting_plane(&obj, c, &st)
             }
             Solver::GradientDescent(step) => {
-                let mut obj = PairwiseObjective::new(ds, self.loss).with_level_weights(lw);
-                if let Some(m) = mu {
-                    obj = obj.with_query_weights(m);
-                }
+                let obj = objective(self.loss);
                 let mut st = GdSettings {
                     step,
                     ..Default::default()
