@@ -633,6 +633,67 @@ mod tests {
     }
 
     #[test]
+    fn a_broken_transfer_keeps_its_bytes_and_the_rerun_resumes() {
+        use std::io::{BufRead, BufReader};
+        let (zip_bytes, e) = tiny_dataset();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/TINY.zip", listener.local_addr().unwrap());
+        let body = zip_bytes.clone();
+        let server = std::thread::spawn(move || {
+            let mut ranges = Vec::new();
+            for round in 0..2 {
+                let (mut conn, _) = listener.accept().unwrap();
+                let mut range = None;
+                let mut reader = BufReader::new(conn.try_clone().unwrap());
+                loop {
+                    let mut line = String::new();
+                    reader.read_line(&mut line).unwrap();
+                    if line.trim().is_empty() {
+                        break;
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("range: bytes=") {
+                        range = v.trim().trim_end_matches('-').parse::<usize>().ok();
+                    }
+                }
+                ranges.push(range);
+                if round == 0 {
+                    // Promise the whole archive, send 100 bytes, hang up.
+                    let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len());
+                    conn.write_all(head.as_bytes()).unwrap();
+                    conn.write_all(&body[..100]).unwrap();
+                } else {
+                    let from = range.unwrap_or(0);
+                    let head = format!(
+                        "HTTP/1.1 206 Partial Content\r\nContent-Length: {}\r\n\r\n",
+                        body.len() - from
+                    );
+                    conn.write_all(head.as_bytes()).unwrap();
+                    conn.write_all(&body[from..]).unwrap();
+                }
+            }
+            ranges
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let err = format!(
+            "{:#}",
+            install(&e, dir.path(), None, Some(&url)).unwrap_err()
+        );
+        assert!(err.contains("rerun the same command to resume"), "{err}");
+        assert_eq!(
+            fs::read(dir.path().join(".partial/TINY.zip")).unwrap(),
+            zip_bytes[..100]
+        );
+        assert!(!dir.path().join("tiny").exists());
+        // The rerun asks for the rest only and installs.
+        install(&e, dir.path(), None, Some(&url)).unwrap();
+        assert_eq!(server.join().unwrap(), vec![None, Some(100)]);
+        assert_eq!(
+            fs::read(dir.path().join(".partial/TINY.zip")).unwrap(),
+            zip_bytes
+        );
+    }
+
+    #[test]
     fn a_partial_file_from_another_source_is_not_resumed() {
         let (zip_bytes, e) = tiny_dataset();
         let dir = tempfile::tempdir().unwrap();
