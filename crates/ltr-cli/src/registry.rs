@@ -304,7 +304,7 @@ fn mhr(ctx: &TrainContext<'_>, p: &Params) -> Result<Trained> {
     {
         "ranksvm-hinge" => ltr_svm::RankSvmParams::default()
             .loss(ltr_pairs::PairLoss::Hinge)
-            .solver(ltr_svm::Solver::DualCd),
+            .solver(ltr_svm::Solver::CuttingPlane),
         _ => ltr_svm::RankSvmParams::default(),
     };
     base.c = match p.get::<String>("c", "default".into())?.as_str() {
