@@ -11,6 +11,9 @@
 //!
 //! Seed 002's text lost its equations; algorithms.md §3 reconstructs them, and the defaults here follow the
 //! authors' code where it and the paper differ (relevance-scaled margin, η_t = 1/√t, reverse-input tie order).
+//! One extension is offered beside the paper's surrogate: [`Violators::Mean`] averages each relevant document's
+//! hinge over all less relevant documents instead of taking the worst one ([`slam::phi_mean`]); on OHSUMED the
+//! paper's update does not learn and this one does (see the online report).
 //!
 //! ```
 //! use ltr_data::generate_slam_stream;
