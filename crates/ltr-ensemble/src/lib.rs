@@ -3,7 +3,7 @@
 //! Learners that combine or refine other rankers:
 //! - [`mhr`]: the Multiple Hyperplane Ranker (Qin et al., SIGIR 2007 — seed 001), one RankSVM per grade pair,
 //!   aggregated by BordaCount, weighted BordaCount, median rank or an MC4 Markov chain;
-//! - [`sigmoid`]: the sigmoid meta-ranker (Carvalho et al., LR4IR 2008 — seed 003), which refines any linear seed;
+//! - [`sigmoid`](mod@sigmoid): the sigmoid meta-ranker (Carvalho et al., LR4IR 2008 — seed 003), which refines any linear seed;
 //! - [`rankboost`]: RankBoost (Freund et al. 2003), the seeds' boosting baseline.
 //!
 //! ```

@@ -1,4 +1,4 @@
-//! RankBoost (Freund, Iyer, Schapire, Singer, JMLR 2003) with binary threshold weak rankers h(x) = 1[x_f > θ], the
+//! RankBoost (Freund, Iyer, Schapire, Singer, JMLR 2003) with binary threshold weak rankers h(x) = 1\[x_f > θ\], the
 //! baseline of seeds 000 and 003. The distribution over the pairs (i preferred over j) of every query is kept
 //! implicitly: starting uniform, D_t(i, j) ∝ exp(−H(x_i)) · exp(H(x_j)) with H the current ensemble score, so each
 //! round needs one O(n·K) pass to get every document's potential π(d) = Σ_j D(d, j) − Σ_i D(i, d), and the best

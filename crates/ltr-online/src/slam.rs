@@ -1,5 +1,5 @@
 //! SLAM listwise large-margin surrogates (Chaudhuri & Tewari 2015 — seed 002; algorithms.md §3.2–3.4):
-//! φ_v(s, R) = Σ_i v_i · max(0, max_j 1[R_i > R_j] (Δ_ij + s_j − s_i)), with Δ_ij = Δ (the paper's theory) or
+//! φ_v(s, R) = Σ_i v_i · max(0, max_j 1\[R_i > R_j\] (Δ_ij + s_j − s_i)), with Δ_ij = Δ (the paper's theory) or
 //! (R_i − R_j)·Δ (the authors' code). Value and subgradient in O(m·K) for m documents and K grades.
 
 /// The margin Δ_ij.

@@ -25,8 +25,8 @@ pub struct EvalArgs {
     /// TREC qrels (`qid iter docid rel`).
     #[arg(long)]
     pub qrels: Option<PathBuf>,
-    /// Metrics (repeatable or comma separated): NDCG@k, DCG@k, MAP[@k], P@k, MRR[@k], ERR@k, R-prec, bpref,
-    /// RankEff, AUC, OER, OER(s,t), Q, MeanNDCG.
+    /// Metrics (repeatable or comma separated): NDCG@k, DCG@k, MAP, MAP@k, P@k, MRR, MRR@k, ERR@k, R-prec,
+    /// bpref, RankEff, AUC, OER, OER(s,t), Q, MeanNDCG.
     #[arg(long = "metric")]
     pub metrics: Vec<String>,
     /// Evaluator convention: letor3, letor4, mslr, trec, standard.
