@@ -379,11 +379,18 @@ fn same_seed_same_model_bytes_at_one_and_two_threads() {
     let dir = tempfile::tempdir().unwrap();
     let (train, vali, _) = data(dir.path());
     for (algo, extra) in [
-        ("committee-perceptron", "epochs=4"),
-        ("ranksvm", "c=0.1"),
-        ("mhr", "aggregate=wborda"),
-        ("rankboost", "rounds=15"),
-        ("listnet", "epochs=4"),
+        ("committee-perceptron", &["epochs=4"][..]),
+        ("ranksvm", &["c=0.1"]),
+        ("mhr", &["aggregate=wborda"]),
+        ("rankboost", &["rounds=15"]),
+        ("listnet", &["epochs=4"]),
+        // The cutting-plane solver (RSVM-IR-QP's default) and the factored sigmoid pass.
+        ("rsvm-ir", &["variant=qp", "c=0.1"]),
+        (
+            "sigmoid",
+            &["seed-algo=ranksvm", "lambda=0.5", "max-iter=30"],
+        ),
+        ("slam-perceptron", &["violators=mean", "passes=3"]),
     ] {
         let mut models = Vec::new();
         for threads in ["1", "2"] {
@@ -397,13 +404,12 @@ fn same_seed_same_model_bytes_at_one_and_two_threads() {
                     &vali,
                     "--algo",
                     algo,
-                    "--param",
-                    extra,
                     "--seed",
                     "9",
                     "--model",
                     s(&m),
                 ])
+                .args(extra.iter().flat_map(|p| ["--param", p]))
                 .env("RAYON_NUM_THREADS", threads)
                 .output()
                 .unwrap();
