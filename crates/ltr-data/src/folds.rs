@@ -6,6 +6,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
 use crate::error::{DataError, Result};
+use crate::{read_letor, Dataset};
 
 /// The three files of one LETOR fold (`FoldN/{train,vali,test}.txt`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +52,36 @@ pub fn letor_folds(dir: &Path) -> Result<Vec<LetorFold>> {
         ));
     }
     Ok(out)
+}
+
+/// A LETOR fold with its three files parsed.
+#[derive(Debug, Clone)]
+pub struct LoadedFold {
+    /// Fold number (1-based).
+    pub number: usize,
+    /// Training data.
+    pub train: Dataset,
+    /// Validation data.
+    pub vali: Dataset,
+    /// Test data.
+    pub test: Dataset,
+}
+
+impl LetorFold {
+    /// Parse the fold's train, validation and test files.
+    pub fn load(&self) -> Result<LoadedFold> {
+        Ok(LoadedFold {
+            number: self.number,
+            train: read_letor(&self.train)?,
+            vali: read_letor(&self.vali)?,
+            test: read_letor(&self.test)?,
+        })
+    }
+}
+
+/// Every fold under `dir` ([`letor_folds`]), parsed.
+pub fn load_letor_folds(dir: &Path) -> Result<Vec<LoadedFold>> {
+    letor_folds(dir)?.iter().map(LetorFold::load).collect()
 }
 
 /// One split of a k-fold partition: query indices for training and for testing.

@@ -35,7 +35,10 @@ pub use dataset::{
     dot_dense, Dataset, DatasetSummary, FeatureMatrix, QueryView, Row, Storage, TextColumn,
 };
 pub use error::{DataError, Result};
-pub use folds::{kfold_queries, letor_folds, split_by_queries, LetorFold, QuerySplit};
+pub use folds::{
+    kfold_queries, letor_folds, load_letor_folds, split_by_queries, LetorFold, LoadedFold,
+    QuerySplit,
+};
 pub use generate::{generate_letor_like, generate_slam_stream, SyntheticConfig};
 pub use parse::{read_letor, read_letor_with, NullPolicy, ParseOptions, QueryFile, RepeatedQid};
 pub use transform::{normalize_query_minmax, parse_feature_list, select_features, ZScore};

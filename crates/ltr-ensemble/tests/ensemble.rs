@@ -2,7 +2,7 @@
 
 use ltr_core::{positions, Aggregation, LinearModel, RankAggregate, Scorer};
 use ltr_data::{
-    generate_letor_like, letor_folds, read_letor, shared_datasets_dir, split_by_queries, Dataset,
+    generate_letor_like, load_letor_folds, shared_datasets_dir, split_by_queries, Dataset,
     SyntheticConfig,
 };
 use ltr_ensemble::*;
@@ -174,21 +174,17 @@ fn rankboost_floor(sub: &str, conv: Convention, ranklib: f64) {
         eprintln!("SKIP: ../shared/datasets is absent");
         return;
     };
-    let folds = letor_folds(&root.join(sub)).unwrap();
+    let folds = load_letor_folds(&root.join(sub)).unwrap();
     let t0 = std::time::Instant::now();
     let mut map = 0.0;
     for f in &folds {
-        let (tr, va, te) = (
-            read_letor(&f.train).unwrap(),
-            read_letor(&f.vali).unwrap(),
-            read_letor(&f.test).unwrap(),
-        );
+        let (tr, va, te) = (&f.train, &f.vali, &f.test);
         let p = RankBoostParams {
             convention: conv,
             ..Default::default()
         };
-        let fit = p.fit(&tr, Some(&va)).unwrap();
-        map += evaluate(&te, &fit.scores(&te), &[Metric::Ap(None)], &conv)
+        let fit = p.fit(tr, Some(va)).unwrap();
+        map += evaluate(te, &fit.scores(te), &[Metric::Ap(None)], &conv)
             .unwrap()
             .results[0]
             .mean

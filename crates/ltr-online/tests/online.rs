@@ -1,7 +1,7 @@
 //! SLAM surrogates (seed 002) and the online learners.
 
 use ltr_core::Scorer;
-use ltr_data::{generate_slam_stream, letor_folds, read_letor, shared_datasets_dir};
+use ltr_data::{generate_slam_stream, load_letor_folds, shared_datasets_dir};
 use ltr_metrics::{evaluate, Convention, Metric};
 use ltr_online::*;
 use proptest::prelude::*;
@@ -121,29 +121,20 @@ fn listnet_floor(sub: &str, conv: Convention, ranklib: f64) {
         eprintln!("SKIP: ../shared/datasets is absent");
         return;
     };
-    let folds = letor_folds(&root.join(sub)).unwrap();
+    let folds = load_letor_folds(&root.join(sub)).unwrap();
     let t0 = std::time::Instant::now();
     let mut map = 0.0;
     for f in &folds {
-        let (tr, va, te) = (
-            read_letor(&f.train).unwrap(),
-            read_letor(&f.vali).unwrap(),
-            read_letor(&f.test).unwrap(),
-        );
+        let (tr, va, te) = (&f.train, &f.vali, &f.test);
         let fit = ListNetParams {
             convention: conv,
             ..Default::default()
         }
-        .fit(&tr, Some(&va))
+        .fit(tr, Some(va))
         .unwrap();
-        map += evaluate(
-            &te,
-            &fit.model.score_dataset(&te),
-            &[Metric::Ap(None)],
-            &conv,
-        )
-        .unwrap()
-        .results[0]
+        map += evaluate(te, &fit.model.score_dataset(te), &[Metric::Ap(None)], &conv)
+            .unwrap()
+            .results[0]
             .mean
             / folds.len() as f64;
     }
@@ -185,14 +176,14 @@ fn mean_violator_hand_computed() {
 /// Fold-mean test NDCG@10 (letor3) of an online learner streamed once over each OHSUMED training file.
 fn ohsumed_online_ndcg10(make: &dyn Fn(usize) -> SlamPerceptron) -> Option<f64> {
     let root = shared_datasets_dir()?;
-    let folds = letor_folds(&root.join("OHSUMED/QueryLevelNorm")).unwrap();
+    let folds = load_letor_folds(&root.join("OHSUMED/QueryLevelNorm")).unwrap();
     let mut total = 0.0;
     for f in &folds {
-        let (tr, te) = (read_letor(&f.train).unwrap(), read_letor(&f.test).unwrap());
+        let (tr, te) = (&f.train, &f.test);
         let mut l = make(tr.n_features());
-        replay(&mut l, &[&tr], &StreamConfig::default());
-        let s = ltr_core::LinearModel::new(l.w.clone()).score_dataset(&te);
-        total += evaluate(&te, &s, &["NDCG@10".parse().unwrap()], &Convention::LETOR3)
+        replay(&mut l, &[tr], &StreamConfig::default());
+        let s = ltr_core::LinearModel::new(l.w.clone()).score_dataset(te);
+        total += evaluate(te, &s, &["NDCG@10".parse().unwrap()], &Convention::LETOR3)
             .unwrap()
             .results[0]
             .mean;

@@ -1,6 +1,6 @@
 //! Explore perceptron settings on a LETOR dataset: `cargo run --release -p ltr-perceptron --example explore -- DIR CONV`.
 use ltr_core::Scorer;
-use ltr_data::{letor_folds, read_letor};
+use ltr_data::load_letor_folds;
 use ltr_metrics::{evaluate, Convention, Metric};
 use ltr_perceptron::*;
 
@@ -8,17 +8,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let dir = std::path::PathBuf::from(&args[1]);
     let conv: Convention = args[2].parse().unwrap();
-    let folds = letor_folds(&dir).unwrap();
-    let data: Vec<_> = folds
-        .iter()
-        .map(|f| {
-            (
-                read_letor(&f.train).unwrap(),
-                read_letor(&f.vali).unwrap(),
-                read_letor(&f.test).unwrap(),
-            )
-        })
-        .collect();
+    let data = load_letor_folds(&dir).unwrap();
     let alphas = [("epoch", AlphaBound::PerEpoch(0.85))];
     let orders = [
         ("shuf1", PairOrder::Shuffled(1)),
@@ -36,7 +26,8 @@ fn main() {
                 let t = std::time::Instant::now();
                 let mut map = 0.0;
                 let mut ep = vec![];
-                for (tr, va, te) in &data {
+                for f in &data {
+                    let (tr, va, te) = (&f.train, &f.vali, &f.test);
                     let p = PerceptronParams {
                         epochs: 50,
                         output: u,

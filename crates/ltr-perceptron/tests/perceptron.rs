@@ -2,7 +2,8 @@
 
 use ltr_core::{Model, Scorer};
 use ltr_data::{
-    generate_letor_like, letor_folds, read_letor, shared_datasets_dir, Dataset, SyntheticConfig,
+    generate_letor_like, load_letor_folds, shared_datasets_dir, Dataset, LoadedFold,
+    SyntheticConfig,
 };
 use ltr_metrics::{evaluate, Convention, Metric};
 use ltr_perceptron::*;
@@ -220,28 +221,22 @@ fn voted_and_borda_committee_rank_sensibly() {
 /// Fold-mean test MAP for a perceptron output with T chosen on validation NDCG@10, averaged over three pair-order
 /// seeds (one seed alone moves fold-mean MAP by up to ±0.008 on these folds).
 fn protocol(
-    sub: &str,
+    folds: &[LoadedFold],
     conv: Convention,
     output: Output,
     epochs: usize,
     alpha: AlphaBound,
-) -> Option<f64> {
-    let root = shared_datasets_dir()?;
-    let folds = letor_folds(&root.join(sub)).unwrap();
-    let data: Vec<_> = folds
-        .iter()
-        .map(|f| {
-            (
-                read_letor(&f.train).unwrap(),
-                read_letor(&f.vali).unwrap(),
-                read_letor(&f.test).unwrap(),
-            )
-        })
-        .collect();
+) -> f64 {
     let seeds = [1u64, 2, 3];
     let mut map = 0.0;
     for seed in seeds {
-        for (tr, va, te) in &data {
+        for LoadedFold {
+            train: tr,
+            vali: va,
+            test: te,
+            ..
+        } in folds
+        {
             let settings = LoopSettings {
                 alpha_bound: alpha,
                 order: PairOrder::Shuffled(seed),
@@ -259,30 +254,24 @@ fn protocol(
                 .unwrap()
                 .results[0]
                 .mean
-                / (data.len() * seeds.len()) as f64;
+                / (folds.len() * seeds.len()) as f64;
         }
     }
-    Some(map)
+    map
 }
 
-fn ranksvm_map(sub: &str, conv: Convention) -> f64 {
-    let root = shared_datasets_dir().unwrap();
-    let folds = letor_folds(&root.join(sub)).unwrap();
+fn ranksvm_map(folds: &[LoadedFold], conv: Convention) -> f64 {
     let mut map = 0.0;
-    for f in &folds {
-        let (tr, va, te) = (
-            read_letor(&f.train).unwrap(),
-            read_letor(&f.vali).unwrap(),
-            read_letor(&f.test).unwrap(),
-        );
+    for f in folds {
+        let (tr, va, te) = (&f.train, &f.vali, &f.test);
         let mut best = (f64::NEG_INFINITY, None);
         for c in [1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0] {
             let m = ltr_svm::RankSvmParams::default()
                 .c(ltr_svm::CSetting::Value(c))
-                .fit(&tr)
+                .fit(tr)
                 .unwrap()
                 .model;
-            let v = evaluate(&va, &m.score_dataset(&va), &[Metric::Ap(None)], &conv)
+            let v = evaluate(va, &m.score_dataset(va), &[Metric::Ap(None)], &conv)
                 .unwrap()
                 .results[0]
                 .mean;
@@ -291,7 +280,7 @@ fn ranksvm_map(sub: &str, conv: Convention) -> f64 {
             }
         }
         let m = best.1.unwrap();
-        map += evaluate(&te, &m.score_dataset(&te), &[Metric::Ap(None)], &conv)
+        map += evaluate(te, &m.score_dataset(te), &[Metric::Ap(None)], &conv)
             .unwrap()
             .results[0]
             .mean
@@ -305,51 +294,21 @@ fn ranksvm_map(sub: &str, conv: Convention) -> f64 {
 /// Under the default reading (b) the committee and the average perceptron are within noise of each other on
 /// OHSUMED (22 test queries a fold; seed-to-seed spread up to ±0.008 MAP, averaged here over three seeds), so that one comparison allows 0.002.
 fn quality(sub: &str, conv: Convention) {
-    let epochs = 30;
-    let Some(com_b) = protocol(
-        sub,
-        conv,
-        Output::committee(30),
-        epochs,
-        AlphaBound::PerEpoch(0.85),
-    ) else {
+    let Some(root) = shared_datasets_dir() else {
         eprintln!("SKIP: ../shared/datasets is absent");
         return;
     };
-    let pocket_b = protocol(
-        sub,
-        conv,
-        Output::Pocket,
-        epochs,
-        AlphaBound::PerEpoch(0.85),
-    )
-    .unwrap();
-    let average_b = protocol(
-        sub,
-        conv,
-        Output::Average,
-        epochs,
-        AlphaBound::PerEpoch(0.85),
-    )
-    .unwrap();
-    let com_a = protocol(
-        sub,
-        conv,
-        Output::committee(30),
-        epochs,
-        AlphaBound::Planned(0.85),
-    )
-    .unwrap();
-    let pocket_a = protocol(sub, conv, Output::Pocket, epochs, AlphaBound::Planned(0.85)).unwrap();
-    let average_a = protocol(
-        sub,
-        conv,
-        Output::Average,
-        epochs,
-        AlphaBound::Planned(0.85),
-    )
-    .unwrap();
-    let svm = ranksvm_map(sub, conv);
+    let folds = load_letor_folds(&root.join(sub)).unwrap();
+    let epochs = 30;
+    let run = |output, alpha| protocol(&folds, conv, output, epochs, alpha);
+    let (b, a) = (AlphaBound::PerEpoch(0.85), AlphaBound::Planned(0.85));
+    let com_b = run(Output::committee(30), b);
+    let pocket_b = run(Output::Pocket, b);
+    let average_b = run(Output::Average, b);
+    let com_a = run(Output::committee(30), a);
+    let pocket_a = run(Output::Pocket, a);
+    let average_a = run(Output::Average, a);
+    let svm = ranksvm_map(&folds, conv);
     eprintln!("{sub} MAP: alpha (b) committee-30 {com_b:.4} pocket {pocket_b:.4} average {average_b:.4}; alpha (a) committee-30 {com_a:.4} pocket {pocket_a:.4} average {average_a:.4}; RankSVM {svm:.4}");
     assert!(
         com_b >= pocket_b,

@@ -2,9 +2,7 @@
 //! agreement of the primal and dual solvers.
 
 use ltr_core::Scorer;
-use ltr_data::{
-    generate_letor_like, letor_folds, read_letor, shared_datasets_dir, SyntheticConfig,
-};
+use ltr_data::{generate_letor_like, load_letor_folds, shared_datasets_dir, SyntheticConfig};
 use ltr_metrics::{evaluate, Convention, Metric};
 use ltr_pairs::PairLoss;
 use ltr_svm::{CSetting, RankSvmParams, Solver};
@@ -19,17 +17,13 @@ fn protocol(sub: &str, conv: Convention, params: &RankSvmParams) -> Option<[f64;
         .map(|m| m.parse().unwrap())
         .collect();
     let mut sum = [0.0; 5];
-    let folds = letor_folds(&root.join(sub)).unwrap();
+    let folds = load_letor_folds(&root.join(sub)).unwrap();
     for f in &folds {
-        let (tr, va, te) = (
-            read_letor(&f.train).unwrap(),
-            read_letor(&f.vali).unwrap(),
-            read_letor(&f.test).unwrap(),
-        );
+        let (tr, va, te) = (&f.train, &f.vali, &f.test);
         let mut best = (f64::NEG_INFINITY, None);
         for c in GRID {
-            let fit = params.clone().c(CSetting::Value(c)).fit(&tr).unwrap();
-            let map = evaluate(&va, &fit.model.score_dataset(&va), &metrics[..1], &conv)
+            let fit = params.clone().c(CSetting::Value(c)).fit(tr).unwrap();
+            let map = evaluate(va, &fit.model.score_dataset(va), &metrics[..1], &conv)
                 .unwrap()
                 .results[0]
                 .mean;
@@ -38,7 +32,7 @@ fn protocol(sub: &str, conv: Convention, params: &RankSvmParams) -> Option<[f64;
             }
         }
         let model = best.1.unwrap();
-        let ev = evaluate(&te, &model.score_dataset(&te), &metrics, &conv).unwrap();
+        let ev = evaluate(te, &model.score_dataset(te), &metrics, &conv).unwrap();
         for (s, r) in sum.iter_mut().zip(&ev.results) {
             *s += r.mean / folds.len() as f64;
         }

@@ -45,12 +45,11 @@ pub fn method_cell(
     ctx.cells
         .get(&format!("{}-f{}-{method}", bench.name, fold.number), || {
             let t0 = Instant::now();
-            let mut notes = BTreeMap::new();
-            match method {
+            // Each method's model and the one setting it chose (on validation).
+            let (model, setting, value): (Box<dyn Scorer>, &str, String) = match method {
                 "RankSVM" => {
-                    let (m, c, secs) = ranksvm_selected(fold, &conv)?;
-                    notes.insert("C".into(), c.to_string());
-                    test_result(&m, &fold.test, &conv, secs, notes)
+                    let (m, c, _) = ranksvm_selected(fold, &conv)?;
+                    (Box::new(m), "C", c.to_string())
                 }
                 "RankBoost" => {
                     let fit = ltr_ensemble::RankBoostParams {
@@ -58,14 +57,7 @@ pub fn method_cell(
                         ..Default::default()
                     }
                     .fit(&fold.train, Some(&fold.vali))?;
-                    notes.insert("rounds".into(), fit.rounds_used.to_string());
-                    test_result(
-                        &fit.model,
-                        &fold.test,
-                        &conv,
-                        t0.elapsed().as_secs_f64(),
-                        notes,
-                    )
+                    (Box::new(fit.model), "rounds", fit.rounds_used.to_string())
                 }
                 "ListNet" => {
                     let fit = ltr_online::ListNetParams {
@@ -73,33 +65,22 @@ pub fn method_cell(
                         ..Default::default()
                     }
                     .fit(&fold.train, Some(&fold.vali))?;
-                    notes.insert("epochs".into(), fit.epochs_used.to_string());
-                    test_result(
-                        &fit.model,
-                        &fold.test,
-                        &conv,
-                        t0.elapsed().as_secs_f64(),
-                        notes,
-                    )
+                    (Box::new(fit.model), "epochs", fit.epochs_used.to_string())
                 }
                 name => {
-                    let p = PerceptronParams {
+                    let fit = PerceptronParams {
                         epochs: 50,
                         output: perceptron_output(name),
                         convention: conv,
                         ..Default::default()
-                    };
-                    let fit = p.fit(&fold.train, Some(&fold.vali))?;
-                    notes.insert("epochs".into(), fit.epochs_used.to_string());
-                    test_result(
-                        &fit.model,
-                        &fold.test,
-                        &conv,
-                        t0.elapsed().as_secs_f64(),
-                        notes,
-                    )
+                    }
+                    .fit(&fold.train, Some(&fold.vali))?;
+                    (Box::new(fit.model), "epochs", fit.epochs_used.to_string())
                 }
-            }
+            };
+            let seconds = t0.elapsed().as_secs_f64();
+            let notes = BTreeMap::from([(setting.to_string(), value)]);
+            test_result(model.as_ref(), &fold.test, &conv, seconds, notes)
         })
 }
 

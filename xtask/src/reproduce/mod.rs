@@ -14,23 +14,13 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use ltr_core::{LinearModel, Scorer};
 use ltr_data::{
-    generate_letor_like, kfold_queries, letor_folds, read_letor, shared_datasets_dir, Dataset,
-    SyntheticConfig,
+    generate_letor_like, kfold_queries, letor_folds, shared_datasets_dir, Dataset, SyntheticConfig,
 };
 use ltr_metrics::{evaluate, Convention, Metric};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 /// One fold: train, validation, test.
-pub struct Fold {
-    /// 1-based.
-    pub number: usize,
-    /// Training data.
-    pub train: Dataset,
-    /// Validation data.
-    pub vali: Dataset,
-    /// Test data.
-    pub test: Dataset,
-}
+pub type Fold = ltr_data::LoadedFold;
 
 /// A benchmark with its evaluation convention.
 pub struct Bench {
@@ -262,12 +252,7 @@ pub fn load(
                 if !folds.contains(&f.number) {
                     continue;
                 }
-                fs.push(Fold {
-                    number: f.number,
-                    train: read_letor(&f.train)?,
-                    vali: read_letor(&f.vali)?,
-                    test: read_letor(&f.test)?,
-                });
+                fs.push(f.load()?);
             }
             if !fs.is_empty() {
                 benches.push(Bench {
