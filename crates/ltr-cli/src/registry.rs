@@ -442,17 +442,13 @@ fn sigmoid(ctx: &TrainContext<'_>, p: &Params) -> Result<Trained> {
         }
         .fit(ctx.train, &seed_w)?;
         let v = match ctx.validation {
-            Some(v) => {
-                ltr_metrics::evaluate(
-                    v,
-                    &v.scores(&fit.model.weights),
-                    &[ctx.metric],
-                    &ctx.convention,
-                )
-                .map_err(|e| ltr_core::LtrError::Training(e.to_string()))?
-                .results[0]
-                    .mean
-            }
+            Some(v) => ltr_metrics::evaluate_mean(
+                v,
+                &v.scores(&fit.model.weights),
+                ctx.metric,
+                &ctx.convention,
+            )
+            .map_err(|e| ltr_core::LtrError::Training(e.to_string()))?,
             None => 0.0,
         };
         if best.as_ref().is_none_or(|b| v > b.0) {

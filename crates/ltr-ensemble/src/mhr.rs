@@ -7,7 +7,7 @@ use ltr_core::{
     aggregate, positions, Aggregation, LinearModel, LtrError, RankAggregate, Result, Scorer,
 };
 use ltr_data::Dataset;
-use ltr_metrics::{evaluate, pair_counts, Convention, Metric};
+use ltr_metrics::{evaluate_mean, pair_counts, Convention, Metric};
 use ltr_pairs::{Levels, PairScheme};
 use ltr_svm::{CSetting, RankSvmParams};
 use rayon::prelude::*;
@@ -147,9 +147,7 @@ fn tune_value(
         }
         out
     };
-    evaluate(ds, &scores, &[metric], conv)
-        .map(|e| e.results[0].mean)
-        .unwrap_or(f64::NEG_INFINITY)
+    evaluate_mean(ds, &scores, metric, conv).unwrap_or(f64::NEG_INFINITY)
 }
 
 /// Maximise the metric over non-negative weights summing to 1: the full simplex grid with step `h` for up to three

@@ -7,7 +7,7 @@
 
 use ltr_core::{LtrError, Result, Scorer, Stump, StumpEnsemble};
 use ltr_data::Dataset;
-use ltr_metrics::{evaluate, Convention, Metric};
+use ltr_metrics::{evaluate_mean, Convention, Metric};
 use ltr_pairs::{split_by_offsets, Levels};
 use rayon::prelude::*;
 
@@ -190,10 +190,8 @@ impl RankBoostParams {
                         *s += alpha;
                     }
                 }
-                let m = evaluate(v, vs, &[self.metric], &self.convention)
-                    .map_err(|e| LtrError::Training(e.to_string()))?
-                    .results[0]
-                    .mean;
+                let m = evaluate_mean(v, vs, self.metric, &self.convention)
+                    .map_err(|e| LtrError::Training(e.to_string()))?;
                 curve.push(m);
                 if m > best.0 {
                     best = (m, round + 1);

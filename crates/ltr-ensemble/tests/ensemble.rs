@@ -6,7 +6,7 @@ use ltr_data::{
     SyntheticConfig,
 };
 use ltr_ensemble::*;
-use ltr_metrics::{evaluate, Convention, Metric};
+use ltr_metrics::{evaluate_mean, Convention, Metric};
 
 fn data(seed: u64) -> Dataset {
     generate_letor_like(&SyntheticConfig {
@@ -155,14 +155,8 @@ fn rankboost_learns_and_chooses_rounds_on_validation() {
     assert_eq!(fit.validation_curve.len(), 60);
     let m = Metric::Ndcg(Some(10));
     let conv = Convention::STANDARD;
-    let v = evaluate(&parts[1], &fit.scores(&parts[1]), &[m], &conv)
-        .unwrap()
-        .results[0]
-        .mean;
-    let zero = evaluate(&parts[1], &vec![0.0; parts[1].n_docs()], &[m], &conv)
-        .unwrap()
-        .results[0]
-        .mean;
+    let v = evaluate_mean(&parts[1], &fit.scores(&parts[1]), m, &conv).unwrap();
+    let zero = evaluate_mean(&parts[1], &vec![0.0; parts[1].n_docs()], m, &conv).unwrap();
     assert!(v > zero + 0.1, "RankBoost NDCG@10 {v} vs constant {zero}");
     assert_eq!(v, fit.validation_curve[fit.rounds_used - 1]);
 }
@@ -184,10 +178,7 @@ fn rankboost_floor(sub: &str, conv: Convention, ranklib: f64) {
             ..Default::default()
         };
         let fit = p.fit(tr, Some(va)).unwrap();
-        map += evaluate(te, &fit.scores(te), &[Metric::Ap(None)], &conv)
-            .unwrap()
-            .results[0]
-            .mean
+        map += evaluate_mean(te, &fit.scores(te), Metric::Ap(None), &conv).unwrap()
             / folds.len() as f64;
     }
     eprintln!(

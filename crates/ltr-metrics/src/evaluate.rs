@@ -52,6 +52,16 @@ impl Evaluation {
     }
 }
 
+/// The mean over the queries of one metric: what model selection on a validation set needs.
+pub fn evaluate_mean(
+    ds: &Dataset,
+    scores: &[f64],
+    metric: Metric,
+    convention: &Convention,
+) -> Result<f64, EvalError> {
+    Ok(evaluate(ds, scores, &[metric], convention)?.results[0].mean)
+}
+
 /// Evaluate `scores` (one per document of `ds`, in row order) under `convention`.
 pub fn evaluate(
     ds: &Dataset,

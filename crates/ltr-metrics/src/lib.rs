@@ -43,7 +43,7 @@ pub mod trec;
 
 pub use compute::{pair_counts, query_metric, PairCounts, QueryInput};
 pub use convention::{Convention, Discount, Gain, ShortList, TiePolicy};
-pub use evaluate::{evaluate, fast_ranking, EvalError, Evaluation, MetricResult};
+pub use evaluate::{evaluate, evaluate_mean, fast_ranking, EvalError, Evaluation, MetricResult};
 pub use metric::{Metric, MetricParseError};
 pub use ranking::Ranking;
 pub use significance::{

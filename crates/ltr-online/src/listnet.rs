@@ -3,7 +3,7 @@
 
 use ltr_core::{LinearModel, LtrError, Result, Scorer};
 use ltr_data::Dataset;
-use ltr_metrics::{evaluate, Convention, Metric};
+use ltr_metrics::{evaluate_mean, Convention, Metric};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
@@ -77,10 +77,8 @@ impl ListNetParams {
             }
             if let (true, Some(v)) = (self.select_epochs, validation) {
                 let m = LinearModel::new(w.clone());
-                let val = evaluate(v, &m.score_dataset(v), &[self.metric], &self.convention)
-                    .map_err(|e| LtrError::Training(e.to_string()))?
-                    .results[0]
-                    .mean;
+                let val = evaluate_mean(v, &m.score_dataset(v), self.metric, &self.convention)
+                    .map_err(|e| LtrError::Training(e.to_string()))?;
                 curve.push(val);
                 if best.as_ref().is_none_or(|b| val > b.0) {
                     best = Some((val, e, w.clone()));

@@ -2,7 +2,7 @@
 
 use ltr_core::Scorer;
 use ltr_data::{generate_slam_stream, load_letor_folds, shared_datasets_dir};
-use ltr_metrics::{evaluate, Convention, Metric};
+use ltr_metrics::{evaluate_mean, Convention, Metric};
 use ltr_online::*;
 use proptest::prelude::*;
 
@@ -132,10 +132,7 @@ fn listnet_floor(sub: &str, conv: Convention, ranklib: f64) {
         }
         .fit(tr, Some(va))
         .unwrap();
-        map += evaluate(te, &fit.model.score_dataset(te), &[Metric::Ap(None)], &conv)
-            .unwrap()
-            .results[0]
-            .mean
+        map += evaluate_mean(te, &fit.model.score_dataset(te), Metric::Ap(None), &conv).unwrap()
             / folds.len() as f64;
     }
     eprintln!(
@@ -183,10 +180,7 @@ fn ohsumed_online_ndcg10(make: &dyn Fn(usize) -> SlamPerceptron) -> Option<f64> 
         let mut l = make(tr.n_features());
         replay(&mut l, &[tr], &StreamConfig::default());
         let s = ltr_core::LinearModel::new(l.w.clone()).score_dataset(te);
-        total += evaluate(te, &s, &["NDCG@10".parse().unwrap()], &Convention::LETOR3)
-            .unwrap()
-            .results[0]
-            .mean;
+        total += evaluate_mean(te, &s, "NDCG@10".parse().unwrap(), &Convention::LETOR3).unwrap();
     }
     Some(total / folds.len() as f64)
 }

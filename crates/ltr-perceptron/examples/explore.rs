@@ -1,7 +1,7 @@
 //! Explore perceptron settings on a LETOR dataset: `cargo run --release -p ltr-perceptron --example explore -- DIR CONV`.
 use ltr_core::Scorer;
 use ltr_data::load_letor_folds;
-use ltr_metrics::{evaluate, Convention, Metric};
+use ltr_metrics::{evaluate_mean, Convention, Metric};
 use ltr_perceptron::*;
 
 fn main() {
@@ -41,10 +41,8 @@ fn main() {
                     };
                     let fit = p.fit(tr, Some(va)).unwrap();
                     ep.push(fit.epochs_used);
-                    map += evaluate(te, &fit.model.score_dataset(te), &[Metric::Ap(None)], &conv)
+                    map += evaluate_mean(te, &fit.model.score_dataset(te), Metric::Ap(None), &conv)
                         .unwrap()
-                        .results[0]
-                        .mean
                         / data.len() as f64;
                 }
                 println!(

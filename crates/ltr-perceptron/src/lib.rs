@@ -22,7 +22,7 @@ mod prefetch;
 
 use ltr_core::{Aggregation, LinearModel, LtrError, Model, Params, RankAggregate, Result, Scorer};
 use ltr_data::Dataset;
-use ltr_metrics::{evaluate, Convention, Metric};
+use ltr_metrics::{evaluate_mean, Convention, Metric};
 
 pub use engine::{
     AlphaBound, EpochStats, LoopSettings, Observer, PairOrder, PerceptronLoop, StepSize,
@@ -163,10 +163,8 @@ pub struct PerceptronFit {
 }
 
 fn score(model: &dyn Scorer, ds: &Dataset, metric: Metric, conv: &Convention) -> Result<f64> {
-    Ok(evaluate(ds, &model.score_dataset(ds), &[metric], conv)
-        .map_err(|e| LtrError::Training(e.to_string()))?
-        .results[0]
-        .mean)
+    evaluate_mean(ds, &model.score_dataset(ds), metric, conv)
+        .map_err(|e| LtrError::Training(e.to_string()))
 }
 
 impl PerceptronParams {

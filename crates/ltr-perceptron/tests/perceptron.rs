@@ -5,7 +5,7 @@ use ltr_data::{
     generate_letor_like, load_letor_folds, shared_datasets_dir, Dataset, LoadedFold,
     SyntheticConfig,
 };
-use ltr_metrics::{evaluate, Convention, Metric};
+use ltr_metrics::{evaluate_mean, Convention, Metric};
 use ltr_perceptron::*;
 
 fn data(seed: u64, noise: f64, outliers: f64) -> Dataset {
@@ -111,10 +111,7 @@ fn separable_data_reaches_zero_training_mistakes() {
         );
         // And the final hypothesis ranks every training pair correctly.
         let s = fit.model.score_dataset(ds);
-        let oer = evaluate(ds, &s, &[Metric::Oer(None)], &Convention::STANDARD)
-            .unwrap()
-            .results[0]
-            .mean;
+        let oer = evaluate_mean(ds, &s, Metric::Oer(None), &Convention::STANDARD).unwrap();
         assert_eq!(oer, 0.0);
     }
 }
@@ -188,10 +185,7 @@ fn voted_and_borda_committee_rank_sensibly() {
     let (train, vali) = (&parts[0], &parts[1]);
     let conv = Convention::STANDARD;
     let m = Metric::Ndcg(Some(10));
-    let zero = evaluate(vali, &vec![0.0; vali.n_docs()], &[m], &conv)
-        .unwrap()
-        .results[0]
-        .mean;
+    let zero = evaluate_mean(vali, &vec![0.0; vali.n_docs()], m, &conv).unwrap();
     for out in [
         Output::Voted { from: 0 },
         Output::Committee(CommitteeParams {
@@ -207,10 +201,7 @@ fn voted_and_borda_committee_rank_sensibly() {
             ..Default::default()
         };
         let fit = p.fit(train, Some(vali)).unwrap();
-        let v = evaluate(vali, &fit.model.score_dataset(vali), &[m], &conv)
-            .unwrap()
-            .results[0]
-            .mean;
+        let v = evaluate_mean(vali, &fit.model.score_dataset(vali), m, &conv).unwrap();
         assert!(
             v > zero + 0.1,
             "{out:?}: NDCG@10 {v} vs {zero} for a constant ranking"
@@ -250,10 +241,8 @@ fn protocol(
                 ..Default::default()
             };
             let fit = p.fit(tr, Some(va)).unwrap();
-            map += evaluate(te, &fit.model.score_dataset(te), &[Metric::Ap(None)], &conv)
+            map += evaluate_mean(te, &fit.model.score_dataset(te), Metric::Ap(None), &conv)
                 .unwrap()
-                .results[0]
-                .mean
                 / (folds.len() * seeds.len()) as f64;
         }
     }
@@ -271,19 +260,13 @@ fn ranksvm_map(folds: &[LoadedFold], conv: Convention) -> f64 {
                 .fit(tr)
                 .unwrap()
                 .model;
-            let v = evaluate(va, &m.score_dataset(va), &[Metric::Ap(None)], &conv)
-                .unwrap()
-                .results[0]
-                .mean;
+            let v = evaluate_mean(va, &m.score_dataset(va), Metric::Ap(None), &conv).unwrap();
             if v > best.0 {
                 best = (v, Some(m));
             }
         }
         let m = best.1.unwrap();
-        map += evaluate(te, &m.score_dataset(te), &[Metric::Ap(None)], &conv)
-            .unwrap()
-            .results[0]
-            .mean
+        map += evaluate_mean(te, &m.score_dataset(te), Metric::Ap(None), &conv).unwrap()
             / folds.len() as f64;
     }
     map

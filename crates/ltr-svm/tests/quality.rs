@@ -3,7 +3,7 @@
 
 use ltr_core::Scorer;
 use ltr_data::{generate_letor_like, load_letor_folds, shared_datasets_dir, SyntheticConfig};
-use ltr_metrics::{evaluate, Convention, Metric};
+use ltr_metrics::{evaluate, evaluate_mean, Convention, Metric};
 use ltr_pairs::PairLoss;
 use ltr_svm::{CSetting, RankSvmParams, Solver};
 
@@ -23,10 +23,7 @@ fn protocol(sub: &str, conv: Convention, params: &RankSvmParams) -> Option<[f64;
         let mut best = (f64::NEG_INFINITY, None);
         for c in GRID {
             let fit = params.clone().c(CSetting::Value(c)).fit(tr).unwrap();
-            let map = evaluate(va, &fit.model.score_dataset(va), &metrics[..1], &conv)
-                .unwrap()
-                .results[0]
-                .mean;
+            let map = evaluate_mean(va, &fit.model.score_dataset(va), metrics[0], &conv).unwrap();
             if map > best.0 {
                 best = (map, Some(fit.model));
             }

@@ -16,7 +16,7 @@ use ltr_core::{LinearModel, Scorer};
 use ltr_data::{
     generate_letor_like, kfold_queries, letor_folds, shared_datasets_dir, Dataset, SyntheticConfig,
 };
-use ltr_metrics::{evaluate, Convention, Metric};
+use ltr_metrics::{evaluate, evaluate_mean, Convention, Metric};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 /// One fold: train, validation, test.
@@ -158,7 +158,12 @@ pub fn vali_score(
     metric: Metric,
     conv: &Convention,
 ) -> Result<f64> {
-    Ok(evaluate(vali, &model.score_dataset(vali), &[metric], conv)?.results[0].mean)
+    Ok(evaluate_mean(
+        vali,
+        &model.score_dataset(vali),
+        metric,
+        conv,
+    )?)
 }
 
 /// RankSVM with C chosen from {1e-3 … 100} on validation MAP (the LETOR protocol).

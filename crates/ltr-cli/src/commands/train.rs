@@ -131,9 +131,7 @@ pub fn run(a: TrainArgs) -> Result<()> {
             .with_context(|| format!("training {} with {}", algo.name, fmt_combo(combo)))?;
         let score = match &validation {
             Some(v) => {
-                ltr_metrics::evaluate(v, &trained.model.score_dataset(v), &[metric], &convention)?
-                    .results[0]
-                    .mean
+                ltr_metrics::evaluate_mean(v, &trained.model.score_dataset(v), metric, &convention)?
             }
             None => f64::NAN,
         };
