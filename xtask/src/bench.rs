@@ -246,27 +246,7 @@ pub fn run(quick: bool, only: Option<&str>) -> Result<()> {
         section.push_str(&format!(
             "## Evaluate NDCG@10 + MAP ({nq} queries × {nd} documents, trec convention)\n\n"
         ));
-        let mut labels = Vec::with_capacity(nq * nd);
-        let mut scores = Vec::with_capacity(nq * nd);
-        let mut state = 12345u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
-        for _ in 0..nq * nd {
-            labels.push((next() % 5) as f32 * if next() % 4 == 0 { 1.0 } else { 0.0 });
-            scores.push((next() % 1_000_000_007) as f64 / 1e9);
-        }
-        let offsets: Vec<usize> = (0..=nq).map(|q| q * nd).collect();
-        let qids: Vec<String> = (0..nq).map(|q| (q + 1).to_string()).collect();
-        let mut ids = ltr_data::TextColumn::new();
-        for i in 0..nq * nd {
-            ids.push(&format!("d{}", i % nd));
-        }
-        let x = ltr_data::FeatureMatrix::Dense(ndarray::Array2::zeros((nq * nd, 1)));
-        let ds = ltr_data::Dataset::new(x, labels, offsets, qids)?.with_docids(ids)?;
+        let (ds, scores) = ltr_data::generate_judged_run(nq, nd, true)?;
         let metrics = [Metric::Ndcg(Some(10)), Metric::Ap(None)];
         let (ours, ev) = best_of(3, || {
             Ok(evaluate(&ds, &scores, &metrics, &Convention::TREC)?)
@@ -292,20 +272,7 @@ pub fn run(quick: bool, only: Option<&str>) -> Result<()> {
         pe.as_ref().and_then(|v| v["ranx_ndcg10"].as_f64()).map_or("—".into(), |v| format!("{v:.6}")),
     ));
         if !quick {
-            let big_n = 100_000usize;
-            let mut labels = Vec::with_capacity(big_n * 1000);
-            let mut scores = Vec::with_capacity(big_n * 1000);
-            for _ in 0..big_n * 1000 {
-                labels.push((next() % 5) as f32 * if next() % 4 == 0 { 1.0 } else { 0.0 });
-                scores.push((next() % 1_000_000_007) as f64 / 1e9);
-            }
-            let x = ltr_data::FeatureMatrix::Dense(ndarray::Array2::zeros((big_n * 1000, 0)));
-            let ds = ltr_data::Dataset::new(
-                x,
-                labels,
-                (0..=big_n).map(|q| q * 1000).collect(),
-                (0..big_n).map(|q| q.to_string()).collect(),
-            )?;
+            let (ds, scores) = ltr_data::generate_judged_run(100_000, 1000, false)?;
             let (secs, _) = best_of(1, || {
                 Ok(evaluate(&ds, &scores, &metrics, &Convention::STANDARD)?)
             })?;

@@ -202,3 +202,41 @@ pub fn generate_slam_stream(rounds: usize, seed: u64) -> Result<Dataset> {
     }
     Dataset::new(FeatureMatrix::Dense(x), labels, offsets, qids)
 }
+
+/// A judged run for timing evaluators: `queries` × `docs` documents (qids `1…`, no features, docids `d0…` when
+/// `with_docids`, which TREC files need), graded 0–4 with about three in four judged 0, and pseudo-random scores
+/// in [0, 1.000000007) — the same bytes on every call (xorshift64 from a fixed state), so evaluator benchmarks and
+/// their peers see identical input.
+pub fn generate_judged_run(
+    queries: usize,
+    docs: usize,
+    with_docids: bool,
+) -> Result<(Dataset, Vec<f64>)> {
+    let n = queries * docs;
+    let mut state = 12345u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let (mut labels, mut scores) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for _ in 0..n {
+        labels.push((next() % 5) as f32 * if next() % 4 == 0 { 1.0 } else { 0.0 });
+        scores.push((next() % 1_000_000_007) as f64 / 1e9);
+    }
+    let mut ds = Dataset::new(
+        FeatureMatrix::Dense(Array2::zeros((n, 0))),
+        labels,
+        (0..=queries).map(|q| q * docs).collect(),
+        (1..=queries).map(|q| q.to_string()).collect(),
+    )?;
+    if with_docids {
+        let mut ids = TextColumn::new();
+        for i in 0..n {
+            ids.push(&format!("d{}", i % docs.max(1)));
+        }
+        ds = ds.with_docids(ids)?;
+    }
+    Ok((ds, scores))
+}

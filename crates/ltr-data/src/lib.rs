@@ -39,7 +39,9 @@ pub use folds::{
     kfold_queries, letor_folds, load_letor_folds, split_by_queries, LetorFold, LoadedFold,
     QuerySplit,
 };
-pub use generate::{generate_letor_like, generate_slam_stream, SyntheticConfig};
+pub use generate::{
+    generate_judged_run, generate_letor_like, generate_slam_stream, SyntheticConfig,
+};
 pub use parse::{read_letor, read_letor_with, NullPolicy, ParseOptions, QueryFile, RepeatedQid};
 pub use transform::{normalize_query_minmax, parse_feature_list, select_features, ZScore};
 pub use write::{write_atomic, write_letor, write_scores};
