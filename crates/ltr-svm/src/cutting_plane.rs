@@ -42,6 +42,12 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
+/// Keep `v[i]` exactly where `keep[i]`.
+fn retain_flagged<T>(v: &mut Vec<T>, keep: &[bool]) {
+    let mut flags = keep.iter();
+    v.retain(|_| *flags.next().expect("one flag per element"));
+}
+
 /// The working set: planes (a_t, b_t), their Gram matrix and the dual variables, slack first.
 struct Planes {
     a: Vec<Vec<f64>>,
@@ -96,44 +102,17 @@ impl Planes {
         if keep.iter().all(|&k| k) {
             return;
         }
-        let filter = |v: &mut Vec<f64>| {
-            let mut i = 0;
-            v.retain(|_| {
-                i += 1;
-                keep[i - 1]
-            });
-        };
-        filter(&mut self.b);
-        filter(&mut self.g_alpha);
-        let mut i = 0;
-        self.a.retain(|_| {
-            i += 1;
-            keep[i - 1]
-        });
-        let mut i = 0;
-        self.idle.retain(|_| {
-            i += 1;
-            keep[i - 1]
-        });
-        let mut i = 0;
-        self.gram.retain(|_| {
-            i += 1;
-            keep[i - 1]
-        });
+        retain_flagged(&mut self.a, &keep);
+        retain_flagged(&mut self.b, &keep);
+        retain_flagged(&mut self.g_alpha, &keep);
+        retain_flagged(&mut self.idle, &keep);
+        retain_flagged(&mut self.gram, &keep);
         for row in &mut self.gram {
-            let mut j = 0;
-            row.retain(|_| {
-                j += 1;
-                keep[j - 1]
-            });
+            retain_flagged(row, &keep);
         }
-        let slack = self.alpha[0];
-        let mut i = 0;
-        self.alpha.retain(|_| {
-            i += 1;
-            i == 1 || keep[i - 2]
-        });
-        self.alpha[0] = slack;
+        // α_0 (the slack) is not a plane and always stays.
+        let keep_alpha: Vec<bool> = std::iter::once(true).chain(keep).collect();
+        retain_flagged(&mut self.alpha, &keep_alpha);
     }
 
     /// Gradient of the dual objective with respect to α_t (t = 0 is the slack: 0).
