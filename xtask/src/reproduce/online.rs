@@ -243,7 +243,11 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
             &mut rows,
         )?);
     }
-    for (title, file, paths, config) in real_streams(ctx) {
+    let streams = real_streams(ctx);
+    if streams.is_empty() {
+        md.push_str("The paper's own real-data streams (MSLR-WEB10K; Yahoo! set 1) run here when installed: `cargo xtask download mslr-web10k`, and the Yahoo data from Webscope with `cargo xtask download yahoo --from DIR`.\n\n");
+    }
+    for (title, file, paths, config) in streams {
         let curves = ctx.cells.get(&format!("online-{file}"), || {
             let data: Vec<Dataset> = paths
                 .iter()
@@ -263,9 +267,6 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
             usize::MAX,
             &mut rows,
         )?);
-    }
-    if real_streams(ctx).is_empty() {
-        md.push_str("The paper's own real-data streams (MSLR-WEB10K; Yahoo! set 1) run here when installed: `cargo xtask download mslr-web10k`, and the Yahoo data from Webscope with `cargo xtask download yahoo --from DIR`.\n\n");
     }
     write_report(ctx, "online", &md, &rows)
 }
