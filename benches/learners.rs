@@ -1,6 +1,7 @@
 //! Every learner's hot path: pairwise loss, RankSVM, perceptron epochs (pair checks per second), MHR, sigmoid,
 //! RankBoost, ListNet and the online SLAM perceptron.
 
+use ltr_core::Fit;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ltr_benches::{generated, ohsumed_like};
 use ltr_pairs::{count_pairs_per_query, PairLoss, PairwiseObjective};
@@ -32,7 +33,7 @@ fn svm(c: &mut Criterion) {
     let mut g = c.benchmark_group("ranksvm");
     g.sample_size(10);
     g.bench_function("newton C=1 (OHSUMED Fold1)", |b| {
-        b.iter(|| ltr_svm::RankSvmParams::default().fit(&ds).unwrap())
+        b.iter(|| ltr_svm::RankSvmParams::default().solve(&ds).unwrap())
     });
     g.bench_function("dual CD hinge C=0.01 (OHSUMED Fold1)", |b| {
         b.iter(|| {
@@ -41,7 +42,7 @@ fn svm(c: &mut Criterion) {
                 .loss(PairLoss::Hinge)
                 .solver(ltr_svm::Solver::DualCd)
                 .tol(0.1)
-                .fit(&ds)
+                .solve(&ds)
                 .unwrap()
         })
     });
@@ -59,7 +60,7 @@ fn svm(c: &mut Criterion) {
                             mu: true,
                             ..Default::default()
                         })
-                        .fit(&ds)
+                        .solve(&ds)
                         .unwrap()
                 })
             },
@@ -97,7 +98,7 @@ fn others(c: &mut Criterion) {
                 diagnostics: false,
                 ..Default::default()
             }
-            .fit(&ds, None)
+            .fit(&ds, &ltr_core::FitContext::new(1))
             .unwrap()
         })
     });
@@ -108,7 +109,7 @@ fn others(c: &mut Criterion) {
                 max_iter: 10,
                 ..Default::default()
             }
-            .fit(&ds, &seed)
+            .refine(&ds, &seed)
             .unwrap()
         })
     });
@@ -118,7 +119,7 @@ fn others(c: &mut Criterion) {
                 rounds: 50,
                 ..Default::default()
             }
-            .fit(&ds, None)
+            .fit(&ds, &ltr_core::FitContext::new(1))
             .unwrap()
         })
     });
@@ -129,7 +130,7 @@ fn others(c: &mut Criterion) {
                 select_epochs: false,
                 ..Default::default()
             }
-            .fit(&ds, None)
+            .fit(&ds, &ltr_core::FitContext::new(1))
             .unwrap()
         })
     });

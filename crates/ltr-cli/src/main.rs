@@ -6,10 +6,11 @@
 //! ltr eval    --data F --scores F [--metric M]... [--convention C] [--per-query] [--json]
 //! ltr compare --data F --scores A --scores B --metric M [--test ttest|wilcoxon|sign|permutation] [--json]
 //! ltr inspect F
+//! ltr algorithms [--json]
 //! ```
 
 mod commands;
-mod registry;
+mod progress;
 
 use std::process::ExitCode;
 
@@ -40,8 +41,12 @@ enum Command {
     Inspect(commands::inspect::InspectArgs),
     /// Write a seeded synthetic LETOR-like dataset (train/vali/test).
     Generate(commands::generate::GenerateArgs),
-    /// List the algorithms and their parameters.
-    Algorithms,
+    /// List the algorithms with their parameters, defaults and allowed values.
+    Algorithms {
+        /// Print JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -68,8 +73,12 @@ fn main() -> ExitCode {
         Command::Compare(a) => commands::compare::run(a),
         Command::Inspect(a) => commands::inspect::run(a),
         Command::Generate(a) => commands::generate::run(a),
-        Command::Algorithms => {
-            registry::print_algorithms();
+        Command::Algorithms { json } => {
+            if json {
+                println!("{:#}", ltr_learn::algorithms_json());
+            } else {
+                print!("{}", ltr_learn::algorithms_text());
+            }
             Ok(())
         }
     };

@@ -31,12 +31,19 @@ pub enum LtrError {
     /// Training could not proceed.
     #[error("training failed: {0}")]
     Training(String),
+    /// The measure that judges rankings (a metric) failed; the metric's own error is the source.
+    #[error("measure failed: {0}")]
+    Measure(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// Result alias.
 pub type Result<T, E = LtrError> = std::result::Result<T, E>;
 
 impl LtrError {
+    /// A measure error, keeping the metric's error as the source.
+    pub fn measure(e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self::Measure(Box::new(e))
+    }
     /// A parameter error.
     pub fn param(name: impl Into<String>, problem: impl Into<String>) -> Self {
         Self::Param {

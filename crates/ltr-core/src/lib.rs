@@ -18,12 +18,17 @@
 
 pub mod aggregate;
 pub mod error;
+pub mod learner;
 pub mod model_file;
 pub mod params;
 pub mod scorer;
 
 pub use aggregate::{aggregate, positions, Aggregation, RankAggregate};
 pub use error::{LtrError, Result};
+pub use learner::{
+    best_by_validation, Best, BestSoFar, Fit, FitContext, FitReport, FitWith, Fitted, Measure,
+    ParamGuard, Progress, Silent,
+};
 pub use model_file::{Model, ModelFile, TrainingSummary, MODEL_FORMAT_VERSION};
 pub use params::Params;
 pub use scorer::{LinearModel, Scorer, Stump, StumpEnsemble};

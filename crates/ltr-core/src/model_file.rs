@@ -8,10 +8,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::aggregate::RankAggregate;
 use crate::error::{LtrError, Result};
+use crate::learner::FitReport;
 use crate::scorer::{LinearModel, Scorer, StumpEnsemble};
 
-/// Version of the model file layout. Loading a file of another version is refused with a clear error.
-pub const MODEL_FORMAT_VERSION: u32 = 1;
+/// Version of the model file layout. Version 1 files (before the typed [`FitReport`]) still load; any other version
+/// is refused with a clear error.
+pub const MODEL_FORMAT_VERSION: u32 = 2;
 const BINARY_MAGIC: &[u8; 8] = b"LTRMODEL";
 
 /// A trained scoring function of any kind the workspace produces.
@@ -87,6 +89,38 @@ pub struct ModelFile {
     pub diagnostics_json: String,
     /// The scoring function.
     pub model: Model,
+    /// What training found out (iterations, objective, settings chosen on validation).
+    #[serde(default)]
+    pub fit: FitReport,
+}
+
+/// The layout of format version 1 (no `fit` report: chosen settings were mixed into `params`).
+#[derive(Deserialize)]
+struct ModelFileV1 {
+    format_version: u32,
+    crate_version: String,
+    algorithm: String,
+    params: BTreeMap<String, String>,
+    n_features: usize,
+    training: TrainingSummary,
+    diagnostics_json: String,
+    model: Model,
+}
+
+impl From<ModelFileV1> for ModelFile {
+    fn from(v: ModelFileV1) -> Self {
+        Self {
+            format_version: v.format_version,
+            crate_version: v.crate_version,
+            algorithm: v.algorithm,
+            params: v.params,
+            n_features: v.n_features,
+            training: v.training,
+            diagnostics_json: v.diagnostics_json,
+            model: v.model,
+            fit: FitReport::default(),
+        }
+    }
 }
 
 impl ModelFile {
@@ -106,6 +140,7 @@ impl ModelFile {
             training,
             diagnostics_json: String::new(),
             model,
+            fit: FitReport::default(),
         }
     }
 
@@ -140,8 +175,14 @@ impl ModelFile {
             }
             let v = u32::from_le_bytes(rest[..4].try_into().expect("4 bytes"));
             check_version(path, v)?;
-            postcard::from_bytes(&rest[4..])
-                .map_err(|e| model_err(path, format!("corrupt binary model: {e}")))?
+            let corrupt = |e: postcard::Error| model_err(path, format!("corrupt binary model: {e}"));
+            if v == 1 {
+                postcard::from_bytes::<ModelFileV1>(&rest[4..])
+                    .map_err(corrupt)?
+                    .into()
+            } else {
+                postcard::from_bytes(&rest[4..]).map_err(corrupt)?
+            }
         } else {
             #[derive(Deserialize)]
             struct Probe {
@@ -174,10 +215,10 @@ impl ModelFile {
 }
 
 fn check_version(path: &Path, v: u32) -> Result<()> {
-    if v != MODEL_FORMAT_VERSION {
+    if v != 1 && v != MODEL_FORMAT_VERSION {
         return Err(model_err(
             path,
-            format!("model format version {v}, this build reads version {MODEL_FORMAT_VERSION}; retrain the model"),
+            format!("model format version {v}, this build reads versions 1 to {MODEL_FORMAT_VERSION}; retrain the model"),
         ));
     }
     Ok(())
@@ -218,6 +259,46 @@ mod tests {
             let p = dir.path().join(name);
             m.save(&p).unwrap();
             assert_eq!(ModelFile::load(&p).unwrap(), m);
+        }
+    }
+
+    #[test]
+    fn version_1_files_still_load_in_both_forms() {
+        #[derive(Serialize)]
+        struct V1<'a> {
+            format_version: u32,
+            crate_version: &'a str,
+            algorithm: &'a str,
+            params: &'a BTreeMap<String, String>,
+            n_features: usize,
+            training: &'a TrainingSummary,
+            diagnostics_json: &'a str,
+            model: &'a Model,
+        }
+        let m = sample();
+        let v1 = V1 {
+            format_version: 1,
+            crate_version: "0.1.0",
+            algorithm: &m.algorithm,
+            params: &m.params,
+            n_features: m.n_features,
+            training: &m.training,
+            diagnostics_json: "",
+            model: &m.model,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let j = dir.path().join("old.json");
+        std::fs::write(&j, serde_json::to_vec(&v1).unwrap()).unwrap();
+        let b = dir.path().join("old.bin");
+        let mut bytes = BINARY_MAGIC.to_vec();
+        bytes.extend_from_slice(&1u32.to_le_bytes());
+        bytes.extend(postcard::to_stdvec(&v1).unwrap());
+        std::fs::write(&b, bytes).unwrap();
+        for p in [j, b] {
+            let old = ModelFile::load(&p).unwrap();
+            assert_eq!(old.format_version, 1);
+            assert_eq!((&old.model, &old.params), (&m.model, &m.params));
+            assert_eq!(old.fit, FitReport::default());
         }
     }
 

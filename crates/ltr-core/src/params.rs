@@ -125,6 +125,19 @@ impl Params {
         }
         Ok(())
     }
+    /// The given names never read, in name order.
+    pub fn unread(&self) -> Vec<String> {
+        let used = self.used.borrow();
+        self.map
+            .keys()
+            .filter(|k| !used.contains(*k))
+            .cloned()
+            .collect()
+    }
+    /// Every name a learner asked for so far (given or not), in name order.
+    pub fn read_names(&self) -> Vec<String> {
+        self.used.borrow().iter().cloned().collect()
+    }
     /// The normalised values actually read (for recording in the model file).
     pub fn effective(&self) -> BTreeMap<String, String> {
         self.map.clone()

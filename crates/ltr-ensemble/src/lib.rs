@@ -7,12 +7,14 @@
 //! - [`rankboost`]: RankBoost (Freund et al. 2003), the seeds' boosting baseline.
 //!
 //! ```
+//! use ltr_core::{Fit, FitContext, Model};
 //! use ltr_data::{generate_letor_like, SyntheticConfig};
 //! use ltr_ensemble::mhr::MhrParams;
 //!
 //! let ds = generate_letor_like(&SyntheticConfig { queries: 20, grades: 3, seed: 5, ..Default::default() }).unwrap();
-//! let fit = MhrParams::default().fit(&ds, None).unwrap();
-//! assert_eq!(fit.model.members.len(), 3); // (2,1), (2,0), (1,0)
+//! let fit = MhrParams::default().fit(&ds, &FitContext::new(1)).unwrap();
+//! let Model::Aggregate(mhr) = &fit.model else { panic!("MHR aggregates") };
+//! assert_eq!(mhr.members.len(), 3); // (2,1), (2,0), (1,0)
 //! ```
 #![deny(missing_docs)]
 

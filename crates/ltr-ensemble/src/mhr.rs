@@ -4,10 +4,11 @@
 use std::time::Instant;
 
 use ltr_core::{
-    aggregate, positions, Aggregation, LinearModel, LtrError, RankAggregate, Result, Scorer,
+    aggregate, positions, Aggregation, Fit, FitContext, Fitted, LinearModel, LtrError, Measure,
+    Model, RankAggregate, Result, Scorer,
 };
 use ltr_data::Dataset;
-use ltr_metrics::{evaluate_mean, pair_counts, Convention, Metric};
+use ltr_metrics::pair_counts;
 use ltr_pairs::{Levels, PairScheme};
 use ltr_svm::{CSetting, RankSvmParams};
 use rayon::prelude::*;
@@ -53,12 +54,9 @@ pub struct MhrParams {
     pub weighted: bool,
     /// Where to tune.
     pub tune_on: TuneOn,
-    /// Simplex grid step for up to 3 rankers (coordinate search above that).
+    /// Simplex grid step for up to 3 rankers (coordinate search above that). The tuning maximises the fit
+    /// context's measure.
     pub grid_step: f64,
-    /// Metric maximised by the tuning.
-    pub metric: Metric,
-    /// Its convention.
-    pub convention: Convention,
     /// Also train the single RankSVM for the diagnostics (cosines, order error rates, time).
     pub diagnostics: bool,
 }
@@ -72,8 +70,6 @@ impl Default for MhrParams {
             weighted: false,
             tune_on: TuneOn::Train,
             grid_step: 0.05,
-            metric: Metric::Ndcg(Some(10)),
-            convention: Convention::STANDARD,
             diagnostics: true,
         }
     }
@@ -130,8 +126,7 @@ fn tune_value(
     points: &[Vec<f64>],
     weights: &[f64],
     ds: &Dataset,
-    metric: Metric,
-    conv: &Convention,
+    measure: &dyn Measure,
     method: Aggregation,
 ) -> f64 {
     let scores: Vec<f64> = if matches!(method, Aggregation::Borda | Aggregation::BordaFuse) {
@@ -147,7 +142,9 @@ fn tune_value(
         }
         out
     };
-    evaluate_mean(ds, &scores, metric, conv).unwrap_or(f64::NEG_INFINITY)
+    measure
+        .measure(ds, &scores)
+        .unwrap_or(f64::NEG_INFINITY)
 }
 
 /// Maximise the metric over non-negative weights summing to 1: the full simplex grid with step `h` for up to three
@@ -156,15 +153,14 @@ fn tune_value(
 pub fn tune_weights(
     points: &[Vec<f64>],
     ds: &Dataset,
-    metric: Metric,
-    conv: &Convention,
+    measure: &dyn Measure,
     method: Aggregation,
     h: f64,
 ) -> Vec<f64> {
     let k = points.len();
     let uniform = vec![1.0 / k as f64; k];
     let mut best = (
-        tune_value(points, &uniform, ds, metric, conv, method),
+        tune_value(points, &uniform, ds, measure, method),
         uniform,
     );
     if k <= 3 {
@@ -193,7 +189,7 @@ pub fn tune_weights(
         }
         let vals: Vec<f64> = cands
             .par_iter()
-            .map(|w| tune_value(points, w, ds, metric, conv, method))
+            .map(|w| tune_value(points, w, ds, measure, method))
             .collect();
         for (w, v) in cands.into_iter().zip(vals) {
             if v > best.0 {
@@ -213,7 +209,7 @@ pub fn tune_weights(
                     continue;
                 }
                 w.iter_mut().for_each(|x| *x /= s);
-                let v = tune_value(points, &w, ds, metric, conv, method);
+                let v = tune_value(points, &w, ds, measure, method);
                 if v > best.0 + 1e-12 {
                     best = (v, w);
                     improved = true;
@@ -262,15 +258,21 @@ impl MhrParams {
         })
     }
 
-    /// Train the base rankers (in parallel), tune the weights and collect the diagnostics.
-    pub fn fit(&self, train: &Dataset, validation: Option<&Dataset>) -> Result<MhrFit> {
+    /// Train the base rankers (in parallel), tune the weights by the context's measure and collect the
+    /// diagnostics (the [`Fit`] impl wraps this).
+    pub fn train(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<MhrFit> {
+        let validation = ctx.validation();
         let gp = self.grade_pairs(train)?;
         let BaseLearner::RankSvm(base) = &self.base;
         let fits: Vec<Result<(LinearModel, f64)>> = gp
             .par_iter()
             .map(|&(s, t)| {
                 let t0 = Instant::now();
-                let f = base.clone().pairs(PairScheme::Grades(s, t)).fit(train)?;
+                let f = base
+                    .clone()
+                    .seed(ctx.seed())
+                    .pairs(PairScheme::Grades(s, t))
+                    .solve(train)?;
                 Ok((f.model, t0.elapsed().as_secs_f64()))
             })
             .collect();
@@ -290,11 +292,11 @@ impl MhrParams {
                 _ => train,
             };
             let points = borda_points(&members, tune_ds);
+            let measure = |d: &Dataset, s: &[f64]| ctx.measure(d, s);
             tune_weights(
                 &points,
                 tune_ds,
-                self.metric,
-                &self.convention,
+                &measure,
                 self.aggregation,
                 self.grid_step,
             )
@@ -319,8 +321,9 @@ impl MhrParams {
             let t0 = Instant::now();
             let single = base
                 .clone()
+                .seed(ctx.seed())
                 .pairs(PairScheme::AllDifferent)
-                .fit(train)?
+                .solve(train)?
                 .model;
             diag.ranksvm_seconds = t0.elapsed().as_secs_f64();
             diag.cosine_with_ranksvm = members.iter().map(|m| single.cosine(m)).collect();
@@ -359,5 +362,15 @@ impl MhrParams {
             },
             diagnostics: diag,
         })
+    }
+}
+
+impl Fit for MhrParams {
+    /// [`MhrParams::train`]; the diagnostics (grade pairs, cosines, order error rates, weights) go with the model.
+    fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
+        let fit = self.train(train, ctx)?;
+        let diagnostics = serde_json::to_value(&fit.diagnostics)
+            .map_err(|e| LtrError::Training(format!("MHR diagnostics: {e}")))?;
+        Ok(Fitted::new(Model::Aggregate(fit.model)).with_diagnostics(diagnostics))
     }
 }

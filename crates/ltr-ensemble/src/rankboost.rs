@@ -5,9 +5,11 @@
 //! weak ranker maximises |r| = |Σ_d π(d) h(x_d)| over features and candidate thresholds, in O(n·d) on presorted
 //! features. No pair is ever enumerated.
 
-use ltr_core::{LtrError, Result, Scorer, Stump, StumpEnsemble};
+use ltr_core::{
+    BestSoFar, Fit, FitContext, FitReport, Fitted, LtrError, Model, Result, Scorer, Stump,
+    StumpEnsemble,
+};
 use ltr_data::Dataset;
-use ltr_metrics::{evaluate_mean, Convention, Metric};
 use ltr_pairs::{split_by_offsets, Levels};
 use rayon::prelude::*;
 
@@ -19,12 +21,8 @@ pub struct RankBoostParams {
     /// Candidate thresholds per feature, evenly spaced between its minimum and maximum (RankLib: 10); 0 = every
     /// distinct value.
     pub thresholds: usize,
-    /// Choose T ≤ T_max on validation data.
+    /// Choose T ≤ T_max on validation data (by the fit context's measure).
     pub select_rounds: bool,
-    /// Validation metric.
-    pub metric: Metric,
-    /// Its convention.
-    pub convention: Convention,
 }
 
 impl Default for RankBoostParams {
@@ -33,8 +31,6 @@ impl Default for RankBoostParams {
             rounds: 300,
             thresholds: 10,
             select_rounds: true,
-            metric: Metric::Ndcg(Some(10)),
-            convention: Convention::STANDARD,
         }
     }
 }
@@ -92,8 +88,9 @@ fn potentials(ds: &Dataset, levels: &Levels, h: &[f64], pi: &mut [f64]) {
 }
 
 impl RankBoostParams {
-    /// Train.
-    pub fn fit(&self, train: &Dataset, validation: Option<&Dataset>) -> Result<RankBoostFit> {
+    /// Boost on `train`, measuring every round on the context's validation data (the [`Fit`] impl wraps this).
+    pub fn train(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<RankBoostFit> {
+        let validation = ctx.validation();
         if self.rounds == 0 {
             return Err(LtrError::param("rounds", "must be at least 1"));
         }
@@ -134,7 +131,8 @@ impl RankBoostParams {
         };
         let mut vscores = validation.map(|v| vec![0.0f64; v.n_docs()]);
         let mut curve = Vec::new();
-        let mut best = (f64::NEG_INFINITY, 0usize);
+        let mut best = BestSoFar::new();
+        ctx.progress().begin("rounds", Some(self.rounds as u64));
         for round in 0..self.rounds {
             potentials(train, &levels, &h, &mut pi);
             // Best (feature, threshold) by |r|; ties: lower feature, higher threshold.
@@ -190,24 +188,39 @@ impl RankBoostParams {
                         *s += alpha;
                     }
                 }
-                let m = evaluate_mean(v, vs, self.metric, &self.convention)
-                    .map_err(|e| LtrError::Training(e.to_string()))?;
+                let m = ctx.measure(v, vs)?;
                 curve.push(m);
-                if m > best.0 {
-                    best = (m, round + 1);
-                }
+                best.offer(m, round + 1);
             }
+            ctx.progress().advance(round as u64 + 1, "");
         }
-        let rounds_used = if self.select_rounds && validation.is_some() && best.1 > 0 {
-            best.1
-        } else {
-            model.stumps.len()
+        ctx.progress().end();
+        let rounds_used = match best.into_best() {
+            Some(b) if self.select_rounds => b.item,
+            _ => model.stumps.len(),
         };
         Ok(RankBoostFit {
             model: model.truncated(rounds_used),
             rounds_used,
             validation_curve: curve,
         })
+    }
+}
+
+impl Fit for RankBoostParams {
+    /// [`RankBoostParams::train`]; the report holds the rounds kept (`rounds`), the diagnostics the validation
+    /// curve.
+    fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
+        let fit = self.train(train, ctx)?;
+        let report = FitReport {
+            iterations: Some(fit.validation_curve.len().max(fit.rounds_used) as u64),
+            validation: fit.validation_curve.get(fit.rounds_used.wrapping_sub(1)).copied(),
+            ..Default::default()
+        }
+        .select("rounds", fit.rounds_used);
+        Ok(Fitted::new(Model::Stumps(fit.model))
+            .with_report(report)
+            .with_diagnostics(serde_json::json!({"validation_curve": fit.validation_curve})))
     }
 }
 

@@ -3,7 +3,7 @@
 //! L(w) = λ‖w‖² + Σ_pairs [1 − sigmoid(σ·⟨w, d_i − d_j⟩)] by gradient descent with step-size halving.
 //! Pairs are every (preferred, other) pair of documents with different labels (unordered pairs, z = +1).
 
-use ltr_core::{LinearModel, LtrError, Result};
+use ltr_core::{FitContext, FitReport, FitWith, Fitted, LinearModel, LtrError, Model, Result};
 use ltr_data::Dataset;
 use ltr_pairs::{split_by_offsets, Levels};
 use rayon::prelude::*;
@@ -59,7 +59,7 @@ pub struct SigmoidStep {
     pub eta: f64,
 }
 
-/// The result of [`SigmoidParams::fit`].
+/// The result of [`SigmoidParams::refine`].
 #[derive(Debug, Clone)]
 pub struct SigmoidFit {
     /// The refined model.
@@ -185,7 +185,7 @@ impl SigmoidParams {
     }
 
     /// Refine `seed` on `ds` (the paper's Figure 4 loop: halve η until the loss decreases; η is not reset).
-    pub fn fit(&self, ds: &Dataset, seed: &[f64]) -> Result<SigmoidFit> {
+    pub fn refine(&self, ds: &Dataset, seed: &[f64]) -> Result<SigmoidFit> {
         self.validate()?;
         if seed.len() != ds.n_features() {
             return Err(LtrError::Shape(format!(
@@ -252,6 +252,27 @@ impl SigmoidParams {
             model: LinearModel::new(w),
             trace,
         })
+    }
+}
+
+impl FitWith for SigmoidParams {
+    /// [`SigmoidParams::refine`] from `start`; the report holds the iterations and the final loss, the
+    /// diagnostics the loss/AUC trace.
+    fn fit_with(
+        &self,
+        start: &LinearModel,
+        train: &Dataset,
+        _ctx: &FitContext<'_>,
+    ) -> Result<Fitted> {
+        let fit = self.refine(train, &start.weights)?;
+        let report = FitReport {
+            iterations: Some(fit.trace.len() as u64 - 1),
+            objective: fit.trace.last().map(|s| s.loss),
+            ..Default::default()
+        };
+        Ok(Fitted::new(Model::Linear(fit.model))
+            .with_report(report)
+            .with_diagnostics(serde_json::json!({ "trace": fit.trace })))
     }
 }
 

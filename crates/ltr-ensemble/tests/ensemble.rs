@@ -1,12 +1,17 @@
 //! MHR, sigmoid meta-ranker and RankBoost tests.
 
-use ltr_core::{positions, Aggregation, LinearModel, RankAggregate, Scorer};
+use ltr_core::{positions, Aggregation, FitContext, LinearModel, LtrError, RankAggregate, Scorer};
 use ltr_data::{
     generate_letor_like, load_letor_folds, shared_datasets_dir, split_by_queries, Dataset,
     SyntheticConfig,
 };
 use ltr_ensemble::*;
 use ltr_metrics::{evaluate_mean, Convention, Metric};
+
+/// Validation NDCG@10 under the standard convention, the measure the CLI validates with by default.
+fn ndcg10(d: &Dataset, s: &[f64]) -> ltr_core::Result<f64> {
+    evaluate_mean(d, s, Metric::Ndcg(Some(10)), &Convention::STANDARD).map_err(LtrError::measure)
+}
 
 fn data(seed: u64) -> Dataset {
     generate_letor_like(&SyntheticConfig {
@@ -60,7 +65,7 @@ fn mhr_trains_one_ranker_per_grade_pair_with_diagnostics() {
         weighted: true,
         ..Default::default()
     }
-    .fit(&ds, None)
+    .train(&ds, &FitContext::new(1).with_measure(&ndcg10))
     .unwrap();
     let d = &fit.diagnostics;
     assert_eq!(d.grade_pairs, vec![(2.0, 1.0), (2.0, 0.0), (1.0, 0.0)]);
@@ -82,7 +87,7 @@ fn mhr_trains_one_ranker_per_grade_pair_with_diagnostics() {
         diagnostics: false,
         ..Default::default()
     }
-    .fit(&ds, None)
+    .train(&ds, &FitContext::new(1).with_measure(&ndcg10))
     .unwrap();
     assert_eq!(adj.model.members.len(), 2);
 }
@@ -98,7 +103,7 @@ fn sigmoid_never_increases_its_loss_and_its_gradient_is_right() {
     let seed: Vec<f64> = (0..ds.n_features())
         .map(|j| if j % 2 == 0 { 0.3 } else { -0.2 })
         .collect();
-    let fit = p.fit(&ds, &seed).unwrap();
+    let fit = p.refine(&ds, &seed).unwrap();
     assert!(fit.trace.len() > 2);
     for w in fit.trace.windows(2) {
         assert!(
@@ -149,7 +154,10 @@ fn rankboost_learns_and_chooses_rounds_on_validation() {
         rounds: 60,
         ..Default::default()
     }
-    .fit(&parts[0], Some(&parts[1]))
+    .train(
+        &parts[0],
+        &FitContext::new(1).with_validation(&parts[1], &ndcg10),
+    )
     .unwrap();
     assert!(fit.rounds_used >= 1 && fit.rounds_used <= 60);
     assert_eq!(fit.validation_curve.len(), 60);
@@ -173,11 +181,11 @@ fn rankboost_floor(sub: &str, conv: Convention, ranklib: f64) {
     let mut map = 0.0;
     for f in &folds {
         let (tr, va, te) = (&f.train, &f.vali, &f.test);
-        let p = RankBoostParams {
-            convention: conv,
-            ..Default::default()
+        let measure = |d: &Dataset, s: &[f64]| {
+            evaluate_mean(d, s, Metric::Ndcg(Some(10)), &conv).map_err(LtrError::measure)
         };
-        let fit = p.fit(tr, Some(va)).unwrap();
+        let ctx = FitContext::new(1).with_validation(va, &measure);
+        let fit = RankBoostParams::default().train(tr, &ctx).unwrap();
         map += evaluate_mean(te, &fit.scores(te), Metric::Ap(None), &conv).unwrap()
             / folds.len() as f64;
     }

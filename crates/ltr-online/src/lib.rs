@@ -28,6 +28,7 @@
 
 pub mod learners;
 pub mod listnet;
+pub mod params;
 pub mod runner;
 pub mod slam;
 
@@ -36,6 +37,7 @@ pub use learners::{
     SlamPerceptron,
 };
 pub use listnet::{ListNetFit, ListNetParams};
+pub use params::{OnlineAlgorithm, OnlineParams};
 pub use runner::{mean_measure, replay, StreamConfig, StreamResult};
 pub use slam::{
     phi, phi_explicit, phi_mean, phi_mean_explicit, weights, Margin, Measure, Violators,

@@ -1,9 +1,8 @@
 //! Batch top-one ListNet (Cao et al. 2007): stochastic gradient steps query by query over several epochs, the
 //! epoch count chosen on validation data. A baseline of seed 003 and a seed model for the sigmoid meta-ranker.
 
-use ltr_core::{LinearModel, LtrError, Result, Scorer};
+use ltr_core::{BestSoFar, Fit, FitContext, FitReport, Fitted, LinearModel, LtrError, Model, Result};
 use ltr_data::Dataset;
-use ltr_metrics::{evaluate_mean, Convention, Metric};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
@@ -16,14 +15,10 @@ pub struct ListNetParams {
     pub epochs: usize,
     /// Learning rate of each per-query step.
     pub learning_rate: f64,
-    /// Choose the epoch on validation.
+    /// Choose the epoch on validation (by the fit context's measure).
     pub select_epochs: bool,
-    /// Query order: shuffled per epoch with this seed (None: file order).
-    pub shuffle: Option<u64>,
-    /// Validation metric.
-    pub metric: Metric,
-    /// Its convention.
-    pub convention: Convention,
+    /// Shuffle the query order every epoch with the context's seed (false: file order).
+    pub shuffle: bool,
 }
 
 impl Default for ListNetParams {
@@ -32,14 +27,12 @@ impl Default for ListNetParams {
             epochs: 100,
             learning_rate: 0.1,
             select_epochs: true,
-            shuffle: Some(1),
-            metric: Metric::Ndcg(Some(10)),
-            convention: Convention::STANDARD,
+            shuffle: true,
         }
     }
 }
 
-/// A trained ListNet.
+/// A trained ListNet (the [`Fit`] impl turns it into a [`Fitted`]).
 #[derive(Debug, Clone)]
 pub struct ListNetFit {
     /// The model.
@@ -51,8 +44,9 @@ pub struct ListNetFit {
 }
 
 impl ListNetParams {
-    /// Train.
-    pub fn fit(&self, train: &Dataset, validation: Option<&Dataset>) -> Result<ListNetFit> {
+    /// Train, measuring every epoch on the context's validation data.
+    pub fn train(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<ListNetFit> {
+        let validation = ctx.validation();
         if self.epochs == 0 || !(self.learning_rate > 0.0 && self.learning_rate.is_finite()) {
             return Err(LtrError::param(
                 "epochs/learning-rate",
@@ -61,12 +55,13 @@ impl ListNetParams {
         }
         let mut w = vec![0.0; train.n_features()];
         let mut order: Vec<usize> = (0..train.n_queries()).collect();
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(self.shuffle.unwrap_or(0));
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(if self.shuffle { ctx.seed() } else { 0 });
         let mut curve = Vec::new();
-        let mut best: Option<(f64, usize, Vec<f64>)> = None;
+        let mut best = BestSoFar::new();
+        ctx.progress().begin("epochs", Some(self.epochs as u64));
         let mut s = Vec::new();
         for e in 1..=self.epochs {
-            if self.shuffle.is_some() {
+            if self.shuffle {
                 order.shuffle(&mut rng);
             }
             for &qi in &order {
@@ -76,17 +71,15 @@ impl ListNetParams {
                 listnet_gradient(&q, &s, -self.learning_rate, &mut w);
             }
             if let (true, Some(v)) = (self.select_epochs, validation) {
-                let m = LinearModel::new(w.clone());
-                let val = evaluate_mean(v, &m.score_dataset(v), self.metric, &self.convention)
-                    .map_err(|e| LtrError::Training(e.to_string()))?;
+                let val = ctx.measure(v, &v.scores(&w))?;
                 curve.push(val);
-                if best.as_ref().is_none_or(|b| val > b.0) {
-                    best = Some((val, e, w.clone()));
-                }
+                best.offer_with(val, || (e, w.clone()));
             }
+            ctx.progress().advance(e as u64, "");
         }
-        Ok(match best {
-            Some((_, e, bw)) => ListNetFit {
+        ctx.progress().end();
+        Ok(match best.into_best().map(|b| b.item) {
+            Some((e, bw)) => ListNetFit {
                 model: LinearModel::new(bw),
                 epochs_used: e,
                 curve,
@@ -97,5 +90,21 @@ impl ListNetParams {
                 curve,
             },
         })
+    }
+}
+
+impl Fit for ListNetParams {
+    /// [`ListNetParams::train`]; the report holds the epochs kept (`epochs`), the diagnostics the validation curve.
+    fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
+        let fit = self.train(train, ctx)?;
+        let report = FitReport {
+            iterations: Some(self.epochs as u64),
+            validation: fit.curve.get(fit.epochs_used.wrapping_sub(1)).copied(),
+            ..Default::default()
+        }
+        .select("epochs", fit.epochs_used);
+        Ok(Fitted::new(Model::Linear(fit.model))
+            .with_report(report)
+            .with_diagnostics(serde_json::json!({"validation_curve": fit.curve})))
     }
 }

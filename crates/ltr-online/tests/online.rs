@@ -1,6 +1,6 @@
 //! SLAM surrogates (seed 002) and the online learners.
 
-use ltr_core::Scorer;
+use ltr_core::{FitContext, LtrError, Scorer};
 use ltr_data::{generate_slam_stream, load_letor_folds, shared_datasets_dir};
 use ltr_metrics::{evaluate_mean, Convention, Metric};
 use ltr_online::*;
@@ -126,12 +126,11 @@ fn listnet_floor(sub: &str, conv: Convention, ranklib: f64) {
     let mut map = 0.0;
     for f in &folds {
         let (tr, va, te) = (&f.train, &f.vali, &f.test);
-        let fit = ListNetParams {
-            convention: conv,
-            ..Default::default()
-        }
-        .fit(tr, Some(va))
-        .unwrap();
+        let measure = |d: &ltr_data::Dataset, s: &[f64]| {
+            evaluate_mean(d, s, Metric::Ndcg(Some(10)), &conv).map_err(LtrError::measure)
+        };
+        let ctx = FitContext::new(1).with_validation(va, &measure);
+        let fit = ListNetParams::default().train(tr, &ctx).unwrap();
         map += evaluate_mean(te, &fit.model.score_dataset(te), Metric::Ap(None), &conv).unwrap()
             / folds.len() as f64;
     }

@@ -1,5 +1,5 @@
 //! Explore perceptron settings on a LETOR dataset: `cargo run --release -p ltr-perceptron --example explore -- DIR CONV`.
-use ltr_core::Scorer;
+use ltr_core::{FitContext, LtrError, Scorer};
 use ltr_data::load_letor_folds;
 use ltr_metrics::{evaluate_mean, Convention, Metric};
 use ltr_perceptron::*;
@@ -31,7 +31,6 @@ fn main() {
                     let p = PerceptronParams {
                         epochs: 50,
                         output: u,
-                        convention: conv,
                         settings: LoopSettings {
                             alpha_bound: a,
                             order: o,
@@ -39,7 +38,12 @@ fn main() {
                         },
                         ..Default::default()
                     };
-                    let fit = p.fit(tr, Some(va)).unwrap();
+                    let measure = |d: &ltr_data::Dataset, s: &[f64]| {
+                        evaluate_mean(d, s, Metric::Ndcg(Some(10)), &conv)
+                            .map_err(LtrError::measure)
+                    };
+                    let ctx = FitContext::new(1).with_validation(va, &measure);
+                    let fit = p.run(tr, &ctx, None).unwrap();
                     ep.push(fit.epochs_used);
                     map += evaluate_mean(te, &fit.model.score_dataset(te), Metric::Ap(None), &conv)
                         .unwrap()

@@ -5,14 +5,25 @@
 //! **committee perceptron**, with per-query balancing η_q = 1/|S_q| and the α-bound.
 //!
 //! ```
-//! use ltr_data::{generate_letor_like, SyntheticConfig};
+//! use ltr_core::{Fit, FitContext, Scorer};
+//! use ltr_data::{generate_letor_like, Dataset, SyntheticConfig};
 //! use ltr_perceptron::{Output, PerceptronParams};
 //!
 //! let all = generate_letor_like(&SyntheticConfig { queries: 40, seed: 1, ..Default::default() }).unwrap();
 //! let parts = ltr_data::split_by_queries(&all, &[0.75, 0.25], 7).unwrap();
+//! // Member weights and the epoch count are chosen by a validation measure; here, pairwise accuracy of query 0.
+//! let measure = |d: &Dataset, s: &[f64]| {
+//!     let q = d.query(0);
+//!     let (l, s) = (q.labels(), &s[..q.len()]);
+//!     let (mut good, mut all) = (0.0, 0.0);
+//!     for i in 0..l.len() { for j in 0..l.len() { if l[i] > l[j] { all += 1.0; if s[i] > s[j] { good += 1.0 } } } }
+//!     Ok(if all > 0.0 { good / all } else { 0.0 })
+//! };
 //! let params = PerceptronParams { epochs: 5, output: Output::committee(20), ..Default::default() };
-//! let fit = params.fit(&parts[0], Some(&parts[1])).unwrap();
-//! assert!(fit.epochs_used >= 1 && fit.epochs_used <= 5);
+//! let fit = params.fit(&parts[0], &FitContext::new(1).with_validation(&parts[1], &measure)).unwrap();
+//! let epochs: usize = fit.report.selected["epochs"].parse().unwrap();
+//! assert!((1..=5).contains(&epochs));
+//! assert_eq!(fit.model.score_dataset(&parts[1]).len(), parts[1].n_docs());
 //! ```
 #![deny(missing_docs)]
 
@@ -20,9 +31,11 @@ pub mod engine;
 pub mod outputs;
 mod prefetch;
 
-use ltr_core::{Aggregation, LinearModel, LtrError, Model, Params, RankAggregate, Result, Scorer};
+use ltr_core::{
+    Aggregation, BestSoFar, Fit, FitContext, FitReport, Fitted, LinearModel, LtrError, Model,
+    RankAggregate, Result, Scorer,
+};
 use ltr_data::Dataset;
-use ltr_metrics::{evaluate_mean, Convention, Metric};
 
 pub use engine::{
     AlphaBound, EpochStats, LoopSettings, Observer, PairOrder, PerceptronLoop, StepSize,
@@ -119,10 +132,6 @@ pub struct PerceptronParams {
     pub settings: LoopSettings,
     /// What to return.
     pub output: Output,
-    /// Validation metric (member weights and epoch choice).
-    pub metric: Metric,
-    /// Its convention.
-    pub convention: Convention,
 }
 
 impl Default for PerceptronParams {
@@ -132,8 +141,6 @@ impl Default for PerceptronParams {
             select_epochs: true,
             settings: LoopSettings::default(),
             output: Output::Pocket,
-            metric: Metric::Ndcg(Some(10)),
-            convention: Convention::STANDARD,
         }
     }
 }
@@ -149,7 +156,7 @@ pub struct EpochRecord {
     pub validation: f64,
 }
 
-/// The result of [`PerceptronParams::fit`].
+/// What a run produced besides the model (the [`Fit`] impl turns it into a [`Fitted`]).
 #[derive(Debug, Clone)]
 pub struct PerceptronFit {
     /// The model.
@@ -162,10 +169,8 @@ pub struct PerceptronFit {
     pub pairs: usize,
 }
 
-fn score(model: &dyn Scorer, ds: &Dataset, metric: Metric, conv: &Convention) -> Result<f64> {
-    evaluate_mean(ds, &model.score_dataset(ds), metric, conv)
-        .map_err(|e| LtrError::Training(e.to_string()))
-}
+/// Sees the run's output model after every epoch (e.g. to draw validation curves of several outputs).
+pub type EpochObserver<'o> = dyn FnMut(&EpochRecord, &Model) -> Result<()> + 'o;
 
 impl PerceptronParams {
     /// Check the settings.
@@ -197,9 +202,10 @@ impl PerceptronParams {
         &self,
         rec: &Recorder,
         lp: &PerceptronLoop<'_>,
-        validation: Option<&Dataset>,
+        ctx: &FitContext<'_>,
         cache: &mut std::collections::HashMap<usize, f64>,
     ) -> Result<Model> {
+        let validation = ctx.validation();
         let (w, c, index) = (&lp.w, lp.c, lp.index);
         Ok(match self.output {
             Output::Last => Model::Linear(LinearModel::new(w.clone())),
@@ -227,11 +233,9 @@ impl PerceptronParams {
                             let a = match cache.get(i) {
                                 Some(&a) => a,
                                 None => {
-                                    let a = score(
-                                        &LinearModel::new(mw.clone()),
+                                    let a = ctx.measure(
                                         v,
-                                        self.metric,
-                                        &self.convention,
+                                        &LinearModel::new(mw.clone()).score_dataset(v),
                                     )?;
                                     cache.insert(*i, a);
                                     a
@@ -261,8 +265,14 @@ impl PerceptronParams {
         })
     }
 
-    /// Train on `train`; with `validation`, member weights and (if `select_epochs`) T come from it.
-    pub fn fit(&self, train: &Dataset, validation: Option<&Dataset>) -> Result<PerceptronFit> {
+    /// Train on `train`; with validation data in `ctx`, member weights and (if `select_epochs`) T come from it.
+    /// `observer` sees the output model after every epoch.
+    pub fn run(
+        &self,
+        train: &Dataset,
+        ctx: &FitContext<'_>,
+        mut observer: Option<&mut EpochObserver<'_>>,
+    ) -> Result<PerceptronFit> {
         self.validate()?;
         if let Some(init) = &self.settings.init {
             if init.len() != train.n_features() {
@@ -282,19 +292,32 @@ impl PerceptronParams {
             Output::Committee(c) => rec.committee = Some(Committee::new(c.size)),
             Output::Last => {}
         }
-        let select = self.select_epochs && validation.is_some();
+        let select = self.select_epochs && ctx.validation().is_some();
         let mut curve = Vec::with_capacity(self.epochs);
-        let mut best: Option<(f64, usize, Model)> = None;
+        let mut best = BestSoFar::new();
         let mut cache = std::collections::HashMap::new();
+        let progress = ctx.progress();
+        progress.begin("epochs", Some(self.epochs as u64));
         for e in 1..=self.epochs {
             let stats = lp.epoch(&mut rec);
             let mut val = f64::NAN;
-            if select {
-                let v = validation.expect("checked");
-                let m = self.output_model(&rec, &lp, validation, &mut cache)?;
-                val = score(&m, v, self.metric, &self.convention)?;
-                if best.as_ref().is_none_or(|(b, _, _)| val > *b) {
-                    best = Some((val, e, m));
+            let mut record = EpochRecord {
+                epoch: e,
+                stats,
+                validation: val,
+            };
+            if select || observer.is_some() {
+                let m = self.output_model(&rec, &lp, ctx, &mut cache)?;
+                if select {
+                    let v = ctx.validation().expect("checked");
+                    val = ctx.measure(v, &m.score_dataset(v))?;
+                    record.validation = val;
+                }
+                if let Some(obs) = observer.as_deref_mut() {
+                    obs(&record, &m)?;
+                }
+                if select {
+                    best.offer(val, (e, m));
                 }
             }
             tracing::debug!(
@@ -302,19 +325,17 @@ impl PerceptronParams {
                 stats.mistakes,
                 stats.active_pairs
             );
-            curve.push(EpochRecord {
-                epoch: e,
-                stats,
-                validation: val,
-            });
+            progress.advance(e as u64, &format!("{} mistakes", stats.mistakes));
+            curve.push(record);
             if stats.mistakes == 0 && !select {
                 break; // separable: every later epoch is identical
             }
         }
-        let (model, epochs_used) = match best {
-            Some((_, e, m)) => (m, e),
+        progress.end();
+        let (model, epochs_used) = match best.into_best() {
+            Some(b) => (b.item.1, b.item.0),
             None => (
-                self.output_model(&rec, &lp, validation, &mut cache)?,
+                self.output_model(&rec, &lp, ctx, &mut cache)?,
                 curve.len(),
             ),
         };
@@ -325,106 +346,31 @@ impl PerceptronParams {
             pairs: lp.n_pairs(),
         })
     }
+}
 
-    /// From `--param` values. `perceptron`: `output=last|pocket|average|voted`, `vote-from`; `committee-perceptron`:
-    /// `committee=30`, `combine=average|borda`, `member-metric=validation|success|uniform`,
-    /// `member-transform=raw|power|softmax`, `member-power`, `member-temperature`, `normalize-members`,
-    /// `offer-final`. Both: `epochs`, `select-epochs`, `alpha-bound` (0 = off), `alpha-rule=epoch|planned`,
-    /// `step=query|global`, `rate`, `shuffle`.
-    pub fn from_params(
-        p: &Params,
-        committee: bool,
-        seed: u64,
-        metric: Metric,
-        convention: Convention,
-    ) -> Result<Self> {
-        let epochs = p.int_in("epochs", 50, 1, 1_000_000)?;
-        let alpha = p.float_in("alpha-bound", 0.85, 0.0, 1.0)?;
-        let rule = p.choice("alpha-rule", "epoch", &["epoch", "planned"])?;
-        let alpha_bound = match (alpha, rule.as_str()) {
-            (0.0, _) => AlphaBound::Off,
-            (a, "planned") => AlphaBound::Planned(a),
-            (a, _) => AlphaBound::PerEpoch(a),
-        };
-        let step = match p.choice("step", "query", &["query", "global"])?.as_str() {
-            "global" => StepSize::Global(p.float_in("rate", 1.0, 1e-300, 1e300)?),
-            _ => StepSize::PerQuery,
-        };
-        let order = if p.flag("shuffle", true)? {
-            PairOrder::Shuffled(seed)
-        } else {
-            PairOrder::File
-        };
-        let output = if committee {
-            let weight = match p
-                .choice(
-                    "member-metric",
-                    "validation",
-                    &["validation", "success", "uniform"],
-                )?
-                .as_str()
-            {
-                "success" => MemberWeight::Success,
-                "uniform" => MemberWeight::Uniform,
-                _ => MemberWeight::Validation(
-                    match p
-                        .choice("member-transform", "raw", &["raw", "power", "softmax"])?
-                        .as_str()
-                    {
-                        "power" => Transform::Power(p.float_in("member-power", 2.0, -1e6, 1e6)?),
-                        "softmax" => Transform::Softmax(p.float_in(
-                            "member-temperature",
-                            0.01,
-                            1e-12,
-                            1e12,
-                        )?),
-                        _ => Transform::Raw,
-                    },
-                ),
-            };
-            let combine = match p
-                .choice("combine", "average", &["average", "borda"])?
-                .as_str()
-            {
-                "borda" => Combine::Borda,
-                _ => Combine::Average {
-                    normalize_members: p.flag("normalize-members", false)?,
-                },
-            };
-            Output::Committee(CommitteeParams {
-                size: p.int_in("committee", 30, 1, 1_000_000)?,
-                offer_final: p.flag("offer-final", true)?,
-                weight,
-                combine,
-            })
-        } else {
-            match p
-                .choice("output", "pocket", &["last", "pocket", "average", "voted"])?
-                .as_str()
-            {
-                "last" => Output::Last,
-                "average" => Output::Average,
-                "voted" => Output::Voted {
-                    from: p.int_in("vote-from", 0, 0, usize::MAX)?,
-                },
-                _ => Output::Pocket,
-            }
-        };
-        let s = Self {
-            epochs,
-            select_epochs: p.flag("select-epochs", true)?,
-            settings: LoopSettings {
-                step,
-                order,
-                alpha_bound,
-                init: None,
-                pairs: ltr_pairs::PairScheme::AllDifferent,
-            },
-            output,
-            metric,
-            convention,
-        };
-        s.validate()?;
-        Ok(s)
+impl Fit for PerceptronParams {
+    /// [`PerceptronParams::run`] without an observer; the report holds the epochs kept (`epochs`), the run's
+    /// length and the per-epoch curve as diagnostics.
+    fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
+        let fit = self.run(train, ctx, None)?;
+        let validation = fit
+            .curve
+            .get(fit.epochs_used.wrapping_sub(1))
+            .map(|r| r.validation)
+            .filter(|v| v.is_finite());
+        let curve: Vec<serde_json::Value> = fit
+            .curve
+            .iter()
+            .map(|r| serde_json::json!({"epoch": r.epoch, "mistakes": r.stats.mistakes, "active_pairs": r.stats.active_pairs, "validation": if r.validation.is_finite() { serde_json::json!(r.validation) } else { serde_json::Value::Null }}))
+            .collect();
+        let report = FitReport {
+            iterations: Some(fit.curve.len() as u64),
+            validation,
+            ..Default::default()
+        }
+        .select("epochs", fit.epochs_used);
+        Ok(Fitted::new(fit.model)
+            .with_report(report)
+            .with_diagnostics(serde_json::json!({"pairs": fit.pairs, "curve": curve})))
     }
 }

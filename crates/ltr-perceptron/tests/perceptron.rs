@@ -1,6 +1,6 @@
 //! Exact identities of seed 000, convergence on separable data, determinism, and quality on the real folds.
 
-use ltr_core::{Model, Scorer};
+use ltr_core::{FitContext, LtrError, Model, Scorer};
 use ltr_data::{
     generate_letor_like, load_letor_folds, shared_datasets_dir, Dataset, LoadedFold,
     SyntheticConfig,
@@ -25,6 +25,11 @@ fn data(seed: u64, noise: f64, outliers: f64) -> Dataset {
     .unwrap()
 }
 
+/// Validation NDCG@10 under the standard convention, the measure the CLI validates with by default.
+fn ndcg10(d: &Dataset, s: &[f64]) -> ltr_core::Result<f64> {
+    evaluate_mean(d, s, Metric::Ndcg(Some(10)), &Convention::STANDARD).map_err(LtrError::measure)
+}
+
 fn linear(m: &Model) -> &[f64] {
     match m {
         Model::Linear(l) => &l.weights,
@@ -39,7 +44,7 @@ fn run(ds: &Dataset, output: Output, epochs: usize) -> Model {
         output,
         ..Default::default()
     };
-    p.fit(ds, None).unwrap().model
+    p.run(ds, &FitContext::new(1), None).unwrap().model
 }
 
 fn committee(size: usize, weight: MemberWeight) -> Output {
@@ -98,9 +103,8 @@ fn separable_data_reaches_zero_training_mistakes() {
                 alpha_bound: AlphaBound::Off,
                 ..Default::default()
             },
-            ..Default::default()
         };
-        let fit = p.fit(ds, None).unwrap();
+        let fit = p.run(ds, &FitContext::new(1), None).unwrap();
         let last = fit.curve.last().unwrap();
         assert_eq!(
             last.stats.mistakes,
@@ -171,7 +175,7 @@ fn same_seed_same_model_at_any_thread_count() {
             .num_threads(threads)
             .build()
             .unwrap();
-        pool.install(|| p.fit(&train, Some(&vali)).unwrap().model)
+        pool.install(|| p.run(&train, &FitContext::new(1).with_validation(&vali, &ndcg10), None).unwrap().model)
     };
     let (a, b) = (fit_in(1), fit_in(2));
     let bits = |m: &Model| linear(m).iter().map(|x| x.to_bits()).collect::<Vec<_>>();
@@ -200,7 +204,7 @@ fn voted_and_borda_committee_rank_sensibly() {
             output: out,
             ..Default::default()
         };
-        let fit = p.fit(train, Some(vali)).unwrap();
+        let fit = p.run(train, &FitContext::new(1).with_validation(vali, &ndcg10), None).unwrap();
         let v = evaluate_mean(vali, &fit.model.score_dataset(vali), m, &conv).unwrap();
         assert!(
             v > zero + 0.1,
@@ -236,11 +240,15 @@ fn protocol(
             let p = PerceptronParams {
                 epochs,
                 output,
-                convention: conv,
                 settings,
                 ..Default::default()
             };
-            let fit = p.fit(tr, Some(va)).unwrap();
+            let measure = |d: &Dataset, s: &[f64]| {
+                evaluate_mean(d, s, Metric::Ndcg(Some(10)), &conv).map_err(LtrError::measure)
+            };
+            let fit = p
+                .run(tr, &FitContext::new(1).with_validation(va, &measure), None)
+                .unwrap();
             map += evaluate_mean(te, &fit.model.score_dataset(te), Metric::Ap(None), &conv)
                 .unwrap()
                 / (folds.len() * seeds.len()) as f64;
@@ -257,7 +265,7 @@ fn ranksvm_map(folds: &[LoadedFold], conv: Convention) -> f64 {
         for c in [1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0] {
             let m = ltr_svm::RankSvmParams::default()
                 .c(ltr_svm::CSetting::Value(c))
-                .fit(tr)
+                .solve(tr)
                 .unwrap()
                 .model;
             let v = evaluate_mean(va, &m.score_dataset(va), Metric::Ap(None), &conv).unwrap();

@@ -4,12 +4,13 @@
 //!
 //! ```
 //! use ltr_data::{generate_letor_like, SyntheticConfig};
+//! use ltr_core::{Fit, FitContext};
 //! use ltr_svm::{CSetting, RankSvmParams};
 //!
 //! let ds = generate_letor_like(&SyntheticConfig { queries: 20, seed: 3, ..Default::default() }).unwrap();
-//! let fit = RankSvmParams::default().c(CSetting::Value(0.1)).fit(&ds).unwrap();
-//! assert_eq!(fit.model.weights.len(), ds.n_features());
-//! assert!(fit.report.objective > 0.0);
+//! let fit = RankSvmParams::default().c(CSetting::Value(0.1)).fit(&ds, &FitContext::new(1)).unwrap();
+//! assert_eq!(fit.linear().unwrap().weights.len(), ds.n_features());
+//! assert!(fit.report.objective.unwrap() > 0.0);
 //! ```
 //!
 //! Four solvers, one problem family — min ½‖w‖² + Σ_pairs C_i ℓ(1 − ⟨w, x_i − x_j⟩):
@@ -33,7 +34,7 @@ pub mod newton;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use ltr_core::{LinearModel, LtrError, Params, Result};
+use ltr_core::{Fit, FitContext, FitReport, Fitted, LinearModel, LtrError, Model, Result};
 use ltr_data::Dataset;
 use ltr_pairs::{
     query_weights_mu, tau_closed_form, tau_monte_carlo, LevelWeights, Levels, MissingGrade,
@@ -167,6 +168,24 @@ pub fn svmlight_default_c(ds: &Dataset) -> f64 {
     }
 }
 
+impl Fit for RankSvmParams {
+    /// Solve with the context's seed; the report carries the solver's iterations, objective and duality gap, and
+    /// the C used when it was SVMlight's default.
+    fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
+        let fit = self.clone().seed(ctx.seed()).solve(train)?;
+        let mut report = FitReport {
+            iterations: Some(fit.report.iterations as u64),
+            objective: Some(fit.report.objective),
+            duality_gap: fit.report.duality_gap,
+            ..Default::default()
+        };
+        if self.c == CSetting::SvmLightDefault {
+            report = report.select("c", fit.c);
+        }
+        Ok(Fitted::new(Model::Linear(fit.model)).with_report(report))
+    }
+}
+
 impl RankSvmParams {
     /// Set C.
     pub fn c(mut self, c: CSetting) -> Self {
@@ -267,8 +286,8 @@ impl RankSvmParams {
         base
     }
 
-    /// Train on `ds`.
-    pub fn fit(&self, ds: &Dataset) -> Result<SvmFit> {
+    /// Solve on `ds` with this struct's seed, returning the solver's own report (the [`Fit`] impl wraps this).
+    pub fn solve(&self, ds: &Dataset) -> Result<SvmFit> {
         self.validate()?;
         let t0 = Instant::now();
         let c = match self.c {
@@ -372,114 +391,6 @@ impl RankSvmParams {
         })
     }
 
-    /// RankSVM from `--param` values: `c` (number or `default` for SVMlight's), `loss=squared-hinge|hinge`,
-    /// `solver=newton|dual|gd|cutting-plane`, `step=backtracking|fixed`, `eta`, `tol`, `max-iter`, `pairs=all|adjacent`.
-    pub fn from_params(p: &Params, seed: u64) -> Result<Self> {
-        let mut s = Self {
-            seed,
-            ..Default::default()
-        };
-        s.c = parse_c(p)?;
-        let solver = p.choice(
-            "solver",
-            "newton",
-            &["newton", "dual", "gd", "cutting-plane"],
-        )?;
-        let default_loss = if solver == "newton" {
-            "squared-hinge"
-        } else {
-            "hinge"
-        };
-        s.loss = match p
-            .choice(
-                "loss",
-                default_loss,
-                &["squared-hinge", "hinge", "l2", "l1"],
-            )?
-            .as_str()
-        {
-            "hinge" | "l1" => PairLoss::Hinge,
-            _ => PairLoss::SquaredHinge,
-        };
-        s.solver = parse_solver(p, &solver)?;
-        s.tol = p.opt("tol")?;
-        s.max_iter = p.opt("max-iter")?;
-        s.pairs = match p.choice("pairs", "all", &["all", "adjacent"])?.as_str() {
-            "adjacent" => PairScheme::Adjacent,
-            _ => PairScheme::AllDifferent,
-        };
-        s.validate()?;
-        Ok(s)
-    }
-
-    /// RSVM-IR from `--param` values: `variant=qp|gd|rank|query` (qp: τ and μ, dual; gd: τ and μ, gradient descent;
-    /// rank: τ only; query: μ only), `tau=closed|simulated`, `tau-repeats`, `c`, `loss`, `solver` (override),
-    /// `step`, `eta`, `tol`, `max-iter`, `missing-grade=zero|skip`.
-    pub fn rsvm_ir_from_params(p: &Params, seed: u64) -> Result<Self> {
-        let variant = p.choice("variant", "qp", &["qp", "gd", "rank", "query"])?;
-        // The QP variants are solved by the cutting-plane method by default: the same optimum as the dual
-        // coordinate descent (`solver=dual`) to a 1e-5 relative gap, 6–13× faster on OHSUMED (more at large C).
-        let default_solver = if variant == "gd" {
-            "gd"
-        } else {
-            "cutting-plane"
-        };
-        let solver = p.choice(
-            "solver",
-            default_solver,
-            &["newton", "dual", "gd", "cutting-plane"],
-        )?;
-        let default_loss = if solver == "newton" {
-            "squared-hinge"
-        } else {
-            "hinge"
-        };
-        let loss = match p
-            .choice(
-                "loss",
-                default_loss,
-                &["squared-hinge", "hinge", "l2", "l1"],
-            )?
-            .as_str()
-        {
-            "hinge" | "l1" => PairLoss::Hinge,
-            _ => PairLoss::SquaredHinge,
-        };
-        let tau_src = match p
-            .choice("tau", "closed", &["closed", "simulated"])?
-            .as_str()
-        {
-            "simulated" => TauSource::Simulated {
-                repeats: p.int_in("tau-repeats", 1000, 1, 10_000_000)?,
-            },
-            _ => TauSource::ClosedForm,
-        };
-        let missing = match p
-            .choice("missing-grade", "zero", &["zero", "skip"])?
-            .as_str()
-        {
-            "skip" => MissingGrade::Skip,
-            _ => MissingGrade::CountZero,
-        };
-        let weighting = Weighting {
-            tau: (variant != "query").then_some(tau_src),
-            mu: variant != "rank",
-            missing,
-        };
-        let s = Self {
-            c: parse_c(p)?,
-            loss,
-            solver: parse_solver(p, &solver)?,
-            tol: p.opt("tol")?,
-            max_iter: p.opt("max-iter")?,
-            seed,
-            weighting,
-            pairs: PairScheme::AllDifferent,
-        };
-        s.validate()?;
-        Ok(s)
-    }
-
     /// The effective settings as strings (for the model file).
     pub fn describe(&self) -> BTreeMap<String, String> {
         let mut m = BTreeMap::new();
@@ -496,37 +407,4 @@ impl RankSvmParams {
         m.insert("mu".into(), self.weighting.mu.to_string());
         m
     }
-}
-
-fn parse_c(p: &Params) -> Result<CSetting> {
-    match p.opt::<String>("c")?.as_deref() {
-        None => Ok(CSetting::Value(1.0)),
-        Some("default" | "svmlight") => Ok(CSetting::SvmLightDefault),
-        Some(v) => v
-            .parse::<f64>()
-            .ok()
-            .filter(|c| *c > 0.0 && c.is_finite())
-            .map(CSetting::Value)
-            .ok_or_else(|| {
-                LtrError::param("c", format!("`{v}` is not a positive number or `default`"))
-            }),
-    }
-}
-
-fn parse_solver(p: &Params, solver: &str) -> Result<Solver> {
-    Ok(match solver {
-        "dual" => Solver::DualCd,
-        "cutting-plane" => Solver::CuttingPlane,
-        "gd" => {
-            let eta = p.float_in("eta", 1.0, 1e-300, 1e300)?;
-            match p
-                .choice("step", "backtracking", &["backtracking", "fixed"])?
-                .as_str()
-            {
-                "fixed" => Solver::GradientDescent(StepRule::Fixed(eta)),
-                _ => Solver::GradientDescent(StepRule::Backtracking(eta)),
-            }
-        }
-        _ => Solver::Newton,
-    })
 }

@@ -22,7 +22,7 @@ fn protocol(sub: &str, conv: Convention, params: &RankSvmParams) -> Option<[f64;
         let (tr, va, te) = (&f.train, &f.vali, &f.test);
         let mut best = (f64::NEG_INFINITY, None);
         for c in GRID {
-            let fit = params.clone().c(CSetting::Value(c)).fit(tr).unwrap();
+            let fit = params.clone().c(CSetting::Value(c)).solve(tr).unwrap();
             let map = evaluate_mean(va, &fit.model.score_dataset(va), metrics[0], &conv).unwrap();
             if map > best.0 {
                 best = (map, Some(fit.model));
@@ -102,9 +102,9 @@ fn primal_and_dual_reach_the_same_objective() {
             .clone()
             .solver(Solver::Newton)
             .tol(1e-8)
-            .fit(&ds)
+            .solve(&ds)
             .unwrap();
-        let dual = base.solver(Solver::DualCd).tol(1e-6).fit(&ds).unwrap();
+        let dual = base.solver(Solver::DualCd).tol(1e-6).solve(&ds).unwrap();
         let (p, d) = (primal.report.objective, dual.report.objective);
         assert!((p - d).abs() <= 1e-4 * p, "C={c}: primal {p} vs dual {d}");
         assert!(
@@ -143,9 +143,9 @@ fn cutting_plane_reaches_the_dual_optimum_with_rsvm_ir_weights() {
             .clone()
             .solver(Solver::CuttingPlane)
             .tol(1e-6)
-            .fit(&ds)
+            .solve(&ds)
             .unwrap();
-        let dual = base.solver(Solver::DualCd).tol(1e-6).fit(&ds).unwrap();
+        let dual = base.solver(Solver::DualCd).tol(1e-6).solve(&ds).unwrap();
         let (p, d) = (cp.report.objective, dual.report.objective);
         // Both are upper bounds of the same optimum, each within its gap of it.
         assert!(
@@ -171,7 +171,7 @@ fn cutting_plane_reaches_the_dual_optimum_with_rsvm_ir_weights() {
     let err = RankSvmParams::default()
         .loss(PairLoss::SquaredHinge)
         .solver(Solver::CuttingPlane)
-        .fit(&ds)
+        .solve(&ds)
         .unwrap_err()
         .to_string();
     assert!(err.contains("loss=hinge"), "{err}");

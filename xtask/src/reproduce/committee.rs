@@ -6,35 +6,32 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Result;
-use ltr_core::{LinearModel, Scorer};
-use ltr_metrics::{paired_t_test, Alternative, Metric};
-use ltr_perceptron::{
-    weighted_average, Average, Combine, Committee, CommitteeParams, LoopSettings, MemberWeight,
-    Output, PerceptronLoop, PerceptronParams, Pocket, Recorder, Transform,
-};
+use ltr_core::{FitContext, Scorer};
+use ltr_metrics::{evaluate_mean, paired_t_test, Alternative, Metric};
+use ltr_perceptron::{Output, PerceptronParams};
 use serde_json::json;
 
 use super::{
-    f4, md_table, pooled, ranksvm_selected, test_result, vali_score, write_report, Ctx, FoldResult,
+    f4, md_table, pooled, ranksvm_selected, test_result, train_by_name, write_report,
+    Ctx, FoldResult,
 };
 use crate::plot::{line_chart, Series};
 
-/// The committee-perceptron methods of Table 4.
-pub fn perceptron_output(name: &str) -> Output {
+/// Each method of Table 4 by its registry name and parameters, and the setting it chooses on validation.
+fn method_algorithm(name: &str) -> (&'static str, &'static [&'static str], &'static str) {
     match name {
-        "Com30-A" => Output::committee(30),
-        "Com30-B" => Output::Committee(CommitteeParams {
-            size: 30,
-            offer_final: true,
-            weight: MemberWeight::Validation(Transform::Raw),
-            combine: Combine::Borda,
-        }),
-        "Average" => Output::Average,
-        _ => Output::Pocket,
+        "RankSVM" => ("ranksvm", &["c=0.001,0.01,0.1,1,10,100"], "c"),
+        "RankBoost" => ("rankboost", &[], "rounds"),
+        "ListNet" => ("listnet", &[], "epochs"),
+        "Com30-A" => ("committee-perceptron", &["committee=30"], "epochs"),
+        "Com30-B" => ("committee-perceptron", &["committee=30", "combine=borda"], "epochs"),
+        "Average" => ("perceptron", &["output=average"], "epochs"),
+        _ => ("perceptron", &["output=pocket"], "epochs"),
     }
 }
 
-/// Train a method of Table 4 on one fold (cached).
+/// Train a method of Table 4 on one fold (cached): through the registry, grids and epochs chosen on validation
+/// (RankSVM by MAP, the LETOR protocol; the rest by NDCG@10).
 pub fn method_cell(
     ctx: &Ctx,
     bench: &super::Bench,
@@ -45,42 +42,27 @@ pub fn method_cell(
     ctx.cells
         .get(&format!("{}-f{}-{method}", bench.name, fold.number), || {
             let t0 = Instant::now();
-            // Each method's model and the one setting it chose (on validation).
-            let (model, setting, value): (Box<dyn Scorer>, &str, String) = match method {
-                "RankSVM" => {
-                    let (m, c, _) = ranksvm_selected(fold, &conv)?;
-                    (Box::new(m), "C", c.to_string())
-                }
-                "RankBoost" => {
-                    let fit = ltr_ensemble::RankBoostParams {
-                        convention: conv,
-                        ..Default::default()
-                    }
-                    .fit(&fold.train, Some(&fold.vali))?;
-                    (Box::new(fit.model), "rounds", fit.rounds_used.to_string())
-                }
-                "ListNet" => {
-                    let fit = ltr_online::ListNetParams {
-                        convention: conv,
-                        ..Default::default()
-                    }
-                    .fit(&fold.train, Some(&fold.vali))?;
-                    (Box::new(fit.model), "epochs", fit.epochs_used.to_string())
-                }
-                name => {
-                    let fit = PerceptronParams {
-                        epochs: 50,
-                        output: perceptron_output(name),
-                        convention: conv,
-                        ..Default::default()
-                    }
-                    .fit(&fold.train, Some(&fold.vali))?;
-                    (Box::new(fit.model), "epochs", fit.epochs_used.to_string())
-                }
+            let (algo, params, setting) = method_algorithm(method);
+            let metric = if algo == "ranksvm" {
+                Metric::Ap(None)
+            } else {
+                Metric::Ndcg(Some(10))
             };
+            let t = train_by_name(algo, params, fold, metric, &conv)?;
+            let value = t
+                .params
+                .get(setting)
+                .or_else(|| t.fitted.report.selected.get(setting))
+                .cloned()
+                .unwrap_or_default();
             let seconds = t0.elapsed().as_secs_f64();
-            let notes = BTreeMap::from([(setting.to_string(), value)]);
-            test_result(model.as_ref(), &fold.test, &conv, seconds, notes)
+            // The notes keep the names the cached reports used.
+            let note = match setting {
+                "c" => "C",
+                other => other,
+            };
+            let notes = BTreeMap::from([(note.to_string(), value)]);
+            test_result(&t.fitted.model, &fold.test, &conv, seconds, notes)
         })
 }
 
@@ -214,44 +196,35 @@ fn figure1(ctx: &Ctx, bench: &super::Bench) -> Result<String> {
     let conv = bench.convention;
     let key = format!("{}-f{}-figure1", bench.name, fold.number);
     let curves: Vec<(usize, [f64; 6])> = ctx.cells.get(&key, || {
-        let mut lp = PerceptronLoop::new(&fold.train, LoopSettings::default(), 100);
-        let mut rec = Recorder {
-            pocket: Some(Pocket::default()),
-            average: Some(Average::default()),
-            committee: Some(Committee::new(20)),
-            voted: None,
-        };
+        // One run per output with the same seed visits the same pairs in the same order (the output never
+        // changes the loop), so the three curves are those of one run; the epoch observer sees each model.
         let (ndcg, map) = (Metric::Ndcg(Some(10)), Metric::Ap(None));
-        let mut out = Vec::new();
-        for e in 1..=100 {
-            lp.epoch(&mut rec);
-            let pocket = rec.pocket.as_ref().expect("set").snapshot(&lp.w, lp.c);
-            let average = rec.average.as_ref().expect("set").snapshot(&lp.w, lp.c);
-            let members = rec
-                .committee
-                .as_ref()
-                .expect("set")
-                .snapshot(lp.index, &lp.w, lp.c, true);
-            let mut ws = Vec::new();
-            for (w, _) in &members {
-                ws.push(vali_score(
-                    &LinearModel::new(w.clone()),
-                    &fold.vali,
-                    ndcg,
-                    &conv,
-                )?);
-            }
-            let com = weighted_average(
-                &members.into_iter().map(|m| m.0).collect::<Vec<_>>(),
-                &ws,
-                false,
-            );
-            let mut v = [0.0; 6];
-            for (i, m) in [&pocket, &average, &com].iter().enumerate() {
-                v[i] = vali_score(*m, &fold.vali, ndcg, &conv)?;
-                v[i + 3] = vali_score(*m, &fold.vali, map, &conv)?;
-            }
-            out.push((e, v));
+        let measure = ltr_learn::MetricMeasure {
+            metric: ndcg,
+            convention: conv,
+        };
+        let fit_ctx = FitContext::new(1).with_validation(&fold.vali, &measure);
+        let mut out: Vec<(usize, [f64; 6])> = (1..=100).map(|e| (e, [0.0; 6])).collect();
+        for (i, output) in [Output::Pocket, Output::Average, Output::committee(20)]
+            .into_iter()
+            .enumerate()
+        {
+            let p = PerceptronParams {
+                epochs: 100,
+                select_epochs: false,
+                output,
+                ..Default::default()
+            };
+            let mut observe = |r: &ltr_perceptron::EpochRecord, m: &ltr_core::Model| {
+                let row = &mut out[r.epoch - 1].1;
+                let s = m.score_dataset(&fold.vali);
+                for (at, metric) in [(i, ndcg), (i + 3, map)] {
+                    row[at] = evaluate_mean(&fold.vali, &s, metric, &conv)
+                        .map_err(ltr_core::LtrError::measure)?;
+                }
+                Ok(())
+            };
+            p.run(&fold.train, &fit_ctx, Some(&mut observe))?;
         }
         Ok(out)
     })?;
@@ -321,15 +294,14 @@ fn table5(ctx: &Ctx, bench: &super::Bench) -> Result<String> {
             ctx.cells
                 .get(&format!("{}-f{}-table5", bench.name, fold.number), || {
                     let t0 = Instant::now();
-                    let p = PerceptronParams {
-                        epochs: 50,
-                        output: Output::committee(20),
-                        select_epochs: false,
-                        convention: bench.convention,
-                        ..Default::default()
-                    };
-                    let fit = p.fit(&fold.train, Some(&fold.vali))?;
-                    let _ = fit.model.score_dataset(&fold.test);
+                    let fit = train_by_name(
+                        "committee-perceptron",
+                        &["committee=20", "select-epochs=false"],
+                        fold,
+                        Metric::Ndcg(Some(10)),
+                        &bench.convention,
+                    )?;
+                    let _ = fit.fitted.model.score_dataset(&fold.test);
                     let c = t0.elapsed().as_secs_f64();
                     let (_, _, s) = ranksvm_selected(fold, &bench.convention)?;
                     Ok((c, s))

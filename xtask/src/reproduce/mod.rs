@@ -16,7 +16,7 @@ use ltr_core::{LinearModel, Scorer};
 use ltr_data::{
     generate_letor_like, kfold_queries, letor_folds, shared_datasets_dir, Dataset, SyntheticConfig,
 };
-use ltr_metrics::{evaluate, evaluate_mean, Convention, Metric};
+use ltr_metrics::{evaluate, Convention, Metric};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 /// One fold: train, validation, test.
@@ -151,37 +151,48 @@ pub fn mean(v: &[f64]) -> f64 {
     }
 }
 
-/// Validation metric of a scorer.
-pub fn vali_score(
-    model: &dyn Scorer,
-    vali: &Dataset,
+/// Train `algo` by name through the registry on a fold: `params` may hold comma grids, chosen on the fold's
+/// validation set by `metric` under `conv` (the registry's one model-selection loop).
+pub fn train_by_name(
+    algo: &str,
+    params: &[&str],
+    fold: &Fold,
     metric: Metric,
     conv: &Convention,
-) -> Result<f64> {
-    Ok(evaluate_mean(
-        vali,
-        &model.score_dataset(vali),
-        metric,
-        conv,
-    )?)
+) -> Result<ltr_learn::Trained> {
+    train_fold(algo, params, &fold.train, Some(&fold.vali), metric, conv)
+}
+
+/// [`train_by_name`] on any training set, with or without validation data.
+pub fn train_fold(
+    algo: &str,
+    params: &[&str],
+    train: &Dataset,
+    validation: Option<&Dataset>,
+    metric: Metric,
+    conv: &Convention,
+) -> Result<ltr_learn::Trained> {
+    let mut req = ltr_learn::TrainRequest::new(train).metric(metric, *conv);
+    if let Some(v) = validation {
+        req = req.validation(v);
+    }
+    Ok(ltr_learn::train(algo, &ltr_learn::Grid::parse(params)?, &req)?)
+}
+
+/// The weights of a linear model trained by name.
+pub fn linear(t: &ltr_learn::Trained) -> Result<LinearModel> {
+    match t.fitted.linear() {
+        Some(l) => Ok(l.clone()),
+        None => bail!("{} did not produce a linear model", t.algorithm.name),
+    }
 }
 
 /// RankSVM with C chosen from {1e-3 … 100} on validation MAP (the LETOR protocol).
 pub fn ranksvm_selected(fold: &Fold, conv: &Convention) -> Result<(LinearModel, f64, f64)> {
     let t0 = std::time::Instant::now();
-    let mut best: Option<(f64, f64, LinearModel)> = None;
-    for c in [1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0] {
-        let m = ltr_svm::RankSvmParams::default()
-            .c(ltr_svm::CSetting::Value(c))
-            .fit(&fold.train)?
-            .model;
-        let v = vali_score(&m, &fold.vali, Metric::Ap(None), conv)?;
-        if best.as_ref().is_none_or(|b| v > b.0) {
-            best = Some((v, c, m));
-        }
-    }
-    let (_, c, m) = best.expect("grid not empty");
-    Ok((m, c, t0.elapsed().as_secs_f64()))
+    let t = train_by_name("ranksvm", &["c=0.001,0.01,0.1,1,10,100"], fold, Metric::Ap(None), conv)?;
+    let c = t.params["c"].parse()?;
+    Ok((linear(&t)?, c, t0.elapsed().as_secs_f64()))
 }
 
 fn find_bench(root: &Path, name: &str) -> Option<PathBuf> {

@@ -6,9 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use ltr_data::{generate_slam_stream, read_letor, Dataset};
-use ltr_online::{
-    replay, Eta, OnlineListNet, OnlineRanker, PureOnline, SlamPerceptron, StreamConfig, Violators,
-};
+use ltr_online::{replay, OnlineRanker, StreamConfig};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -24,33 +22,27 @@ struct Curve {
 }
 
 fn learners(d: usize, simulation: bool) -> Vec<(String, Box<dyn OnlineRanker>)> {
-    let pure_eta = if simulation {
-        Eta::InvSqrt(1.0)
-    } else {
-        Eta::Constant(1.0)
-    };
-    vec![
+    // Every learner by its registry name; the pure-online step is 1/√t on the simulation, constant on real data.
+    let pure_eta = if simulation { "inv-sqrt" } else { "constant" };
+    let specs = [
+        ("SLAM-NDCG", "slam-perceptron", None),
+        ("SLAM-AP", "slam-perceptron", Some(("measure", "ap"))),
+        ("PureOnline", "pure-online", Some(("eta", pure_eta))),
+        ("OnlineListNet", "online-listnet", None),
         (
-            "SLAM-NDCG".into(),
-            Box::new(SlamPerceptron::ndcg(d)) as Box<dyn OnlineRanker>,
+            "SLAM-NDCG-mean (extension)",
+            "slam-perceptron",
+            Some(("violators", "mean")),
         ),
-        ("SLAM-AP".into(), Box::new(SlamPerceptron::ap(d))),
-        (
-            "PureOnline".into(),
-            Box::new(PureOnline {
-                eta: pure_eta,
-                ..PureOnline::new(d)
-            }),
-        ),
-        ("OnlineListNet".into(), Box::new(OnlineListNet::new(d))),
-        (
-            "SLAM-NDCG-mean (extension)".into(),
-            Box::new(SlamPerceptron {
-                violators: Violators::Mean,
-                ..SlamPerceptron::ndcg(d)
-            }),
-        ),
-    ]
+    ];
+    specs
+        .into_iter()
+        .map(|(label, algo, kv)| {
+            let p = ltr_learn::online_params(algo, &ltr_core::Params::new(kv))
+                .expect("registered online algorithms with valid settings");
+            (label.to_string(), p.learner(d) as Box<dyn OnlineRanker>)
+        })
+        .collect()
 }
 
 fn run_stream(ctx: &Ctx, key: &str, data: &[&Dataset], simulation: bool) -> Result<Vec<Curve>> {

@@ -6,12 +6,10 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Result;
-use ltr_core::Params;
 use ltr_metrics::{sign_test, Alternative, Metric};
-use ltr_svm::RankSvmParams;
 use serde_json::json;
 
-use super::{f4, md_table, pooled, test_result, vali_score, write_report, Ctx, FoldResult};
+use super::{f4, md_table, pooled, test_result, train_by_name, write_report, Ctx, FoldResult};
 use crate::plot::bar_chart;
 
 const VARIANTS: [(&str, &str); 5] = [
@@ -36,29 +34,20 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
                     ctx.cells
                         .get(&format!("{}-f{}-{name}", bench.name, fold.number), || {
                             let t0 = Instant::now();
-                            let mut best: Option<(f64, f64, ltr_core::LinearModel)> = None;
-                            for c in ["0.001", "0.01", "0.1"] {
-                                let mut kv = vec![("c", c.to_string())];
-                                let s = if variant.is_empty() {
-                                    // The same solver as the QP variants: the comparison is of weightings.
-                                    kv.push(("solver", "cutting-plane".into()));
-                                    kv.push(("loss", "hinge".into()));
-                                    RankSvmParams::from_params(&Params::new(kv), 1)?
-                                } else {
-                                    kv.push(("variant", variant.into()));
-                                    if variant == "gd" {
-                                        kv.push(("max-iter", "500".into()));
-                                        kv.push(("tol", "1e-5".into()));
-                                    }
-                                    RankSvmParams::rsvm_ir_from_params(&Params::new(kv), 1)?
-                                };
-                                let m = s.fit(&fold.train)?.model;
-                                let v = vali_score(&m, &fold.vali, Metric::Ap(None), &conv)?;
-                                if best.as_ref().is_none_or(|b| v > b.0) {
-                                    best = Some((v, c.parse().expect("number"), m));
+                            let c_grid = "c=0.001,0.01,0.1";
+                            let t = if variant.is_empty() {
+                                // The same solver as the QP variants: the comparison is of weightings.
+                                let p = [c_grid, "solver=cutting-plane", "loss=hinge"];
+                                train_by_name("ranksvm", &p, fold, Metric::Ap(None), &conv)?
+                            } else {
+                                let v = format!("variant={variant}");
+                                let mut p = vec![c_grid, v.as_str()];
+                                if variant == "gd" {
+                                    p.extend(["max-iter=500", "tol=1e-5"]);
                                 }
-                            }
-                            let (_, c, m) = best.expect("grid");
+                                train_by_name("rsvm-ir", &p, fold, Metric::Ap(None), &conv)?
+                            };
+                            let (c, m): (f64, _) = (t.params["c"].parse()?, t.fitted.model);
                             let mut notes = BTreeMap::new();
                             notes.insert("C".into(), c.to_string());
                             test_result(&m, &fold.test, &conv, t0.elapsed().as_secs_f64(), notes)

@@ -6,17 +6,14 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Result;
-use ltr_core::{LinearModel, Model};
-use ltr_ensemble::SigmoidParams;
+use ltr_core::{LinearModel, Params};
 use ltr_metrics::{paired_t_test, wilcoxon, Alternative, Metric};
-use ltr_online::ListNetParams;
-use ltr_perceptron::{Output, PerceptronParams};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::{
-    f4, md_table, pooled, ranksvm_selected, test_result, vali_score, write_report, Ctx, Fold,
-    FoldResult,
+    f4, linear, md_table, pooled, ranksvm_selected, test_result, train_by_name, train_fold,
+    write_report, Ctx, Fold, FoldResult,
 };
 use crate::plot::{line_chart, Series};
 
@@ -29,35 +26,19 @@ struct SigmoidCell {
 }
 
 fn seed_model(name: &str, fold: &Fold, conv: &ltr_metrics::Convention) -> Result<Vec<f64>> {
+    let ndcg10 = Metric::Ndcg(Some(10));
     Ok(match name {
         // The paper's deliberately weak seed: the averaged perceptron after 5 epochs.
         "Perceptron" => {
-            let p = PerceptronParams {
-                epochs: 5,
-                select_epochs: false,
-                output: Output::Average,
-                convention: *conv,
-                ..Default::default()
-            };
-            match p.fit(&fold.train, None)?.model {
-                Model::Linear(l) => l.weights,
-                _ => unreachable!("average is linear"),
-            }
+            let p = ["output=average", "epochs=5", "select-epochs=false"];
+            linear(&train_fold("perceptron", &p, &fold.train, None, ndcg10, conv)?)?.weights
         }
         "RankSVM" => ranksvm_selected(fold, conv)?.0.weights,
-        _ => {
-            ListNetParams {
-                convention: *conv,
-                ..Default::default()
-            }
-            .fit(&fold.train, Some(&fold.vali))?
-            .model
-            .weights
-        }
+        _ => linear(&train_by_name("listnet", &[], fold, ndcg10, conv)?)?.weights,
     })
 }
 
-/// λ chosen on validation from {1/(2C) : C ∈ 1e-5 … 1e1} (algorithms.md §4.4), for a given σ.
+/// The registry's sigmoid from `seed` with σ given and λ chosen on validation MAP (algorithms.md §4.4).
 fn refine(
     fold: &Fold,
     conv: &ltr_metrics::Convention,
@@ -65,29 +46,29 @@ fn refine(
     sigma: f64,
     lambda: Option<f64>,
 ) -> Result<(LinearModel, f64, Vec<f64>)> {
-    let cands: Vec<f64> = match lambda {
-        Some(l) => vec![l],
-        None => [1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0]
-            .iter()
-            .map(|c| 1.0 / (2.0 * c))
-            .collect(),
-    };
-    let mut best: Option<(f64, f64, LinearModel, Vec<f64>)> = None;
-    for l in cands {
-        let fit = SigmoidParams {
-            sigma,
-            lambda: l,
-            max_iter: 300,
-            ..Default::default()
-        }
-        .fit(&fold.train, seed)?;
-        let v = vali_score(&fit.model, &fold.vali, Metric::Ap(None), conv)?;
-        if best.as_ref().is_none_or(|b| v > b.0) {
-            best = Some((v, l, fit.model, fit.trace.iter().map(|s| s.auc).collect()));
-        }
+    let mut kv = vec![("sigma", sigma.to_string()), ("max-iter", "300".to_string())];
+    if let Some(l) = lambda {
+        kv.push(("lambda", l.to_string()));
     }
-    let (_, l, m, auc) = best.expect("candidates");
-    Ok((m, l, auc))
+    let measure = ltr_learn::MetricMeasure {
+        metric: Metric::Ap(None),
+        convention: *conv,
+    };
+    let ctx = ltr_core::FitContext::new(1).with_validation(&fold.vali, &measure);
+    let fit = ltr_learn::refine_sigmoid(
+        &LinearModel::new(seed.to_vec()),
+        &Params::new(kv),
+        &fold.train,
+        &ctx,
+    )?;
+    let l: f64 = fit.report.selected["lambda"].parse()?;
+    let auc: Vec<f64> = fit
+        .diagnostics
+        .as_ref()
+        .and_then(|d| d["trace"].as_array())
+        .map(|t| t.iter().filter_map(|s| s["auc"].as_f64()).collect())
+        .unwrap_or_default();
+    Ok((fit.linear().expect("the sigmoid is linear").clone(), l, auc))
 }
 
 /// Run the experiment.

@@ -1,0 +1,186 @@
+//! The registry table: every algorithm's name, paper, parameter specs and the function that reads its parameters
+//! and fits it. One module per learner family; a newcomer finds an algorithm by its paper name here.
+
+pub(crate) mod ensemble;
+pub(crate) mod online;
+pub(crate) mod perceptron;
+pub(crate) mod svm;
+
+use ltr_core::{FitContext, Fitted, Params, Result};
+use ltr_data::Dataset;
+use serde::Serialize;
+
+use crate::spec::{ParamSpec, SpecReader};
+
+pub use ensemble::{refine_sigmoid, SIGMOID_LAMBDA_GRID};
+
+type FitFn = fn(&SpecReader<'_>, &Dataset, &FitContext<'_>) -> Result<Fitted>;
+
+/// One registered algorithm.
+#[derive(Serialize)]
+pub struct Algorithm {
+    /// Name for `--algo` and `train(name, …)`.
+    pub name: &'static str,
+    /// Source paper (and which seed it is) or role.
+    pub paper: &'static str,
+    /// Where the code lives.
+    pub code: &'static str,
+    /// Parameter groups (shared groups first).
+    #[serde(serialize_with = "flatten_groups")]
+    pub params: &'static [&'static [ParamSpec]],
+    #[serde(skip)]
+    fit: FitFn,
+}
+
+fn flatten_groups<S: serde::Serializer>(
+    g: &&'static [&'static [ParamSpec]],
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    s.collect_seq(g.iter().flat_map(|x| x.iter()))
+}
+
+impl std::fmt::Debug for Algorithm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Algorithm")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Algorithm {
+    /// Every parameter spec, in listing order.
+    pub fn param_specs(&self) -> impl Iterator<Item = &'static ParamSpec> {
+        self.params.iter().flat_map(|g| g.iter())
+    }
+    /// Train one setting: read `params` by the specs (unknown or unused names are errors), then fit.
+    pub fn fit(&self, params: &Params, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
+        (self.fit)(&SpecReader::new(params, self.params), train, ctx)
+    }
+}
+
+use ensemble::{MHR_SPECS, RANKBOOST_SPECS, SIGMOID_SPECS};
+use online::{
+    LISTNET_SPECS, ONLINE_LISTNET_SPECS, PURE_ONLINE_SPECS, SLAM_SPECS, STREAM_SPECS,
+};
+use perceptron::{COMMITTEE_SPECS, LOOP_SPECS, PERCEPTRON_SPECS};
+use svm::{RANKSVM_SPECS, RSVM_IR_SPECS, SOLVER_SPECS};
+
+/// Every algorithm, in the order `ltr algorithms` lists them.
+pub static ALGORITHMS: &[Algorithm] = &[
+    Algorithm {
+        name: "ranksvm",
+        paper: "Herbrich et al. 2000; Joachims 2002 (the baseline of every seed)",
+        code: "crates/ltr-svm",
+        params: &[RANKSVM_SPECS, SOLVER_SPECS],
+        fit: svm::ranksvm,
+    },
+    Algorithm {
+        name: "rsvm-ir",
+        paper: "Cao et al., SIGIR 2006, Adapting Ranking SVM to Document Retrieval (seed 004)",
+        code: "crates/ltr-svm (cutting_plane.rs, dual_cd.rs, gd.rs); τ, μ in crates/ltr-pairs/src/weights.rs",
+        params: &[RSVM_IR_SPECS, SOLVER_SPECS],
+        fit: svm::rsvm_ir,
+    },
+    Algorithm {
+        name: "perceptron",
+        paper: "Elsas, Carvalho, Carbonell, WSDM 2008 (seed 000): pairwise perceptron with η_q = 1/|S_q|",
+        code: "crates/ltr-perceptron",
+        params: &[PERCEPTRON_SPECS, LOOP_SPECS],
+        fit: perceptron::perceptron,
+    },
+    Algorithm {
+        name: "committee-perceptron",
+        paper: "Elsas, Carvalho, Carbonell, WSDM 2008 (seed 000): the committee perceptron",
+        code: "crates/ltr-perceptron (outputs.rs)",
+        params: &[COMMITTEE_SPECS, LOOP_SPECS],
+        fit: perceptron::committee,
+    },
+    Algorithm {
+        name: "mhr",
+        paper: "Qin et al., SIGIR 2007, Ranking with Multiple Hyperplanes (seed 001)",
+        code: "crates/ltr-ensemble/src/mhr.rs",
+        params: &[MHR_SPECS],
+        fit: ensemble::mhr,
+    },
+    Algorithm {
+        name: "sigmoid",
+        paper: "Carvalho, Elsas, Cohen, Carbonell, LR4IR 2008, the sigmoid meta-ranker (seed 003)",
+        code: "crates/ltr-ensemble/src/sigmoid.rs",
+        params: &[SIGMOID_SPECS],
+        fit: ensemble::sigmoid,
+    },
+    Algorithm {
+        name: "rankboost",
+        paper: "Freund, Iyer, Schapire, Singer, JMLR 2003 (baseline of seeds 000 and 003)",
+        code: "crates/ltr-ensemble/src/rankboost.rs",
+        params: &[RANKBOOST_SPECS],
+        fit: ensemble::rankboost,
+    },
+    Algorithm {
+        name: "listnet",
+        paper: "Cao et al., ICML 2007, batch top-one ListNet (baseline of seed 003; a sigmoid seed)",
+        code: "crates/ltr-online/src/listnet.rs",
+        params: &[LISTNET_SPECS],
+        fit: online::listnet,
+    },
+    Algorithm {
+        name: "slam-perceptron",
+        paper: "Chaudhuri & Tewari 2015, Algorithm 1 (seed 002): the online SLAM perceptron, the file replayed as a stream",
+        code: "crates/ltr-online (slam.rs, learners.rs)",
+        params: &[SLAM_SPECS, STREAM_SPECS],
+        fit: |r, t, c| online::online(r, "slam-perceptron", t, c),
+    },
+    Algorithm {
+        name: "pure-online",
+        paper: "Chaudhuri & Tewari 2015, Algorithm 2 (seed 002): most-violated pair, step scaled by the measure loss",
+        code: "crates/ltr-online/src/learners.rs",
+        params: &[PURE_ONLINE_SPECS, STREAM_SPECS],
+        fit: |r, t, c| online::online(r, "pure-online", t, c),
+    },
+    Algorithm {
+        name: "online-listnet",
+        paper: "top-one ListNet updated every round (seed 002's baseline)",
+        code: "crates/ltr-online/src/learners.rs",
+        params: &[ONLINE_LISTNET_SPECS, STREAM_SPECS],
+        fit: |r, t, c| online::online(r, "online-listnet", t, c),
+    },
+];
+
+/// The algorithm called `name` (case-insensitive).
+pub fn find(name: &str) -> Option<&'static Algorithm> {
+    ALGORITHMS
+        .iter()
+        .find(|a| a.name.eq_ignore_ascii_case(name.trim()))
+}
+
+/// `find`, or an error listing the known names.
+pub fn find_or_err(name: &str) -> Result<&'static Algorithm> {
+    find(name).ok_or_else(|| {
+        ltr_core::LtrError::param(
+            "algo",
+            format!(
+                "unknown algorithm `{name}`; known: {}",
+                ALGORITHMS
+                    .iter()
+                    .map(|a| a.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )
+    })
+}
+
+/// Build the typed parameters of an online algorithm by name (for stream experiments that replay their own data).
+pub fn online_params(name: &str, params: &Params) -> Result<ltr_online::OnlineParams> {
+    let a = find_or_err(name)?;
+    if !matches!(a.name, "slam-perceptron" | "pure-online" | "online-listnet") {
+        return Err(ltr_core::LtrError::param(
+            "algo",
+            format!("`{}` is not an online algorithm", a.name),
+        ));
+    }
+    let r = SpecReader::new(params, a.params);
+    let p = online::online_params(&r, a.name)?;
+    r.finish(a.name)?;
+    Ok(p)
+}

@@ -1,0 +1,131 @@
+//! `listnet`, `slam-perceptron`, `pure-online`, `online-listnet` (seed 002 and its baselines): parameters →
+//! [`ListNetParams`] and [`OnlineParams`].
+
+use ltr_core::{Fit, FitContext, Fitted, Result};
+use ltr_data::Dataset;
+use ltr_online::{
+    Eta, ListNetParams, Margin, OnlineAlgorithm, OnlineParams, PredictTies, Rml, Violators,
+};
+
+use crate::spec::{choice, float, int, Allowed, ParamSpec, SpecReader};
+
+/// `listnet`'s parameters.
+pub(crate) const LISTNET_SPECS: &[ParamSpec] = &[
+    ParamSpec::new("epochs", "100", int(1, 10_000_000), "epochs at most"),
+    ParamSpec::new("learning-rate", "0.1", float(1e-300, 1e300), "step of each per-query update"),
+    ParamSpec::new("select-epochs", "true", Allowed::Bool, "choose the epoch on --validate"),
+    ParamSpec::new("shuffle", "true", Allowed::Bool, "seeded query order per epoch (false: file order)"),
+];
+
+/// The stream parameters of every online learner.
+pub(crate) const STREAM_SPECS: &[ParamSpec] = &[
+    ParamSpec::new("eta0", "1", float(1e-300, 1e300), "c of η_t = c/√t or of a constant η"),
+    ParamSpec::new("passes", "1", int(1, 1_000_000), "passes over the training file"),
+    ParamSpec::new("keep", "1", float(0.0, 1.0), "per-pass probability of keeping a query"),
+];
+
+const ETA: &[&str] = &["inv-sqrt", "constant"];
+const TIES: ParamSpec = ParamSpec::new("ties", "reverse", choice(&["reverse", "input"]), "tie order of the predicted ranking: later document first (the authors' code) or earlier");
+const MEASURE: ParamSpec = ParamSpec::new("measure", "ndcg", choice(&["ndcg", "ap"]), "the measure of the mistake test and the loss");
+const K: ParamSpec = ParamSpec::new("k", "10", int(1, 1_000_000), "k of NDCG@k");
+
+/// `slam-perceptron`'s own parameters.
+pub(crate) const SLAM_SPECS: &[ParamSpec] = &[
+    ParamSpec::new("eta", "inv-sqrt", choice(ETA), "step schedule"),
+    TIES,
+    MEASURE,
+    K,
+    ParamSpec::new("delta", "1", float(0.0, 1e12), "margin δ"),
+    ParamSpec::new("margin", "scaled", choice(&["scaled", "constant"]), "margin scaled by relevance (the authors' code) or constant"),
+    ParamSpec::new("tie-average", "true", Allowed::Bool, "average the surrogate weights over tied grades"),
+    ParamSpec::new("violators", "worst", choice(&["worst", "mean"]), "worst violator (the paper) or the mean over less relevant documents (extension)"),
+];
+
+/// `pure-online`'s own parameters.
+pub(crate) const PURE_ONLINE_SPECS: &[ParamSpec] = &[
+    ParamSpec::new("eta", "constant", choice(ETA), "step schedule"),
+    TIES,
+    MEASURE,
+    K,
+];
+
+/// `online-listnet`'s own parameters.
+pub(crate) const ONLINE_LISTNET_SPECS: &[ParamSpec] =
+    &[ParamSpec::new("eta", "inv-sqrt", choice(ETA), "step schedule")];
+
+/// `listnet`.
+pub(crate) fn listnet(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
+    let s = ListNetParams {
+        epochs: r.int("epochs")?,
+        learning_rate: r.float("learning-rate")?,
+        select_epochs: r.flag("select-epochs")?,
+        shuffle: r.flag("shuffle")?,
+    };
+    r.finish("listnet")?;
+    s.fit(train, ctx)
+}
+
+/// An online learner's parameters; `name` is one of the three online algorithms.
+pub(crate) fn online_params(r: &SpecReader<'_>, name: &str) -> Result<OnlineParams> {
+    let eta0 = r.float("eta0")?;
+    let eta = match r.choice("eta")?.as_str() {
+        "constant" => Eta::Constant(eta0),
+        _ => Eta::InvSqrt(eta0),
+    };
+    let ties = if name == "online-listnet" {
+        PredictTies::ReverseInput
+    } else {
+        match r.choice("ties")?.as_str() {
+            "input" => PredictTies::InputOrder,
+            _ => PredictTies::ReverseInput,
+        }
+    };
+    let algorithm = if name == "online-listnet" {
+        OnlineAlgorithm::ListNet
+    } else {
+        let k = r.int("k")?;
+        let measure = if r.choice("measure")? == "ap" {
+            Rml::Ap
+        } else {
+            Rml::Ndcg(k)
+        };
+        if name == "pure-online" {
+            OnlineAlgorithm::PureOnline { measure }
+        } else {
+            let delta = r.float("delta")?;
+            OnlineAlgorithm::SlamPerceptron {
+                measure,
+                margin: match r.choice("margin")?.as_str() {
+                    "constant" => Margin::Constant(delta),
+                    _ => Margin::RelevanceScaled(delta),
+                },
+                tie_average: r.flag("tie-average")?,
+                violators: match r.choice("violators")?.as_str() {
+                    "mean" => Violators::Mean,
+                    _ => Violators::Worst,
+                },
+            }
+        }
+    };
+    let s = OnlineParams {
+        algorithm,
+        eta,
+        ties,
+        passes: r.int("passes")?,
+        keep_probability: r.float("keep")?,
+    };
+    s.validate()?;
+    Ok(s)
+}
+
+/// `slam-perceptron`, `pure-online` and `online-listnet`.
+pub(crate) fn online(
+    r: &SpecReader<'_>,
+    name: &'static str,
+    train: &Dataset,
+    ctx: &FitContext<'_>,
+) -> Result<Fitted> {
+    let s = online_params(r, name)?;
+    r.finish(name)?;
+    s.fit(train, ctx)
+}

@@ -1,0 +1,88 @@
+//! # ltr-learn
+//!
+//! The algorithm registry of `ltr`: every learner by name, with its source paper and its parameters
+//! ([`ParamSpec`]: name, default, allowed values, doc — one definition that drives parsing, `ltr algorithms`, the
+//! Python classes and the docs), and training by name with model selection ([`train`] over a [`Grid`], kept by
+//! [`best_by_validation`]). The `ltr` binary, `cargo xtask` and the Python package are thin users of this crate.
+//!
+//! ```
+//! use ltr_data::{generate_letor_like, split_by_queries, SyntheticConfig};
+//! use ltr_learn::{train, Grid, TrainRequest};
+//!
+//! let all = generate_letor_like(&SyntheticConfig { queries: 30, seed: 2, ..Default::default() }).unwrap();
+//! let parts = split_by_queries(&all, &[0.7, 0.3], 1).unwrap();
+//! let grid = Grid::parse(&["c=0.01,0.1,1"]).unwrap();
+//! let trained = train("ranksvm", &grid, &TrainRequest::new(&parts[0]).validation(&parts[1])).unwrap();
+//! assert!(["0.01", "0.1", "1"].contains(&trained.params["c"].as_str()));
+//! assert_eq!(trained.grid_scores.len(), 3);
+//!
+//! // A misspelt parameter is an error that names the known ones.
+//! let e = train("ranksvm", &Grid::parse(&["cc=1"]).unwrap(), &TrainRequest::new(&parts[0])).unwrap_err();
+//! assert!(e.to_string().contains("known: c, solver, pairs"));
+//! ```
+#![deny(missing_docs)]
+
+mod algorithms;
+mod select;
+mod spec;
+
+pub use algorithms::{
+    find, find_or_err, online_params, refine_sigmoid, Algorithm, ALGORITHMS, SIGMOID_LAMBDA_GRID,
+};
+pub use ltr_core::{
+    best_by_validation, Best, BestSoFar, Fit, FitContext, FitReport, FitWith, Fitted, Measure,
+    ParamGuard, Params, Progress, Silent,
+};
+pub use select::{describe, train, Grid, MetricMeasure, TrainRequest, Trained};
+
+/// The context a [`TrainRequest`] trains with: its seed, progress, validation data and a [`MetricMeasure`].
+/// `measure` must be the request's metric (`MetricMeasure { metric: req.metric, convention: req.convention }`).
+pub fn fit_context<'a>(req: &TrainRequest<'a>, measure: &'a MetricMeasure) -> FitContext<'a> {
+    let ctx = FitContext::new(req.seed)
+        .with_measure(measure)
+        .with_progress(req.progress);
+    match req.validation {
+        Some(v) => ctx.with_validation(v, measure),
+        None => ctx,
+    }
+}
+pub use spec::{Allowed, ParamSpec, SpecReader};
+
+/// Train one setting of `algorithm` by name: `train` with a single-setting grid.
+pub fn train_one(
+    algorithm: &str,
+    params: &[(&str, &str)],
+    req: &TrainRequest<'_>,
+) -> ltr_core::Result<Trained> {
+    train(algorithm, &Grid::single(params.iter().copied()), req)
+}
+
+/// `ltr algorithms` as text: each algorithm, its paper and every parameter with default, allowed values and doc.
+pub fn algorithms_text() -> String {
+    let mut out = String::new();
+    for a in ALGORITHMS {
+        out.push_str(&format!("{}\n  paper: {}\n  code:  {}\n", a.name, a.paper, a.code));
+        for p in a.param_specs() {
+            let default = if p.default.is_empty() {
+                "unset".to_string()
+            } else {
+                p.default.to_string()
+            };
+            out.push_str(&format!(
+                "  --param {}  [{}; default {}]{}\n      {}\n",
+                p.name,
+                p.allowed,
+                default,
+                p.when.map(|w| format!(" (with {w})")).unwrap_or_default(),
+                p.doc
+            ));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// `ltr algorithms --json`: every algorithm with its parameters, defaults and allowed values.
+pub fn algorithms_json() -> serde_json::Value {
+    serde_json::to_value(ALGORITHMS).expect("the registry serialises")
+}

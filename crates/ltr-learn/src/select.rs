@@ -1,0 +1,256 @@
+//! Training by name with model selection: a [`Grid`] of settings (`--param c=0.01,0.1,1`), each trained through
+//! the registry and measured on validation data by a metric under a convention; the best is kept by
+//! [`best_by_validation`].
+
+use std::collections::BTreeMap;
+
+use ltr_core::{
+    best_by_validation, FitContext, Fitted, LtrError, Measure, ModelFile, Params, Progress,
+    Result, Scorer, Silent, TrainingSummary,
+};
+use ltr_data::Dataset;
+use ltr_metrics::{evaluate_mean, Convention, Metric};
+
+use crate::algorithms::{find_or_err, Algorithm};
+
+/// A metric under a convention, as the [`Measure`] learners validate with.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MetricMeasure {
+    /// The metric.
+    pub metric: Metric,
+    /// Its convention.
+    pub convention: Convention,
+}
+
+impl Measure for MetricMeasure {
+    fn measure(&self, data: &Dataset, scores: &[f64]) -> Result<f64> {
+        evaluate_mean(data, scores, self.metric, &self.convention).map_err(LtrError::measure)
+    }
+}
+
+/// Hyperparameter settings: each name with one value, or several (a grid axis searched on validation).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Grid {
+    axes: Vec<(String, Vec<String>)>,
+}
+
+impl Grid {
+    /// Parse `name=value` and `name=v1,v2,v3` items (the CLI's `--param`); a name given twice is an error.
+    pub fn parse<S: AsRef<str>>(items: &[S]) -> Result<Self> {
+        let mut axes: Vec<(String, Vec<String>)> = Vec::new();
+        for item in items {
+            let item = item.as_ref();
+            let (k, v) = item
+                .split_once('=')
+                .ok_or_else(|| LtrError::param(item, "expected name=value"))?;
+            let k = k.trim();
+            if k.is_empty() {
+                return Err(LtrError::param(item, "empty name"));
+            }
+            if axes.iter().any(|(n, _)| n.eq_ignore_ascii_case(k)) {
+                return Err(LtrError::param(
+                    k,
+                    "given twice; give a grid as one comma list (name=v1,v2)",
+                ));
+            }
+            let vals: Vec<String> = v.split(',').map(|s| s.trim().to_string()).collect();
+            if vals.iter().any(String::is_empty) {
+                return Err(LtrError::param(k, format!("`{item}`: empty value")));
+            }
+            axes.push((k.to_string(), vals));
+        }
+        Ok(Self { axes })
+    }
+    /// One setting (no grid) from `(name, value)` pairs.
+    pub fn single<K: AsRef<str>, V: AsRef<str>>(pairs: impl IntoIterator<Item = (K, V)>) -> Self {
+        Self {
+            axes: pairs
+                .into_iter()
+                .map(|(k, v)| (k.as_ref().to_string(), vec![v.as_ref().to_string()]))
+                .collect(),
+        }
+    }
+    /// Every combination, the first axis varying slowest.
+    pub fn settings(&self) -> Vec<Vec<(String, String)>> {
+        let mut out: Vec<Vec<(String, String)>> = vec![vec![]];
+        for (k, vals) in &self.axes {
+            let mut next = Vec::with_capacity(out.len() * vals.len());
+            for prefix in &out {
+                for v in vals {
+                    let mut p = prefix.clone();
+                    p.push((k.clone(), v.clone()));
+                    next.push(p);
+                }
+            }
+            out = next;
+        }
+        out
+    }
+    /// Number of settings.
+    pub fn len(&self) -> usize {
+        self.axes.iter().map(|(_, v)| v.len()).product()
+    }
+    /// Always false: a grid has at least the empty setting.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+/// Everything training by name needs besides the algorithm and its settings.
+#[derive(Clone, Copy)]
+pub struct TrainRequest<'a> {
+    /// Training data.
+    pub train: &'a Dataset,
+    /// Validation data: chooses grid settings and, inside learners, epochs, rounds, member weights, λ.
+    pub validation: Option<&'a Dataset>,
+    /// The validation metric (and what MHR tunes its weights by).
+    pub metric: Metric,
+    /// Its convention.
+    pub convention: Convention,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// Progress sink.
+    pub progress: &'a dyn Progress,
+}
+
+impl std::fmt::Debug for TrainRequest<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TrainRequest")
+            .field("metric", &self.metric)
+            .field("convention", &self.convention.name)
+            .field("seed", &self.seed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> TrainRequest<'a> {
+    /// Train on `train` with NDCG@10 under the standard convention, seed 1, no validation, no progress display.
+    pub fn new(train: &'a Dataset) -> Self {
+        Self {
+            train,
+            validation: None,
+            metric: Metric::Ndcg(Some(10)),
+            convention: Convention::STANDARD,
+            seed: 1,
+            progress: &Silent,
+        }
+    }
+    /// Add validation data.
+    pub fn validation(mut self, v: &'a Dataset) -> Self {
+        self.validation = Some(v);
+        self
+    }
+    /// Set the validation metric and convention.
+    pub fn metric(mut self, metric: Metric, convention: Convention) -> Self {
+        self.metric = metric;
+        self.convention = convention;
+        self
+    }
+    /// Set the seed.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+    /// Report progress to `p`.
+    pub fn progress(mut self, p: &'a dyn Progress) -> Self {
+        self.progress = p;
+        self
+    }
+}
+
+/// A model trained by name, with the setting kept.
+#[derive(Debug, Clone)]
+pub struct Trained {
+    /// The algorithm.
+    pub algorithm: &'static Algorithm,
+    /// The setting kept (normalised names), as given or chosen from the grid.
+    pub params: BTreeMap<String, String>,
+    /// The model, its report (the grid's validation score in `report.validation`) and diagnostics.
+    pub fitted: Fitted,
+    /// The validation score of every setting tried, in grid order (empty without validation).
+    pub grid_scores: Vec<(BTreeMap<String, String>, f64)>,
+}
+
+impl Trained {
+    /// The model file `ltr train` writes: provenance, the setting, the typed report and the diagnostics.
+    pub fn into_model_file(self, training: TrainingSummary) -> ModelFile {
+        let mut mf = ModelFile::new(self.algorithm.name, self.params, training, self.fitted.model);
+        mf.fit = self.fitted.report;
+        if let Some(d) = self.fitted.diagnostics {
+            mf.diagnostics_json = d.to_string();
+        }
+        mf
+    }
+}
+
+/// Train `algorithm` by name on every setting of `grid` and keep the one best on validation (the only setting
+/// without validation; a grid of several settings needs validation data).
+pub fn train(algorithm: &str, grid: &Grid, req: &TrainRequest<'_>) -> Result<Trained> {
+    let algo = find_or_err(algorithm)?;
+    let settings = grid.settings();
+    if settings.len() > 1 && req.validation.is_none() {
+        return Err(LtrError::param(
+            "grid",
+            format!(
+                "the parameters list a grid of {} settings; give validation data to choose among them",
+                settings.len()
+            ),
+        ));
+    }
+    let measure = MetricMeasure {
+        metric: req.metric,
+        convention: req.convention,
+    };
+    let mut ctx = FitContext::new(req.seed)
+        .with_measure(&measure)
+        .with_progress(req.progress);
+    if let Some(v) = req.validation {
+        ctx = ctx.with_validation(v, &measure);
+    }
+    let mut grid_scores = Vec::new();
+    let best = best_by_validation(settings, |setting| {
+        let params = Params::new(setting.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        let fitted = algo.fit(&params, req.train, &ctx).map_err(|e| match e {
+            LtrError::Param { .. } | LtrError::Shape(_) | LtrError::Model { .. } => e,
+            other if settings_len_gt1(grid) => {
+                LtrError::Training(format!("with {}: {other}", describe(&setting)))
+            }
+            other => other,
+        })?;
+        let score = match req.validation {
+            Some(v) => measure.measure(v, &fitted.model.score_dataset(v))?,
+            None => f64::NAN,
+        };
+        if req.validation.is_some() {
+            grid_scores.push((params.effective(), score));
+        }
+        Ok((score, (params.effective(), fitted)))
+    })?
+    .expect("a grid has at least one setting");
+    let (params, mut fitted) = best.item;
+    if req.validation.is_some() {
+        fitted.report.validation = Some(best.score);
+    }
+    Ok(Trained {
+        algorithm: algo,
+        params,
+        fitted,
+        grid_scores,
+    })
+}
+
+fn settings_len_gt1(g: &Grid) -> bool {
+    g.len() > 1
+}
+
+/// `name=value name=value`, or `defaults`.
+pub fn describe(setting: &[(String, String)]) -> String {
+    if setting.is_empty() {
+        return "defaults".into();
+    }
+    setting
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
