@@ -1,9 +1,9 @@
 //! Every learner's hot path: pairwise loss, RankSVM, perceptron epochs (pair checks per second), MHR, sigmoid,
 //! RankBoost, ListNet and the online SLAM perceptron.
 
-use ltr_core::Fit;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ltr_benches::{generated, ohsumed_like};
+use ltr_core::Fit;
 use ltr_pairs::{count_pairs_per_query, PairLoss, PairwiseObjective};
 use ltr_perceptron::{LoopSettings, Observer, PerceptronLoop};
 

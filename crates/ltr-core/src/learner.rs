@@ -227,8 +227,12 @@ pub trait Fit {
 /// A learner that refines a starting linear model (the sigmoid meta-ranker).
 pub trait FitWith {
     /// Train on `train` starting from `start`.
-    fn fit_with(&self, start: &LinearModel, train: &Dataset, ctx: &FitContext<'_>)
-        -> Result<Fitted>;
+    fn fit_with(
+        &self,
+        start: &LinearModel,
+        train: &Dataset,
+        ctx: &FitContext<'_>,
+    ) -> Result<Fitted>;
 }
 
 /// The best candidate of a selection and its measure.
@@ -340,9 +344,6 @@ mod tests {
         })
         .unwrap();
         assert!(ctx.measure(&ds, &vec![0.0; ds.n_docs()]).is_err());
-        assert_eq!(
-            ctx.validate(&LinearModel::new(vec![0.0; 3])).unwrap(),
-            None
-        );
+        assert_eq!(ctx.validate(&LinearModel::new(vec![0.0; 3])).unwrap(), None);
     }
 }

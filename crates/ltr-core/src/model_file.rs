@@ -175,7 +175,8 @@ impl ModelFile {
             }
             let v = u32::from_le_bytes(rest[..4].try_into().expect("4 bytes"));
             check_version(path, v)?;
-            let corrupt = |e: postcard::Error| model_err(path, format!("corrupt binary model: {e}"));
+            let corrupt =
+                |e: postcard::Error| model_err(path, format!("corrupt binary model: {e}"));
             if v == 1 {
                 postcard::from_bytes::<ModelFileV1>(&rest[4..])
                     .map_err(corrupt)?

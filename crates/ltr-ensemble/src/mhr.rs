@@ -142,9 +142,7 @@ fn tune_value(
         }
         out
     };
-    measure
-        .measure(ds, &scores)
-        .unwrap_or(f64::NEG_INFINITY)
+    measure.measure(ds, &scores).unwrap_or(f64::NEG_INFINITY)
 }
 
 /// Maximise the metric over non-negative weights summing to 1: the full simplex grid with step `h` for up to three
@@ -159,10 +157,7 @@ pub fn tune_weights(
 ) -> Vec<f64> {
     let k = points.len();
     let uniform = vec![1.0 / k as f64; k];
-    let mut best = (
-        tune_value(points, &uniform, ds, measure, method),
-        uniform,
-    );
+    let mut best = (tune_value(points, &uniform, ds, measure, method), uniform);
     if k <= 3 {
         let steps = (1.0 / h).round() as usize;
         let mut cands = Vec::new();
@@ -293,13 +288,7 @@ impl MhrParams {
             };
             let points = borda_points(&members, tune_ds);
             let measure = |d: &Dataset, s: &[f64]| ctx.measure(d, s);
-            tune_weights(
-                &points,
-                tune_ds,
-                &measure,
-                self.aggregation,
-                self.grid_step,
-            )
+            tune_weights(&points, tune_ds, &measure, self.aggregation, self.grid_step)
         } else {
             vec![1.0; members.len()]
         };

@@ -214,7 +214,10 @@ impl Fit for RankBoostParams {
         let fit = self.train(train, ctx)?;
         let report = FitReport {
             iterations: Some(fit.validation_curve.len().max(fit.rounds_used) as u64),
-            validation: fit.validation_curve.get(fit.rounds_used.wrapping_sub(1)).copied(),
+            validation: fit
+                .validation_curve
+                .get(fit.rounds_used.wrapping_sub(1))
+                .copied(),
             ..Default::default()
         }
         .select("rounds", fit.rounds_used);

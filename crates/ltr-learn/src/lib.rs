@@ -61,7 +61,10 @@ pub fn train_one(
 pub fn algorithms_text() -> String {
     let mut out = String::new();
     for a in ALGORITHMS {
-        out.push_str(&format!("{}\n  paper: {}\n  code:  {}\n", a.name, a.paper, a.code));
+        out.push_str(&format!(
+            "{}\n  paper: {}\n  code:  {}\n",
+            a.name, a.paper, a.code
+        ));
         for p in a.param_specs() {
             let default = if p.default.is_empty() {
                 "unset".to_string()

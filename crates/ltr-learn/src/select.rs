@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use ltr_core::{
-    best_by_validation, FitContext, Fitted, LtrError, Measure, ModelFile, Params, Progress,
-    Result, Scorer, Silent, TrainingSummary,
+    best_by_validation, FitContext, Fitted, LtrError, Measure, ModelFile, Params, Progress, Result,
+    Scorer, Silent, TrainingSummary,
 };
 use ltr_data::Dataset;
 use ltr_metrics::{evaluate_mean, Convention, Metric};
@@ -174,7 +174,12 @@ pub struct Trained {
 impl Trained {
     /// The model file `ltr train` writes: provenance, the setting, the typed report and the diagnostics.
     pub fn into_model_file(self, training: TrainingSummary) -> ModelFile {
-        let mut mf = ModelFile::new(self.algorithm.name, self.params, training, self.fitted.model);
+        let mut mf = ModelFile::new(
+            self.algorithm.name,
+            self.params,
+            training,
+            self.fitted.model,
+        );
         mf.fit = self.fitted.report;
         if let Some(d) = self.fitted.diagnostics {
             mf.diagnostics_json = d.to_string();

@@ -129,8 +129,12 @@ impl<'a> SpecReader<'a> {
             panic!("`{name}` is not an integer parameter")
         };
         let default = s.default.parse().expect("integer default");
-        self.params
-            .int_in(name, default, min as usize, max.min(usize::MAX as u64) as usize)
+        self.params.int_in(
+            name,
+            default,
+            min as usize,
+            max.min(usize::MAX as u64) as usize,
+        )
     }
     /// A real number, default and range from the spec.
     pub fn float(&self, name: &str) -> Result<f64> {
@@ -186,7 +190,11 @@ impl<'a> SpecReader<'a> {
     /// A boolean with the spec's default.
     pub fn flag(&self, name: &str) -> Result<bool> {
         let s = self.spec(name);
-        assert_eq!(s.allowed, Allowed::Bool, "`{name}` is not a boolean parameter");
+        assert_eq!(
+            s.allowed,
+            Allowed::Bool,
+            "`{name}` is not a boolean parameter"
+        );
         self.params.flag(name, s.default == "true")
     }
     /// Free text (`None` when not given).
@@ -221,7 +229,9 @@ impl<'a> SpecReader<'a> {
                 &name,
                 format!(
                     "not used by `{algorithm}` with these settings{}",
-                    s.when.map(|w| format!(" (only with {w})")).unwrap_or_default()
+                    s.when
+                        .map(|w| format!(" (only with {w})"))
+                        .unwrap_or_default()
                 ),
             ),
             None => LtrError::param(

@@ -1,7 +1,9 @@
 //! Batch top-one ListNet (Cao et al. 2007): stochastic gradient steps query by query over several epochs, the
 //! epoch count chosen on validation data. A baseline of seed 003 and a seed model for the sigmoid meta-ranker.
 
-use ltr_core::{BestSoFar, Fit, FitContext, FitReport, Fitted, LinearModel, LtrError, Model, Result};
+use ltr_core::{
+    BestSoFar, Fit, FitContext, FitReport, Fitted, LinearModel, LtrError, Model, Result,
+};
 use ltr_data::Dataset;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -55,7 +57,8 @@ impl ListNetParams {
         }
         let mut w = vec![0.0; train.n_features()];
         let mut order: Vec<usize> = (0..train.n_queries()).collect();
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(if self.shuffle { ctx.seed() } else { 0 });
+        let mut rng =
+            rand_chacha::ChaCha8Rng::seed_from_u64(if self.shuffle { ctx.seed() } else { 0 });
         let mut curve = Vec::new();
         let mut best = BestSoFar::new();
         ctx.progress().begin("epochs", Some(self.epochs as u64));

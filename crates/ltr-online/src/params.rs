@@ -5,7 +5,9 @@
 use ltr_core::{Fit, FitContext, FitReport, Fitted, LinearModel, LtrError, Model, Result};
 use ltr_data::Dataset;
 
-use crate::learners::{Eta, OnlineListNet, OnlineRanker, PredictTies, PureOnline, Rml, SlamPerceptron};
+use crate::learners::{
+    Eta, OnlineListNet, OnlineRanker, PredictTies, PureOnline, Rml, SlamPerceptron,
+};
 use crate::runner::{replay, StreamConfig};
 use crate::slam::{Margin, Measure, Violators};
 

@@ -334,10 +334,7 @@ impl PerceptronParams {
         progress.end();
         let (model, epochs_used) = match best.into_best() {
             Some(b) => (b.item.1, b.item.0),
-            None => (
-                self.output_model(&rec, &lp, ctx, &mut cache)?,
-                curve.len(),
-            ),
+            None => (self.output_model(&rec, &lp, ctx, &mut cache)?, curve.len()),
         };
         Ok(PerceptronFit {
             model,

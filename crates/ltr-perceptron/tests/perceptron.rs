@@ -175,7 +175,15 @@ fn same_seed_same_model_at_any_thread_count() {
             .num_threads(threads)
             .build()
             .unwrap();
-        pool.install(|| p.run(&train, &FitContext::new(1).with_validation(&vali, &ndcg10), None).unwrap().model)
+        pool.install(|| {
+            p.run(
+                &train,
+                &FitContext::new(1).with_validation(&vali, &ndcg10),
+                None,
+            )
+            .unwrap()
+            .model
+        })
     };
     let (a, b) = (fit_in(1), fit_in(2));
     let bits = |m: &Model| linear(m).iter().map(|x| x.to_bits()).collect::<Vec<_>>();
@@ -204,7 +212,13 @@ fn voted_and_borda_committee_rank_sensibly() {
             output: out,
             ..Default::default()
         };
-        let fit = p.run(train, &FitContext::new(1).with_validation(vali, &ndcg10), None).unwrap();
+        let fit = p
+            .run(
+                train,
+                &FitContext::new(1).with_validation(vali, &ndcg10),
+                None,
+            )
+            .unwrap();
         let v = evaluate_mean(vali, &fit.model.score_dataset(vali), m, &conv).unwrap();
         assert!(
             v > zero + 0.1,

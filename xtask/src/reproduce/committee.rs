@@ -12,8 +12,8 @@ use ltr_perceptron::{Output, PerceptronParams};
 use serde_json::json;
 
 use super::{
-    f4, md_table, pooled, ranksvm_selected, test_result, train_by_name, write_report,
-    Ctx, FoldResult,
+    f4, md_table, pooled, ranksvm_selected, test_result, train_by_name, write_report, Ctx,
+    FoldResult,
 };
 use crate::plot::{line_chart, Series};
 
@@ -24,7 +24,11 @@ fn method_algorithm(name: &str) -> (&'static str, &'static [&'static str], &'sta
         "RankBoost" => ("rankboost", &[], "rounds"),
         "ListNet" => ("listnet", &[], "epochs"),
         "Com30-A" => ("committee-perceptron", &["committee=30"], "epochs"),
-        "Com30-B" => ("committee-perceptron", &["committee=30", "combine=borda"], "epochs"),
+        "Com30-B" => (
+            "committee-perceptron",
+            &["committee=30", "combine=borda"],
+            "epochs",
+        ),
         "Average" => ("perceptron", &["output=average"], "epochs"),
         _ => ("perceptron", &["output=pocket"], "epochs"),
     }

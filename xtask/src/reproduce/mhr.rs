@@ -38,8 +38,14 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
                         // training set by NDCG@10 (no validation data, as in the paper).
                         let ndcg10 = Metric::Ndcg(Some(10));
                         let t0 = Instant::now();
-                        let rsvm =
-                            train_fold("ranksvm", &["c=default"], &fold.train, None, ndcg10, &conv)?;
+                        let rsvm = train_fold(
+                            "ranksvm",
+                            &["c=default"],
+                            &fold.train,
+                            None,
+                            ndcg10,
+                            &conv,
+                        )?;
                         let rsvm_r = test_result(
                             &rsvm.fitted.model,
                             &fold.test,

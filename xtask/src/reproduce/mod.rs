@@ -176,7 +176,11 @@ pub fn train_fold(
     if let Some(v) = validation {
         req = req.validation(v);
     }
-    Ok(ltr_learn::train(algo, &ltr_learn::Grid::parse(params)?, &req)?)
+    Ok(ltr_learn::train(
+        algo,
+        &ltr_learn::Grid::parse(params)?,
+        &req,
+    )?)
 }
 
 /// The weights of a linear model trained by name.
@@ -190,7 +194,13 @@ pub fn linear(t: &ltr_learn::Trained) -> Result<LinearModel> {
 /// RankSVM with C chosen from {1e-3 … 100} on validation MAP (the LETOR protocol).
 pub fn ranksvm_selected(fold: &Fold, conv: &Convention) -> Result<(LinearModel, f64, f64)> {
     let t0 = std::time::Instant::now();
-    let t = train_by_name("ranksvm", &["c=0.001,0.01,0.1,1,10,100"], fold, Metric::Ap(None), conv)?;
+    let t = train_by_name(
+        "ranksvm",
+        &["c=0.001,0.01,0.1,1,10,100"],
+        fold,
+        Metric::Ap(None),
+        conv,
+    )?;
     let c = t.params["c"].parse()?;
     Ok((linear(&t)?, c, t0.elapsed().as_secs_f64()))
 }

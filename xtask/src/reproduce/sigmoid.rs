@@ -31,7 +31,15 @@ fn seed_model(name: &str, fold: &Fold, conv: &ltr_metrics::Convention) -> Result
         // The paper's deliberately weak seed: the averaged perceptron after 5 epochs.
         "Perceptron" => {
             let p = ["output=average", "epochs=5", "select-epochs=false"];
-            linear(&train_fold("perceptron", &p, &fold.train, None, ndcg10, conv)?)?.weights
+            linear(&train_fold(
+                "perceptron",
+                &p,
+                &fold.train,
+                None,
+                ndcg10,
+                conv,
+            )?)?
+            .weights
         }
         "RankSVM" => ranksvm_selected(fold, conv)?.0.weights,
         _ => linear(&train_by_name("listnet", &[], fold, ndcg10, conv)?)?.weights,
@@ -46,7 +54,10 @@ fn refine(
     sigma: f64,
     lambda: Option<f64>,
 ) -> Result<(LinearModel, f64, Vec<f64>)> {
-    let mut kv = vec![("sigma", sigma.to_string()), ("max-iter", "300".to_string())];
+    let mut kv = vec![
+        ("sigma", sigma.to_string()),
+        ("max-iter", "300".to_string()),
+    ];
     if let Some(l) = lambda {
         kv.push(("lambda", l.to_string()));
     }

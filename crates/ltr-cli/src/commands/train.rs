@@ -43,7 +43,10 @@ pub struct TrainArgs {
 
 /// Run the command.
 pub fn run(a: TrainArgs) -> Result<()> {
-    let algo = ltr_learn::find_or_err(&a.algo)?;
+    let algo = ltr_learn::find(&a.algo).with_context(|| {
+        let names: Vec<&str> = ltr_learn::ALGORITHMS.iter().map(|x| x.name).collect();
+        format!("unknown --algo `{}`; known: {}", a.algo, names.join(", "))
+    })?;
     let metric: ltr_metrics::Metric = a.metric.parse().context("--metric")?;
     let convention = super::convention(&a.convention, None)?;
     let grid = Grid::parse(&a.params).context("--param")?;

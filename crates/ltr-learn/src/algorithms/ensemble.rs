@@ -14,14 +14,54 @@ use crate::spec::{choice, float, int, Allowed, ParamSpec, SpecReader};
 
 /// `mhr`'s parameters.
 pub(crate) const MHR_SPECS: &[ParamSpec] = &[
-    ParamSpec::new("pairs", "all", Allowed::Text, "grade pairs with a hyperplane each: all, adjacent, or a list S-T;S-T (e.g. 2-1;2-0)"),
-    ParamSpec::new("aggregate", "borda", choice(&["borda", "wborda", "median", "markov"]), "rank aggregation: BordaCount, weighted BordaCount, median rank, Markov chain MC4"),
-    ParamSpec::new("weighted", "false", Allowed::Bool, "tune the list weights (implied by wborda)"),
-    ParamSpec::new("base", "ranksvm", choice(&["ranksvm", "ranksvm-hinge"]), "base ranker: RankSVM (Newton, squared hinge) or hinge RankSVM (cutting plane)"),
-    ParamSpec::new("c", "default", Allowed::CValue, "C of every base ranker (default: SVMlight's 1/mean‖x‖², as in the paper)"),
-    ParamSpec::new("tune-on", "train", choice(&["train", "validation"]), "where the list weights are tuned"),
-    ParamSpec::new("grid-step", "0.05", float(1e-3, 1.0), "simplex grid step of the weight tuning"),
-    ParamSpec::new("diagnostics", "true", Allowed::Bool, "also train the single RankSVM for cosines and order error rates"),
+    ParamSpec::new(
+        "pairs",
+        "all",
+        Allowed::Text,
+        "grade pairs with a hyperplane each: all, adjacent, or a list S-T;S-T (e.g. 2-1;2-0)",
+    ),
+    ParamSpec::new(
+        "aggregate",
+        "borda",
+        choice(&["borda", "wborda", "median", "markov"]),
+        "rank aggregation: BordaCount, weighted BordaCount, median rank, Markov chain MC4",
+    ),
+    ParamSpec::new(
+        "weighted",
+        "false",
+        Allowed::Bool,
+        "tune the list weights (implied by wborda)",
+    ),
+    ParamSpec::new(
+        "base",
+        "ranksvm",
+        choice(&["ranksvm", "ranksvm-hinge"]),
+        "base ranker: RankSVM (Newton, squared hinge) or hinge RankSVM (cutting plane)",
+    ),
+    ParamSpec::new(
+        "c",
+        "default",
+        Allowed::CValue,
+        "C of every base ranker (default: SVMlight's 1/mean‖x‖², as in the paper)",
+    ),
+    ParamSpec::new(
+        "tune-on",
+        "train",
+        choice(&["train", "validation"]),
+        "where the list weights are tuned",
+    ),
+    ParamSpec::new(
+        "grid-step",
+        "0.05",
+        float(1e-3, 1.0),
+        "simplex grid step of the weight tuning",
+    ),
+    ParamSpec::new(
+        "diagnostics",
+        "true",
+        Allowed::Bool,
+        "also train the single RankSVM for cosines and order error rates",
+    ),
 ];
 
 /// `sigmoid`'s parameters.
@@ -41,8 +81,18 @@ pub(crate) const SIGMOID_SPECS: &[ParamSpec] = &[
 /// `rankboost`'s parameters.
 pub(crate) const RANKBOOST_SPECS: &[ParamSpec] = &[
     ParamSpec::new("rounds", "300", int(1, 1_000_000), "rounds T_max"),
-    ParamSpec::new("thresholds", "10", int(0, 1_000_000), "candidate thresholds per feature (0 = every distinct value)"),
-    ParamSpec::new("select-rounds", "true", Allowed::Bool, "choose T ≤ T_max on --validate"),
+    ParamSpec::new(
+        "thresholds",
+        "10",
+        int(0, 1_000_000),
+        "candidate thresholds per feature (0 = every distinct value)",
+    ),
+    ParamSpec::new(
+        "select-rounds",
+        "true",
+        Allowed::Bool,
+        "choose T ≤ T_max on --validate",
+    ),
 ];
 
 /// The λ candidates of seed 003 (algorithms.md §4.4): 1/(2C) for C in 1e-5 … 1e1.
@@ -109,7 +159,11 @@ pub(crate) fn mhr(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) -> 
 }
 
 /// `rankboost`.
-pub(crate) fn rankboost(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
+pub(crate) fn rankboost(
+    r: &SpecReader<'_>,
+    train: &Dataset,
+    ctx: &FitContext<'_>,
+) -> Result<Fitted> {
     let s = RankBoostParams {
         rounds: r.int("rounds")?,
         thresholds: r.int("thresholds")?,

@@ -12,21 +12,61 @@ use crate::spec::{choice, float, int, Allowed, ParamSpec, SpecReader};
 /// `listnet`'s parameters.
 pub(crate) const LISTNET_SPECS: &[ParamSpec] = &[
     ParamSpec::new("epochs", "100", int(1, 10_000_000), "epochs at most"),
-    ParamSpec::new("learning-rate", "0.1", float(1e-300, 1e300), "step of each per-query update"),
-    ParamSpec::new("select-epochs", "true", Allowed::Bool, "choose the epoch on --validate"),
-    ParamSpec::new("shuffle", "true", Allowed::Bool, "seeded query order per epoch (false: file order)"),
+    ParamSpec::new(
+        "learning-rate",
+        "0.1",
+        float(1e-300, 1e300),
+        "step of each per-query update",
+    ),
+    ParamSpec::new(
+        "select-epochs",
+        "true",
+        Allowed::Bool,
+        "choose the epoch on --validate",
+    ),
+    ParamSpec::new(
+        "shuffle",
+        "true",
+        Allowed::Bool,
+        "seeded query order per epoch (false: file order)",
+    ),
 ];
 
 /// The stream parameters of every online learner.
 pub(crate) const STREAM_SPECS: &[ParamSpec] = &[
-    ParamSpec::new("eta0", "1", float(1e-300, 1e300), "c of η_t = c/√t or of a constant η"),
-    ParamSpec::new("passes", "1", int(1, 1_000_000), "passes over the training file"),
-    ParamSpec::new("keep", "1", float(0.0, 1.0), "per-pass probability of keeping a query"),
+    ParamSpec::new(
+        "eta0",
+        "1",
+        float(1e-300, 1e300),
+        "c of η_t = c/√t or of a constant η",
+    ),
+    ParamSpec::new(
+        "passes",
+        "1",
+        int(1, 1_000_000),
+        "passes over the training file",
+    ),
+    ParamSpec::new(
+        "keep",
+        "1",
+        float(0.0, 1.0),
+        "per-pass probability of keeping a query",
+    ),
 ];
 
 const ETA: &[&str] = &["inv-sqrt", "constant"];
-const TIES: ParamSpec = ParamSpec::new("ties", "reverse", choice(&["reverse", "input"]), "tie order of the predicted ranking: later document first (the authors' code) or earlier");
-const MEASURE: ParamSpec = ParamSpec::new("measure", "ndcg", choice(&["ndcg", "ap"]), "the measure of the mistake test and the loss");
+const TIES: ParamSpec = ParamSpec::new(
+    "ties",
+    "reverse",
+    choice(&["reverse", "input"]),
+    "tie order of the predicted ranking: later document first (the authors' code) or earlier",
+);
+const MEASURE: ParamSpec = ParamSpec::new(
+    "measure",
+    "ndcg",
+    choice(&["ndcg", "ap"]),
+    "the measure of the mistake test and the loss",
+);
 const K: ParamSpec = ParamSpec::new("k", "10", int(1, 1_000_000), "k of NDCG@k");
 
 /// `slam-perceptron`'s own parameters.
@@ -36,9 +76,24 @@ pub(crate) const SLAM_SPECS: &[ParamSpec] = &[
     MEASURE,
     K,
     ParamSpec::new("delta", "1", float(0.0, 1e12), "margin δ"),
-    ParamSpec::new("margin", "scaled", choice(&["scaled", "constant"]), "margin scaled by relevance (the authors' code) or constant"),
-    ParamSpec::new("tie-average", "true", Allowed::Bool, "average the surrogate weights over tied grades"),
-    ParamSpec::new("violators", "worst", choice(&["worst", "mean"]), "worst violator (the paper) or the mean over less relevant documents (extension)"),
+    ParamSpec::new(
+        "margin",
+        "scaled",
+        choice(&["scaled", "constant"]),
+        "margin scaled by relevance (the authors' code) or constant",
+    ),
+    ParamSpec::new(
+        "tie-average",
+        "true",
+        Allowed::Bool,
+        "average the surrogate weights over tied grades",
+    ),
+    ParamSpec::new(
+        "violators",
+        "worst",
+        choice(&["worst", "mean"]),
+        "worst violator (the paper) or the mean over less relevant documents (extension)",
+    ),
 ];
 
 /// `pure-online`'s own parameters.
@@ -50,8 +105,12 @@ pub(crate) const PURE_ONLINE_SPECS: &[ParamSpec] = &[
 ];
 
 /// `online-listnet`'s own parameters.
-pub(crate) const ONLINE_LISTNET_SPECS: &[ParamSpec] =
-    &[ParamSpec::new("eta", "inv-sqrt", choice(ETA), "step schedule")];
+pub(crate) const ONLINE_LISTNET_SPECS: &[ParamSpec] = &[ParamSpec::new(
+    "eta",
+    "inv-sqrt",
+    choice(ETA),
+    "step schedule",
+)];
 
 /// `listnet`.
 pub(crate) fn listnet(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {

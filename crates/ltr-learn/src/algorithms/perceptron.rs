@@ -12,30 +12,111 @@ use crate::spec::{choice, float, int, Allowed, ParamSpec, SpecReader};
 /// The loop's parameters, shared by both perceptron algorithms.
 pub(crate) const LOOP_SPECS: &[ParamSpec] = &[
     ParamSpec::new("epochs", "50", int(1, 1_000_000), "T_max, epochs to run"),
-    ParamSpec::new("select-epochs", "true", Allowed::Bool, "choose T ≤ T_max on --validate"),
-    ParamSpec::new("alpha-bound", "0.85", float(0.0, 1.0), "α-bound: drop pairs misclassified in more than this share of epochs (0 = off)"),
-    ParamSpec::new("alpha-rule", "epoch", choice(&["epoch", "planned"]), "α-bound per epoch so far (the paper's prose) or of the planned epochs"),
-    ParamSpec::new("step", "query", choice(&["query", "global"]), "η_q = 1/|S_q| per query, or one global rate"),
-    ParamSpec::new("rate", "1", float(1e-300, 1e300), "the global learning rate").when("step=global"),
-    ParamSpec::new("shuffle", "true", Allowed::Bool, "visit pairs in a seeded shuffled order (false: file order)"),
+    ParamSpec::new(
+        "select-epochs",
+        "true",
+        Allowed::Bool,
+        "choose T ≤ T_max on --validate",
+    ),
+    ParamSpec::new(
+        "alpha-bound",
+        "0.85",
+        float(0.0, 1.0),
+        "α-bound: drop pairs misclassified in more than this share of epochs (0 = off)",
+    ),
+    ParamSpec::new(
+        "alpha-rule",
+        "epoch",
+        choice(&["epoch", "planned"]),
+        "α-bound per epoch so far (the paper's prose) or of the planned epochs",
+    ),
+    ParamSpec::new(
+        "step",
+        "query",
+        choice(&["query", "global"]),
+        "η_q = 1/|S_q| per query, or one global rate",
+    ),
+    ParamSpec::new(
+        "rate",
+        "1",
+        float(1e-300, 1e300),
+        "the global learning rate",
+    )
+    .when("step=global"),
+    ParamSpec::new(
+        "shuffle",
+        "true",
+        Allowed::Bool,
+        "visit pairs in a seeded shuffled order (false: file order)",
+    ),
 ];
 
 /// `perceptron`'s own parameters.
 pub(crate) const PERCEPTRON_SPECS: &[ParamSpec] = &[
-    ParamSpec::new("output", "pocket", choice(&["last", "pocket", "average", "voted"]), "which hypothesis the run returns"),
-    ParamSpec::new("vote-from", "0", int(0, u64::MAX), "first hypothesis allowed to vote (0: the voted perceptron)").when("output=voted"),
+    ParamSpec::new(
+        "output",
+        "pocket",
+        choice(&["last", "pocket", "average", "voted"]),
+        "which hypothesis the run returns",
+    ),
+    ParamSpec::new(
+        "vote-from",
+        "0",
+        int(0, u64::MAX),
+        "first hypothesis allowed to vote (0: the voted perceptron)",
+    )
+    .when("output=voted"),
 ];
 
 /// `committee-perceptron`'s own parameters.
 pub(crate) const COMMITTEE_SPECS: &[ParamSpec] = &[
-    ParamSpec::new("committee", "30", int(1, 1_000_000), "N_com, the committee size"),
-    ParamSpec::new("combine", "average", choice(&["average", "borda"]), "weighted averaging (A) or weighted BordaFuse (B)"),
-    ParamSpec::new("member-metric", "validation", choice(&["validation", "success", "uniform"]), "member weights: validation measure, success count, or equal"),
-    ParamSpec::new("member-transform", "raw", choice(&["raw", "power", "softmax"]), "transform of a member's validation measure a_k").when("member-metric=validation"),
-    ParamSpec::new("member-power", "2", float(-1e6, 1e6), "p of a_k^p").when("member-transform=power"),
-    ParamSpec::new("member-temperature", "0.01", float(1e-12, 1e12), "T of exp(a_k / T)").when("member-transform=softmax"),
-    ParamSpec::new("normalize-members", "false", Allowed::Bool, "unit-normalise members before averaging").when("combine=average"),
-    ParamSpec::new("offer-final", "true", Allowed::Bool, "offer the final hypothesis to the committee at the end"),
+    ParamSpec::new(
+        "committee",
+        "30",
+        int(1, 1_000_000),
+        "N_com, the committee size",
+    ),
+    ParamSpec::new(
+        "combine",
+        "average",
+        choice(&["average", "borda"]),
+        "weighted averaging (A) or weighted BordaFuse (B)",
+    ),
+    ParamSpec::new(
+        "member-metric",
+        "validation",
+        choice(&["validation", "success", "uniform"]),
+        "member weights: validation measure, success count, or equal",
+    ),
+    ParamSpec::new(
+        "member-transform",
+        "raw",
+        choice(&["raw", "power", "softmax"]),
+        "transform of a member's validation measure a_k",
+    )
+    .when("member-metric=validation"),
+    ParamSpec::new("member-power", "2", float(-1e6, 1e6), "p of a_k^p")
+        .when("member-transform=power"),
+    ParamSpec::new(
+        "member-temperature",
+        "0.01",
+        float(1e-12, 1e12),
+        "T of exp(a_k / T)",
+    )
+    .when("member-transform=softmax"),
+    ParamSpec::new(
+        "normalize-members",
+        "false",
+        Allowed::Bool,
+        "unit-normalise members before averaging",
+    )
+    .when("combine=average"),
+    ParamSpec::new(
+        "offer-final",
+        "true",
+        Allowed::Bool,
+        "offer the final hypothesis to the committee at the end",
+    ),
 ];
 
 fn loop_settings(r: &SpecReader<'_>, seed: u64) -> Result<(usize, LoopSettings)> {
@@ -125,14 +206,22 @@ pub(crate) fn perceptron_params(
 }
 
 /// `perceptron`.
-pub(crate) fn perceptron(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
+pub(crate) fn perceptron(
+    r: &SpecReader<'_>,
+    train: &Dataset,
+    ctx: &FitContext<'_>,
+) -> Result<Fitted> {
     let s = perceptron_params(r, false, ctx.seed())?;
     r.finish("perceptron")?;
     s.fit(train, ctx)
 }
 
 /// `committee-perceptron`.
-pub(crate) fn committee(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
+pub(crate) fn committee(
+    r: &SpecReader<'_>,
+    train: &Dataset,
+    ctx: &FitContext<'_>,
+) -> Result<Fitted> {
     let s = perceptron_params(r, true, ctx.seed())?;
     r.finish("committee-perceptron")?;
     s.fit(train, ctx)

@@ -28,12 +28,43 @@ pub(crate) const RANKSVM_SPECS: &[ParamSpec] = &[
 
 /// `rsvm-ir`'s own parameters.
 pub(crate) const RSVM_IR_SPECS: &[ParamSpec] = &[
-    ParamSpec::new("variant", "qp", choice(&["qp", "gd", "rank", "query"]), "qp: τ and μ; gd: τ and μ by gradient descent; rank: τ only; query: μ only"),
-    ParamSpec::new("c", "1", Allowed::CValue, "regularisation C, or `default` for SVMlight's 1/mean‖x‖²"),
-    ParamSpec::new("solver", "(gd with variant=gd, else cutting-plane)", choice(SOLVERS), "solver override"),
-    ParamSpec::new("tau", "closed", choice(&["closed", "simulated"]), "τ by the closed form of the NDCG@1-drop simulation, or by the paper's simulation"),
-    ParamSpec::new("tau-repeats", "1000", int(1, 10_000_000), "swaps per query and rank pair of the simulation").when("tau=simulated"),
-    ParamSpec::new("missing-grade", "zero", choice(&["zero", "skip"]), "queries lacking a grade count zero in τ's average, or are skipped"),
+    ParamSpec::new(
+        "variant",
+        "qp",
+        choice(&["qp", "gd", "rank", "query"]),
+        "qp: τ and μ; gd: τ and μ by gradient descent; rank: τ only; query: μ only",
+    ),
+    ParamSpec::new(
+        "c",
+        "1",
+        Allowed::CValue,
+        "regularisation C, or `default` for SVMlight's 1/mean‖x‖²",
+    ),
+    ParamSpec::new(
+        "solver",
+        "(gd with variant=gd, else cutting-plane)",
+        choice(SOLVERS),
+        "solver override",
+    ),
+    ParamSpec::new(
+        "tau",
+        "closed",
+        choice(&["closed", "simulated"]),
+        "τ by the closed form of the NDCG@1-drop simulation, or by the paper's simulation",
+    ),
+    ParamSpec::new(
+        "tau-repeats",
+        "1000",
+        int(1, 10_000_000),
+        "swaps per query and rank pair of the simulation",
+    )
+    .when("tau=simulated"),
+    ParamSpec::new(
+        "missing-grade",
+        "zero",
+        choice(&["zero", "skip"]),
+        "queries lacking a grade count zero in τ's average, or are skipped",
+    ),
 ];
 
 /// C as given: a positive number, or `default`/`svmlight` for SVMlight's rule.
@@ -111,7 +142,14 @@ pub(crate) fn rsvm_ir(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>)
     let variant = r.choice("variant")?;
     // The QP variants are solved by the cutting-plane method by default: the same optimum as the dual
     // coordinate descent (`solver=dual`) to a 1e-5 relative gap, 6–13× faster on OHSUMED (more at large C).
-    let name = r.choice_or("solver", if variant == "gd" { "gd" } else { "cutting-plane" })?;
+    let name = r.choice_or(
+        "solver",
+        if variant == "gd" {
+            "gd"
+        } else {
+            "cutting-plane"
+        },
+    )?;
     let loss = loss(r, &name)?;
     let tau = match r.choice("tau")?.as_str() {
         "simulated" => TauSource::Simulated {

@@ -1,0 +1,131 @@
+//! The registry's specs match what each learner reads: every name read is listed, every listed name is read
+//! (under its `when` setting), defaults parse, and misspelt or unused names are errors that say what to do.
+
+use ltr_core::{FitContext, Params};
+use ltr_data::{generate_letor_like, split_by_queries, Dataset, SyntheticConfig};
+use ltr_learn::{Allowed, MetricMeasure, ALGORITHMS};
+
+fn data() -> (Dataset, Dataset) {
+    let all = generate_letor_like(&SyntheticConfig {
+        queries: 24,
+        max_docs: 20,
+        features: 6,
+        seed: 5,
+        ..Default::default()
+    })
+    .unwrap();
+    let mut p = split_by_queries(&all, &[0.6, 0.4], 1).unwrap();
+    let v = p.pop().unwrap();
+    (p.pop().unwrap(), v)
+}
+
+/// Small budgets so that every algorithm trains in milliseconds.
+fn quick(algo: &str) -> Vec<(&'static str, &'static str)> {
+    match algo {
+        "perceptron" | "committee-perceptron" => vec![("epochs", "2")],
+        "rankboost" => vec![("rounds", "5")],
+        "listnet" => vec![("epochs", "2")],
+        "sigmoid" => vec![("max-iter", "2"), ("lambda", "0.1")],
+        "rsvm-ir" => vec![("c", "0.1")],
+        _ => vec![],
+    }
+}
+
+fn read_names(algo: &str, extra: &[(&str, &str)]) -> Vec<String> {
+    let (train, vali) = data();
+    let a = ltr_learn::find(algo).unwrap();
+    let mut kv = quick(algo);
+    kv.retain(|(k, _)| !extra.iter().any(|(e, _)| e == k));
+    kv.extend_from_slice(extra);
+    let params = Params::new(kv);
+    let m = MetricMeasure {
+        metric: "NDCG@10".parse().unwrap(),
+        convention: Default::default(),
+    };
+    let ctx = FitContext::new(1).with_validation(&vali, &m);
+    a.fit(&params, &train, &ctx)
+        .unwrap_or_else(|e| panic!("{algo} with {extra:?}: {e}"));
+    params.read_names()
+}
+
+#[test]
+fn every_spec_is_read_and_every_read_is_specified() {
+    for a in ALGORITHMS {
+        let names: Vec<&str> = a.param_specs().map(|s| s.name).collect();
+        let default_reads = read_names(a.name, &[]);
+        for r in &default_reads {
+            assert!(
+                names.contains(&r.as_str()),
+                "{}: reads `{r}` without a ParamSpec",
+                a.name
+            );
+        }
+        for s in a.param_specs() {
+            let reads = match s.when {
+                None => default_reads.clone(),
+                Some(setting) => {
+                    let (k, v) = setting.split_once('=').unwrap();
+                    let mut extra = vec![(k, v)];
+                    if s.name == "seed-KEY" {
+                        extra.push(("seed-c", "0.1"));
+                    }
+                    read_names(a.name, &extra)
+                }
+            };
+            let name = if s.name == "seed-KEY" {
+                "seed-c"
+            } else {
+                s.name
+            };
+            assert!(
+                reads.iter().any(|r| r == name),
+                "{}: `{}` is listed (when {:?}) but never read",
+                a.name,
+                s.name,
+                s.when
+            );
+            // Defaults are valid values of their own kind.
+            if !s.default.is_empty() && !s.default.starts_with('(') {
+                match s.allowed {
+                    Allowed::Choice { values } => assert!(values.contains(&s.default)),
+                    Allowed::Int { min, max } => {
+                        let v: u64 = s.default.parse().unwrap();
+                        assert!((min..=max).contains(&v), "{}: {}", a.name, s.name);
+                    }
+                    Allowed::Float { min, max } => {
+                        let v: f64 = s.default.parse().unwrap();
+                        assert!((min..=max).contains(&v), "{}: {}", a.name, s.name);
+                    }
+                    Allowed::Bool => assert!(["true", "false"].contains(&s.default)),
+                    Allowed::CValue | Allowed::Text => {}
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn misspelt_and_unused_parameters_are_errors_naming_what_is_known() {
+    let (train, _) = data();
+    let ctx = FitContext::new(1);
+    let svm = ltr_learn::find("ranksvm").unwrap();
+    let e = svm
+        .fit(&Params::new([("solvr", "dual")]), &train, &ctx)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("`solvr`") && e.contains("known: c, solver, pairs, loss"),
+        "{e}"
+    );
+    let p = ltr_learn::find("perceptron").unwrap();
+    let e = p
+        .fit(&Params::new([("rate", "2"), ("epochs", "1")]), &train, &ctx)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("only with step=global"), "{e}");
+    let e = svm
+        .fit(&Params::new([("c", "-1")]), &train, &ctx)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not a positive number"), "{e}");
+}

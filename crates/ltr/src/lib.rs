@@ -1,0 +1,41 @@
+//! # ltr — learning to rank in Rust
+//!
+//! One dependency for the whole toolkit: read LETOR / SVMlight data ([`data`]), train any learner of the
+//! registry by name ([`learn`]: RankSVM, RankSVM for IR, the committee perceptron, MHR, the sigmoid meta-ranker,
+//! RankBoost, ListNet, the online SLAM perceptron …), save and load self-describing model files, score, and
+//! evaluate under the conventions of trec_eval and the LETOR scripts ([`metrics`]).
+//!
+//! ```
+//! use ltr::prelude::*;
+//! # let dir = tempfile::tempdir().unwrap();
+//! # let (train_file, model_file) = (dir.path().join("train.txt"), dir.path().join("m.bin"));
+//! # write_letor(&generate_letor_like(&SyntheticConfig { queries: 30, ..Default::default() }).unwrap(), &train_file).unwrap();
+//! let train = read_letor(&train_file)?;
+//! let trained = train_one("committee-perceptron", &[("committee", "10")], &TrainRequest::new(&train))?;
+//! trained.into_model_file(TrainingSummary::default()).save(&model_file)?;
+//! let model = ModelFile::load(&model_file)?.model;
+//! let scores = model.score_dataset(&train);
+//! let ndcg = evaluate(&train, &scores, &["NDCG@10".parse()?], &Convention::STANDARD)?;
+//! assert!(ndcg.results[0].mean > 0.5);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Each learner's own crate (`ltr-svm`, `ltr-perceptron`, `ltr-ensemble`, `ltr-online`) offers its typed
+//! parameters and the [`Fit`](prelude::Fit) contract for users who want one algorithm without the registry.
+#![deny(missing_docs)]
+
+pub use ltr_core as core;
+pub use ltr_data as data;
+pub use ltr_learn as learn;
+pub use ltr_metrics as metrics;
+
+/// The names a program needs for read → train by name → save → load → score → evaluate.
+pub mod prelude {
+    pub use ltr_core::{
+        Fit, FitContext, FitReport, FitWith, Fitted, LinearModel, Model, ModelFile, Params, Scorer,
+        TrainingSummary,
+    };
+    pub use ltr_data::{generate_letor_like, read_letor, write_letor, Dataset, SyntheticConfig};
+    pub use ltr_learn::{algorithms_json, find, train, train_one, Grid, TrainRequest, Trained};
+    pub use ltr_metrics::{evaluate, Convention, Metric};
+}

@@ -1,0 +1,100 @@
+//! Workspace hygiene that clippy does not check: every dependency a crate declares is used by the code that
+//! builds with it (normal dependencies by the library/binary sources, dev-dependencies by any target), so that
+//! unused dependencies cannot creep back.
+
+use std::path::{Path, PathBuf};
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            if p.file_name()
+                .is_some_and(|n| n != "target" && n != "fixtures")
+            {
+                rust_files(&p, out);
+            }
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// (section, dependency name) of every entry in `[dependencies]` and `[dev-dependencies]`.
+fn declared(manifest: &str) -> Vec<(String, String)> {
+    let mut section = String::new();
+    let mut out = Vec::new();
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            section = line.trim_matches(|c| c == '[' || c == ']').to_string();
+        } else if (section == "dependencies" || section == "dev-dependencies")
+            && line.contains('=')
+            && !line.starts_with('#')
+        {
+            let name = line.split(['=', '.']).next().unwrap().trim().to_string();
+            out.push((section.clone(), name));
+        }
+    }
+    out
+}
+
+fn mentions(files: &[PathBuf], ident: &str) -> bool {
+    files.iter().any(|f| {
+        let text = std::fs::read_to_string(f).unwrap();
+        text.match_indices(ident).any(|(i, _)| {
+            let before = text[..i].chars().next_back();
+            let after = text[i + ident.len()..].chars().next();
+            let boundary = |c: Option<char>| !c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+            boundary(before) && boundary(after)
+        })
+    })
+}
+
+#[test]
+fn every_declared_dependency_is_used() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root.join("crates"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    dirs.extend([root.join("xtask"), root.join("benches")]);
+    let mut unused = Vec::new();
+    for dir in dirs {
+        let Ok(manifest) = std::fs::read_to_string(dir.join("Cargo.toml")) else {
+            continue;
+        };
+        let mut all = Vec::new();
+        rust_files(&dir, &mut all);
+        let lib: Vec<PathBuf> = all
+            .iter()
+            .filter(|p| {
+                let rel = p.strip_prefix(&dir).unwrap();
+                // benches/ is itself a crate whose benchmarks are its reason to exist.
+                dir.ends_with("benches")
+                    || !["tests", "examples", "benches"]
+                        .iter()
+                        .any(|t| rel.starts_with(t))
+            })
+            .cloned()
+            .collect();
+        for (section, name) in declared(&manifest) {
+            let ident = match name.as_str() {
+                "md-5" => "md5".to_string(),
+                n => n.replace('-', "_"),
+            };
+            let files = if section == "dependencies" {
+                &lib
+            } else {
+                &all
+            };
+            if !mentions(files, &ident) {
+                unused.push(format!("{}: {section} `{name}`", dir.display()));
+            }
+        }
+    }
+    assert!(
+        unused.is_empty(),
+        "declared but never used (remove them from Cargo.toml):\n{}",
+        unused.join("\n")
+    );
+}
