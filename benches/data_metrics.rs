@@ -1,8 +1,10 @@
 //! Parser, cache and evaluator throughput.
 
+use ltr_testdata::shared_datasets_dir;
+
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ltr_benches::generated;
-use ltr_data::{load_cache, read_letor, save_cache, shared_datasets_dir, write_letor};
+use ltr_data::{load_cache, read_letor, save_cache, write_letor};
 use ltr_metrics::{evaluate, Convention, Metric};
 
 fn parse(c: &mut Criterion) {

@@ -94,44 +94,36 @@ fn others(c: &mut Criterion) {
     g.sample_size(10);
     g.bench_function("mhr BordaCount (OHSUMED Fold1)", |b| {
         b.iter(|| {
-            ltr_ensemble::MhrParams {
-                diagnostics: false,
-                ..Default::default()
-            }
-            .fit(&ds, &ltr_core::FitContext::new(1))
-            .unwrap()
+            ltr_ensemble::MhrParams::default()
+                .diagnostics(false)
+                .fit(&ds, &ltr_core::FitContext::new(1))
+                .unwrap()
         })
     });
     let seed = vec![0.01; ds.n_features()];
     g.bench_function("sigmoid 10 iterations (OHSUMED Fold1)", |b| {
         b.iter(|| {
-            ltr_ensemble::SigmoidParams {
-                max_iter: 10,
-                ..Default::default()
-            }
-            .refine(&ds, &seed)
-            .unwrap()
+            ltr_ensemble::SigmoidParams::default()
+                .max_iter(10)
+                .refine(&ds, &seed)
+                .unwrap()
         })
     });
     g.bench_function("rankboost 50 rounds (OHSUMED Fold1)", |b| {
         b.iter(|| {
-            ltr_ensemble::RankBoostParams {
-                rounds: 50,
-                ..Default::default()
-            }
-            .fit(&ds, &ltr_core::FitContext::new(1))
-            .unwrap()
+            ltr_ensemble::RankBoostParams::default()
+                .rounds(50)
+                .fit(&ds, &ltr_core::FitContext::new(1))
+                .unwrap()
         })
     });
     g.bench_function("listnet 20 epochs (OHSUMED Fold1)", |b| {
         b.iter(|| {
-            ltr_online::ListNetParams {
-                epochs: 20,
-                select_epochs: false,
-                ..Default::default()
-            }
-            .fit(&ds, &ltr_core::FitContext::new(1))
-            .unwrap()
+            ltr_online::ListNetParams::default()
+                .epochs(20)
+                .select_epochs(false)
+                .fit(&ds, &ltr_core::FitContext::new(1))
+                .unwrap()
         })
     });
     let stream = ltr_data::generate_slam_stream(1000, 1).unwrap();

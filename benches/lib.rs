@@ -2,7 +2,9 @@
 //! generated LETOR-like data of the same shape otherwise (printed, so a reader knows which).
 #![deny(missing_docs)]
 
-use ltr_data::{generate_letor_like, read_letor, shared_datasets_dir, Dataset, SyntheticConfig};
+use ltr_testdata::shared_datasets_dir;
+
+use ltr_data::{generate_letor_like, read_letor, Dataset, SyntheticConfig};
 
 /// OHSUMED Fold1 train (≈ 9,200 documents, 45 features, ≈ 330k pairs), or a generated stand-in.
 pub fn ohsumed_like() -> Dataset {

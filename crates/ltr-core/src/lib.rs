@@ -16,12 +16,12 @@
 //! ```
 #![deny(missing_docs)]
 
-pub mod aggregate;
-pub mod error;
-pub mod learner;
-pub mod model_file;
-pub mod params;
-pub mod scorer;
+mod aggregate;
+mod error;
+mod learner;
+mod model_file;
+mod params;
+mod scorer;
 
 pub use aggregate::{aggregate, positions, Aggregation, RankAggregate};
 pub use error::{LtrError, Result};

@@ -21,18 +21,19 @@
 //! file, the line, the token and what was expected ([`DataError::Parse`]).
 #![deny(missing_docs)]
 
-pub mod cache;
-pub mod dataset;
-pub mod error;
-pub mod folds;
-pub mod generate;
-pub mod parse;
-pub mod transform;
-pub mod write;
+mod cache;
+mod dataset;
+mod error;
+mod folds;
+mod generate;
+mod parse;
+mod transform;
+mod write;
 
-pub use cache::{load_cache, read_cached, save_cache};
+pub use cache::{load_cache, read_cached, save_cache, CACHE_FORMAT_VERSION};
 pub use dataset::{
-    dot_dense, Dataset, DatasetSummary, FeatureMatrix, QueryView, Row, Storage, TextColumn,
+    dot_dense, Dataset, DatasetSummary, FeatureMatrix, QueryView, Row, SparseMatrix, Storage,
+    TextColumn, AUTO_DENSE_DENSITY,
 };
 pub use error::{DataError, Result};
 pub use folds::{
@@ -41,18 +42,11 @@ pub use folds::{
 };
 pub use generate::{
     generate_judged_run, generate_letor_like, generate_slam_stream, SyntheticConfig,
+    SLAM_SIM_RELEVANCE,
 };
-pub use parse::{read_letor, read_letor_with, NullPolicy, ParseOptions, QueryFile, RepeatedQid};
+pub use parse::{
+    extract_docid, read_group_file, read_letor, read_letor_with, NullPolicy, ParseOptions,
+    QueryFile, RepeatedQid,
+};
 pub use transform::{normalize_query_minmax, parse_feature_list, select_features, ZScore};
-pub use write::{write_atomic, write_letor, write_scores};
-
-/// Where the shared benchmark folders (`MQ2008/`, `OHSUMED/`) live: `$LTR_DATASETS` if set, else
-/// `../shared/datasets` beside the project root. `None` when the folder is absent (a fresh clone has none), so tests
-/// and benches can skip with a printed reason.
-pub fn shared_datasets_dir() -> Option<std::path::PathBuf> {
-    let p = match std::env::var_os("LTR_DATASETS") {
-        Some(v) => std::path::PathBuf::from(v),
-        None => std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/datasets"),
-    };
-    p.is_dir().then_some(p)
-}
+pub use write::{write_atomic, write_letor, write_letor_to, write_scores};

@@ -97,7 +97,37 @@ pub fn read_letor(path: impl AsRef<Path>) -> Result<Dataset> {
 pub fn read_letor_with(path: impl AsRef<Path>, opts: &ParseOptions) -> Result<Dataset> {
     let path = path.as_ref();
     check_regular_file(path)?;
-    // Pass 1: sizes.
+    let layout = scan_layout(path, opts)?;
+    let (buffers, mut outputs) = parse_into_layout(path, opts, &layout)?;
+    let with_qid = check_qid_presence(path, &outputs, layout.n_rows)?;
+    let (offsets, qids, run_lines) = query_runs(path, opts, &mut outputs, with_qid, layout.n_rows)?;
+    let ds = assemble(opts, &layout, buffers, &outputs, offsets, qids)?;
+    check_repeated_qids(path, opts, ds, &run_lines)
+}
+
+/// Pass 1's result: per sub-chunk sizes and where each starts, and the storage they call for.
+struct Layout {
+    stats: Vec<ChunkStats>,
+    line_base: Vec<usize>,
+    row_base: Vec<usize>,
+    nnz_base: Vec<usize>,
+    n_rows: usize,
+    total_nnz: usize,
+    n_features: usize,
+    dense: bool,
+}
+
+/// The exactly sized arrays pass 2 fills.
+struct Buffers {
+    labels: Vec<f32>,
+    dense_values: Vec<f32>,
+    indptr: Vec<usize>,
+    indices: Vec<u32>,
+    values: Vec<f32>,
+}
+
+/// Pass 1: count rows, stored values and the largest index of every sub-chunk (in parallel).
+fn scan_layout(path: &Path, opts: &ParseOptions) -> Result<Layout> {
     let mut stats: Vec<ChunkStats> = Vec::new();
     for_each_block(path, opts.block_size, |block| {
         let chunks = split_sub_chunks(block);
@@ -145,7 +175,35 @@ pub fn read_letor_with(path: impl AsRef<Path>, opts: &ParseOptions) -> Result<Da
         Storage::Auto => density >= AUTO_DENSE_DENSITY,
     };
 
-    // Pass 2: parse into exactly sized storage.
+    Ok(Layout {
+        stats,
+        line_base,
+        row_base,
+        nnz_base,
+        n_rows,
+        total_nnz,
+        n_features,
+        dense,
+    })
+}
+
+/// Pass 2: parse every sub-chunk straight into its slice of the final arrays (in parallel).
+fn parse_into_layout(
+    path: &Path,
+    opts: &ParseOptions,
+    layout: &Layout,
+) -> Result<(Buffers, Vec<ChunkOutput>)> {
+    let Layout {
+        stats,
+        line_base,
+        row_base,
+        nnz_base,
+        n_rows,
+        total_nnz,
+        n_features,
+        dense,
+    } = layout;
+    let (n_rows, total_nnz, n_features, dense) = (*n_rows, *total_nnz, *n_features, *dense);
     let mut labels = vec![0f32; n_rows];
     let mut dense_values: Vec<f32> = if dense {
         vec![0f32; n_rows * n_features]
@@ -225,6 +283,20 @@ pub fn read_letor_with(path: impl AsRef<Path>, opts: &ParseOptions) -> Result<Da
         return Err(e);
     }
 
+    Ok((
+        Buffers {
+            labels,
+            dense_values,
+            indptr,
+            indices,
+            values,
+        },
+        outputs,
+    ))
+}
+
+/// Qid presence must be all or nothing: the number of rows with a qid (0 or all).
+fn check_qid_presence(path: &Path, outputs: &[ChunkOutput], n_rows: usize) -> Result<usize> {
     // Qid presence must be all or nothing.
     let with_qid: usize = outputs.iter().map(|o| o.rows_with_qid).sum();
     let first_line = outputs.iter().find_map(|o| o.first_line).unwrap_or(1);
@@ -253,11 +325,21 @@ pub fn read_letor_with(path: impl AsRef<Path>, opts: &ParseOptions) -> Result<Da
         });
     }
 
-    // Query runs.
+    Ok(with_qid)
+}
+
+/// The query runs: from the qid tokens, or from a group file (`FILE.query`) for files without them.
+fn query_runs(
+    path: &Path,
+    opts: &ParseOptions,
+    outputs: &mut [ChunkOutput],
+    with_qid: usize,
+    n_rows: usize,
+) -> Result<(Vec<usize>, Vec<String>, Vec<usize>)> {
     let (mut offsets, mut qids, mut run_lines) =
         (vec![0usize], Vec::<String>::new(), Vec::<usize>::new());
     if with_qid == n_rows {
-        for o in &mut outputs {
+        for o in outputs.iter_mut() {
             for (qid, row, line) in o.runs.drain(..) {
                 if qids.last() == Some(&qid) {
                     continue; // a run continued across a chunk boundary
@@ -305,6 +387,26 @@ pub fn read_letor_with(path: impl AsRef<Path>, opts: &ParseOptions) -> Result<Da
         }
     }
 
+    Ok((offsets, qids, run_lines))
+}
+
+/// The dataset from the filled arrays, with doc ids and comments where the file has them.
+fn assemble(
+    opts: &ParseOptions,
+    layout: &Layout,
+    buffers: Buffers,
+    outputs: &[ChunkOutput],
+    offsets: Vec<usize>,
+    qids: Vec<String>,
+) -> Result<Dataset> {
+    let (n_rows, n_features, dense) = (layout.n_rows, layout.n_features, layout.dense);
+    let Buffers {
+        labels,
+        dense_values,
+        indptr,
+        indices,
+        values,
+    } = buffers;
     let features = if dense {
         let a = Array2::from_shape_vec((n_rows, n_features), dense_values)
             .map_err(|e| DataError::Invalid(format!("internal shape error: {e}")))?;
@@ -321,7 +423,7 @@ pub fn read_letor_with(path: impl AsRef<Path>, opts: &ParseOptions) -> Result<Da
             .any(|o| o.comments.iter().any(|d| !d.is_empty()));
     let mut docids = TextColumn::new();
     let mut comments = TextColumn::new();
-    for o in &outputs {
+    for o in outputs {
         if has_docids {
             docids.extend_from(&o.docids);
         }
@@ -336,7 +438,16 @@ pub fn read_letor_with(path: impl AsRef<Path>, opts: &ParseOptions) -> Result<Da
     if has_comments {
         ds = ds.with_comments(comments)?;
     }
-    // Repeated qids.
+    Ok(ds)
+}
+
+/// A qid that reappears after another query is an error (or, on request, its runs are merged).
+fn check_repeated_qids(
+    path: &Path,
+    opts: &ParseOptions,
+    mut ds: Dataset,
+    run_lines: &[usize],
+) -> Result<Dataset> {
     let mut first_run: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut repeated = None;
     for (q, qid) in ds.qids().iter().enumerate() {
@@ -669,6 +780,118 @@ fn parse_f32(tok: &[u8]) -> Option<f32> {
     fast_float2::parse::<f32, _>(tok).ok()
 }
 
+/// The error of one token on one line: what is wrong and what was expected.
+type TokenError<'e> = dyn Fn(&[u8], &str, &str) -> DataError + 'e;
+
+/// A label token: a finite number.
+fn parse_label(tok: &[u8], err: &TokenError<'_>) -> Result<f32> {
+    let label = parse_f32(tok).ok_or_else(|| {
+        err(
+            tok,
+            "the label is not a number",
+            "a numeric relevance label",
+        )
+    })?;
+    if !label.is_finite() {
+        return Err(err(
+            tok,
+            "the label is not finite",
+            "a finite relevance label",
+        ));
+    }
+    Ok(label)
+}
+
+/// One `index:value` token after the feature index `last_index`: its 1-based index and its value.
+fn parse_feature(
+    tok: &[u8],
+    last_index: u64,
+    opts: &ParseOptions,
+    err: &TokenError<'_>,
+) -> Result<(u64, f32)> {
+    let Some(c) = memchr::memchr(b':', tok) else {
+        return Err(err(tok, "a feature token has no `:`", "`index:value`"));
+    };
+    let (idx_b, val_b) = (&tok[..c], &tok[c + 1..]);
+    if idx_b == b"qid" {
+        return Err(err(
+            tok,
+            "`qid:` must come right after the label",
+            "`index:value`",
+        ));
+    }
+    let idx = match parse_index(idx_b) {
+        Some(0) => {
+            return Err(err(
+                tok,
+                "feature index 0",
+                "a feature index >= 1 (LETOR/SVMlight indices are 1-based)",
+            ))
+        }
+        Some(v) if v > MAX_INDEX => {
+            return Err(err(
+                tok,
+                "feature index exceeds 4294967295",
+                "an index that fits in 32 bits",
+            ))
+        }
+        Some(v) => v,
+        None if idx_b.first() == Some(&b'-') => {
+            return Err(err(tok, "negative feature index", "a feature index >= 1"))
+        }
+        None => {
+            return Err(err(
+                tok,
+                "the feature index is not a whole number",
+                "`index:value` with a positive integer index",
+            ))
+        }
+    };
+    if idx == last_index {
+        return Err(err(
+            tok,
+            "the same feature index appears twice on the line",
+            "strictly increasing feature indices",
+        ));
+    }
+    if idx < last_index {
+        return Err(err(
+            tok,
+            "feature indices decrease",
+            "strictly increasing feature indices",
+        ));
+    }
+    let val = if val_b.eq_ignore_ascii_case(b"null") {
+        match opts.null {
+            NullPolicy::Zero => 0.0,
+            NullPolicy::Error => {
+                return Err(err(
+                    tok,
+                    "NULL feature value",
+                    "a number (or read with the NULL-as-zero option)",
+                ))
+            }
+        }
+    } else {
+        let v = parse_f32(val_b).ok_or_else(|| {
+            err(
+                tok,
+                "the feature value is not a number",
+                "`index:value` with a numeric value",
+            )
+        })?;
+        if !v.is_finite() {
+            return Err(err(
+                tok,
+                "the feature value is not finite (NaN or infinity)",
+                "a finite feature value",
+            ));
+        }
+        v
+    };
+    Ok((idx, val))
+}
+
 fn parse_chunk(
     path: &Path,
     chunk: &[u8],
@@ -697,20 +920,7 @@ fn parse_chunk(
             };
             let mut toks = tokens(data).peekable();
             let label_tok = toks.next().expect("non-empty data");
-            let label = parse_f32(label_tok).ok_or_else(|| {
-                err(
-                    label_tok,
-                    "the label is not a number",
-                    "a numeric relevance label",
-                )
-            })?;
-            if !label.is_finite() {
-                return Err(err(
-                    label_tok,
-                    "the label is not finite",
-                    "a finite relevance label",
-                ));
-            }
+            let label = parse_label(label_tok, &err)?;
             labels[row] = label;
             // Optional qid.
             let mut has_qid = false;
@@ -743,87 +953,8 @@ fn parse_chunk(
             }
             let mut last_index: u64 = 0;
             for tok in toks {
-                let Some(c) = memchr::memchr(b':', tok) else {
-                    return Err(err(tok, "a feature token has no `:`", "`index:value`"));
-                };
-                let (idx_b, val_b) = (&tok[..c], &tok[c + 1..]);
-                if idx_b == b"qid" {
-                    return Err(err(
-                        tok,
-                        "`qid:` must come right after the label",
-                        "`index:value`",
-                    ));
-                }
-                let idx = match parse_index(idx_b) {
-                    Some(0) => {
-                        return Err(err(
-                            tok,
-                            "feature index 0",
-                            "a feature index >= 1 (LETOR/SVMlight indices are 1-based)",
-                        ))
-                    }
-                    Some(v) if v > MAX_INDEX => {
-                        return Err(err(
-                            tok,
-                            "feature index exceeds 4294967295",
-                            "an index that fits in 32 bits",
-                        ))
-                    }
-                    Some(v) => v,
-                    None if idx_b.first() == Some(&b'-') => {
-                        return Err(err(tok, "negative feature index", "a feature index >= 1"))
-                    }
-                    None => {
-                        return Err(err(
-                            tok,
-                            "the feature index is not a whole number",
-                            "`index:value` with a positive integer index",
-                        ))
-                    }
-                };
-                if idx == last_index {
-                    return Err(err(
-                        tok,
-                        "the same feature index appears twice on the line",
-                        "strictly increasing feature indices",
-                    ));
-                }
-                if idx < last_index {
-                    return Err(err(
-                        tok,
-                        "feature indices decrease",
-                        "strictly increasing feature indices",
-                    ));
-                }
+                let (idx, val) = parse_feature(tok, last_index, opts, &err)?;
                 last_index = idx;
-                let val = if val_b.eq_ignore_ascii_case(b"null") {
-                    match opts.null {
-                        NullPolicy::Zero => 0.0,
-                        NullPolicy::Error => {
-                            return Err(err(
-                                tok,
-                                "NULL feature value",
-                                "a number (or read with the NULL-as-zero option)",
-                            ))
-                        }
-                    }
-                } else {
-                    let v = parse_f32(val_b).ok_or_else(|| {
-                        err(
-                            tok,
-                            "the feature value is not a number",
-                            "`index:value` with a numeric value",
-                        )
-                    })?;
-                    if !v.is_finite() {
-                        return Err(err(
-                            tok,
-                            "the feature value is not finite (NaN or infinity)",
-                            "a finite feature value",
-                        ));
-                    }
-                    v
-                };
                 let col = (idx - 1) as usize;
                 match &mut sink {
                     Sink::Dense { values, width } => values[row * *width + col] = val,

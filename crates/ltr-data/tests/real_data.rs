@@ -1,8 +1,8 @@
 //! The official statistics of the shared LETOR benchmarks (skipped with a reason when the folder is absent).
 
-use ltr_data::{
-    letor_folds, load_cache, read_letor, save_cache, shared_datasets_dir, write_letor, Dataset,
-};
+use ltr_testdata::shared_datasets_dir;
+
+use ltr_data::{letor_folds, load_cache, read_letor, save_cache, write_letor, Dataset};
 
 fn all_docs(dir: &std::path::Path) -> Option<Vec<Dataset>> {
     let folds = letor_folds(dir).ok()?;

@@ -1,15 +1,15 @@
 //! # ltr-ensemble
 //!
 //! Learners that combine or refine other rankers:
-//! - [`mhr`]: the Multiple Hyperplane Ranker (Qin et al., SIGIR 2007 — seed 001), one RankSVM per grade pair,
+//! - [`MhrParams`]: the Multiple Hyperplane Ranker (Qin et al., SIGIR 2007 — seed 001), one RankSVM per grade pair,
 //!   aggregated by BordaCount, weighted BordaCount, median rank or an MC4 Markov chain;
-//! - [`sigmoid`](mod@sigmoid): the sigmoid meta-ranker (Carvalho et al., LR4IR 2008 — seed 003), which refines any linear seed;
-//! - [`rankboost`]: RankBoost (Freund et al. 2003), the seeds' boosting baseline.
+//! - [`SigmoidParams`]: the sigmoid meta-ranker (Carvalho et al., LR4IR 2008 — seed 003), which refines any linear seed;
+//! - [`RankBoostParams`]: RankBoost (Freund et al. 2003), the seeds' boosting baseline.
 //!
 //! ```
 //! use ltr_core::{Fit, FitContext, Model};
 //! use ltr_data::{generate_letor_like, SyntheticConfig};
-//! use ltr_ensemble::mhr::MhrParams;
+//! use ltr_ensemble::MhrParams;
 //!
 //! let ds = generate_letor_like(&SyntheticConfig { queries: 20, grades: 3, seed: 5, ..Default::default() }).unwrap();
 //! let fit = MhrParams::default().fit(&ds, &FitContext::new(1)).unwrap();
@@ -18,10 +18,10 @@
 //! ```
 #![deny(missing_docs)]
 
-pub mod mhr;
-pub mod rankboost;
-pub mod sigmoid;
+mod mhr;
+mod rankboost;
+mod sigmoid;
 
-pub use mhr::{GradePairs, MhrFit, MhrParams, TuneOn};
+pub use mhr::{tune_weights, BaseLearner, GradePairs, MhrDiagnostics, MhrFit, MhrParams, TuneOn};
 pub use rankboost::{RankBoostFit, RankBoostParams};
-pub use sigmoid::{sigmoid, SigmoidFit, SigmoidParams};
+pub use sigmoid::{pairwise_score_histogram, sigmoid, SigmoidFit, SigmoidParams, SigmoidStep};

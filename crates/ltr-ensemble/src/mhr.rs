@@ -45,20 +45,20 @@ pub enum BaseLearner {
 #[derive(Debug, Clone, PartialEq)]
 pub struct MhrParams {
     /// Grade pairs.
-    pub pairs: GradePairs,
+    pairs: GradePairs,
     /// Base learner.
-    pub base: BaseLearner,
+    base: BaseLearner,
     /// Aggregation; `Borda` with `weighted = true` is MHR-WBC.
-    pub aggregation: Aggregation,
+    aggregation: Aggregation,
     /// Tune the list weights (weighted BordaCount / weighted median / weighted MC4).
-    pub weighted: bool,
+    weighted: bool,
     /// Where to tune.
-    pub tune_on: TuneOn,
+    tune_on: TuneOn,
     /// Simplex grid step for up to 3 rankers (coordinate search above that). The tuning maximises the fit
     /// context's measure.
-    pub grid_step: f64,
+    grid_step: f64,
     /// Also train the single RankSVM for the diagnostics (cosines, order error rates, time).
-    pub diagnostics: bool,
+    diagnostics: bool,
 }
 
 impl Default for MhrParams {
@@ -72,6 +72,70 @@ impl Default for MhrParams {
             grid_step: 0.05,
             diagnostics: true,
         }
+    }
+}
+
+/// Setters (builder style); [`ltr_core::ParamGuard::check`] verifies the combination.
+impl MhrParams {
+    /// Set `pairs`: grade pairs.
+    pub fn pairs(mut self, pairs: GradePairs) -> Self {
+        self.pairs = pairs;
+        self
+    }
+    /// Set `base`: base learner.
+    pub fn base(mut self, base: BaseLearner) -> Self {
+        self.base = base;
+        self
+    }
+    /// Set `aggregation`: aggregation; `Borda` with `weighted = true` is MHR-WBC.
+    pub fn aggregation(mut self, aggregation: Aggregation) -> Self {
+        self.aggregation = aggregation;
+        self
+    }
+    /// Set `weighted`: tune the list weights (weighted BordaCount / weighted median / weighted MC4).
+    pub fn weighted(mut self, weighted: bool) -> Self {
+        self.weighted = weighted;
+        self
+    }
+    /// Set `tune_on`: where to tune.
+    pub fn tune_on(mut self, tune_on: TuneOn) -> Self {
+        self.tune_on = tune_on;
+        self
+    }
+    /// Set `grid_step`: simplex grid step for up to 3 rankers (coordinate search above that). The tuning maximises the fit
+    pub fn grid_step(mut self, grid_step: f64) -> Self {
+        self.grid_step = grid_step;
+        self
+    }
+    /// Set `diagnostics`: also train the single RankSVM for the diagnostics (cosines, order error rates, time).
+    pub fn diagnostics(mut self, diagnostics: bool) -> Self {
+        self.diagnostics = diagnostics;
+        self
+    }
+}
+
+impl MhrParams {
+    /// Check the settings.
+    pub fn validate(&self) -> Result<()> {
+        if !(self.grid_step > 0.0 && self.grid_step <= 1.0) {
+            return Err(LtrError::param("grid-step", "must be in (0, 1]"));
+        }
+        let BaseLearner::RankSvm(base) = &self.base;
+        base.validate()?;
+        Ok(())
+    }
+}
+
+impl ltr_core::ParamGuard for MhrParams {
+    type Checked = MhrParams;
+    /// Verify the combination of settings.
+    fn check_ref(&self) -> ltr_core::Result<&MhrParams> {
+        self.validate()?;
+        Ok(self)
+    }
+    fn check(self) -> ltr_core::Result<MhrParams> {
+        self.validate()?;
+        Ok(self)
     }
 }
 
@@ -256,6 +320,7 @@ impl MhrParams {
     /// Train the base rankers (in parallel), tune the weights by the context's measure and collect the
     /// diagnostics (the [`Fit`] impl wraps this).
     pub fn train(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<MhrFit> {
+        self.validate()?;
         let validation = ctx.validation();
         let gp = self.grade_pairs(train)?;
         let BaseLearner::RankSvm(base) = &self.base;

@@ -17,12 +17,12 @@ use rayon::prelude::*;
 #[derive(Debug, Clone, PartialEq)]
 pub struct RankBoostParams {
     /// Rounds T_max (RankLib: 300).
-    pub rounds: usize,
+    rounds: usize,
     /// Candidate thresholds per feature, evenly spaced between its minimum and maximum (RankLib: 10); 0 = every
     /// distinct value.
-    pub thresholds: usize,
+    thresholds: usize,
     /// Choose T ≤ T_max on validation data (by the fit context's measure).
-    pub select_rounds: bool,
+    select_rounds: bool,
 }
 
 impl Default for RankBoostParams {
@@ -32,6 +32,48 @@ impl Default for RankBoostParams {
             thresholds: 10,
             select_rounds: true,
         }
+    }
+}
+
+/// Setters (builder style); [`ltr_core::ParamGuard::check`] verifies the combination.
+impl RankBoostParams {
+    /// Set `rounds`: rounds T_max (RankLib: 300).
+    pub fn rounds(mut self, rounds: usize) -> Self {
+        self.rounds = rounds;
+        self
+    }
+    /// Set `thresholds`: candidate thresholds per feature, evenly spaced between its minimum and maximum (RankLib: 10); 0 = every
+    pub fn thresholds(mut self, thresholds: usize) -> Self {
+        self.thresholds = thresholds;
+        self
+    }
+    /// Set `select_rounds`: choose T ≤ T_max on validation data (by the fit context's measure).
+    pub fn select_rounds(mut self, select_rounds: bool) -> Self {
+        self.select_rounds = select_rounds;
+        self
+    }
+}
+
+impl RankBoostParams {
+    /// Check the settings.
+    pub fn validate(&self) -> Result<()> {
+        if self.rounds == 0 {
+            return Err(LtrError::param("rounds", "must be at least 1"));
+        }
+        Ok(())
+    }
+}
+
+impl ltr_core::ParamGuard for RankBoostParams {
+    type Checked = RankBoostParams;
+    /// Verify the combination of settings.
+    fn check_ref(&self) -> ltr_core::Result<&RankBoostParams> {
+        self.validate()?;
+        Ok(self)
+    }
+    fn check(self) -> ltr_core::Result<RankBoostParams> {
+        self.validate()?;
+        Ok(self)
     }
 }
 

@@ -13,23 +13,23 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq)]
 pub struct SigmoidParams {
     /// σ, the steepness (1 in the paper).
-    pub sigma: f64,
+    sigma: f64,
     /// λ, the ridge weight.
-    pub lambda: f64,
+    lambda: f64,
     /// Initial step η (0.05 in the paper).
-    pub eta: f64,
+    eta: f64,
     /// Stop when the relative loss decrease is below this (1e-8 in the paper).
-    pub tol: f64,
+    tol: f64,
     /// Iteration cap.
-    pub max_iter: usize,
+    max_iter: usize,
     /// Stop when η falls below this.
-    pub min_eta: f64,
+    min_eta: f64,
     /// Apply η to the gradient averaged over the pairs (true, the default) or to the summed gradient (false, the
     /// paper's literal reading). The objective is the paper's sum either way; only the step scale differs. With a
     /// summed gradient over ~10⁵ pairs the first step of η = 0.05 moves w hundreds of times its own norm, so every
     /// seed lands on the same point and the seed no longer matters (measured on OHSUMED: identical MAP from the
     /// perceptron, RankSVM and ListNet seeds).
-    pub per_pair_step: bool,
+    per_pair_step: bool,
 }
 
 impl Default for SigmoidParams {
@@ -43,6 +43,58 @@ impl Default for SigmoidParams {
             min_eta: 1e-20,
             per_pair_step: true,
         }
+    }
+}
+
+/// Setters (builder style); [`ltr_core::ParamGuard::check`] verifies the combination.
+impl SigmoidParams {
+    /// Set `sigma`: σ, the steepness (1 in the paper).
+    pub fn sigma(mut self, sigma: f64) -> Self {
+        self.sigma = sigma;
+        self
+    }
+    /// Set `lambda`: λ, the ridge weight.
+    pub fn lambda(mut self, lambda: f64) -> Self {
+        self.lambda = lambda;
+        self
+    }
+    /// Set `eta`: initial step η (0.05 in the paper).
+    pub fn eta(mut self, eta: f64) -> Self {
+        self.eta = eta;
+        self
+    }
+    /// Set `tol`: stop when the relative loss decrease is below this (1e-8 in the paper).
+    pub fn tol(mut self, tol: f64) -> Self {
+        self.tol = tol;
+        self
+    }
+    /// Set `max_iter`: iteration cap.
+    pub fn max_iter(mut self, max_iter: usize) -> Self {
+        self.max_iter = max_iter;
+        self
+    }
+    /// Set `min_eta`: stop when η falls below this.
+    pub fn min_eta(mut self, min_eta: f64) -> Self {
+        self.min_eta = min_eta;
+        self
+    }
+    /// Set `per_pair_step`: apply η to the gradient averaged over the pairs (true, the default) or to the summed gradient (false, the
+    pub fn per_pair_step(mut self, per_pair_step: bool) -> Self {
+        self.per_pair_step = per_pair_step;
+        self
+    }
+}
+
+impl ltr_core::ParamGuard for SigmoidParams {
+    type Checked = SigmoidParams;
+    /// Verify the combination of settings.
+    fn check_ref(&self) -> ltr_core::Result<&SigmoidParams> {
+        self.validate()?;
+        Ok(self)
+    }
+    fn check(self) -> ltr_core::Result<SigmoidParams> {
+        self.validate()?;
+        Ok(self)
     }
 }
 

@@ -1,10 +1,9 @@
 //! MHR, sigmoid meta-ranker and RankBoost tests.
 
+use ltr_testdata::shared_datasets_dir;
+
 use ltr_core::{positions, Aggregation, FitContext, LinearModel, LtrError, RankAggregate, Scorer};
-use ltr_data::{
-    generate_letor_like, load_letor_folds, shared_datasets_dir, split_by_queries, Dataset,
-    SyntheticConfig,
-};
+use ltr_data::{generate_letor_like, load_letor_folds, split_by_queries, Dataset, SyntheticConfig};
 use ltr_ensemble::*;
 use ltr_metrics::{evaluate_mean, Convention, Metric};
 
@@ -61,12 +60,10 @@ fn mhr_of_identical_hyperplanes_ranks_like_that_hyperplane() {
 #[test]
 fn mhr_trains_one_ranker_per_grade_pair_with_diagnostics() {
     let ds = data(2);
-    let fit = MhrParams {
-        weighted: true,
-        ..Default::default()
-    }
-    .train(&ds, &FitContext::new(1).with_measure(&ndcg10))
-    .unwrap();
+    let fit = MhrParams::default()
+        .weighted(true)
+        .train(&ds, &FitContext::new(1).with_measure(&ndcg10))
+        .unwrap();
     let d = &fit.diagnostics;
     assert_eq!(d.grade_pairs, vec![(2.0, 1.0), (2.0, 0.0), (1.0, 0.0)]);
     assert_eq!(d.cosines.len(), 3);
@@ -82,24 +79,18 @@ fn mhr_trains_one_ranker_per_grade_pair_with_diagnostics() {
             "({s},{t}): own {own} vs single {single}"
         );
     }
-    let adj = MhrParams {
-        pairs: GradePairs::Adjacent,
-        diagnostics: false,
-        ..Default::default()
-    }
-    .train(&ds, &FitContext::new(1).with_measure(&ndcg10))
-    .unwrap();
+    let adj = MhrParams::default()
+        .pairs(GradePairs::Adjacent)
+        .diagnostics(false)
+        .train(&ds, &FitContext::new(1).with_measure(&ndcg10))
+        .unwrap();
     assert_eq!(adj.model.members.len(), 2);
 }
 
 #[test]
 fn sigmoid_never_increases_its_loss_and_its_gradient_is_right() {
     let ds = data(3);
-    let p = SigmoidParams {
-        lambda: 0.01,
-        max_iter: 60,
-        ..Default::default()
-    };
+    let p = SigmoidParams::default().lambda(0.01).max_iter(60);
     let seed: Vec<f64> = (0..ds.n_features())
         .map(|j| if j % 2 == 0 { 0.3 } else { -0.2 })
         .collect();
@@ -150,15 +141,13 @@ fn rankboost_learns_and_chooses_rounds_on_validation() {
     })
     .unwrap();
     let parts = split_by_queries(&all, &[0.7, 0.3], 2).unwrap();
-    let fit = RankBoostParams {
-        rounds: 60,
-        ..Default::default()
-    }
-    .train(
-        &parts[0],
-        &FitContext::new(1).with_validation(&parts[1], &ndcg10),
-    )
-    .unwrap();
+    let fit = RankBoostParams::default()
+        .rounds(60)
+        .train(
+            &parts[0],
+            &FitContext::new(1).with_validation(&parts[1], &ndcg10),
+        )
+        .unwrap();
     assert!(fit.rounds_used >= 1 && fit.rounds_used <= 60);
     assert_eq!(fit.validation_curve.len(), 60);
     let m = Metric::Ndcg(Some(10));

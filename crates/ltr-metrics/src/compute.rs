@@ -8,7 +8,7 @@
 //! Under [`TiePolicy::Expected`](crate::TiePolicy::Expected) each group of tied documents is averaged over all its
 //! internal orders; the formulas below are exact expectations (linearity of expectation per position), not samples.
 
-use crate::convention::{Convention, ShortList};
+use crate::convention::{Convention, Gain, ShortList};
 use crate::metric::Metric;
 use crate::ranking::Ranking;
 
@@ -336,7 +336,7 @@ fn err(q: &QueryInput<'_>, c: &Convention, k: usize) -> f64 {
     for (p, &d) in q.ranking.order.iter().take(k).enumerate() {
         let l = q.labels[d];
         let l = if judged(l) { (l as f64).max(0.0) } else { 0.0 };
-        let r = (l.exp2() - 1.0) / denom;
+        let r = Gain::Exponential.of(l as f32) / denom;
         s += not_stopped * r / (p + 1) as f64;
         not_stopped *= 1.0 - r;
     }

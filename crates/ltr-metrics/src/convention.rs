@@ -90,6 +90,8 @@ pub enum ShortList {
 pub enum TiePolicy {
     /// Earlier line first (the LETOR scripts: a stable sort).
     InputOrder,
+    /// Later line first (the SLAM authors' MATLAB `flip(sortrows(...))`, seed 002's online protocol).
+    ReverseInput,
     /// Larger doc id first by byte comparison (trec_eval's `strcmp(docno2, docno1)`); input order without doc ids.
     DocIdDescending,
     /// The expected value over all orders of the tied documents (McSherry & Najork 2008), computed exactly.
@@ -228,10 +230,11 @@ impl FromStr for TiePolicy {
     fn from_str(s: &str) -> Result<Self, String> {
         match s.trim().to_ascii_lowercase().as_str() {
             "input" | "input-order" | "file" => Ok(TiePolicy::InputOrder),
+            "reverse" | "reverse-input" => Ok(TiePolicy::ReverseInput),
             "docid" | "docid-desc" => Ok(TiePolicy::DocIdDescending),
             "expected" | "average" => Ok(TiePolicy::Expected),
             _ => Err(format!(
-                "unknown tie policy `{s}`; expected input, docid or expected"
+                "unknown tie policy `{s}`; expected input, reverse, docid or expected"
             )),
         }
     }

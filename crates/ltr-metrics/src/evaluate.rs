@@ -172,11 +172,26 @@ pub fn fast_ranking(scores: &[f64], ties: TiePolicy) -> Ranking {
             let s = if s == 0.0 { 0.0 } else { s }; // -0 ties with +0
             let b = s.to_bits();
             let ord = if b >> 63 == 1 { !b } else { b | (1 << 63) };
-            ((!ord as u128) << 64) | i as u128
+            let tie = if ties == TiePolicy::ReverseInput {
+                usize::MAX - i
+            } else {
+                i
+            };
+            ((!ord as u128) << 64) | tie as u128
         })
         .collect();
     keys.sort_unstable();
-    let order: Vec<usize> = keys.iter().map(|k| *k as u64 as usize).collect();
+    let order: Vec<usize> = keys
+        .iter()
+        .map(|k| {
+            let tie = *k as u64 as usize;
+            if ties == TiePolicy::ReverseInput {
+                usize::MAX - tie
+            } else {
+                tie
+            }
+        })
+        .collect();
     let groups = if ties == TiePolicy::Expected {
         let mut g = Vec::new();
         let mut start = 0;
@@ -200,7 +215,11 @@ mod tests {
     #[test]
     fn fast_ranking_matches_comparator_ranking() {
         let s = [0.5, -0.0, 0.0, 3.0, -2.0, 0.5, f64::MIN_POSITIVE, -1e300];
-        for t in [TiePolicy::InputOrder, TiePolicy::Expected] {
+        for t in [
+            TiePolicy::InputOrder,
+            TiePolicy::ReverseInput,
+            TiePolicy::Expected,
+        ] {
             assert_eq!(fast_ranking(&s, t), Ranking::new(&s, t, None));
         }
     }

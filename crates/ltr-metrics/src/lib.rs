@@ -32,16 +32,17 @@
 //! of tied documents (McSherry & Najork 2008).
 #![deny(missing_docs)]
 
-pub mod bounds;
-pub mod compute;
-pub mod convention;
-pub mod evaluate;
-pub mod metric;
-pub mod ranking;
-pub mod significance;
-pub mod trec;
+mod bounds;
+mod compute;
+mod convention;
+mod evaluate;
+mod metric;
+mod ranking;
+mod significance;
+mod trec;
 
-pub use compute::{pair_counts, query_metric, PairCounts, QueryInput};
+pub use bounds::{phi as phi_metric, phi_lower_bound};
+pub use compute::{pair_counts, query_metric, PairCounts, QueryInput, Unsupported};
 pub use convention::{Convention, Discount, Gain, ShortList, TiePolicy};
 pub use evaluate::{evaluate, evaluate_mean, fast_ranking, EvalError, Evaluation, MetricResult};
 pub use metric::{Metric, MetricParseError};
@@ -49,6 +50,10 @@ pub use ranking::Ranking;
 pub use significance::{
     bootstrap_ci, paired_t_test, permutation_test, run_test, sign_test, wilcoxon, Alternative,
     TestKind, TestResult,
+};
+pub use trec::{
+    check_scores_fit, evaluate_run, read_qrels, read_run, read_scores, write_qrels_to, write_run,
+    write_run_to, FileError, Qrels, RunQuery,
 };
 
 /// Evaluate one query given its labels and scores (ties resolved by `convention.ties`, input order without doc ids).

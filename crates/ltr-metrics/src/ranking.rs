@@ -34,6 +34,7 @@ impl Ranking {
                     .then_with(|| id(b).cmp(id(a)))
                     .then(a.cmp(&b))
             }),
+            (TiePolicy::ReverseInput, _) => order.sort_by(|&a, &b| by_score(a, b).then(b.cmp(&a))),
             _ => order.sort_by(|&a, &b| by_score(a, b).then(a.cmp(&b))),
         }
         let groups = if ties == TiePolicy::Expected {

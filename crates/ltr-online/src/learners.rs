@@ -2,6 +2,7 @@
 //! online ListNet — all through one rank-then-update interface.
 
 use ltr_data::QueryView;
+use ltr_metrics::{evaluate_query, Convention, Metric, TiePolicy};
 
 use crate::slam::{phi, phi_mean, weights, Margin, Measure, Violators};
 
@@ -42,52 +43,28 @@ pub enum Rml {
     Ap,
 }
 
-/// Ranking-measure loss of scores `s` for relevance `r` under a tie order.
+/// Ranking-measure loss of scores `s` for relevance `r` under a tie order, computed by `ltr-metrics` (gain 2^r − 1,
+/// discount 1/log2(1 + i), documents with r > 0 relevant for AP). A query without a positive label has loss 0: the
+/// online code counts it as ranked perfectly.
 pub fn rml(s: &[f64], r: &[f32], measure: Rml, ties: PredictTies) -> f64 {
-    let n = s.len();
-    let mut order: Vec<usize> = (0..n).collect();
-    match ties {
-        PredictTies::InputOrder => order.sort_by(|&a, &b| s[b].total_cmp(&s[a]).then(a.cmp(&b))),
-        PredictTies::ReverseInput => order.sort_by(|&a, &b| s[b].total_cmp(&s[a]).then(b.cmp(&a))),
+    if !r.iter().any(|&x| x > 0.0) {
+        return 0.0;
     }
-    match measure {
-        Rml::Ndcg(k) => {
-            let g = |x: f32| (x as f64).exp2() - 1.0;
-            let d = |p: usize| 1.0 / ((p + 2) as f64).log2();
-            let mut ideal: Vec<f64> = r.iter().map(|&x| g(x)).collect();
-            ideal.sort_by(|a, b| b.total_cmp(a));
-            let z: f64 = ideal
-                .iter()
-                .take(k)
-                .enumerate()
-                .map(|(p, x)| x * d(p))
-                .sum();
-            if z <= 0.0 {
-                return 0.0;
-            }
-            let dcg: f64 = order
-                .iter()
-                .take(k)
-                .enumerate()
-                .map(|(p, &i)| g(r[i]) * d(p))
-                .sum();
-            (1.0 - dcg / z).max(0.0)
-        }
-        Rml::Ap => {
-            let rel = r.iter().filter(|&&x| x > 0.0).count();
-            if rel == 0 {
-                return 0.0;
-            }
-            let (mut hits, mut ap) = (0usize, 0.0);
-            for (p, &i) in order.iter().enumerate() {
-                if r[i] > 0.0 {
-                    hits += 1;
-                    ap += hits as f64 / (p + 1) as f64;
-                }
-            }
-            1.0 - ap / rel as f64
-        }
-    }
+    let metric = match measure {
+        Rml::Ndcg(k) => Metric::Ndcg(Some(k)),
+        Rml::Ap => Metric::Ap(None),
+    };
+    let ties = match ties {
+        PredictTies::InputOrder => TiePolicy::InputOrder,
+        PredictTies::ReverseInput => TiePolicy::ReverseInput,
+    };
+    // Relevant means r > 0: the smallest positive f32 is the threshold.
+    let convention = Convention::STANDARD
+        .with_ties(ties)
+        .with_relevance_threshold(f32::from_bits(1));
+    let value =
+        evaluate_query(metric, r, s, &convention).expect("NDCG@k and AP are always defined");
+    (1.0 - value).max(0.0)
 }
 
 /// An online ranker: score a query, then learn from its labels.

@@ -2,7 +2,7 @@
 //!
 //! Online learning to rank (Chaudhuri & Tewari, *Perceptron-like Algorithms for Online Learning to Rank*, 2015 —
 //! seed 002) and ListNet:
-//! - [`slam`]: the SLAM family of listwise surrogates with AP and NDCG weights, their subgradient in O(m·K);
+//! - SLAM ([`phi`], [`weights`]): the SLAM family of listwise surrogates with AP and NDCG weights, their subgradient in O(m·K);
 //! - [`SlamPerceptron`] (Algorithm 1), [`PureOnline`] (Algorithm 2), [`OnlineListNet`] behind one
 //!   rank-then-update interface, [`OnlineRanker`];
 //! - [`replay`]: a dataset (or the simulated stream of `ltr_data::generate_slam_stream`) as a stream, with the
@@ -26,11 +26,11 @@
 //! ```
 #![deny(missing_docs)]
 
-pub mod learners;
-pub mod listnet;
-pub mod params;
-pub mod runner;
-pub mod slam;
+mod learners;
+mod listnet;
+mod params;
+mod runner;
+mod slam;
 
 pub use learners::{
     listnet_gradient, rml, Eta, OnlineListNet, OnlineRanker, PredictTies, PureOnline, Rml,

@@ -14,13 +14,13 @@ use crate::learners::listnet_gradient;
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListNetParams {
     /// Epochs at most.
-    pub epochs: usize,
+    epochs: usize,
     /// Learning rate of each per-query step.
-    pub learning_rate: f64,
+    learning_rate: f64,
     /// Choose the epoch on validation (by the fit context's measure).
-    pub select_epochs: bool,
+    select_epochs: bool,
     /// Shuffle the query order every epoch with the context's seed (false: file order).
-    pub shuffle: bool,
+    shuffle: bool,
 }
 
 impl Default for ListNetParams {
@@ -31,6 +31,56 @@ impl Default for ListNetParams {
             select_epochs: true,
             shuffle: true,
         }
+    }
+}
+
+/// Setters (builder style); [`ltr_core::ParamGuard::check`] verifies the combination.
+impl ListNetParams {
+    /// Set `epochs`: epochs at most.
+    pub fn epochs(mut self, epochs: usize) -> Self {
+        self.epochs = epochs;
+        self
+    }
+    /// Set `learning_rate`: learning rate of each per-query step.
+    pub fn learning_rate(mut self, learning_rate: f64) -> Self {
+        self.learning_rate = learning_rate;
+        self
+    }
+    /// Set `select_epochs`: choose the epoch on validation (by the fit context's measure).
+    pub fn select_epochs(mut self, select_epochs: bool) -> Self {
+        self.select_epochs = select_epochs;
+        self
+    }
+    /// Set `shuffle`: shuffle the query order every epoch with the context's seed (false: file order).
+    pub fn shuffle(mut self, shuffle: bool) -> Self {
+        self.shuffle = shuffle;
+        self
+    }
+}
+
+impl ListNetParams {
+    /// Check the settings.
+    pub fn validate(&self) -> Result<()> {
+        if self.epochs == 0 || !(self.learning_rate > 0.0 && self.learning_rate.is_finite()) {
+            return Err(LtrError::param(
+                "epochs/learning-rate",
+                "need epochs >= 1 and a positive learning rate",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl ltr_core::ParamGuard for ListNetParams {
+    type Checked = ListNetParams;
+    /// Verify the combination of settings.
+    fn check_ref(&self) -> ltr_core::Result<&ListNetParams> {
+        self.validate()?;
+        Ok(self)
+    }
+    fn check(self) -> ltr_core::Result<ListNetParams> {
+        self.validate()?;
+        Ok(self)
     }
 }
 

@@ -38,15 +38,57 @@ pub enum OnlineAlgorithm {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct OnlineParams {
     /// The algorithm.
-    pub algorithm: OnlineAlgorithm,
+    algorithm: OnlineAlgorithm,
     /// Step sizes η_t.
-    pub eta: Eta,
+    eta: Eta,
     /// Tie order of the predicted ranking.
-    pub ties: PredictTies,
+    ties: PredictTies,
     /// Passes over the training data.
-    pub passes: usize,
+    passes: usize,
     /// Each query is kept in a pass with this probability.
-    pub keep_probability: f64,
+    keep_probability: f64,
+}
+
+/// Setters (builder style); [`ltr_core::ParamGuard::check`] verifies the combination.
+impl OnlineParams {
+    /// Set `algorithm`: the algorithm.
+    pub fn algorithm(mut self, algorithm: OnlineAlgorithm) -> Self {
+        self.algorithm = algorithm;
+        self
+    }
+    /// Set `eta`: step sizes η_t.
+    pub fn eta(mut self, eta: Eta) -> Self {
+        self.eta = eta;
+        self
+    }
+    /// Set `ties`: tie order of the predicted ranking.
+    pub fn ties(mut self, ties: PredictTies) -> Self {
+        self.ties = ties;
+        self
+    }
+    /// Set `passes`: passes over the training data.
+    pub fn passes(mut self, passes: usize) -> Self {
+        self.passes = passes;
+        self
+    }
+    /// Set `keep_probability`: each query is kept in a pass with this probability.
+    pub fn keep_probability(mut self, keep_probability: f64) -> Self {
+        self.keep_probability = keep_probability;
+        self
+    }
+}
+
+impl ltr_core::ParamGuard for OnlineParams {
+    type Checked = OnlineParams;
+    /// Verify the combination of settings.
+    fn check_ref(&self) -> ltr_core::Result<&OnlineParams> {
+        self.validate()?;
+        Ok(self)
+    }
+    fn check(self) -> ltr_core::Result<OnlineParams> {
+        self.validate()?;
+        Ok(self)
+    }
 }
 
 impl OnlineParams {

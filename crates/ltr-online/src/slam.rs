@@ -23,7 +23,7 @@ pub enum Measure {
 }
 
 fn gain(r: f32) -> f64 {
-    (r as f64).exp2() - 1.0
+    ltr_metrics::Gain::Exponential.of(r)
 }
 
 fn disc(p: usize) -> f64 {

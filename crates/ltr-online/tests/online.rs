@@ -1,7 +1,9 @@
 //! SLAM surrogates (seed 002) and the online learners.
 
+use ltr_testdata::shared_datasets_dir;
+
 use ltr_core::{FitContext, LtrError, Scorer};
-use ltr_data::{generate_slam_stream, load_letor_folds, shared_datasets_dir};
+use ltr_data::{generate_slam_stream, load_letor_folds};
 use ltr_metrics::{evaluate_mean, Convention, Metric};
 use ltr_online::*;
 use proptest::prelude::*;

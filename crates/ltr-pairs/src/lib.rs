@@ -24,10 +24,10 @@
 //! ```
 #![deny(missing_docs)]
 
-pub mod levels;
-pub mod objective;
-pub mod pairset;
-pub mod weights;
+mod levels;
+mod objective;
+mod pairset;
+mod weights;
 
 pub use levels::{LevelWeights, Levels};
 pub use objective::{split_by_offsets, PairLoss, PairwiseObjective, ScoreGradient};

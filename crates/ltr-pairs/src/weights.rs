@@ -35,7 +35,7 @@ pub enum MissingGrade {
 }
 
 fn gain(l: f32) -> f64 {
-    (l as f64).exp2() - 1.0
+    ltr_metrics::Gain::Exponential.of(l)
 }
 
 /// τ_(s,t) in closed form (algorithms.md §5.2): the expected NDCG@1 drop when one document of label s and one of

@@ -28,16 +28,15 @@ fn main() {
                 let mut ep = vec![];
                 for f in &data {
                     let (tr, va, te) = (&f.train, &f.vali, &f.test);
-                    let p = PerceptronParams {
-                        epochs: 50,
-                        output: u,
-                        settings: LoopSettings {
-                            alpha_bound: a,
-                            order: o,
-                            ..Default::default()
-                        },
-                        ..Default::default()
-                    };
+                    let p =
+                        PerceptronParams::default()
+                            .epochs(50)
+                            .output(u)
+                            .settings(LoopSettings {
+                                alpha_bound: a,
+                                order: o,
+                                ..Default::default()
+                            });
                     let measure = |d: &ltr_data::Dataset, s: &[f64]| {
                         evaluate_mean(d, s, Metric::Ndcg(Some(10)), &conv)
                             .map_err(LtrError::measure)

@@ -19,7 +19,7 @@
 //!     for i in 0..l.len() { for j in 0..l.len() { if l[i] > l[j] { all += 1.0; if s[i] > s[j] { good += 1.0 } } } }
 //!     Ok(if all > 0.0 { good / all } else { 0.0 })
 //! };
-//! let params = PerceptronParams { epochs: 5, output: Output::committee(20), ..Default::default() };
+//! let params = PerceptronParams::default().epochs(5).output(Output::committee(20));
 //! let fit = params.fit(&parts[0], &FitContext::new(1).with_validation(&parts[1], &measure)).unwrap();
 //! let epochs: usize = fit.report.selected["epochs"].parse().unwrap();
 //! assert!((1..=5).contains(&epochs));
@@ -27,8 +27,8 @@
 //! ```
 #![deny(missing_docs)]
 
-pub mod engine;
-pub mod outputs;
+mod engine;
+mod outputs;
 mod prefetch;
 
 use ltr_core::{
@@ -125,13 +125,13 @@ impl Output {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PerceptronParams {
     /// T_max: epochs to run.
-    pub epochs: usize,
+    epochs: usize,
     /// Choose T ≤ T_max by the validation metric (needs validation data).
-    pub select_epochs: bool,
+    select_epochs: bool,
     /// The loop.
-    pub settings: LoopSettings,
+    settings: LoopSettings,
     /// What to return.
-    pub output: Output,
+    output: Output,
 }
 
 impl Default for PerceptronParams {
@@ -142,6 +142,43 @@ impl Default for PerceptronParams {
             settings: LoopSettings::default(),
             output: Output::Pocket,
         }
+    }
+}
+
+/// Setters (builder style); [`ltr_core::ParamGuard::check`] verifies the combination.
+impl PerceptronParams {
+    /// Set `epochs`: t_max: epochs to run.
+    pub fn epochs(mut self, epochs: usize) -> Self {
+        self.epochs = epochs;
+        self
+    }
+    /// Set `select_epochs`: choose T ≤ T_max by the validation metric (needs validation data).
+    pub fn select_epochs(mut self, select_epochs: bool) -> Self {
+        self.select_epochs = select_epochs;
+        self
+    }
+    /// Set `settings`: the loop.
+    pub fn settings(mut self, settings: LoopSettings) -> Self {
+        self.settings = settings;
+        self
+    }
+    /// Set `output`: what to return.
+    pub fn output(mut self, output: Output) -> Self {
+        self.output = output;
+        self
+    }
+}
+
+impl ltr_core::ParamGuard for PerceptronParams {
+    type Checked = PerceptronParams;
+    /// Verify the combination of settings.
+    fn check_ref(&self) -> ltr_core::Result<&PerceptronParams> {
+        self.validate()?;
+        Ok(self)
+    }
+    fn check(self) -> ltr_core::Result<PerceptronParams> {
+        self.validate()?;
+        Ok(self)
     }
 }
 

@@ -1,10 +1,9 @@
 //! Exact identities of seed 000, convergence on separable data, determinism, and quality on the real folds.
 
+use ltr_testdata::shared_datasets_dir;
+
 use ltr_core::{FitContext, LtrError, Model, Scorer};
-use ltr_data::{
-    generate_letor_like, load_letor_folds, shared_datasets_dir, Dataset, LoadedFold,
-    SyntheticConfig,
-};
+use ltr_data::{generate_letor_like, load_letor_folds, Dataset, LoadedFold, SyntheticConfig};
 use ltr_metrics::{evaluate_mean, Convention, Metric};
 use ltr_perceptron::*;
 
@@ -38,12 +37,10 @@ fn linear(m: &Model) -> &[f64] {
 }
 
 fn run(ds: &Dataset, output: Output, epochs: usize) -> Model {
-    let p = PerceptronParams {
-        epochs,
-        select_epochs: false,
-        output,
-        ..Default::default()
-    };
+    let p = PerceptronParams::default()
+        .epochs(epochs)
+        .select_epochs(false)
+        .output(output);
     p.run(ds, &FitContext::new(1), None).unwrap().model
 }
 
@@ -94,16 +91,15 @@ fn separable_data_reaches_zero_training_mistakes() {
         (&dense, StepSize::Global(1.0)),
         (&sparse, StepSize::PerQuery),
     ] {
-        let p = PerceptronParams {
-            epochs: 2000,
-            select_epochs: false,
-            output: Output::Last,
-            settings: LoopSettings {
+        let p = PerceptronParams::default()
+            .epochs(2000)
+            .select_epochs(false)
+            .output(Output::Last)
+            .settings(LoopSettings {
                 step,
                 alpha_bound: AlphaBound::Off,
                 ..Default::default()
-            },
-        };
+            });
         let fit = p.run(ds, &FitContext::new(1), None).unwrap();
         let last = fit.curve.last().unwrap();
         assert_eq!(
@@ -161,15 +157,13 @@ fn alpha_bound_drops_exactly_the_pairs_its_rule_names() {
 fn same_seed_same_model_at_any_thread_count() {
     let train = data(4, 0.6, 0.05);
     let vali = data(5, 0.6, 0.05);
-    let p = PerceptronParams {
-        epochs: 6,
-        output: Output::committee(5),
-        settings: LoopSettings {
+    let p = PerceptronParams::default()
+        .epochs(6)
+        .output(Output::committee(5))
+        .settings(LoopSettings {
             order: PairOrder::Shuffled(99),
             ..Default::default()
-        },
-        ..Default::default()
-    };
+        });
     let fit_in = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -207,11 +201,7 @@ fn voted_and_borda_committee_rank_sensibly() {
             combine: Combine::Borda,
         }),
     ] {
-        let p = PerceptronParams {
-            epochs: 3,
-            output: out,
-            ..Default::default()
-        };
+        let p = PerceptronParams::default().epochs(3).output(out);
         let fit = p
             .run(
                 train,
@@ -251,12 +241,10 @@ fn protocol(
                 order: PairOrder::Shuffled(seed),
                 ..Default::default()
             };
-            let p = PerceptronParams {
-                epochs,
-                output,
-                settings,
-                ..Default::default()
-            };
+            let p = PerceptronParams::default()
+                .epochs(epochs)
+                .output(output)
+                .settings(settings);
             let measure = |d: &Dataset, s: &[f64]| {
                 evaluate_mean(d, s, Metric::Ndcg(Some(10)), &conv).map_err(LtrError::measure)
             };

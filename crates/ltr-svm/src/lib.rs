@@ -26,10 +26,10 @@
 //! grades, [`ltr_pairs::tau_closed_form`]) and μ of its query ([`ltr_pairs::query_weights_mu`]).
 #![deny(missing_docs)]
 
-pub mod cutting_plane;
-pub mod dual_cd;
-pub mod gd;
-pub mod newton;
+mod cutting_plane;
+mod dual_cd;
+mod gd;
+mod newton;
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -110,21 +110,21 @@ pub struct Weighting {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RankSvmParams {
     /// C.
-    pub c: CSetting,
+    c: CSetting,
     /// Hinge or squared hinge.
-    pub loss: PairLoss,
+    loss: PairLoss,
     /// Solver.
-    pub solver: Solver,
+    solver: Solver,
     /// Stopping tolerance (solver specific; `None` = the solver's default).
-    pub tol: Option<f64>,
+    tol: Option<f64>,
     /// Iteration cap (`None` = the solver's default).
-    pub max_iter: Option<usize>,
+    max_iter: Option<usize>,
     /// Seed (dual pair order).
-    pub seed: u64,
+    seed: u64,
     /// RSVM-IR weighting.
-    pub weighting: Weighting,
+    weighting: Weighting,
     /// Which pairs.
-    pub pairs: PairScheme,
+    pairs: PairScheme,
 }
 
 impl Default for RankSvmParams {
@@ -139,6 +139,28 @@ impl Default for RankSvmParams {
             weighting: Weighting::default(),
             pairs: PairScheme::AllDifferent,
         }
+    }
+}
+
+/// Setters (builder style); [`ltr_core::ParamGuard::check`] verifies the combination.
+impl RankSvmParams {
+    /// Set `max_iter`: iteration cap (`None` = the solver's default).
+    pub fn max_iter(mut self, max_iter: Option<usize>) -> Self {
+        self.max_iter = max_iter;
+        self
+    }
+}
+
+impl ltr_core::ParamGuard for RankSvmParams {
+    type Checked = RankSvmParams;
+    /// Verify the combination of settings.
+    fn check_ref(&self) -> ltr_core::Result<&RankSvmParams> {
+        self.validate()?;
+        Ok(self)
+    }
+    fn check(self) -> ltr_core::Result<RankSvmParams> {
+        self.validate()?;
+        Ok(self)
     }
 }
 
@@ -216,6 +238,15 @@ impl RankSvmParams {
     pub fn tol(mut self, t: f64) -> Self {
         self.tol = Some(t);
         self
+    }
+    /// Set the tolerance, or `None` for the solver's default.
+    pub fn tolerance(mut self, t: Option<f64>) -> Self {
+        self.tol = t;
+        self
+    }
+    /// The regularisation setting.
+    pub fn c_setting(&self) -> CSetting {
+        self.c
     }
     /// Set the seed.
     pub fn seed(mut self, s: u64) -> Self {

@@ -1,8 +1,10 @@
 //! RankSVM quality on the real LETOR folds (skipped with a reason when ../shared/datasets is absent), and the
 //! agreement of the primal and dual solvers.
 
+use ltr_testdata::shared_datasets_dir;
+
 use ltr_core::Scorer;
-use ltr_data::{generate_letor_like, load_letor_folds, shared_datasets_dir, SyntheticConfig};
+use ltr_data::{generate_letor_like, load_letor_folds, SyntheticConfig};
 use ltr_metrics::{evaluate, evaluate_mean, Convention, Metric};
 use ltr_pairs::PairLoss;
 use ltr_svm::{CSetting, RankSvmParams, Solver};

@@ -213,12 +213,10 @@ fn figure1(ctx: &Ctx, bench: &super::Bench) -> Result<String> {
             .into_iter()
             .enumerate()
         {
-            let p = PerceptronParams {
-                epochs: 100,
-                select_epochs: false,
-                output,
-                ..Default::default()
-            };
+            let p = PerceptronParams::default()
+                .epochs(100)
+                .select_epochs(false)
+                .output(output);
             let mut observe = |r: &ltr_perceptron::EpochRecord, m: &ltr_core::Model| {
                 let row = &mut out[r.epoch - 1].1;
                 let s = m.score_dataset(&fold.vali);

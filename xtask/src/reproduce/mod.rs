@@ -8,14 +8,14 @@ pub mod online;
 pub mod rsvm_ir;
 pub mod sigmoid;
 
+use ltr_testdata::shared_datasets_dir;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use ltr_core::{LinearModel, Scorer};
-use ltr_data::{
-    generate_letor_like, kfold_queries, letor_folds, shared_datasets_dir, Dataset, SyntheticConfig,
-};
+use ltr_data::{generate_letor_like, kfold_queries, letor_folds, Dataset, SyntheticConfig};
 use ltr_metrics::{evaluate, Convention, Metric};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use ltr_metrics::trec::{check_scores_fit, read_scores};
 use ltr_metrics::{bootstrap_ci, evaluate, run_test, Alternative, TestKind};
+use ltr_metrics::{check_scores_fit, read_scores};
 
 /// Arguments of `ltr compare`.
 #[derive(Debug, Args)]

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use ltr_metrics::trec::{check_scores_fit, evaluate_run, read_qrels, read_run, read_scores};
+use ltr_metrics::{check_scores_fit, evaluate_run, read_qrels, read_run, read_scores};
 use ltr_metrics::{evaluate, Evaluation};
 
 /// Default metrics of `ltr eval`.

@@ -41,7 +41,7 @@ pub fn run(a: PredictArgs) -> Result<()> {
     let scores = m.model.score_dataset(&ds);
     let write = |w: &mut dyn Write| -> std::io::Result<()> {
         if a.format == "trec" {
-            ltr_metrics::trec::write_run_to(w, &ds, &scores, &a.tag)
+            ltr_metrics::write_run_to(w, &ds, &scores, &a.tag)
         } else {
             for s in &scores {
                 writeln!(w, "{s}")?;

@@ -3,10 +3,10 @@
 
 use ltr_core::{
     best_by_validation, Aggregation, Fit, FitContext, FitWith, Fitted, LinearModel, LtrError,
-    Model, ModelFile, Params, Result,
+    Model, ModelFile, ParamGuard, Params, Result,
 };
 use ltr_data::Dataset;
-use ltr_ensemble::mhr::BaseLearner;
+use ltr_ensemble::BaseLearner;
 use ltr_ensemble::{GradePairs, MhrParams, RankBoostParams, SigmoidParams, TuneOn};
 use ltr_svm::{CSetting, RankSvmParams, Solver};
 
@@ -134,26 +134,25 @@ pub(crate) fn mhr(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) -> 
     let aggregate = r.choice("aggregate")?;
     let weighted = r.flag("weighted")? || aggregate == "wborda";
     let aggregation = Aggregation::parse(&aggregate).expect("listed choices parse");
-    let mut base = match r.choice("base")?.as_str() {
+    let base = match r.choice("base")?.as_str() {
         "ranksvm-hinge" => RankSvmParams::default()
             .loss(ltr_pairs::PairLoss::Hinge)
             .solver(Solver::CuttingPlane),
         _ => RankSvmParams::default(),
-    };
-    base.c = super::svm::c_setting(r, CSetting::SvmLightDefault)?;
-    base.validate()?;
-    let s = MhrParams {
-        pairs,
-        base: BaseLearner::RankSvm(base),
-        aggregation,
-        weighted,
-        tune_on: match r.choice("tune-on")?.as_str() {
+    }
+    .c(super::svm::c_setting(r, CSetting::SvmLightDefault)?);
+    let s = MhrParams::default()
+        .pairs(pairs)
+        .base(BaseLearner::RankSvm(base))
+        .aggregation(aggregation)
+        .weighted(weighted)
+        .tune_on(match r.choice("tune-on")?.as_str() {
             "validation" => TuneOn::Validation,
             _ => TuneOn::Train,
-        },
-        grid_step: r.float("grid-step")?,
-        diagnostics: r.flag("diagnostics")?,
-    };
+        })
+        .grid_step(r.float("grid-step")?)
+        .diagnostics(r.flag("diagnostics")?)
+        .check()?;
     r.finish("mhr")?;
     s.fit(train, ctx)
 }
@@ -164,11 +163,11 @@ pub(crate) fn rankboost(
     train: &Dataset,
     ctx: &FitContext<'_>,
 ) -> Result<Fitted> {
-    let s = RankBoostParams {
-        rounds: r.int("rounds")?,
-        thresholds: r.int("thresholds")?,
-        select_rounds: r.flag("select-rounds")?,
-    };
+    let s = RankBoostParams::default()
+        .rounds(r.int("rounds")?)
+        .thresholds(r.int("thresholds")?)
+        .select_rounds(r.flag("select-rounds")?)
+        .check()?;
     r.finish("rankboost")?;
     s.fit(train, ctx)
 }
@@ -256,15 +255,15 @@ pub(crate) fn sigmoid(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>)
 
 /// The sigmoid's own settings (everything but its start) and the λ if given.
 fn sigmoid_settings(r: &SpecReader<'_>) -> Result<(SigmoidParams, Option<f64>)> {
-    let base = SigmoidParams {
-        sigma: r.float("sigma")?,
-        lambda: 0.0,
-        eta: r.float("eta")?,
-        tol: r.float("tol")?,
-        max_iter: r.int("max-iter")?,
-        min_eta: 1e-20,
-        per_pair_step: r.choice("step-scale")? == "per-pair",
-    };
+    let base = SigmoidParams::default()
+        .sigma(r.float("sigma")?)
+        .lambda(0.0)
+        .eta(r.float("eta")?)
+        .tol(r.float("tol")?)
+        .max_iter(r.int("max-iter")?)
+        .min_eta(1e-20)
+        .per_pair_step(r.choice("step-scale")? == "per-pair")
+        .check()?;
     Ok((base, r.opt_float("lambda")?))
 }
 
@@ -283,11 +282,7 @@ fn select_lambda(
         (None, None) => vec![1e-3],
     };
     let best = best_by_validation(candidates, |l| {
-        let fit = SigmoidParams {
-            lambda: l,
-            ..base.clone()
-        }
-        .fit_with(start, train, ctx)?;
+        let fit = base.clone().lambda(l).fit_with(start, train, ctx)?;
         Ok((ctx.validate(&fit.model)?.unwrap_or(0.0), (l, fit)))
     })?
     .expect("at least one candidate");

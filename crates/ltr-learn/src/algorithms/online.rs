@@ -1,7 +1,7 @@
 //! `listnet`, `slam-perceptron`, `pure-online`, `online-listnet` (seed 002 and its baselines): parameters →
 //! [`ListNetParams`] and [`OnlineParams`].
 
-use ltr_core::{Fit, FitContext, Fitted, Result};
+use ltr_core::{Fit, FitContext, Fitted, ParamGuard, Result};
 use ltr_data::Dataset;
 use ltr_online::{
     Eta, ListNetParams, Margin, OnlineAlgorithm, OnlineParams, PredictTies, Rml, Violators,
@@ -114,12 +114,12 @@ pub(crate) const ONLINE_LISTNET_SPECS: &[ParamSpec] = &[ParamSpec::new(
 
 /// `listnet`.
 pub(crate) fn listnet(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
-    let s = ListNetParams {
-        epochs: r.int("epochs")?,
-        learning_rate: r.float("learning-rate")?,
-        select_epochs: r.flag("select-epochs")?,
-        shuffle: r.flag("shuffle")?,
-    };
+    let s = ListNetParams::default()
+        .epochs(r.int("epochs")?)
+        .learning_rate(r.float("learning-rate")?)
+        .select_epochs(r.flag("select-epochs")?)
+        .shuffle(r.flag("shuffle")?)
+        .check()?;
     r.finish("listnet")?;
     s.fit(train, ctx)
 }
@@ -166,15 +166,13 @@ pub(crate) fn online_params(r: &SpecReader<'_>, name: &str) -> Result<OnlinePara
             }
         }
     };
-    let s = OnlineParams {
-        algorithm,
-        eta,
-        ties,
-        passes: r.int("passes")?,
-        keep_probability: r.float("keep")?,
-    };
-    s.validate()?;
-    Ok(s)
+    OnlineParams::slam_ndcg()
+        .algorithm(algorithm)
+        .eta(eta)
+        .ties(ties)
+        .passes(r.int("passes")?)
+        .keep_probability(r.float("keep")?)
+        .check()
 }
 
 /// `slam-perceptron`, `pure-online` and `online-listnet`.

@@ -1,6 +1,6 @@
 //! `perceptron` and `committee-perceptron` (seed 000): parameters → [`PerceptronParams`].
 
-use ltr_core::{Fit, FitContext, Fitted, Result};
+use ltr_core::{Fit, FitContext, Fitted, ParamGuard, Result};
 use ltr_data::Dataset;
 use ltr_perceptron::{
     AlphaBound, Combine, CommitteeParams, LoopSettings, MemberWeight, Output, PairOrder,
@@ -195,14 +195,12 @@ pub(crate) fn perceptron_params(
     } else {
         single_output(r)?
     };
-    let s = PerceptronParams {
-        epochs,
-        select_epochs: r.flag("select-epochs")?,
-        settings,
-        output,
-    };
-    s.validate()?;
-    Ok(s)
+    PerceptronParams::default()
+        .epochs(epochs)
+        .select_epochs(r.flag("select-epochs")?)
+        .settings(settings)
+        .output(output)
+        .check()
 }
 
 /// `perceptron`.

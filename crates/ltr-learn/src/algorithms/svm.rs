@@ -1,6 +1,6 @@
 //! `ranksvm` and `rsvm-ir` (seed 004): parameters → [`RankSvmParams`].
 
-use ltr_core::{Fit, FitContext, Fitted, LtrError, Result};
+use ltr_core::{Fit, FitContext, Fitted, LtrError, ParamGuard, Result};
 use ltr_data::Dataset;
 use ltr_pairs::{MissingGrade, PairLoss, PairScheme};
 use ltr_svm::{CSetting, RankSvmParams, Solver, StepRule, TauSource, Weighting};
@@ -114,20 +114,17 @@ fn solver(r: &SpecReader<'_>, solver: &str) -> Result<Solver> {
 pub(crate) fn ranksvm_params(r: &SpecReader<'_>) -> Result<RankSvmParams> {
     let c = c_setting(r, CSetting::Value(1.0))?;
     let name = r.choice("solver")?;
-    let s = RankSvmParams {
-        c,
-        loss: loss(r, &name)?,
-        solver: solver(r, &name)?,
-        tol: r.opt_float("tol")?,
-        max_iter: r.opt_int("max-iter")?,
-        pairs: match r.choice("pairs")?.as_str() {
+    RankSvmParams::default()
+        .c(c)
+        .loss(loss(r, &name)?)
+        .solver(solver(r, &name)?)
+        .tolerance(r.opt_float("tol")?)
+        .max_iter(r.opt_int("max-iter")?)
+        .pairs(match r.choice("pairs")?.as_str() {
             "adjacent" => PairScheme::Adjacent,
             _ => PairScheme::AllDifferent,
-        },
-        ..Default::default()
-    };
-    s.validate()?;
-    Ok(s)
+        })
+        .check()
 }
 
 /// `ranksvm`.
@@ -161,21 +158,18 @@ pub(crate) fn rsvm_ir(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>)
         "skip" => MissingGrade::Skip,
         _ => MissingGrade::CountZero,
     };
-    let s = RankSvmParams {
-        c: c_setting(r, CSetting::Value(1.0))?,
-        loss,
-        solver: solver(r, &name)?,
-        tol: r.opt_float("tol")?,
-        max_iter: r.opt_int("max-iter")?,
-        weighting: Weighting {
+    let s = RankSvmParams::default()
+        .c(c_setting(r, CSetting::Value(1.0))?)
+        .loss(loss)
+        .solver(solver(r, &name)?)
+        .tolerance(r.opt_float("tol")?)
+        .max_iter(r.opt_int("max-iter")?)
+        .weighting(Weighting {
             tau: (variant != "query").then_some(tau),
             mu: variant != "rank",
             missing,
-        },
-        pairs: PairScheme::AllDifferent,
-        ..Default::default()
-    };
-    s.validate()?;
+        })
+        .check()?;
     r.finish("rsvm-ir")?;
     s.fit(train, ctx)
 }
