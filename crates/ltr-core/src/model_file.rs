@@ -3,7 +3,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use ltr_data::{Dataset, QueryView};
+use std::borrow::Cow;
+
+use ltr_data::{Dataset, Preprocess, QueryView};
 use serde::{Deserialize, Serialize};
 
 use crate::aggregate::RankAggregate;
@@ -11,9 +13,9 @@ use crate::error::{LtrError, Result};
 use crate::learner::FitReport;
 use crate::scorer::{LinearModel, Scorer, StumpEnsemble};
 
-/// Version of the model file layout. Version 1 files (before the typed [`FitReport`]) still load; any other version
-/// is refused with a clear error.
-pub const MODEL_FORMAT_VERSION: u32 = 2;
+/// Version of the model file layout. Version 1 (before the typed [`FitReport`]) and version 2 (before the stored
+/// [`Preprocess`]) files still load; any other version is refused with a clear error.
+pub const MODEL_FORMAT_VERSION: u32 = 3;
 const BINARY_MAGIC: &[u8; 8] = b"LTRMODEL";
 
 /// A trained scoring function of any kind the workspace produces.
@@ -92,6 +94,40 @@ pub struct ModelFile {
     /// What training found out (iterations, objective, settings chosen on validation).
     #[serde(default)]
     pub fit: FitReport,
+    /// The preprocessing fitted on the training data, applied to any data before scoring.
+    #[serde(default)]
+    pub preprocess: Option<Preprocess>,
+}
+
+/// The layout of format version 2 (no stored preprocessing).
+#[derive(Deserialize)]
+struct ModelFileV2 {
+    format_version: u32,
+    crate_version: String,
+    algorithm: String,
+    params: BTreeMap<String, String>,
+    n_features: usize,
+    training: TrainingSummary,
+    diagnostics_json: String,
+    model: Model,
+    fit: FitReport,
+}
+
+impl From<ModelFileV2> for ModelFile {
+    fn from(v: ModelFileV2) -> Self {
+        Self {
+            format_version: v.format_version,
+            crate_version: v.crate_version,
+            algorithm: v.algorithm,
+            params: v.params,
+            n_features: v.n_features,
+            training: v.training,
+            diagnostics_json: v.diagnostics_json,
+            model: v.model,
+            fit: v.fit,
+            preprocess: None,
+        }
+    }
 }
 
 /// The layout of format version 1 (no `fit` report: chosen settings were mixed into `params`).
@@ -119,6 +155,7 @@ impl From<ModelFileV1> for ModelFile {
             diagnostics_json: v.diagnostics_json,
             model: v.model,
             fit: FitReport::default(),
+            preprocess: None,
         }
     }
 }
@@ -141,6 +178,7 @@ impl ModelFile {
             diagnostics_json: String::new(),
             model,
             fit: FitReport::default(),
+            preprocess: None,
         }
     }
 
@@ -181,6 +219,10 @@ impl ModelFile {
                 postcard::from_bytes::<ModelFileV1>(&rest[4..])
                     .map_err(corrupt)?
                     .into()
+            } else if v == 2 {
+                postcard::from_bytes::<ModelFileV2>(&rest[4..])
+                    .map_err(corrupt)?
+                    .into()
             } else {
                 postcard::from_bytes(&rest[4..]).map_err(corrupt)?
             }
@@ -202,12 +244,30 @@ impl ModelFile {
         Ok(mf)
     }
 
+    /// The data as the model sees it: `ds` itself, or its preprocessed copy when the model stores a preprocessing.
+    pub fn prepare<'d>(&self, ds: &'d Dataset) -> Result<Cow<'d, Dataset>> {
+        Ok(match &self.preprocess {
+            Some(p) => Cow::Owned(p.apply(ds)?),
+            None => Cow::Borrowed(ds),
+        })
+    }
+
+    /// Scores of raw data `ds` (one per document, file order): preprocessing, then the model.
+    pub fn score_raw(&self, ds: &Dataset) -> Result<Vec<f64>> {
+        let prepared = self.prepare(ds)?;
+        Ok(self.model.score_dataset(prepared.as_ref()))
+    }
+
     /// Check that `ds` can be scored by this model: the data may not have more features than the model knows.
     pub fn check_data(&self, ds: &Dataset, data_path: &str) -> Result<()> {
-        if ds.n_features() > self.n_features {
+        let known = self
+            .preprocess
+            .as_ref()
+            .map_or(self.n_features, |p| p.raw_features);
+        if ds.n_features() > known {
             return Err(LtrError::Shape(format!(
                 "the model was trained on {} features but {data_path} has {}; use a model trained on data of this width",
-                self.n_features,
+                known,
                 ds.n_features()
             )));
         }
@@ -216,7 +276,7 @@ impl ModelFile {
 }
 
 fn check_version(path: &Path, v: u32) -> Result<()> {
-    if v != 1 && v != MODEL_FORMAT_VERSION {
+    if !(1..=MODEL_FORMAT_VERSION).contains(&v) {
         return Err(model_err(
             path,
             format!("model format version {v}, this build reads versions 1 to {MODEL_FORMAT_VERSION}; retrain the model"),

@@ -27,6 +27,7 @@ mod error;
 mod folds;
 mod generate;
 mod parse;
+mod preprocess;
 mod transform;
 mod write;
 
@@ -48,5 +49,6 @@ pub use parse::{
     extract_docid, read_group_file, read_letor, read_letor_with, NullPolicy, ParseOptions,
     QueryFile, RepeatedQid,
 };
+pub use preprocess::{Normalization, NormalizeKind, Preprocess, PreprocessSpec};
 pub use transform::{normalize_query_minmax, parse_feature_list, select_features, ZScore};
 pub use write::{write_atomic, write_letor, write_letor_to, write_scores};

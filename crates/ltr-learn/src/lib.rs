@@ -35,17 +35,6 @@ pub use ltr_core::{
 };
 pub use select::{describe, train, Grid, MetricMeasure, TrainRequest, Trained};
 
-/// The context a [`TrainRequest`] trains with: its seed, progress, validation data and a [`MetricMeasure`].
-/// `measure` must be the request's metric (`MetricMeasure { metric: req.metric, convention: req.convention }`).
-pub fn fit_context<'a>(req: &TrainRequest<'a>, measure: &'a MetricMeasure) -> FitContext<'a> {
-    let ctx = FitContext::new(req.seed)
-        .with_measure(measure)
-        .with_progress(req.progress);
-    match req.validation {
-        Some(v) => ctx.with_validation(v, measure),
-        None => ctx,
-    }
-}
 pub use spec::{Allowed, ParamSpec, SpecReader};
 
 /// Train one setting of `algorithm` by name: `train` with a single-setting grid.

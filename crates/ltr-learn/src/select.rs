@@ -8,7 +8,7 @@ use ltr_core::{
     best_by_validation, FitContext, Fitted, LtrError, Measure, ModelFile, Params, Progress, Result,
     Scorer, Silent, TrainingSummary,
 };
-use ltr_data::Dataset;
+use ltr_data::{Dataset, Preprocess, PreprocessSpec};
 use ltr_metrics::{evaluate_mean, Convention, Metric};
 
 use crate::algorithms::{find_or_err, Algorithm};
@@ -111,7 +111,16 @@ pub struct TrainRequest<'a> {
     pub seed: u64,
     /// Progress sink.
     pub progress: &'a dyn Progress,
+    /// Preprocessing fitted on `train` and stored with the model (default: `auto` normalisation — a z-score on raw
+    /// features, nothing on data already in [0, 1]).
+    pub preprocess: &'a PreprocessSpec,
 }
+
+static AUTO: PreprocessSpec = PreprocessSpec {
+    features: None,
+    log1p: Vec::new(),
+    normalize: None,
+};
 
 impl std::fmt::Debug for TrainRequest<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -133,7 +142,13 @@ impl<'a> TrainRequest<'a> {
             convention: Convention::STANDARD,
             seed: 1,
             progress: &Silent,
+            preprocess: &AUTO,
         }
+    }
+    /// Fit this preprocessing on the training data (and store it with the model).
+    pub fn preprocess(mut self, p: &'a PreprocessSpec) -> Self {
+        self.preprocess = p;
+        self
     }
     /// Add validation data.
     pub fn validation(mut self, v: &'a Dataset) -> Self {
@@ -169,6 +184,8 @@ pub struct Trained {
     pub fitted: Fitted,
     /// The validation score of every setting tried, in grid order (empty without validation).
     pub grid_scores: Vec<(BTreeMap<String, String>, f64)>,
+    /// The preprocessing fitted on the training data (`None`: the features are used as given).
+    pub preprocess: Option<Preprocess>,
 }
 
 impl Trained {
@@ -181,6 +198,7 @@ impl Trained {
             self.fitted.model,
         );
         mf.fit = self.fitted.report;
+        mf.preprocess = self.preprocess;
         if let Some(d) = self.fitted.diagnostics {
             mf.diagnostics_json = d.to_string();
         }
@@ -202,6 +220,21 @@ pub fn train(algorithm: &str, grid: &Grid, req: &TrainRequest<'_>) -> Result<Tra
             ),
         ));
     }
+    let preprocess = req.preprocess.fit(req.train)?;
+    let (train_data, validation_data) = match &preprocess {
+        Some(p) => (
+            std::borrow::Cow::Owned(p.apply(req.train)?),
+            req.validation
+                .map(|v| p.apply(v))
+                .transpose()?
+                .map(std::borrow::Cow::Owned),
+        ),
+        None => (
+            std::borrow::Cow::Borrowed(req.train),
+            req.validation.map(std::borrow::Cow::Borrowed),
+        ),
+    };
+    let validation = validation_data.as_deref();
     let measure = MetricMeasure {
         metric: req.metric,
         convention: req.convention,
@@ -209,24 +242,24 @@ pub fn train(algorithm: &str, grid: &Grid, req: &TrainRequest<'_>) -> Result<Tra
     let mut ctx = FitContext::new(req.seed)
         .with_measure(&measure)
         .with_progress(req.progress);
-    if let Some(v) = req.validation {
+    if let Some(v) = validation {
         ctx = ctx.with_validation(v, &measure);
     }
     let mut grid_scores = Vec::new();
     let best = best_by_validation(settings, |setting| {
         let params = Params::new(setting.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-        let fitted = algo.fit(&params, req.train, &ctx).map_err(|e| match e {
+        let fitted = algo.fit(&params, &train_data, &ctx).map_err(|e| match e {
             LtrError::Param { .. } | LtrError::Shape(_) | LtrError::Model { .. } => e,
             other if settings_len_gt1(grid) => {
                 LtrError::Training(format!("with {}: {other}", describe(&setting)))
             }
             other => other,
         })?;
-        let score = match req.validation {
+        let score = match validation {
             Some(v) => measure.measure(v, &fitted.model.score_dataset(v))?,
             None => f64::NAN,
         };
-        if req.validation.is_some() {
+        if validation.is_some() {
             grid_scores.push((params.effective(), score));
         }
         Ok((score, (params.effective(), fitted)))
@@ -241,6 +274,7 @@ pub fn train(algorithm: &str, grid: &Grid, req: &TrainRequest<'_>) -> Result<Tra
         params,
         fitted,
         grid_scores,
+        preprocess,
     })
 }
 

@@ -126,6 +126,8 @@ fn inspect_model(m: &ModelFile, json: bool) -> Result<()> {
                 "seed": m.training.seed,
                 "seconds": m.training.seconds,
             },
+            "fit": m.fit,
+            "preprocess": m.preprocess,
             "diagnostics": diagnostics,
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
@@ -152,6 +154,30 @@ fn inspect_model(m: &ModelFile, json: bool) -> Result<()> {
             .as_ref()
             .map_or(String::new(), |v| format!(", validated on {v}"))
     );
+    let fit = &m.fit;
+    let mut facts = Vec::new();
+    if let Some(i) = fit.iterations {
+        facts.push(format!("{i} iterations"));
+    }
+    if let Some(o) = fit.objective {
+        facts.push(format!("objective {o:.6}"));
+    }
+    if let Some(g) = fit.duality_gap {
+        facts.push(format!("duality gap {g:.3e}"));
+    }
+    for (k, v) in &fit.selected {
+        facts.push(format!("{k}={v} (chosen)"));
+    }
+    if let Some(v) = fit.validation {
+        facts.push(format!("validation {v:.4}"));
+    }
+    if !facts.is_empty() {
+        println!("fit:         {}", facts.join(", "));
+    }
+    match &m.preprocess {
+        Some(p) => println!("preprocess:  {}", p.describe().join("; ")),
+        None => println!("preprocess:  none (the model reads the features as given)"),
+    }
     if let Model::Linear(l) = &m.model {
         let mut idx: Vec<usize> = (0..l.weights.len()).collect();
         idx.sort_by(|&a, &b| l.weights[b].abs().total_cmp(&l.weights[a].abs()));

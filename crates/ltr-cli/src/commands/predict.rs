@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::Args;
-use ltr_core::{ModelFile, Scorer};
+use ltr_core::ModelFile;
 
 /// Arguments of `ltr predict`.
 #[derive(Debug, Args)]
@@ -38,7 +38,7 @@ pub fn run(a: PredictArgs) -> Result<()> {
     let m = ModelFile::load(&a.model)?;
     let ds = super::load_dataset(&a.data, a.regroup)?;
     m.check_data(&ds, &a.data.display().to_string())?;
-    let scores = m.model.score_dataset(&ds);
+    let scores = m.score_raw(&ds)?;
     let write = |w: &mut dyn Write| -> std::io::Result<()> {
         if a.format == "trec" {
             ltr_metrics::write_run_to(w, &ds, &scores, &a.tag)

@@ -39,6 +39,41 @@ pub struct TrainArgs {
     /// Output model (`.json` for JSON, anything else for the compact binary form); written atomically.
     #[arg(long)]
     pub model: PathBuf,
+    /// Normalisation fitted on --train and stored in the model (none, auto, zscore, minmax, query-zscore,
+    /// query-minmax, query-sum). `auto`: z-score when a training feature lies outside [0, 1], nothing otherwise.
+    #[arg(long, default_value = "auto")]
+    pub normalize: String,
+    /// Features given a sign-preserving log1p before normalising (e.g. `1-5,12`; file numbering).
+    #[arg(long)]
+    pub log1p: Option<String>,
+    /// Keep only these features (e.g. `1-5,12`, or `@FILE` with one feature number per line as RankLib's
+    /// -feature file); stored in the model, so predict reads the full file.
+    #[arg(long)]
+    pub features: Option<String>,
+    /// Merge the runs of a qid that reappears later in a file (default: an error).
+    #[arg(long)]
+    pub regroup: bool,
+}
+
+fn feature_list(text: &str) -> Result<Vec<usize>> {
+    match text.strip_prefix('@') {
+        Some(path) => {
+            let body = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read the feature file {path}"))?;
+            let mut out = Vec::new();
+            for (i, line) in body.lines().enumerate() {
+                let t = line.split('#').next().unwrap_or("").trim();
+                if t.is_empty() {
+                    continue;
+                }
+                out.extend(
+                    ltr_data::parse_feature_list(t).with_context(|| format!("{path}:{}", i + 1))?,
+                );
+            }
+            Ok(out)
+        }
+        None => Ok(ltr_data::parse_feature_list(text)?),
+    }
 }
 
 /// Run the command.
@@ -56,10 +91,31 @@ pub fn run(a: TrainArgs) -> Result<()> {
             grid.len()
         );
     }
-    let train = super::load_dataset(&a.train, false)?;
+    let preprocess = ltr_data::PreprocessSpec {
+        features: a
+            .features
+            .as_deref()
+            .map(feature_list)
+            .transpose()
+            .context("--features")?,
+        log1p: a
+            .log1p
+            .as_deref()
+            .map(ltr_data::parse_feature_list)
+            .transpose()
+            .context("--log1p")?
+            .unwrap_or_default(),
+        normalize: Some(
+            a.normalize
+                .parse::<ltr_data::NormalizeKind>()
+                .map_err(anyhow::Error::msg)
+                .context("--normalize")?,
+        ),
+    };
+    let train = super::load_dataset(&a.train, a.regroup)?;
     let validation = match &a.validate {
         Some(v) => {
-            let mut ds = super::load_dataset(v, false)?;
+            let mut ds = super::load_dataset(v, a.regroup)?;
             if ds.n_features() > train.n_features() {
                 bail!(
                     "{} has {} features but the training file {} has {}",
@@ -80,7 +136,8 @@ pub fn run(a: TrainArgs) -> Result<()> {
     let mut req = TrainRequest::new(&train)
         .metric(metric, convention)
         .seed(a.seed)
-        .progress(&bar);
+        .progress(&bar)
+        .preprocess(&preprocess);
     if let Some(v) = &validation {
         req = req.validation(v);
     }
@@ -90,6 +147,12 @@ pub fn run(a: TrainArgs) -> Result<()> {
         for (setting, score) in &trained.grid_scores {
             tracing::info!("{}: validation {metric} = {score:.4}", fmt_map(setting));
         }
+    }
+    if let Some(p) = &trained.preprocess {
+        tracing::info!(
+            "preprocessing stored in the model: {}",
+            p.describe().join("; ")
+        );
     }
     if let Some(v) = trained.fitted.report.validation {
         tracing::info!(

@@ -1,0 +1,399 @@
+//! Preprocessing fitted on the training data and stored with the model, so that a model is always applied to raw
+//! data exactly as it was trained: feature selection, `log1p` of heavy-tailed columns, then a normalisation —
+//! global z-score or min–max (fitted), or per query (RankLib's `-norm zscore|linear|sum`, computed on each query).
+//!
+//! Policies, the same at fit and apply time:
+//! - a feature constant on the training data (standard deviation or range 0) maps to 0, never NaN;
+//! - a feature the training data did not have (a wider file at apply time) is refused with a shape error;
+//! - `log1p` is sign-preserving: sign(x)·ln(1 + |x|), defined for every finite value.
+
+use ndarray::Axis;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::dataset::{Dataset, FeatureMatrix};
+use crate::error::{DataError, Result};
+use crate::transform::{select_features, ZScore};
+
+/// Which normalisation (the `--normalize` values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum NormalizeKind {
+    /// Leave the features as they are.
+    None,
+    /// z-score when some training feature lies outside [0, 1] (raw data), nothing otherwise (query-normalised
+    /// LETOR data, whose results stay those of the papers).
+    Auto,
+    /// Global z-score fitted on the training documents.
+    ZScore,
+    /// Global min–max to [0, 1] fitted on the training documents.
+    MinMax,
+    /// Per query: (x − mean_q)/std_q (RankLib `-norm zscore`).
+    QueryZScore,
+    /// Per query: (x − min_q)/(max_q − min_q) (RankLib `-norm linear`, LETOR's QueryLevelNorm).
+    QueryMinMax,
+    /// Per query: x / Σ_q |x| (RankLib `-norm sum`).
+    QuerySum,
+}
+
+impl std::str::FromStr for NormalizeKind {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        Ok(match s.trim().to_ascii_lowercase().as_str() {
+            "none" => Self::None,
+            "auto" => Self::Auto,
+            "zscore" | "z-score" => Self::ZScore,
+            "minmax" | "min-max" => Self::MinMax,
+            "query-zscore" => Self::QueryZScore,
+            "query-minmax" | "query-linear" => Self::QueryMinMax,
+            "query-sum" => Self::QuerySum,
+            other => {
+                return Err(format!(
+                "unknown normalisation `{other}`; expected none, auto, zscore, minmax, query-zscore, query-minmax or query-sum"
+            ))
+            }
+        })
+    }
+}
+
+/// A fitted normalisation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Normalization {
+    /// Global z-score with the training means and deviations.
+    ZScore(ZScore),
+    /// Global min–max with the training minima and maxima.
+    MinMax {
+        /// Minimum of each feature on the training data.
+        min: Vec<f64>,
+        /// Maximum of each feature on the training data.
+        max: Vec<f64>,
+    },
+    /// Per-query z-score.
+    QueryZScore,
+    /// Per-query min–max.
+    QueryMinMax,
+    /// Per-query division by the sum of absolute values.
+    QuerySum,
+}
+
+/// What to fit (the CLI's `--normalize`, `--log1p`, `--features`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PreprocessSpec {
+    /// Keep only these features (1-based, as in the file), in this order.
+    pub features: Option<Vec<usize>>,
+    /// Apply sign-preserving `log1p` to these features (1-based, as in the file).
+    pub log1p: Vec<usize>,
+    /// The normalisation.
+    pub normalize: Option<NormalizeKind>,
+}
+
+/// A preprocessing fitted on training data; part of the model file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Preprocess {
+    /// Features kept (1-based, file numbering), or all.
+    pub features: Option<Vec<usize>>,
+    /// Features given `log1p` (1-based, file numbering).
+    pub log1p: Vec<usize>,
+    /// The fitted normalisation, if any.
+    pub normalization: Option<Normalization>,
+    /// Width of the raw data the preprocessing was fitted on.
+    pub raw_features: usize,
+}
+
+impl PreprocessSpec {
+    /// Fit on `train`; `None` when the result would change nothing.
+    pub fn fit(&self, train: &Dataset) -> Result<Option<Preprocess>> {
+        let d = train.n_features();
+        for &f in self.log1p.iter().chain(self.features.iter().flatten()) {
+            if f == 0 || f > d {
+                return Err(DataError::Invalid(format!(
+                    "feature {f} is outside 1..={d} of the training data"
+                )));
+            }
+        }
+        let mut p = Preprocess {
+            features: self.features.clone(),
+            log1p: self.log1p.clone(),
+            normalization: None,
+            raw_features: d,
+        };
+        let staged = p.apply(train)?;
+        let kind = match self.normalize.unwrap_or(NormalizeKind::Auto) {
+            NormalizeKind::Auto if outside_unit_interval(&staged) => NormalizeKind::ZScore,
+            NormalizeKind::Auto => NormalizeKind::None,
+            k => k,
+        };
+        p.normalization = match kind {
+            NormalizeKind::None | NormalizeKind::Auto => None,
+            NormalizeKind::ZScore => Some(Normalization::ZScore(ZScore::fit(&staged))),
+            NormalizeKind::MinMax => {
+                let (min, max) = column_ranges(&staged);
+                Some(Normalization::MinMax { min, max })
+            }
+            NormalizeKind::QueryZScore => Some(Normalization::QueryZScore),
+            NormalizeKind::QueryMinMax => Some(Normalization::QueryMinMax),
+            NormalizeKind::QuerySum => Some(Normalization::QuerySum),
+        };
+        let identity = p.features.is_none() && p.log1p.is_empty() && p.normalization.is_none();
+        Ok((!identity).then_some(p))
+    }
+}
+
+fn outside_unit_interval(ds: &Dataset) -> bool {
+    (0..ds.n_docs()).any(|i| ds.row(i).entries().any(|(_, v)| !(0.0..=1.0).contains(&v)))
+}
+
+fn column_ranges(ds: &Dataset) -> (Vec<f64>, Vec<f64>) {
+    let d = ds.n_features();
+    let (mut lo, mut hi) = (vec![f64::INFINITY; d], vec![f64::NEG_INFINITY; d]);
+    for i in 0..ds.n_docs() {
+        let r = ds.row(i);
+        for j in 0..d {
+            let v = r.get(j) as f64;
+            lo[j] = lo[j].min(v);
+            hi[j] = hi[j].max(v);
+        }
+    }
+    (lo, hi)
+}
+
+impl Preprocess {
+    /// A transformed copy of `ds` (raw data as in the training file's numbering).
+    pub fn apply(&self, ds: &Dataset) -> Result<Dataset> {
+        if ds.n_features() > self.raw_features {
+            return Err(DataError::Shape(format!(
+                "the data has {} features but the model's preprocessing was fitted on {}",
+                ds.n_features(),
+                self.raw_features
+            )));
+        }
+        let mut out = ds.clone();
+        out.set_n_features(self.raw_features)?;
+        if !self.log1p.is_empty() {
+            out.to_dense();
+            let cols: Vec<usize> = self.log1p.iter().map(|f| f - 1).collect();
+            let FeatureMatrix::Dense(a) = out.features_mut() else {
+                unreachable!("made dense above")
+            };
+            a.axis_iter_mut(Axis(0))
+                .into_par_iter()
+                .for_each(|mut row| {
+                    for &j in &cols {
+                        let v = row[j] as f64;
+                        row[j] = (v.signum() * v.abs().ln_1p()) as f32;
+                    }
+                });
+        }
+        if let Some(f) = &self.features {
+            out = select_features(&out, f)?;
+        }
+        match &self.normalization {
+            None => {}
+            Some(Normalization::ZScore(z)) => z.apply(&mut out)?,
+            Some(Normalization::MinMax { min, max }) => {
+                out.to_dense();
+                let FeatureMatrix::Dense(a) = out.features_mut() else {
+                    unreachable!("made dense above")
+                };
+                a.axis_iter_mut(Axis(0))
+                    .into_par_iter()
+                    .for_each(|mut row| {
+                        for (j, v) in row.iter_mut().enumerate() {
+                            let range = max[j] - min[j];
+                            *v = if range > 0.0 {
+                                ((*v as f64 - min[j]) / range) as f32
+                            } else {
+                                0.0
+                            };
+                        }
+                    });
+            }
+            Some(q) => per_query(&mut out, q),
+        }
+        Ok(out)
+    }
+
+    /// One line per step, for `ltr inspect` and logs.
+    pub fn describe(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if let Some(f) = &self.features {
+            v.push(format!(
+                "keep {} of {} features",
+                f.len(),
+                self.raw_features
+            ));
+        }
+        if !self.log1p.is_empty() {
+            v.push(format!("log1p on features {:?}", self.log1p));
+        }
+        v.push(match &self.normalization {
+            None => "no normalisation".into(),
+            Some(Normalization::ZScore(z)) => format!(
+                "global z-score ({} features; {} constant on training map to 0)",
+                z.mean.len(),
+                z.std.iter().filter(|s| **s == 0.0).count()
+            ),
+            Some(Normalization::MinMax { min, max }) => format!(
+                "global min-max ({} features; {} constant on training map to 0)",
+                min.len(),
+                min.iter().zip(max).filter(|(a, b)| a >= b).count()
+            ),
+            Some(Normalization::QueryZScore) => "per-query z-score".into(),
+            Some(Normalization::QueryMinMax) => "per-query min-max".into(),
+            Some(Normalization::QuerySum) => "per-query sum".into(),
+        });
+        v
+    }
+}
+
+fn per_query(ds: &mut Dataset, kind: &Normalization) {
+    if *kind == Normalization::QueryMinMax {
+        crate::transform::normalize_query_minmax(ds);
+        return;
+    }
+    ds.to_dense();
+    let offsets = ds.query_offsets().to_vec();
+    let FeatureMatrix::Dense(a) = ds.features_mut() else {
+        unreachable!("made dense above")
+    };
+    let d = a.ncols();
+    let slice = a.as_slice_mut().expect("standard layout");
+    let mut blocks: Vec<&mut [f32]> = Vec::with_capacity(offsets.len().saturating_sub(1));
+    let mut rest = slice;
+    for w in offsets.windows(2) {
+        let (b, r) = rest.split_at_mut((w[1] - w[0]) * d);
+        blocks.push(b);
+        rest = r;
+    }
+    let sum_norm = *kind == Normalization::QuerySum;
+    blocks.into_par_iter().for_each(|block| {
+        let n = block.len() / d.max(1);
+        for j in 0..d {
+            let col = (0..n).map(|i| block[i * d + j] as f64);
+            if sum_norm {
+                let s: f64 = col.map(f64::abs).sum();
+                for i in 0..n {
+                    let v = &mut block[i * d + j];
+                    *v = if s > 0.0 { (*v as f64 / s) as f32 } else { 0.0 };
+                }
+            } else {
+                let mean = col.clone().sum::<f64>() / n as f64;
+                let var = col.map(|x| (x - mean) * (x - mean)).sum::<f64>() / n as f64;
+                let sd = var.sqrt();
+                for i in 0..n {
+                    let v = &mut block[i * d + j];
+                    *v = if sd > 0.0 {
+                        ((*v as f64 - mean) / sd) as f32
+                    } else {
+                        0.0
+                    };
+                }
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::{generate_letor_like, SyntheticConfig};
+
+    fn raw() -> Dataset {
+        let mut ds = generate_letor_like(&SyntheticConfig {
+            queries: 6,
+            features: 4,
+            query_level_norm: false,
+            seed: 3,
+            ..Default::default()
+        })
+        .unwrap();
+        ds.to_dense();
+        let FeatureMatrix::Dense(a) = ds.features_mut() else {
+            unreachable!()
+        };
+        a.column_mut(1).mapv_inplace(|v| v * 1000.0 + 5.0); // a raw, heavy column
+        a.column_mut(3).fill(7.0); // a constant column
+        ds
+    }
+
+    #[test]
+    fn zscore_is_fitted_on_train_and_constant_columns_map_to_zero() {
+        let ds = raw();
+        let spec = PreprocessSpec {
+            normalize: Some(NormalizeKind::ZScore),
+            ..Default::default()
+        };
+        let p = spec.fit(&ds).unwrap().unwrap();
+        let t = p.apply(&ds).unwrap();
+        for j in 0..3 {
+            let col: Vec<f64> = (0..t.n_docs()).map(|i| t.row(i).get(j) as f64).collect();
+            let mean = col.iter().sum::<f64>() / col.len() as f64;
+            let var = col.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / col.len() as f64;
+            assert!(
+                mean.abs() < 1e-5 && (var - 1.0).abs() < 1e-4,
+                "{j}: {mean} {var}"
+            );
+        }
+        assert!((0..t.n_docs()).all(|i| t.row(i).get(3) == 0.0));
+        // A wider file than the training data is refused.
+        let mut wide = ds.clone();
+        wide.set_n_features(9).unwrap();
+        assert!(p.apply(&wide).is_err());
+    }
+
+    #[test]
+    fn auto_normalises_raw_data_only_and_per_query_forms_are_exact() {
+        let letor = generate_letor_like(&SyntheticConfig {
+            queries: 5,
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(PreprocessSpec::default().fit(&letor).unwrap(), None);
+        let p = PreprocessSpec::default().fit(&raw()).unwrap().unwrap();
+        assert!(matches!(p.normalization, Some(Normalization::ZScore(_))));
+        let ds = raw();
+        for kind in [
+            NormalizeKind::QuerySum,
+            NormalizeKind::QueryZScore,
+            NormalizeKind::MinMax,
+        ] {
+            let spec = PreprocessSpec {
+                normalize: Some(kind),
+                ..Default::default()
+            };
+            let t = spec.fit(&ds).unwrap().unwrap().apply(&ds).unwrap();
+            let q = t.query(0);
+            let col: Vec<f64> = (0..q.len()).map(|i| q.row(i).get(1) as f64).collect();
+            match kind {
+                NormalizeKind::QuerySum => {
+                    assert!((col.iter().map(|x| x.abs()).sum::<f64>() - 1.0).abs() < 1e-5)
+                }
+                NormalizeKind::QueryZScore => {
+                    assert!(col.iter().sum::<f64>().abs() < 1e-4)
+                }
+                _ => assert!(col.iter().all(|x| (0.0..=1.0).contains(x))),
+            }
+        }
+    }
+
+    #[test]
+    fn log1p_and_selection_follow_file_numbering() {
+        let ds = raw();
+        let spec = PreprocessSpec {
+            features: Some(vec![2, 1]),
+            log1p: vec![2],
+            normalize: Some(NormalizeKind::None),
+        };
+        let p = spec.fit(&ds).unwrap().unwrap();
+        let t = p.apply(&ds).unwrap();
+        assert_eq!(t.n_features(), 2);
+        let x = ds.row(0).get(1) as f64;
+        assert!((t.row(0).get(0) as f64 - x.signum() * x.abs().ln_1p()).abs() < 1e-4);
+        assert_eq!(t.row(0).get(1), ds.row(0).get(0));
+        assert!(PreprocessSpec {
+            log1p: vec![99],
+            ..Default::default()
+        }
+        .fit(&ds)
+        .is_err());
+    }
+}
