@@ -110,6 +110,41 @@ fn a_normalised_model_scores_raw_data_as_the_weights_score_a_normalised_copy() {
 }
 
 #[test]
+fn feature_names_are_stored_and_inspect_lists_weights_by_name_through_the_selection() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    write_letor(&raw_data(3), p("train.txt").as_ref()).unwrap();
+    std::fs::write(p("names.txt"), "1 bm25\n3 clicks\n4 pagerank\n").unwrap();
+    let model = p("m.json");
+    ok(&[
+        "train",
+        "--train",
+        &p("train.txt"),
+        "--algo",
+        "ranksvm",
+        "--features",
+        "3,4,1",
+        "--feature-names",
+        &p("names.txt"),
+        "--model",
+        &model,
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&ok(&["inspect", &model, "--json"])).unwrap();
+    let ranked = v["weights_by_magnitude"].as_array().unwrap();
+    assert_eq!(ranked.len(), 3);
+    let mut names: Vec<&str> = ranked.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["bm25", "clicks", "pagerank"]);
+    let w: Vec<f64> = ranked
+        .iter()
+        .map(|r| r["weight"].as_f64().unwrap().abs())
+        .collect();
+    assert!(w.windows(2).all(|x| x[0] >= x[1]), "{w:?}");
+    let text = ok(&["inspect", &model]);
+    assert!(text.contains("clicks (feature 3)"), "{text}");
+}
+
+#[test]
 fn letor_data_is_left_alone_by_auto_and_bad_options_fail() {
     let dir = tempfile::tempdir().unwrap();
     let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();

@@ -97,6 +97,9 @@ pub struct ModelFile {
     /// The preprocessing fitted on the training data, applied to any data before scoring.
     #[serde(default)]
     pub preprocess: Option<Preprocess>,
+    /// Names of the raw features (index k names file feature k + 1), when given at training time.
+    #[serde(default)]
+    pub feature_names: Vec<String>,
 }
 
 /// The layout of format version 2 (no stored preprocessing).
@@ -126,6 +129,7 @@ impl From<ModelFileV2> for ModelFile {
             model: v.model,
             fit: v.fit,
             preprocess: None,
+            feature_names: Vec::new(),
         }
     }
 }
@@ -156,6 +160,7 @@ impl From<ModelFileV1> for ModelFile {
             model: v.model,
             fit: FitReport::default(),
             preprocess: None,
+            feature_names: Vec::new(),
         }
     }
 }
@@ -179,6 +184,7 @@ impl ModelFile {
             model,
             fit: FitReport::default(),
             preprocess: None,
+            feature_names: Vec::new(),
         }
     }
 
@@ -250,6 +256,27 @@ impl ModelFile {
             Some(p) => Cow::Owned(p.apply(ds)?),
             None => Cow::Borrowed(ds),
         })
+    }
+
+    /// The raw feature (1-based, file numbering) and its name for each model input column: through the stored
+    /// feature selection, named by `feature_names` or `f<k>`.
+    pub fn input_features(&self) -> Vec<(usize, String)> {
+        let width = self.model.n_features();
+        (0..width)
+            .map(|j| {
+                let raw = self
+                    .preprocess
+                    .as_ref()
+                    .and_then(|p| p.features.as_ref())
+                    .map_or(j + 1, |f| f[j]);
+                let name = self
+                    .feature_names
+                    .get(raw - 1)
+                    .cloned()
+                    .unwrap_or_else(|| format!("f{raw}"));
+                (raw, name)
+            })
+            .collect()
     }
 
     /// Scores of raw data `ds` (one per document, file order): preprocessing, then the model.
@@ -361,6 +388,47 @@ mod tests {
             assert_eq!((&old.model, &old.params), (&m.model, &m.params));
             assert_eq!(old.fit, FitReport::default());
         }
+    }
+
+    #[test]
+    fn version_2_binary_files_still_load() {
+        #[derive(Serialize)]
+        struct V2<'a> {
+            format_version: u32,
+            crate_version: &'a str,
+            algorithm: &'a str,
+            params: &'a BTreeMap<String, String>,
+            n_features: usize,
+            training: &'a TrainingSummary,
+            diagnostics_json: &'a str,
+            model: &'a Model,
+            fit: FitReport,
+        }
+        let m = sample();
+        let fit = FitReport::default().select("c", 0.5);
+        let v2 = V2 {
+            format_version: 2,
+            crate_version: "0.1.0",
+            algorithm: &m.algorithm,
+            params: &m.params,
+            n_features: m.n_features,
+            training: &m.training,
+            diagnostics_json: "",
+            model: &m.model,
+            fit: fit.clone(),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let b = dir.path().join("v2.bin");
+        let mut bytes = BINARY_MAGIC.to_vec();
+        bytes.extend_from_slice(&2u32.to_le_bytes());
+        bytes.extend(postcard::to_stdvec(&v2).unwrap());
+        std::fs::write(&b, bytes).unwrap();
+        let old = ModelFile::load(&b).unwrap();
+        assert_eq!(
+            (old.format_version, &old.fit, &old.preprocess),
+            (2, &fit, &None)
+        );
+        assert_eq!(old.model, m.model);
     }
 
     #[test]

@@ -49,6 +49,8 @@ pub use parse::{
     extract_docid, read_group_file, read_letor, read_letor_with, NullPolicy, ParseOptions,
     QueryFile, RepeatedQid,
 };
-pub use preprocess::{Normalization, NormalizeKind, Preprocess, PreprocessSpec};
+pub use preprocess::{
+    read_feature_names, Normalization, NormalizeKind, Preprocess, PreprocessSpec,
+};
 pub use transform::{normalize_query_minmax, parse_feature_list, select_features, ZScore};
 pub use write::{write_atomic, write_letor, write_letor_to, write_scores};

@@ -292,6 +292,54 @@ fn per_query(ds: &mut Dataset, kind: &Normalization) {
     });
 }
 
+/// Read a feature-name file: one name per line (line k names feature k), or `id name` pairs (ids 1-based, any
+/// order). Blank lines and `#` comments are skipped in the pair form. Errors name the file and line.
+pub fn read_feature_names(path: &std::path::Path) -> Result<Vec<String>> {
+    let text = std::fs::read_to_string(path).map_err(|e| DataError::Io {
+        path: path.to_path_buf(),
+        source: e,
+    })?;
+    let err = |line: usize, problem: String| {
+        DataError::Invalid(format!("{}:{line}: {problem}", path.display()))
+    };
+    let lines: Vec<(usize, &str)> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.split('#').next().unwrap_or("").trim()))
+        .filter(|(_, l)| !l.is_empty())
+        .collect();
+    let paired = lines.iter().all(|(_, l)| {
+        l.split_once(char::is_whitespace)
+            .is_some_and(|(id, _)| id.parse::<usize>().is_ok())
+    });
+    if !paired {
+        return Ok(text.lines().map(|l| l.trim().to_string()).collect());
+    }
+    let mut names: Vec<Option<String>> = Vec::new();
+    for (line, l) in lines {
+        let (id, name) = l.split_once(char::is_whitespace).expect("checked above");
+        let id: usize = id.parse().expect("checked above");
+        if id == 0 {
+            return Err(err(line, "feature ids start at 1".into()));
+        }
+        if names.len() < id {
+            names.resize(id, None);
+        }
+        if let Some(old) = &names[id - 1] {
+            return Err(err(
+                line,
+                format!("feature {id} is named twice (`{old}` before)"),
+            ));
+        }
+        names[id - 1] = Some(name.trim().to_string());
+    }
+    Ok(names
+        .into_iter()
+        .enumerate()
+        .map(|(i, n)| n.unwrap_or_else(|| format!("f{}", i + 1)))
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,6 +421,29 @@ mod tests {
                 _ => assert!(col.iter().all(|x| (0.0..=1.0).contains(x))),
             }
         }
+    }
+
+    #[test]
+    fn feature_name_files_in_both_forms() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("names.txt");
+        std::fs::write(&plain, "bm25\npagerank\nurl length\n").unwrap();
+        assert_eq!(
+            read_feature_names(&plain).unwrap(),
+            ["bm25", "pagerank", "url length"]
+        );
+        let pairs = dir.path().join("pairs.txt");
+        std::fs::write(&pairs, "# id name\n3 clicks\n1 bm25\n").unwrap();
+        assert_eq!(
+            read_feature_names(&pairs).unwrap(),
+            ["bm25", "f2", "clicks"]
+        );
+        std::fs::write(&pairs, "1 a\n1 b\n").unwrap();
+        let e = read_feature_names(&pairs).unwrap_err().to_string();
+        assert!(
+            e.contains("pairs.txt:2") && e.contains("named twice"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -95,6 +95,18 @@ pub fn run(a: InspectArgs) -> Result<()> {
     Ok(())
 }
 
+/// (raw feature number, name, weight), largest |weight| first.
+fn weights_by_magnitude(m: &ModelFile, w: &[f64]) -> Vec<(usize, String, f64)> {
+    let mut v: Vec<(usize, String, f64)> = m
+        .input_features()
+        .into_iter()
+        .zip(w)
+        .map(|((raw, name), &w)| (raw, name, w))
+        .collect();
+    v.sort_by(|a, b| b.2.abs().total_cmp(&a.2.abs()).then(a.0.cmp(&b.0)));
+    v
+}
+
 fn inspect_model(m: &ModelFile, json: bool) -> Result<()> {
     let kind = match &m.model {
         Model::Linear(_) => "linear".to_string(),
@@ -127,6 +139,14 @@ fn inspect_model(m: &ModelFile, json: bool) -> Result<()> {
                 "seconds": m.training.seconds,
             },
             "fit": m.fit,
+            "feature_names": m.feature_names,
+            "weights_by_magnitude": match &m.model {
+                Model::Linear(l) => weights_by_magnitude(m, &l.weights)
+                    .into_iter()
+                    .map(|(raw, name, w)| serde_json::json!({"feature": raw, "name": name, "weight": w}))
+                    .collect::<Vec<_>>(),
+                _ => Vec::new(),
+            },
             "preprocess": m.preprocess,
             "diagnostics": diagnostics,
         });
@@ -179,15 +199,12 @@ fn inspect_model(m: &ModelFile, json: bool) -> Result<()> {
         None => println!("preprocess:  none (the model reads the features as given)"),
     }
     if let Model::Linear(l) = &m.model {
-        let mut idx: Vec<usize> = (0..l.weights.len()).collect();
-        idx.sort_by(|&a, &b| l.weights[b].abs().total_cmp(&l.weights[a].abs()));
-        let top: Vec<String> = idx
-            .iter()
-            .take(8)
-            .map(|&j| format!("f{}={:+.4}", j + 1, l.weights[j]))
-            .collect();
         println!("‖w‖:         {:.6}", l.norm());
-        println!("top weights: {}", top.join(" "));
+        let ranked = weights_by_magnitude(m, &l.weights);
+        println!("weights by magnitude (--json lists all {}):", ranked.len());
+        for (raw, name, w) in ranked.iter().take(20) {
+            println!("  {w:+.6}  {name} (feature {raw})");
+        }
     }
     if !diagnostics.is_null() {
         println!(

@@ -53,6 +53,9 @@ pub struct TrainArgs {
     /// Merge the runs of a qid that reappears later in a file (default: an error).
     #[arg(long)]
     pub regroup: bool,
+    /// Feature names stored in the model: one per line (line k names feature k) or `id name` pairs.
+    #[arg(long)]
+    pub feature_names: Option<PathBuf>,
 }
 
 fn feature_list(text: &str) -> Result<Vec<usize>> {
@@ -169,7 +172,20 @@ pub fn run(a: TrainArgs) -> Result<()> {
         seed: a.seed,
         seconds: t0.elapsed().as_secs_f64(),
     };
-    trained.into_model_file(summary).save(&a.model)?;
+    let mut mf = trained.into_model_file(summary);
+    if let Some(f) = &a.feature_names {
+        mf.feature_names = ltr_data::read_feature_names(f)?;
+        if mf.feature_names.len() > train.n_features() {
+            bail!(
+                "{} names {} features but {} has {}",
+                f.display(),
+                mf.feature_names.len(),
+                a.train.display(),
+                train.n_features()
+            );
+        }
+    }
+    mf.save(&a.model)?;
     tracing::info!(
         "wrote {} in {:.3}s",
         a.model.display(),
