@@ -44,6 +44,20 @@ pub enum DataError {
         /// Where it reappears.
         line: usize,
     },
+    /// The same docid appears twice within one query.
+    #[error("{}:{line}: docid `{docid}` appears again in query `{qid}` (first at line {first_line}); trec_eval and the LETOR scripts key documents by docid, so remove the duplicate or pass the allow option (`--allow-duplicate-docids`)", path.display())]
+    DuplicateDocid {
+        /// The file.
+        path: PathBuf,
+        /// The query.
+        qid: String,
+        /// The repeated docid.
+        docid: String,
+        /// Its first line.
+        first_line: usize,
+        /// The repeating line.
+        line: usize,
+    },
     /// Some lines carry `qid:` and others do not.
     #[error("{}:{line}: this line {has} a `qid:` token but line {other_line} {other_has}; either every line carries a qid or none does (then give a `.query` group file)", path.display())]
     MixedQid {

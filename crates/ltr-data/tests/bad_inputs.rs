@@ -282,3 +282,27 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_docid_repeated_within_a_query_is_an_error_naming_both_lines() {
+    let text = b"# header\n2 qid:1 1:0.5 # docid = A\n\n1 qid:1 1:0.2 # docid = B\n0 qid:1 1:0.1 # docid = A\n1 qid:2 1:0.3 # docid = A\n";
+    let e = err(text);
+    assert!(
+        e.contains("data.txt:5")
+            && e.contains("`A`")
+            && e.contains("line 2")
+            && e.contains("query `1`"),
+        "{e}"
+    );
+    // The same docid under another qid is fine, and the option accepts the duplicate.
+    let (_d, p) = file(text);
+    let ds = read_letor_with(
+        &p,
+        &ParseOptions {
+            allow_duplicate_docids: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!((ds.n_queries(), ds.n_docs()), (2, 4));
+}

@@ -34,6 +34,9 @@ pub struct CompareArgs {
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Accept the same `#docid` twice within one query (default: an error naming both lines).
+    #[arg(long)]
+    pub allow_duplicate_docids: bool,
 }
 
 /// Run the command.
@@ -56,7 +59,7 @@ pub fn run(a: CompareArgs) -> Result<()> {
         .parse()
         .map_err(anyhow::Error::msg)
         .context("--alternative")?;
-    let ds = super::load_dataset(&a.data, false)?;
+    let ds = super::load_dataset(&a.data, false, a.allow_duplicate_docids)?;
     let mut per_query = Vec::new();
     for p in &a.scores {
         let s = read_scores(p)?;

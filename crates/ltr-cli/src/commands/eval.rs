@@ -47,6 +47,9 @@ pub struct EvalArgs {
     /// Merge runs of a qid that reappears (default: error).
     #[arg(long)]
     pub regroup: bool,
+    /// Accept the same `#docid` twice within one query (default: an error naming both lines).
+    #[arg(long)]
+    pub allow_duplicate_docids: bool,
 }
 
 /// Run the command.
@@ -65,7 +68,7 @@ pub fn run(a: EvalArgs) -> Result<()> {
         let (Some(data), Some(scores)) = (&a.data, &a.scores) else {
             bail!("give --data and --scores (or --run and --qrels)")
         };
-        let ds = super::load_dataset(data, a.regroup)?;
+        let ds = super::load_dataset(data, a.regroup, a.allow_duplicate_docids)?;
         let s = read_scores(scores)?;
         check_scores_fit(&s, &ds, scores, data)?;
         evaluate(&ds, &s, &metrics, &conv)

@@ -17,6 +17,9 @@ pub struct InspectArgs {
     /// Merge runs of a qid that reappears (default: error).
     #[arg(long)]
     pub regroup: bool,
+    /// Accept the same `#docid` twice within one query (default: an error naming both lines).
+    #[arg(long)]
+    pub allow_duplicate_docids: bool,
 }
 
 fn is_model(path: &std::path::Path) -> bool {
@@ -35,7 +38,7 @@ pub fn run(a: InspectArgs) -> Result<()> {
         let m = ModelFile::load(&a.file)?;
         return inspect_model(&m, a.json);
     }
-    let ds = super::load_dataset(&a.file, a.regroup)?;
+    let ds = super::load_dataset(&a.file, a.regroup, a.allow_duplicate_docids)?;
     let s = ds.summary();
     let qids: Vec<i64> = ds.qids().iter().filter_map(|q| q.parse().ok()).collect();
     let qid_range = (qids.len() == ds.n_queries() && !qids.is_empty()).then(|| {

@@ -12,9 +12,10 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use ltr_data::{read_letor_with, Dataset, ParseOptions, RepeatedQid};
 
-/// Read a dataset, optionally regrouping repeated qids.
-pub fn load_dataset(path: &Path, regroup: bool) -> Result<Dataset> {
+/// Read a dataset, optionally regrouping repeated qids or accepting a docid twice within a query.
+pub fn load_dataset(path: &Path, regroup: bool, allow_duplicate_docids: bool) -> Result<Dataset> {
     let opts = ParseOptions {
+        allow_duplicate_docids,
         repeated_qid: if regroup {
             RepeatedQid::Regroup
         } else {

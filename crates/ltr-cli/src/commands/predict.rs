@@ -28,6 +28,9 @@ pub struct PredictArgs {
     /// Merge runs of a qid that reappears (default: error).
     #[arg(long)]
     pub regroup: bool,
+    /// Accept the same `#docid` twice within one query (default: an error naming both lines).
+    #[arg(long)]
+    pub allow_duplicate_docids: bool,
 }
 
 /// Run the command.
@@ -36,7 +39,7 @@ pub fn run(a: PredictArgs) -> Result<()> {
         bail!("--format must be `scores` or `trec`, not `{}`", a.format);
     }
     let m = ModelFile::load(&a.model)?;
-    let ds = super::load_dataset(&a.data, a.regroup)?;
+    let ds = super::load_dataset(&a.data, a.regroup, a.allow_duplicate_docids)?;
     m.check_data(&ds, &a.data.display().to_string())?;
     let scores = m.score_raw(&ds)?;
     let write = |w: &mut dyn Write| -> std::io::Result<()> {

@@ -56,6 +56,9 @@ pub struct TrainArgs {
     /// Feature names stored in the model: one per line (line k names feature k) or `id name` pairs.
     #[arg(long)]
     pub feature_names: Option<PathBuf>,
+    /// Accept the same `#docid` twice within one query (default: an error naming both lines).
+    #[arg(long)]
+    pub allow_duplicate_docids: bool,
 }
 
 fn feature_list(text: &str) -> Result<Vec<usize>> {
@@ -115,10 +118,10 @@ pub fn run(a: TrainArgs) -> Result<()> {
                 .context("--normalize")?,
         ),
     };
-    let train = super::load_dataset(&a.train, a.regroup)?;
+    let train = super::load_dataset(&a.train, a.regroup, a.allow_duplicate_docids)?;
     let validation = match &a.validate {
         Some(v) => {
-            let mut ds = super::load_dataset(v, a.regroup)?;
+            let mut ds = super::load_dataset(v, a.regroup, a.allow_duplicate_docids)?;
             if ds.n_features() > train.n_features() {
                 bail!(
                     "{} has {} features but the training file {} has {}",
