@@ -186,3 +186,42 @@ fn letor_data_is_left_alone_by_auto_and_bad_options_fail() {
         assert!(!o.status.success() && err.contains(needle), "{a:?}: {err}");
     }
 }
+
+#[test]
+fn generated_web_data_is_raw_and_auto_normalises_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    ok(&[
+        "generate",
+        "--profile",
+        "web",
+        "--out",
+        out,
+        "--queries",
+        "20",
+        "--seed",
+        "5",
+    ]);
+    let train = dir.path().join("train.txt");
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&["inspect", train.to_str().unwrap(), "--json"])).unwrap();
+    assert_eq!(v["features"], 136, "{v}");
+    let model = dir.path().join("m.json");
+    ok(&[
+        "train",
+        "--train",
+        train.to_str().unwrap(),
+        "--algo",
+        "ranksvm",
+        "--model",
+        model.to_str().unwrap(),
+    ]);
+    let mf = ModelFile::load(&model).unwrap();
+    assert!(
+        matches!(
+            mf.preprocess.and_then(|p| p.normalization),
+            Some(ltr::data::Normalization::ZScore(_))
+        ),
+        "auto must z-score raw web features"
+    );
+}

@@ -26,6 +26,7 @@ mod dataset;
 mod error;
 mod folds;
 mod generate;
+mod generate_web;
 mod parse;
 mod preprocess;
 mod transform;
@@ -45,6 +46,7 @@ pub use generate::{
     generate_judged_run, generate_letor_like, generate_slam_stream, SyntheticConfig,
     SLAM_SIM_RELEVANCE,
 };
+pub use generate_web::{generate_web, WebConfig};
 pub use parse::{
     extract_docid, read_group_file, read_letor, read_letor_with, NullPolicy, ParseOptions,
     QueryFile, RepeatedQid,

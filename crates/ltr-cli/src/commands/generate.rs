@@ -1,10 +1,13 @@
-//! `ltr generate`: write a seeded synthetic LETOR-like dataset (train/vali/test) for offline runs and benchmarks.
+//! `ltr generate`: write a seeded synthetic dataset (train/vali/test) for offline runs and benchmarks: LETOR-like
+//! (query-normalised, the default) or raw web-style features (`--profile web`, MSLR-WEB-like).
 
 use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use ltr_data::{generate_letor_like, split_by_queries, write_letor, SyntheticConfig};
+use ltr_data::{
+    generate_letor_like, generate_web, split_by_queries, write_letor, SyntheticConfig, WebConfig,
+};
 
 /// Arguments of `ltr generate`.
 #[derive(Debug, Args)]
@@ -12,18 +15,23 @@ pub struct GenerateArgs {
     /// Output folder (created); receives train.txt, vali.txt and test.txt.
     #[arg(long)]
     pub out: PathBuf,
+    /// `letor`: query-normalised features in [0, 1] (LETOR-like); `web`: raw MSLR-WEB-like features (counts,
+    /// BM25-like scores, heavy-tailed URL/page/link statistics, constant and duplicate columns, five grades with
+    /// MSLR's skew). For web data the defaults become 136 features and 40–200 documents per query.
+    #[arg(long, default_value = "letor", value_parser = ["letor", "web"])]
+    pub profile: String,
     /// Number of queries (split 60/20/20).
     #[arg(long, default_value_t = 300)]
     pub queries: usize,
-    /// Smallest query.
-    #[arg(long, default_value_t = 20)]
-    pub min_docs: usize,
-    /// Largest query.
-    #[arg(long, default_value_t = 120)]
-    pub max_docs: usize,
-    /// Features.
-    #[arg(long, default_value_t = 40)]
-    pub features: usize,
+    /// Smallest query (letor: 20; web: 40).
+    #[arg(long)]
+    pub min_docs: Option<usize>,
+    /// Largest query (letor: 120; web: 200).
+    #[arg(long)]
+    pub max_docs: Option<usize>,
+    /// Features (letor: 40; web: 136).
+    #[arg(long)]
+    pub features: Option<usize>,
     /// Relevance grades.
     #[arg(long, default_value_t = 3)]
     pub grades: u32,
@@ -40,18 +48,28 @@ pub struct GenerateArgs {
 
 /// Run the command.
 pub fn run(a: GenerateArgs) -> Result<()> {
-    let cfg = SyntheticConfig {
-        queries: a.queries,
-        min_docs: a.min_docs,
-        max_docs: a.max_docs,
-        features: a.features,
-        grades: a.grades,
-        noise: a.noise,
-        outlier_fraction: a.outliers,
-        query_level_norm: true,
-        seed: a.seed,
+    let ds = if a.profile == "web" {
+        generate_web(&WebConfig {
+            queries: a.queries,
+            min_docs: a.min_docs.unwrap_or(40),
+            max_docs: a.max_docs.unwrap_or(200),
+            features: a.features.unwrap_or(136),
+            noise: a.noise,
+            seed: a.seed,
+        })?
+    } else {
+        generate_letor_like(&SyntheticConfig {
+            queries: a.queries,
+            min_docs: a.min_docs.unwrap_or(20),
+            max_docs: a.max_docs.unwrap_or(120),
+            features: a.features.unwrap_or(40),
+            grades: a.grades,
+            noise: a.noise,
+            outlier_fraction: a.outliers,
+            query_level_norm: true,
+            seed: a.seed,
+        })?
     };
-    let ds = generate_letor_like(&cfg)?;
     let parts = split_by_queries(&ds, &[0.6, 0.2, 0.2], a.seed)?;
     std::fs::create_dir_all(&a.out).map_err(|e| anyhow::anyhow!("{}: {e}", a.out.display()))?;
     for (name, part) in ["train.txt", "vali.txt", "test.txt"].iter().zip(&parts) {
