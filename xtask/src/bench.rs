@@ -401,6 +401,9 @@ fn svm_section(env: &Env) -> Result<String> {
             "c=1",
             "--param",
             "tol=1e-4",
+            // The peers see the features as written: no z-score on our side either.
+            "--normalize",
+            "none",
             "--model",
             m.to_str().unwrap(),
             "--log",
