@@ -1,25 +1,10 @@
 //! The `ltr` binary as users call it: the CLI contract of DEVELOPERS.md, bad inputs, determinism.
 
 use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-fn ltr(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ltr"))
-        .args(args)
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("run ltr")
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = ltr(args);
-    assert!(
-        o.status.success(),
-        "ltr {args:?} failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
-}
+use common::{ltr, ok};
+use std::process::Command;
 
 fn fails(args: &[&str], needle: &str) {
     let o = ltr(args);

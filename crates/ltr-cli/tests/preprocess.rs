@@ -1,27 +1,11 @@
 //! Preprocessing stored in the model: `ltr predict` on raw data equals the plain weights on a pre-normalised copy;
 //! `inspect` shows it; bad options fail with a message.
 
-use std::process::{Command, Output};
+mod common;
+
+use common::{ltr, ok};
 
 use ltr::prelude::*;
-
-fn ltr(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ltr"))
-        .args(args)
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("run ltr")
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = ltr(args);
-    assert!(
-        o.status.success(),
-        "ltr {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
-}
 
 /// Raw web-like features: one column of counts in the thousands, one constant column.
 fn raw_data(seed: u64) -> Dataset {

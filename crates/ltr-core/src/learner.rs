@@ -218,6 +218,25 @@ pub trait ParamGuard {
         Self: Sized;
 }
 
+/// Implement [`ParamGuard`] for a parameter struct whose `validate(&self) -> Result<()>` checks the combination:
+/// the checked form is the struct itself, returned only when valid.
+#[macro_export]
+macro_rules! param_guard {
+    ($t:ty) => {
+        impl $crate::ParamGuard for $t {
+            type Checked = $t;
+            fn check_ref(&self) -> $crate::Result<&$t> {
+                self.validate()?;
+                Ok(self)
+            }
+            fn check(self) -> $crate::Result<$t> {
+                self.validate()?;
+                Ok(self)
+            }
+        }
+    };
+}
+
 /// A learner trained from scratch.
 pub trait Fit {
     /// Train on `train`.

@@ -250,20 +250,7 @@ fn per_query(ds: &mut Dataset, kind: &Normalization) {
         crate::transform::normalize_query_minmax(ds);
         return;
     }
-    ds.to_dense();
-    let offsets = ds.query_offsets().to_vec();
-    let FeatureMatrix::Dense(a) = ds.features_mut() else {
-        unreachable!("made dense above")
-    };
-    let d = a.ncols();
-    let slice = a.as_slice_mut().expect("standard layout");
-    let mut blocks: Vec<&mut [f32]> = Vec::with_capacity(offsets.len().saturating_sub(1));
-    let mut rest = slice;
-    for w in offsets.windows(2) {
-        let (b, r) = rest.split_at_mut((w[1] - w[0]) * d);
-        blocks.push(b);
-        rest = r;
-    }
+    let (blocks, d) = crate::transform::query_blocks_mut(ds);
     let sum_norm = *kind == Normalization::QuerySum;
     blocks.into_par_iter().for_each(|block| {
         let n = block.len() / d.max(1);

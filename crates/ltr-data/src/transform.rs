@@ -7,24 +7,29 @@ use serde::{Deserialize, Serialize};
 use crate::dataset::{Dataset, FeatureMatrix};
 use crate::error::{DataError, Result};
 
-/// LETOR "QueryLevelNorm": within each query, map every feature linearly to [0, 1] by (x − min)/(max − min);
-/// a feature constant within the query becomes 0. Sparse datasets are made dense first (the transform fills zeros).
-pub fn normalize_query_minmax(ds: &mut Dataset) {
+/// The dataset made dense and cut into one mutable row-major block per query (for per-query transforms run in
+/// parallel), with the row width.
+pub(crate) fn query_blocks_mut(ds: &mut Dataset) -> (Vec<&mut [f32]>, usize) {
     ds.to_dense();
     let offsets = ds.query_offsets().to_vec();
     let FeatureMatrix::Dense(a) = ds.features_mut() else {
         unreachable!("made dense above")
     };
     let d = a.ncols();
-    let slice = a.as_slice_mut().expect("standard layout");
-    // Split into per-query row blocks and normalise them in parallel.
-    let mut blocks: Vec<&mut [f32]> = Vec::with_capacity(offsets.len() - 1);
-    let mut rest = slice;
+    let mut blocks: Vec<&mut [f32]> = Vec::with_capacity(offsets.len().saturating_sub(1));
+    let mut rest = a.as_slice_mut().expect("standard layout");
     for w in offsets.windows(2) {
         let (b, r) = rest.split_at_mut((w[1] - w[0]) * d);
         blocks.push(b);
         rest = r;
     }
+    (blocks, d)
+}
+
+/// LETOR "QueryLevelNorm": within each query, map every feature linearly to [0, 1] by (x − min)/(max − min);
+/// a feature constant within the query becomes 0. Sparse datasets are made dense first (the transform fills zeros).
+pub fn normalize_query_minmax(ds: &mut Dataset) {
+    let (blocks, d) = query_blocks_mut(ds);
     blocks.into_par_iter().for_each(|block| {
         let n = block.len() / d.max(1);
         for j in 0..d {

@@ -126,18 +126,7 @@ impl MhrParams {
     }
 }
 
-impl ltr_core::ParamGuard for MhrParams {
-    type Checked = MhrParams;
-    /// Verify the combination of settings.
-    fn check_ref(&self) -> ltr_core::Result<&MhrParams> {
-        self.validate()?;
-        Ok(self)
-    }
-    fn check(self) -> ltr_core::Result<MhrParams> {
-        self.validate()?;
-        Ok(self)
-    }
-}
+ltr_core::param_guard!(MhrParams);
 
 /// The paper's diagnostics (seed 001 Tables 5–7).
 #[derive(Debug, Clone, Serialize)]

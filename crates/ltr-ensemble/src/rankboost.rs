@@ -64,18 +64,7 @@ impl RankBoostParams {
     }
 }
 
-impl ltr_core::ParamGuard for RankBoostParams {
-    type Checked = RankBoostParams;
-    /// Verify the combination of settings.
-    fn check_ref(&self) -> ltr_core::Result<&RankBoostParams> {
-        self.validate()?;
-        Ok(self)
-    }
-    fn check(self) -> ltr_core::Result<RankBoostParams> {
-        self.validate()?;
-        Ok(self)
-    }
-}
+ltr_core::param_guard!(RankBoostParams);
 
 /// A trained RankBoost.
 #[derive(Debug, Clone)]

@@ -85,18 +85,7 @@ impl SigmoidParams {
     }
 }
 
-impl ltr_core::ParamGuard for SigmoidParams {
-    type Checked = SigmoidParams;
-    /// Verify the combination of settings.
-    fn check_ref(&self) -> ltr_core::Result<&SigmoidParams> {
-        self.validate()?;
-        Ok(self)
-    }
-    fn check(self) -> ltr_core::Result<SigmoidParams> {
-        self.validate()?;
-        Ok(self)
-    }
-}
+ltr_core::param_guard!(SigmoidParams);
 
 /// One optimisation step.
 #[derive(Debug, Clone, Copy, Serialize)]

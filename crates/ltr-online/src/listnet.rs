@@ -71,18 +71,7 @@ impl ListNetParams {
     }
 }
 
-impl ltr_core::ParamGuard for ListNetParams {
-    type Checked = ListNetParams;
-    /// Verify the combination of settings.
-    fn check_ref(&self) -> ltr_core::Result<&ListNetParams> {
-        self.validate()?;
-        Ok(self)
-    }
-    fn check(self) -> ltr_core::Result<ListNetParams> {
-        self.validate()?;
-        Ok(self)
-    }
-}
+ltr_core::param_guard!(ListNetParams);
 
 /// A trained ListNet (the [`Fit`] impl turns it into a [`Fitted`]).
 #[derive(Debug, Clone)]

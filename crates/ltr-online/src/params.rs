@@ -78,18 +78,7 @@ impl OnlineParams {
     }
 }
 
-impl ltr_core::ParamGuard for OnlineParams {
-    type Checked = OnlineParams;
-    /// Verify the combination of settings.
-    fn check_ref(&self) -> ltr_core::Result<&OnlineParams> {
-        self.validate()?;
-        Ok(self)
-    }
-    fn check(self) -> ltr_core::Result<OnlineParams> {
-        self.validate()?;
-        Ok(self)
-    }
-}
+ltr_core::param_guard!(OnlineParams);
 
 impl OnlineParams {
     /// The SLAM perceptron with the authors' defaults (NDCG@10, relevance-scaled margin, η_t = 1/√t).

@@ -169,18 +169,7 @@ impl PerceptronParams {
     }
 }
 
-impl ltr_core::ParamGuard for PerceptronParams {
-    type Checked = PerceptronParams;
-    /// Verify the combination of settings.
-    fn check_ref(&self) -> ltr_core::Result<&PerceptronParams> {
-        self.validate()?;
-        Ok(self)
-    }
-    fn check(self) -> ltr_core::Result<PerceptronParams> {
-        self.validate()?;
-        Ok(self)
-    }
-}
+ltr_core::param_guard!(PerceptronParams);
 
 /// One epoch of a run.
 #[derive(Debug, Clone, Copy, PartialEq)]

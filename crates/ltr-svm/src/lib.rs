@@ -151,18 +151,7 @@ impl RankSvmParams {
     }
 }
 
-impl ltr_core::ParamGuard for RankSvmParams {
-    type Checked = RankSvmParams;
-    /// Verify the combination of settings.
-    fn check_ref(&self) -> ltr_core::Result<&RankSvmParams> {
-        self.validate()?;
-        Ok(self)
-    }
-    fn check(self) -> ltr_core::Result<RankSvmParams> {
-        self.validate()?;
-        Ok(self)
-    }
-}
+ltr_core::param_guard!(RankSvmParams);
 
 /// A trained RankSVM.
 #[derive(Debug, Clone, PartialEq)]
