@@ -28,9 +28,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     trained
         .into_model_file(TrainingSummary::default())
         .save(&model_file)?;
-    let model = ModelFile::load(&model_file)?.model;
+    let model = ModelFile::load(&model_file)?;
     let test = read_letor(&test_file)?;
-    let scores = model.score_dataset(&test);
+    let scores = model.score_raw(&test)?; // the stored preprocessing, then the model
     let metrics: Vec<Metric> = vec!["NDCG@10".parse()?, "MAP".parse()?];
     let ev = evaluate(&test, &scores, &metrics, &Convention::STANDARD)?;
     for r in &ev.results {

@@ -13,8 +13,8 @@
 //! let train = read_letor(&train_file)?;
 //! let trained = train_one("committee-perceptron", &[("committee", "10")], &TrainRequest::new(&train))?;
 //! trained.into_model_file(TrainingSummary::default()).save(&model_file)?;
-//! let model = ModelFile::load(&model_file)?.model;
-//! let scores = model.score_dataset(&train);
+//! let model = ModelFile::load(&model_file)?;
+//! let scores = model.score_raw(&train)?; // the stored preprocessing, then the model
 //! let ndcg = evaluate(&train, &scores, &["NDCG@10".parse()?], &Convention::STANDARD)?;
 //! assert!(ndcg.results[0].mean > 0.5);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
