@@ -108,11 +108,6 @@ impl<'a> FitContext<'a> {
         self.progress = progress;
         self
     }
-    /// This context without validation data (the measure stays): for a learner trained inside another.
-    pub fn without_validation(mut self) -> Self {
-        self.validation = None;
-        self
-    }
     /// The seed of every random choice.
     pub fn seed(&self) -> u64 {
         self.seed

@@ -147,7 +147,8 @@ struct ModelFileV1 {
     model: Model,
 }
 
-impl From<ModelFileV1> for ModelFile {
+/// Version 1 is version 2 without a fit report.
+impl From<ModelFileV1> for ModelFileV2 {
     fn from(v: ModelFileV1) -> Self {
         Self {
             format_version: v.format_version,
@@ -159,8 +160,6 @@ impl From<ModelFileV1> for ModelFile {
             diagnostics_json: v.diagnostics_json,
             model: v.model,
             fit: FitReport::default(),
-            preprocess: None,
-            feature_names: Vec::new(),
         }
     }
 }
@@ -222,8 +221,7 @@ impl ModelFile {
             let corrupt =
                 |e: postcard::Error| model_err(path, format!("corrupt binary model: {e}"));
             if v == 1 {
-                postcard::from_bytes::<ModelFileV1>(&rest[4..])
-                    .map_err(corrupt)?
+                ModelFileV2::from(postcard::from_bytes::<ModelFileV1>(&rest[4..]).map_err(corrupt)?)
                     .into()
             } else if v == 2 {
                 postcard::from_bytes::<ModelFileV2>(&rest[4..])

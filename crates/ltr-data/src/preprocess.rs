@@ -102,6 +102,26 @@ pub struct Preprocess {
 impl PreprocessSpec {
     /// Fit on `train`; `None` when the result would change nothing.
     pub fn fit(&self, train: &Dataset) -> Result<Option<Preprocess>> {
+        Ok(self.fit_staged(train)?.map(|(p, _)| p))
+    }
+
+    /// Fit on `train` and return the transformed training data with it (one pass over the data, where
+    /// [`fit`](Self::fit) then [`Preprocess::apply`] would transform it twice); `None` when nothing would change.
+    pub fn fit_transform(&self, train: &Dataset) -> Result<Option<(Preprocess, Dataset)>> {
+        let Some((p, staged)) = self.fit_staged(train)? else {
+            return Ok(None);
+        };
+        let mut out = staged.into_owned();
+        p.normalize(&mut out)?;
+        Ok(Some((p, out)))
+    }
+
+    /// The fitted preprocessing and the training data after selection and `log1p` (borrowed when neither
+    /// applies, so that the common case — LETOR data under `auto` — copies nothing).
+    fn fit_staged<'d>(
+        &self,
+        train: &'d Dataset,
+    ) -> Result<Option<(Preprocess, std::borrow::Cow<'d, Dataset>)>> {
         let d = train.n_features();
         for &f in self.log1p.iter().chain(self.features.iter().flatten()) {
             if f == 0 || f > d {
@@ -116,7 +136,11 @@ impl PreprocessSpec {
             normalization: None,
             raw_features: d,
         };
-        let staged = p.apply(train)?;
+        let staged = if p.features.is_none() && p.log1p.is_empty() {
+            std::borrow::Cow::Borrowed(train)
+        } else {
+            std::borrow::Cow::Owned(p.stage(train)?)
+        };
         let kind = match self.normalize.unwrap_or(NormalizeKind::Auto) {
             NormalizeKind::Auto if outside_unit_interval(&staged) => NormalizeKind::ZScore,
             NormalizeKind::Auto => NormalizeKind::None,
@@ -134,7 +158,7 @@ impl PreprocessSpec {
             NormalizeKind::QuerySum => Some(Normalization::QuerySum),
         };
         let identity = p.features.is_none() && p.log1p.is_empty() && p.normalization.is_none();
-        Ok((!identity).then_some(p))
+        Ok((!identity).then_some((p, staged)))
     }
 }
 
@@ -159,6 +183,13 @@ fn column_ranges(ds: &Dataset) -> (Vec<f64>, Vec<f64>) {
 impl Preprocess {
     /// A transformed copy of `ds` (raw data as in the training file's numbering).
     pub fn apply(&self, ds: &Dataset) -> Result<Dataset> {
+        let mut out = self.stage(ds)?;
+        self.normalize(&mut out)?;
+        Ok(out)
+    }
+
+    /// A copy of `ds` widened to the training width, with `log1p` applied and the features selected.
+    fn stage(&self, ds: &Dataset) -> Result<Dataset> {
         if ds.n_features() > self.raw_features {
             return Err(DataError::Shape(format!(
                 "the data has {} features but the model's preprocessing was fitted on {}",
@@ -186,9 +217,14 @@ impl Preprocess {
         if let Some(f) = &self.features {
             out = select_features(&out, f)?;
         }
+        Ok(out)
+    }
+
+    /// The fitted normalisation, in place on staged data.
+    fn normalize(&self, out: &mut Dataset) -> Result<()> {
         match &self.normalization {
             None => {}
-            Some(Normalization::ZScore(z)) => z.apply(&mut out)?,
+            Some(Normalization::ZScore(z)) => z.apply(out)?,
             Some(Normalization::MinMax { min, max }) => {
                 out.to_dense();
                 let FeatureMatrix::Dense(a) = out.features_mut() else {
@@ -207,9 +243,9 @@ impl Preprocess {
                         }
                     });
             }
-            Some(q) => per_query(&mut out, q),
+            Some(q) => per_query(out, q),
         }
-        Ok(out)
+        Ok(())
     }
 
     /// One line per step, for `ltr inspect` and logs.

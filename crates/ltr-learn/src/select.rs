@@ -220,16 +220,18 @@ pub fn train(algorithm: &str, grid: &Grid, req: &TrainRequest<'_>) -> Result<Tra
             ),
         ));
     }
-    let preprocess = req.preprocess.fit(req.train)?;
-    let (train_data, validation_data) = match &preprocess {
-        Some(p) => (
-            std::borrow::Cow::Owned(p.apply(req.train)?),
-            req.validation
-                .map(|v| p.apply(v))
-                .transpose()?
-                .map(std::borrow::Cow::Owned),
-        ),
+    let fitted_preprocess = req.preprocess.fit_transform(req.train)?;
+    let (preprocess, train_data, validation_data) = match fitted_preprocess {
+        Some((p, train)) => {
+            let v = req.validation.map(|v| p.apply(v)).transpose()?;
+            (
+                Some(p),
+                std::borrow::Cow::Owned(train),
+                v.map(std::borrow::Cow::Owned),
+            )
+        }
         None => (
+            None,
             std::borrow::Cow::Borrowed(req.train),
             req.validation.map(std::borrow::Cow::Borrowed),
         ),
@@ -245,14 +247,16 @@ pub fn train(algorithm: &str, grid: &Grid, req: &TrainRequest<'_>) -> Result<Tra
     if let Some(v) = validation {
         ctx = ctx.with_validation(v, &measure);
     }
+    let several = settings.len() > 1;
     let mut grid_scores = Vec::new();
     let best = best_by_validation(settings, |setting| {
         let params = Params::new(setting.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         let fitted = algo.fit(&params, &train_data, &ctx).map_err(|e| match e {
             LtrError::Param { .. } | LtrError::Shape(_) | LtrError::Model { .. } => e,
-            other if settings_len_gt1(grid) => {
-                LtrError::Training(format!("with {}: {other}", describe(&setting)))
-            }
+            other if several => LtrError::Training(format!(
+                "with {}: {other}",
+                describe(setting.iter().map(|(k, v)| (k, v)))
+            )),
             other => other,
         })?;
         let score = match validation {
@@ -278,18 +282,15 @@ pub fn train(algorithm: &str, grid: &Grid, req: &TrainRequest<'_>) -> Result<Tra
     })
 }
 
-fn settings_len_gt1(g: &Grid) -> bool {
-    g.len() > 1
-}
-
-/// `name=value name=value`, or `defaults`.
-pub fn describe(setting: &[(String, String)]) -> String {
-    if setting.is_empty() {
-        return "defaults".into();
-    }
-    setting
-        .iter()
+/// `name=value name=value` (a grid setting or a model's parameters), or `defaults`.
+pub fn describe<'a>(setting: impl IntoIterator<Item = (&'a String, &'a String)>) -> String {
+    let parts: Vec<String> = setting
+        .into_iter()
         .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(" ")
+        .collect();
+    if parts.is_empty() {
+        "defaults".into()
+    } else {
+        parts.join(" ")
+    }
 }

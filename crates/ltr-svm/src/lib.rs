@@ -233,10 +233,6 @@ impl RankSvmParams {
         self.tol = t;
         self
     }
-    /// The regularisation setting.
-    pub fn c_setting(&self) -> CSetting {
-        self.c
-    }
     /// Set the seed.
     pub fn seed(mut self, s: u64) -> Self {
         self.seed = s;

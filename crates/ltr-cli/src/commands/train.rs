@@ -1,7 +1,6 @@
 //! `ltr train`: fit a model by name through the `ltr-learn` registry, with a validation grid over comma-listed
 //! parameters.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -151,7 +150,10 @@ pub fn run(a: TrainArgs) -> Result<()> {
         .with_context(|| format!("training {}", algo.name))?;
     if trained.grid_scores.len() > 1 {
         for (setting, score) in &trained.grid_scores {
-            tracing::info!("{}: validation {metric} = {score:.4}", fmt_map(setting));
+            tracing::info!(
+                "{}: validation {metric} = {score:.4}",
+                ltr_learn::describe(setting)
+            );
         }
     }
     if let Some(p) = &trained.preprocess {
@@ -163,7 +165,7 @@ pub fn run(a: TrainArgs) -> Result<()> {
     if let Some(v) = trained.fitted.report.validation {
         tracing::info!(
             "kept {} (validation {metric} = {v:.4})",
-            fmt_map(&trained.params)
+            ltr_learn::describe(&trained.params)
         );
     }
     let summary = TrainingSummary {
@@ -195,14 +197,4 @@ pub fn run(a: TrainArgs) -> Result<()> {
         t0.elapsed().as_secs_f64()
     );
     Ok(())
-}
-
-fn fmt_map(m: &BTreeMap<String, String>) -> String {
-    if m.is_empty() {
-        return "defaults".into();
-    }
-    m.iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(" ")
 }
