@@ -245,7 +245,68 @@ impl ModelFile {
             serde_json::from_slice(&bytes)
                 .map_err(|e| model_err(path, format!("invalid JSON model: {e}")))?
         };
+        if let Some(problem) = mf.inconsistency() {
+            return Err(model_err(path, format!("inconsistent model: {problem}")));
+        }
         Ok(mf)
+    }
+
+    /// Why this model cannot be used, if its parts disagree (files are data: a hand-edited or corrupt one must be
+    /// refused at load, not fail while scoring).
+    fn inconsistency(&self) -> Option<String> {
+        let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+        let width = self.model.n_features();
+        let problem = match &self.model {
+            Model::Linear(m) => (!finite(&m.weights)).then(|| "a weight is not finite".to_string()),
+            Model::Aggregate(a) => {
+                if a.members.is_empty() {
+                    Some("an aggregate without members".into())
+                } else if a.members.len() != a.weights.len() {
+                    Some(format!(
+                        "{} members but {} member weights",
+                        a.members.len(),
+                        a.weights.len()
+                    ))
+                } else if !finite(&a.weights) || a.weights.iter().any(|w| *w < 0.0) {
+                    Some("a member weight is negative or not finite".into())
+                } else if a
+                    .members
+                    .iter()
+                    .any(|m| m.weights.len() != width || !finite(&m.weights))
+                {
+                    Some("members differ in width or hold a weight that is not finite".into())
+                } else {
+                    None
+                }
+            }
+            Model::Stumps(e) => e
+                .stumps
+                .iter()
+                .find(|s| s.feature >= e.n_features || !s.alpha.is_finite() || s.threshold.is_nan())
+                .map(|s| {
+                    format!(
+                        "weak ranker on column {} of {} is malformed",
+                        s.feature, e.n_features
+                    )
+                }),
+        };
+        if problem.is_some() {
+            return problem;
+        }
+        if width != self.n_features && self.preprocess.is_none() {
+            return Some(format!(
+                "the model has {width} inputs but the file says {} features",
+                self.n_features
+            ));
+        }
+        let p = self.preprocess.as_ref()?;
+        if let Some(problem) = p.inconsistency() {
+            return Some(problem);
+        }
+        let staged = p.features.as_ref().map_or(p.raw_features, Vec::len);
+        (staged != width).then(|| {
+            format!("the preprocessing yields {staged} features but the model has {width} inputs")
+        })
     }
 
     /// The data as the model sees it: `ds` itself, or its preprocessed copy when the model stores a preprocessing.
@@ -449,5 +510,66 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("corrupt"));
+    }
+
+    /// Found by the `model_load` fuzz target: a file whose aggregate had fewer weights than members loaded and then
+    /// panicked while scoring. Every inconsistency is now refused at load, naming the file.
+    #[test]
+    fn inconsistent_models_are_refused_at_load() {
+        use crate::{Aggregation, RankAggregate, Stump, StumpEnsemble};
+        let dir = tempfile::tempdir().unwrap();
+        // Binary, since JSON cannot hold the NaN case.
+        let p = dir.path().join("bad.bin");
+        let member = LinearModel::new(vec![1.0, 0.0, 2.0]);
+        let cases: Vec<(Model, &str)> = vec![
+            (
+                Model::Aggregate(RankAggregate {
+                    members: vec![member.clone(), member.clone(), member.clone()],
+                    weights: vec![1.0, 1.0],
+                    method: Aggregation::Borda,
+                }),
+                "3 members but 2 member weights",
+            ),
+            (
+                Model::Aggregate(RankAggregate {
+                    members: vec![member.clone(), LinearModel::new(vec![1.0])],
+                    weights: vec![1.0, 1.0],
+                    method: Aggregation::Borda,
+                }),
+                "differ in width",
+            ),
+            (
+                Model::Linear(LinearModel::new(vec![1.0, f64::NAN, 0.0])),
+                "not finite",
+            ),
+            (
+                Model::Stumps(StumpEnsemble {
+                    stumps: vec![Stump {
+                        feature: 7,
+                        threshold: 0.5,
+                        alpha: 1.0,
+                    }],
+                    n_features: 3,
+                }),
+                "column 7 of 3",
+            ),
+        ];
+        for (model, problem) in cases {
+            let mut m = sample();
+            m.model = model;
+            m.save(&p).unwrap();
+            let e = ModelFile::load(&p).unwrap_err().to_string();
+            assert!(e.contains("bad.bin") && e.contains(problem), "{e}");
+        }
+        let mut m = sample();
+        m.preprocess = Some(Preprocess {
+            features: Some(vec![1, 9]),
+            log1p: vec![],
+            normalization: None,
+            raw_features: 3,
+        });
+        m.save(&p).unwrap();
+        let e = ModelFile::load(&p).unwrap_err().to_string();
+        assert!(e.contains("selected feature 9 is outside 1..=3"), "{e}");
     }
 }

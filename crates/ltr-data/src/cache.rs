@@ -193,6 +193,12 @@ fn read_section<T: bytemuck::Pod + bytemuck::Zeroable + Send>(
     len: usize,
 ) -> std::io::Result<(Vec<T>, u64)> {
     use std::os::unix::fs::FileExt;
+    // Never allocate more than the file can still hold: a corrupt length must fail, not exhaust memory.
+    let available = f.metadata()?.len().saturating_sub(*offset);
+    let needed = (len as u64).checked_mul(std::mem::size_of::<T>() as u64);
+    if needed.is_none_or(|n| n > available) {
+        return Err(std::io::ErrorKind::UnexpectedEof.into());
+    }
     let mut v = vec![T::zeroed(); len];
     {
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut v);
@@ -280,16 +286,16 @@ pub fn load_cache(path: &Path, source: Option<&Path>) -> Result<Dataset> {
     let (rows, cols, nq) = (h.rows as usize, h.cols as usize, h.queries as usize);
     let (labels, d) = read_section::<f32>(&f, &mut off, rows).map_err(io)?;
     digests.push(d);
-    let (offsets, d) = read_section::<u64>(&f, &mut off, nq + 1).map_err(io)?;
+    let (offsets, d) = read_section::<u64>(&f, &mut off, nq.saturating_add(1)).map_err(io)?;
     digests.push(d);
     let features = if h.dense {
-        let (vals, d) = read_section::<f32>(&f, &mut off, rows * cols).map_err(io)?;
+        let (vals, d) = read_section::<f32>(&f, &mut off, rows.saturating_mul(cols)).map_err(io)?;
         digests.push(d);
         FeatureMatrix::Dense(
             Array2::from_shape_vec((rows, cols), vals).map_err(|_| bad("bad dense shape"))?,
         )
     } else {
-        let (ip, d1) = read_section::<u64>(&f, &mut off, rows + 1).map_err(io)?;
+        let (ip, d1) = read_section::<u64>(&f, &mut off, rows.saturating_add(1)).map_err(io)?;
         let (ix, d2) = read_section::<u32>(&f, &mut off, h.nnz as usize).map_err(io)?;
         let (data, d3) = read_section::<f32>(&f, &mut off, h.nnz as usize).map_err(io)?;
         digests.extend([d1, d2, d3]);
@@ -304,6 +310,7 @@ pub fn load_cache(path: &Path, source: Option<&Path>) -> Result<Dataset> {
         digests.extend([d1, d2]);
         let s = String::from_utf8(data).map_err(|_| bad("text column is not UTF-8"))?;
         TextColumn::from_raw_parts(s, ends.into_iter().map(|e| e as usize).collect())
+            .map_err(|e| bad(&format!("bad text column: {e}")))
     };
     let qids_col = read_text(nq, h.qid_bytes)?;
     let docids = h.docid_bytes.map(|b| read_text(rows, b)).transpose()?;
@@ -313,18 +320,21 @@ pub fn load_cache(path: &Path, source: Option<&Path>) -> Result<Dataset> {
     if off + 8 != file_len {
         return Err(bad("trailing bytes after the checksum"));
     }
-    if u64::from_le_bytes(stored) != xxhash_rust::xxh3::xxh3_64(bytemuck::cast_slice(&digests)) {
-        return Err(bad("checksum mismatch (the file is corrupt)"));
-    }
+    // The structure is validated before the checksum is compared, so these checks are reached (and fuzzed) for
+    // any bytes, not only for files whose checksum happens to match.
     let qids: Vec<String> = qids_col.iter().map(str::to_string).collect();
     let offsets: Vec<usize> = offsets.into_iter().map(|o| o as usize).collect();
     let mut ds = Dataset::new(features, labels, offsets, qids)
         .map_err(|e| bad(&format!("inconsistent contents: {e}")))?;
+    let inconsistent = |e: DataError| bad(&format!("inconsistent contents: {e}"));
     if let Some(d) = docids {
-        ds = ds.with_docids(d)?;
+        ds = ds.with_docids(d).map_err(inconsistent)?;
     }
     if let Some(c) = comments {
-        ds = ds.with_comments(c)?;
+        ds = ds.with_comments(c).map_err(inconsistent)?;
+    }
+    if u64::from_le_bytes(stored) != xxhash_rust::xxh3::xxh3_64(bytemuck::cast_slice(&digests)) {
+        return Err(bad("checksum mismatch (the file is corrupt)"));
     }
     Ok(ds)
 }

@@ -106,10 +106,12 @@ pub fn read_letor_with(path: impl AsRef<Path>, opts: &ParseOptions) -> Result<Da
     let with_qid = check_qid_presence(path, &outputs, layout.n_rows)?;
     let (offsets, qids, run_lines) = query_runs(path, opts, &mut outputs, with_qid, layout.n_rows)?;
     let ds = assemble(opts, &layout, buffers, &outputs, offsets, qids)?;
+    // Duplicates are looked for after regrouping: two runs of one qid may hold the same docid.
+    let (ds, source_rows) = check_repeated_qids(path, opts, ds, &run_lines)?;
     if !opts.allow_duplicate_docids {
-        check_duplicate_docids(path, &ds)?;
+        check_duplicate_docids(path, &ds, source_rows.as_deref())?;
     }
-    check_repeated_qids(path, opts, ds, &run_lines)
+    Ok(ds)
 }
 
 /// Pass 1's result: per sub-chunk sizes and where each starts, and the storage they call for.
@@ -450,7 +452,9 @@ fn assemble(
 
 /// The same docid twice within one query is an error naming both lines. Checked per query run, in parallel, with a
 /// set the size of the query (peak memory O(largest query), not O(file)).
-fn check_duplicate_docids(path: &Path, ds: &Dataset) -> Result<()> {
+/// `source_rows[r]` is the file row of dataset row `r` when regrouping reordered them.
+fn check_duplicate_docids(path: &Path, ds: &Dataset, source_rows: Option<&[usize]>) -> Result<()> {
+    let source = |row: usize| source_rows.map_or(row, |m| m[row]);
     let Some(docids) = ds.docids() else {
         return Ok(());
     };
@@ -462,18 +466,18 @@ fn check_duplicate_docids(path: &Path, ds: &Dataset) -> Result<()> {
             for row in ds.query_range(q) {
                 let id = docids.get(row);
                 if !id.is_empty() {
-                    if let Some(before) = seen.insert(id, row) {
-                        return Some((q, before, row));
+                    if let Some(before) = seen.insert(id, source(row)) {
+                        return Some((q, before.min(source(row)), before.max(source(row)), row));
                     }
                 }
             }
             None
         })
-        .min_by_key(|&(_, _, row)| row);
-    let Some((q, before, row)) = first else {
+        .min_by_key(|&(_, _, later, _)| later);
+    let Some((q, before, later, row)) = first else {
         return Ok(());
     };
-    let lines = data_lines(path, &[before, row])?;
+    let lines = data_lines(path, &[before, later])?;
     Err(DataError::DuplicateDocid {
         path: path.to_path_buf(),
         qid: ds.qids()[q].clone(),
@@ -508,9 +512,9 @@ fn data_lines(path: &Path, rows: &[usize]) -> Result<Vec<usize>> {
 fn check_repeated_qids(
     path: &Path,
     opts: &ParseOptions,
-    mut ds: Dataset,
+    ds: Dataset,
     run_lines: &[usize],
-) -> Result<Dataset> {
+) -> Result<(Dataset, Option<Vec<usize>>)> {
     let mut first_run: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut repeated = None;
     for (q, qid) in ds.qids().iter().enumerate() {
@@ -530,14 +534,17 @@ fn check_repeated_qids(
                     line: run_lines.get(q).copied().unwrap_or(0),
                 });
             }
-            RepeatedQid::Regroup => ds = regroup(&ds),
+            RepeatedQid::Regroup => {
+                let (merged, rows) = regroup(&ds);
+                return Ok((merged, Some(rows)));
+            }
         }
     }
-    Ok(ds)
+    Ok((ds, None))
 }
 
-/// Merge the runs of every repeated qid at the place of its first run.
-fn regroup(ds: &Dataset) -> Dataset {
+/// Merge the runs of every repeated qid at the place of its first run; also returns each new row's file row.
+fn regroup(ds: &Dataset) -> (Dataset, Vec<usize>) {
     let mut order: Vec<&str> = Vec::new();
     let mut runs: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
     for (q, qid) in ds.qids().iter().enumerate() {
@@ -550,6 +557,10 @@ fn regroup(ds: &Dataset) -> Dataset {
     let merged_order: Vec<usize> = order
         .iter()
         .flat_map(|qid| runs[qid].iter().copied())
+        .collect();
+    let source_rows: Vec<usize> = merged_order
+        .iter()
+        .flat_map(|&q| ds.query_range(q))
         .collect();
     let tmp = ds.select_queries(&merged_order);
     // Now runs of a qid are adjacent: merge their offsets.
@@ -571,7 +582,7 @@ fn regroup(ds: &Dataset) -> Dataset {
     if let Some(c) = tmp.comments() {
         out = out.with_comments(c.clone()).expect("same rows");
     }
-    out
+    (out, source_rows)
 }
 
 fn changed(path: &Path) -> DataError {

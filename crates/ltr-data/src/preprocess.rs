@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::dataset::{Dataset, FeatureMatrix};
 use crate::error::{DataError, Result};
-use crate::transform::{select_features, ZScore};
+use crate::transform::{select_features_padded, ZScore};
 
 /// Which normalisation (the `--normalize` values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -188,7 +188,8 @@ impl Preprocess {
         Ok(out)
     }
 
-    /// A copy of `ds` widened to the training width, with `log1p` applied and the features selected.
+    /// A copy of `ds` with the features selected (or widened to the training width) and `log1p` applied. Selection
+    /// comes first, so the copy is only as wide as the model's input, whatever the raw width.
     fn stage(&self, ds: &Dataset) -> Result<Dataset> {
         if ds.n_features() > self.raw_features {
             return Err(DataError::Shape(format!(
@@ -197,25 +198,34 @@ impl Preprocess {
                 self.raw_features
             )));
         }
-        let mut out = ds.clone();
-        out.set_n_features(self.raw_features)?;
-        if !self.log1p.is_empty() {
+        let (mut out, log_columns): (Dataset, Vec<usize>) = match &self.features {
+            Some(f) => (
+                select_features_padded(ds, f)?,
+                f.iter()
+                    .enumerate()
+                    .filter(|(_, raw)| self.log1p.contains(raw))
+                    .map(|(j, _)| j)
+                    .collect(),
+            ),
+            None => {
+                let mut out = ds.clone();
+                out.set_n_features(self.raw_features)?;
+                (out, self.log1p.iter().map(|f| f - 1).collect())
+            }
+        };
+        if !log_columns.is_empty() {
             out.to_dense();
-            let cols: Vec<usize> = self.log1p.iter().map(|f| f - 1).collect();
             let FeatureMatrix::Dense(a) = out.features_mut() else {
                 unreachable!("made dense above")
             };
             a.axis_iter_mut(Axis(0))
                 .into_par_iter()
                 .for_each(|mut row| {
-                    for &j in &cols {
+                    for &j in &log_columns {
                         let v = row[j] as f64;
                         row[j] = (v.signum() * v.abs().ln_1p()) as f32;
                     }
                 });
-        }
-        if let Some(f) = &self.features {
-            out = select_features(&out, f)?;
         }
         Ok(out)
     }
@@ -246,6 +256,54 @@ impl Preprocess {
             Some(q) => per_query(out, q),
         }
         Ok(())
+    }
+
+    /// Why this preprocessing cannot be applied, if it is inconsistent (a hand-edited or corrupt model file):
+    /// feature numbers outside `1..=raw_features`, or fitted statistics that are not finite or not one per
+    /// selected feature.
+    pub fn inconsistency(&self) -> Option<String> {
+        let in_range = |f: &usize| (1..=self.raw_features).contains(f);
+        if let Some(f) = &self.features {
+            if let Some(bad) = f.iter().find(|f| !in_range(f)) {
+                return Some(format!(
+                    "selected feature {bad} is outside 1..={}",
+                    self.raw_features
+                ));
+            }
+        }
+        if let Some(bad) = self.log1p.iter().find(|f| !in_range(f)) {
+            return Some(format!(
+                "log1p feature {bad} is outside 1..={}",
+                self.raw_features
+            ));
+        }
+        let width = self.features.as_ref().map_or(self.raw_features, Vec::len);
+        let columns = |name: &str, v: &[f64]| -> Option<String> {
+            if v.len() != width {
+                Some(format!(
+                    "{name} has {} values for {width} features",
+                    v.len()
+                ))
+            } else if v.iter().any(|x| !x.is_finite()) {
+                Some(format!("{name} holds a value that is not finite"))
+            } else {
+                None
+            }
+        };
+        match &self.normalization {
+            Some(Normalization::ZScore(z)) => columns("the z-score mean", &z.mean)
+                .or_else(|| columns("the z-score deviation", &z.std))
+                .or_else(|| {
+                    z.std
+                        .iter()
+                        .any(|s| *s < 0.0)
+                        .then(|| "a negative deviation".into())
+                }),
+            Some(Normalization::MinMax { min, max }) => {
+                columns("the min-max minimum", min).or_else(|| columns("the min-max maximum", max))
+            }
+            _ => None,
+        }
     }
 
     /// One line per step, for `ltr inspect` and logs.

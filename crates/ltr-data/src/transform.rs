@@ -115,13 +115,30 @@ pub fn select_features(ds: &Dataset, features: &[usize]) -> Result<Dataset> {
             "feature {bad} is outside 1..={d}"
         )));
     }
-    let mut a = ndarray::Array2::<f32>::zeros((ds.n_docs(), features.len()));
-    for (i, mut row) in a.axis_iter_mut(Axis(0)).enumerate() {
-        let r = ds.row(i);
-        for (k, &f) in features.iter().enumerate() {
-            row[k] = r.get(f - 1);
-        }
+    select_features_padded(ds, features)
+}
+
+/// [`select_features`] where a feature beyond the data's width reads as 0 (a test file whose last features are
+/// all zero is narrower than the training file).
+pub(crate) fn select_features_padded(ds: &Dataset, features: &[usize]) -> Result<Dataset> {
+    if features.contains(&0) {
+        return Err(DataError::Invalid(
+            "feature 0 does not exist; features count from 1".into(),
+        ));
     }
+    let d = ds.n_features();
+    let mut a = ndarray::Array2::<f32>::zeros((ds.n_docs(), features.len()));
+    a.axis_iter_mut(Axis(0))
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(i, mut row)| {
+            let r = ds.row(i);
+            for (k, &f) in features.iter().enumerate() {
+                if f <= d {
+                    row[k] = r.get(f - 1);
+                }
+            }
+        });
     let mut out = Dataset::new(
         FeatureMatrix::Dense(a),
         ds.labels().to_vec(),

@@ -306,3 +306,29 @@ fn a_docid_repeated_within_a_query_is_an_error_naming_both_lines() {
     .unwrap();
     assert_eq!((ds.n_queries(), ds.n_docs()), (2, 4));
 }
+
+/// Found by the `letor_parse` fuzz target: with `--regroup`, two runs of one qid holding the same docid were
+/// accepted (the check ran before the runs were merged), and the file the writer then produced was refused.
+#[test]
+fn duplicate_docid_across_regrouped_runs_names_both_file_lines() {
+    let text = "1 qid:1 1:1 # docid = A\n0 qid:2 1:0 # docid = B\n2 qid:1 1:2 # docid = C\n0 qid:1 1:3 # docid = A\n";
+    let (_d, p) = file(text.as_bytes());
+    let regroup = ParseOptions {
+        repeated_qid: ltr_data::RepeatedQid::Regroup,
+        ..Default::default()
+    };
+    let e = read_letor_with(&p, &regroup).unwrap_err().to_string();
+    assert!(
+        e.contains("data.txt:4") && e.contains("`A`") && e.contains("line 1"),
+        "{e}"
+    );
+    let ds = read_letor_with(
+        &p,
+        &ParseOptions {
+            allow_duplicate_docids: true,
+            ..regroup
+        },
+    )
+    .unwrap();
+    assert_eq!(ds.query_offsets(), &[0, 3, 4]);
+}

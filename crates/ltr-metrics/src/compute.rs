@@ -78,6 +78,9 @@ pub fn query_metric(
     c: &Convention,
 ) -> Result<f64, Unsupported> {
     let n = q.labels.len();
+    if uses_gain(metric) {
+        gain_fits(q, c, metric)?;
+    }
     Ok(match metric {
         Metric::Ndcg(k) => ndcg(q, c, k),
         Metric::Dcg(k) => {
@@ -139,6 +142,45 @@ pub fn query_metric(
             }
         }
     })
+}
+
+fn uses_gain(m: Metric) -> bool {
+    matches!(
+        m,
+        Metric::Ndcg(_) | Metric::Dcg(_) | Metric::MeanNdcg | Metric::Err(_)
+    )
+}
+
+/// The largest grade whose exponential gain 2^g − 1 (and a sum of a few million of them) stays finite in f64.
+const MAX_EXPONENTIAL_GRADE: f32 = 1000.0;
+
+/// An exponential gain overflows to infinity above [`MAX_EXPONENTIAL_GRADE`], which would make the metric NaN.
+/// ERR's stopping probability (2^g − 1)/2^g_max is a probability only for grades up to `err_max_grade`.
+fn gain_fits(q: &QueryInput<'_>, c: &Convention, m: Metric) -> Result<(), Unsupported> {
+    if let Metric::Err(_) = m {
+        return match q.labels.iter().find(|l| **l as f64 > c.err_max_grade) {
+            None => Ok(()),
+            Some(l) => Err(Unsupported {
+                metric: m.to_string(),
+                reason: format!(
+                    "grade {l} is above the convention's largest ERR grade {}",
+                    c.err_max_grade
+                ),
+            }),
+        };
+    }
+    if c.gain != Gain::Exponential {
+        return Ok(());
+    }
+    match q.labels.iter().find(|l| **l > MAX_EXPONENTIAL_GRADE) {
+        None => Ok(()),
+        Some(l) => Err(Unsupported {
+            metric: m.to_string(),
+            reason: format!(
+                "grade {l} overflows the exponential gain 2^g − 1 (grades up to {MAX_EXPONENTIAL_GRADE}); use a linear-gain convention such as trec"
+            ),
+        }),
+    }
 }
 
 fn resolved(q: &QueryInput<'_>, m: Metric) -> Result<(), Unsupported> {
