@@ -46,15 +46,21 @@ fn svm(c: &mut Criterion) {
                 .unwrap()
         })
     });
-    for c_value in [0.01, 1.0] {
+    for (solver, c_value) in [
+        (ltr_svm::Solver::CuttingPlane, 0.01),
+        (ltr_svm::Solver::CuttingPlane, 1.0),
+        (ltr_svm::Solver::Ocas, 0.01),
+        (ltr_svm::Solver::Ocas, 1.0),
+        (ltr_svm::Solver::Ocas, 100.0),
+    ] {
         g.bench_function(
-            format!("cutting plane hinge, RSVM-IR-QP weights, C={c_value} (OHSUMED Fold1)"),
+            format!("{solver:?} hinge, RSVM-IR-QP weights, C={c_value} (OHSUMED Fold1)"),
             |b| {
                 b.iter(|| {
                     ltr_svm::RankSvmParams::default()
                         .c(ltr_svm::CSetting::Value(c_value))
                         .loss(PairLoss::Hinge)
-                        .solver(ltr_svm::Solver::CuttingPlane)
+                        .solver(solver)
                         .weighting(ltr_svm::Weighting {
                             tau: Some(ltr_svm::TauSource::ClosedForm),
                             mu: true,

@@ -132,8 +132,11 @@ impl Planes {
         }
     }
 
-    /// SMO on the simplex Σ α = C until the largest gradient gap is below `eps`; returns the steps taken.
-    fn solve(&mut self, eps: f64, max_steps: usize) -> usize {
+    /// SMO on the simplex Σ α = C until the largest gradient gap is below `eps`; returns the steps taken. The
+    /// pair is the two extreme gradients, or with `second_order` (OCAS's polishing) LIBSVM's second-order choice
+    /// (Fan, Chen & Lin 2005): the plane whose move towards the largest gradient increases the dual most, which
+    /// zig-zags less on the strongly correlated planes.
+    fn solve(&mut self, eps: f64, max_steps: usize, second_order: bool) -> usize {
         let k = self.alpha.len();
         for step_no in 0..max_steps {
             let (mut up, mut up_g) = (0, f64::NEG_INFINITY);
@@ -150,6 +153,10 @@ impl Planes {
             if up == down || up_g - down_g <= eps {
                 self.count_idle();
                 return step_no;
+            }
+            if second_order {
+                down = self.second_order_partner(up, up_g).unwrap_or(down);
+                down_g = self.grad(down);
             }
             let curvature = self.g(up, up) + self.g(down, down) - 2.0 * self.g(up, down);
             let step = if curvature > 0.0 {
@@ -168,6 +175,142 @@ impl Planes {
         }
         self.count_idle();
         max_steps
+    }
+
+    /// Among planes with α > 0 and a smaller gradient than `up`'s, the one maximising (g_up − g_t)² / curvature.
+    fn second_order_partner(&self, up: usize, up_g: f64) -> Option<usize> {
+        let g_uu = self.g(up, up);
+        (0..self.alpha.len())
+            .filter(|&t| t != up && self.alpha[t] > 0.0 && self.grad(t) < up_g)
+            .map(|t| {
+                let diff = up_g - self.grad(t);
+                let curvature = (g_uu + self.g(t, t) - 2.0 * self.g(up, t)).max(1e-12);
+                (diff * diff / curvature, t)
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, t)| t)
+    }
+
+    /// Bring α close to the optimum of the inner dual by an active-set method (Nocedal & Wright §16.5): on the
+    /// planes with α > 0, solve the equality-constrained problem exactly (a Cholesky solve of their Gram matrix,
+    /// a few dozen planes), step back to feasibility when some α would turn negative, and add the plane whose
+    /// gradient exceeds the common multiplier most. SMO then polishes. The Gram matrix of cutting planes is
+    /// nearly singular, which makes pairwise steps crawl; the exact solve does not care. Returns the solves done.
+    fn active_set(&mut self, eps: f64, max_solves: usize) -> usize {
+        let k = self.alpha.len();
+        let c: f64 = self.alpha.iter().sum();
+        let mut active: Vec<usize> = (0..k).filter(|&t| self.alpha[t] > 0.0).collect();
+        for solve in 0..max_solves {
+            let Some((target, lambda)) = self.equality_solution(&active, c) else {
+                return solve;
+            };
+            let blocked = active
+                .iter()
+                .zip(&target)
+                .filter(|(_, &x)| x < 0.0)
+                .map(|(&t, &x)| (self.alpha[t] / (self.alpha[t] - x), t))
+                .min_by(|a, b| a.0.total_cmp(&b.0));
+            let beta = blocked.map_or(1.0, |(beta, _)| beta.clamp(0.0, 1.0));
+            for (&t, &x) in active.iter().zip(&target) {
+                let step = beta * (x - self.alpha[t]);
+                self.move_mass(t, step);
+            }
+            if let Some((_, t)) = blocked {
+                let rest = self.alpha[t];
+                self.move_mass(t, -rest);
+                active.retain(|&s| s != t);
+                continue;
+            }
+            // Optimal on the active set: add the most violating plane, if any.
+            let entering = (0..k)
+                .filter(|t| !active.contains(t))
+                .map(|t| (self.grad(t) - lambda, t))
+                .max_by(|a, b| a.0.total_cmp(&b.0));
+            match entering {
+                Some((violation, t)) if violation > eps => active.push(t),
+                _ => return solve + 1,
+            }
+        }
+        max_solves
+    }
+
+    /// α_t += step, keeping (Gα) current.
+    fn move_mass(&mut self, t: usize, step: f64) {
+        if step == 0.0 {
+            return;
+        }
+        self.alpha[t] = (self.alpha[t] + step).max(0.0);
+        if t > 0 {
+            for (s, ga) in self.g_alpha.iter_mut().enumerate() {
+                *ga += step * self.gram[s][t - 1];
+            }
+        }
+    }
+
+    /// The maximiser of Σ b_t α_t − ½ αᵀGα on `active` with Σ α = c (others 0), and the multiplier λ, the common
+    /// gradient there; `None` when the Gram matrix is too ill-conditioned to factor.
+    fn equality_solution(&self, active: &[usize], c: f64) -> Option<(Vec<f64>, f64)> {
+        let m = active.len();
+        if m == 0 {
+            return None;
+        }
+        let scale = active
+            .iter()
+            .map(|&t| self.g(t, t))
+            .fold(0.0, f64::max)
+            .max(1e-300);
+        let ridge = 1e-12 * scale;
+        // Cholesky of G_SS + ridge·I (row-major lower triangle).
+        let mut l = vec![0.0; m * m];
+        for i in 0..m {
+            for j in 0..=i {
+                let mut v = self.g(active[i], active[j]) + if i == j { ridge } else { 0.0 };
+                for p in 0..j {
+                    v -= l[i * m + p] * l[j * m + p];
+                }
+                if i == j {
+                    if v <= 0.0 {
+                        return None;
+                    }
+                    l[i * m + i] = v.sqrt();
+                } else {
+                    l[i * m + j] = v / l[j * m + j];
+                }
+            }
+        }
+        let solve = |rhs: Vec<f64>| -> Vec<f64> {
+            let mut y = rhs;
+            for i in 0..m {
+                for p in 0..i {
+                    y[i] -= l[i * m + p] * y[p];
+                }
+                y[i] /= l[i * m + i];
+            }
+            for i in (0..m).rev() {
+                for p in i + 1..m {
+                    y[i] -= l[p * m + i] * y[p];
+                }
+                y[i] /= l[i * m + i];
+            }
+            y
+        };
+        let b: Vec<f64> = active
+            .iter()
+            .map(|&t| if t == 0 { 0.0 } else { self.b[t - 1] })
+            .collect();
+        // Stationarity G α = b − λ·1 and Σ α = c: α = G⁻¹b − λ G⁻¹1.
+        let gb = solve(b);
+        let g1 = solve(vec![1.0; m]);
+        let denom: f64 = g1.iter().sum();
+        if !(denom.is_finite() && denom > 0.0) {
+            return None;
+        }
+        let lambda = (gb.iter().sum::<f64>() - c) / denom;
+        let alpha: Vec<f64> = gb.iter().zip(&g1).map(|(x, y)| x - lambda * y).collect();
+        alpha
+            .iter()
+            .all(|x| x.is_finite())
+            .then_some((alpha, lambda))
     }
 
     fn count_idle(&mut self) {
@@ -247,7 +390,7 @@ pub fn cutting_plane(
         // than the final tolerance; its gradient is in loss units, and α sums to C.
         let target = (0.1 * gap).max(0.01 * st.tol * best_p.abs());
         let eps = target.max(f64::MIN_POSITIVE) / c.max(f64::MIN_POSITIVE);
-        smo_steps += planes.solve(eps, planes.alpha.len() * 200);
+        smo_steps += planes.solve(eps, planes.alpha.len() * 200, false);
         w = planes.weights(d);
     }
     tracing::debug!(
@@ -261,4 +404,159 @@ pub fn cutting_plane(
         gradient_norm: gnorm,
     };
     (best_w, report)
+}
+
+/// The same problem as [`cutting_plane`] by OCAS, the optimized cutting-plane algorithm (Franc & Sonnenburg,
+/// ICML 2008 / JMLR 2009): keep the best point w_b, move it by an exact line search towards each cutting-plane
+/// minimiser w_t, and cut at a point between the two instead of at w_t; the inner dual is solved by an active-set
+/// method with SMO polishing. Same optimum and stopping rule; several times fewer planes, and exact inner solves
+/// where SMO crawls on the nearly singular Gram matrix of many planes, so large C is affordable (MQ2008 Fold1, C =
+/// 100: 4 s where the plain method ran for over 5 minutes). Panics if `obj` is not a hinge objective.
+pub fn ocas(
+    obj: &PairwiseObjective<'_>,
+    c: f64,
+    st: &CuttingPlaneSettings,
+) -> (Vec<f64>, SolveReport) {
+    assert_eq!(
+        obj.loss_kind(),
+        PairLoss::Hinge,
+        "the cutting-plane method solves the hinge loss"
+    );
+    let ds = obj.dataset();
+    let d = ds.n_features();
+    let mut planes = Planes::new(c);
+    let primal = |w: &[f64], loss: f64| 0.5 * dot(w, w) + c * loss;
+    // The plain method cuts at w_t, which jumps around the optimum when C is large.
+    let mut best_w = vec![0.0; d];
+    let mut best_scores = vec![0.0; ds.n_docs()];
+    let mut cut_w = best_w.clone();
+    let mut cut = obj.gradient(&best_scores);
+    let mut best_p = primal(&best_w, cut.loss);
+    let mut gap = f64::INFINITY;
+    let mut iterations = 0;
+    let mut smo_steps = 0;
+    let mut gnorm = f64::NAN;
+    while iterations < st.max_iter {
+        iterations += 1;
+        // The plane at the cut point: a = −∂L/∂w = −Xᵀ(∂L/∂s), b = L(w) + ⟨a, w⟩.
+        let a: Vec<f64> = ds.transpose_times(&cut.coef).iter().map(|g| -g).collect();
+        gnorm = cut_w
+            .iter()
+            .zip(&a)
+            .map(|(wj, aj)| (wj - c * aj).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        let b = cut.loss + dot(&a, &cut_w);
+        planes.push(a, b);
+        planes.retire_idle(50);
+        // Solve the inner dual a good deal tighter than the current gap (early planes need little precision) and
+        // than the final tolerance; its gradient is in loss units, and α sums to C.
+        let target = if gap.is_finite() {
+            (0.1 * gap).max(0.01 * st.tol * best_p.abs())
+        } else {
+            0.01 * st.tol * best_p.abs()
+        };
+        let eps = target.max(f64::MIN_POSITIVE) / c.max(f64::MIN_POSITIVE);
+        planes.active_set(eps, 4 * planes.alpha.len() + 20);
+        smo_steps += planes.solve(eps, planes.alpha.len() * 200, true);
+        let w_t = planes.weights(d);
+        let s_t = ds.scores(&w_t);
+        let (step, p) = line_search(obj, c, &best_w, &w_t, &best_scores, &s_t);
+        if p < best_p {
+            for (b, t) in best_w.iter_mut().zip(&w_t) {
+                *b += step * (t - *b);
+            }
+            for (b, t) in best_scores.iter_mut().zip(&s_t) {
+                *b += step * (t - *b);
+            }
+            best_p = p;
+        }
+        gap = best_p - planes.dual_value();
+        if gap <= st.tol * best_p.abs().max(f64::MIN_POSITIVE) {
+            break;
+        }
+        const TOWARDS_MINIMISER: f64 = 0.1;
+        cut_w = best_w
+            .iter()
+            .zip(&w_t)
+            .map(|(b, t)| (1.0 - TOWARDS_MINIMISER) * b + TOWARDS_MINIMISER * t)
+            .collect();
+        let cut_scores: Vec<f64> = best_scores
+            .iter()
+            .zip(&s_t)
+            .map(|(b, t)| (1.0 - TOWARDS_MINIMISER) * b + TOWARDS_MINIMISER * t)
+            .collect();
+        cut = obj.gradient(&cut_scores);
+        let p_cut = primal(&cut_w, cut.loss);
+        if p_cut < best_p {
+            (best_p, best_w, best_scores) = (p_cut, cut_w.clone(), cut_scores);
+        }
+    }
+    tracing::debug!(
+        "ocas: {iterations} planes, {smo_steps} SMO steps, primal {best_p:.6}, gap {gap:.3e}"
+    );
+    let report = SolveReport {
+        objective: best_p,
+        duality_gap: Some(gap),
+        iterations,
+        inner_iterations: smo_steps,
+        gradient_norm: gnorm,
+    };
+    (best_w, report)
+}
+
+/// The exact minimiser over k ≥ 0 of F(w_b + k(w_t − w_b)), F = ½‖w‖² + C·L(w), and its value. F is convex and
+/// piecewise quadratic in k (L is piecewise linear along a line), so its derivative is found by bisection; each
+/// probe is one sorted sweep over the interpolated scores, no product with the data.
+fn line_search(
+    obj: &PairwiseObjective<'_>,
+    c: f64,
+    w_b: &[f64],
+    w_t: &[f64],
+    s_b: &[f64],
+    s_t: &[f64],
+) -> (f64, f64) {
+    let dir: Vec<f64> = w_t.iter().zip(w_b).map(|(t, b)| t - b).collect();
+    let ds_dir: Vec<f64> = s_t.iter().zip(s_b).map(|(t, b)| t - b).collect();
+    let (wd, dd) = (dot(w_b, &dir), dot(&dir, &dir));
+    let scores_at =
+        |k: f64| -> Vec<f64> { s_b.iter().zip(&ds_dir).map(|(b, d)| b + k * d).collect() };
+    let value_and_slope = |k: f64| -> (f64, f64) {
+        let g = obj.gradient(&scores_at(k));
+        let w2 = dot(w_b, w_b) + 2.0 * k * wd + k * k * dd;
+        (
+            0.5 * w2 + c * g.loss,
+            wd + k * dd + c * dot(&g.coef, &ds_dir),
+        )
+    };
+    let (f0, slope0) = value_and_slope(0.0);
+    if dd == 0.0 || slope0 >= 0.0 {
+        return (0.0, f0);
+    }
+    let (mut lo, mut hi) = (0.0, 1.0);
+    let mut f_hi = value_and_slope(hi);
+    for _ in 0..60 {
+        if f_hi.1 >= 0.0 {
+            break;
+        }
+        (lo, hi) = (hi, 2.0 * hi);
+        f_hi = value_and_slope(hi);
+    }
+    let (mut best_k, mut best_f) = if f_hi.0 < f0 { (hi, f_hi.0) } else { (0.0, f0) };
+    for _ in 0..40 {
+        let mid = 0.5 * (lo + hi);
+        let (f, slope) = value_and_slope(mid);
+        if f < best_f {
+            (best_k, best_f) = (mid, f);
+        }
+        if slope < 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi - lo <= 1e-9 * hi {
+            break;
+        }
+    }
+    (best_k, best_f)
 }

@@ -41,7 +41,7 @@ use ltr_pairs::{
     PairLoss, PairScheme, PairSet, PairwiseObjective,
 };
 
-pub use cutting_plane::{cutting_plane, CuttingPlaneSettings};
+pub use cutting_plane::{cutting_plane, ocas, CuttingPlaneSettings};
 pub use dual_cd::{dual_cd, DualSettings};
 pub use gd::{gradient_descent, GdSettings, StepRule};
 pub use newton::{newton_cg, primal_objective, NewtonSettings};
@@ -81,6 +81,8 @@ pub enum Solver {
     GradientDescent(StepRule),
     /// The 1-slack cutting-plane method of SVMrank (hinge only), over the O(n log n) objective.
     CuttingPlane,
+    /// OCAS, the optimized cutting-plane method (hinge only): the same optimum in several times fewer planes.
+    Ocas,
 }
 
 /// How τ is obtained.
@@ -255,7 +257,9 @@ impl RankSvmParams {
                 "the Newton solver needs loss=squared-hinge (use solver=dual or gd for the hinge)",
             ));
         }
-        if self.solver == Solver::CuttingPlane && self.loss != PairLoss::Hinge {
+        if matches!(self.solver, Solver::CuttingPlane | Solver::Ocas)
+            && self.loss != PairLoss::Hinge
+        {
             return Err(LtrError::param(
                 "solver",
                 "the cutting-plane solver needs loss=hinge (use solver=newton or dual for the squared hinge)",
@@ -343,6 +347,17 @@ impl RankSvmParams {
                     st.max_iter = m;
                 }
                 cutting_plane(&obj, c, &st)
+            }
+            Solver::Ocas => {
+                let obj = objective(PairLoss::Hinge);
+                let mut st = CuttingPlaneSettings::default();
+                if let Some(t) = self.tol {
+                    st.tol = t;
+                }
+                if let Some(m) = self.max_iter {
+                    st.max_iter = m;
+                }
+                ocas(&obj, c, &st)
             }
             Solver::GradientDescent(step) => {
                 let obj = objective(self.loss);

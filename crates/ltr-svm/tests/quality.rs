@@ -147,8 +147,26 @@ fn cutting_plane_reaches_the_dual_optimum_with_rsvm_ir_weights() {
             .tol(1e-6)
             .solve(&ds)
             .unwrap();
+        let oc = base
+            .clone()
+            .solver(Solver::Ocas)
+            .tol(1e-6)
+            .solve(&ds)
+            .unwrap();
         let dual = base.solver(Solver::DualCd).tol(1e-6).solve(&ds).unwrap();
         let (p, d) = (cp.report.objective, dual.report.objective);
+        // OCAS: the same optimum, in fewer planes once C is not tiny.
+        let o = oc.report.objective;
+        assert!((o - d).abs() <= 2e-5 * o, "C={c}: ocas {o} vs dual {d}");
+        assert!(oc.report.duality_gap.unwrap() <= 1e-6 * o);
+        if c >= 0.1 {
+            assert!(
+                oc.report.iterations < cp.report.iterations,
+                "C={c}: ocas {} planes, cutting plane {}",
+                oc.report.iterations,
+                cp.report.iterations
+            );
+        }
         // Both are upper bounds of the same optimum, each within its gap of it.
         assert!(
             (p - d).abs() <= 2e-5 * p,

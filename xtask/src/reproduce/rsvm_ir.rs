@@ -42,6 +42,10 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
                             } else {
                                 let v = format!("variant={variant}");
                                 let mut p = vec![c_grid, v.as_str()];
+                                if variant != "gd" {
+                                    // SVMrank's method, as the protocol states (the registry's default is OCAS).
+                                    p.push("solver=cutting-plane");
+                                }
                                 if variant == "gd" {
                                     p.extend(["max-iter=500", "tol=1e-5"]);
                                 }
