@@ -345,6 +345,12 @@ impl Dataset {
         };
         nz as f64 / cells
     }
+    /// Whether every stored feature value lies in [0, 1] (LETOR's query-normalised folds do; raw web features
+    /// do not). `auto` settings key off it: normalisation, ListNet's step control.
+    pub fn features_in_unit_interval(&self) -> bool {
+        (0..self.n_docs()).all(|i| self.row(i).entries().all(|(_, v)| (0.0..=1.0).contains(&v)))
+    }
+
     /// All labels, in row order.
     pub fn labels(&self) -> &[f32] {
         &self.labels

@@ -142,7 +142,7 @@ impl PreprocessSpec {
             std::borrow::Cow::Owned(p.stage(train)?)
         };
         let kind = match self.normalize.unwrap_or(NormalizeKind::Auto) {
-            NormalizeKind::Auto if outside_unit_interval(&staged) => NormalizeKind::ZScore,
+            NormalizeKind::Auto if !staged.features_in_unit_interval() => NormalizeKind::ZScore,
             NormalizeKind::Auto => NormalizeKind::None,
             k => k,
         };
@@ -160,10 +160,6 @@ impl PreprocessSpec {
         let identity = p.features.is_none() && p.log1p.is_empty() && p.normalization.is_none();
         Ok((!identity).then_some((p, staged)))
     }
-}
-
-fn outside_unit_interval(ds: &Dataset) -> bool {
-    (0..ds.n_docs()).any(|i| ds.row(i).entries().any(|(_, v)| !(0.0..=1.0).contains(&v)))
 }
 
 fn column_ranges(ds: &Dataset) -> (Vec<f64>, Vec<f64>) {

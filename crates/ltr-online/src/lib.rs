@@ -36,7 +36,7 @@ pub use learners::{
     listnet_gradient, rml, Eta, OnlineListNet, OnlineRanker, PredictTies, PureOnline, Rml,
     SlamPerceptron,
 };
-pub use listnet::{ListNetFit, ListNetParams};
+pub use listnet::{ListNetFit, ListNetParams, StepControl};
 pub use params::{OnlineAlgorithm, OnlineParams};
 pub use runner::{mean_measure, replay, StreamConfig, StreamResult};
 pub use slam::{

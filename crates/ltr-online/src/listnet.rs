@@ -21,6 +21,22 @@ pub struct ListNetParams {
     select_epochs: bool,
     /// Shuffle the query order every epoch with the context's seed (false: file order).
     shuffle: bool,
+    /// What happens when an epoch raises the training loss.
+    step_control: StepControl,
+}
+
+/// ListNet's learning-rate control.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StepControl {
+    /// [`Backtrack`](Self::Backtrack) when some training feature lies outside [0, 1], else
+    /// [`Fixed`](Self::Fixed): the fixed rate is the LETOR setting (and keeps seed 003's baseline as it was),
+    /// backtracking keeps it from overshooting on wider features such as z-scored raw web data.
+    #[default]
+    Auto,
+    /// The learning rate as given, every epoch.
+    Fixed,
+    /// An epoch that raises the training top-one loss is undone and the rate halved (monotone descent).
+    Backtrack,
 }
 
 impl Default for ListNetParams {
@@ -30,6 +46,7 @@ impl Default for ListNetParams {
             learning_rate: 0.1,
             select_epochs: true,
             shuffle: true,
+            step_control: StepControl::Auto,
         }
     }
 }
@@ -54,6 +71,11 @@ impl ListNetParams {
     /// Set `shuffle`: shuffle the query order every epoch with the context's seed (false: file order).
     pub fn shuffle(mut self, shuffle: bool) -> Self {
         self.shuffle = shuffle;
+        self
+    }
+    /// Set `step_control`: what happens when an epoch raises the training loss.
+    pub fn step_control(mut self, step_control: StepControl) -> Self {
+        self.step_control = step_control;
         self
     }
 }
@@ -82,6 +104,10 @@ pub struct ListNetFit {
     pub epochs_used: usize,
     /// Validation metric per epoch (empty without validation).
     pub curve: Vec<f64>,
+    /// Epochs that raised the training loss, were undone and halved the learning rate.
+    pub rate_halvings: usize,
+    /// The learning rate at the end.
+    pub final_rate: f64,
 }
 
 impl ListNetParams {
@@ -102,15 +128,42 @@ impl ListNetParams {
         let mut best = BestSoFar::new();
         ctx.progress().begin("epochs", Some(self.epochs as u64));
         let mut s = Vec::new();
+        // An epoch that raises the training loss is undone and the rate halved: the LETOR default (0.1) suits
+        // features in [0, 1], and on wider features (z-scored raw data) it overshoots every query's softmax.
+        let backtrack = match self.step_control {
+            StepControl::Auto => !train.features_in_unit_interval(),
+            StepControl::Fixed => false,
+            StepControl::Backtrack => true,
+        };
+        let mut rate = self.learning_rate;
+        let mut loss = if backtrack {
+            listnet_loss(train, &w)
+        } else {
+            0.0
+        };
+        let mut halvings = 0usize;
         for e in 1..=self.epochs {
             if self.shuffle {
                 order.shuffle(&mut rng);
             }
+            let before = w.clone();
             for &qi in &order {
                 let q = train.query(qi);
                 s.resize(q.len(), 0.0);
                 q.scores_into(&w, &mut s);
-                listnet_gradient(&q, &s, -self.learning_rate, &mut w);
+                listnet_gradient(&q, &s, -rate, &mut w);
+            }
+            let after = if backtrack {
+                listnet_loss(train, &w)
+            } else {
+                loss
+            };
+            if backtrack && (after > loss || !after.is_finite()) {
+                w = before;
+                rate *= 0.5;
+                halvings += 1;
+            } else {
+                loss = after;
             }
             if let (true, Some(v)) = (self.select_epochs, validation) {
                 let val = ctx.measure(v, &v.scores(&w))?;
@@ -125,11 +178,15 @@ impl ListNetParams {
                 model: LinearModel::new(bw),
                 epochs_used: e,
                 curve,
+                rate_halvings: halvings,
+                final_rate: rate,
             },
             None => ListNetFit {
                 model: LinearModel::new(w),
                 epochs_used: self.epochs,
                 curve,
+                rate_halvings: halvings,
+                final_rate: rate,
             },
         })
     }
@@ -147,6 +204,33 @@ impl Fit for ListNetParams {
         .select("epochs", fit.epochs_used);
         Ok(Fitted::new(Model::Linear(fit.model))
             .with_report(report)
-            .with_diagnostics(serde_json::json!({"validation_curve": fit.curve})))
+            .with_diagnostics(serde_json::json!({
+                "validation_curve": fit.curve,
+                "rate_halvings": fit.rate_halvings,
+                "final_learning_rate": fit.final_rate,
+            })))
     }
+}
+
+/// The top-one cross-entropy Σ_q −Σ_j P_y(j) log P_s(j), P_y ∝ exp(grade), P_s = softmax(scores).
+fn listnet_loss(train: &Dataset, w: &[f64]) -> f64 {
+    let scores = train.scores(w);
+    train
+        .query_offsets()
+        .windows(2)
+        .map(|r| {
+            let (s, y) = (&scores[r[0]..r[1]], &train.labels()[r[0]..r[1]]);
+            let log_z = log_sum_exp(s.iter().copied());
+            let log_zy = log_sum_exp(y.iter().map(|&g| g as f64));
+            s.iter()
+                .zip(y)
+                .map(|(&si, &yi)| -(yi as f64 - log_zy).exp() * (si - log_z))
+                .sum::<f64>()
+        })
+        .sum()
+}
+
+fn log_sum_exp(v: impl Iterator<Item = f64> + Clone) -> f64 {
+    let m = v.clone().fold(f64::NEG_INFINITY, f64::max);
+    m + v.map(|x| (x - m).exp()).sum::<f64>().ln()
 }

@@ -4,7 +4,8 @@
 use ltr_core::{Fit, FitContext, Fitted, ParamGuard, Result};
 use ltr_data::Dataset;
 use ltr_online::{
-    Eta, ListNetParams, Margin, OnlineAlgorithm, OnlineParams, PredictTies, Rml, Violators,
+    Eta, ListNetParams, Margin, OnlineAlgorithm, OnlineParams, PredictTies, Rml, StepControl,
+    Violators,
 };
 
 use crate::spec::{choice, float, int, Allowed, ParamSpec, SpecReader};
@@ -17,6 +18,12 @@ pub(crate) const LISTNET_SPECS: &[ParamSpec] = &[
         "0.1",
         float(1e-300, 1e300),
         "step of each per-query update",
+    ),
+    ParamSpec::new(
+        "step-control",
+        "auto",
+        choice(&["auto", "fixed", "backtrack"]),
+        "backtrack: an epoch that raises the training loss is undone and the rate halved; fixed: never; auto: backtrack when a training feature lies outside [0, 1] (raw or z-scored data), fixed otherwise (LETOR)",
     ),
     ParamSpec::new(
         "select-epochs",
@@ -119,6 +126,11 @@ pub(crate) fn listnet(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>)
         .learning_rate(r.float("learning-rate")?)
         .select_epochs(r.flag("select-epochs")?)
         .shuffle(r.flag("shuffle")?)
+        .step_control(match r.choice("step-control")?.as_str() {
+            "fixed" => StepControl::Fixed,
+            "backtrack" => StepControl::Backtrack,
+            _ => StepControl::Auto,
+        })
         .check()?;
     r.finish("listnet")?;
     s.fit(train, ctx)
