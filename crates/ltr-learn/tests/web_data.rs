@@ -1,0 +1,123 @@
+//! Every algorithm with default parameters on raw web-style data (`ltr generate --profile web`: counts, BM25-like
+//! scores, heavy-tailed link statistics, constant and duplicate columns, five grades): it finishes, never produces
+//! a non-finite score, and meets a quality floor against RankSVM on the same data — with the default `auto`
+//! normalisation (a z-score here) and with none. The floors sit a little below the values measured when they were
+//! set (printed by this test), so a regression in any learner's robustness fails it. Why some methods stay below
+//! RankSVM is in ARCHITECTURE.md ("Learners on raw web features").
+
+use ltr_data::{generate_web, split_by_queries, Dataset, NormalizeKind, PreprocessSpec, WebConfig};
+use ltr_learn::{Grid, TrainRequest, ALGORITHMS};
+use ltr_metrics::{evaluate_mean, Convention, Metric};
+
+fn web_split() -> (Dataset, Dataset, Dataset) {
+    let all = generate_web(&WebConfig {
+        queries: 100,
+        min_docs: 20,
+        max_docs: 80,
+        seed: 7,
+        ..Default::default()
+    })
+    .unwrap();
+    let mut parts = split_by_queries(&all, &[0.6, 0.2, 0.2], 3).unwrap();
+    let test = parts.pop().unwrap();
+    let vali = parts.pop().unwrap();
+    (parts.pop().unwrap(), vali, test)
+}
+
+/// Test NDCG@10 (standard convention) of every algorithm, defaults, validation on.
+fn run(normalize: NormalizeKind) -> Vec<(&'static str, f64)> {
+    let (train, vali, test) = web_split();
+    let spec = PreprocessSpec {
+        normalize: Some(normalize),
+        ..Default::default()
+    };
+    let ndcg10 = Metric::Ndcg(Some(10));
+    ALGORITHMS
+        .iter()
+        .map(|a| {
+            let req = TrainRequest::new(&train)
+                .validation(&vali)
+                .preprocess(&spec);
+            let trained = ltr_learn::train(a.name, &Grid::default(), &req)
+                .unwrap_or_else(|e| panic!("{} ({normalize:?}): {e}", a.name));
+            let model = trained.into_model_file(Default::default());
+            let scores = model.score_raw(&test).unwrap();
+            assert!(
+                scores.iter().all(|s| s.is_finite()),
+                "{} ({normalize:?}): a non-finite score",
+                a.name
+            );
+            let v = evaluate_mean(&test, &scores, ndcg10, &Convention::STANDARD).unwrap();
+            eprintln!("{normalize:?} {:<22} {v:.4}", a.name);
+            (a.name, v)
+        })
+        .collect()
+}
+
+fn value(results: &[(&str, f64)], name: &str) -> f64 {
+    results.iter().find(|(n, _)| *n == name).unwrap().1
+}
+
+#[test]
+fn every_learner_is_robust_on_z_scored_web_data() {
+    let r = run(NormalizeKind::ZScore);
+    let svm = value(&r, "ranksvm");
+    assert!(svm > FLOOR_RANKSVM, "ranksvm {svm}");
+    assert_eq!(
+        MAX_GAP_ZSCORE.len() + 1,
+        ALGORITHMS.len(),
+        "a floor for every algorithm"
+    );
+    for (name, below) in MAX_GAP_ZSCORE {
+        let v = value(&r, name);
+        assert!(
+            v >= svm - below,
+            "{name}: {v:.4} is more than {below} below RankSVM's {svm:.4}"
+        );
+    }
+}
+
+#[test]
+fn every_learner_finishes_on_raw_web_data() {
+    let r = run(NormalizeKind::None);
+    assert_eq!(
+        FLOOR_RAW.len(),
+        ALGORITHMS.len(),
+        "a floor for every algorithm"
+    );
+    for (name, floor) in FLOOR_RAW {
+        let v = value(&r, name);
+        assert!(v >= *floor, "{name} on raw features: {v:.4} < {floor}");
+    }
+}
+
+/// RankSVM's own floor (measured 0.673 z-scored, 0.611 raw; a random order scores about 0.25 here).
+const FLOOR_RANKSVM: f64 = 0.64;
+/// How far below RankSVM each method may end on z-scored data (measured gap + 0.02 when set).
+const MAX_GAP_ZSCORE: &[(&str, f64)] = &[
+    ("sigmoid", 0.02),               // measured 0.014 above RankSVM
+    ("rankboost", 0.05),             // 0.029 below: threshold stumps on single features
+    ("committee-perceptron", 0.055), // 0.034
+    ("listnet", 0.055),              // 0.035 (backtracking step control on z-scored data)
+    ("mhr", 0.06),                   // 0.037: each hyperplane sees the pairs of one grade pair only
+    ("perceptron", 0.07),            // 0.049: unregularised, stops at the last validation peak
+    ("rsvm-ir", 0.13), // 0.112: τ concentrates the loss on pairs with the top grade of five
+    ("slam-perceptron", 0.15), // 0.127: one pass over the stream (the online protocol)
+    ("pure-online", 0.23), // 0.213: one pass, most-violated pair only
+    ("online-listnet", 0.37), // 0.347: one pass, 1/sqrt(t) steps
+];
+/// Floors on raw (unnormalised) features (measured value − 0.03 to 0.04 when set). Without normalisation a
+/// few heavy-tailed columns dominate every inner product; the point here is that nothing diverges or hangs.
+const FLOOR_RAW: &[(&str, f64)] = &[
+    ("ranksvm", 0.58),
+    ("rankboost", 0.62), // thresholds do not care about scale
+    ("sigmoid", 0.43),
+    ("mhr", 0.40),
+    ("perceptron", 0.40),
+    ("committee-perceptron", 0.40),
+    ("listnet", 0.37),
+    ("rsvm-ir", 0.35),
+    ("online-listnet", 0.25),
+    ("slam-perceptron", 0.20),
+    ("pure-online", 0.20),
+];
