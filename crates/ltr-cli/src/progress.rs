@@ -22,6 +22,49 @@ impl Bar {
     }
 }
 
+impl Bar {
+    /// A bar for this process: drawn when stderr is a terminal and the log level shows info.
+    pub fn for_terminal() -> Self {
+        use std::io::IsTerminal;
+        Self::new(std::io::stderr().is_terminal() && tracing::enabled!(tracing::Level::INFO))
+    }
+
+    /// Run `work` under a spinner naming it (reading, scoring, evaluating: steps with no count to show). The
+    /// spinner ticks on its own thread, so a long parse still shows it is alive; it appears only after 2 s.
+    pub fn stage<T>(&self, what: &str, work: impl FnOnce() -> T) -> T {
+        if !self.visible {
+            return work();
+        }
+        let started = std::time::Instant::now();
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let mut spinner: Option<ProgressBar> = None;
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    if spinner.is_none() && started.elapsed().as_secs_f64() >= 2.0 {
+                        let s = ProgressBar::new_spinner();
+                        s.set_style(
+                            ProgressStyle::with_template(&format!(
+                                "{{spinner}} {what} {{elapsed_precise}}"
+                            ))
+                            .expect("valid template"),
+                        );
+                        s.enable_steady_tick(std::time::Duration::from_millis(120));
+                        spinner = Some(s);
+                    }
+                }
+                if let Some(s) = spinner {
+                    s.finish_and_clear();
+                }
+            });
+            let out = work();
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            out
+        })
+    }
+}
+
 impl ltr_core::Progress for Bar {
     fn begin(&self, what: &str, total: Option<u64>) {
         let bar = match total {

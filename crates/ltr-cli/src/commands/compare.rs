@@ -59,7 +59,10 @@ pub fn run(a: CompareArgs) -> Result<()> {
         .parse()
         .map_err(anyhow::Error::msg)
         .context("--alternative")?;
-    let ds = super::load_dataset(&a.data, false, a.allow_duplicate_docids)?;
+    let ds = crate::progress::Bar::for_terminal()
+        .stage(&format!("reading {}", a.data.display()), || {
+            super::load_dataset(&a.data, false, a.allow_duplicate_docids)
+        })?;
     let mut per_query = Vec::new();
     for p in &a.scores {
         let s = read_scores(p)?;

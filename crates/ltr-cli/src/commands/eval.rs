@@ -59,19 +59,24 @@ pub fn run(a: EvalArgs) -> Result<()> {
     if let Some(l) = a.relevance_level {
         conv = conv.with_relevance_threshold(l);
     }
+    let bar = crate::progress::Bar::for_terminal();
     let ev = if let Some(run) = &a.run {
         let qrels = a.qrels.as_ref().context("--run needs --qrels")?;
-        let r = read_run(run)?;
-        let q = read_qrels(qrels)?;
-        evaluate_run(&r, &q, &metrics, &conv)?
+        let r = bar.stage(&format!("reading {}", run.display()), || read_run(run))?;
+        let q = bar.stage(&format!("reading {}", qrels.display()), || {
+            read_qrels(qrels)
+        })?;
+        bar.stage("evaluating", || evaluate_run(&r, &q, &metrics, &conv))?
     } else {
         let (Some(data), Some(scores)) = (&a.data, &a.scores) else {
             bail!("give --data and --scores (or --run and --qrels)")
         };
-        let ds = super::load_dataset(data, a.regroup, a.allow_duplicate_docids)?;
+        let ds = bar.stage(&format!("reading {}", data.display()), || {
+            super::load_dataset(data, a.regroup, a.allow_duplicate_docids)
+        })?;
         let s = read_scores(scores)?;
         check_scores_fit(&s, &ds, scores, data)?;
-        evaluate(&ds, &s, &metrics, &conv)
+        bar.stage("evaluating", || evaluate(&ds, &s, &metrics, &conv))
             .with_context(|| format!("evaluating {}", scores.display()))?
     };
     print_evaluation(&ev, a.per_query, a.json)

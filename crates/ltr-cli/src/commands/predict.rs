@@ -39,9 +39,12 @@ pub fn run(a: PredictArgs) -> Result<()> {
         bail!("--format must be `scores` or `trec`, not `{}`", a.format);
     }
     let m = ModelFile::load(&a.model)?;
-    let ds = super::load_dataset(&a.data, a.regroup, a.allow_duplicate_docids)?;
+    let bar = crate::progress::Bar::for_terminal();
+    let ds = bar.stage(&format!("reading {}", a.data.display()), || {
+        super::load_dataset(&a.data, a.regroup, a.allow_duplicate_docids)
+    })?;
     m.check_data(&ds, &a.data.display().to_string())?;
-    let scores = m.score_raw(&ds)?;
+    let scores = bar.stage("scoring", || m.score_raw(&ds))?;
     let write = |w: &mut dyn Write| -> std::io::Result<()> {
         if a.format == "trec" {
             ltr_metrics::write_run_to(w, &ds, &scores, &a.tag)

@@ -117,10 +117,15 @@ pub fn run(a: TrainArgs) -> Result<()> {
                 .context("--normalize")?,
         ),
     };
-    let train = super::load_dataset(&a.train, a.regroup, a.allow_duplicate_docids)?;
+    let bar = Bar::for_terminal();
+    let train = bar.stage(&format!("reading {}", a.train.display()), || {
+        super::load_dataset(&a.train, a.regroup, a.allow_duplicate_docids)
+    })?;
     let validation = match &a.validate {
         Some(v) => {
-            let mut ds = super::load_dataset(v, a.regroup, a.allow_duplicate_docids)?;
+            let mut ds = bar.stage(&format!("reading {}", v.display()), || {
+                super::load_dataset(v, a.regroup, a.allow_duplicate_docids)
+            })?;
             if ds.n_features() > train.n_features() {
                 bail!(
                     "{} has {} features but the training file {} has {}",
@@ -136,8 +141,6 @@ pub fn run(a: TrainArgs) -> Result<()> {
         None => None,
     };
     let t0 = Instant::now();
-    use std::io::IsTerminal;
-    let bar = Bar::new(std::io::stderr().is_terminal() && tracing::enabled!(tracing::Level::INFO));
     let mut req = TrainRequest::new(&train)
         .metric(metric, convention)
         .seed(a.seed)
