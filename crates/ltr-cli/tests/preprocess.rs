@@ -160,6 +160,11 @@ fn letor_data_is_left_alone_by_auto_and_bad_options_fail() {
             vec!["--features", "@/nonexistent/features.txt"],
             "cannot read the feature file",
         ),
+        (
+            vec!["--feature-names", "/nonexistent/names.txt"],
+            "names.txt",
+        ),
+        (vec!["--log1p", "2,x"], "expected N or N-M"),
     ] {
         let mut a = vec![
             "train", "--train", &train, "--algo", "ranksvm", "--model", &out,
