@@ -91,7 +91,7 @@ fn algorithms_json_lists_parameters_defaults_and_allowed_values() {
         .unwrap();
     assert_eq!(
         solver["allowed"]["values"],
-        serde_json::json!(["newton", "dual", "gd", "cutting-plane"])
+        serde_json::json!(["newton", "dual", "gd", "cutting-plane", "ocas"])
     );
     let committee = algos
         .iter()

@@ -63,6 +63,33 @@ impl Progress for Silent {}
 
 static SILENT: Silent = Silent;
 
+/// State one setting of a grid leaves for the next, keyed by the learner (e.g. RSVM-IR's cutting planes, which are
+/// valid lower bounds of the loss for every C). A grid runs its settings in order, so results stay deterministic.
+#[derive(Default)]
+pub struct WarmStarts {
+    slots: std::sync::Mutex<std::collections::HashMap<String, Box<dyn std::any::Any + Send>>>,
+}
+
+impl std::fmt::Debug for WarmStarts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WarmStarts").finish_non_exhaustive()
+    }
+}
+
+impl WarmStarts {
+    /// Take the state left under `key`, if it is a `T`.
+    pub fn take<T: 'static>(&self, key: &str) -> Option<T> {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        let boxed = slots.remove(key)?;
+        boxed.downcast::<T>().ok().map(|b| *b)
+    }
+    /// Leave `state` under `key` for the next setting.
+    pub fn put<T: Send + 'static>(&self, key: &str, state: T) {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        slots.insert(key.to_string(), Box::new(state));
+    }
+}
+
 /// What a learner may use besides its training data and parameters.
 #[derive(Clone, Copy)]
 pub struct FitContext<'a> {
@@ -70,6 +97,7 @@ pub struct FitContext<'a> {
     validation: Option<&'a Dataset>,
     measure: Option<&'a dyn Measure>,
     progress: &'a dyn Progress,
+    warm: Option<&'a WarmStarts>,
 }
 
 impl std::fmt::Debug for FitContext<'_> {
@@ -90,7 +118,17 @@ impl<'a> FitContext<'a> {
             validation: None,
             measure: None,
             progress: &SILENT,
+            warm: None,
         }
+    }
+    /// Let the learner keep state between the settings of a grid (see [`WarmStarts`]).
+    pub fn with_warm_starts(mut self, warm: &'a WarmStarts) -> Self {
+        self.warm = Some(warm);
+        self
+    }
+    /// The warm-start store of the grid this fit belongs to, if any.
+    pub fn warm_starts(&self) -> Option<&'a WarmStarts> {
+        self.warm
     }
     /// Add validation data and the measure that judges it.
     pub fn with_validation(mut self, data: &'a Dataset, measure: &'a dyn Measure) -> Self {

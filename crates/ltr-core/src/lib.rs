@@ -27,7 +27,7 @@ pub use aggregate::{aggregate, positions, Aggregation, RankAggregate};
 pub use error::{LtrError, Result};
 pub use learner::{
     best_by_validation, Best, BestSoFar, Fit, FitContext, FitReport, FitWith, Fitted, Measure,
-    ParamGuard, Progress, Silent,
+    ParamGuard, Progress, Silent, WarmStarts,
 };
 pub use model_file::{Model, ModelFile, TrainingSummary, MODEL_FORMAT_VERSION};
 pub use params::Params;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use ltr_core::{
     best_by_validation, FitContext, Fitted, LtrError, Measure, ModelFile, Params, Progress, Result,
-    Scorer, Silent, TrainingSummary,
+    Scorer, Silent, TrainingSummary, WarmStarts,
 };
 use ltr_data::{Dataset, Preprocess, PreprocessSpec};
 use ltr_metrics::{evaluate_mean, Convention, Metric};
@@ -248,6 +248,10 @@ pub fn train(algorithm: &str, grid: &Grid, req: &TrainRequest<'_>) -> Result<Tra
         ctx = ctx.with_validation(v, &measure);
     }
     let several = settings.len() > 1;
+    let warm = WarmStarts::default();
+    if several {
+        ctx = ctx.with_warm_starts(&warm);
+    }
     let mut grid_scores = Vec::new();
     let best = best_by_validation(settings, |setting| {
         let params = Params::new(setting.iter().map(|(k, v)| (k.as_str(), v.as_str())));

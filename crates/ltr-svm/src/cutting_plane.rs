@@ -197,8 +197,35 @@ impl Planes {
     /// gradient exceeds the common multiplier most. SMO then polishes. The Gram matrix of cutting planes is
     /// nearly singular, which makes pairwise steps crawl; the exact solve does not care. Returns the solves done.
     fn active_set(&mut self, eps: f64, max_solves: usize) -> usize {
-        let k = self.alpha.len();
         let c: f64 = self.alpha.iter().sum();
+        let solves = self.active_set_steps(eps, max_solves, c);
+        self.restore_feasibility(c);
+        solves
+    }
+
+    /// Put α back on Σ α = c, α ≥ 0 after the active-set steps' rounding (an infeasible α would make the dual
+    /// value, the method's lower bound, wrong): the slack absorbs the difference, else the planes are rescaled,
+    /// and Gα is recomputed exactly.
+    fn restore_feasibility(&mut self, c: f64) {
+        let planes: f64 = self.alpha[1..].iter().sum();
+        if planes <= c {
+            self.alpha[0] = c - planes;
+        } else {
+            self.alpha[0] = 0.0;
+            let scale = c / planes;
+            self.alpha[1..].iter_mut().for_each(|a| *a *= scale);
+        }
+        for (s, ga) in self.g_alpha.iter_mut().enumerate() {
+            *ga = self.gram[s]
+                .iter()
+                .zip(&self.alpha[1..])
+                .map(|(g, a)| g * a)
+                .sum();
+        }
+    }
+
+    fn active_set_steps(&mut self, eps: f64, max_solves: usize, c: f64) -> usize {
+        let k = self.alpha.len();
         let mut active: Vec<usize> = (0..k).filter(|&t| self.alpha[t] > 0.0).collect();
         for solve in 0..max_solves {
             let Some((target, lambda)) = self.equality_solution(&active, c) else {
@@ -236,10 +263,12 @@ impl Planes {
 
     /// α_t += step, keeping (Gα) current.
     fn move_mass(&mut self, t: usize, step: f64) {
+        let new = (self.alpha[t] + step).max(0.0);
+        let step = new - self.alpha[t];
         if step == 0.0 {
             return;
         }
-        self.alpha[t] = (self.alpha[t] + step).max(0.0);
+        self.alpha[t] = new;
         if t > 0 {
             for (s, ga) in self.g_alpha.iter_mut().enumerate() {
                 *ga += step * self.gram[s][t - 1];
@@ -248,23 +277,26 @@ impl Planes {
     }
 
     /// The maximiser of Σ b_t α_t − ½ αᵀGα on `active` with Σ α = c (others 0), and the multiplier λ, the common
-    /// gradient there; `None` when the Gram matrix is too ill-conditioned to factor.
+    /// gradient there; `None` when the Gram matrix is too ill-conditioned to factor. The slack (t = 0, a zero
+    /// plane) fixes λ = 0 when active: the planes then solve G α = b and the slack takes the rest of c.
     fn equality_solution(&self, active: &[usize], c: f64) -> Option<(Vec<f64>, f64)> {
-        let m = active.len();
+        let planes: Vec<usize> = active.iter().copied().filter(|&t| t != 0).collect();
+        let with_slack = planes.len() < active.len();
+        let m = planes.len();
         if m == 0 {
-            return None;
+            return with_slack.then(|| (vec![c], 0.0));
         }
-        let scale = active
+        let scale = planes
             .iter()
             .map(|&t| self.g(t, t))
             .fold(0.0, f64::max)
             .max(1e-300);
         let ridge = 1e-12 * scale;
-        // Cholesky of G_SS + ridge·I (row-major lower triangle).
+        // Cholesky of G_PP + ridge·I (row-major lower triangle).
         let mut l = vec![0.0; m * m];
         for i in 0..m {
             for j in 0..=i {
-                let mut v = self.g(active[i], active[j]) + if i == j { ridge } else { 0.0 };
+                let mut v = self.g(planes[i], planes[j]) + if i == j { ridge } else { 0.0 };
                 for p in 0..j {
                     v -= l[i * m + p] * l[j * m + p];
                 }
@@ -294,19 +326,36 @@ impl Planes {
             }
             y
         };
-        let b: Vec<f64> = active
-            .iter()
-            .map(|&t| if t == 0 { 0.0 } else { self.b[t - 1] })
-            .collect();
-        // Stationarity G α = b − λ·1 and Σ α = c: α = G⁻¹b − λ G⁻¹1.
+        let b: Vec<f64> = planes.iter().map(|&t| self.b[t - 1]).collect();
         let gb = solve(b);
-        let g1 = solve(vec![1.0; m]);
-        let denom: f64 = g1.iter().sum();
-        if !(denom.is_finite() && denom > 0.0) {
-            return None;
-        }
-        let lambda = (gb.iter().sum::<f64>() - c) / denom;
-        let alpha: Vec<f64> = gb.iter().zip(&g1).map(|(x, y)| x - lambda * y).collect();
+        let (plane_alpha, lambda) = if with_slack {
+            (gb, 0.0)
+        } else {
+            // Stationarity G α = b − λ·1 and Σ α = c: α = G⁻¹b − λ G⁻¹1.
+            let g1 = solve(vec![1.0; m]);
+            let denom: f64 = g1.iter().sum();
+            if !(denom.is_finite() && denom > 0.0) {
+                return None;
+            }
+            let lambda = (gb.iter().sum::<f64>() - c) / denom;
+            (
+                gb.iter().zip(&g1).map(|(x, y)| x - lambda * y).collect(),
+                lambda,
+            )
+        };
+        // Back in `active`'s order; the slack takes what the planes leave of c.
+        let mut planes_iter = plane_alpha.iter();
+        let slack = c - plane_alpha.iter().sum::<f64>();
+        let alpha: Vec<f64> = active
+            .iter()
+            .map(|&t| {
+                if t == 0 {
+                    slack
+                } else {
+                    *planes_iter.next().expect("one per plane")
+                }
+            })
+            .collect();
         alpha
             .iter()
             .all(|x| x.is_finite())
@@ -417,6 +466,26 @@ pub fn ocas(
     c: f64,
     st: &CuttingPlaneSettings,
 ) -> (Vec<f64>, SolveReport) {
+    let (w, report, _) = ocas_from(obj, c, st, None);
+    (w, report)
+}
+
+/// What [`ocas_from`] leaves for the next C of a grid on the same objective: its planes (lower bounds of the loss
+/// whatever C is), their dual variables and the solution.
+pub(crate) struct OcasState {
+    planes: Planes,
+    c: f64,
+    w: Vec<f64>,
+}
+
+/// [`ocas`], warm-started from the state of a previous C on the same objective (SVMrank warm-starts along a C grid
+/// the same way): the planes are kept with α rescaled to the new C, and the old solution is the first best point.
+pub(crate) fn ocas_from(
+    obj: &PairwiseObjective<'_>,
+    c: f64,
+    st: &CuttingPlaneSettings,
+    start: Option<OcasState>,
+) -> (Vec<f64>, SolveReport, OcasState) {
     assert_eq!(
         obj.loss_kind(),
         PairLoss::Hinge,
@@ -424,11 +493,19 @@ pub fn ocas(
     );
     let ds = obj.dataset();
     let d = ds.n_features();
-    let mut planes = Planes::new(c);
     let primal = |w: &[f64], loss: f64| 0.5 * dot(w, w) + c * loss;
     // The plain method cuts at w_t, which jumps around the optimum when C is large.
-    let mut best_w = vec![0.0; d];
-    let mut best_scores = vec![0.0; ds.n_docs()];
+    let (mut planes, mut best_w) = match start {
+        Some(s) if s.w.len() == d && s.c > 0.0 => {
+            let mut planes = s.planes;
+            let scale = c / s.c;
+            planes.alpha.iter_mut().for_each(|a| *a *= scale);
+            planes.g_alpha.iter_mut().for_each(|g| *g *= scale);
+            (planes, s.w)
+        }
+        _ => (Planes::new(c), vec![0.0; d]),
+    };
+    let mut best_scores = ds.scores(&best_w);
     let mut cut_w = best_w.clone();
     let mut cut = obj.gradient(&best_scores);
     let mut best_p = primal(&best_w, cut.loss);
@@ -471,9 +548,23 @@ pub fn ocas(
             }
             best_p = p;
         }
+        let previous_gap = gap;
         gap = best_p - planes.dual_value();
         if gap <= st.tol * best_p.abs().max(f64::MIN_POSITIVE) {
             break;
+        }
+        if gap > 0.99 * previous_gap {
+            // Stalled: the cut between w_b and w_t left the plane model's minimum where it was (its plane was
+            // already in the model). Cut at w_t too, as the plain method does; that plane is violated at w_t by
+            // the gap, so the model must move.
+            let at_t = obj.gradient(&s_t);
+            let a: Vec<f64> = ds.transpose_times(&at_t.coef).iter().map(|g| -g).collect();
+            let b = at_t.loss + dot(&a, &w_t);
+            planes.push(a, b);
+            let p_t = primal(&w_t, at_t.loss);
+            if p_t < best_p {
+                (best_p, best_w, best_scores) = (p_t, w_t.clone(), s_t.clone());
+            }
         }
         const TOWARDS_MINIMISER: f64 = 0.1;
         cut_w = best_w
@@ -492,6 +583,11 @@ pub fn ocas(
             (best_p, best_w, best_scores) = (p_cut, cut_w.clone(), cut_scores);
         }
     }
+    let state = OcasState {
+        planes,
+        c,
+        w: best_w.clone(),
+    };
     tracing::debug!(
         "ocas: {iterations} planes, {smo_steps} SMO steps, primal {best_p:.6}, gap {gap:.3e}"
     );
@@ -502,7 +598,7 @@ pub fn ocas(
         inner_iterations: smo_steps,
         gradient_norm: gnorm,
     };
-    (best_w, report)
+    (best_w, report, state)
 }
 
 /// The exact minimiser over k ≥ 0 of F(w_b + k(w_t − w_b)), F = ½‖w‖² + C·L(w), and its value. F is convex and

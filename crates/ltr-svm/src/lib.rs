@@ -34,13 +34,16 @@ mod newton;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use ltr_core::{Fit, FitContext, FitReport, Fitted, LinearModel, LtrError, Model, Result};
+use ltr_core::{
+    Fit, FitContext, FitReport, Fitted, LinearModel, LtrError, Model, Result, WarmStarts,
+};
 use ltr_data::Dataset;
 use ltr_pairs::{
     query_weights_mu, tau_closed_form, tau_monte_carlo, LevelWeights, Levels, MissingGrade,
     PairLoss, PairScheme, PairSet, PairwiseObjective,
 };
 
+use cutting_plane::ocas_from;
 pub use cutting_plane::{cutting_plane, ocas, CuttingPlaneSettings};
 pub use dual_cd::{dual_cd, DualSettings};
 pub use gd::{gradient_descent, GdSettings, StepRule};
@@ -185,7 +188,10 @@ impl Fit for RankSvmParams {
     /// Solve with the context's seed; the report carries the solver's iterations, objective and duality gap, and
     /// the C used when it was SVMlight's default.
     fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
-        let fit = self.clone().seed(ctx.seed()).solve(train)?;
+        let fit = self
+            .clone()
+            .seed(ctx.seed())
+            .solve_warm(train, ctx.warm_starts())?;
         let mut report = FitReport {
             iterations: Some(fit.report.iterations as u64),
             objective: Some(fit.report.objective),
@@ -308,6 +314,12 @@ impl RankSvmParams {
 
     /// Solve on `ds` with this struct's seed, returning the solver's own report (the [`Fit`] impl wraps this).
     pub fn solve(&self, ds: &Dataset) -> Result<SvmFit> {
+        self.solve_warm(ds, None)
+    }
+
+    /// [`solve`](Self::solve), keeping OCAS's planes in `warm` for the next C of a grid on the same data and
+    /// settings (the other solvers start cold: their reproductions stay bit for bit).
+    fn solve_warm(&self, ds: &Dataset, warm: Option<&WarmStarts>) -> Result<SvmFit> {
         self.validate()?;
         let t0 = Instant::now();
         let c = match self.c {
@@ -357,7 +369,21 @@ impl RankSvmParams {
                 if let Some(m) = self.max_iter {
                     st.max_iter = m;
                 }
-                ocas(&obj, c, &st)
+                // Everything but C must match: the same data (by address, within one grid) and settings.
+                let key = format!(
+                    "ocas {:p} {:?}",
+                    ds,
+                    Self {
+                        c: CSetting::Value(0.0),
+                        ..self.clone()
+                    }
+                );
+                let start = warm.and_then(|w| w.take(&key));
+                let (w, report, state) = ocas_from(&obj, c, &st, start);
+                if let Some(warm) = warm {
+                    warm.put(&key, state);
+                }
+                (w, report)
             }
             Solver::GradientDescent(step) => {
                 let obj = objective(self.loss);
