@@ -442,6 +442,7 @@ pub fn cutting_plane(
         smo_steps += planes.solve(eps, planes.alpha.len() * 200, false);
         w = planes.weights(d);
     }
+    warn_if_capped("cutting plane", iterations, st, gap, best_p);
     tracing::debug!(
         "cutting plane: {iterations} planes, {smo_steps} SMO steps, primal {best_p:.6}, gap {gap:.3e}"
     );
@@ -588,6 +589,7 @@ pub(crate) fn ocas_from(
         c,
         w: best_w.clone(),
     };
+    warn_if_capped("ocas", iterations, st, gap, best_p);
     tracing::debug!(
         "ocas: {iterations} planes, {smo_steps} SMO steps, primal {best_p:.6}, gap {gap:.3e}"
     );
@@ -655,4 +657,16 @@ fn line_search(
         }
     }
     (best_k, best_f)
+}
+
+/// A budget that ends the solve before the gap closes is worth a warning: the model is usable but not the optimum.
+fn warn_if_capped(method: &str, planes: usize, st: &CuttingPlaneSettings, gap: f64, primal: f64) {
+    if planes >= st.max_iter && gap > st.tol * primal.abs() {
+        tracing::warn!(
+            "{method}: stopped at its cap of {} planes with a relative duality gap of {:.1e} (target {:.0e}); raise max-iter, or lower C",
+            st.max_iter,
+            gap / primal.abs().max(f64::MIN_POSITIVE),
+            st.tol
+        );
+    }
 }

@@ -64,9 +64,18 @@ pub fn newton_cg(
     let g0 = dot(&g, &g).sqrt();
     let mut iterations = 0;
     let mut cg_total = 0;
-    while iterations < st.max_iter {
+    loop {
         let gnorm = dot(&g, &g).sqrt();
         if gnorm <= st.tol * g0.max(1e-300) {
+            break;
+        }
+        if iterations >= st.max_iter {
+            tracing::warn!(
+                "newton: stopped at its cap of {} iterations with a gradient norm {:.1e} of the initial (target {:.0e}); raise max-iter",
+                st.max_iter,
+                gnorm / g0.max(1e-300),
+                st.tol
+            );
             break;
         }
         iterations += 1;
