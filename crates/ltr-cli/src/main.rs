@@ -41,6 +41,8 @@ enum Command {
     Inspect(commands::inspect::InspectArgs),
     /// Write a seeded synthetic LETOR-like dataset (train/vali/test).
     Generate(commands::generate::GenerateArgs),
+    /// Export a model to a search engine: es-ltr, opensearch-ltr, solr-ltr, vespa, ranklib.
+    Export(commands::export::ExportArgs),
     /// List the algorithms with their parameters, defaults and allowed values.
     Algorithms {
         /// Print JSON on stdout.
@@ -73,6 +75,7 @@ fn main() -> ExitCode {
         Command::Compare(a) => commands::compare::run(a),
         Command::Inspect(a) => commands::inspect::run(a),
         Command::Generate(a) => commands::generate::run(a),
+        Command::Export(a) => commands::export::run(a),
         Command::Algorithms { json } => {
             if json {
                 println!("{:#}", ltr_learn::algorithms_json());

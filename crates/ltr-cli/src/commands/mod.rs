@@ -2,6 +2,7 @@
 
 pub mod compare;
 pub mod eval;
+pub mod export;
 pub mod generate;
 pub mod inspect;
 pub mod predict;

@@ -1,0 +1,99 @@
+//! `ltr export`: every target from the command line, Solr's two files, names from --feature-names, and refusals
+//! that exit non-zero with the reason.
+
+mod common;
+
+use common::{ltr, ok};
+use ltr_data::{generate_web, write_letor, WebConfig};
+
+#[test]
+fn export_writes_each_engine_format_and_refuses_what_it_cannot_express() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let web = generate_web(&WebConfig {
+        queries: 12,
+        min_docs: 10,
+        max_docs: 20,
+        features: 10,
+        seed: 2,
+        ..Default::default()
+    })
+    .unwrap();
+    write_letor(&web, p("train.txt").as_ref()).unwrap();
+    ok(&[
+        "train",
+        "--train",
+        &p("train.txt"),
+        "--algo",
+        "ranksvm",
+        "--model",
+        &p("m.json"),
+    ]);
+    let names: String = (1..=10).map(|k| format!("{k} bm25_field_{k}\n")).collect();
+    std::fs::write(p("names.txt"), names).unwrap();
+
+    let es = ok(&[
+        "export",
+        "--model",
+        &p("m.json"),
+        "--to",
+        "es-ltr",
+        "--feature-names",
+        &p("names.txt"),
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&es).unwrap();
+    assert_eq!(v["model"]["model"]["type"], "model/linear");
+    assert!(v["model"]["model"]["definition"]["bm25_field_1"].is_number());
+    assert!(
+        v["model"]["model"]["feature_normalizers"]["bm25_field_1"]["standard"]
+            ["standard_deviation"]
+            .is_number()
+    );
+
+    // Solr writes the model and a feature-store skeleton, and needs --out for the pair.
+    let o = ltr(&["export", "--model", &p("m.json"), "--to", "solr-ltr"]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("give --out FILE"));
+    ok(&[
+        "export",
+        "--model",
+        &p("m.json"),
+        "--to",
+        "solr-ltr",
+        "--out",
+        &p("solr.json"),
+        "--name",
+        "web_ranker",
+    ]);
+    let solr: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p("solr.json")).unwrap()).unwrap();
+    assert_eq!(solr["name"], "web_ranker");
+    let store = std::fs::read_to_string(p("solr.json.feature-store.json")).unwrap();
+    assert!(store.contains("SolrFeature") && store.contains("\"store\": \"ltr_features\""));
+
+    let vespa = ok(&["export", "--model", &p("m.json"), "--to", "vespa"]);
+    assert!(vespa.starts_with("rank-profile ltr_model inherits default"));
+    let ranklib = ok(&["export", "--model", &p("m.json"), "--to", "ranklib"]);
+    assert!(ranklib.starts_with("## Coordinate Ascent") && ranklib.contains("1:"));
+
+    ok(&[
+        "train",
+        "--train",
+        &p("train.txt"),
+        "--algo",
+        "ranksvm",
+        "--normalize",
+        "query-zscore",
+        "--model",
+        &p("q.json"),
+    ]);
+    let o = ltr(&["export", "--model", &p("q.json"), "--to", "opensearch-ltr"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("per query") && err.contains("q.json"),
+        "{err}"
+    );
+    let o = ltr(&["export", "--model", &p("m.json"), "--to", "lucene"]);
+    assert!(
+        !o.status.success() && String::from_utf8_lossy(&o.stderr).contains("unknown export target")
+    );
+}

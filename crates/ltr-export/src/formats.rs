@@ -1,0 +1,298 @@
+//! The engines' formats, written from a [`LinearForm`].
+
+use std::fmt::Write as _;
+
+use ltr_core::ModelFile;
+use serde_json::{json, Map, Value};
+
+use crate::linear::{linear_form, LinearForm, Normalizer, Term};
+use crate::{ExportError, Result};
+
+/// Where a model goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// The Elasticsearch LTR plugin (`POST _ltr/_featureset/<set>/_createmodel`, `model/linear`).
+    EsLtr,
+    /// The OpenSearch LTR plugin (the same request and format as Elasticsearch's).
+    OpenSearchLtr,
+    /// Solr LTR: an `org.apache.solr.ltr.model.LinearModel` (`PUT /solr/<core>/schema/model-store`) and a
+    /// feature-store skeleton.
+    SolrLtr,
+    /// Vespa: a rank profile whose first phase is the linear expression.
+    Vespa,
+    /// RankLib: a Coordinate Ascent model file (`-load`), normalisers folded into the weights.
+    RankLib,
+}
+
+impl Target {
+    /// Every target with its command-line name.
+    pub const ALL: [(&'static str, Target); 5] = [
+        ("es-ltr", Target::EsLtr),
+        ("opensearch-ltr", Target::OpenSearchLtr),
+        ("solr-ltr", Target::SolrLtr),
+        ("vespa", Target::Vespa),
+        ("ranklib", Target::RankLib),
+    ];
+
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, t)| *t == self)
+            .map(|(n, _)| *n)
+            .expect("every target is listed")
+    }
+}
+
+impl std::str::FromStr for Target {
+    type Err = ExportError;
+    fn from_str(s: &str) -> Result<Self> {
+        Self::ALL
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(s))
+            .map(|(_, t)| *t)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|(n, _)| *n).collect();
+                ExportError::Option(format!(
+                    "unknown export target `{s}`; use one of {}",
+                    names.join(", ")
+                ))
+            })
+    }
+}
+
+/// Options of [`export`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExportOptions {
+    /// The model's name in the engine.
+    pub name: String,
+    /// The feature set (Elasticsearch/OpenSearch) or feature store (Solr) the model's features live in.
+    pub feature_set: String,
+    /// Fold the normalisers into the weights instead of writing them (RankLib always folds: it has none).
+    pub fold_normalizer: bool,
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        Self {
+            name: "ltr_model".into(),
+            feature_set: "ltr_features".into(),
+            fold_normalizer: false,
+        }
+    }
+}
+
+/// An exported model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Exported {
+    /// The model in the engine's format.
+    pub model: String,
+    /// Solr's feature-store skeleton (feature names, a placeholder query for each to fill in).
+    pub feature_store: Option<String>,
+    /// What the user must know: the request that uploads it, the missing-feature rule, what was folded.
+    pub notes: Vec<String>,
+}
+
+const MISSING_FEATURES: &str = "a feature absent from a document counts as raw value 0 (as in training), which the normaliser then maps like any other value";
+
+/// Export `model` to `target`.
+pub fn export(model: &ModelFile, target: Target, opts: &ExportOptions) -> Result<Exported> {
+    let form = linear_form(model, target.name())?;
+    if form.terms.is_empty() {
+        return Err(ExportError::Unsupported {
+            target: target.name().into(),
+            reason: "every weight is zero: the model ranks nothing".into(),
+        });
+    }
+    let fold = opts.fold_normalizer || target == Target::RankLib;
+    let form = if fold { form.folded() } else { form };
+    let mut notes = vec![format!("missing features: {MISSING_FEATURES}")];
+    if fold {
+        notes.push(
+            "normalisers are folded into the weights: scores differ from `ltr predict` by a constant, rankings are the same"
+                .into(),
+        );
+    }
+    Ok(match target {
+        Target::EsLtr | Target::OpenSearchLtr => es_ltr(&form, target, opts, &mut notes)?,
+        Target::SolrLtr => solr_ltr(&form, opts, &mut notes),
+        Target::Vespa => vespa(&form, opts, &mut notes),
+        Target::RankLib => ranklib(&form, &mut notes),
+    })
+}
+
+/// Weights as the engines store them (float32), written as the f64 nearest to that float.
+fn f32_value(w: f64) -> Value {
+    json!(w as f32 as f64)
+}
+
+fn es_ltr(
+    form: &LinearForm,
+    target: Target,
+    opts: &ExportOptions,
+    notes: &mut Vec<String>,
+) -> Result<Exported> {
+    let mut definition = Map::new();
+    let mut normalizers = Map::new();
+    for t in &form.terms {
+        definition.insert(t.name.clone(), f32_value(t.weight));
+        match t.normalizer {
+            Normalizer::Identity => {}
+            Normalizer::Standard { mean, std } => {
+                normalizers.insert(
+                    t.name.clone(),
+                    json!({"standard": {"mean": mean, "standard_deviation": std}}),
+                );
+            }
+            Normalizer::MinMax { min, max } => {
+                if min < 0.0 {
+                    return Err(ExportError::Unsupported {
+                        target: target.name().into(),
+                        reason: format!(
+                            "its min_max normaliser needs 0 <= minimum, but feature `{}` reaches {min} in training; export with --fold-normalizer, or train with --normalize zscore",
+                            t.name
+                        ),
+                    });
+                }
+                normalizers.insert(
+                    t.name.clone(),
+                    json!({"min_max": {"minimum": min, "maximum": max}}),
+                );
+            }
+        }
+    }
+    let mut inner = json!({"type": "model/linear", "definition": definition});
+    if !normalizers.is_empty() {
+        inner["feature_normalizers"] = Value::Object(normalizers);
+    }
+    let body = json!({"model": {"name": opts.name, "model": inner}});
+    notes.insert(
+        0,
+        format!(
+            "upload: POST _ltr/_featureset/{}/_createmodel with this body; every feature name must exist in that feature set",
+            opts.feature_set
+        ),
+    );
+    Ok(Exported {
+        model: format!("{body:#}\n"),
+        feature_store: None,
+        notes: std::mem::take(notes),
+    })
+}
+
+fn solr_ltr(form: &LinearForm, opts: &ExportOptions, notes: &mut Vec<String>) -> Exported {
+    let features: Vec<Value> = form
+        .terms
+        .iter()
+        .map(|t| match t.normalizer {
+            Normalizer::Identity => json!({"name": t.name}),
+            Normalizer::Standard { mean, std } => json!({
+                "name": t.name,
+                "norm": {"class": "org.apache.solr.ltr.norm.StandardNormalizer",
+                         "params": {"avg": mean.to_string(), "std": std.to_string()}}
+            }),
+            Normalizer::MinMax { min, max } => json!({
+                "name": t.name,
+                "norm": {"class": "org.apache.solr.ltr.norm.MinMaxNormalizer",
+                         "params": {"min": min.to_string(), "max": max.to_string()}}
+            }),
+        })
+        .collect();
+    let weights: Map<String, Value> = form
+        .terms
+        .iter()
+        .map(|t| (t.name.clone(), f32_value(t.weight)))
+        .collect();
+    let model = json!({
+        "class": "org.apache.solr.ltr.model.LinearModel",
+        "name": opts.name,
+        "store": opts.feature_set,
+        "features": features,
+        "params": {"weights": weights},
+    });
+    let store: Vec<Value> = form
+        .terms
+        .iter()
+        .map(|t| {
+            json!({
+                "name": t.name,
+                "class": "org.apache.solr.ltr.feature.SolrFeature",
+                "params": {"q": format!("TODO: the query whose score is feature {} (`{}`)", t.feature, t.name)},
+                "store": opts.feature_set,
+            })
+        })
+        .collect();
+    notes.insert(
+        0,
+        format!(
+            "upload: PUT the feature store to /solr/<core>/schema/feature-store (fill in each feature's query first), then this model to /solr/<core>/schema/model-store; query with rq={{!ltr model={}}}",
+            opts.name
+        ),
+    );
+    Exported {
+        model: format!("{model:#}\n"),
+        feature_store: Some(format!("{:#}\n", Value::Array(store))),
+        notes: std::mem::take(notes),
+    }
+}
+
+fn vespa_term(t: &Term) -> String {
+    let x = &t.name;
+    match t.normalizer {
+        Normalizer::Identity => x.clone(),
+        Normalizer::Standard { mean, std } => format!("(({x} - {mean}) / {std})"),
+        Normalizer::MinMax { min, max } => format!("(({x} - {min}) / {})", max - min),
+    }
+}
+
+fn vespa(form: &LinearForm, opts: &ExportOptions, notes: &mut Vec<String>) -> Exported {
+    let mut expr = String::new();
+    for (k, t) in form.terms.iter().enumerate() {
+        let w = t.weight as f32 as f64;
+        let sign = if w < 0.0 { "-" } else { "+" };
+        if k == 0 {
+            if w < 0.0 {
+                expr.push('-');
+            }
+        } else {
+            let _ = write!(expr, "\n            {sign} ");
+        }
+        let _ = write!(expr, "{} * {}", w.abs(), vespa_term(t));
+    }
+    let model = format!(
+        "rank-profile {} inherits default {{\n    first-phase {{\n        expression {{\n            {expr}\n        }}\n    }}\n}}\n",
+        opts.name
+    );
+    notes.insert(
+        0,
+        "add this rank-profile to your schema; each feature name must be a Vespa rank feature (e.g. bm25(title), attribute(pagerank)) — name them so with --feature-names".into(),
+    );
+    Exported {
+        model,
+        feature_store: None,
+        notes: std::mem::take(notes),
+    }
+}
+
+fn ranklib(form: &LinearForm, notes: &mut Vec<String>) -> Exported {
+    let mut model = String::from(
+        "## Coordinate Ascent\n## Exported by ltr: a linear model, normalisers folded into the weights\n## Restart = 1\n## MaxIteration = 0\n",
+    );
+    let line: Vec<String> = form
+        .terms
+        .iter()
+        .map(|t| format!("{}:{}", t.feature, t.weight as f32 as f64))
+        .collect();
+    model.push_str(&line.join(" "));
+    model.push('\n');
+    notes.insert(
+        0,
+        "load with RankLib's -load, without -norm (the normalisation is already in the weights)"
+            .into(),
+    );
+    Exported {
+        model,
+        feature_store: None,
+        notes: std::mem::take(notes),
+    }
+}

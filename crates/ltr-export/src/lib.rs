@@ -1,0 +1,50 @@
+//! Export `ltr` models to the engines that serve rankings: the Elasticsearch and OpenSearch LTR plugins, Solr LTR,
+//! Vespa and RankLib.
+//!
+//! A model is first reduced to a [`LinearForm`]: one term per raw feature (its file number and name), a weight, and
+//! the normaliser the engine must apply to the raw value (none, standard or min-max), read off the preprocessing
+//! stored in the model. Each [`Target`] then writes that form in the engine's own format. What no engine can compute
+//! — per-query normalisation, `log1p`, rank aggregates (Borda, median, Markov) — is refused with the reason and what
+//! to train instead.
+//!
+//! ```
+//! use ltr_core::{LinearModel, Model, ModelFile, TrainingSummary};
+//! use ltr_export::{export, ExportOptions, Target};
+//!
+//! let mut model = ModelFile::new(
+//!     "ranksvm",
+//!     Default::default(),
+//!     TrainingSummary { features: 2, ..Default::default() },
+//!     Model::Linear(LinearModel::new(vec![0.5, -1.0])),
+//! );
+//! model.feature_names = vec!["bm25".into(), "pagerank".into()];
+//! let out = export(&model, Target::RankLib, &ExportOptions::default()).unwrap();
+//! assert!(out.model.ends_with("1:0.5 2:-1\n"));
+//! ```
+#![deny(missing_docs)]
+
+mod formats;
+mod linear;
+
+pub use formats::{export, ExportOptions, Exported, Target};
+pub use linear::{linear_form, LinearForm, Normalizer, Term};
+
+/// Why a model cannot be exported.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExportError {
+    /// The model (or its preprocessing) uses something the target cannot compute.
+    #[error("{target} cannot run this model: {reason}")]
+    Unsupported {
+        /// The target format.
+        target: String,
+        /// Why, and what to train instead.
+        reason: String,
+    },
+    /// A bad option.
+    #[error("{0}")]
+    Option(String),
+}
+
+/// Result of this crate.
+pub type Result<T> = std::result::Result<T, ExportError>;

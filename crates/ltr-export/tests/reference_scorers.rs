@@ -1,0 +1,314 @@
+//! Each exported format scored by an independent implementation of its engine's rule (written from the formats'
+//! documentation, not from this crate's writers) must rank raw test data exactly as `ltr predict` does: the same
+//! scores to float32 precision where the normalisers are written out, the same scores up to one constant where they
+//! are folded into the weights.
+
+use ltr_core::{ModelFile, TrainingSummary};
+use ltr_data::{generate_web, split_by_queries, Dataset, NormalizeKind, PreprocessSpec, WebConfig};
+use ltr_export::{export, ExportOptions, Target};
+use ltr_learn::{Grid, TrainRequest};
+use serde_json::Value;
+
+fn data() -> (Dataset, Dataset) {
+    let all = generate_web(&WebConfig {
+        queries: 30,
+        min_docs: 10,
+        max_docs: 30,
+        features: 24,
+        seed: 4,
+        ..Default::default()
+    })
+    .unwrap();
+    let mut parts = split_by_queries(&all, &[0.7, 0.3], 2).unwrap();
+    let test = parts.pop().unwrap();
+    (parts.pop().unwrap(), test)
+}
+
+fn trained(
+    algo: &str,
+    params: &[(&str, &str)],
+    normalize: NormalizeKind,
+    log1p: Vec<usize>,
+) -> ModelFile {
+    let (train, _) = data();
+    let spec = PreprocessSpec {
+        normalize: Some(normalize),
+        log1p,
+        ..Default::default()
+    };
+    let req = TrainRequest::new(&train).preprocess(&spec);
+    let mut m = ltr_learn::train(algo, &Grid::single(params.iter().copied()), &req)
+        .unwrap()
+        .into_model_file(TrainingSummary::default());
+    m.feature_names = (1..=train.n_features())
+        .map(|k| format!("feat_{k}"))
+        .collect();
+    m
+}
+
+/// Feature `feat_k` of document `i` (raw value).
+fn raw(test: &Dataset, i: usize, name: &str) -> f64 {
+    let k: usize = name.strip_prefix("feat_").unwrap().parse().unwrap();
+    test.row(i).get(k - 1) as f64
+}
+
+fn es_scores(text: &str, test: &Dataset) -> Vec<f64> {
+    let v: Value = serde_json::from_str(text).unwrap();
+    let m = &v["model"]["model"];
+    assert_eq!(m["type"], "model/linear");
+    let defs = m["definition"].as_object().unwrap();
+    let norms = m.get("feature_normalizers").and_then(Value::as_object);
+    (0..test.n_docs())
+        .map(|i| {
+            defs.iter()
+                .map(|(name, w)| {
+                    let x = raw(test, i, name);
+                    let x = match norms.and_then(|n| n.get(name)) {
+                        None => x,
+                        Some(n) if n.get("standard").is_some() => {
+                            let s = &n["standard"];
+                            (x - s["mean"].as_f64().unwrap())
+                                / s["standard_deviation"].as_f64().unwrap()
+                        }
+                        Some(n) => {
+                            let s = &n["min_max"];
+                            let (lo, hi) = (
+                                s["minimum"].as_f64().unwrap(),
+                                s["maximum"].as_f64().unwrap(),
+                            );
+                            (x - lo) / (hi - lo)
+                        }
+                    };
+                    w.as_f64().unwrap() * x
+                })
+                .sum()
+        })
+        .collect()
+}
+
+fn solr_scores(text: &str, test: &Dataset) -> Vec<f64> {
+    let v: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(v["class"], "org.apache.solr.ltr.model.LinearModel");
+    let weights = v["params"]["weights"].as_object().unwrap();
+    let param = |n: &Value, k: &str| n["params"][k].as_str().unwrap().parse::<f64>().unwrap();
+    (0..test.n_docs())
+        .map(|i| {
+            v["features"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| {
+                    let name = f["name"].as_str().unwrap();
+                    let x = raw(test, i, name);
+                    let x = match f.get("norm") {
+                        None => x,
+                        Some(n) if n["class"] == "org.apache.solr.ltr.norm.StandardNormalizer" => {
+                            (x - param(n, "avg")) / param(n, "std")
+                        }
+                        Some(n) => (x - param(n, "min")) / (param(n, "max") - param(n, "min")),
+                    };
+                    weights[name].as_f64().unwrap() * x
+                })
+                .sum()
+        })
+        .collect()
+}
+
+/// Vespa's expression as written: `[-]w * term` then `± w * term` per line; a term is a feature name or
+/// `((name - a) / b)`.
+fn vespa_scores(text: &str, test: &Dataset) -> Vec<f64> {
+    let body = text
+        .split("expression {")
+        .nth(1)
+        .unwrap()
+        .split('}')
+        .next()
+        .unwrap();
+    let terms: Vec<(f64, String, f64, f64)> = body
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let (sign, rest) = match l.strip_prefix("- ").or_else(|| l.strip_prefix('-')) {
+                Some(r) => (-1.0, r),
+                None => (1.0, l.strip_prefix("+ ").unwrap_or(l)),
+            };
+            let (w, term) = rest.split_once(" * ").unwrap();
+            let w: f64 = w.parse().unwrap();
+            let (name, a, b) = match term.strip_prefix("((") {
+                None => (term.to_string(), 0.0, 1.0),
+                Some(t) => {
+                    let (name, t) = t.split_once(" - ").unwrap();
+                    let (a, b) = t.trim_end_matches(')').split_once(") / ").unwrap();
+                    (name.to_string(), a.parse().unwrap(), b.parse().unwrap())
+                }
+            };
+            (sign * w, name, a, b)
+        })
+        .collect();
+    (0..test.n_docs())
+        .map(|i| {
+            terms
+                .iter()
+                .map(|(w, n, a, b)| w * (raw(test, i, n) - a) / b)
+                .sum()
+        })
+        .collect()
+}
+
+fn ranklib_scores(text: &str, test: &Dataset) -> Vec<f64> {
+    assert!(text.starts_with("## Coordinate Ascent"));
+    let line = text.lines().find(|l| !l.starts_with("##")).unwrap();
+    let w: Vec<(usize, f64)> = line
+        .split_whitespace()
+        .map(|kv| {
+            let (k, v) = kv.split_once(':').unwrap();
+            (k.parse().unwrap(), v.parse().unwrap())
+        })
+        .collect();
+    (0..test.n_docs())
+        .map(|i| {
+            w.iter()
+                .map(|(k, v)| v * test.row(i).get(k - 1) as f64)
+                .sum()
+        })
+        .collect()
+}
+
+/// Equal to float32 precision, or (`up_to_constant`) equal after removing one common shift.
+fn assert_same(ours: &[f64], theirs: &[f64], up_to_constant: bool, what: &str) {
+    let shift = if up_to_constant {
+        theirs[0] - ours[0]
+    } else {
+        0.0
+    };
+    let scale = ours.iter().map(|s| s.abs()).fold(0.0, f64::max).max(1e-12);
+    for (a, b) in ours.iter().zip(theirs) {
+        assert!(
+            (a + shift - b).abs() <= 1e-6 * scale,
+            "{what}: ltr {a} vs engine {b} (shift {shift}, scale {scale})"
+        );
+    }
+}
+
+fn check_all_targets(model: &ModelFile, label: &str) {
+    let (_, test) = data();
+    let ours = model.score_raw(&test).unwrap();
+    for (target, scorer) in [
+        (Target::EsLtr, es_scores as fn(&str, &Dataset) -> Vec<f64>),
+        (Target::OpenSearchLtr, es_scores),
+        (Target::SolrLtr, solr_scores),
+        (Target::Vespa, vespa_scores),
+        (Target::RankLib, ranklib_scores),
+    ] {
+        for fold in [false, true] {
+            let opts = ExportOptions {
+                fold_normalizer: fold,
+                ..Default::default()
+            };
+            let out = match export(model, target, &opts) {
+                Ok(o) => o,
+                Err(e) => panic!("{label} → {}: {e}", target.name()),
+            };
+            let theirs = scorer(&out.model, &test);
+            let folded = fold || target == Target::RankLib || model.preprocess.is_none();
+            assert_same(
+                &ours,
+                &theirs,
+                folded,
+                &format!("{label} → {} (fold {fold})", target.name()),
+            );
+        }
+    }
+}
+
+#[test]
+fn ranksvm_with_each_normaliser_exports_to_every_engine() {
+    check_all_targets(
+        &trained("ranksvm", &[], NormalizeKind::ZScore, vec![]),
+        "ranksvm zscore",
+    );
+    check_all_targets(
+        &trained("ranksvm", &[], NormalizeKind::None, vec![]),
+        "ranksvm none",
+    );
+}
+
+#[test]
+fn committee_perceptron_weighted_average_is_linear_and_exports() {
+    let m = trained(
+        "committee-perceptron",
+        &[("combine", "average")],
+        NormalizeKind::ZScore,
+        vec![],
+    );
+    check_all_targets(&m, "committee-perceptron");
+}
+
+#[test]
+fn min_max_goes_out_where_the_engine_allows_it() {
+    let m = trained("ranksvm", &[], NormalizeKind::MinMax, vec![]);
+    let (_, test) = data();
+    let ours = m.score_raw(&test).unwrap();
+    // The web generator's features are non-negative: Elasticsearch's min_max accepts them.
+    let es = export(&m, Target::EsLtr, &ExportOptions::default()).unwrap();
+    assert!(es.model.contains("min_max"));
+    assert_same(
+        &ours,
+        &es_scores(&es.model, &test),
+        false,
+        "minmax → es-ltr",
+    );
+    let solr = export(&m, Target::SolrLtr, &ExportOptions::default()).unwrap();
+    assert!(solr.model.contains("MinMaxNormalizer"));
+    assert_same(
+        &ours,
+        &solr_scores(&solr.model, &test),
+        false,
+        "minmax → solr-ltr",
+    );
+    assert!(solr
+        .feature_store
+        .unwrap()
+        .contains("org.apache.solr.ltr.feature.SolrFeature"));
+}
+
+#[test]
+fn what_engines_cannot_compute_is_refused_with_the_reason() {
+    let cases = [
+        (
+            trained("ranksvm", &[], NormalizeKind::QueryZScore, vec![]),
+            "per query",
+        ),
+        (
+            trained("ranksvm", &[], NormalizeKind::ZScore, vec![3]),
+            "log1p",
+        ),
+        (
+            trained("mhr", &[], NormalizeKind::ZScore, vec![]),
+            "aggregates the rankings",
+        ),
+        (
+            trained(
+                "rankboost",
+                &[("rounds", "5")],
+                NormalizeKind::ZScore,
+                vec![],
+            ),
+            "threshold rankers",
+        ),
+    ];
+    for (model, needle) in cases {
+        for (name, target) in Target::ALL {
+            let e = export(&model, target, &ExportOptions::default())
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(needle) && e.contains(name), "{name}: {e}");
+        }
+    }
+    assert!("lucene"
+        .parse::<Target>()
+        .unwrap_err()
+        .to_string()
+        .contains("es-ltr, opensearch-ltr"));
+}
