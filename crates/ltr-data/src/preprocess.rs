@@ -218,8 +218,7 @@ impl Preprocess {
                 .into_par_iter()
                 .for_each(|mut row| {
                     for &j in &log_columns {
-                        let v = row[j] as f64;
-                        row[j] = (v.signum() * v.abs().ln_1p()) as f32;
+                        row[j] = log1p_value(row[j]);
                     }
                 });
         }
@@ -240,12 +239,7 @@ impl Preprocess {
                     .into_par_iter()
                     .for_each(|mut row| {
                         for (j, v) in row.iter_mut().enumerate() {
-                            let range = max[j] - min[j];
-                            *v = if range > 0.0 {
-                                ((*v as f64 - min[j]) / range) as f32
-                            } else {
-                                0.0
-                            };
+                            *v = minmax_value(*v, min[j], max[j]);
                         }
                     });
             }
@@ -302,6 +296,26 @@ impl Preprocess {
         }
     }
 
+    /// The value model input `column` (0-based, after selection) takes for raw value `raw` of its feature, computed
+    /// exactly as [`apply`](Self::apply) computes it; `None` for per-query normalisations, which need the whole
+    /// query. Export uses it to carry thresholds back to raw values.
+    pub fn transform_value(&self, column: usize, raw: f32) -> Option<f32> {
+        let feature = self.features.as_ref().map_or(column + 1, |f| f[column]);
+        let v = if self.log1p.contains(&feature) {
+            log1p_value(raw)
+        } else {
+            raw
+        };
+        match &self.normalization {
+            None => Some(v),
+            Some(Normalization::ZScore(z)) => Some(zscore_value(v, z.mean[column], z.std[column])),
+            Some(Normalization::MinMax { min, max }) => {
+                Some(minmax_value(v, min[column], max[column]))
+            }
+            Some(_) => None,
+        }
+    }
+
     /// One line per step, for `ltr inspect` and logs.
     pub fn describe(&self) -> Vec<String> {
         let mut v = Vec::new();
@@ -332,6 +346,31 @@ impl Preprocess {
             Some(Normalization::QuerySum) => "per-query sum".into(),
         });
         v
+    }
+}
+
+/// Sign-preserving log1p, as `--log1p` applies it.
+fn log1p_value(v: f32) -> f32 {
+    let v = v as f64;
+    (v.signum() * v.abs().ln_1p()) as f32
+}
+
+/// (v − min) / (max − min); 0 for a feature constant on the training data.
+fn minmax_value(v: f32, min: f64, max: f64) -> f32 {
+    let range = max - min;
+    if range > 0.0 {
+        ((v as f64 - min) / range) as f32
+    } else {
+        0.0
+    }
+}
+
+/// (v − mean) / std; 0 for a feature constant on the training data.
+pub(crate) fn zscore_value(v: f32, mean: f64, std: f64) -> f32 {
+    if std > 0.0 {
+        ((v as f64 - mean) / std) as f32
+    } else {
+        0.0
     }
 }
 

@@ -95,12 +95,7 @@ impl ZScore {
             .into_par_iter()
             .for_each(|mut row| {
                 for (j, v) in row.iter_mut().enumerate() {
-                    let s = self.std[j];
-                    *v = if s > 0.0 {
-                        ((*v as f64 - self.mean[j]) / s) as f32
-                    } else {
-                        0.0
-                    };
+                    *v = crate::preprocess::zscore_value(*v, self.mean[j], self.std[j]);
                 }
             });
         Ok(())

@@ -6,6 +6,7 @@ use ltr_core::ModelFile;
 use serde_json::{json, Map, Value};
 
 use crate::linear::{linear_form, LinearForm, Normalizer, Term};
+use crate::trees::{raw_stumps, RawStump};
 use crate::{ExportError, Result};
 
 /// Where a model goes.
@@ -97,6 +98,9 @@ const MISSING_FEATURES: &str = "a feature absent from a document counts as raw v
 
 /// Export `model` to `target`.
 pub fn export(model: &ModelFile, target: Target, opts: &ExportOptions) -> Result<Exported> {
+    if let ltr_core::Model::Stumps(_) = model.model {
+        return export_trees(model, target, opts);
+    }
     let form = linear_form(model, target.name())?;
     if form.terms.is_empty() {
         return Err(ExportError::Unsupported {
@@ -295,4 +299,125 @@ fn ranklib(form: &LinearForm, notes: &mut Vec<String>) -> Exported {
         feature_store: None,
         notes: std::mem::take(notes),
     }
+}
+
+/// RankBoost as depth-1 trees on raw values: RankLib MART XML (also the `model/ranklib` definition of
+/// Elasticsearch/OpenSearch), Solr's MultipleAdditiveTreesModel, or a Vespa sum of `if` terms.
+fn export_trees(model: &ModelFile, target: Target, opts: &ExportOptions) -> Result<Exported> {
+    let stumps = raw_stumps(model, target.name())?;
+    if stumps.is_empty() {
+        return Err(ExportError::Unsupported {
+            target: target.name().into(),
+            reason: "no weak ranker depends on a feature that varied in training: the model ranks nothing".into(),
+        });
+    }
+    let mut notes = vec![
+        "missing features: a feature absent from a document counts as raw value 0 (as in training)".to_string(),
+        "thresholds are on raw feature values (the stored normalisation is carried into them exactly)".to_string(),
+    ];
+    Ok(match target {
+        Target::RankLib => {
+            notes.insert(0, "load with RankLib's -load, without -norm".into());
+            Exported {
+                model: ranklib_mart(&stumps),
+                feature_store: None,
+                notes,
+            }
+        }
+        Target::EsLtr | Target::OpenSearchLtr => {
+            let body = json!({"model": {"name": opts.name, "model": {
+                "type": "model/ranklib",
+                "definition": ranklib_mart(&stumps),
+            }}});
+            notes.insert(
+                0,
+                format!(
+                    "upload: POST _ltr/_featureset/{}/_createmodel with this body; model/ranklib refers to features by position, so feature k of the set must be feature k of the training file",
+                    opts.feature_set
+                ),
+            );
+            Exported {
+                model: format!("{body:#}\n"),
+                feature_store: None,
+                notes,
+            }
+        }
+        Target::SolrLtr => {
+            let trees: Vec<Value> = stumps
+                .iter()
+                .map(|s| {
+                    json!({"weight": "1", "root": {
+                        "feature": s.name,
+                        "threshold": s.threshold.to_string(),
+                        "left": {"value": "0"},
+                        "right": {"value": (s.alpha as f32).to_string()},
+                    }})
+                })
+                .collect();
+            let mut names: Vec<(usize, &str)> = stumps
+                .iter()
+                .map(|s| (s.feature, s.name.as_str()))
+                .collect();
+            names.sort();
+            names.dedup();
+            let model = json!({
+                "class": "org.apache.solr.ltr.model.MultipleAdditiveTreesModel",
+                "name": opts.name,
+                "store": opts.feature_set,
+                "features": names.iter().map(|(_, n)| json!({"name": n})).collect::<Vec<_>>(),
+                "params": {"trees": trees},
+            });
+            let store: Vec<Value> = names
+                .iter()
+                .map(|(k, n)| json!({
+                    "name": n,
+                    "class": "org.apache.solr.ltr.feature.SolrFeature",
+                    "params": {"q": format!("TODO: the query whose score is feature {k} (`{n}`)")},
+                    "store": opts.feature_set,
+                }))
+                .collect();
+            notes.insert(0, format!("upload: the feature store to /solr/<core>/schema/feature-store, then this model to /solr/<core>/schema/model-store; query with rq={{!ltr model={}}}", opts.name));
+            Exported {
+                model: format!("{model:#}\n"),
+                feature_store: Some(format!("{:#}\n", Value::Array(store))),
+                notes,
+            }
+        }
+        Target::Vespa => {
+            let terms: Vec<String> = stumps
+                .iter()
+                .map(|s| format!("if ({} > {}, {}, 0)", s.name, s.threshold, s.alpha as f32))
+                .collect();
+            notes.insert(0, "add this rank-profile to your schema; each feature name must be a Vespa rank feature".into());
+            Exported {
+                model: format!(
+                    "rank-profile {} inherits default {{\n    first-phase {{\n        expression {{\n            {}\n        }}\n    }}\n}}\n",
+                    opts.name,
+                    terms.join("\n            + ")
+                ),
+                feature_store: None,
+                notes,
+            }
+        }
+    })
+}
+
+/// RankLib's ensemble XML: one depth-1 tree per stump (a value ≤ the threshold goes left).
+fn ranklib_mart(stumps: &[RawStump]) -> String {
+    let mut x = format!(
+        "## MART\n## Exported by ltr: RankBoost weak rankers as depth-1 trees on raw values\n## No. of trees = {}\n## No. of leaves = 2\n## Learning rate = 1.0\n<ensemble>\n",
+        stumps.len()
+    );
+    for (i, s) in stumps.iter().enumerate() {
+        let _ = write!(
+            x,
+            "\t<tree id=\"{}\" weight=\"1.0\">\n\t\t<split>\n\t\t\t<feature> {} </feature>\n\t\t\t<threshold> {} </threshold>\n\t\t\t<split pos=\"left\">\n\t\t\t\t<output> 0.0 </output>\n\t\t\t</split>\n\t\t\t<split pos=\"right\">\n\t\t\t\t<output> {} </output>\n\t\t\t</split>\n\t\t</split>\n\t</tree>\n",
+            i + 1,
+            s.feature,
+            s.threshold,
+            s.alpha as f32
+        );
+    }
+    x.push_str("</ensemble>\n");
+    x
 }

@@ -25,9 +25,11 @@
 
 mod formats;
 mod linear;
+mod trees;
 
 pub use formats::{export, ExportOptions, Exported, Target};
 pub use linear::{linear_form, LinearForm, Normalizer, Term};
+pub use trees::{raw_stumps, RawStump};
 
 /// Why a model cannot be exported.
 #[derive(Debug, thiserror::Error)]

@@ -119,7 +119,7 @@ pub fn linear_form(model: &ModelFile, target: &str) -> Result<LinearForm> {
         Model::Stumps(_) => {
             return Err(refuse(
                 target,
-                "RankBoost's threshold rankers are not exported yet; use a linear learner (ranksvm, committee-perceptron)",
+                "RankBoost's threshold rankers are trees, not a linear function; `export` writes them as depth-1 trees (raw_stumps)",
             ))
         }
     };

@@ -288,15 +288,6 @@ fn what_engines_cannot_compute_is_refused_with_the_reason() {
             trained("mhr", &[], NormalizeKind::ZScore, vec![]),
             "aggregates the rankings",
         ),
-        (
-            trained(
-                "rankboost",
-                &[("rounds", "5")],
-                NormalizeKind::ZScore,
-                vec![],
-            ),
-            "threshold rankers",
-        ),
     ];
     for (model, needle) in cases {
         for (name, target) in Target::ALL {
@@ -311,4 +302,158 @@ fn what_engines_cannot_compute_is_refused_with_the_reason() {
         .unwrap_err()
         .to_string()
         .contains("es-ltr, opensearch-ltr"));
+}
+
+/// RankLib's ensemble XML: per tree, a value ≤ the threshold goes left; the score sums weight × output.
+fn ranklib_tree_scores(text: &str, test: &Dataset) -> Vec<f64> {
+    let between = |s: &str, a: &str, b: &str| -> Vec<String> {
+        s.split(a)
+            .skip(1)
+            .map(|p| p.split(b).next().unwrap().trim().to_string())
+            .collect()
+    };
+    let trees: Vec<(usize, f32, f64, f64)> = text
+        .split("<tree ")
+        .skip(1)
+        .map(|t| {
+            let feature = between(t, "<feature>", "</feature>")[0].parse().unwrap();
+            let threshold = between(t, "<threshold>", "</threshold>")[0]
+                .parse()
+                .unwrap();
+            let outputs = between(t, "<output>", "</output>");
+            (
+                feature,
+                threshold,
+                outputs[0].parse().unwrap(),
+                outputs[1].parse().unwrap(),
+            )
+        })
+        .collect();
+    (0..test.n_docs())
+        .map(|i| {
+            trees
+                .iter()
+                .map(|&(f, t, left, right)| {
+                    if test.row(i).get(f - 1) <= t {
+                        left
+                    } else {
+                        right
+                    }
+                })
+                .sum()
+        })
+        .collect()
+}
+
+fn solr_tree_scores(text: &str, test: &Dataset) -> Vec<f64> {
+    let v: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(
+        v["class"],
+        "org.apache.solr.ltr.model.MultipleAdditiveTreesModel"
+    );
+    let num = |x: &Value| x.as_str().unwrap().parse::<f64>().unwrap();
+    (0..test.n_docs())
+        .map(|i| {
+            v["params"]["trees"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| {
+                    let r = &t["root"];
+                    let x = raw(test, i, r["feature"].as_str().unwrap()) as f32;
+                    let thr: f32 = r["threshold"].as_str().unwrap().parse().unwrap();
+                    num(&t["weight"])
+                        * if x <= thr {
+                            num(&r["left"]["value"])
+                        } else {
+                            num(&r["right"]["value"])
+                        }
+                })
+                .sum()
+        })
+        .collect()
+}
+
+/// `if (name > t, a, 0)` terms joined by `+`.
+fn vespa_tree_scores(text: &str, test: &Dataset) -> Vec<f64> {
+    let body = text
+        .split("expression {")
+        .nth(1)
+        .unwrap()
+        .split("\n        }")
+        .next()
+        .unwrap();
+    let terms: Vec<(String, f32, f64)> = body
+        .split("if (")
+        .skip(1)
+        .map(|t| {
+            let (cond, rest) = t.split_once(", ").unwrap();
+            let (name, thr) = cond.split_once(" > ").unwrap();
+            let a = rest.split(", ").next().unwrap();
+            (name.to_string(), thr.parse().unwrap(), a.parse().unwrap())
+        })
+        .collect();
+    (0..test.n_docs())
+        .map(|i| {
+            terms
+                .iter()
+                .map(|(n, t, a)| {
+                    if (raw(test, i, n) as f32) > *t {
+                        *a
+                    } else {
+                        0.0
+                    }
+                })
+                .sum()
+        })
+        .collect()
+}
+
+#[test]
+fn rankboost_exports_as_depth_one_trees_on_raw_values() {
+    let (_, test) = data();
+    for (normalize, log1p) in [
+        (NormalizeKind::ZScore, vec![]),
+        (NormalizeKind::None, vec![]),
+        (NormalizeKind::MinMax, vec![2, 5]),
+    ] {
+        let m = trained("rankboost", &[("rounds", "40")], normalize, log1p.clone());
+        let ours = m.score_raw(&test).unwrap();
+        let label = format!("rankboost {normalize:?} log1p {log1p:?}");
+        let opts = ExportOptions::default();
+        let rl = export(&m, Target::RankLib, &opts).unwrap();
+        assert!(rl.model.starts_with("## MART"));
+        assert_same(
+            &ours,
+            &ranklib_tree_scores(&rl.model, &test),
+            true,
+            &format!("{label} → ranklib"),
+        );
+        for target in [Target::EsLtr, Target::OpenSearchLtr] {
+            let es = export(&m, target, &opts).unwrap();
+            let v: Value = serde_json::from_str(&es.model).unwrap();
+            assert_eq!(v["model"]["model"]["type"], "model/ranklib");
+            let def = v["model"]["model"]["definition"].as_str().unwrap();
+            assert_same(
+                &ours,
+                &ranklib_tree_scores(def, &test),
+                true,
+                &format!("{label} → es"),
+            );
+        }
+        let solr = export(&m, Target::SolrLtr, &opts).unwrap();
+        assert_same(
+            &ours,
+            &solr_tree_scores(&solr.model, &test),
+            true,
+            &format!("{label} → solr"),
+        );
+        let vespa = export(&m, Target::Vespa, &opts).unwrap();
+        assert_same(
+            &ours,
+            &vespa_tree_scores(&vespa.model, &test),
+            true,
+            &format!("{label} → vespa"),
+        );
+    }
 }
