@@ -74,6 +74,27 @@ fn export_writes_each_engine_format_and_refuses_what_it_cannot_express() {
     assert!(vespa.starts_with("rank-profile ltr_model inherits default"));
     let ranklib = ok(&["export", "--model", &p("m.json"), "--to", "ranklib"]);
     assert!(ranklib.starts_with("## Coordinate Ascent") && ranklib.contains("1:"));
+    // `ltr predict` reads RankLib models: the round trip ranks as the original (scores shifted by a constant).
+    std::fs::write(p("m.ranklib"), &ranklib).unwrap();
+    let parse = |t: String| -> Vec<f64> { t.lines().map(|l| l.parse().unwrap()).collect() };
+    let a = parse(ok(&[
+        "predict",
+        "--model",
+        &p("m.json"),
+        "--data",
+        &p("train.txt"),
+    ]));
+    let b = parse(ok(&[
+        "predict",
+        "--model",
+        &p("m.ranklib"),
+        "--data",
+        &p("train.txt"),
+    ]));
+    let scale = a.iter().map(|x: &f64| x.abs()).fold(0.0, f64::max);
+    for (x, y) in a.iter().zip(&b) {
+        assert!((x - y - (a[0] - b[0])).abs() <= 1e-5 * scale, "{x} vs {y}");
+    }
 
     ok(&[
         "train",

@@ -31,4 +31,4 @@ pub use learner::{
 };
 pub use model_file::{Model, ModelFile, TrainingSummary, MODEL_FORMAT_VERSION};
 pub use params::Params;
-pub use scorer::{LinearModel, Scorer, Stump, StumpEnsemble};
+pub use scorer::{LinearModel, Scorer, Stump, StumpEnsemble, Tree, TreeEnsemble, TreeNode};

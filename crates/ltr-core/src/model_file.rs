@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::aggregate::RankAggregate;
 use crate::error::{LtrError, Result};
 use crate::learner::FitReport;
-use crate::scorer::{LinearModel, Scorer, StumpEnsemble};
+use crate::scorer::{LinearModel, Scorer, StumpEnsemble, TreeEnsemble};
 
 /// Version of the model file layout. Version 1 (before the typed [`FitReport`]) and version 2 (before the stored
 /// [`Preprocess`]) files still load; any other version is refused with a clear error.
@@ -27,6 +27,8 @@ pub enum Model {
     Aggregate(RankAggregate),
     /// Threshold weak rankers (RankBoost).
     Stumps(StumpEnsemble),
+    /// Regression trees (RankLib MART/LambdaMART models read for evaluation).
+    Trees(TreeEnsemble),
 }
 
 impl Scorer for Model {
@@ -35,6 +37,7 @@ impl Scorer for Model {
             Model::Linear(m) => m.score_query(q, out),
             Model::Aggregate(m) => m.score_query(q, out),
             Model::Stumps(m) => m.score_query(q, out),
+            Model::Trees(m) => m.score_query(q, out),
         }
     }
     fn n_features(&self) -> usize {
@@ -42,6 +45,7 @@ impl Scorer for Model {
             Model::Linear(m) => m.n_features(),
             Model::Aggregate(m) => m.n_features(),
             Model::Stumps(m) => m.n_features(),
+            Model::Trees(m) => m.n_features(),
         }
     }
     fn score_dataset(&self, ds: &Dataset) -> Vec<f64> {
@@ -49,6 +53,7 @@ impl Scorer for Model {
             Model::Linear(m) => m.score_dataset(ds),
             Model::Aggregate(m) => m.score_dataset(ds),
             Model::Stumps(m) => m.score_dataset(ds),
+            Model::Trees(m) => m.score_dataset(ds),
         }
     }
 }
@@ -289,6 +294,10 @@ impl ModelFile {
                         s.feature, e.n_features
                     )
                 }),
+            Model::Trees(t) => t.trees.iter().enumerate().find_map(|(k, tree)| {
+                tree.inconsistency(t.n_features)
+                    .map(|p| format!("tree {k}: {p}"))
+            }),
         };
         if problem.is_some() {
             return problem;

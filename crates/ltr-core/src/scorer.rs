@@ -127,3 +127,111 @@ impl Scorer for StumpEnsemble {
         self.n_features
     }
 }
+
+/// One node of a regression tree: a split sends a value ≤ `threshold` to `left` (RankLib's, Solr's and LightGBM's
+/// rule), a leaf holds its output.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum TreeNode {
+    /// An internal node. Children come after their parent in the node list, so every walk ends.
+    Split {
+        /// 0-based feature column.
+        feature: usize,
+        /// Values ≤ this go left.
+        threshold: f32,
+        /// Index of the left child.
+        left: u32,
+        /// Index of the right child.
+        right: u32,
+    },
+    /// A leaf.
+    Leaf {
+        /// Its output.
+        value: f64,
+    },
+}
+
+/// A weighted regression tree; the root is node 0.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tree {
+    /// The tree's weight (RankLib's `weight`, a learning rate).
+    pub weight: f64,
+    /// The nodes, root first.
+    pub nodes: Vec<TreeNode>,
+}
+
+impl Tree {
+    /// The output for `row`.
+    fn output(&self, row: &ltr_data::Row<'_>) -> f64 {
+        let mut at = 0usize;
+        loop {
+            match self.nodes[at] {
+                TreeNode::Leaf { value } => return value,
+                TreeNode::Split {
+                    feature,
+                    threshold,
+                    left,
+                    right,
+                } => {
+                    at = if row.get(feature) <= threshold {
+                        left as usize
+                    } else {
+                        right as usize
+                    };
+                }
+            }
+        }
+    }
+
+    /// Why this tree cannot be walked, if so: a child index that does not come after its parent or is out of
+    /// range, a feature beyond `n_features`, a NaN threshold or a non-finite output.
+    pub fn inconsistency(&self, n_features: usize) -> Option<String> {
+        if self.nodes.is_empty() || !self.weight.is_finite() {
+            return Some("an empty tree or a non-finite tree weight".into());
+        }
+        for (i, n) in self.nodes.iter().enumerate() {
+            match *n {
+                TreeNode::Leaf { value } if !value.is_finite() => {
+                    return Some(format!("leaf {i} has a non-finite output"))
+                }
+                TreeNode::Split {
+                    feature,
+                    threshold,
+                    left,
+                    right,
+                } => {
+                    let child_ok = |c: u32| (c as usize) > i && (c as usize) < self.nodes.len();
+                    if feature >= n_features
+                        || threshold.is_nan()
+                        || !child_ok(left)
+                        || !child_ok(right)
+                    {
+                        return Some(format!("split {i} is malformed"));
+                    }
+                }
+                TreeNode::Leaf { .. } => {}
+            }
+        }
+        None
+    }
+}
+
+/// A weighted sum of regression trees (RankLib MART/LambdaMART models read by `ltr predict`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TreeEnsemble {
+    /// The trees.
+    pub trees: Vec<Tree>,
+    /// Number of input features.
+    pub n_features: usize,
+}
+
+impl Scorer for TreeEnsemble {
+    fn score_query(&self, query: &QueryView<'_>, out: &mut [f64]) {
+        for (i, o) in out.iter_mut().enumerate() {
+            let row = query.row(i);
+            *o = self.trees.iter().map(|t| t.weight * t.output(&row)).sum();
+        }
+    }
+    fn n_features(&self) -> usize {
+        self.n_features
+    }
+}

@@ -25,10 +25,12 @@
 
 mod formats;
 mod linear;
+mod ranklib;
 mod trees;
 
 pub use formats::{export, ExportOptions, Exported, Target};
 pub use linear::{linear_form, LinearForm, Normalizer, Term};
+pub use ranklib::{load_model, read_ranklib, widen_to};
 pub use trees::{raw_stumps, RawStump};
 
 /// Why a model cannot be exported.
@@ -46,6 +48,17 @@ pub enum ExportError {
     /// A bad option.
     #[error("{0}")]
     Option(String),
+    /// A model file that cannot be read.
+    #[error("{file}: {problem}")]
+    Read {
+        /// The file.
+        file: String,
+        /// What is wrong (with the line where known).
+        problem: String,
+    },
+    /// An `ltr` model file that cannot be loaded (the loader's message, naming the file).
+    #[error("{0}")]
+    Model(String),
 }
 
 /// Result of this crate.

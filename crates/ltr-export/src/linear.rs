@@ -116,6 +116,12 @@ pub fn linear_form(model: &ModelFile, target: &str) -> Result<LinearForm> {
                 ),
             ))
         }
+        Model::Trees(_) => {
+            return Err(refuse(
+                target,
+                "it is a RankLib tree ensemble read for evaluation; upload the RankLib file itself (Elasticsearch/OpenSearch model/ranklib)",
+            ))
+        }
         Model::Stumps(_) => {
             return Err(refuse(
                 target,

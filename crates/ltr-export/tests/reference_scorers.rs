@@ -457,3 +457,49 @@ fn rankboost_exports_as_depth_one_trees_on_raw_values() {
         );
     }
 }
+
+/// RankLib files read back: our own exports (Coordinate Ascent, MART) score as the models they came from, and a
+/// hand-written LambdaMART with depth-2 trees scores as RankLib's rule says.
+#[test]
+fn ranklib_models_read_back_and_score() {
+    use ltr_export::{read_ranklib, widen_to};
+    let (_, test) = data();
+    for (algo, params) in [("ranksvm", vec![]), ("rankboost", vec![("rounds", "30")])] {
+        let m = trained(algo, &params, NormalizeKind::ZScore, vec![]);
+        let ours = m.score_raw(&test).unwrap();
+        let text = export(&m, Target::RankLib, &ExportOptions::default())
+            .unwrap()
+            .model;
+        let mut back = read_ranklib(&text, "exported.txt").unwrap();
+        widen_to(&mut back, test.n_features());
+        back.check_data(&test, "test.txt").unwrap();
+        let theirs = back.score_raw(&test).unwrap();
+        assert_same(&ours, &theirs, true, &format!("{algo} → ranklib → ltr"));
+    }
+    let lambdamart = "## LambdaMART\n## No. of trees = 2\n<ensemble>\n<tree id=\"1\" weight=\"0.1\">\n<split>\n<feature> 2 </feature>\n<threshold> 5.0 </threshold>\n<split pos=\"left\">\n<feature> 1 </feature>\n<threshold> 0.5 </threshold>\n<split pos=\"left\"><output> -1.0 </output></split>\n<split pos=\"right\"><output> 2.0 </output></split>\n</split>\n<split pos=\"right\"><output> 3.0 </output></split>\n</split>\n</tree>\n<tree id=\"2\" weight=\"0.5\">\n<split><output> 4.0 </output></split>\n</tree>\n</ensemble>\n";
+    let mut m = read_ranklib(lambdamart, "lm.txt").unwrap();
+    widen_to(&mut m, test.n_features());
+    let scores = m.score_raw(&test).unwrap();
+    for (i, s) in scores.iter().enumerate() {
+        let (x1, x2) = (test.row(i).get(0), test.row(i).get(1));
+        let first = if x2 <= 5.0 {
+            if x1 <= 0.5 {
+                -1.0
+            } else {
+                2.0
+            }
+        } else {
+            3.0
+        };
+        assert_eq!(*s, 0.1 * first + 0.5 * 4.0);
+    }
+    for (text, needle) in [
+        ("## RankNet\n", "RankNet"),
+        ("## Coordinate Ascent\n1:0.5 x:2\n", "line 2: `x:2` is not feature:weight"),
+        ("## MART\n<ensemble><tree><split><feature>1</feature><threshold>a</threshold></split></tree></ensemble>", "numeric threshold"),
+        ("## MART\n<ensemble><tree>", "ensemble XML"),
+    ] {
+        let e = read_ranklib(text, "bad.txt").unwrap_err().to_string();
+        assert!(e.contains("bad.txt") && e.contains(needle), "{e}");
+    }
+}

@@ -119,6 +119,7 @@ fn inspect_model(m: &ModelFile, json: bool) -> Result<()> {
             a.method
         ),
         Model::Stumps(s) => format!("{} threshold weak rankers", s.stumps.len()),
+        Model::Trees(t) => format!("{} regression trees", t.trees.len()),
     };
     let diagnostics: serde_json::Value = if m.diagnostics_json.is_empty() {
         serde_json::Value::Null

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::Args;
-use ltr_core::ModelFile;
 
 /// Arguments of `ltr predict`.
 #[derive(Debug, Args)]
@@ -38,11 +37,15 @@ pub fn run(a: PredictArgs) -> Result<()> {
     if a.format != "scores" && a.format != "trec" {
         bail!("--format must be `scores` or `trec`, not `{}`", a.format);
     }
-    let m = ModelFile::load(&a.model)?;
+    // An ltr model, or a RankLib Coordinate Ascent / MART / LambdaMART file (evaluate models trained there).
+    let mut m = ltr_export::load_model(&a.model)?;
     let bar = crate::progress::Bar::for_terminal();
     let ds = bar.stage(&format!("reading {}", a.data.display()), || {
         super::load_dataset(&a.data, a.regroup, a.allow_duplicate_docids)
     })?;
+    if m.algorithm.starts_with("ranklib-") {
+        ltr_export::widen_to(&mut m, ds.n_features());
+    }
     m.check_data(&ds, &a.data.display().to_string())?;
     let scores = bar.stage("scoring", || m.score_raw(&ds))?;
     let write = |w: &mut dyn Write| -> std::io::Result<()> {

@@ -1,0 +1,209 @@
+//! Reading RankLib model files (Coordinate Ascent, MART, LambdaMART), so that models trained with RankLib can be
+//! scored, evaluated and compared here.
+
+use std::path::Path;
+
+use ltr_core::{LinearModel, Model, ModelFile, TrainingSummary, Tree, TreeEnsemble, TreeNode};
+
+use crate::{ExportError, Result};
+
+fn bad(source: &str, problem: impl Into<String>) -> ExportError {
+    ExportError::Read {
+        file: source.to_string(),
+        problem: problem.into(),
+    }
+}
+
+/// A model file of either kind: an `ltr` model, or a RankLib model (its first line starts with `##`).
+pub fn load_model(path: &Path) -> Result<ModelFile> {
+    let head = std::fs::read(path)
+        .map_err(|e| bad(&path.display().to_string(), format!("cannot read: {e}")))?;
+    if head.starts_with(b"##") {
+        let text = String::from_utf8(head).map_err(|_| {
+            bad(
+                &path.display().to_string(),
+                "a RankLib model must be UTF-8 text",
+            )
+        })?;
+        read_ranklib(&text, &path.display().to_string())
+    } else {
+        ModelFile::load(path).map_err(|e| ExportError::Model(e.to_string()))
+    }
+}
+
+/// Parse a RankLib model; `source` names it in errors.
+pub fn read_ranklib(text: &str, source: &str) -> Result<ModelFile> {
+    let first = text.lines().next().unwrap_or_default().trim();
+    let kind = first.trim_start_matches('#').trim();
+    let (algorithm, model, n_features) = match kind {
+        "Coordinate Ascent" => {
+            let (w, d) = coordinate_ascent(text, source)?;
+            ("ranklib-coordinate-ascent", Model::Linear(LinearModel::new(w)), d)
+        }
+        "MART" | "LambdaMART" => {
+            let xml_start = text
+                .find('<')
+                .ok_or_else(|| bad(source, "no <ensemble> after the header"))?;
+            let trees = ensemble(&text[xml_start..], source)?;
+            let d = trees
+                .iter()
+                .flat_map(|t| t.nodes.iter())
+                .filter_map(|n| match n {
+                    TreeNode::Split { feature, .. } => Some(feature + 1),
+                    TreeNode::Leaf { .. } => None,
+                })
+                .max()
+                .unwrap_or(1);
+            let algorithm = if kind == "MART" { "ranklib-mart" } else { "ranklib-lambdamart" };
+            (algorithm, Model::Trees(TreeEnsemble { trees, n_features: d }), d)
+        }
+        other => {
+            return Err(bad(
+                source,
+                format!("line 1: RankLib ranker `{other}` is not read here (Coordinate Ascent, MART and LambdaMART are)"),
+            ))
+        }
+    };
+    Ok(ModelFile::new(
+        algorithm,
+        Default::default(),
+        TrainingSummary {
+            train_file: source.to_string(),
+            features: n_features,
+            ..Default::default()
+        },
+        model,
+    ))
+}
+
+/// The `k:w` line of a Coordinate Ascent model (RankLib writes one, after the `##` lines).
+fn coordinate_ascent(text: &str, source: &str) -> Result<(Vec<f64>, usize)> {
+    let (line_no, line) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with("##"))
+        .ok_or_else(|| bad(source, "no weight line (`1:w1 2:w2 ...`)"))?;
+    let mut pairs = Vec::new();
+    for tok in line.split_whitespace() {
+        let err = || {
+            bad(
+                source,
+                format!("line {}: `{tok}` is not feature:weight", line_no + 1),
+            )
+        };
+        let (k, w) = tok.split_once(':').ok_or_else(err)?;
+        let k: usize = k.parse().map_err(|_| err())?;
+        let w: f64 = w.parse().map_err(|_| err())?;
+        if k == 0 || !w.is_finite() {
+            return Err(err());
+        }
+        pairs.push((k, w));
+    }
+    let d = pairs.iter().map(|(k, _)| *k).max().unwrap_or(0);
+    if d == 0 {
+        return Err(bad(source, format!("line {}: no weights", line_no + 1)));
+    }
+    let mut w = vec![0.0; d];
+    for (k, v) in pairs {
+        w[k - 1] = v;
+    }
+    Ok((w, d))
+}
+
+/// `<ensemble><tree id weight><split>…</split></tree>…</ensemble>`.
+fn ensemble(xml: &str, source: &str) -> Result<Vec<Tree>> {
+    let doc =
+        roxmltree::Document::parse(xml).map_err(|e| bad(source, format!("ensemble XML: {e}")))?;
+    let root = doc.root_element();
+    if root.tag_name().name() != "ensemble" {
+        return Err(bad(source, "the XML root is not <ensemble>"));
+    }
+    let mut trees = Vec::new();
+    for t in root.children().filter(|n| n.has_tag_name("tree")) {
+        let weight: f64 = match t.attribute("weight") {
+            None => 1.0,
+            Some(w) => w
+                .trim()
+                .parse()
+                .map_err(|_| bad(source, format!("tree weight `{w}` is not a number")))?,
+        };
+        let split = t
+            .children()
+            .find(|n| n.has_tag_name("split"))
+            .ok_or_else(|| bad(source, "a <tree> without a <split>"))?;
+        let mut nodes = Vec::new();
+        node(split, &mut nodes, source, 0)?;
+        trees.push(Tree { weight, nodes });
+    }
+    if trees.is_empty() {
+        return Err(bad(source, "an <ensemble> without trees"));
+    }
+    Ok(trees)
+}
+
+fn child_text<'a>(n: roxmltree::Node<'a, '_>, tag: &str) -> Option<&'a str> {
+    n.children()
+        .find(|c| c.has_tag_name(tag))
+        .and_then(|c| c.text())
+        .map(str::trim)
+}
+
+/// Append the subtree at `n` in pre-order (a parent before its children) and return its index.
+fn node(
+    n: roxmltree::Node<'_, '_>,
+    nodes: &mut Vec<TreeNode>,
+    source: &str,
+    depth: usize,
+) -> Result<u32> {
+    if depth > 256 {
+        return Err(bad(source, "a tree deeper than 256 levels"));
+    }
+    let at = nodes.len() as u32;
+    if let Some(v) = child_text(n, "output") {
+        let value: f64 = v
+            .parse()
+            .ok()
+            .filter(|x: &f64| x.is_finite())
+            .ok_or_else(|| bad(source, format!("leaf output `{v}` is not a finite number")))?;
+        nodes.push(TreeNode::Leaf { value });
+        return Ok(at);
+    }
+    let feature: usize = child_text(n, "feature")
+        .and_then(|f| f.parse().ok())
+        .filter(|f| *f >= 1)
+        .ok_or_else(|| bad(source, "a split without a feature number >= 1"))?;
+    let threshold: f32 = child_text(n, "threshold")
+        .and_then(|t| t.parse().ok())
+        .filter(|t: &f32| !t.is_nan())
+        .ok_or_else(|| bad(source, "a split without a numeric threshold"))?;
+    let side = |pos: &str| {
+        n.children()
+            .find(|c| c.has_tag_name("split") && c.attribute("pos") == Some(pos))
+            .ok_or_else(|| bad(source, format!("a split without its `{pos}` branch")))
+    };
+    let (l, r) = (side("left")?, side("right")?);
+    nodes.push(TreeNode::Leaf { value: 0.0 }); // placeholder until the children have indices
+    let left = node(l, nodes, source, depth + 1)?;
+    let right = node(r, nodes, source, depth + 1)?;
+    nodes[at as usize] = TreeNode::Split {
+        feature: feature - 1,
+        threshold,
+        left,
+        right,
+    };
+    Ok(at)
+}
+
+/// Widen a model read from RankLib to the width of the data it scores (RankLib files only list the features they
+/// use; an absent feature has weight 0 or is never split on).
+pub fn widen_to(model: &mut ModelFile, width: usize) {
+    if width <= model.n_features {
+        return;
+    }
+    match &mut model.model {
+        Model::Linear(m) => m.weights.resize(width, 0.0),
+        Model::Trees(t) => t.n_features = width,
+        _ => return,
+    }
+    model.n_features = width;
+}
