@@ -264,7 +264,7 @@ fn vespa(form: &LinearForm, opts: &ExportOptions, notes: &mut Vec<String>) -> Ex
         let _ = write!(expr, "{} * {}", w.abs(), vespa_term(t));
     }
     let model = format!(
-        "rank-profile {} inherits default {{\n    first-phase {{\n        expression {{\n            {expr}\n        }}\n    }}\n}}\n",
+        "# Exported by ltr. Missing features count as 0 (raw value, before normalisation).\nrank-profile {} inherits default {{\n    first-phase {{\n        expression {{\n            {expr}\n        }}\n    }}\n}}\n",
         opts.name
     );
     notes.insert(
@@ -280,7 +280,7 @@ fn vespa(form: &LinearForm, opts: &ExportOptions, notes: &mut Vec<String>) -> Ex
 
 fn ranklib(form: &LinearForm, notes: &mut Vec<String>) -> Exported {
     let mut model = String::from(
-        "## Coordinate Ascent\n## Exported by ltr: a linear model, normalisers folded into the weights\n## Restart = 1\n## MaxIteration = 0\n",
+        "## Coordinate Ascent\n## Exported by ltr: a linear model, normalisers folded into the weights\n## Missing features count as 0\n## Restart = 1\n## MaxIteration = 0\n",
     );
     let line: Vec<String> = form
         .terms
@@ -391,7 +391,7 @@ fn export_trees(model: &ModelFile, target: Target, opts: &ExportOptions) -> Resu
             notes.insert(0, "add this rank-profile to your schema; each feature name must be a Vespa rank feature".into());
             Exported {
                 model: format!(
-                    "rank-profile {} inherits default {{\n    first-phase {{\n        expression {{\n            {}\n        }}\n    }}\n}}\n",
+                    "# Exported by ltr. Missing features count as 0 (raw value, before normalisation).\nrank-profile {} inherits default {{\n    first-phase {{\n        expression {{\n            {}\n        }}\n    }}\n}}\n",
                     opts.name,
                     terms.join("\n            + ")
                 ),
@@ -405,7 +405,7 @@ fn export_trees(model: &ModelFile, target: Target, opts: &ExportOptions) -> Resu
 /// RankLib's ensemble XML: one depth-1 tree per stump (a value ≤ the threshold goes left).
 fn ranklib_mart(stumps: &[RawStump]) -> String {
     let mut x = format!(
-        "## MART\n## Exported by ltr: RankBoost weak rankers as depth-1 trees on raw values\n## No. of trees = {}\n## No. of leaves = 2\n## Learning rate = 1.0\n<ensemble>\n",
+        "## MART\n## Exported by ltr: RankBoost weak rankers as depth-1 trees on raw values; missing features count as 0\n## No. of trees = {}\n## No. of leaves = 2\n## Learning rate = 1.0\n<ensemble>\n",
         stumps.len()
     );
     for (i, s) in stumps.iter().enumerate() {

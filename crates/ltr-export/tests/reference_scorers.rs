@@ -193,6 +193,11 @@ fn assert_same(ours: &[f64], theirs: &[f64], up_to_constant: bool, what: &str) {
 
 fn check_all_targets(model: &ModelFile, label: &str) {
     let (_, test) = data();
+    check_all_targets_on(model, &test, label);
+}
+
+fn check_all_targets_on(model: &ModelFile, test: &Dataset, label: &str) {
+    let test = test.clone();
     let ours = model.score_raw(&test).unwrap();
     for (target, scorer) in [
         (Target::EsLtr, es_scores as fn(&str, &Dataset) -> Vec<f64>),
@@ -232,6 +237,56 @@ fn ranksvm_with_each_normaliser_exports_to_every_engine() {
         &trained("ranksvm", &[], NormalizeKind::None, vec![]),
         "ranksvm none",
     );
+    check_all_targets(
+        &trained("ranksvm", &[], NormalizeKind::MinMax, vec![]),
+        "ranksvm minmax",
+    );
+}
+
+/// On real LETOR data (MQ2008 Fold1, when ../shared/datasets is present): RankSVM with a z-score and RankBoost
+/// go out to every engine and score its test file as `ltr predict` does.
+#[test]
+fn mq2008_models_export_to_every_engine() {
+    let Some(root) = ltr_testdata::shared_datasets_dir() else {
+        eprintln!("SKIP: ../shared/datasets is absent");
+        return;
+    };
+    let fold = root.join("MQ2008/Fold1");
+    let train = ltr_data::read_letor(fold.join("train.txt")).unwrap();
+    let test = ltr_data::read_letor(fold.join("test.txt")).unwrap();
+    let names: Vec<String> = (1..=train.n_features())
+        .map(|k| format!("feat_{k}"))
+        .collect();
+    let spec = PreprocessSpec {
+        normalize: Some(NormalizeKind::ZScore),
+        ..Default::default()
+    };
+    for (algo, params) in [("ranksvm", vec![]), ("rankboost", vec![("rounds", "50")])] {
+        let req = TrainRequest::new(&train).preprocess(&spec);
+        let mut m = ltr_learn::train(algo, &Grid::single(params.iter().copied()), &req)
+            .unwrap()
+            .into_model_file(TrainingSummary::default());
+        m.feature_names = names.clone();
+        if algo == "ranksvm" {
+            check_all_targets_on(&m, &test, "MQ2008 ranksvm zscore");
+        } else {
+            let ours = m.score_raw(&test).unwrap();
+            let rl = export(&m, Target::RankLib, &ExportOptions::default()).unwrap();
+            assert_same(
+                &ours,
+                &ranklib_tree_scores(&rl.model, &test),
+                true,
+                "MQ2008 rankboost → ranklib",
+            );
+            let solr = export(&m, Target::SolrLtr, &ExportOptions::default()).unwrap();
+            assert_same(
+                &ours,
+                &solr_tree_scores(&solr.model, &test),
+                true,
+                "MQ2008 rankboost → solr",
+            );
+        }
+    }
 }
 
 #[test]
