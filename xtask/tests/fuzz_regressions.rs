@@ -128,7 +128,8 @@ fn model_seeds_load_and_score() {
         assert!(s.iter().all(|v| v.is_finite()), "{}", p.display());
     }
     // Found by the fuzzer: a model selecting two features out of a claimed 10^18 made scoring allocate
-    // documents × 10^18 floats. Scoring now selects before widening, so the copy is as wide as the model.
+    // documents × 10^18 floats (scoring now selects before widening, so the copy is as wide as the model); a
+    // Markov aggregate with an enormous iteration cap and zero tolerance ran for ever (refused at load).
     for p in inputs("regressions", "model_load") {
         match ltr_core::ModelFile::load(&p) {
             Ok(m) => {

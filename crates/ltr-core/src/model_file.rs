@@ -272,6 +272,8 @@ impl ModelFile {
                         a.members.len(),
                         a.weights.len()
                     ))
+                } else if let Some(p) = markov_problem(&a.method) {
+                    Some(p)
                 } else if !finite(&a.weights) || a.weights.iter().any(|w| *w < 0.0) {
                     Some("a member weight is negative or not finite".into())
                 } else if a
@@ -367,6 +369,27 @@ impl ModelFile {
             )));
         }
         Ok(())
+    }
+}
+
+/// The Markov chain's power iteration must be bounded: a corrupt file with an enormous cap and a zero tolerance would
+/// run for ever on every query (found by fuzzing).
+fn markov_problem(method: &crate::Aggregation) -> Option<String> {
+    const MAX_POWER_ITERATIONS: usize = 10_000;
+    match *method {
+        crate::Aggregation::MarkovMc4 {
+            teleport,
+            max_iter,
+            tol,
+        } if !(0.0..=1.0).contains(&teleport)
+            || max_iter > MAX_POWER_ITERATIONS
+            || !(tol.is_finite() && tol >= 0.0) =>
+        {
+            Some(format!(
+                "Markov aggregation needs teleport in [0, 1], at most {MAX_POWER_ITERATIONS} iterations and a finite tolerance (teleport {teleport}, {max_iter} iterations, tolerance {tol})"
+            ))
+        }
+        _ => None,
     }
 }
 
