@@ -386,7 +386,7 @@ fn markov_problem(method: &crate::Aggregation) -> Option<String> {
             || !(tol.is_finite() && tol >= 0.0) =>
         {
             Some(format!(
-                "Markov aggregation needs teleport in [0, 1], at most {MAX_POWER_ITERATIONS} iterations and a finite tolerance (teleport {teleport}, {max_iter} iterations, tolerance {tol})"
+                "Markov aggregation needs teleport in [0, 1], at most {MAX_POWER_ITERATIONS} iterations and a finite tolerance (teleport {teleport}, {max_iter} iterations, tolerance {tol:e})"
             ))
         }
         _ => None,
