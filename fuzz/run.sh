@@ -18,6 +18,6 @@ for t in "${targets[@]}"; do
   echo "== $t: up to $RUNS executions or ${SECONDS_LIMIT}s"
   # One rayon thread: the inputs are small and the fuzzer is one process per core.
   RAYON_NUM_THREADS=1 "target/x86_64-unknown-linux-gnu/release/$t" "corpus/$t" "seeds/$t" \
-    -runs="$RUNS" -max_total_time="$SECONDS_LIMIT" -max_len=8192 -timeout=10 -rss_limit_mb=4096 \
+    -runs="$RUNS" -max_total_time="$SECONDS_LIMIT" -max_len=8192 -timeout=60 -rss_limit_mb=4096 \
     -artifact_prefix="artifacts/$t/" -print_final_stats=1 2>&1 | grep -E "^(#[0-9]+ +DONE|Done|stat::|==|SUMMARY|thread)" || true
 done

@@ -182,7 +182,8 @@ impl ModelFile {
             crate_version: env!("CARGO_PKG_VERSION").to_string(),
             algorithm: algorithm.to_string(),
             params,
-            n_features: training.features,
+            // The model's own width when the summary does not say (a program's `TrainingSummary::default()`).
+            n_features: training.features.max(model.n_features()),
             training,
             diagnostics_json: String::new(),
             model,
@@ -304,9 +305,10 @@ impl ModelFile {
         if problem.is_some() {
             return problem;
         }
-        if width != self.n_features && self.preprocess.is_none() {
+        // Data up to `n_features` wide is accepted for scoring, so the model must have an input for each.
+        if width < self.n_features && self.preprocess.is_none() {
             return Some(format!(
-                "the model has {width} inputs but the file says {} features",
+                "the model has {width} inputs but the file accepts data with {} features",
                 self.n_features
             ));
         }
