@@ -28,14 +28,19 @@ fn is_model(path: &std::path::Path) -> bool {
     };
     let mut head = [0u8; 256];
     let n = std::io::Read::read(&mut f, &mut head).unwrap_or(0);
+    let text = String::from_utf8_lossy(&head[..n]);
     head[..n].starts_with(b"LTRMODEL")
-        || String::from_utf8_lossy(&head[..n]).contains("\"format_version\"")
+        || text.contains("\"format_version\"")
+        || ["## Coordinate Ascent", "## MART", "## LambdaMART"]
+            .iter()
+            .any(|h| text.starts_with(h))
 }
 
 /// Run the command.
 pub fn run(a: InspectArgs) -> Result<()> {
     if is_model(&a.file) {
-        let m = ModelFile::load(&a.file)?;
+        // An ltr model, or a RankLib one.
+        let m = ltr_export::load_model(&a.file)?;
         return inspect_model(&m, a.json);
     }
     let ds = super::load_dataset(&a.file, a.regroup, a.allow_duplicate_docids)?;
