@@ -233,3 +233,50 @@ fn ocas_warm_starts_along_a_c_grid_reach_the_cold_optimum() {
         }
     }
 }
+
+/// On raw-scale features (columns in the millions next to columns in thousandths) the preconditioned Newton solver
+/// stops at its default tolerance within 1e-6 of the optimum; with plain CG the default run stopped 6e-5 above it
+/// (and on generated web data at NDCG@10 0.70 instead of 0.79).
+#[test]
+fn newton_reaches_the_optimum_on_badly_scaled_features() {
+    let mut ds = generate_letor_like(&SyntheticConfig {
+        queries: 30,
+        max_docs: 40,
+        features: 8,
+        seed: 8,
+        ..Default::default()
+    })
+    .unwrap();
+    ds.to_dense();
+    if let ltr_data::FeatureMatrix::Dense(a) = ds.features_mut() {
+        for mut row in a.rows_mut() {
+            row[0] *= 1e6;
+            row[1] *= 1e3;
+            row[2] *= 1e-3;
+        }
+    }
+    assert!(!ds.features_in_unit_interval());
+    let base = RankSvmParams::default()
+        .c(CSetting::Value(0.1))
+        .loss(PairLoss::SquaredHinge)
+        .solver(Solver::Newton);
+    let optimum = base
+        .clone()
+        .tol(1e-12)
+        .max_iter(Some(100))
+        .solve(&ds)
+        .unwrap()
+        .report
+        .objective;
+    let fit = base.solve(&ds).unwrap();
+    let gap = (fit.report.objective - optimum) / optimum;
+    eprintln!(
+        "NEWTON default {} optimum {optimum} gap {gap:e} its {}",
+        fit.report.objective, fit.report.iterations
+    );
+    assert!(
+        gap <= 1e-6,
+        "default Newton {} vs optimum {optimum}",
+        fit.report.objective
+    );
+}
