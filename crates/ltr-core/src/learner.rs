@@ -33,6 +33,12 @@ use crate::scorer::{LinearModel, Scorer};
 pub trait Measure: Sync {
     /// The mean quality of the ranking over the queries of `data`.
     fn measure(&self, data: &Dataset, scores: &[f64]) -> Result<f64>;
+    /// The metric and convention this measure computes, by name (`("NDCG@10", "standard")`), when it is a named
+    /// IR metric. Learners that optimise the measure itself (Coordinate Ascent, AdaRank) read it; closures have
+    /// no names.
+    fn names(&self) -> Option<(String, String)> {
+        None
+    }
 }
 
 impl<F> Measure for F
@@ -157,6 +163,10 @@ impl<'a> FitContext<'a> {
     /// The progress sink.
     pub fn progress(&self) -> &'a dyn Progress {
         self.progress
+    }
+    /// The metric and convention names of the context's measure (see [`Measure::names`]).
+    pub fn measure_names(&self) -> Option<(String, String)> {
+        self.measure.and_then(|m| m.names())
     }
     /// Judge `scores` on `data` with the context's measure; an error when the context has none.
     pub fn measure(&self, data: &Dataset, scores: &[f64]) -> Result<f64> {

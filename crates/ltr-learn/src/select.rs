@@ -26,6 +26,9 @@ impl Measure for MetricMeasure {
     fn measure(&self, data: &Dataset, scores: &[f64]) -> Result<f64> {
         evaluate_mean(data, scores, self.metric, &self.convention).map_err(LtrError::measure)
     }
+    fn names(&self) -> Option<(String, String)> {
+        Some((self.metric.to_string(), self.convention.name.to_string()))
+    }
 }
 
 /// Hyperparameter settings: each name with one value, or several (a grid axis searched on validation).
