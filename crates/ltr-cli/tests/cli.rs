@@ -193,7 +193,7 @@ fn every_registered_algorithm_trains_and_predicts() {
         .lines()
         .filter(|l| !l.starts_with(' ') && !l.is_empty())
         .collect();
-    assert_eq!(names.len(), 11, "{names:?}");
+    assert_eq!(names.len(), 14, "{names:?}");
     for name in names {
         let m = dir.path().join(format!("{name}.bin"));
         let mut args = vec![
@@ -376,6 +376,10 @@ fn same_seed_same_model_bytes_at_one_and_two_threads() {
             &["seed-algo=ranksvm", "lambda=0.5", "max-iter=30"],
         ),
         ("slam-perceptron", &["violators=mean", "passes=3"]),
+        // Restarts in parallel, per-query line searches in parallel.
+        ("coordinate-ascent", &["restarts=3", "metric=MAP"]),
+        ("lambdarank", &["epochs=10"]),
+        ("adarank", &["rounds=20"]),
     ] {
         let mut models = Vec::new();
         for threads in ["1", "2"] {

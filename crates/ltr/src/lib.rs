@@ -20,7 +20,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Each learner's own crate (`ltr-svm`, `ltr-perceptron`, `ltr-ensemble`, `ltr-online`) offers its typed
+//! Each learner's own crate (`ltr-svm`, `ltr-perceptron`, `ltr-ensemble`, `ltr-online`, `ltr-listwise`) offers its typed
 //! parameters and the [`Fit`](prelude::Fit) contract for users who want one algorithm without the registry.
 #![deny(missing_docs)]
 

@@ -2,6 +2,7 @@
 //! and fits it. One module per learner family; a newcomer finds an algorithm by its paper name here.
 
 pub(crate) mod ensemble;
+pub(crate) mod listwise;
 pub(crate) mod online;
 pub(crate) mod perceptron;
 pub(crate) mod svm;
@@ -59,6 +60,7 @@ impl Algorithm {
 }
 
 use ensemble::{MHR_SPECS, RANKBOOST_SPECS, SIGMOID_SPECS};
+use listwise::{ADARANK_SPECS, COORDINATE_ASCENT_SPECS, LAMBDARANK_SPECS, MEASURE_SPECS};
 use online::{LISTNET_SPECS, ONLINE_LISTNET_SPECS, PURE_ONLINE_SPECS, SLAM_SPECS, STREAM_SPECS};
 use perceptron::{COMMITTEE_SPECS, LOOP_SPECS, PERCEPTRON_SPECS};
 use svm::{RANKSVM_SPECS, RSVM_IR_SPECS, SOLVER_SPECS};
@@ -120,6 +122,27 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-online/src/listnet.rs",
         params: &[LISTNET_SPECS],
         fit: online::listnet,
+    },
+    Algorithm {
+        name: "coordinate-ascent",
+        paper: "Metzler & Croft 2007, Linear feature-based models for IR (RankLib -ranker 4), with an exact line search",
+        code: "crates/ltr-listwise (coordinate_ascent.rs, line_search.rs)",
+        params: &[COORDINATE_ASCENT_SPECS, MEASURE_SPECS],
+        fit: listwise::coordinate_ascent,
+    },
+    Algorithm {
+        name: "adarank",
+        paper: "Xu & Li, SIGIR 2007, AdaRank: boosting single-feature rankers on the IR measure (RankLib -ranker 3)",
+        code: "crates/ltr-listwise/src/adarank.rs",
+        params: &[ADARANK_SPECS, MEASURE_SPECS],
+        fit: listwise::adarank,
+    },
+    Algorithm {
+        name: "lambdarank",
+        paper: "Burges 2010, From RankNet to LambdaRank to LambdaMART: LambdaRank gradients for a linear model",
+        code: "crates/ltr-listwise/src/lambdarank.rs",
+        params: &[LAMBDARANK_SPECS],
+        fit: listwise::lambdarank,
     },
     Algorithm {
         name: "slam-perceptron",

@@ -1,0 +1,237 @@
+//! `coordinate-ascent` (Metzler & Croft 2007), `adarank` (Xu & Li 2007) and `lambdarank` (Burges 2010):
+//! parameters → [`CoordinateAscentParams`], [`AdaRankParams`], [`LambdaRankParams`].
+
+use ltr_core::{Fit, FitContext, Fitted, LtrError, ParamGuard, Result};
+use ltr_data::Dataset;
+use ltr_listwise::{
+    AdaRankParams, CoordinateAscentParams, LambdaRankParams, LineSearch, ListMeasure,
+};
+use ltr_metrics::{Convention, Metric};
+
+use crate::spec::{choice, float, int, Allowed, ParamSpec, SpecReader};
+
+/// The measure a listwise learner optimises: `metric` and `convention`, each `auto` = `--metric`/`--convention`.
+pub(crate) const MEASURE_SPECS: &[ParamSpec] = &[
+    ParamSpec::new(
+        "metric",
+        "auto",
+        Allowed::Text,
+        "measure optimised on the training data: NDCG[@k], DCG[@k], MAP[@k], P@k, MRR[@k], ERR[@k]; auto: --metric",
+    ),
+    ParamSpec::new(
+        "convention",
+        "auto",
+        choice(&["auto", "letor3", "letor4", "mslr", "trec", "standard"]),
+        "convention of that measure; auto: --convention",
+    ),
+];
+
+/// `coordinate-ascent`'s parameters.
+pub(crate) const COORDINATE_ASCENT_SPECS: &[ParamSpec] = &[
+    ParamSpec::new(
+        "restarts",
+        "5",
+        int(1, 10_000),
+        "random restarts (RankLib -r): uniform start, own feature order",
+    ),
+    ParamSpec::new(
+        "tolerance",
+        "0.001",
+        float(0.0, 1e300),
+        "a restart ends when a sweep gains less (RankLib -tolerance)",
+    ),
+    ParamSpec::new(
+        "max-sweeps",
+        "100",
+        int(1, 1_000_000),
+        "sweeps over all features at most per restart (warning when hit)",
+    ),
+    ParamSpec::new(
+        "l2",
+        "0",
+        float(0.0, 1e300),
+        "λ of the penalty λ‖w − w₀‖² towards the uniform start (RankLib -reg)",
+    ),
+    ParamSpec::new(
+        "non-negative",
+        "false",
+        Allowed::Bool,
+        "keep every weight ≥ 0",
+    ),
+    ParamSpec::new(
+        "line-search",
+        "exact",
+        choice(&["exact", "ranklib"]),
+        "exact: optimum over the whole line; ranklib: RankLib's geometric trial steps",
+    ),
+    ParamSpec::new(
+        "iterations",
+        "25",
+        int(1, 1000),
+        "trial steps per direction (RankLib -i)",
+    )
+    .when("line-search=ranklib"),
+    ParamSpec::new(
+        "step-base",
+        "0.05",
+        float(1e-300, 1e300),
+        "first trial step relative to the weight",
+    )
+    .when("line-search=ranklib"),
+    ParamSpec::new(
+        "step-scale",
+        "2",
+        float(1.000001, 1e300),
+        "growth of the trial steps",
+    )
+    .when("line-search=ranklib"),
+];
+
+/// The optimised measure from `metric`/`convention` (`None`: take the context's).
+pub(crate) fn read_measure(r: &SpecReader<'_>) -> Result<Option<ListMeasure>> {
+    let metric = r.text("metric")?.unwrap_or_else(|| "auto".into());
+    let convention = r.choice("convention")?;
+    if metric.eq_ignore_ascii_case("auto") && convention == "auto" {
+        return Ok(None);
+    }
+    let metric: Metric = if metric.eq_ignore_ascii_case("auto") {
+        Metric::Ndcg(Some(10))
+    } else {
+        metric
+            .parse()
+            .map_err(|e: ltr_metrics::MetricParseError| LtrError::param("metric", e.to_string()))?
+    };
+    let convention: Convention = if convention == "auto" {
+        Convention::STANDARD
+    } else {
+        convention
+            .parse()
+            .map_err(|e| LtrError::param("convention", e))?
+    };
+    ListMeasure::new(metric, convention).map(Some)
+}
+
+/// `coordinate-ascent`.
+pub(crate) fn coordinate_ascent(
+    r: &SpecReader<'_>,
+    train: &Dataset,
+    ctx: &FitContext<'_>,
+) -> Result<Fitted> {
+    let exact = r.choice("line-search")? == "exact";
+    let mut p = CoordinateAscentParams::default()
+        .restarts(r.int("restarts")?)
+        .tolerance(r.float("tolerance")?)
+        .max_sweeps(r.int("max-sweeps")?)
+        .l2(r.float("l2")?)
+        .non_negative(r.flag("non-negative")?)
+        .measure(read_measure(r)?)
+        .line_search(if exact {
+            LineSearch::Exact
+        } else {
+            LineSearch::RankLibSteps
+        });
+    if !exact {
+        p = p
+            .iterations(r.int("iterations")?)
+            .step_base(r.float("step-base")?)
+            .step_scale(r.float("step-scale")?);
+    }
+    let p = p.check()?;
+    r.finish("coordinate-ascent")?;
+    p.fit(train, ctx)
+}
+
+/// `lambdarank`'s parameters.
+pub(crate) const LAMBDARANK_SPECS: &[ParamSpec] = &[
+    ParamSpec::new(
+        "epochs",
+        "100",
+        int(1, 1_000_000),
+        "full-batch gradient epochs at most",
+    ),
+    ParamSpec::new(
+        "k",
+        "10",
+        int(0, 1_000_000),
+        "the k of ΔNDCG@k that weights each pair (0: the whole list)",
+    ),
+    ParamSpec::new("sigma", "1", float(1e-300, 1e300), "σ of the pair sigmoid"),
+    ParamSpec::new(
+        "l2",
+        "0.0001",
+        float(0.0, 1e300),
+        "λ of the penalty (λ/2)‖w‖²",
+    ),
+    ParamSpec::new(
+        "select-epochs",
+        "true",
+        Allowed::Bool,
+        "keep the epoch best on --validate",
+    ),
+    ParamSpec::new(
+        "convention",
+        "auto",
+        choice(&["auto", "letor3", "letor4", "mslr", "trec", "standard"]),
+        "gain and discount of ΔNDCG; auto: --convention",
+    ),
+];
+
+/// `lambdarank`.
+pub(crate) fn lambdarank(
+    r: &SpecReader<'_>,
+    train: &Dataset,
+    ctx: &FitContext<'_>,
+) -> Result<Fitted> {
+    let convention = match r.choice("convention")?.as_str() {
+        "auto" => ctx
+            .measure_names()
+            .and_then(|(_, c)| c.parse::<Convention>().ok())
+            .unwrap_or(Convention::STANDARD),
+        name => name.parse().map_err(|e| LtrError::param("convention", e))?,
+    };
+    let k = r.int("k")?;
+    let p = LambdaRankParams::default()
+        .epochs(r.int("epochs")?)
+        .k((k > 0).then_some(k))
+        .sigma(r.float("sigma")?)
+        .l2(r.float("l2")?)
+        .select_epochs(r.flag("select-epochs")?)
+        .convention(convention)
+        .check()?;
+    r.finish("lambdarank")?;
+    p.fit(train, ctx)
+}
+
+/// `adarank`'s parameters.
+pub(crate) const ADARANK_SPECS: &[ParamSpec] = &[
+    ParamSpec::new(
+        "rounds",
+        "500",
+        int(1, 1_000_000),
+        "boosting rounds at most (RankLib -round)",
+    ),
+    ParamSpec::new(
+        "tolerance",
+        "0.002",
+        float(-1e300, 1e300),
+        "stop when a round gains less on the training measure (RankLib -tolerance)",
+    ),
+    ParamSpec::new(
+        "max-consecutive",
+        "5",
+        int(1, 1_000_000),
+        "rounds one feature may win in a row (RankLib -max)",
+    ),
+];
+
+/// `adarank`.
+pub(crate) fn adarank(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
+    let p = AdaRankParams::default()
+        .rounds(r.int("rounds")?)
+        .tolerance(r.float("tolerance")?)
+        .max_consecutive(r.int("max-consecutive")?)
+        .measure(read_measure(r)?)
+        .check()?;
+    r.finish("adarank")?;
+    p.fit(train, ctx)
+}

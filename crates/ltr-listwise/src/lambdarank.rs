@@ -1,0 +1,340 @@
+//! Linear LambdaRank (Burges 2010, "From RankNet to LambdaRank to LambdaMART: An Overview"): the RankNet
+//! gradient of every pair, weighted by |ΔNDCG@k| of swapping the pair in the current ranking — the objective
+//! LightGBM's `lambdarank` boosts trees with, here for a linear model.
+//!
+//! Per epoch, with the |ΔNDCG| weights frozen at the current ranking, the smoothed objective is
+//! `L(w) = (1/Q) Σ_q Σ_{(i,j): l_i > l_j} |ΔNDCG_ij| · log(1 + e^{−σ(s_i − s_j)}) + (λ/2)‖w‖²`;
+//! one gradient step is taken with a backtracking (Armijo) step size on it, then the weights are re-frozen.
+//! Only pairs with a document in the top k are enumerated (the others have ΔNDCG@k = 0): O(n·k) per query.
+//! The epoch is chosen on validation data.
+
+use ltr_core::{
+    BestSoFar, Fit, FitContext, FitReport, Fitted, LinearModel, LtrError, Model, Result,
+};
+use ltr_data::Dataset;
+use ltr_metrics::{Convention, Metric};
+use rayon::prelude::*;
+
+use crate::measure::{ListMeasure, QueryMeasure};
+
+/// Linear LambdaRank settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LambdaRankParams {
+    epochs: usize,
+    k: Option<usize>,
+    convention: Convention,
+    sigma: f64,
+    l2: f64,
+    select_epochs: bool,
+}
+
+impl Default for LambdaRankParams {
+    fn default() -> Self {
+        Self {
+            epochs: 100,
+            k: Some(10),
+            convention: Convention::STANDARD,
+            sigma: 1.0,
+            l2: 1e-4,
+            select_epochs: true,
+        }
+    }
+}
+
+/// Setters (builder style); [`ltr_core::ParamGuard::check`] verifies the combination.
+impl LambdaRankParams {
+    /// Epochs at most (100).
+    pub fn epochs(mut self, epochs: usize) -> Self {
+        self.epochs = epochs;
+        self
+    }
+    /// The k of ΔNDCG@k (10; `None`: the whole list).
+    pub fn k(mut self, k: Option<usize>) -> Self {
+        self.k = k;
+        self
+    }
+    /// Gain and discount of ΔNDCG (standard: 2^l − 1, 1/log2(r + 1)).
+    pub fn convention(mut self, convention: Convention) -> Self {
+        self.convention = convention;
+        self
+    }
+    /// σ of the pair sigmoid (1).
+    pub fn sigma(mut self, sigma: f64) -> Self {
+        self.sigma = sigma;
+        self
+    }
+    /// λ of the L2 penalty (1e-4).
+    pub fn l2(mut self, l2: f64) -> Self {
+        self.l2 = l2;
+        self
+    }
+    /// Keep the epoch best on validation (by the context's measure).
+    pub fn select_epochs(mut self, select_epochs: bool) -> Self {
+        self.select_epochs = select_epochs;
+        self
+    }
+}
+
+impl LambdaRankParams {
+    /// Check the settings.
+    pub fn validate(&self) -> Result<()> {
+        if self.epochs == 0 || self.k == Some(0) {
+            return Err(LtrError::param("epochs/k", "need epochs >= 1 and k >= 1"));
+        }
+        if !(self.sigma > 0.0 && self.sigma.is_finite() && self.l2 >= 0.0 && self.l2.is_finite()) {
+            return Err(LtrError::param(
+                "sigma/l2",
+                "need sigma > 0 and l2 >= 0, finite",
+            ));
+        }
+        Ok(())
+    }
+}
+
+ltr_core::param_guard!(LambdaRankParams);
+
+/// The frozen pairs of one epoch: `(i, j, |ΔNDCG|)` with `i` the more relevant, row numbers in the dataset.
+type Pairs = Vec<(u32, u32, f64)>;
+
+/// Pairs with a document in the top `cut` of the ranking by `scores`, weighted by |ΔNDCG@k|.
+fn frozen_pairs(data: &Dataset, measures: &[QueryMeasure], scores: &[f64]) -> Vec<Pairs> {
+    (0..data.n_queries())
+        .into_par_iter()
+        .map(|q| {
+            let m = &measures[q];
+            if m.constant {
+                return Vec::new();
+            }
+            let r = data.query_range(q);
+            let s = &scores[r.clone()];
+            let mut order: Vec<usize> = (0..s.len()).collect();
+            order.sort_by(|&a, &b| s[b].total_cmp(&s[a]).then(a.cmp(&b)));
+            let mut rank = vec![0usize; s.len()];
+            for (p, &d) in order.iter().enumerate() {
+                rank[d] = p;
+            }
+            let labels = &data.labels()[r.clone()];
+            let mut pairs = Vec::new();
+            for (p, &i) in order.iter().enumerate().take(m.cut) {
+                for j in 0..s.len() {
+                    // A pair with both documents in the top k is met twice: keep it from its higher-ranked member.
+                    if labels[i] == labels[j] || (rank[j] < m.cut && rank[j] < p) {
+                        continue;
+                    }
+                    let dw = m.swap_gain(p, rank[j], m.weight[i], m.weight[j]);
+                    if dw > 0.0 {
+                        let (hi, lo) = if labels[i] > labels[j] {
+                            (i, j)
+                        } else {
+                            (j, i)
+                        };
+                        pairs.push(((r.start + hi) as u32, (r.start + lo) as u32, dw));
+                    }
+                }
+            }
+            pairs
+        })
+        .collect()
+}
+
+/// The smoothed objective with frozen weights, and its gradient with respect to the scores (the lambdas).
+fn loss_and_lambdas(pairs: &[Pairs], scores: &[f64], sigma: f64, nq: f64) -> (f64, Vec<f64>) {
+    let per_query: Vec<(f64, Vec<(u32, f64)>)> = pairs
+        .par_iter()
+        .map(|ps| {
+            let mut loss = 0.0;
+            let mut grad = Vec::with_capacity(2 * ps.len());
+            for &(i, j, dw) in ps {
+                let z = sigma * (scores[i as usize] - scores[j as usize]);
+                // log(1 + e^{−z}) and its derivative −σ/(1 + e^{z}), in forms that do not overflow.
+                loss += dw * softplus(-z);
+                let rho = dw * sigma / (1.0 + z.exp());
+                grad.push((i, -rho));
+                grad.push((j, rho));
+            }
+            (loss, grad)
+        })
+        .collect();
+    let mut lambdas = vec![0.0; scores.len()];
+    let mut loss = 0.0;
+    for (l, g) in per_query {
+        loss += l;
+        for (d, v) in g {
+            lambdas[d as usize] += v / nq;
+        }
+    }
+    (loss / nq, lambdas)
+}
+
+fn softplus(x: f64) -> f64 {
+    if x > 30.0 {
+        x
+    } else {
+        x.exp().ln_1p()
+    }
+}
+
+impl Fit for LambdaRankParams {
+    fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
+        self.validate()?;
+        let measure = ListMeasure::new(Metric::Ndcg(self.k), self.convention)?;
+        let measures = (0..train.n_queries())
+            .map(|q| measure.query(&train.labels()[train.query_range(q)]))
+            .collect::<Result<Vec<_>>>()?;
+        let d = train.n_features();
+        let nq = train.n_queries().max(1) as f64;
+        let mut w = vec![0.0; d];
+        let mut step = 1.0;
+        let mut best = BestSoFar::new();
+        let mut curve = Vec::new();
+        let mut last_loss = f64::NAN;
+        ctx.progress().begin("epochs", Some(self.epochs as u64));
+        let objective = |pairs: &[Pairs], w: &[f64]| -> (f64, Vec<f64>) {
+            let scores = train.scores(w);
+            let (loss, lambdas) = loss_and_lambdas(pairs, &scores, self.sigma, nq);
+            let l2 = 0.5 * self.l2 * w.iter().map(|v| v * v).sum::<f64>();
+            (loss + l2, lambdas)
+        };
+        for epoch in 1..=self.epochs {
+            let scores = train.scores(&w);
+            let pairs = frozen_pairs(train, &measures, &scores);
+            let (f0, lambdas) = objective(&pairs, &w);
+            let mut g = train.transpose_times(&lambdas);
+            for (gj, wj) in g.iter_mut().zip(&w) {
+                *gj += self.l2 * wj;
+            }
+            let gg: f64 = g.iter().map(|v| v * v).sum();
+            if gg == 0.0 || !gg.is_finite() {
+                break;
+            }
+            // Armijo backtracking from twice the last accepted step: scale-free on raw or z-scored features.
+            step *= 2.0;
+            let mut accepted = None;
+            for _ in 0..60 {
+                let trial: Vec<f64> = w.iter().zip(&g).map(|(wj, gj)| wj - step * gj).collect();
+                let (f1, _) = objective(&pairs, &trial);
+                if f1 <= f0 - 1e-4 * step * gg {
+                    accepted = Some((trial, f1));
+                    break;
+                }
+                step *= 0.5;
+            }
+            let Some((next, f1)) = accepted else { break };
+            w = next;
+            last_loss = f1;
+            let model = LinearModel::new(w.clone());
+            let v = if self.select_epochs {
+                ctx.validate(&model)?
+            } else {
+                None
+            };
+            curve.push(v.unwrap_or(f64::NAN));
+            best.offer(v.unwrap_or(-f1), (epoch, w.clone(), f1));
+            ctx.progress().advance(
+                epoch as u64,
+                &format!(
+                    "loss {f1:.5}{}",
+                    v.map(|v| format!(", validation {v:.4}"))
+                        .unwrap_or_default()
+                ),
+            );
+        }
+        ctx.progress().end();
+        let kept = best.into_best();
+        let epochs_run = curve.len();
+        let (epochs_used, weights, loss, validation) = match kept {
+            Some(b) if ctx.validation().is_some() && self.select_epochs => {
+                (b.item.0, b.item.1, b.item.2, Some(b.score))
+            }
+            _ => (epochs_run, w, last_loss, None),
+        };
+        let report = FitReport {
+            iterations: Some(epochs_run.max(epochs_used) as u64),
+            objective: loss.is_finite().then_some(loss),
+            validation,
+            ..FitReport::default()
+        }
+        .select("epochs", epochs_used);
+        Ok(Fitted::new(Model::Linear(LinearModel::new(weights)))
+            .with_report(report)
+            .with_diagnostics(serde_json::json!({ "validation_curve": curve })))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ltr_data::{generate_letor_like, SyntheticConfig};
+
+    #[test]
+    fn lambdas_are_the_gradient_of_the_smoothed_objective() {
+        let data = generate_letor_like(&SyntheticConfig {
+            queries: 5,
+            min_docs: 4,
+            max_docs: 12,
+            features: 6,
+            seed: 11,
+            ..SyntheticConfig::default()
+        })
+        .unwrap();
+        let lm = ListMeasure::new(Metric::Ndcg(Some(3)), Convention::STANDARD).unwrap();
+        let measures: Vec<_> = (0..data.n_queries())
+            .map(|q| lm.query(&data.labels()[data.query_range(q)]).unwrap())
+            .collect();
+        let w = [0.4, -0.3, 0.2, 0.8, -0.1, 0.05];
+        let pairs = frozen_pairs(&data, &measures, &data.scores(&w));
+        assert!(pairs.iter().map(Vec::len).sum::<usize>() > 10);
+        let nq = data.n_queries() as f64;
+        let loss_at = |w: &[f64]| loss_and_lambdas(&pairs, &data.scores(w), 1.5, nq).0;
+        let (_, lambdas) = loss_and_lambdas(&pairs, &data.scores(&w), 1.5, nq);
+        let g = data.transpose_times(&lambdas);
+        for j in 0..w.len() {
+            let h = 1e-6;
+            let (mut up, mut down) = (w, w);
+            up[j] += h;
+            down[j] -= h;
+            let fd = (loss_at(&up) - loss_at(&down)) / (2.0 * h);
+            assert!(
+                (fd - g[j]).abs() < 1e-6 * (1.0 + fd.abs()),
+                "feature {j}: {fd} vs {}",
+                g[j]
+            );
+        }
+    }
+
+    #[test]
+    fn only_pairs_touching_the_top_k_are_enumerated_and_each_once() {
+        let data = generate_letor_like(&SyntheticConfig {
+            queries: 3,
+            min_docs: 15,
+            max_docs: 15,
+            features: 4,
+            seed: 5,
+            ..SyntheticConfig::default()
+        })
+        .unwrap();
+        let lm = ListMeasure::new(Metric::Ndcg(Some(3)), Convention::STANDARD).unwrap();
+        let measures: Vec<_> = (0..data.n_queries())
+            .map(|q| lm.query(&data.labels()[data.query_range(q)]).unwrap())
+            .collect();
+        let scores = data.scores(&[1.0, 0.5, -0.5, 0.2]);
+        for (q, ps) in frozen_pairs(&data, &measures, &scores).iter().enumerate() {
+            let mut seen: Vec<(u32, u32)> = ps.iter().map(|p| (p.0, p.1)).collect();
+            seen.sort_unstable();
+            let len = seen.len();
+            seen.dedup();
+            assert_eq!(seen.len(), len, "query {q}: a pair twice");
+            let r = data.query_range(q);
+            let s = &scores[r.clone()];
+            let top: Vec<usize> = {
+                let mut o: Vec<usize> = (0..s.len()).collect();
+                o.sort_by(|&a, &b| s[b].total_cmp(&s[a]).then(a.cmp(&b)));
+                o.into_iter().take(3).map(|d| d + r.start).collect()
+            };
+            for &(i, j, dw) in ps {
+                assert!(top.contains(&(i as usize)) || top.contains(&(j as usize)));
+                assert!(data.labels()[i as usize] > data.labels()[j as usize] && dw > 0.0);
+            }
+        }
+    }
+}

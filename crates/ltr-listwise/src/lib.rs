@@ -1,0 +1,35 @@
+//! # ltr-listwise
+//!
+//! Linear rankers that optimise the IR measure itself rather than a pairwise surrogate:
+//! - [`CoordinateAscentParams`]: Coordinate Ascent (Metzler & Croft 2007; RankLib's `-ranker 4`) with an **exact
+//!   line search** — along one weight every query's measure is a step function whose steps sit where two
+//!   documents swap, so all crossings are swept in order and the best interval taken (`line_search.rs`);
+//! - [`AdaRankParams`]: AdaRank (Xu & Li 2007; RankLib's `-ranker 3`), boosting single-feature rankers on a
+//!   distribution over queries;
+//! - [`LambdaRankParams`]: a linear model trained with LambdaRank gradients (Burges 2010): RankNet's pair gradient
+//!   weighted by |ΔNDCG@k| of the swap, only pairs touching the top k, L2, the epoch chosen on validation;
+//! - [`ListMeasure`]: the measures this can be done for (NDCG, DCG, MAP, P@k, MRR, ERR under any
+//!   `ltr_metrics::Convention`), written as per-position terms so that an exchange of two documents costs O(1).
+//!
+//! ```
+//! use ltr_core::{Fit, FitContext, ParamGuard};
+//! use ltr_data::{generate_letor_like, SyntheticConfig};
+//! use ltr_listwise::CoordinateAscentParams;
+//!
+//! let train = generate_letor_like(&SyntheticConfig { queries: 30, ..Default::default() }).unwrap();
+//! let params = CoordinateAscentParams::default().restarts(2).check().unwrap();
+//! let fitted = params.fit(&train, &FitContext::new(1)).unwrap();
+//! assert!(fitted.report.objective.unwrap() > 0.5); // training NDCG@10
+//! ```
+#![deny(missing_docs)]
+
+mod adarank;
+mod coordinate_ascent;
+mod lambdarank;
+mod line_search;
+mod measure;
+
+pub use adarank::AdaRankParams;
+pub use coordinate_ascent::{CoordinateAscentParams, LineSearch};
+pub use lambdarank::LambdaRankParams;
+pub use measure::ListMeasure;
