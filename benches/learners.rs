@@ -132,6 +132,42 @@ fn others(c: &mut Criterion) {
                 .unwrap()
         })
     });
+    // One restart, so the figure is one sequential run of sweeps (the default five run in parallel).
+    for metric in ["MAP", "NDCG@10"] {
+        let m = ltr_listwise::ListMeasure::new(
+            metric.parse().unwrap(),
+            ltr_metrics::Convention::LETOR3,
+        )
+        .unwrap();
+        g.bench_function(
+            format!("coordinate ascent {metric}, 1 restart (OHSUMED Fold1)"),
+            |b| {
+                b.iter(|| {
+                    ltr_listwise::CoordinateAscentParams::default()
+                        .restarts(1)
+                        .measure(Some(m))
+                        .fit(&ds, &ltr_core::FitContext::new(1))
+                        .unwrap()
+                })
+            },
+        );
+    }
+    g.bench_function("adarank (OHSUMED Fold1)", |b| {
+        b.iter(|| {
+            ltr_listwise::AdaRankParams::default()
+                .fit(&ds, &ltr_core::FitContext::new(1))
+                .unwrap()
+        })
+    });
+    g.bench_function("lambdarank 20 epochs (OHSUMED Fold1)", |b| {
+        b.iter(|| {
+            ltr_listwise::LambdaRankParams::default()
+                .epochs(20)
+                .select_epochs(false)
+                .fit(&ds, &ltr_core::FitContext::new(1))
+                .unwrap()
+        })
+    });
     let stream = ltr_data::generate_slam_stream(1000, 1).unwrap();
     g.throughput(Throughput::Elements(1000));
     g.bench_function("slam perceptron, 1000 simulated rounds", |b| {
