@@ -341,7 +341,9 @@ impl CoordinateAscentParams {
                 measure = p.value(&scores);
                 objective = measure - penalty(&w);
             }
-            tracing::debug!("coordinate ascent restart {r}, sweep {sweeps}: training measure {measure:.6}");
+            tracing::debug!(
+                "coordinate ascent restart {r}, sweep {sweeps}: training measure {measure:.6}"
+            );
             if objective - before < self.tolerance {
                 capped = false;
                 break;
