@@ -170,31 +170,55 @@ fn query_line(m: &QueryMeasure, x: &[f32], s: &[f64], wj: f64) -> (f64, Vec<(u64
     for (p, &d) in order.iter().enumerate() {
         rank0[d as usize] = p;
     }
+    // A truncated measure only sees documents that reach the top `cut` somewhere on the line. Counting only
+    // those keeps every position below the cut exact: whoever is above a document ranked within the cut is itself
+    // within it, and a document ranked at or below the cut has the `cut` documents above it counted.
+    let member = if m.cut < n {
+        top_layers(x, &b, m.cut)
+    } else {
+        vec![true; n]
+    };
+    let members: Vec<usize> = (0..n).filter(|&d| member[d]).collect();
     let mut changes = Vec::new();
-    let mut keys: Vec<(u64, u32)> = Vec::with_capacity(n);
+    let mut keys: Vec<(u64, u64)> = Vec::with_capacity(members.len());
     let mut counts = vec![0u32; classes.len()];
-    for d in 0..n {
+    for &d in &members {
         let wd = m.weight[d];
         if wd == 0.0 {
             continue;
         }
         counts.iter_mut().for_each(|c| *c = 0);
         for &e in &order[..rank0[d]] {
-            counts[class_of[e as usize]] += 1;
+            if member[e as usize] {
+                counts[class_of[e as usize]] += 1;
+            }
         }
         keys.clear();
-        for e in 0..n {
+        for &e in &members {
             if x[e] == x[d] {
                 continue;
             }
             // e overtakes d where the lines meet if x_e > x_d, else d overtakes e.
             let (lo, hi) = if x[d] < x[e] { (d, e) } else { (e, d) };
             let t = (b[lo] - b[hi]) / (x[hi] as f64 - x[lo] as f64);
-            keys.push((to_key(t), e as u32));
+            // Several lines through one point (identical lines always; distinct ones when they happen to meet
+            // there) cross d at the same t. They are taken in the one order of adjacent exchanges that every
+            // document's sweep agrees on: first those d overtakes, then those that overtake d, each by increasing
+            // x; among identical lines, the one next to d first. Rounding can still split a meeting of distinct
+            // lines; the step is checked on the real ranking before it is taken.
+            let rising = x[e] > x[d];
+            let next_to_d = if rising {
+                rank0[e] as u64
+            } else {
+                (n - 1 - rank0[e]) as u64
+            };
+            let tie = ((rising as u64) << 63) | ((to_key32(x[e]) as u64) << 31) | next_to_d;
+            keys.push((to_key(t), tie));
         }
         keys.sort_unstable();
-        for &(key, e) in &keys {
-            let e = e as usize;
+        for &(key, tie) in &keys {
+            let rank = (tie & ((1 << 31) - 1)) as usize;
+            let e = order[if tie >> 63 == 1 { rank } else { n - 1 - rank }] as usize;
             let we = m.weight[e];
             let above_d: u32 = counts.iter().sum();
             // 0-based position of the upper of the two, and the classes above the pair.
@@ -223,6 +247,67 @@ fn query_line(m: &QueryMeasure, x: &[f32], s: &[f64], wj: f64) -> (f64, Vec<(u64
         }
     }
     (base, changes)
+}
+
+/// Documents on the first `layers` upper convex layers of the points (x_d, b_d) — a superset of those ranked
+/// within the top `layers` for some t. A document strictly below the upper hull of what is left after removing
+/// layers 1..j has, at every t, one document of each of those layers strictly above it; so one on no layer up to
+/// `layers` never ranks within them. Points on a hull edge, and any the rounding leaves in doubt, are kept.
+fn top_layers(x: &[f32], b: &[f64], layers: usize) -> Vec<bool> {
+    let n = x.len();
+    let mut left: Vec<usize> = (0..n).collect();
+    left.sort_by(|&p, &q| x[p].total_cmp(&x[q]).then(b[q].total_cmp(&b[p])));
+    let mut member = vec![false; n];
+    let mut hull: Vec<usize> = Vec::new();
+    for _ in 0..layers {
+        if left.is_empty() {
+            break;
+        }
+        // One representative per x: the largest intercept (first in the sort).
+        hull.clear();
+        let mut i = 0;
+        while i < left.len() {
+            let p = left[i];
+            while hull.len() >= 2 {
+                let (l, m) = (hull[hull.len() - 2], hull[hull.len() - 1]);
+                let (xl, xm, xp) = (x[l] as f64, x[m] as f64, x[p] as f64);
+                let cross = (xp - xl) * (b[m] - b[l]) - (b[p] - b[l]) * (xm - xl);
+                let scale = (xp - xl).abs() * (b[m].abs() + b[l].abs() + b[p].abs())
+                    + (xm - xl).abs() * (b[p].abs() + b[l].abs());
+                if cross < -1e-9 * scale {
+                    hull.pop();
+                } else {
+                    break;
+                }
+            }
+            hull.push(p);
+            while i < left.len() && x[left[i]] == x[p] {
+                i += 1;
+            }
+        }
+        for &p in &hull {
+            member[p] = true;
+        }
+        // Lines identical to a hull point's tie with it everywhere: they belong to the same layer.
+        for &p in &left {
+            if !member[p] && hull.iter().any(|&h| x[h] == x[p] && b[h] == b[p]) {
+                member[p] = true;
+            }
+        }
+        left.retain(|&p| !member[p]);
+    }
+    member
+}
+
+/// An integer with the order of `f32::total_cmp`.
+#[inline]
+fn to_key32(v: f32) -> u32 {
+    let bits = v.to_bits();
+    if bits >> 31 == 1 {
+        !bits
+    } else {
+        bits | (1 << 31)
+    }
 }
 
 /// An integer with the order of `f64::total_cmp`.
@@ -357,6 +442,49 @@ mod tests {
                 p.value(&s)
             })
             .fold(f64::NEG_INFINITY, f64::max)
+    }
+
+    /// Longer queries, cut-offs far below their length (only the top layers are swept), and features rounded to
+    /// one decimal (many equal values, parallel lines).
+    #[test]
+    fn truncated_measures_on_long_queries_with_tied_features_match_brute_force() {
+        let mut data = generate_letor_like(&SyntheticConfig {
+            queries: 3,
+            min_docs: 25,
+            max_docs: 35,
+            features: 3,
+            seed: 9,
+            ..SyntheticConfig::default()
+        })
+        .unwrap();
+        if let ltr_data::FeatureMatrix::Dense(a) = data.features_mut() {
+            a.mapv_inplace(|v| (v * 10.0).round() / 10.0);
+        }
+        for name in ["NDCG@3", "ERR@5", "P@2", "MAP@4", "MRR@3"] {
+            let metric: Metric = name.parse().unwrap();
+            let p = Problem::new(
+                &data,
+                &ListMeasure::new(metric, Convention::STANDARD).unwrap(),
+            )
+            .unwrap();
+            let w = [0.3, -0.6, 0.45];
+            let scores = data.scores(&w);
+            for (j, &wj) in w.iter().enumerate() {
+                let choice = Choice {
+                    current: wj,
+                    non_negative: false,
+                    l2: 0.0,
+                    centre: 0.0,
+                    unit: 0.25,
+                };
+                let (_, value, _) = p.line(&scores, j, wj).best(&choice).unwrap();
+                let want = brute_force_max(&p, &scores, j, wj);
+                assert!(
+                    (value - want).abs() < 1e-12,
+                    "{name}, feature {j}: {value} vs {want}"
+                );
+            }
+        }
     }
 
     #[test]
