@@ -178,3 +178,33 @@ fn letor_seeds_parse_or_are_refused_naming_the_file() {
         }
     }
 }
+
+/// `param_parse` finding 7: a grid of eight C values with `tol=1e-36` for rsvm-ir (the first byte picked it among the
+/// 14 algorithms then registered) ran OCAS to its 10,000-plane cap at every C — over ten minutes on 12 documents.
+/// A tolerance finer than f64 sums resolve is now refused before training.
+#[test]
+fn unreachable_solver_tolerance_is_refused_before_training() {
+    for p in inputs("regressions", "param_parse") {
+        let bytes = std::fs::read(&p).unwrap();
+        let text = String::from_utf8_lossy(&bytes[1..]).into_owned();
+        let items: Vec<&str> = text.lines().collect();
+        let grid = ltr_learn::Grid::parse(&items).unwrap();
+        let train = ltr_data::generate_letor_like(&ltr_data::SyntheticConfig {
+            queries: 3,
+            min_docs: 4,
+            max_docs: 4,
+            features: 3,
+            ..ltr_data::SyntheticConfig::default()
+        })
+        .unwrap();
+        let req = ltr_learn::TrainRequest::new(&train).validation(&train);
+        let e = ltr_learn::train("rsvm-ir", &grid, &req)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("tol") && e.contains("1e-12"),
+            "{}: {e}",
+            p.display()
+        );
+    }
+}

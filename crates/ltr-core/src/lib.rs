@@ -30,5 +30,5 @@ pub use learner::{
     ParamGuard, Progress, Silent, WarmStarts,
 };
 pub use model_file::{Model, ModelFile, TrainingSummary, MODEL_FORMAT_VERSION};
-pub use params::Params;
+pub use params::{compact_number, Params};
 pub use scorer::{LinearModel, Scorer, Stump, StumpEnsemble, Tree, TreeEnsemble, TreeNode};

@@ -68,7 +68,12 @@ impl Params {
         if !(lo..=hi).contains(&v) || v.is_nan() {
             return Err(LtrError::param(
                 name,
-                format!("{v} is outside [{lo}, {hi}]"),
+                format!(
+                    "{} is outside [{}, {}]",
+                    compact_number(v),
+                    compact_number(lo),
+                    compact_number(hi)
+                ),
             ));
         }
         Ok(v)
@@ -141,6 +146,15 @@ impl Params {
     /// The normalised values actually read (for recording in the model file).
     pub fn effective(&self) -> BTreeMap<String, String> {
         self.map.clone()
+    }
+}
+
+/// A number as a person writes it in a message: plain when moderate, with an exponent when very large or small.
+pub fn compact_number(v: f64) -> String {
+    if v != 0.0 && (v.abs() >= 1e6 || v.abs() < 1e-4) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
     }
 }
 

@@ -156,7 +156,12 @@ impl<'a> SpecReader<'a> {
             Some(v) if (min..=max).contains(&v) => Ok(Some(v)),
             Some(v) => Err(LtrError::param(
                 name,
-                format!("{v} is outside [{min}, {max}]"),
+                format!(
+                    "{} is outside [{}, {}]",
+                    ltr_core::compact_number(v),
+                    ltr_core::compact_number(min),
+                    ltr_core::compact_number(max)
+                ),
             )),
         }
     }

@@ -111,6 +111,9 @@ pub struct Weighting {
     pub missing: MissingGrade,
 }
 
+/// The smallest stopping tolerance accepted (relative: objective decrease, duality gap or gradient norm).
+pub const MIN_TOL: f64 = 1e-12;
+
 /// Hyperparameters of RankSVM / RSVM-IR (a validated builder in the linfa style).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RankSvmParams {
@@ -280,6 +283,14 @@ impl RankSvmParams {
         if let Some(t) = self.tol {
             if !t.is_finite() || t <= 0.0 {
                 return Err(LtrError::param("tol", "must be positive"));
+            }
+            // Objectives and gaps are sums in f64: a relative tolerance below ~1e-12 is never reached, and every
+            // solver would run to its iteration cap (fuzzing: tol=1e-36 at C = 421 ran for over ten minutes).
+            if t < MIN_TOL {
+                return Err(LtrError::param(
+                    "tol",
+                    format!("{t:e} is below {MIN_TOL:e}, finer than f64 sums resolve; no solver could meet it"),
+                ));
             }
         }
         Ok(())

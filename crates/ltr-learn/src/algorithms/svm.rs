@@ -15,7 +15,7 @@ pub(crate) const SOLVER_SPECS: &[ParamSpec] = &[
     ParamSpec::new("loss", "(squared-hinge with solver=newton, else hinge)", choice(LOSSES), "pair loss: squared hinge (= l2) or hinge (= l1)"),
     ParamSpec::new("step", "backtracking", choice(&["backtracking", "fixed"]), "gradient-descent step rule").when("solver=gd"),
     ParamSpec::new("eta", "1", float(1e-300, 1e300), "gradient-descent initial (backtracking) or fixed step").when("solver=gd"),
-    ParamSpec::new("tol", "", float(1e-300, 1e300), "stopping tolerance (empty: the solver's default; cutting plane: relative duality gap 1e-5)"),
+    ParamSpec::new("tol", "", float(ltr_svm::MIN_TOL, 1e300), "stopping tolerance (empty: the solver's default; cutting plane: relative duality gap 1e-5)"),
     ParamSpec::new("max-iter", "", int(0, u64::MAX), "iteration cap (empty: the solver's default)"),
 ];
 
