@@ -19,7 +19,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rayon::prelude::*;
 
-use crate::line_search::{Choice, Problem};
+use crate::line_search::{Choice, LineScratch, Problem};
 use crate::measure::ListMeasure;
 
 /// How a coordinate's new weight is found.
@@ -281,6 +281,7 @@ impl CoordinateAscentParams {
         let mut sweeps = 0;
         let mut capped = true;
         let mut trial = scores.clone();
+        let mut scratch = LineScratch::default();
         while sweeps < self.max_sweeps {
             sweeps += 1;
             let before = objective;
@@ -295,7 +296,7 @@ impl CoordinateAscentParams {
                 let candidate = match self.line_search {
                     LineSearch::Exact => {
                         let unit = w.iter().map(|v| v.abs()).sum::<f64>() / d as f64;
-                        p.line(&scores, j, w[j])
+                        p.line_into(&scores, j, w[j], &mut scratch)
                             .best(&Choice {
                                 current: w[j],
                                 non_negative: self.non_negative,

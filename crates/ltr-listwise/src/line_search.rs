@@ -20,7 +20,7 @@ pub(crate) struct Problem<'a> {
 }
 
 /// The measure as a step function of one coordinate's weight.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Line {
     /// Where the value changes, increasing.
     pub breakpoints: Vec<f64>,
@@ -101,7 +101,22 @@ impl<'a> Problem<'a> {
     }
 
     /// The measure along coordinate `j` given the current `scores` and the coordinate's weight `wj`.
+    #[cfg(test)]
     pub(crate) fn line(&self, scores: &[f64], j: usize, wj: f64) -> Line {
+        let mut scratch = LineScratch::default();
+        self.line_into(scores, j, wj, &mut scratch);
+        scratch.line
+    }
+
+    /// [`Problem::line`] into reused buffers: a line search allocates nothing large (the merged changes of MAP run
+    /// to hundreds of thousands, and fresh buffers of that size cost page faults on every call).
+    pub(crate) fn line_into<'s>(
+        &self,
+        scores: &[f64],
+        j: usize,
+        wj: f64,
+        scratch: &'s mut LineScratch,
+    ) -> &'s Line {
         let col = self.column(j);
         let per_query: Vec<(f64, Vec<(u64, f64)>)> = (0..self.queries.len())
             .into_par_iter()
@@ -112,12 +127,19 @@ impl<'a> Problem<'a> {
             .collect();
         let nq = self.queries.len().max(1) as f64;
         let base: f64 = per_query.iter().map(|(b, _)| b).sum();
-        let mut changes: Vec<(u64, f64)> = per_query.into_iter().flat_map(|(_, c)| c).collect();
-        // A stable radix sort on the integer keys (hundreds of thousands of changes for MAP): equal crossing points
-        // keep query order, so the sums below do not depend on the thread count.
-        radsort::sort_by_key(&mut changes, |c| c.0);
-        let mut breakpoints = Vec::new();
-        let mut values = vec![base / nq];
+        let changes = &mut scratch.changes;
+        changes.clear();
+        for (_, c) in &per_query {
+            changes.extend_from_slice(c);
+        }
+        drop(per_query);
+        // In place, no buffer: the input order is fixed (queries in order) and the sort deterministic, so the sums
+        // below do not depend on the thread count.
+        changes.sort_unstable_by_key(|c| c.0);
+        let line = &mut scratch.line;
+        line.breakpoints.clear();
+        line.values.clear();
+        line.values.push(base / nq);
         let mut sum = base;
         let mut i = 0;
         while i < changes.len() {
@@ -126,14 +148,18 @@ impl<'a> Problem<'a> {
                 sum += changes[i].1;
                 i += 1;
             }
-            breakpoints.push(from_key(key));
-            values.push(sum / nq);
+            line.breakpoints.push(from_key(key));
+            line.values.push(sum / nq);
         }
-        Line {
-            breakpoints,
-            values,
-        }
+        &scratch.line
     }
+}
+
+/// Buffers one restart reuses for all its line searches.
+#[derive(Debug, Default)]
+pub(crate) struct LineScratch {
+    changes: Vec<(u64, f64)>,
+    line: Line,
 }
 
 /// One query's value at t = −∞ and its changes `(t, Δ)` as t grows (Δ summed, not yet divided by the number of
