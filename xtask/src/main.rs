@@ -8,7 +8,6 @@
 
 mod bench;
 mod download;
-mod plot;
 mod reproduce;
 
 use std::path::PathBuf;

@@ -6,6 +6,7 @@
 //! ltr eval    --data F --scores F [--metric M]... [--convention C] [--per-query] [--json]
 //! ltr compare --data F --scores A --scores B --metric M [--test ttest|wilcoxon|sign|permutation] [--json]
 //! ltr inspect F
+//! ltr experiment (--data F --folds K | --fold-dir D | --config E.toml) --algo NAME[:k=v,...]... --out DIR
 //! ltr algorithms [--json]
 //! ```
 
@@ -41,6 +42,8 @@ enum Command {
     Inspect(commands::inspect::InspectArgs),
     /// Write a seeded synthetic LETOR-like dataset (train/vali/test).
     Generate(commands::generate::GenerateArgs),
+    /// Compare learners on your data: folds, grids on validation, significance tests, a report.
+    Experiment(commands::experiment::ExperimentArgs),
     /// Export a model to a search engine: es-ltr, opensearch-ltr, solr-ltr, vespa, ranklib.
     Export(commands::export::ExportArgs),
     /// List the algorithms with their parameters, defaults and allowed values.
@@ -76,6 +79,7 @@ fn main() -> ExitCode {
         Command::Inspect(a) => commands::inspect::run(a),
         Command::Generate(a) => commands::generate::run(a),
         Command::Export(a) => commands::export::run(a),
+        Command::Experiment(a) => commands::experiment::run(a),
         Command::Algorithms { json } => {
             if json {
                 println!("{:#}", ltr_learn::algorithms_json());

@@ -48,8 +48,8 @@ pub use evaluate::{evaluate, evaluate_mean, fast_ranking, EvalError, Evaluation,
 pub use metric::{Metric, MetricParseError};
 pub use ranking::Ranking;
 pub use significance::{
-    bootstrap_ci, paired_t_test, permutation_test, run_test, sign_test, wilcoxon, Alternative,
-    TestKind, TestResult,
+    bootstrap_ci, holm_adjust, paired_t_test, permutation_test, run_test, sign_test, wilcoxon,
+    Alternative, TestKind, TestResult,
 };
 pub use trec::{
     check_scores_fit, evaluate_run, read_qrels, read_run, read_scores, write_qrels_to, write_run,

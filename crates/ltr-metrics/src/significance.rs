@@ -336,6 +336,22 @@ pub fn bootstrap_ci(a: &[f64], b: &[f64], level: f64, resamples: usize, seed: u6
     (q(alpha), q(1.0 - alpha))
 }
 
+/// Holm's step-down correction of `p` for testing all its hypotheses at once (statsmodels' `multipletests(...,
+/// method="holm")`): sorted ascending, the i-th smallest (from 0) becomes max over j ≤ i of min(1, (m − j)·p₍ⱼ₎).
+/// Returned in the input order. A NaN p-value stays NaN and is left out of the others' count.
+pub fn holm_adjust(p: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..p.len()).filter(|&i| !p[i].is_nan()).collect();
+    order.sort_by(|&x, &y| p[x].total_cmp(&p[y]).then(x.cmp(&y)));
+    let m = order.len();
+    let mut out = vec![f64::NAN; p.len()];
+    let mut running = 0.0f64;
+    for (j, &i) in order.iter().enumerate() {
+        running = running.max(((m - j) as f64 * p[i]).min(1.0));
+        out[i] = running;
+    }
+    out
+}
+
 /// The tests `ltr compare --test` accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TestKind {
@@ -371,5 +387,27 @@ pub fn run_test(kind: TestKind, a: &[f64], b: &[f64], alt: Alternative, seed: u6
         TestKind::Wilcoxon => wilcoxon(a, b, alt),
         TestKind::Sign => sign_test(a, b, alt),
         TestKind::Permutation => permutation_test(a, b, alt, 100_000, seed),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::holm_adjust;
+
+    #[test]
+    fn holm_matches_the_step_down_rule_by_hand() {
+        // Sorted: 0.005·4 = 0.02, 0.01·3 = 0.03, 0.03·2 = 0.06, 0.04·1 = 0.04 → kept monotone at 0.06.
+        let adj = holm_adjust(&[0.01, 0.04, 0.03, 0.005]);
+        let want = [0.03, 0.06, 0.06, 0.02];
+        for (a, w) in adj.iter().zip(want) {
+            assert!((a - w).abs() < 1e-15, "{adj:?}");
+        }
+        // Capped at 1; NaN stays NaN and does not count as a hypothesis.
+        let adj = holm_adjust(&[0.6, f64::NAN, 0.3]);
+        assert_eq!(adj[0], 0.6);
+        assert!(adj[1].is_nan());
+        assert_eq!(adj[2], 0.6);
+        assert_eq!(holm_adjust(&[0.9, 0.8]), vec![1.0, 1.0]);
+        assert!(holm_adjust(&[]).is_empty());
     }
 }

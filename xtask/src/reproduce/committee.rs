@@ -15,7 +15,7 @@ use super::{
     f4, md_table, pooled, ranksvm_selected, test_result, train_by_name, write_report, Ctx,
     FoldResult,
 };
-use crate::plot::{line_chart, Series};
+use ltr_experiment::{line_chart, Series};
 
 /// Each method of Table 4 by its registry name and parameters, and the setting it chooses on validation.
 fn method_algorithm(name: &str) -> (&'static str, &'static [&'static str], &'static str) {

@@ -10,6 +10,27 @@ pub mod sigmoid;
 
 use ltr_testdata::shared_datasets_dir;
 
+pub use ltr_experiment::{md_table, mean};
+
+/// The experiment engine's checkpointed cell store, with anyhow errors for the reproduction code.
+pub struct Cells(ltr_experiment::Cells);
+
+impl Cells {
+    /// A cell store in `dir`.
+    pub fn new(dir: PathBuf) -> Self {
+        Self(ltr_experiment::Cells::new(dir))
+    }
+
+    /// The value of `key`, computed by `f` only when not already stored.
+    pub fn get<T: Serialize + serde::de::DeserializeOwned>(
+        &self,
+        key: &str,
+        f: impl FnOnce() -> Result<T>,
+    ) -> Result<T> {
+        self.0.get(key, f)
+    }
+}
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -17,7 +38,7 @@ use anyhow::{bail, Context, Result};
 use ltr_core::{LinearModel, Scorer};
 use ltr_data::{generate_letor_like, kfold_queries, letor_folds, Dataset, SyntheticConfig};
 use ltr_metrics::{evaluate, Convention, Metric};
-use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use serde::{Deserialize, Serialize};
 
 /// One fold: train, validation, test.
 pub type Fold = ltr_data::LoadedFold;
@@ -47,43 +68,6 @@ pub struct Ctx {
     /// Folders searched for the larger benchmarks some papers used (MSLR-WEB10K, Yahoo set 1), as installed by
     /// `cargo xtask download`: `NAME/...` under any of them.
     pub data_roots: Vec<PathBuf>,
-}
-
-/// Checkpointed results: one JSON file per cell, written atomically; an existing cell is never recomputed.
-pub struct Cells {
-    dir: PathBuf,
-}
-
-impl Cells {
-    /// The value of `key`, computed by `f` only when not already stored.
-    pub fn get<T: Serialize + DeserializeOwned>(
-        &self,
-        key: &str,
-        f: impl FnOnce() -> Result<T>,
-    ) -> Result<T> {
-        let name: String = key
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let path = self.dir.join(format!("{name}.json"));
-        if let Ok(text) = std::fs::read_to_string(&path) {
-            if let Ok(v) = serde_json::from_str(&text) {
-                return Ok(v);
-            }
-            tracing::warn!("{}: unreadable cell, recomputing", path.display());
-        }
-        let v = f()?;
-        let text = serde_json::to_string(&v)?;
-        std::fs::create_dir_all(&self.dir).with_context(|| self.dir.display().to_string())?;
-        ltr_data::write_atomic(&path, |w| w.write_all(text.as_bytes()))?;
-        Ok(v)
-    }
 }
 
 /// Test-set results of one method on one fold.
@@ -140,15 +124,6 @@ pub fn pooled(results: &[FoldResult], metric: &str) -> (f64, Vec<f64>) {
         .sum::<f64>()
         / results.len().max(1) as f64;
     (fold_mean, v)
-}
-
-/// Arithmetic mean (0 for empty).
-pub fn mean(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        0.0
-    } else {
-        v.iter().sum::<f64>() / v.len() as f64
-    }
 }
 
 /// Train `algo` by name through the registry on a fold: `params` may hold comma grids, chosen on the fold's
@@ -343,19 +318,6 @@ pub fn load(
     ))
 }
 
-/// A Markdown table.
-pub fn md_table(header: &[&str], rows: &[Vec<String>]) -> String {
-    let mut s = format!(
-        "| {} |\n|{}|\n",
-        header.join(" | "),
-        header.iter().map(|_| "---").collect::<Vec<_>>().join("|")
-    );
-    for r in rows {
-        s.push_str(&format!("| {} |\n", r.join(" | ")));
-    }
-    s
-}
-
 /// Write the report files of one experiment: `report.md`, `cells.csv`, `cells.json`.
 pub fn write_report(
     ctx: &Ctx,
@@ -402,13 +364,6 @@ pub fn f4(x: f64) -> String {
     format!("{x:.4}")
 }
 
-impl Cells {
-    /// A cell store in `dir`.
-    pub fn new(dir: PathBuf) -> Self {
-        Self { dir }
-    }
-}
-
 /// Write `index.md` linking every report.
 /// The experiments of `cargo xtask reproduce`, in report order; each writes `NAME/report.md`.
 pub const EXPERIMENTS: [&str; 6] = [
@@ -451,38 +406,4 @@ pub fn write_index(ctx: &Ctx, reports: &[(String, PathBuf)], seconds: f64) -> Re
     }
     ltr_data::write_atomic(&ctx.out.join("index.md"), |w| w.write_all(md.as_bytes()))?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cells_are_computed_once_and_survive_a_killed_write() {
-        let dir = tempfile::tempdir().unwrap();
-        let cells = Cells::new(dir.path().join("cells"));
-        let mut calls = 0;
-        let mut cell = |key: &str, v: f64| {
-            cells
-                .get(key, || {
-                    calls += 1;
-                    Ok(v)
-                })
-                .unwrap()
-        };
-        assert_eq!(cell("a/b c", 1.5), 1.5);
-        // A finished cell is never recomputed, whatever the new closure would say.
-        assert_eq!(cell("a/b c", 9.0), 1.5);
-        // What a SIGKILL in the middle of a write leaves: the temporary file only (the rename never happened) —
-        // it is ignored; and a cell file that is not valid JSON (written by something else) is recomputed.
-        std::fs::write(dir.path().join("cells/.k.json.tmp-99999"), "{\"trunc").unwrap();
-        std::fs::write(dir.path().join("cells/j.json"), "{\"trunc").unwrap();
-        assert_eq!(cell("k", 2.0), 2.0);
-        assert_eq!(cell("j", 3.0), 3.0);
-        assert_eq!(cell("j", 4.0), 3.0);
-        let _ = cell;
-        assert_eq!(calls, 3);
-        // Keys are sanitised into one flat file name each.
-        assert!(dir.path().join("cells/a_b_c.json").is_file());
-    }
 }

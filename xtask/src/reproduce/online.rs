@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::{find_installed, md_table, write_report, Ctx, MSLR_NAMES, YAHOO_NAMES};
-use crate::plot::{line_chart, Series};
+use ltr_experiment::{line_chart, Series};
 
 #[derive(Serialize, Deserialize)]
 struct Curve {

@@ -10,7 +10,7 @@ use ltr_metrics::{sign_test, Alternative, Metric};
 use serde_json::json;
 
 use super::{f4, md_table, pooled, test_result, train_by_name, write_report, Ctx, FoldResult};
-use crate::plot::bar_chart;
+use ltr_experiment::bar_chart;
 
 const VARIANTS: [(&str, &str); 5] = [
     ("RSVM", ""),

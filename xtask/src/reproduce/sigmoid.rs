@@ -15,7 +15,7 @@ use super::{
     f4, linear, md_table, pooled, ranksvm_selected, test_result, train_by_name, train_fold,
     write_report, Ctx, Fold, FoldResult,
 };
-use crate::plot::{line_chart, Series};
+use ltr_experiment::{line_chart, Series};
 
 #[derive(Serialize, Deserialize, Clone)]
 struct SigmoidCell {

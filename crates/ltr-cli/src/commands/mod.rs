@@ -2,6 +2,7 @@
 
 pub mod compare;
 pub mod eval;
+pub mod experiment;
 pub mod export;
 pub mod generate;
 pub mod inspect;

@@ -1,11 +1,13 @@
-//! SVG plots of the papers' figures (plotters, SVG backend).
+//! SVG plots (plotters, SVG backend): the papers' figures and the experiment report's curves.
 
 use std::path::Path;
 
-use anyhow::{anyhow, Result};
 use plotters::prelude::*;
 
+use crate::error::{ExperimentError, Result};
+
 /// One named curve.
+#[derive(Debug, Clone)]
 pub struct Series {
     /// Legend label.
     pub label: String,
@@ -48,7 +50,10 @@ pub fn line_chart(
         }
     }
     if !x0.is_finite() {
-        return Err(anyhow!("nothing to plot for {title}"));
+        return Err(ExperimentError::Plot {
+            path: path.to_path_buf(),
+            message: format!("nothing to plot for {title}"),
+        });
     }
     if x1 <= x0 {
         x1 = x0 + 1.0;
@@ -56,7 +61,10 @@ pub fn line_chart(
     let pad = ((y1 - y0) * 0.05).max(1e-3);
     let (y0, y1) = (y0 - pad, y1 + pad);
     let root = SVGBackend::new(path, (760, 460)).into_drawing_area();
-    let e = |e: &dyn std::fmt::Display| anyhow!("plot {}: {e}", path.display());
+    let e = |e: &dyn std::fmt::Display| ExperimentError::Plot {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
     root.fill(&WHITE).map_err(|x| e(&x))?;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 18))

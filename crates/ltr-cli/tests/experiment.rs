@@ -1,0 +1,301 @@
+//! `ltr experiment` through the binary: one cell equals separate `ltr train` / `predict` / `eval` calls, a killed
+//! run resumes without recomputing a finished cell, and bad flags are refused.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{ltr, ok};
+
+fn fold_dir(root: &Path, folds: usize) {
+    for k in 1..=folds {
+        let f = root.join(format!("Fold{k}"));
+        ok(&[
+            "generate",
+            "--out",
+            f.to_str().unwrap(),
+            "--queries",
+            "40",
+            "--seed",
+            &k.to_string(),
+        ]);
+    }
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn a_cell_equals_separate_train_predict_eval() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    fold_dir(&data, 2);
+    let out = dir.path().join("out");
+    let stdout = ok(&[
+        "experiment",
+        "--fold-dir",
+        s(&data),
+        "--algo",
+        "ranksvm:c=0.01,0.1,1",
+        "--algo",
+        "committee-perceptron:committee=5,epochs=10",
+        "--metric",
+        "MAP",
+        "--convention",
+        "letor4",
+        "--seed",
+        "3",
+        "--keep-scores",
+        "--out",
+        s(&out),
+        "--json",
+    ]);
+    let summary: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(summary["computed"], 4);
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    for (label, algo, params) in [
+        ("ranksvm", "ranksvm", vec!["c=0.01,0.1,1"]),
+        (
+            "committee-perceptron",
+            "committee-perceptron",
+            vec!["committee=5", "epochs=10"],
+        ),
+    ] {
+        let fold = data.join("Fold2");
+        let model = dir.path().join(format!("{label}.bin"));
+        let scores = dir.path().join(format!("{label}.scores"));
+        let (train, vali) = (fold.join("train.txt"), fold.join("vali.txt"));
+        let mut args = vec![
+            "train",
+            "--train",
+            s(&train),
+            "--validate",
+            s(&vali),
+            "--algo",
+            algo,
+            "--metric",
+            "MAP",
+            "--convention",
+            "letor4",
+            "--seed",
+            "3",
+            "--model",
+            s(&model),
+        ];
+        let test = fold.join("test.txt");
+        let owned: Vec<String> = params.iter().map(|p| p.to_string()).collect();
+        for p in &owned {
+            args.extend(["--param", p.as_str()]);
+        }
+        ok(&args);
+        ok(&[
+            "predict",
+            "--model",
+            s(&model),
+            "--data",
+            s(&test),
+            "--out",
+            s(&scores),
+        ]);
+        // The experiment's kept scores are the CLI's, byte for byte.
+        assert_eq!(
+            std::fs::read_to_string(&scores).unwrap(),
+            std::fs::read_to_string(out.join(format!("scores/{label}/fold2.txt"))).unwrap(),
+            "{label}"
+        );
+        let ev: serde_json::Value = serde_json::from_str(&ok(&[
+            "eval",
+            "--data",
+            s(&test),
+            "--scores",
+            s(&scores),
+            "--metric",
+            "MAP",
+            "--metric",
+            "NDCG@10",
+            "--convention",
+            "letor4",
+            "--json",
+        ]))
+        .unwrap();
+        let cell = results["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["method"] == label && c["fold"] == 2)
+            .unwrap();
+        for metric in ["MAP", "NDCG@10"] {
+            let want = ev["metrics"][metric]["mean"]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{ev}"));
+            let got = cell["means"][metric].as_f64().unwrap();
+            assert_eq!(got, want, "{label} {metric}");
+        }
+    }
+}
+
+#[test]
+fn a_killed_experiment_resumes_without_recomputing_finished_cells() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    for k in 1..=3 {
+        let f = data.join(format!("Fold{k}"));
+        ok(&[
+            "generate",
+            "--out",
+            s(&f),
+            "--queries",
+            "200",
+            "--seed",
+            &k.to_string(),
+        ]);
+    }
+    let out = dir.path().join("out");
+    // Each cell takes a good fraction of a second, so the kill after the first one leaves most undone.
+    let args = [
+        "experiment",
+        "--fold-dir",
+        s(&data),
+        "--algo",
+        "rankboost:rounds=600",
+        "--algo",
+        "committee-perceptron:committee=10,epochs=60",
+        "--algo",
+        "listnet:epochs=600",
+        "--out",
+        s(&out),
+        "--json",
+    ];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ltr"))
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .env("RAYON_NUM_THREADS", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it once the first cell is stored (or let it finish if it is faster than we look).
+    let cells = out.join("cells");
+    let count = || {
+        std::fs::read_dir(&cells).map_or(0, |d| {
+            d.filter(|e| {
+                e.as_ref()
+                    .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "json"))
+            })
+            .count()
+        })
+    };
+    let t0 = std::time::Instant::now();
+    while count() == 0 && t0.elapsed().as_secs() < 120 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().ok();
+    child.wait().unwrap();
+    let stored: Vec<(std::path::PathBuf, Vec<u8>)> = std::fs::read_dir(&cells)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| {
+            let b = std::fs::read(&p).unwrap();
+            (p, b)
+        })
+        .collect();
+    assert!(
+        !stored.is_empty() && stored.len() < 9,
+        "{} cells stored at the kill",
+        stored.len()
+    );
+    let summary: serde_json::Value = serde_json::from_str(&ok(&args)).unwrap();
+    assert_eq!(summary["reused"], stored.len(), "{summary}");
+    assert_eq!(summary["computed"], 9 - stored.len(), "{summary}");
+    for (p, bytes) in &stored {
+        assert_eq!(
+            &std::fs::read(p).unwrap(),
+            bytes,
+            "{} rewritten",
+            p.display()
+        );
+    }
+    let again: serde_json::Value = serde_json::from_str(&ok(&args)).unwrap();
+    assert_eq!(
+        (again["computed"].as_u64(), again["reused"].as_u64()),
+        (Some(0), Some(9))
+    );
+}
+
+#[test]
+fn experiment_flags_are_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    fold_dir(&data, 1);
+    let out = dir.path().join("out");
+    let err = |args: &[&str]| {
+        let o = ltr(args);
+        assert!(!o.status.success(), "{args:?} succeeded");
+        String::from_utf8_lossy(&o.stderr).to_string()
+    };
+    let train = data.join("Fold1/train.txt");
+    assert!(err(&["experiment", "--data", s(&train), "--out", s(&out)]).contains("--algo"));
+    assert!(err(&["experiment", "--out", s(&out), "--algo", "ranksvm"]).contains("--data FILE"));
+    assert!(err(&[
+        "experiment",
+        "--data",
+        s(&train),
+        "--algo",
+        "ranksvm:x=1",
+        "--out",
+        s(&out)
+    ])
+    .contains("x"));
+    assert!(err(&[
+        "experiment",
+        "--data",
+        s(&train),
+        "--algo",
+        "ranksvm",
+        "--test",
+        "magic",
+        "--out",
+        s(&out)
+    ])
+    .contains("unknown test `magic`"));
+    assert!(err(&[
+        "experiment",
+        "--fold-dir",
+        s(&data),
+        "--folds",
+        "3",
+        "--algo",
+        "ranksvm",
+        "--out",
+        s(&out)
+    ])
+    .contains("--folds"));
+    assert!(err(&[
+        "experiment",
+        "--config",
+        "x.toml",
+        "--algo",
+        "ranksvm",
+        "--out",
+        s(&out)
+    ])
+    .contains("cannot be used with"));
+    // A malformed line in the data names the file and line, and nothing panics.
+    let bad = dir.path().join("bad.txt");
+    std::fs::write(&bad, "1 qid:1 1:0.5\n0 qid:1 1:zz\n").unwrap();
+    let e = err(&[
+        "experiment",
+        "--data",
+        s(&bad),
+        "--algo",
+        "ranksvm",
+        "--out",
+        s(&out),
+    ]);
+    assert!(e.contains("bad.txt") && e.contains('2'), "{e}");
+    assert!(!e.contains("panicked"));
+}

@@ -1,0 +1,43 @@
+//! The experiment engine behind `ltr experiment` and `cargo xtask reproduce`: compare learners on the user's own
+//! judged data — k folds split by query from one file, or a LETOR fold folder — with grids chosen on validation,
+//! paired significance tests against a baseline and a report.
+//!
+//! An experiment is an [`ExperimentSpec`] (TOML, so a run is repeatable and reviewable). [`Experiment::prepare`]
+//! checks it and loads the folds; [`Experiment::run`] trains every (fold × method) cell through the `ltr-learn`
+//! registry — the same path as `ltr train` then `ltr predict` — in parallel, checkpoints each cell in a [`Cells`]
+//! store as it finishes (a killed run resumes with nothing finished recomputed) and writes `report.md`,
+//! `results.json`, `results.csv` and SVG plots.
+//!
+//! ```
+//! use ltr_experiment::{DataSpec, Experiment, ExperimentSpec, MethodSpec};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let dir = tempfile::tempdir()?;
+//! # let data = dir.path().join("all.txt");
+//! # let ds = ltr_data::generate_letor_like(&ltr_data::SyntheticConfig { queries: 30, seed: 5, ..Default::default() })?;
+//! # ltr_data::write_letor(&ds, &data)?;
+//! let spec = ExperimentSpec::new(
+//!     DataSpec::file(&data, 3),
+//!     vec![MethodSpec::parse("ranksvm:c=0.1,1")?, MethodSpec::parse("rankboost:rounds=50")?],
+//! );
+//! let outcome = Experiment::prepare(spec)?.run(&dir.path().join("out"), &ltr_core::Silent)?;
+//! assert_eq!(outcome.computed, 6); // 3 folds × 2 methods
+//! assert!(outcome.report.is_file());
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+mod cells;
+mod error;
+mod folds;
+mod plot;
+mod report;
+mod run;
+mod spec;
+
+pub use cells::{CellOrigin, Cells};
+pub use error::{ExperimentError, Result};
+pub use folds::{carve_validation, load_folds, stratified_kfold, ExperimentFold};
+pub use plot::{bar_chart, line_chart, Series};
+pub use report::{md_table, mean, Comparison};
+pub use run::{CellRecord, Experiment, GridPoint, Outcome};
+pub use spec::{DataSpec, ExperimentSpec, MethodSpec};

@@ -1,0 +1,354 @@
+//! Running an experiment: every (fold × method) cell trained through the registry, scored on the fold's test set,
+//! checkpointed as it finishes; cells run in parallel.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use ltr_core::{Progress, TrainingSummary};
+use ltr_data::{NormalizeKind, PreprocessSpec};
+use ltr_learn::{Grid, TrainRequest};
+use ltr_metrics::{Convention, Metric, TestKind};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::cells::{CellOrigin, Cells};
+use crate::error::{ExperimentError, Result};
+use crate::folds::{load_folds, ExperimentFold};
+use crate::spec::ExperimentSpec;
+
+/// What one cell (one method on one fold) leaves: the setting kept, its timings and its test scores. Metrics are
+/// computed from the scores when the report is written, so asking for another metric retrains nothing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellRecord {
+    /// Fold number.
+    pub fold: usize,
+    /// Method label.
+    pub label: String,
+    /// Registry name of the algorithm.
+    pub algo: String,
+    /// The setting kept (chosen on validation when a grid was given).
+    pub params: BTreeMap<String, String>,
+    /// Every setting tried with its validation score (empty without validation).
+    pub grid: Vec<GridPoint>,
+    /// Validation score of the kept setting, when there was validation data.
+    pub validation: Option<f64>,
+    /// Seconds of `ltr_learn::train` (preprocessing, every grid setting, the validation passes).
+    pub train_seconds: f64,
+    /// Seconds to score the test set with the model file (stored preprocessing included).
+    pub predict_seconds: f64,
+    /// One score per test document, in the fold's test-set order.
+    pub test_scores: Vec<f64>,
+}
+
+/// One setting of a grid and its validation score.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GridPoint {
+    /// `name=value …`.
+    pub setting: String,
+    /// The validation metric (absent when not finite).
+    pub validation: Option<f64>,
+}
+
+/// An experiment ready to run: its description checked, its data loaded and split.
+#[derive(Debug)]
+pub struct Experiment {
+    pub(crate) spec: ExperimentSpec,
+    pub(crate) labels: Vec<String>,
+    pub(crate) grids: Vec<Grid>,
+    pub(crate) folds: Vec<ExperimentFold>,
+    pub(crate) metric: Metric,
+    pub(crate) convention: Convention,
+    pub(crate) report_metrics: Vec<Metric>,
+    pub(crate) tests: Vec<TestKind>,
+    pub(crate) baseline: usize,
+    pub(crate) preprocess: PreprocessSpec,
+    fingerprint: String,
+}
+
+/// What a run did.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Every cell, fold-major in method order.
+    pub cells: Vec<CellRecord>,
+    /// Cells trained by this run.
+    pub computed: usize,
+    /// Cells read back from an earlier run.
+    pub reused: usize,
+    /// The report.
+    pub report: PathBuf,
+}
+
+fn spec_err(what: &str, e: impl std::fmt::Display) -> ExperimentError {
+    ExperimentError::Spec(format!("{what}: {e}"))
+}
+
+impl Experiment {
+    /// Check `spec` (algorithms, parameters, metrics, tests, baseline) and load its folds. Nothing is trained.
+    pub fn prepare(spec: ExperimentSpec) -> Result<Self> {
+        if spec.algorithms.is_empty() {
+            return Err(ExperimentError::Spec(
+                "no methods: give --algo NAME[:k=v,...] at least once".into(),
+            ));
+        }
+        let labels = spec.labels()?;
+        let metric: Metric = spec.metric.parse().map_err(|e| spec_err("metric", e))?;
+        let convention: Convention = spec
+            .convention
+            .parse()
+            .map_err(|e| spec_err("convention", e))?;
+        let mut names: Vec<String> = vec![spec.metric.clone()];
+        if spec.report_metrics.is_empty() {
+            names.extend(["NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "MAP"].map(String::from));
+        } else {
+            names.extend(spec.report_metrics.iter().cloned());
+        }
+        let mut report_metrics: Vec<Metric> = Vec::new();
+        for n in &names {
+            let m: Metric = n.parse().map_err(|e| spec_err("report metric", e))?;
+            if !report_metrics.contains(&m) {
+                report_metrics.push(m);
+            }
+        }
+        let tests = spec
+            .tests
+            .iter()
+            .map(|t| t.parse::<TestKind>().map_err(|e| spec_err("test", e)))
+            .collect::<Result<Vec<_>>>()?;
+        let baseline = match &spec.baseline {
+            None => 0,
+            Some(b) => labels
+                .iter()
+                .position(|l| l == b)
+                .or_else(|| spec.algorithms.iter().position(|m| &m.algo == b))
+                .ok_or_else(|| {
+                    ExperimentError::Spec(format!(
+                        "baseline `{b}` is none of the methods ({})",
+                        labels.join(", ")
+                    ))
+                })?,
+        };
+        let mut grids = Vec::new();
+        for (m, label) in spec.algorithms.iter().zip(&labels) {
+            ltr_learn::find(&m.algo).ok_or_else(|| {
+                let known: Vec<&str> = ltr_learn::ALGORITHMS.iter().map(|a| a.name).collect();
+                ExperimentError::Spec(format!(
+                    "unknown algorithm `{}`; known: {}",
+                    m.algo,
+                    known.join(", ")
+                ))
+            })?;
+            grids.push(Grid::parse(&m.params).map_err(|e| spec_err(label, e))?);
+        }
+        let preprocess = PreprocessSpec {
+            features: None,
+            log1p: spec
+                .log1p
+                .as_deref()
+                .map(ltr_data::parse_feature_list)
+                .transpose()
+                .map_err(|e| spec_err("log1p", e))?
+                .unwrap_or_default(),
+            normalize: Some(
+                spec.normalize
+                    .parse::<NormalizeKind>()
+                    .map_err(|e| spec_err("normalize", e))?,
+            ),
+        };
+        let (folds, fingerprint) = load_folds(&spec.data, spec.seed)?;
+        if folds.iter().any(|f| f.validation.is_none()) {
+            if let Some((label, g)) = labels.iter().zip(&grids).find(|(_, g)| g.len() > 1) {
+                return Err(ExperimentError::Spec(format!(
+                    "{label} lists a grid of {} settings but a fold has no validation data; \
+                     give a validation share above 0 or vali.txt files",
+                    g.len()
+                )));
+            }
+        }
+        Ok(Self {
+            spec,
+            labels,
+            grids,
+            folds,
+            metric,
+            convention,
+            report_metrics,
+            tests,
+            baseline,
+            preprocess,
+            fingerprint,
+        })
+    }
+
+    /// The description being run.
+    pub fn spec(&self) -> &ExperimentSpec {
+        &self.spec
+    }
+
+    /// The folds.
+    pub fn folds(&self) -> &[ExperimentFold] {
+        &self.folds
+    }
+
+    /// Method labels in report order.
+    pub fn labels(&self) -> &[String] {
+        &self.labels
+    }
+
+    /// The metrics of the report, the validation metric first.
+    pub fn report_metrics(&self) -> &[Metric] {
+        &self.report_metrics
+    }
+
+    /// The store key of a cell: fold, label and a hash of everything its result depends on (the input files'
+    /// paths, sizes and times, the split, the method and its parameters, metric, convention, preprocessing, seed,
+    /// and this crate's version), so a changed setting never reuses a stale cell.
+    fn cell_key(&self, fold: &ExperimentFold, m: usize) -> String {
+        let method = &self.spec.algorithms[m];
+        let d = &self.spec.data;
+        let identity = serde_json::json!({
+            "data": self.fingerprint,
+            "folds": d.folds,
+            "validation_share": d.validation_share,
+            "regroup": d.regroup,
+            "fold": fold.number,
+            "algo": method.algo,
+            "params": method.params,
+            "metric": self.metric.to_string(),
+            "convention": self.spec.convention,
+            "normalize": self.spec.normalize,
+            "log1p": self.spec.log1p,
+            "seed": self.spec.seed,
+            "version": env!("CARGO_PKG_VERSION"),
+        });
+        let hash = xxhash_rust::xxh3::xxh3_64(identity.to_string().as_bytes());
+        format!("fold{}-{}-{hash:016x}", fold.number, self.labels[m])
+    }
+
+    /// Train method `m` on `fold` through the registry and score the fold's test set with the resulting model file
+    /// — exactly `ltr train` then `ltr predict`.
+    pub fn compute_cell(&self, fold: &ExperimentFold, m: usize) -> Result<CellRecord> {
+        let method = &self.spec.algorithms[m];
+        let context = format!("{} on fold {}", self.labels[m], fold.number);
+        let t0 = Instant::now();
+        let mut req = TrainRequest::new(&fold.train)
+            .metric(self.metric, self.convention)
+            .seed(self.spec.seed)
+            .preprocess(&self.preprocess);
+        if let Some(v) = &fold.validation {
+            req = req.validation(v);
+        }
+        let trained = ltr_learn::train(&method.algo, &self.grids[m], &req).map_err(|source| {
+            ExperimentError::Training {
+                context: context.clone(),
+                source: Box::new(source),
+            }
+        })?;
+        let train_seconds = t0.elapsed().as_secs_f64();
+        let params = trained.params.clone();
+        let grid = trained
+            .grid_scores
+            .iter()
+            .map(|(s, v)| GridPoint {
+                setting: ltr_learn::describe(s),
+                validation: v.is_finite().then_some(*v),
+            })
+            .collect();
+        let validation = trained.fitted.report.validation.filter(|v| v.is_finite());
+        let model = trained.into_model_file(TrainingSummary {
+            train_file: format!("fold {} training set", fold.number),
+            validation_file: Some(fold.validation_source.clone()),
+            queries: fold.train.n_queries(),
+            documents: fold.train.n_docs(),
+            features: fold.train.n_features(),
+            seed: self.spec.seed,
+            seconds: train_seconds,
+        });
+        let t1 = Instant::now();
+        let test_scores =
+            model
+                .score_raw(&fold.test)
+                .map_err(|source| ExperimentError::Training {
+                    context,
+                    source: Box::new(source),
+                })?;
+        Ok(CellRecord {
+            fold: fold.number,
+            label: self.labels[m].clone(),
+            algo: method.algo.clone(),
+            params,
+            grid,
+            validation,
+            train_seconds,
+            predict_seconds: t1.elapsed().as_secs_f64(),
+            test_scores,
+        })
+    }
+
+    /// Run every cell not already stored under `out/cells` (in parallel), then write the report into `out`.
+    pub fn run(&self, out: &Path, progress: &dyn Progress) -> Result<Outcome> {
+        std::fs::create_dir_all(out).map_err(|e| ExperimentError::io(out, e))?;
+        let toml = self.spec_with_absolute_paths().to_toml()?;
+        let spec_path = out.join("experiment.toml");
+        ltr_data::write_atomic(&spec_path, |w| w.write_all(toml.as_bytes()))?;
+        let cells = Cells::new(out.join("cells"));
+        let jobs: Vec<(usize, usize)> = (0..self.folds.len())
+            .flat_map(|f| (0..self.labels.len()).map(move |m| (f, m)))
+            .collect();
+        progress.begin("cells", Some(jobs.len() as u64));
+        let finished = AtomicU64::new(0);
+        let results: Vec<Result<(CellRecord, CellOrigin)>> = jobs
+            .par_iter()
+            .map(|&(f, m)| {
+                let fold = &self.folds[f];
+                let r =
+                    cells.get_with_origin(&self.cell_key(fold, m), || self.compute_cell(fold, m));
+                if let Ok((c, CellOrigin::Computed)) = &r {
+                    tracing::info!(
+                        "{} fold {}: trained in {:.2} s ({})",
+                        c.label,
+                        c.fold,
+                        c.train_seconds,
+                        ltr_learn::describe(&c.params)
+                    );
+                }
+                let n = finished.fetch_add(1, Ordering::Relaxed) + 1;
+                progress.advance(n, &format!("{} fold {}", self.labels[m], fold.number));
+                r
+            })
+            .collect();
+        progress.end();
+        let mut records = Vec::with_capacity(results.len());
+        let (mut computed, mut reused) = (0, 0);
+        for r in results {
+            let (c, origin) = r?;
+            match origin {
+                CellOrigin::Computed => computed += 1,
+                CellOrigin::Stored => reused += 1,
+            }
+            records.push(c);
+        }
+        let report = crate::report::write_report(self, &records, out)?;
+        Ok(Outcome {
+            cells: records,
+            computed,
+            reused,
+            report,
+        })
+    }
+
+    /// The description with its data paths made absolute, so the written `experiment.toml` reruns from anywhere.
+    fn spec_with_absolute_paths(&self) -> ExperimentSpec {
+        let mut s = self.spec.clone();
+        for p in [&mut s.data.file, &mut s.data.fold_dir]
+            .into_iter()
+            .flatten()
+        {
+            if let Ok(abs) = std::fs::canonicalize(&*p) {
+                *p = abs;
+            }
+        }
+        s
+    }
+}
