@@ -4,11 +4,13 @@
 //! cargo xtask download <dataset> [--dir DIR] [--from LOCAL_DIR_OR_ARCHIVE] [--url URL]
 //! cargo xtask reproduce <committee|mhr|online|sigmoid|rsvm-ir|letor-baselines|all> [--data DIR] [--folds 1,2,3,4,5] [--out DIR]
 //! cargo xtask bench [--quick]
+//! cargo xtask test [--no-rust] [--no-python]
 //! ```
 
 mod bench;
 mod download;
 mod reproduce;
+mod test;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -53,6 +55,15 @@ enum Cmd {
         #[arg(long, default_value = "results")]
         out: PathBuf,
     },
+    /// Run every test: the Rust workspace, then the Python package (built into target/python-venv) and pytest.
+    Test {
+        /// Skip `cargo test --workspace`.
+        #[arg(long)]
+        no_rust: bool,
+        /// Skip the Python package.
+        #[arg(long)]
+        no_python: bool,
+    },
     /// Run the benchmarks with the available peers and write BENCHMARKS.md.
     Bench {
         /// Smaller sizes (minutes instead of tens of minutes).
@@ -90,6 +101,13 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
+        Cmd::Test { no_rust, no_python } => test::run(
+            &project_root(),
+            test::Parts {
+                rust: !no_rust,
+                python: !no_python,
+            },
+        ),
         Cmd::Download {
             dataset,
             dir,

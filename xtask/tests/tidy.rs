@@ -57,7 +57,11 @@ fn every_declared_dependency_is_used() {
         .flatten()
         .map(|e| e.path())
         .collect();
-    dirs.extend([root.join("xtask"), root.join("benches")]);
+    dirs.extend([
+        root.join("xtask"),
+        root.join("benches"),
+        root.join("python"),
+    ]);
     let mut unused = Vec::new();
     for dir in dirs {
         let Ok(manifest) = std::fs::read_to_string(dir.join("Cargo.toml")) else {

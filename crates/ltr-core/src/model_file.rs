@@ -198,7 +198,19 @@ impl ModelFile {
         let is_json = path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("json"));
-        let bytes = if is_json {
+        let bytes = self.encode(is_json, path)?;
+        ltr_data::write_atomic(path, |w| w.write_all(&bytes))?;
+        Ok(())
+    }
+
+    /// The bytes [`ModelFile::save`] writes: pretty JSON when `json`, else the compact binary form (what the Python
+    /// package pickles).
+    pub fn to_bytes(&self, json: bool) -> Result<Vec<u8>> {
+        self.encode(json, Path::new("<memory>"))
+    }
+
+    fn encode(&self, json: bool, path: &Path) -> Result<Vec<u8>> {
+        Ok(if json {
             serde_json::to_vec_pretty(self)
                 .map_err(|e| model_err(path, format!("cannot encode: {e}")))?
         } else {
@@ -209,15 +221,23 @@ impl ModelFile {
                     .map_err(|e| model_err(path, format!("cannot encode: {e}")))?,
             );
             b
-        };
-        ltr_data::write_atomic(path, |w| w.write_all(&bytes))?;
-        Ok(())
+        })
     }
 
     /// Load a model file of either form, checking the format version.
     pub fn load(path: &Path) -> Result<Self> {
         let bytes =
             std::fs::read(path).map_err(|e| model_err(path, format!("cannot read: {e}")))?;
+        Self::decode(&bytes, path)
+    }
+
+    /// A model from the bytes of a model file of either form (checked as [`ModelFile::load`] checks a file);
+    /// `origin` names them in errors.
+    pub fn from_bytes(bytes: &[u8], origin: &str) -> Result<Self> {
+        Self::decode(bytes, Path::new(origin))
+    }
+
+    fn decode(bytes: &[u8], path: &Path) -> Result<Self> {
         let mf: ModelFile = if let Some(rest) = bytes.strip_prefix(BINARY_MAGIC.as_slice()) {
             if rest.len() < 4 {
                 return Err(model_err(path, "truncated model file".into()));
@@ -241,14 +261,14 @@ impl ModelFile {
             struct Probe {
                 format_version: u32,
             }
-            let probe: Probe = serde_json::from_slice(&bytes).map_err(|e| {
+            let probe: Probe = serde_json::from_slice(bytes).map_err(|e| {
                 model_err(
                     path,
                     format!("not an ltr model file (neither binary nor JSON): {e}"),
                 )
             })?;
             check_version(path, probe.format_version)?;
-            serde_json::from_slice(&bytes)
+            serde_json::from_slice(bytes)
                 .map_err(|e| model_err(path, format!("invalid JSON model: {e}")))?
         };
         if let Some(problem) = mf.inconsistency() {

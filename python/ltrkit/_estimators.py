@@ -1,0 +1,243 @@
+"""scikit-learn-style rankers over the Rust registry. ``Ranker`` trains any algorithm by name; the per-family
+classes in ``_families`` (generated from the registry) give each algorithm its own named parameters."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import _native
+from ._data import native_data
+
+try:  # scikit-learn is optional; with it, rankers are BaseEstimators (metadata routing, repr, clone checks).
+    from sklearn.base import BaseEstimator as _Base
+except ImportError:  # pragma: no cover - exercised only without scikit-learn
+    _Base = object
+
+#: Estimator settings that are not algorithm parameters.
+COMMON = ("metric", "convention", "seed", "normalize", "log1p", "params")
+
+
+def param_text(value: Any) -> str:
+    """A Python value as the registry reads it: booleans as true/false, lists and tuples as a comma grid."""
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return ",".join(param_text(v) for v in value)
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    return str(value)
+
+
+class Ranker(_Base):
+    """A learning-to-rank model trained by the Rust registry (the same training as ``ltr train``).
+
+    ``Ranker(algo="ranksvm", c=[0.01, 0.1, 1])``: algorithm parameters are keyword arguments (``max_iter`` for
+    ``max-iter``); a list is a grid chosen on the validation set given to :meth:`fit` as ``eval_set``. ``metric`` and
+    ``convention`` choose grids, epochs and rounds on validation; ``normalize`` (``auto``, ``none``, ``zscore``,
+    ``minmax``, ``query-zscore``, ``query-minmax``, ``query-sum``) and ``log1p`` (feature list such as ``"1-5,12"``)
+    are fitted on the training data and stored in the model, so :meth:`predict` takes raw features. ``params`` takes
+    registry names verbatim (``{"seed-c": 0.01}``). ``ltrkit.algorithms()`` lists every algorithm and parameter.
+    """
+
+    _algo: ClassVar[Optional[str]] = None
+    #: Python parameter name → registry name, for the generated per-family classes.
+    _param_map: ClassVar[Dict[str, str]] = {}
+
+    def __init__(
+        self,
+        algo: str = "ranksvm",
+        *,
+        metric: str = "NDCG@10",
+        convention: str = "standard",
+        seed: int = 1,
+        normalize: str = "auto",
+        log1p: Optional[str] = None,
+        params: Optional[Dict[str, Any]] = None,
+        **algorithm_params: Any,
+    ) -> None:
+        self.algo = algo
+        self.metric = metric
+        self.convention = convention
+        self.seed = seed
+        self.normalize = normalize
+        self.log1p = log1p
+        self.params = params
+        self._extra = sorted(algorithm_params)
+        for k, v in algorithm_params.items():
+            setattr(self, k, v)
+
+    # -- scikit-learn parameter protocol ------------------------------------------------------------------------
+    @classmethod
+    def _named_params(cls) -> List[str]:
+        sig = inspect.signature(cls.__init__)
+        return [
+            p.name
+            for p in sig.parameters.values()
+            if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
+        ]
+
+    def get_params(self, deep: bool = True) -> Dict[str, Any]:
+        """The constructor's parameters (and, for ``Ranker``, every algorithm parameter given)."""
+        names = self._named_params() + list(getattr(self, "_extra", []))
+        return {n: getattr(self, n) for n in names}
+
+    def set_params(self, **params: Any) -> "Ranker":
+        """Set parameters; ``Ranker`` accepts any algorithm parameter, the per-family classes only their own."""
+        known = set(self._named_params())
+        for k, v in params.items():
+            if k not in known:
+                if type(self)._algo is not None:
+                    raise ValueError(
+                        f"{type(self).__name__} has no parameter {k!r}; its parameters: {', '.join(sorted(known))}"
+                    )
+                if k not in self._extra:
+                    self._extra = sorted(self._extra + [k])
+            setattr(self, k, v)
+        return self
+
+    def _algorithm(self) -> str:
+        return type(self)._algo or self.algo
+
+    def _registry_params(self) -> List[str]:
+        out = []
+        names = [n for n in self._named_params() if n not in COMMON and n != "algo"]
+        names += list(getattr(self, "_extra", []))
+        for n in names:
+            v = getattr(self, n)
+            if v is None:
+                continue
+            key = type(self)._param_map.get(n, n.rstrip("_").replace("_", "-"))
+            out.append(f"{key}={param_text(v)}")
+        for k, v in (self.params or {}).items():
+            out.append(f"{k}={param_text(v)}")
+        return out
+
+    # -- training and scoring -----------------------------------------------------------------------------------
+    def fit(
+        self,
+        X: Any,
+        y: Any,
+        qid: Any = None,
+        group: Any = None,
+        eval_set: Optional[Sequence[Tuple[Any, Any]]] = None,
+        eval_qid: Optional[Sequence[Any]] = None,
+        eval_group: Optional[Sequence[Any]] = None,
+    ) -> "Ranker":
+        """Train on ``X`` (rows × features, dense or scipy sparse) with labels ``y`` and queries given either as
+        ``qid`` (one id per row, XGBoost) or ``group`` (query sizes, LightGBM); a query's rows must be contiguous.
+        ``eval_set=[(X_val, y_val)]`` with ``eval_qid=[qid_val]`` or ``eval_group=[group_val]`` is the validation
+        set (grids, epochs, rounds). The GIL is released while training."""
+        train = native_data(X, y, qid, group)
+        validation = None
+        if eval_set:
+            if len(eval_set) != 1:
+                raise ValueError(f"eval_set takes one validation set, got {len(eval_set)}")
+            Xv, yv = eval_set[0]
+            qv = eval_qid[0] if eval_qid else None
+            gv = eval_group[0] if eval_group else None
+            validation = native_data(Xv, yv, qv, gv)
+        self.model_ = _native.train(
+            self._algorithm(),
+            self._registry_params(),
+            train,
+            validation,
+            self.metric,
+            self.convention,
+            int(self.seed),
+            self.normalize,
+            self.log1p,
+        )
+        self.n_features_in_ = train.n_features
+        return self
+
+    def _model(self):
+        model = getattr(self, "model_", None)
+        if model is None:
+            raise ValueError(f"this {type(self).__name__} is not fitted yet: call fit (or load a model) first")
+        return model
+
+    def predict(self, X: Any, qid: Any = None, group: Any = None) -> np.ndarray:
+        """Scores of the rows of ``X`` (raw features; the stored preprocessing is applied), as ``float64``. Models
+        whose scores depend on the rest of the query (rank aggregates, per-query normalisation) need ``qid`` or
+        ``group``."""
+        model = self._model()
+        if model.needs_queries and qid is None and group is None:
+            raise ValueError(
+                f"a {model.algorithm} model with this setting scores documents relative to their query: give qid or group"
+            )
+        data = native_data(X, None, qid, group, require_queries=False)
+        return model.predict(data)
+
+    def score(self, X: Any, y: Any, qid: Any = None, group: Any = None) -> float:
+        """Mean NDCG@10 of :meth:`predict` over the queries, under this ranker's ``convention``."""
+        from .metrics import evaluate
+
+        s = self.predict(X, qid=qid, group=group)
+        res = evaluate(y, s, qid=qid, group=group, metrics=["NDCG@10"], convention=self.convention)
+        return float(res["NDCG@10"])
+
+    # -- model attributes ----------------------------------------------------------------------------------------
+    @property
+    def coef_(self) -> np.ndarray:
+        """Weights of a linear model over its input columns (after the stored preprocessing)."""
+        w = self._model().linear_weights()
+        if w is None:
+            raise AttributeError(f"a {self._model().algorithm} model is not linear: it has no coef_")
+        return w
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Share of the model's absolute weight on each raw feature (sums to 1)."""
+        imp = self._model().feature_importances()
+        if imp is None:
+            raise AttributeError("this model (trees read from RankLib) has no feature importances")
+        return imp
+
+    @property
+    def best_params_(self) -> Dict[str, str]:
+        """The algorithm setting kept (chosen on validation when a grid was given), registry names."""
+        return dict(self._model().params)
+
+    @property
+    def fit_report_(self) -> Dict[str, Any]:
+        """What the model file records: algorithm, parameters, fit report (iterations, objective, validation),
+        preprocessing and training summary."""
+        return json.loads(self._model().describe())
+
+    # -- files and pickling --------------------------------------------------------------------------------------
+    def save(self, path: "os.PathLike[str] | str") -> None:
+        """Write the model file (``.json``: JSON, else binary), the same file ``ltr train`` writes and
+        ``ltr predict`` reads; atomic."""
+        self._model().save(os.fspath(path))
+
+    @classmethod
+    def load(cls, path: "os.PathLike[str] | str") -> "Ranker":
+        """A fitted ranker from a model file written by ``save``, ``ltr train`` or RankLib."""
+        model = _native.Model.load(os.fspath(path))
+        obj = cls() if cls._algo is not None else cls(model.algorithm)
+        if cls._algo is not None and cls._algo != model.algorithm:
+            raise ValueError(f"{path} holds a {model.algorithm} model, not {cls._algo}")
+        obj.model_ = model
+        obj.n_features_in_ = model.n_features
+        return obj
+
+    def __getstate__(self) -> Dict[str, Any]:
+        state = dict(self.__dict__)
+        if state.get("model_") is not None:
+            state["model_"] = bytes(state["model_"].to_bytes())
+        return state
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        if isinstance(state.get("model_"), bytes):
+            state["model_"] = _native.Model.from_bytes(state["model_"])
+        self.__dict__.update(state)
+
+
+def algorithms() -> List[Dict[str, Any]]:
+    """Every algorithm of the registry with its parameters, defaults, allowed values and documentation."""
+    return json.loads(_native.algorithms_json())

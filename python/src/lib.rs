@@ -1,0 +1,555 @@
+//! `ltrkit._native`: the Rust side of the Python package. It only converts between numpy and the library's types
+//! and calls the registry (`ltr::learn::train`), the model file and the metrics — no algorithm lives here. The GIL
+//! is released while data is parsed, models are trained and scored, and metrics are computed.
+
+use std::path::PathBuf;
+
+use ltr::core::{LtrError, ModelFile, Scorer, TrainingSummary};
+use ltr::data::{
+    read_letor_with, DataError, Dataset, FeatureMatrix, NormalizeKind, ParseOptions,
+    PreprocessSpec, QueryFile, RepeatedQid, SparseMatrix, TextColumn,
+};
+use ltr::learn::{Grid, TrainRequest};
+use ltr::metrics::{Alternative, Convention, Metric, TestKind};
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+/// The message of an error with its causes, as the CLI prints it.
+fn message(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let s_text = s.to_string();
+        if !text.contains(&s_text) {
+            text.push_str(": ");
+            text.push_str(&s_text);
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// Bad input is a ValueError, a file that cannot be read an OSError, a failed training a RuntimeError.
+fn py_err(e: LtrError) -> PyErr {
+    let text = message(&e);
+    match e {
+        LtrError::Data(DataError::Io { .. }) => PyOSError::new_err(text),
+        LtrError::Training(_) => PyRuntimeError::new_err(text),
+        _ => PyValueError::new_err(text),
+    }
+}
+
+fn data_err(e: DataError) -> PyErr {
+    py_err(LtrError::Data(e))
+}
+
+fn value_err(e: impl std::fmt::Display) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// Query offsets from group sizes, refusing empty groups and sizes that do not add up to the rows.
+fn offsets(group: &[usize], n_rows: usize) -> PyResult<Vec<usize>> {
+    let mut out = Vec::with_capacity(group.len() + 1);
+    out.push(0);
+    for (i, &g) in group.iter().enumerate() {
+        if g == 0 {
+            return Err(PyValueError::new_err(format!("group {i} is empty")));
+        }
+        out.push(out[i] + g);
+    }
+    if out[group.len()] != n_rows {
+        return Err(PyValueError::new_err(format!(
+            "the group sizes add up to {} rows but X has {n_rows}",
+            out[group.len()]
+        )));
+    }
+    Ok(out)
+}
+
+/// A dataset built from numpy arrays: features, labels and the query structure (group sizes and one id per group).
+#[pyclass(frozen, name = "Data", module = "ltrkit._native")]
+struct NativeData {
+    ds: Dataset,
+}
+
+impl NativeData {
+    fn assemble(
+        features: FeatureMatrix,
+        y: Option<PyReadonlyArray1<'_, f32>>,
+        group: Vec<usize>,
+        qids: Vec<String>,
+        docids: Option<Vec<String>>,
+    ) -> PyResult<Self> {
+        let n = match &features {
+            FeatureMatrix::Dense(a) => a.nrows(),
+            FeatureMatrix::Sparse(m) => m.rows(),
+        };
+        let labels = match y {
+            Some(y) => {
+                let y = y.as_array();
+                if y.len() != n {
+                    return Err(PyValueError::new_err(format!(
+                        "y has {} values but X has {n} rows",
+                        y.len()
+                    )));
+                }
+                if let Some(i) = y.iter().position(|v| !v.is_finite()) {
+                    return Err(PyValueError::new_err(format!("y[{i}] is not finite")));
+                }
+                y.to_vec()
+            }
+            None => vec![0.0; n],
+        };
+        let offsets = offsets(&group, n)?;
+        let mut ds = Dataset::new(features, labels, offsets, qids).map_err(data_err)?;
+        if let Some(ids) = docids {
+            let mut col = TextColumn::new();
+            for id in &ids {
+                col.push(id);
+            }
+            ds = ds.with_docids(col).map_err(data_err)?;
+        }
+        Ok(Self { ds })
+    }
+}
+
+#[pymethods]
+impl NativeData {
+    /// Dense rows (float32, C-contiguous); `group` holds the query sizes in row order, `qids` one id per query.
+    #[staticmethod]
+    #[pyo3(signature = (x, y, group, qids, docids=None))]
+    fn dense(
+        x: PyReadonlyArray2<'_, f32>,
+        y: Option<PyReadonlyArray1<'_, f32>>,
+        group: Vec<usize>,
+        qids: Vec<String>,
+        docids: Option<Vec<String>>,
+    ) -> PyResult<Self> {
+        let a = x.as_array();
+        if let Some(((r, c), _)) = a.indexed_iter().find(|(_, v)| !v.is_finite()) {
+            return Err(PyValueError::new_err(format!("X[{r}, {c}] is not finite")));
+        }
+        // One copy into the dataset, which owns its rows (learners keep it across threads).
+        let owned = a.as_standard_layout().into_owned();
+        Self::assemble(FeatureMatrix::Dense(owned), y, group, qids, docids)
+    }
+
+    /// Compressed sparse rows (scipy's CSR parts, indices sorted within rows).
+    #[staticmethod]
+    #[pyo3(signature = (data, indices, indptr, n_cols, y, group, qids, docids=None))]
+    fn sparse(
+        data: PyReadonlyArray1<'_, f32>,
+        indices: PyReadonlyArray1<'_, u32>,
+        indptr: PyReadonlyArray1<'_, u64>,
+        n_cols: usize,
+        y: Option<PyReadonlyArray1<'_, f32>>,
+        group: Vec<usize>,
+        qids: Vec<String>,
+        docids: Option<Vec<String>>,
+    ) -> PyResult<Self> {
+        let values = data.as_array().to_vec();
+        if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+            return Err(PyValueError::new_err(format!("X.data[{i}] is not finite")));
+        }
+        let indptr: Vec<usize> = indptr.as_array().iter().map(|&p| p as usize).collect();
+        let n_rows = indptr.len().saturating_sub(1);
+        let m = SparseMatrix::try_new(
+            (n_rows, n_cols),
+            indptr,
+            indices.as_array().to_vec(),
+            values,
+        )
+        .map_err(|(_, _, _, e)| value_err(format!("invalid CSR matrix: {e}")))?;
+        Self::assemble(FeatureMatrix::Sparse(m), y, group, qids, docids)
+    }
+
+    /// Number of rows.
+    #[getter]
+    fn n_rows(&self) -> usize {
+        self.ds.n_docs()
+    }
+
+    /// Number of feature columns.
+    #[getter]
+    fn n_features(&self) -> usize {
+        self.ds.n_features()
+    }
+
+    /// Number of queries.
+    #[getter]
+    fn n_queries(&self) -> usize {
+        self.ds.n_queries()
+    }
+}
+
+/// Read a LETOR/SVMlight file (a LightGBM/XGBoost `FILE.query` group file, or `group_file`, for files without
+/// qid). Returns a dict of numpy parts: dense `x` or sparse `data`/`indices`/`indptr`, `shape`, `y`, `group`
+/// (query sizes), `qids` (one per query) and `docids` (one per row, or None).
+#[pyfunction]
+#[pyo3(signature = (path, group_file=None, regroup=false, dense=None))]
+fn load_svmlight<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    group_file: Option<PathBuf>,
+    regroup: bool,
+    dense: Option<bool>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let opts = ParseOptions {
+        repeated_qid: if regroup {
+            RepeatedQid::Regroup
+        } else {
+            RepeatedQid::Error
+        },
+        query_file: group_file.map_or(QueryFile::Auto, QueryFile::Path),
+        storage: match dense {
+            Some(true) => ltr::data::Storage::Dense,
+            Some(false) => ltr::data::Storage::Sparse,
+            None => ltr::data::Storage::Auto,
+        },
+        ..Default::default()
+    };
+    let ds = py
+        .detach(|| read_letor_with(&path, &opts))
+        .map_err(data_err)?;
+    let out = PyDict::new(py);
+    let group: Vec<usize> = ds.query_offsets().windows(2).map(|w| w[1] - w[0]).collect();
+    out.set_item("shape", (ds.n_docs(), ds.n_features()))?;
+    out.set_item("y", ds.labels().to_vec().into_pyarray(py))?;
+    out.set_item("group", group.into_pyarray(py))?;
+    out.set_item("qids", ds.qids().to_vec())?;
+    out.set_item(
+        "docids",
+        ds.docids()
+            .map(|d| d.iter().map(str::to_string).collect::<Vec<_>>()),
+    )?;
+    match ds.features() {
+        FeatureMatrix::Dense(a) => {
+            out.set_item("x", a.clone().into_pyarray(py))?;
+        }
+        FeatureMatrix::Sparse(m) => {
+            out.set_item("data", m.data().to_vec().into_pyarray(py))?;
+            out.set_item("indices", m.indices().to_vec().into_pyarray(py))?;
+            let indptr: Vec<u64> = m.indptr().raw_storage().iter().map(|&p| p as u64).collect();
+            out.set_item("indptr", indptr.into_pyarray(py))?;
+        }
+    }
+    Ok(out)
+}
+
+/// Write `data` as a LETOR/SVMlight file (atomically).
+#[pyfunction]
+fn save_svmlight(py: Python<'_>, data: &NativeData, path: PathBuf) -> PyResult<()> {
+    py.detach(|| ltr::data::write_letor(&data.ds, &path))
+        .map_err(data_err)
+}
+
+/// The registry: every algorithm with its parameters, defaults, allowed values and documentation (JSON text).
+#[pyfunction]
+fn algorithms_json() -> String {
+    ltr::learn::algorithms_json().to_string()
+}
+
+fn preprocess_spec(
+    normalize: &str,
+    log1p: Option<&str>,
+    features: Option<&str>,
+) -> PyResult<PreprocessSpec> {
+    let list = |s: Option<&str>, what: &str| {
+        s.map(ltr::data::parse_feature_list)
+            .transpose()
+            .map_err(|e| value_err(format!("{what}: {e}")))
+    };
+    Ok(PreprocessSpec {
+        features: list(features, "features")?,
+        log1p: list(log1p, "log1p")?.unwrap_or_default(),
+        normalize: Some(
+            normalize
+                .parse::<NormalizeKind>()
+                .map_err(|e| value_err(format!("normalize: {e}")))?,
+        ),
+    })
+}
+
+/// Train `algo` by name through the registry (as `ltr train`): `params` are `name=value` strings, a comma list is
+/// a grid chosen on `validation` by `metric` under `convention`.
+#[pyfunction]
+#[pyo3(signature = (algo, params, train, validation=None, metric="NDCG@10", convention="standard", seed=1,
+    normalize="auto", log1p=None, features=None))]
+fn train(
+    py: Python<'_>,
+    algo: &str,
+    params: Vec<String>,
+    train: &NativeData,
+    validation: Option<&NativeData>,
+    metric: &str,
+    convention: &str,
+    seed: u64,
+    normalize: &str,
+    log1p: Option<&str>,
+    features: Option<&str>,
+) -> PyResult<NativeModel> {
+    let metric: Metric = metric.parse().map_err(value_err)?;
+    let convention: Convention = convention.parse().map_err(value_err)?;
+    let grid = Grid::parse(&params).map_err(py_err)?;
+    let spec = preprocess_spec(normalize, log1p, features)?;
+    let mut validation_ds = validation.map(|v| v.ds.clone());
+    if let Some(v) = &mut validation_ds {
+        if v.n_features() > train.ds.n_features() {
+            return Err(PyValueError::new_err(format!(
+                "the validation set has {} features but the training set has {}",
+                v.n_features(),
+                train.ds.n_features()
+            )));
+        }
+        v.set_n_features(train.ds.n_features()).map_err(data_err)?;
+    }
+    let train_ds = &train.ds;
+    let model = py
+        .detach(|| {
+            let t0 = std::time::Instant::now();
+            let mut req = TrainRequest::new(train_ds)
+                .metric(metric, convention)
+                .seed(seed)
+                .preprocess(&spec);
+            if let Some(v) = &validation_ds {
+                req = req.validation(v);
+            }
+            let trained = ltr::learn::train(algo, &grid, &req)?;
+            Ok::<_, LtrError>(trained.into_model_file(TrainingSummary {
+                train_file: "<python>".into(),
+                validation_file: validation_ds.as_ref().map(|_| "<python>".into()),
+                queries: train_ds.n_queries(),
+                documents: train_ds.n_docs(),
+                features: train_ds.n_features(),
+                seed,
+                seconds: t0.elapsed().as_secs_f64(),
+            }))
+        })
+        .map_err(py_err)?;
+    Ok(NativeModel { mf: model })
+}
+
+/// A trained model: the same model file as `ltr train` writes.
+#[pyclass(frozen, name = "Model", module = "ltrkit._native")]
+struct NativeModel {
+    mf: ModelFile,
+}
+
+#[pymethods]
+impl NativeModel {
+    /// Scores of `data` (raw features: the stored preprocessing is applied), one per row.
+    fn predict<'py>(
+        &self,
+        py: Python<'py>,
+        data: &NativeData,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        self.mf.check_data(&data.ds, "X").map_err(py_err)?;
+        let scores = py.detach(|| self.mf.score_raw(&data.ds)).map_err(py_err)?;
+        Ok(scores.into_pyarray(py))
+    }
+
+    /// True when scores depend on the other documents of the query (rank aggregates, per-query normalisation).
+    #[getter]
+    fn needs_queries(&self) -> bool {
+        let per_query = matches!(
+            self.mf
+                .preprocess
+                .as_ref()
+                .and_then(|p| p.normalization.as_ref()),
+            Some(
+                ltr::data::Normalization::QueryZScore
+                    | ltr::data::Normalization::QueryMinMax
+                    | ltr::data::Normalization::QuerySum
+            )
+        );
+        per_query || matches!(self.mf.model, ltr::core::Model::Aggregate(_))
+    }
+
+    /// The model file's bytes: compact binary, or pretty JSON when `json`.
+    #[pyo3(signature = (json=false))]
+    fn to_bytes<'py>(&self, py: Python<'py>, json: bool) -> PyResult<Bound<'py, PyBytes>> {
+        let b = self.mf.to_bytes(json).map_err(py_err)?;
+        Ok(PyBytes::new(py, &b))
+    }
+
+    /// A model from the bytes of a model file (either form), checked as `ltr predict` checks a file.
+    #[staticmethod]
+    fn from_bytes(bytes: &[u8]) -> PyResult<Self> {
+        Ok(Self {
+            mf: ModelFile::from_bytes(bytes, "<bytes>").map_err(py_err)?,
+        })
+    }
+
+    /// Save atomically (`.json`: JSON, anything else: binary) — a file `ltr predict` reads.
+    fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        py.detach(|| self.mf.save(&path)).map_err(py_err)
+    }
+
+    /// Load a model file written by `ltr train`, `save`, or RankLib (Coordinate Ascent, MART, LambdaMART).
+    #[staticmethod]
+    fn load(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+        let mf = py.detach(|| ModelFile::load(&path)).map_err(py_err)?;
+        Ok(Self { mf })
+    }
+
+    /// Registry name of the algorithm.
+    #[getter]
+    fn algorithm(&self) -> String {
+        self.mf.algorithm.clone()
+    }
+
+    /// The setting kept (chosen on validation when a grid was given), `name -> value`.
+    #[getter]
+    fn params(&self) -> std::collections::BTreeMap<String, String> {
+        self.mf.params.clone()
+    }
+
+    /// Raw feature count the model accepts.
+    #[getter]
+    fn n_features(&self) -> usize {
+        self.mf
+            .preprocess
+            .as_ref()
+            .map_or(self.mf.n_features, |p| p.raw_features)
+    }
+
+    /// Weights of a linear model over its input columns (after the stored preprocessing), else None.
+    fn linear_weights<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyArray1<f64>>> {
+        match &self.mf.model {
+            ltr::core::Model::Linear(l) => Some(l.weights.clone().into_pyarray(py)),
+            _ => None,
+        }
+    }
+
+    /// Per raw feature, the model's absolute weight on it, normalised to sum 1: |w| for linear models, the
+    /// member-weighted mean |w| for aggregates, the summed |α| of the weak rankers for boosted stumps. None for
+    /// trees read from RankLib.
+    fn feature_importances<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyArray1<f64>>> {
+        let width = self.mf.model.n_features();
+        let mut imp = vec![0.0; width];
+        match &self.mf.model {
+            ltr::core::Model::Linear(l) => {
+                for (i, w) in l.weights.iter().enumerate() {
+                    imp[i] = w.abs();
+                }
+            }
+            ltr::core::Model::Aggregate(a) => {
+                let total: f64 = a.weights.iter().sum();
+                for (m, &aw) in a.members.iter().zip(&a.weights) {
+                    for (i, w) in m.weights.iter().enumerate() {
+                        imp[i] += aw * w.abs() / total.max(f64::MIN_POSITIVE);
+                    }
+                }
+            }
+            ltr::core::Model::Stumps(e) => {
+                for s in &e.stumps {
+                    imp[s.feature] += s.alpha.abs();
+                }
+            }
+            _ => return None,
+        }
+        // Back to raw feature numbers through the stored feature selection.
+        let mut raw = vec![0.0; self.n_features().max(width)];
+        for (j, (feature, _)) in self.mf.input_features().into_iter().enumerate() {
+            raw[feature - 1] += imp[j];
+        }
+        let sum: f64 = raw.iter().sum();
+        if sum > 0.0 {
+            raw.iter_mut().for_each(|v| *v /= sum);
+        }
+        Some(raw.into_pyarray(py))
+    }
+
+    /// Everything the model file says (algorithm, parameters, fit report, preprocessing) as JSON text.
+    fn describe(&self) -> PyResult<String> {
+        let mut v = serde_json::to_value(&self.mf).map_err(value_err)?;
+        if let Some(o) = v.as_object_mut() {
+            o.remove("model");
+        }
+        Ok(v.to_string())
+    }
+}
+
+/// Metrics of `scores` on `data` (its labels and queries) under `convention`: `{metric: (mean, per_query)}` and
+/// the qids, exactly as `ltr eval` computes them.
+#[pyfunction]
+fn evaluate<'py>(
+    py: Python<'py>,
+    data: &NativeData,
+    scores: PyReadonlyArray1<'_, f64>,
+    metrics: Vec<String>,
+    convention: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    let metrics: Vec<Metric> = metrics
+        .iter()
+        .map(|m| m.parse::<Metric>().map_err(value_err))
+        .collect::<PyResult<_>>()?;
+    let convention: Convention = convention.parse().map_err(value_err)?;
+    let s = scores.as_array().to_vec();
+    let ev = py
+        .detach(|| ltr::metrics::evaluate(&data.ds, &s, &metrics, &convention))
+        .map_err(|e| value_err(message(&e)))?;
+    let out = PyDict::new(py);
+    for r in ev.results {
+        out.set_item(r.metric.to_string(), (r.mean, r.per_query.into_pyarray(py)))?;
+    }
+    Ok(out)
+}
+
+/// A paired test of per-query values `a` against `b` (as `ltr compare`): the test's statistic, p-value, method and
+/// pairs used, the mean difference, wins and losses, and a 95% bootstrap interval.
+#[pyfunction]
+#[pyo3(signature = (a, b, test="ttest", alternative="two-sided", seed=1))]
+fn paired_test<'py>(
+    py: Python<'py>,
+    a: Vec<f64>,
+    b: Vec<f64>,
+    test: &str,
+    alternative: &str,
+    seed: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    if a.len() != b.len() || a.is_empty() {
+        return Err(PyValueError::new_err(format!(
+            "paired values need equal, non-zero lengths (got {} and {})",
+            a.len(),
+            b.len()
+        )));
+    }
+    let kind: TestKind = test.parse().map_err(value_err)?;
+    let alt: Alternative = alternative.parse().map_err(value_err)?;
+    let (t, (lo, hi)) = py.detach(|| {
+        (
+            ltr::metrics::run_test(kind, &a, &b, alt, seed),
+            ltr::metrics::bootstrap_ci(&a, &b, 0.95, 10_000, seed),
+        )
+    });
+    let out = PyDict::new(py);
+    out.set_item("test", t.test)?;
+    out.set_item("statistic", t.statistic)?;
+    out.set_item("p_value", t.p_value)?;
+    out.set_item("n", t.n)?;
+    out.set_item("method", t.method)?;
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    out.set_item("difference", mean(&a) - mean(&b))?;
+    out.set_item("wins", a.iter().zip(&b).filter(|(x, y)| x > y).count())?;
+    out.set_item("losses", a.iter().zip(&b).filter(|(x, y)| x < y).count())?;
+    out.set_item("bootstrap_ci95", (lo, hi))?;
+    Ok(out)
+}
+
+/// The native module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<NativeData>()?;
+    m.add_class::<NativeModel>()?;
+    m.add_function(wrap_pyfunction!(load_svmlight, m)?)?;
+    m.add_function(wrap_pyfunction!(save_svmlight, m)?)?;
+    m.add_function(wrap_pyfunction!(algorithms_json, m)?)?;
+    m.add_function(wrap_pyfunction!(train, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluate, m)?)?;
+    m.add_function(wrap_pyfunction!(paired_test, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,48 @@
+"""Shared fixtures: the `ltr` binary (built by cargo when missing) and generated LETOR data."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def ltr_bin() -> pathlib.Path:
+    """The `ltr` command, from $LTR_BIN or built with cargo (a no-op when `cargo test` already built it)."""
+    env = os.environ.get("LTR_BIN")
+    if env:
+        return pathlib.Path(env)
+    subprocess.run(["cargo", "build", "-q", "-p", "ltr-cli"], cwd=ROOT, check=True)
+    return ROOT / "target" / "debug" / "ltr"
+
+
+def run(ltr_bin: pathlib.Path, *args: str) -> str:
+    out = subprocess.run([str(ltr_bin), "--log", "warn", *map(str, args)], capture_output=True, text=True)
+    assert out.returncode == 0, f"ltr {args}: {out.stderr}"
+    return out.stdout
+
+
+@pytest.fixture(scope="session")
+def letor_dir(ltr_bin, tmp_path_factory) -> pathlib.Path:
+    """A generated LETOR-like train/vali/test set (query-normalised features in [0, 1])."""
+    d = tmp_path_factory.mktemp("letor")
+    run(ltr_bin, "generate", "--out", d, "--queries", "60", "--features", "12", "--seed", "5")
+    return d
+
+
+@pytest.fixture(scope="session")
+def web_dir(ltr_bin, tmp_path_factory) -> pathlib.Path:
+    """Generated raw web-style features (counts, BM25, heavy tails): the model stores a z-score."""
+    d = tmp_path_factory.mktemp("web")
+    run(ltr_bin, "generate", "--profile", "web", "--out", d, "--queries", "30", "--seed", "8")
+    return d
+
+
+def shared_datasets() -> pathlib.Path | None:
+    p = pathlib.Path(os.environ.get("LTR_DATASETS", ROOT.parent / "shared" / "datasets"))
+    return p if p.is_dir() else None

@@ -1,0 +1,119 @@
+//! `cargo xtask test`: every test the project has — the Rust workspace, then the Python package built into a
+//! virtual environment (installing what it needs from the package registries) and its pytest suite.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+
+/// Which parts to run.
+#[derive(Debug, Clone, Copy)]
+pub struct Parts {
+    /// `cargo test --workspace`.
+    pub rust: bool,
+    /// Build `python/` into a venv and run pytest.
+    pub python: bool,
+}
+
+fn status(cmd: &mut Command, what: &str) -> Result<()> {
+    tracing::info!("{what}: {cmd:?}");
+    let s = cmd
+        .status()
+        .with_context(|| format!("{what}: cannot start {cmd:?}"))?;
+    if !s.success() {
+        bail!("{what} failed ({s})");
+    }
+    Ok(())
+}
+
+/// Python ≥ 3.9 on PATH (`python3`, else `python`).
+fn python() -> Result<String> {
+    for candidate in ["python3", "python"] {
+        let ok = Command::new(candidate)
+            .args([
+                "-c",
+                "import sys; sys.exit(0 if sys.version_info >= (3, 9) else 1)",
+            ])
+            .status()
+            .is_ok_and(|s| s.success());
+        if ok {
+            return Ok(candidate.to_string());
+        }
+    }
+    bail!("the Python tests need Python >= 3.9 with venv and pip on PATH (python3); install it or pass --no-python")
+}
+
+/// The venv the Python tests use (`target/python-venv`), made when missing, with the build and test requirements.
+fn venv(root: &Path) -> Result<PathBuf> {
+    let dir = root.join("target").join("python-venv");
+    let py = dir.join("bin").join("python");
+    if !py.is_file() {
+        status(
+            Command::new(python()?).args(["-m", "venv"]).arg(&dir),
+            "making the Python test environment",
+        )?;
+    }
+    status(
+        Command::new(&py).args([
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            "maturin>=1.9.4,<2",
+            "numpy",
+            "scipy",
+            "scikit-learn>=1.4",
+            "pytest",
+        ]),
+        "installing the Python test requirements",
+    )?;
+    Ok(py)
+}
+
+/// Run the chosen parts from the project root.
+pub fn run(root: &Path, parts: Parts) -> Result<()> {
+    if parts.rust {
+        status(
+            Command::new(env!("CARGO"))
+                .args(["test", "--workspace"])
+                .current_dir(root),
+            "Rust tests",
+        )?;
+    }
+    if parts.python {
+        let py = venv(root)?;
+        // `pip install ./python` as a user would, built with the dev profile so that it reuses the artifacts of
+        // the Rust tests (the release build is for wheels).
+        status(
+            Command::new(&py)
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "-q",
+                    "--disable-pip-version-check",
+                    "--force-reinstall",
+                    "--no-deps",
+                ])
+                .arg(root.join("python"))
+                .env("MATURIN_PEP517_ARGS", "--profile dev")
+                .current_dir(root),
+            "building and installing the Python package (pip install ./python)",
+        )?;
+        status(
+            Command::new(env!("CARGO"))
+                .args(["build", "-q", "-p", "ltr-cli"])
+                .current_dir(root),
+            "building the ltr command for the parity tests",
+        )?;
+        status(
+            Command::new(&py)
+                .args(["-m", "pytest", "-q", "python/tests"])
+                .env("LTR_BIN", root.join("target").join("debug").join("ltr"))
+                .current_dir(root),
+            "Python tests",
+        )?;
+    }
+    Ok(())
+}
