@@ -101,12 +101,16 @@ pub fn run(root: &Path, parts: Parts) -> Result<()> {
                 .current_dir(root),
             "building and installing the Python package (pip install ./python)",
         )?;
-        status(
-            Command::new(env!("CARGO"))
-                .args(["build", "-q", "-p", "ltr-cli"])
-                .current_dir(root),
-            "building the ltr command for the parity tests",
-        )?;
+        // The Rust tests built the binary with the workspace's features; alone, `-p ltr-cli` would resolve them
+        // differently and rebuild its dependencies.
+        if !parts.rust {
+            status(
+                Command::new(env!("CARGO"))
+                    .args(["build", "-q", "--workspace", "--bins"])
+                    .current_dir(root),
+                "building the ltr command for the parity tests",
+            )?;
+        }
         status(
             Command::new(&py)
                 .args(["-m", "pytest", "-q", "python/tests"])
