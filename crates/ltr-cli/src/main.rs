@@ -42,6 +42,9 @@ enum Command {
     Inspect(commands::inspect::InspectArgs),
     /// Write a seeded synthetic LETOR-like dataset (train/vali/test).
     Generate(commands::generate::GenerateArgs),
+    /// Click logs: simulate sessions and clicks from judged data and a production ranker.
+    #[command(subcommand)]
+    Clicks(commands::clicks::ClicksCommand),
     /// Compare learners on your data: folds, grids on validation, significance tests, a report.
     Experiment(commands::experiment::ExperimentArgs),
     /// Export a model to a search engine: es-ltr, opensearch-ltr, solr-ltr, vespa, ranklib.
@@ -80,6 +83,7 @@ fn main() -> ExitCode {
         Command::Generate(a) => commands::generate::run(a),
         Command::Export(a) => commands::export::run(a),
         Command::Experiment(a) => commands::experiment::run(a),
+        Command::Clicks(c) => commands::clicks::run(c),
         Command::Algorithms { json } => {
             if json {
                 println!("{:#}", ltr_learn::algorithms_json());

@@ -299,3 +299,81 @@ fn experiment_flags_are_checked() {
     assert!(e.contains("bad.txt") && e.contains('2'), "{e}");
     assert!(!e.contains("panicked"));
 }
+
+#[test]
+fn clicks_simulate_writes_a_reproducible_log_and_checks_its_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    ok(&[
+        "generate",
+        "--out",
+        s(&data),
+        "--queries",
+        "30",
+        "--seed",
+        "2",
+    ]);
+    let train = data.join("train.txt");
+    let model = dir.path().join("prod.bin");
+    ok(&[
+        "train",
+        "--train",
+        s(&train),
+        "--algo",
+        "ranksvm",
+        "--model",
+        s(&model),
+    ]);
+    let log = |name: &str, threads: &str| {
+        let out = dir.path().join(name);
+        let o = Command::new(env!("CARGO_BIN_EXE_ltr"))
+            .args([
+                "clicks",
+                "simulate",
+                "--data",
+                s(&train),
+                "--model",
+                s(&model),
+                "--sessions",
+                "2000",
+            ])
+            .args(["--eta", "2", "--seed", "5", "--out", s(&out)])
+            .env("RUST_LOG", "warn")
+            .env("RAYON_NUM_THREADS", threads)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read_to_string(out).unwrap()
+    };
+    let one = log("one.tsv", "1");
+    assert_eq!(one, log("two.tsv", "2"), "the same log at 1 and 2 threads");
+    let lines: Vec<&str> = one.lines().collect();
+    assert_eq!(lines[0], ltr_data::CLICK_LOG_HEADER);
+    // 2000 sessions of 10 displayed documents (every generated query has at least 20); rank 2 has propensity 1/4.
+    assert_eq!(lines.len(), 1 + 2000 * 10);
+    assert!(
+        lines[2].ends_with("\t2\t0\t0.25") || lines[2].ends_with("\t2\t1\t0.25"),
+        "{}",
+        lines[2]
+    );
+    let err = |extra: &[&str]| {
+        let mut args = vec![
+            "clicks",
+            "simulate",
+            "--data",
+            s(&train),
+            "--model",
+            s(&model),
+            "--out",
+        ];
+        let out = dir.path().join("x.tsv");
+        args.push(s(&out));
+        args.extend(extra);
+        let o = ltr(&args);
+        assert!(!o.status.success());
+        String::from_utf8_lossy(&o.stderr).to_string()
+    };
+    assert!(err(&["--eps-minus", "0.5", "--eps-plus", "0.2"]).contains("eps- <= eps+"));
+    assert!(err(&["--sessions", "0"]).contains("--sessions"));
+    assert!(err(&["--click-model", "dbn"]).contains("dbn"));
+}

@@ -22,6 +22,7 @@
 #![deny(missing_docs)]
 
 mod cache;
+mod clicks;
 mod dataset;
 mod error;
 mod folds;
@@ -33,6 +34,10 @@ mod transform;
 mod write;
 
 pub use cache::{load_cache, read_cached, save_cache, CACHE_FORMAT_VERSION};
+pub use clicks::{
+    read_click_log, write_click_log, ClickModel, ClickRecord, ClickSimulation, Examination,
+    CLICK_LOG_HEADER, ULTRA_CURVE,
+};
 pub use dataset::{
     dot_dense, Dataset, DatasetSummary, FeatureMatrix, QueryView, Row, SparseMatrix, Storage,
     TextColumn, AUTO_DENSE_DENSITY,

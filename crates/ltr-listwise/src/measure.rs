@@ -28,7 +28,7 @@ enum Kind {
 }
 
 impl ListMeasure {
-    /// `metric` under `convention`. Supported: NDCG[@k], DCG[@k], MAP[@k], P@k, MRR[@k], ERR[@k] — the measures
+    /// `metric` under `convention`. Supported: `NDCG[@k]`, `DCG[@k]`, `MAP[@k]`, `P@k`, `MRR[@k]`, `ERR[@k]` — the measures
     /// that are sums over positions; the others (bpref, AUC, …) are refused with the list.
     pub fn new(metric: Metric, convention: Convention) -> Result<Self> {
         let kind = match metric {

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod clicks;
 pub mod compare;
 pub mod eval;
 pub mod experiment;

@@ -1,0 +1,98 @@
+//! `ltr clicks simulate`: a click log from judged data and a production ranker (any model file), under the
+//! position-based or cascade user model — the protocol of Joachims, Swaminathan & Schnabel (WSDM 2017).
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use ltr_data::{ClickModel, ClickSimulation, Examination};
+
+/// `ltr clicks …`.
+#[derive(Debug, Subcommand)]
+pub enum ClicksCommand {
+    /// Sample sessions and clicks from judged data ranked by a production model; write a click log (TSV).
+    Simulate(SimulateArgs),
+}
+
+/// Arguments of `ltr clicks simulate`.
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// Judged data (LETOR/SVMlight; `#docid` comments name the documents in the log).
+    #[arg(long)]
+    pub data: PathBuf,
+    /// The production ranker: a model file (`ltr train`, or RankLib's); its top documents are displayed.
+    #[arg(long)]
+    pub model: PathBuf,
+    /// Sessions (queries drawn uniformly with replacement).
+    #[arg(long, default_value_t = 10_000)]
+    pub sessions: u64,
+    /// User model: pbm (position-based, examination (1/rank)^eta), pbm-ultra (ULTRA's measured curve ^eta) or
+    /// cascade (read from the top, stop after a click).
+    #[arg(long, default_value = "pbm", value_parser = ["pbm", "pbm-ultra", "cascade"])]
+    pub click_model: String,
+    /// Severity of position bias η.
+    #[arg(long, default_value_t = 1.0)]
+    pub eta: f64,
+    /// Documents displayed per session.
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+    /// Click probability of an examined non-relevant document (noise ε₋).
+    #[arg(long, default_value_t = 0.1)]
+    pub eps_minus: f64,
+    /// Click probability of an examined document of the top grade (ε₊).
+    #[arg(long, default_value_t = 1.0)]
+    pub eps_plus: f64,
+    /// Seed (the log is the same at any thread count).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Output click log (TSV, written atomically).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// Run `ltr clicks …`.
+pub fn run(cmd: ClicksCommand) -> Result<()> {
+    match cmd {
+        ClicksCommand::Simulate(a) => simulate(a),
+    }
+}
+
+fn simulate(a: SimulateArgs) -> Result<()> {
+    if a.sessions == 0 {
+        bail!("--sessions must be at least 1");
+    }
+    let mut model = ltr_export::load_model(&a.model)?;
+    let bar = crate::progress::Bar::for_terminal();
+    let ds = bar.stage(&format!("reading {}", a.data.display()), || {
+        super::load_dataset(&a.data, false, false)
+    })?;
+    if model.algorithm.starts_with("ranklib-") {
+        ltr_export::widen_to(&mut model, ds.n_features());
+    }
+    model.check_data(&ds, &a.data.display().to_string())?;
+    let scores = model.score_raw(&ds)?;
+    let sim = ClickSimulation {
+        model: match a.click_model.as_str() {
+            "pbm" => ClickModel::PositionBased(Examination::Inverse),
+            "pbm-ultra" => ClickModel::PositionBased(Examination::Ultra),
+            _ => ClickModel::Cascade,
+        },
+        eta: a.eta,
+        top: a.top,
+        eps_minus: a.eps_minus,
+        eps_plus: a.eps_plus,
+        sessions: a.sessions,
+        seed: a.seed,
+    };
+    let log = bar.stage("simulating", || sim.simulate(&ds, &scores))?;
+    ltr_data::write_click_log(&a.out, &log)
+        .with_context(|| format!("writing {}", a.out.display()))?;
+    let clicks = log.iter().filter(|r| r.clicked).count();
+    tracing::info!(
+        "{} sessions, {} displayed documents, {clicks} clicks → {}",
+        a.sessions,
+        log.len(),
+        a.out.display()
+    );
+    Ok(())
+}
