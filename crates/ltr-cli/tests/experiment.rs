@@ -352,10 +352,58 @@ fn clicks_simulate_writes_a_reproducible_log_and_checks_its_flags() {
     // 2000 sessions of 10 displayed documents (every generated query has at least 20); rank 2 has propensity 1/4.
     assert_eq!(lines.len(), 1 + 2000 * 10);
     assert!(
-        lines[2].ends_with("\t2\t0\t0.25") || lines[2].ends_with("\t2\t1\t0.25"),
+        lines[2].ends_with("\t2\t0\t0.25\t") || lines[2].ends_with("\t2\t1\t0.25\t"),
         "{}",
         lines[2]
     );
+    // Swap interventions, then the propensities they estimate: (1/k)^2 within the 99% intervals.
+    let swapped = dir.path().join("swap.tsv");
+    ok(&[
+        "clicks",
+        "simulate",
+        "--data",
+        s(&train),
+        "--model",
+        s(&model),
+        "--sessions",
+        "300000",
+        "--eta",
+        "2",
+        "--intervention",
+        "swap-top",
+        "--top",
+        "5",
+        "--out",
+        s(&swapped),
+    ]);
+    let est: serde_json::Value = serde_json::from_str(&ok(&[
+        "clicks",
+        "propensity",
+        "--clicks",
+        s(&swapped),
+        "--z",
+        "2.576",
+        "--json",
+    ]))
+    .unwrap();
+    let est = est.as_array().unwrap();
+    assert_eq!(est.len(), 5);
+    for e in est {
+        let k = e["rank"].as_f64().unwrap();
+        let truth = 1.0 / (k * k);
+        assert!(
+            e["low"].as_f64().unwrap() <= truth && truth <= e["high"].as_f64().unwrap(),
+            "{e}"
+        );
+    }
+    let plain_err = ltr(&[
+        "clicks",
+        "propensity",
+        "--clicks",
+        s(&dir.path().join("one.tsv")),
+    ]);
+    assert!(!plain_err.status.success());
+    assert!(String::from_utf8_lossy(&plain_err.stderr).contains("swap"));
     let err = |extra: &[&str]| {
         let mut args = vec![
             "clicks",

@@ -4,12 +4,14 @@
 //! ## Format
 //!
 //! Tab-separated, one displayed document per line, with the header line [`CLICK_LOG_HEADER`]: the columns
-//! `session`, `qid`, `docid`, `rank`, `clicked`, `propensity`, separated by tabs.
+//! `session`, `qid`, `docid`, `rank`, `clicked`, `propensity`, `production_rank`, separated by tabs; the last two
+//! are optional (a header may stop after `clicked` or after `propensity`).
 //!
 //! `session` is an unsigned integer; a session's lines are contiguous, its ranks are 1, 2, … n in order and its
 //! qid is one. `clicked` is 0 or 1. `propensity` (the examination probability of the rank, in (0, 1]) is optional:
 //! the column may be absent from the header, or a line may leave it empty. Lines starting with `#` are comments.
-//! Documents are joined to a feature file by (qid, docid).
+//! `production_rank` is the rank the production ranker gave the document before a randomised intervention (a swap)
+//! moved it, empty when none did. Documents are joined to a feature file by (qid, docid).
 
 use std::path::Path;
 
@@ -35,10 +37,13 @@ pub struct ClickRecord {
     pub clicked: bool,
     /// Examination probability of the rank, when known.
     pub propensity: Option<f64>,
+    /// The production ranker's rank of the document when an intervention displayed it elsewhere (or in place).
+    pub production_rank: Option<u32>,
 }
 
 /// The header line of the format.
-pub const CLICK_LOG_HEADER: &str = "session\tqid\tdocid\trank\tclicked\tpropensity";
+pub const CLICK_LOG_HEADER: &str =
+    "session\tqid\tdocid\trank\tclicked\tpropensity\tproduction_rank";
 
 fn parse_err(path: &Path, line: usize, token: &str, problem: &str, expected: &str) -> DataError {
     DataError::Parse {
@@ -62,9 +67,10 @@ pub fn read_click_log(path: &Path) -> Result<Vec<ClickRecord>> {
         return Err(parse_err(path, 1, "", "empty click log", CLICK_LOG_HEADER));
     };
     let columns: Vec<&str> = header.split('\t').collect();
-    let with_propensity = match columns.as_slice() {
-        ["session", "qid", "docid", "rank", "clicked"] => false,
-        ["session", "qid", "docid", "rank", "clicked", "propensity"] => true,
+    let full: Vec<&str> = CLICK_LOG_HEADER.split('\t').collect();
+    let want = columns.len();
+    match want {
+        5..=7 if columns == full[..want] => {}
         _ => {
             return Err(parse_err(
                 path,
@@ -79,7 +85,6 @@ pub fn read_click_log(path: &Path) -> Result<Vec<ClickRecord>> {
     let mut seen_sessions = std::collections::HashMap::new();
     for (n, line) in lines {
         let f: Vec<&str> = line.split('\t').collect();
-        let want = if with_propensity { 6 } else { 5 };
         if f.len() != want {
             return Err(parse_err(
                 path,
@@ -120,6 +125,13 @@ pub fn read_click_log(path: &Path) -> Result<Vec<ClickRecord>> {
                     .ok_or_else(|| parse_err(path, n, p, "bad propensity", "a number in (0, 1]"))?,
             ),
         };
+        let production_rank =
+            match f.get(6) {
+                None | Some(&"") => None,
+                Some(r) => Some(r.parse::<u32>().ok().filter(|&r| r >= 1).ok_or_else(|| {
+                    parse_err(path, n, r, "bad production rank", "an integer >= 1")
+                })?),
+            };
         match out.last() {
             Some(prev) if prev.session == session => {
                 if prev.qid != f[1] {
@@ -169,6 +181,7 @@ pub fn read_click_log(path: &Path) -> Result<Vec<ClickRecord>> {
             rank,
             clicked,
             propensity,
+            production_rank,
         });
     }
     Ok(out)
@@ -180,9 +193,10 @@ pub fn write_click_log(path: &Path, records: &[ClickRecord]) -> Result<()> {
         writeln!(w, "{CLICK_LOG_HEADER}")?;
         for r in records {
             let p = r.propensity.map(|p| p.to_string()).unwrap_or_default();
+            let o = r.production_rank.map(|o| o.to_string()).unwrap_or_default();
             writeln!(
                 w,
-                "{}\t{}\t{}\t{}\t{}\t{p}",
+                "{}\t{}\t{}\t{}\t{}\t{p}\t{o}",
                 r.session, r.qid, r.docid, r.rank, r.clicked as u8
             )?;
         }
@@ -231,6 +245,19 @@ pub struct ClickSimulation {
     pub sessions: u64,
     /// Seed.
     pub seed: u64,
+    /// Randomised intervention for propensity estimation ([`Intervention::SwapWithTop`]), or none.
+    pub intervention: Intervention,
+}
+
+/// A randomised change of the production ranking that makes examination measurable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Intervention {
+    /// Show the production ranking.
+    #[default]
+    None,
+    /// Joachims et al.'s swap intervention: each session draws a rank k from 2 to the number displayed and, with
+    /// probability ½, swaps the documents at ranks 1 and k; every line records its production rank.
+    SwapWithTop,
 }
 
 impl Default for ClickSimulation {
@@ -243,6 +270,7 @@ impl Default for ClickSimulation {
             eps_plus: 1.0,
             sessions: 10_000,
             seed: 1,
+            intervention: Intervention::None,
         }
     }
 }
@@ -324,11 +352,21 @@ impl ClickSimulation {
                 let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
                 rng.set_stream(s);
                 let q = ds.query(rng.random_range(0..n_queries));
+                // (production position, document) in display order.
+                let mut shown: Vec<(usize, usize)> =
+                    rankings[q.index()].iter().copied().enumerate().collect();
+                let swapped = self.intervention == Intervention::SwapWithTop && shown.len() > 1;
+                if swapped {
+                    let k = rng.random_range(1..shown.len());
+                    if rng.random::<bool>() {
+                        shown.swap(0, k);
+                    }
+                }
                 let mut stopped = false;
-                rankings[q.index()]
+                shown
                     .iter()
                     .enumerate()
-                    .map(|(i, &d)| {
+                    .map(|(i, &(production, d))| {
                         let rank = i + 1;
                         let p_click = click_prob(q.labels()[d]);
                         let (clicked, propensity) = match self.model {
@@ -351,6 +389,7 @@ impl ClickSimulation {
                             rank: rank as u32,
                             clicked,
                             propensity,
+                            production_rank: swapped.then_some(production as u32 + 1),
                         }
                     })
                     .collect()
@@ -358,6 +397,82 @@ impl ClickSimulation {
             .collect();
         Ok(sessions.into_iter().flatten().collect())
     }
+}
+
+/// The examination probability of one rank relative to rank 1, estimated from swap interventions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PropensityEstimate {
+    /// Displayed rank.
+    pub rank: u32,
+    /// Estimated p_rank / p_1 (1 at rank 1).
+    pub value: f64,
+    /// Lower end of the interval.
+    pub low: f64,
+    /// Upper end of the interval.
+    pub high: f64,
+    /// Sessions behind the estimate (swapped to this rank; at rank 1, the sessions left unswapped).
+    pub sessions: usize,
+}
+
+/// Relative propensities from a log with swap interventions ([`Intervention::SwapWithTop`]): the click rate of the
+/// production ranker's top document when swapped to rank k, over its click rate when left at rank 1, estimates
+/// p_k / p_1 under the position-based model whatever its relevance (Joachims, Swaminathan & Schnabel 2017, §5).
+/// The interval is the delta method's on the log ratio, ±`z` standard errors (1.96 for 95%).
+pub fn estimate_propensities(log: &[ClickRecord], z: f64) -> Result<Vec<PropensityEstimate>> {
+    // Per displayed rank of the production-top document: sessions and clicks.
+    let mut shown: Vec<(usize, usize)> = Vec::new();
+    let mut any = false;
+    for session in log.chunk_by(|a, b| a.session == b.session) {
+        let Some(top) = session.iter().find(|r| r.production_rank == Some(1)) else {
+            continue;
+        };
+        any = true;
+        let k = top.rank as usize;
+        if shown.len() < k {
+            shown.resize(k, (0, 0));
+        }
+        shown[k - 1].0 += 1;
+        shown[k - 1].1 += top.clicked as usize;
+    }
+    if !any {
+        return Err(DataError::Invalid(
+            "the log records no swap interventions (its production_rank column is empty): simulate with a swap \
+             intervention (`ltr clicks simulate --intervention swap-top`) or log production ranks"
+                .into(),
+        ));
+    }
+    let (n1, c1) = shown[0];
+    if c1 == 0 {
+        return Err(DataError::Invalid(
+            "the production ranker's top document is never clicked at rank 1: no propensity can be estimated".into(),
+        ));
+    }
+    let var = |n: usize, c: usize| {
+        let q = c as f64 / n as f64;
+        (1.0 - q) / (n as f64 * q)
+    };
+    let mut out = vec![PropensityEstimate {
+        rank: 1,
+        value: 1.0,
+        low: 1.0,
+        high: 1.0,
+        sessions: n1,
+    }];
+    for (i, &(n, c)) in shown.iter().enumerate().skip(1) {
+        if n == 0 || c == 0 {
+            continue;
+        }
+        let ratio = (c as f64 / n as f64) / (c1 as f64 / n1 as f64);
+        let half = z * (var(n, c) + var(n1, c1)).sqrt();
+        out.push(PropensityEstimate {
+            rank: i as u32 + 1,
+            value: ratio,
+            low: ratio * (-half).exp(),
+            high: ratio * half.exp(),
+            sessions: n,
+        });
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -466,6 +581,50 @@ mod tests {
     }
 
     #[test]
+    fn swap_interventions_recover_the_simulated_propensities() {
+        let ds = data();
+        let scores: Vec<f64> = ds.labels().iter().map(|&l| l as f64).collect();
+        let sim = ClickSimulation {
+            sessions: 400_000,
+            intervention: Intervention::SwapWithTop,
+            seed: 3,
+            ..Default::default()
+        };
+        let log = sim.simulate(&ds, &scores).unwrap();
+        // Every line of a swapped or unswapped session records its production rank.
+        assert!(log.iter().all(|r| r.production_rank.is_some()));
+        let est = estimate_propensities(&log, 2.576).unwrap();
+        assert_eq!(est.len(), 10);
+        for e in &est {
+            let truth = 1.0 / e.rank as f64; // eta = 1: p_k / p_1 = 1/k
+            assert!(
+                e.low <= truth && truth <= e.high,
+                "rank {}: {truth} outside [{}, {}]",
+                e.rank,
+                e.low,
+                e.high
+            );
+            assert!(
+                (e.value - truth).abs() < 0.03,
+                "rank {}: {} vs {truth}",
+                e.rank,
+                e.value
+            );
+        }
+        // A log without interventions cannot be used.
+        let plain = ClickSimulation {
+            sessions: 100,
+            ..Default::default()
+        }
+        .simulate(&ds, &scores)
+        .unwrap();
+        assert!(estimate_propensities(&plain, 1.96)
+            .unwrap_err()
+            .to_string()
+            .contains("swap"));
+    }
+
+    #[test]
     fn malformed_logs_name_the_file_and_line() {
         let dir = tempfile::tempdir().unwrap();
         let cases = [
@@ -521,6 +680,7 @@ mod tests {
                 "below rank 1",
             ),
             ("", 1, "empty"),
+            ("session\tqid\tdocid\trank\tclicked\tpropensity\tproduction_rank\n1\tq\td\t1\t1\t\t0\n", 2, "bad production rank"),
         ];
         for (i, (text, line, what)) in cases.iter().enumerate() {
             let p = dir.path().join(format!("c{i}.tsv"));

@@ -35,8 +35,8 @@ mod write;
 
 pub use cache::{load_cache, read_cached, save_cache, CACHE_FORMAT_VERSION};
 pub use clicks::{
-    read_click_log, write_click_log, ClickModel, ClickRecord, ClickSimulation, Examination,
-    CLICK_LOG_HEADER, ULTRA_CURVE,
+    estimate_propensities, read_click_log, write_click_log, ClickModel, ClickRecord,
+    ClickSimulation, Examination, Intervention, PropensityEstimate, CLICK_LOG_HEADER, ULTRA_CURVE,
 };
 pub use dataset::{
     dot_dense, Dataset, DatasetSummary, FeatureMatrix, QueryView, Row, SparseMatrix, Storage,

@@ -5,13 +5,29 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
-use ltr_data::{ClickModel, ClickSimulation, Examination};
+use ltr_data::{ClickModel, ClickSimulation, Examination, Intervention};
 
 /// `ltr clicks …`.
 #[derive(Debug, Subcommand)]
 pub enum ClicksCommand {
     /// Sample sessions and clicks from judged data ranked by a production model; write a click log (TSV).
     Simulate(SimulateArgs),
+    /// Estimate relative examination propensities p_k / p_1 from a log with swap interventions.
+    Propensity(PropensityArgs),
+}
+
+/// Arguments of `ltr clicks propensity`.
+#[derive(Debug, Args)]
+pub struct PropensityArgs {
+    /// The click log (from `ltr clicks simulate --intervention swap-top`, or logged with production ranks).
+    #[arg(long)]
+    pub clicks: PathBuf,
+    /// Interval half-width in standard errors of the log ratio (1.96: 95%).
+    #[arg(long, default_value_t = 1.96)]
+    pub z: f64,
+    /// Print JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `ltr clicks simulate`.
@@ -45,6 +61,10 @@ pub struct SimulateArgs {
     /// Seed (the log is the same at any thread count).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Randomised intervention: none, or swap-top (each session swaps rank 1 with a random rank k half the time,
+    /// and logs production ranks, so `ltr clicks propensity` can estimate examination).
+    #[arg(long, default_value = "none", value_parser = ["none", "swap-top"])]
+    pub intervention: String,
     /// Output click log (TSV, written atomically).
     #[arg(long)]
     pub out: PathBuf,
@@ -54,7 +74,39 @@ pub struct SimulateArgs {
 pub fn run(cmd: ClicksCommand) -> Result<()> {
     match cmd {
         ClicksCommand::Simulate(a) => simulate(a),
+        ClicksCommand::Propensity(a) => propensity(a),
     }
+}
+
+fn propensity(a: PropensityArgs) -> Result<()> {
+    if !(a.z.is_finite() && a.z > 0.0) {
+        bail!(
+            "--z must be a positive number of standard errors, not {}",
+            a.z
+        );
+    }
+    let log = ltr_data::read_click_log(&a.clicks)?;
+    let est = ltr_data::estimate_propensities(&log, a.z)
+        .with_context(|| a.clicks.display().to_string())?;
+    if a.json {
+        let rows: Vec<serde_json::Value> = est
+            .iter()
+            .map(|e| {
+                serde_json::json!({"rank": e.rank, "propensity": e.value, "low": e.low, "high": e.high,
+                    "sessions": e.sessions})
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        println!("rank\tp_k/p_1\tlow\thigh\tsessions");
+        for e in &est {
+            println!(
+                "{}\t{:.4}\t{:.4}\t{:.4}\t{}",
+                e.rank, e.value, e.low, e.high, e.sessions
+            );
+        }
+    }
+    Ok(())
 }
 
 fn simulate(a: SimulateArgs) -> Result<()> {
@@ -83,6 +135,11 @@ fn simulate(a: SimulateArgs) -> Result<()> {
         eps_plus: a.eps_plus,
         sessions: a.sessions,
         seed: a.seed,
+        intervention: if a.intervention == "swap-top" {
+            Intervention::SwapWithTop
+        } else {
+            Intervention::None
+        },
     };
     let log = bar.stage("simulating", || sim.simulate(&ds, &scores))?;
     ltr_data::write_click_log(&a.out, &log)
