@@ -118,11 +118,7 @@ fn simulate(a: SimulateArgs) -> Result<()> {
     let ds = bar.stage(&format!("reading {}", a.data.display()), || {
         super::load_dataset(&a.data, false, false)
     })?;
-    if model.algorithm.starts_with("ranklib-") {
-        ltr_export::widen_to(&mut model, ds.n_features());
-    }
-    model.check_data(&ds, &a.data.display().to_string())?;
-    let scores = model.score_raw(&ds)?;
+    let scores = super::score_with(&mut model, &ds, &a.data)?;
     let sim = ClickSimulation {
         model: match a.click_model.as_str() {
             "pbm" => ClickModel::PositionBased(Examination::Inverse),

@@ -38,6 +38,16 @@ pub fn load_dataset(path: &Path, regroup: bool, allow_duplicate_docids: bool) ->
     Ok(ds)
 }
 
+/// Scores of `ds` (read from `data_path`) by a model from `ltr_export::load_model`: a RankLib model is widened to
+/// the data, then the width is checked and the stored preprocessing applied — what `ltr predict` scores with.
+pub fn score_with(m: &mut ltr_core::ModelFile, ds: &Dataset, data_path: &Path) -> Result<Vec<f64>> {
+    if m.algorithm.starts_with("ranklib-") {
+        ltr_export::widen_to(m, ds.n_features());
+    }
+    m.check_data(ds, &data_path.display().to_string())?;
+    Ok(m.score_raw(ds)?)
+}
+
 /// Parse metric names, with a default list when none is given.
 pub fn parse_metrics(names: &[String], default: &[&str]) -> Result<Vec<ltr_metrics::Metric>> {
     let list: Vec<String> = if names.is_empty() {

@@ -43,11 +43,7 @@ pub fn run(a: PredictArgs) -> Result<()> {
     let ds = bar.stage(&format!("reading {}", a.data.display()), || {
         super::load_dataset(&a.data, a.regroup, a.allow_duplicate_docids)
     })?;
-    if m.algorithm.starts_with("ranklib-") {
-        ltr_export::widen_to(&mut m, ds.n_features());
-    }
-    m.check_data(&ds, &a.data.display().to_string())?;
-    let scores = bar.stage("scoring", || m.score_raw(&ds))?;
+    let scores = bar.stage("scoring", || super::score_with(&mut m, &ds, &a.data))?;
     let write = |w: &mut dyn Write| -> std::io::Result<()> {
         if a.format == "trec" {
             ltr_metrics::write_run_to(w, &ds, &scores, &a.tag)
