@@ -310,6 +310,17 @@ impl ClickSimulation {
     /// `#docid` are named by their position in the query (`d0`, `d1`, …). The propensity column holds the true
     /// examination probability (position-based model) or is empty (cascade).
     pub fn simulate(&self, ds: &Dataset, scores: &[f64]) -> Result<Vec<ClickRecord>> {
+        self.simulate_sessions(ds, scores, 0..self.sessions)
+    }
+
+    /// The sessions `range` of [`Self::simulate`] (which is `0..sessions`), the same records bit for bit: a long
+    /// simulation can be consumed in pieces without holding the whole log.
+    pub fn simulate_sessions(
+        &self,
+        ds: &Dataset,
+        scores: &[f64],
+        range: std::ops::Range<u64>,
+    ) -> Result<Vec<ClickRecord>> {
         self.check()?;
         if scores.len() != ds.n_docs() {
             return Err(DataError::Shape(format!(
@@ -346,7 +357,7 @@ impl ClickSimulation {
             })
             .collect();
         let n_queries = ds.n_queries();
-        let sessions: Vec<Vec<ClickRecord>> = (0..self.sessions)
+        let sessions: Vec<Vec<ClickRecord>> = range
             .into_par_iter()
             .map(|s| {
                 let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
@@ -471,6 +482,63 @@ pub fn estimate_propensities(log: &[ClickRecord], z: f64) -> Result<Vec<Propensi
             high: ratio * half.exp(),
             sessions: n,
         });
+    }
+    Ok(out)
+}
+
+/// The header of a propensity table file.
+pub const PROPENSITY_TABLE_HEADER: &str = "rank\tpropensity\tlow\thigh\tsessions";
+
+/// Write a propensity table (tab-separated, [`PROPENSITY_TABLE_HEADER`]), atomically: the form `ltr train
+/// --propensities` reads.
+pub fn write_propensity_table(path: &Path, table: &[PropensityEstimate]) -> Result<()> {
+    crate::write_atomic(path, |w| {
+        writeln!(w, "{PROPENSITY_TABLE_HEADER}")?;
+        for e in table {
+            writeln!(
+                w,
+                "{}\t{}\t{}\t{}\t{}",
+                e.rank, e.value, e.low, e.high, e.sessions
+            )?;
+        }
+        Ok(())
+    })
+}
+
+/// Read a propensity table: a header line, then one line per rank 1, 2, … n in order whose first two
+/// tab-separated fields are the rank and a positive propensity (the other fields are ignored; `#` lines are
+/// comments). Returns the propensities by rank (element 0 is rank 1).
+pub fn read_propensity_table(path: &Path) -> Result<Vec<f64>> {
+    let text = std::fs::read_to_string(path).map_err(|e| DataError::io(path, e))?;
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim_end_matches('\r')))
+        .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'));
+    match lines.next() {
+        Some((_, h)) if h.split('\t').next() == Some("rank") => {}
+        Some((n, h)) => {
+            return Err(parse_err(path, n, h, "not a propensity table header", PROPENSITY_TABLE_HEADER))
+        }
+        None => return Err(parse_err(path, 1, "", "empty propensity table", PROPENSITY_TABLE_HEADER)),
+    }
+    let mut out = Vec::new();
+    for (n, line) in lines {
+        let mut f = line.split('\t');
+        let (rank, value) = (f.next().unwrap_or(""), f.next().unwrap_or(""));
+        let want = out.len() + 1;
+        if rank.parse::<usize>().ok() != Some(want) {
+            return Err(parse_err(path, n, rank, "bad rank", &format!("rank {want}")));
+        }
+        let p = value
+            .parse::<f64>()
+            .ok()
+            .filter(|p| *p > 0.0 && p.is_finite())
+            .ok_or_else(|| parse_err(path, n, value, "bad propensity", "a positive number"))?;
+        out.push(p);
+    }
+    if out.is_empty() {
+        return Err(parse_err(path, 1, "", "a propensity table without ranks", "rank 1"));
     }
     Ok(out)
 }

@@ -22,6 +22,7 @@
 #![deny(missing_docs)]
 
 mod cache;
+mod click_training;
 mod clicks;
 mod dataset;
 mod error;
@@ -34,12 +35,14 @@ mod transform;
 mod write;
 
 pub use cache::{load_cache, read_cached, save_cache, CACHE_FORMAT_VERSION};
+pub use click_training::{click_training_set, ClickTrainingStats, PropensitySource};
 pub use clicks::{
-    estimate_propensities, read_click_log, write_click_log, ClickModel, ClickRecord,
+    estimate_propensities, read_click_log, read_propensity_table, write_click_log,
+    write_propensity_table, PROPENSITY_TABLE_HEADER, ClickModel, ClickRecord,
     ClickSimulation, Examination, Intervention, PropensityEstimate, CLICK_LOG_HEADER, ULTRA_CURVE,
 };
 pub use dataset::{
-    dot_dense, Dataset, DatasetSummary, FeatureMatrix, QueryView, Row, SparseMatrix, Storage,
+    dot_dense, ClickWeighting, Dataset, DatasetSummary, FeatureMatrix, QueryView, Row, SparseMatrix, Storage,
     TextColumn, AUTO_DENSE_DENSITY,
 };
 pub use error::{DataError, Result};

@@ -146,6 +146,12 @@ pub(crate) fn select_features_padded(ds: &Dataset, features: &[usize]) -> Result
     if let Some(c) = ds.comments() {
         out = out.with_comments(c.clone())?;
     }
+    if let Some(w) = ds.query_weights() {
+        out = out.with_query_weights(w.to_vec())?;
+    }
+    if let Some(p) = ds.propensities() {
+        out = out.with_propensities(p.to_vec())?;
+    }
     Ok(out)
 }
 

@@ -7,11 +7,15 @@
 //! one gradient step is taken with a backtracking (Armijo) step size on it, then the weights are re-frozen.
 //! Only pairs with a document in the top k are enumerated (the others have ΔNDCG@k = 0): O(n·k) per query.
 //! The epoch is chosen on validation data.
+//!
+//! On a click training set ([`ltr_data::click_training_set`]) each query's term is weighted by its clicks over
+//! their propensity instead of 1/Q (IPS-weighted LambdaRank, the linear form of LightGBM's position-debiased
+//! objective's inverse-propensity correction), or by its clicks alone (the naive control): [`ClickWeighting`].
 
 use ltr_core::{
     BestSoFar, Fit, FitContext, FitReport, Fitted, LinearModel, LtrError, Model, Result,
 };
-use ltr_data::Dataset;
+use ltr_data::{ClickWeighting, Dataset};
 use ltr_metrics::{Convention, Metric};
 use rayon::prelude::*;
 
@@ -26,6 +30,7 @@ pub struct LambdaRankParams {
     sigma: f64,
     l2: f64,
     select_epochs: bool,
+    clicks: Option<ClickWeighting>,
 }
 
 impl Default for LambdaRankParams {
@@ -37,6 +42,7 @@ impl Default for LambdaRankParams {
             sigma: 1.0,
             l2: 1e-4,
             select_epochs: true,
+            clicks: None,
         }
     }
 }
@@ -71,6 +77,11 @@ impl LambdaRankParams {
     /// Keep the epoch best on validation (by the context's measure).
     pub fn select_epochs(mut self, select_epochs: bool) -> Self {
         self.select_epochs = select_epochs;
+        self
+    }
+    /// Weigh the queries of a click training set ([`Dataset::click_weights`]; `None`: each counts 1/Q).
+    pub fn clicks(mut self, clicks: Option<ClickWeighting>) -> Self {
+        self.clicks = clicks;
         self
     }
 }
@@ -138,15 +149,25 @@ fn frozen_pairs(data: &Dataset, measures: &[QueryMeasure], scores: &[f64]) -> Ve
 }
 
 /// The smoothed objective with frozen weights, and its gradient with respect to the scores (the lambdas).
-fn loss_and_lambdas(pairs: &[Pairs], scores: &[f64], sigma: f64, nq: f64) -> (f64, Vec<f64>) {
+/// Each query counts 1/`nq`, or its own weight when `weights` are given (they sum to 1).
+fn loss_and_lambdas(
+    pairs: &[Pairs],
+    scores: &[f64],
+    sigma: f64,
+    nq: f64,
+    weights: Option<&[f64]>,
+) -> (f64, Vec<f64>) {
     let per_query: Vec<(f64, Vec<(u32, f64)>)> = pairs
         .par_iter()
-        .map(|ps| {
+        .enumerate()
+        .map(|(q, ps)| {
+            let qw = weights.map(|w| w[q]);
             let mut loss = 0.0;
             let mut grad = Vec::with_capacity(2 * ps.len());
             for &(i, j, dw) in ps {
                 let z = sigma * (scores[i as usize] - scores[j as usize]);
                 // log(1 + e^{−z}) and its derivative −σ/(1 + e^{z}), in forms that do not overflow.
+                let dw = qw.map_or(dw, |qw| qw * nq * dw);
                 loss += dw * softplus(-z);
                 let rho = dw * sigma / (1.0 + z.exp());
                 grad.push((i, -rho));
@@ -183,6 +204,14 @@ impl Fit for LambdaRankParams {
             .collect::<Result<Vec<_>>>()?;
         let d = train.n_features();
         let nq = train.n_queries().max(1) as f64;
+        let weights = match self.clicks {
+            Some(c) => Some(train.click_weights(c).ok_or_else(|| {
+                LtrError::Training(
+                    "click weighting needs a click training set (`ltr train --clicks LOG`)".into(),
+                )
+            })?),
+            None => None,
+        };
         let mut w = vec![0.0; d];
         let mut step = 1.0;
         let mut best = BestSoFar::new();
@@ -191,7 +220,8 @@ impl Fit for LambdaRankParams {
         ctx.progress().begin("epochs", Some(self.epochs as u64));
         let objective = |pairs: &[Pairs], w: &[f64]| -> (f64, Vec<f64>) {
             let scores = train.scores(w);
-            let (loss, lambdas) = loss_and_lambdas(pairs, &scores, self.sigma, nq);
+            let (loss, lambdas) =
+                loss_and_lambdas(pairs, &scores, self.sigma, nq, weights.as_deref());
             let l2 = 0.5 * self.l2 * w.iter().map(|v| v * v).sum::<f64>();
             (loss + l2, lambdas)
         };
@@ -285,21 +315,33 @@ mod tests {
         let pairs = frozen_pairs(&data, &measures, &data.scores(&w));
         assert!(pairs.iter().map(Vec::len).sum::<usize>() > 10);
         let nq = data.n_queries() as f64;
-        let loss_at = |w: &[f64]| loss_and_lambdas(&pairs, &data.scores(w), 1.5, nq).0;
-        let (_, lambdas) = loss_and_lambdas(&pairs, &data.scores(&w), 1.5, nq);
-        let g = data.transpose_times(&lambdas);
-        for j in 0..w.len() {
-            let h = 1e-6;
-            let (mut up, mut down) = (w, w);
-            up[j] += h;
-            down[j] -= h;
-            let fd = (loss_at(&up) - loss_at(&down)) / (2.0 * h);
-            assert!(
-                (fd - g[j]).abs() < 1e-6 * (1.0 + fd.abs()),
-                "feature {j}: {fd} vs {}",
-                g[j]
-            );
+        // Unweighted (1/Q each) and with IPS-like query weights (summing to 1).
+        let ips = [0.1, 0.4, 0.05, 0.3, 0.15];
+        let uniform = [0.2; 5];
+        for weights in [None, Some(&ips[..]), Some(&uniform[..])] {
+            let loss_at =
+                |w: &[f64]| loss_and_lambdas(&pairs, &data.scores(w), 1.5, nq, weights).0;
+            let (_, lambdas) = loss_and_lambdas(&pairs, &data.scores(&w), 1.5, nq, weights);
+            let g = data.transpose_times(&lambdas);
+            for j in 0..w.len() {
+                let h = 1e-6;
+                let (mut up, mut down) = (w, w);
+                up[j] += h;
+                down[j] -= h;
+                let fd = (loss_at(&up) - loss_at(&down)) / (2.0 * h);
+                assert!(
+                    (fd - g[j]).abs() < 1e-6 * (1.0 + fd.abs()),
+                    "feature {j}: {fd} vs {}",
+                    g[j]
+                );
+            }
         }
+        // Equal weights are the unweighted objective.
+        let a = loss_and_lambdas(&pairs, &data.scores(&w), 1.5, nq, None).0;
+        let b = loss_and_lambdas(&pairs, &data.scores(&w), 1.5, nq, Some(&uniform)).0;
+        assert!((a - b).abs() < 1e-12 * a.abs(), "{a} vs {b}");
+        let c = loss_and_lambdas(&pairs, &data.scores(&w), 1.5, nq, Some(&ips)).0;
+        assert!((a - c).abs() > 1e-6, "the weights must matter");
     }
 
     #[test]

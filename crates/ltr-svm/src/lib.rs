@@ -37,7 +37,7 @@ use std::time::Instant;
 use ltr_core::{
     Fit, FitContext, FitReport, Fitted, LinearModel, LtrError, Model, Result, WarmStarts,
 };
-use ltr_data::Dataset;
+use ltr_data::{ClickWeighting, Dataset};
 use ltr_pairs::{
     query_weights_mu, tau_closed_form, tau_monte_carlo, LevelWeights, Levels, MissingGrade,
     PairLoss, PairScheme, PairSet, PairwiseObjective,
@@ -109,6 +109,10 @@ pub struct Weighting {
     pub mu: bool,
     /// Queries lacking a grade in the τ average.
     pub missing: MissingGrade,
+    /// Propensity SVM-Rank (Joachims, Swaminathan & Schnabel 2017): weigh each query of a click training set
+    /// ([`ltr_data::click_training_set`]) by its clicks over their propensity (or by its clicks alone, the naive
+    /// control), normalised to sum to 1 (SVMrank's C/n). `None`: every query counts once.
+    pub clicks: Option<ClickWeighting>,
 }
 
 /// The smallest stopping tolerance accepted (relative: objective decrease, duality gap or gradient norm).
@@ -340,6 +344,20 @@ impl RankSvmParams {
         let levels = Levels::new(ds);
         let lw = self.level_weights(ds, &levels);
         let mu = self.weighting.mu.then(|| query_weights_mu(ds));
+        let clicks = match self.weighting.clicks {
+            Some(w) => Some(ds.click_weights(w).ok_or_else(|| {
+                LtrError::Training(
+                    "click weighting needs a click training set (`ltr train --clicks LOG`): the training data has \
+                     no query weights or propensities"
+                        .into(),
+                )
+            })?),
+            None => None,
+        };
+        let mu = match (mu, clicks) {
+            (Some(m), Some(c)) => Some(m.iter().zip(&c).map(|(a, b)| a * b).collect()),
+            (m, c) => m.or(c),
+        };
         // The O(n log n) objective with RSVM-IR's weights, for the solvers that never enumerate pairs.
         let objective = |loss: PairLoss| {
             let obj = PairwiseObjective::new(ds, loss).with_level_weights(lw.clone());

@@ -28,6 +28,9 @@ pub struct PropensityArgs {
     /// Print JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Also write the table (TSV) to this file, atomically: the form `ltr train --propensities` reads.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 /// Arguments of `ltr clicks simulate`.
@@ -88,6 +91,9 @@ fn propensity(a: PropensityArgs) -> Result<()> {
     let log = ltr_data::read_click_log(&a.clicks)?;
     let est = ltr_data::estimate_propensities(&log, a.z)
         .with_context(|| a.clicks.display().to_string())?;
+    if let Some(out) = &a.out {
+        ltr_data::write_propensity_table(out, &est)?;
+    }
     if a.json {
         let rows: Vec<serde_json::Value> = est
             .iter()

@@ -58,6 +58,59 @@ pub struct TrainArgs {
     /// Accept the same `#docid` twice within one query (default: an error naming both lines).
     #[arg(long)]
     pub allow_duplicate_docids: bool,
+    /// Train on this click log (`ltr clicks simulate`'s TSV) instead of --train's labels: --train holds the
+    /// features its (qid, docid) pairs join to; each click becomes a query (the clicked document over the others
+    /// displayed) with its propensity, for propensity-ranksvm, lambdarank and listnet.
+    #[arg(long)]
+    pub clicks: Option<PathBuf>,
+    /// Propensities by rank (`ltr clicks propensity --out`) for a log without a propensity column.
+    #[arg(long, requires = "clicks")]
+    pub propensities: Option<PathBuf>,
+}
+
+/// The click training set of `--clicks` on the features of `--train`; errors name the log's line.
+fn click_training(
+    a: &TrainArgs,
+    log_path: &std::path::Path,
+    features: &ltr_data::Dataset,
+) -> Result<ltr_data::Dataset> {
+    let log = ltr_data::read_click_log(log_path)?;
+    let source = match &a.propensities {
+        Some(p) => ltr_data::PropensitySource::ByRank(ltr_data::read_propensity_table(p)?),
+        None => ltr_data::PropensitySource::Logged,
+    };
+    let (ds, stats) = ltr_data::click_training_set(&log, features, &source).map_err(|e| {
+        // The join names the session; point at its first line too.
+        let text = e.to_string();
+        let line = text
+            .strip_prefix("invalid argument: session ")
+            .or_else(|| text.strip_prefix("session "))
+            .and_then(|rest| rest.split(':').next())
+            .and_then(|s| first_line_of_session(log_path, s));
+        match line {
+            Some(n) => anyhow::anyhow!(
+                "{}:{n}: {text} ({})",
+                log_path.display(),
+                a.train.display()
+            ),
+            None => anyhow::anyhow!("{}: {text} ({})", log_path.display(), a.train.display()),
+        }
+    })?;
+    tracing::info!(
+        "{}: {} sessions ({} without clicks), {} clicks -> {} training queries",
+        log_path.display(),
+        stats.sessions,
+        stats.sessions_without_clicks,
+        stats.clicks,
+        stats.queries
+    );
+    Ok(ds)
+}
+
+fn first_line_of_session(path: &std::path::Path, session: &str) -> Option<usize> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let prefix = format!("{session}\t");
+    text.lines().position(|l| l.starts_with(&prefix)).map(|i| i + 1)
 }
 
 fn feature_list(text: &str) -> Result<Vec<usize>> {
@@ -118,9 +171,14 @@ pub fn run(a: TrainArgs) -> Result<()> {
         ),
     };
     let bar = Bar::for_terminal();
-    let train = bar.stage(&format!("reading {}", a.train.display()), || {
+    let mut train = bar.stage(&format!("reading {}", a.train.display()), || {
         super::load_dataset(&a.train, a.regroup, a.allow_duplicate_docids)
     })?;
+    if let Some(log) = &a.clicks {
+        train = bar.stage(&format!("joining {}", log.display()), || {
+            click_training(&a, log, &train)
+        })?;
+    }
     let validation = match &a.validate {
         Some(v) => {
             let mut ds = bar.stage(&format!("reading {}", v.display()), || {

@@ -197,6 +197,7 @@ pub(crate) fn lambdarank(
         .l2(r.float("l2")?)
         .select_epochs(r.flag("select-epochs")?)
         .convention(convention)
+        .clicks(super::clicks::click_weighting(r, train)?)
         .check()?;
     r.finish("lambdarank")?;
     p.fit(train, ctx)

@@ -1,6 +1,7 @@
 //! The registry table: every algorithm's name, paper, parameter specs and the function that reads its parameters
 //! and fits it. One module per learner family; a newcomer finds an algorithm by its paper name here.
 
+pub(crate) mod clicks;
 pub(crate) mod ensemble;
 pub(crate) mod listwise;
 pub(crate) mod online;
@@ -59,6 +60,7 @@ impl Algorithm {
     }
 }
 
+use clicks::{CLICK_SPECS, PROPENSITY_RANKSVM_SPECS};
 use ensemble::{MHR_SPECS, RANKBOOST_SPECS, SIGMOID_SPECS};
 use listwise::{ADARANK_SPECS, COORDINATE_ASCENT_SPECS, LAMBDARANK_SPECS, MEASURE_SPECS};
 use online::{LISTNET_SPECS, ONLINE_LISTNET_SPECS, PURE_ONLINE_SPECS, SLAM_SPECS, STREAM_SPECS};
@@ -80,6 +82,13 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-svm (cutting_plane.rs, dual_cd.rs, gd.rs); τ, μ in crates/ltr-pairs/src/weights.rs",
         params: &[RSVM_IR_SPECS, SOLVER_SPECS],
         fit: svm::rsvm_ir,
+    },
+    Algorithm {
+        name: "propensity-ranksvm",
+        paper: "Joachims, Swaminathan & Schnabel, WSDM 2017, Unbiased Learning-to-Rank with Biased Feedback: Propensity SVM-Rank on clicks (weighting=naive: the naive control)",
+        code: "crates/ltr-learn/src/algorithms/clicks.rs; click training sets in crates/ltr-data/src/click_training.rs",
+        params: &[PROPENSITY_RANKSVM_SPECS, CLICK_SPECS, SOLVER_SPECS],
+        fit: clicks::propensity_ranksvm,
     },
     Algorithm {
         name: "perceptron",
@@ -120,7 +129,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         name: "listnet",
         paper: "Cao et al., ICML 2007, batch top-one ListNet (baseline of seed 003; a sigmoid seed)",
         code: "crates/ltr-online/src/listnet.rs",
-        params: &[LISTNET_SPECS],
+        params: &[LISTNET_SPECS, CLICK_SPECS],
         fit: online::listnet,
     },
     Algorithm {
@@ -141,7 +150,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         name: "lambdarank",
         paper: "Burges 2010, From RankNet to LambdaRank to LambdaMART: LambdaRank gradients for a linear model",
         code: "crates/ltr-listwise/src/lambdarank.rs",
-        params: &[LAMBDARANK_SPECS],
+        params: &[LAMBDARANK_SPECS, CLICK_SPECS],
         fit: listwise::lambdarank,
     },
     Algorithm {

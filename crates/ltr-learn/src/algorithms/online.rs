@@ -131,6 +131,7 @@ pub(crate) fn listnet(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>)
             "backtrack" => StepControl::Backtrack,
             _ => StepControl::Auto,
         })
+        .clicks(super::clicks::click_weighting(r, train)?)
         .check()?;
     r.finish("listnet")?;
     s.fit(train, ctx)

@@ -7,7 +7,7 @@ use ltr_svm::{CSetting, RankSvmParams, Solver, StepRule, TauSource, Weighting};
 
 use crate::spec::{choice, float, int, Allowed, ParamSpec, SpecReader};
 
-const SOLVERS: &[&str] = &["newton", "dual", "gd", "cutting-plane", "ocas"];
+pub(crate) const SOLVERS: &[&str] = &["newton", "dual", "gd", "cutting-plane", "ocas"];
 const LOSSES: &[&str] = &["squared-hinge", "hinge", "l2", "l1"];
 
 /// Parameters both RankSVM forms read.
@@ -83,7 +83,7 @@ pub(crate) fn c_setting(r: &SpecReader<'_>, default: CSetting) -> Result<CSettin
     }
 }
 
-fn loss(r: &SpecReader<'_>, solver: &str) -> Result<PairLoss> {
+pub(crate) fn loss(r: &SpecReader<'_>, solver: &str) -> Result<PairLoss> {
     let default = if solver == "newton" {
         "squared-hinge"
     } else {
@@ -95,7 +95,7 @@ fn loss(r: &SpecReader<'_>, solver: &str) -> Result<PairLoss> {
     })
 }
 
-fn solver(r: &SpecReader<'_>, solver: &str) -> Result<Solver> {
+pub(crate) fn solver(r: &SpecReader<'_>, solver: &str) -> Result<Solver> {
     Ok(match solver {
         "dual" => Solver::DualCd,
         "cutting-plane" => Solver::CuttingPlane,
@@ -163,6 +163,7 @@ pub(crate) fn rsvm_ir(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>)
             tau: (variant != "query").then_some(tau),
             mu: variant != "rank",
             missing,
+            clicks: None,
         })
         .check()?;
     r.finish("rsvm-ir")?;
