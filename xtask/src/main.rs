@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo xtask download <dataset> [--dir DIR] [--from LOCAL_DIR_OR_ARCHIVE] [--url URL]
-//! cargo xtask reproduce <committee|mhr|online|sigmoid|rsvm-ir|letor-baselines|all> [--data DIR] [--folds 1,2,3,4,5] [--out DIR]
+//! cargo xtask reproduce <committee|mhr|online|sigmoid|rsvm-ir|clicks|letor-baselines|all> [--data DIR] [--folds 1,2,3,4,5] [--out DIR]
 //! cargo xtask bench [--quick]
 //! cargo xtask test [--no-rust] [--no-python]
 //! ```
@@ -43,7 +43,7 @@ enum Cmd {
     },
     /// Reproduce a paper's tables and figures (or `all`).
     Reproduce {
-        /// committee, mhr, online, sigmoid, rsvm-ir, letor-baselines or all.
+        /// committee, mhr, online, sigmoid, rsvm-ir, clicks, letor-baselines or all.
         experiment: String,
         /// Folder holding MQ2008/ and OHSUMED/ (default: ../shared/datasets, then datasets/data; else synthetic).
         #[arg(long)]
@@ -228,6 +228,7 @@ fn run(cli: Cli) -> Result<()> {
                     "online" => reproduce::online::run(&ctx)?,
                     "sigmoid" => reproduce::sigmoid::run(&ctx)?,
                     "rsvm-ir" => reproduce::rsvm_ir::run(&ctx)?,
+                    "clicks" => reproduce::clicks::run(&ctx)?,
                     _ => reproduce::letor::run(&ctx)?,
                 };
                 tracing::info!(

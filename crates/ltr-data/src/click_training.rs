@@ -22,7 +22,8 @@ pub enum PropensitySource {
     /// own estimates); a click without one is an error.
     Logged,
     /// A table by displayed rank (element 0 is rank 1), such as [`crate::estimate_propensities`]' relative
-    /// values ([`crate::read_propensity_table`]); a click below the table's last rank is an error.
+    /// values ([`crate::read_propensity_table`]); a click below the table's last rank takes the last value (a
+    /// larger propensity than the truth at deeper ranks: clipping).
     ByRank(Vec<f64>),
 }
 
@@ -53,44 +54,90 @@ pub fn click_training_set(
     features: &Dataset,
     propensities: &PropensitySource,
 ) -> Result<(Dataset, ClickTrainingStats)> {
-    if let PropensitySource::ByRank(t) = propensities {
-        if let Some(i) = t.iter().position(|p| !(*p > 0.0 && p.is_finite())) {
-            return Err(DataError::Invalid(format!(
-                "propensity {} of rank {} is not a positive number",
-                t[i],
-                i + 1
-            )));
-        }
-    }
-    let qindex: HashMap<&str, usize> = features
-        .qids()
-        .iter()
-        .enumerate()
-        .map(|(q, id)| (id.as_str(), q))
-        .collect();
-    let mut rows: HashMap<(usize, String), u32> = HashMap::with_capacity(features.n_docs());
-    for q in 0..features.n_queries() {
-        let view = features.query(q);
-        let start = view.rows().start;
-        for i in 0..view.len() {
-            let id = view
-                .docid(i)
-                .map_or_else(|| format!("d{i}"), str::to_string);
-            rows.insert((q, id), (start + i) as u32);
-        }
-    }
-    let mut stats = ClickTrainingStats::default();
+    let mut b = ClickTrainingBuilder::new(features, propensities.clone())?;
+    b.add(log)?;
+    b.finish()
+}
+
+/// [`click_training_set`] a piece at a time: a long log (or a long simulation,
+/// [`crate::ClickSimulation::simulate_sessions`]) is aggregated without being held whole. A session must not be
+/// split between two [`add`](Self::add) calls. Cloning a builder snapshots it (the reproduction's nested click
+/// budgets are prefixes of one log).
+#[derive(Debug, Clone)]
+pub struct ClickTrainingBuilder<'a> {
+    features: &'a Dataset,
+    propensities: PropensitySource,
+    qindex: HashMap<&'a str, usize>,
+    rows: HashMap<(usize, String), u32>,
+    stats: ClickTrainingStats,
     // (displayed rows sorted, clicked row, propensity bits) → clicks. Sorted keys make the output order the
     // feature file's, whatever the log's.
-    let mut groups: BTreeMap<(Vec<u32>, u32, u64), f64> = BTreeMap::new();
-    for session in log.chunk_by(|a, b| a.session == b.session) {
-        stats.sessions += 1;
+    groups: BTreeMap<(Vec<u32>, u32, u64), f64>,
+}
+
+impl<'a> ClickTrainingBuilder<'a> {
+    /// A builder joining to `features`, taking propensities from `propensities`.
+    pub fn new(features: &'a Dataset, propensities: PropensitySource) -> Result<Self> {
+        if let PropensitySource::ByRank(t) = &propensities {
+            if t.is_empty() {
+                return Err(DataError::Invalid("an empty propensity table".into()));
+            }
+            if let Some(i) = t.iter().position(|p| !(*p > 0.0 && p.is_finite())) {
+                return Err(DataError::Invalid(format!(
+                    "propensity {} of rank {} is not a positive number",
+                    t[i],
+                    i + 1
+                )));
+            }
+        }
+        let qindex = features
+            .qids()
+            .iter()
+            .enumerate()
+            .map(|(q, id)| (id.as_str(), q))
+            .collect();
+        let mut rows = HashMap::with_capacity(features.n_docs());
+        for q in 0..features.n_queries() {
+            let view = features.query(q);
+            let start = view.rows().start;
+            for i in 0..view.len() {
+                let id = view
+                    .docid(i)
+                    .map_or_else(|| format!("d{i}"), str::to_string);
+                rows.insert((q, id), (start + i) as u32);
+            }
+        }
+        Ok(Self {
+            features,
+            propensities,
+            qindex,
+            rows,
+            stats: ClickTrainingStats::default(),
+            groups: BTreeMap::new(),
+        })
+    }
+
+    /// What has been added so far (`queries` is set by [`finish`](Self::finish)).
+    pub fn stats(&self) -> ClickTrainingStats {
+        self.stats
+    }
+
+    /// Add whole sessions.
+    pub fn add(&mut self, log: &[ClickRecord]) -> Result<()> {
+        for session in log.chunk_by(|a, b| a.session == b.session) {
+            self.add_session(session)?;
+        }
+        Ok(())
+    }
+
+    fn add_session(&mut self, session: &[ClickRecord]) -> Result<()> {
+        self.stats.sessions += 1;
         let id = session[0].session;
         if !session.iter().any(|r| r.clicked) {
-            stats.sessions_without_clicks += 1;
-            continue;
+            self.stats.sessions_without_clicks += 1;
+            return Ok(());
         }
-        let q = *qindex.get(session[0].qid.as_str()).ok_or_else(|| {
+        let q = *self.qindex.get(session[0].qid.as_str()).ok_or_else(|| {
             DataError::Invalid(format!(
                 "session {id}: qid `{}` is not in the feature file",
                 session[0].qid
@@ -98,7 +145,7 @@ pub fn click_training_set(
         })?;
         let mut shown = Vec::with_capacity(session.len());
         for r in session {
-            let row = *rows.get(&(q, r.docid.clone())).ok_or_else(|| {
+            let row = *self.rows.get(&(q, r.docid.clone())).ok_or_else(|| {
                 DataError::Invalid(format!(
                     "session {id}: document `{}` of qid `{}` is not in the feature file",
                     r.docid, r.qid
@@ -116,10 +163,10 @@ pub fn click_training_set(
         }
         for (r, &row) in session.iter().zip(&shown).filter(|(r, _)| r.clicked) {
             if set.len() < 2 {
-                stats.clicks_dropped += 1;
+                self.stats.clicks_dropped += 1;
                 continue;
             }
-            let p = match propensities {
+            let p = match &self.propensities {
                 PropensitySource::Logged => r.propensity.ok_or_else(|| {
                     DataError::Invalid(format!(
                         "session {id}: the click at rank {} has no propensity in the log; give a propensity \
@@ -127,60 +174,62 @@ pub fn click_training_set(
                         r.rank
                     ))
                 })?,
-                PropensitySource::ByRank(t) => {
-                    *t.get(r.rank as usize - 1).ok_or_else(|| {
-                        DataError::Invalid(format!(
-                            "session {id}: a click at rank {} is below the propensity table's {} ranks",
-                            r.rank,
-                            t.len()
-                        ))
-                    })?
-                }
+                PropensitySource::ByRank(t) => t[(r.rank as usize - 1).min(t.len() - 1)],
             };
-            stats.clicks += 1;
-            *groups.entry((set.clone(), row, p.to_bits())).or_insert(0.0) += 1.0;
+            self.stats.clicks += 1;
+            *self
+                .groups
+                .entry((set.clone(), row, p.to_bits()))
+                .or_insert(0.0) += 1.0;
         }
+        Ok(())
     }
-    if groups.is_empty() {
-        return Err(DataError::Invalid(format!(
-            "the click log has no usable click ({} sessions, {} without clicks, {} clicks on single-document \
-             sessions)",
-            stats.sessions, stats.sessions_without_clicks, stats.clicks_dropped
-        )));
-    }
-    stats.queries = groups.len();
-    let mut all_rows = Vec::new();
-    let mut labels = Vec::new();
-    let mut offsets = vec![0];
-    let mut qids = Vec::with_capacity(groups.len());
-    let mut weights = Vec::with_capacity(groups.len());
-    let mut props = Vec::with_capacity(groups.len());
-    let mut per_query: HashMap<usize, usize> = HashMap::new();
-    let offsets_in = features.query_offsets();
-    for ((set, clicked, p), n) in groups {
-        let q = offsets_in.partition_point(|&o| o <= set[0] as usize) - 1;
-        let k = per_query.entry(q).or_insert(0);
-        qids.push(format!("{}/c{k}", features.qids()[q]));
-        *k += 1;
-        for &r in &set {
-            all_rows.push(r as usize);
-            labels.push(if r == clicked { 1.0 } else { 0.0 });
+
+    /// The click training set of everything added.
+    pub fn finish(self) -> Result<(Dataset, ClickTrainingStats)> {
+        let mut stats = self.stats;
+        if self.groups.is_empty() {
+            return Err(DataError::Invalid(format!(
+                "the click log has no usable click ({} sessions, {} without clicks, {} clicks on single-document \
+                 sessions)",
+                stats.sessions, stats.sessions_without_clicks, stats.clicks_dropped
+            )));
         }
-        offsets.push(all_rows.len());
-        weights.push(n);
-        props.push(f64::from_bits(p));
+        stats.queries = self.groups.len();
+        let features = self.features;
+        let mut all_rows = Vec::new();
+        let mut labels = Vec::new();
+        let mut offsets = vec![0];
+        let mut qids = Vec::with_capacity(self.groups.len());
+        let mut weights = Vec::with_capacity(self.groups.len());
+        let mut props = Vec::with_capacity(self.groups.len());
+        let mut per_query: HashMap<usize, usize> = HashMap::new();
+        let offsets_in = features.query_offsets();
+        for ((set, clicked, p), n) in self.groups {
+            let q = offsets_in.partition_point(|&o| o <= set[0] as usize) - 1;
+            let k = per_query.entry(q).or_insert(0);
+            qids.push(format!("{}/c{k}", features.qids()[q]));
+            *k += 1;
+            for &r in &set {
+                all_rows.push(r as usize);
+                labels.push(if r == clicked { 1.0 } else { 0.0 });
+            }
+            offsets.push(all_rows.len());
+            weights.push(n);
+            props.push(f64::from_bits(p));
+        }
+        let mut ds = Dataset::new(
+            features.select_rows_matrix(&all_rows),
+            labels,
+            offsets,
+            qids,
+        )?;
+        if let Some(d) = features.docids() {
+            ds = ds.with_docids(d.select(&all_rows))?;
+        }
+        let ds = ds.with_query_weights(weights)?.with_propensities(props)?;
+        Ok((ds, stats))
     }
-    let mut ds = Dataset::new(
-        features.select_rows_matrix(&all_rows),
-        labels,
-        offsets,
-        qids,
-    )?;
-    if let Some(d) = features.docids() {
-        ds = ds.with_docids(d.select(&all_rows))?;
-    }
-    let ds = ds.with_query_weights(weights)?.with_propensities(props)?;
-    Ok((ds, stats))
 }
 
 #[cfg(test)]
@@ -250,11 +299,18 @@ mod tests {
             }
         );
         // Sorted by (rows, clicked, p): d0 clicked at p 0.5 (twice), at p 1, then d2 clicked at p 0.5.
-        assert_eq!(t.qids(), [format!("{q0}/c0"), format!("{q0}/c1"), format!("{q0}/c2")]);
+        assert_eq!(
+            t.qids(),
+            [format!("{q0}/c0"), format!("{q0}/c1"), format!("{q0}/c2")]
+        );
         assert_eq!(t.query_weights().unwrap(), [2.0, 1.0, 1.0]);
         assert_eq!(t.propensities().unwrap(), [0.5, 1.0, 0.5]);
         assert_eq!(t.labels(), [1.0, 0.0, 1.0, 0.0, 0.0, 1.0]);
-        let dense = |d: &Dataset, r: usize| (0..d.n_features()).map(|j| d.row(r).get(j)).collect::<Vec<_>>();
+        let dense = |d: &Dataset, r: usize| {
+            (0..d.n_features())
+                .map(|j| d.row(r).get(j))
+                .collect::<Vec<_>>()
+        };
         assert_eq!(dense(&t, 0), dense(&ds, 0));
         assert_eq!(dense(&t, 1), dense(&ds, 2));
         // IPS: 2/0.5, 1/1, 1/0.5 normalised; clipped at 0.8: 2/0.8, 1, 1/0.8; naive: the counts.
@@ -265,7 +321,10 @@ mod tests {
         for (a, b) in clipped.iter().zip([2.5 / total, 1.0 / total, 1.25 / total]) {
             assert!((a - b).abs() < 1e-15);
         }
-        assert_eq!(t.click_weights(ClickWeighting::Naive).unwrap(), [0.5, 0.25, 0.25]);
+        assert_eq!(
+            t.click_weights(ClickWeighting::Naive).unwrap(),
+            [0.5, 0.25, 0.25]
+        );
         assert_eq!(ds.click_weights(ClickWeighting::Naive), None);
         // A rank table instead of the logged column.
         let (t, _) =
@@ -280,28 +339,46 @@ mod tests {
         let err = |log: Vec<ClickRecord>, src: PropensitySource| {
             click_training_set(&log, &ds, &src).unwrap_err().to_string()
         };
-        let e = err(vec![rec(7, "nope", "d0", 1, true, 1.0)], PropensitySource::Logged);
+        let e = err(
+            vec![rec(7, "nope", "d0", 1, true, 1.0)],
+            PropensitySource::Logged,
+        );
         assert!(e.contains("session 7") && e.contains("qid `nope`"), "{e}");
         let e = err(
-            vec![rec(3, &q0, "d0", 1, true, 1.0), rec(3, &q0, "zz", 2, false, 0.5)],
+            vec![
+                rec(3, &q0, "d0", 1, true, 1.0),
+                rec(3, &q0, "zz", 2, false, 0.5),
+            ],
             PropensitySource::Logged,
         );
         assert!(e.contains("session 3") && e.contains("`zz`"), "{e}");
         let e = err(
-            vec![rec(3, &q0, "d0", 1, true, 1.0), rec(3, &q0, "d0", 2, false, 0.5)],
+            vec![
+                rec(3, &q0, "d0", 1, true, 1.0),
+                rec(3, &q0, "d0", 2, false, 0.5),
+            ],
             PropensitySource::Logged,
         );
         assert!(e.contains("displayed twice"), "{e}");
         let mut r = rec(4, &q0, "d0", 3, true, 1.0);
         r.propensity = None;
-        let e = err(vec![r.clone(), rec(4, &q0, "d1", 4, false, 1.0)], PropensitySource::Logged);
-        assert!(e.contains("no propensity"), "{e}");
         let e = err(
-            vec![r, rec(4, &q0, "d1", 4, false, 1.0)],
-            PropensitySource::ByRank(vec![1.0, 0.5]),
+            vec![r.clone(), rec(4, &q0, "d1", 4, false, 1.0)],
+            PropensitySource::Logged,
         );
-        assert!(e.contains("below the propensity table"), "{e}");
-        let e = err(vec![rec(1, &q0, "d0", 1, false, 1.0)], PropensitySource::Logged);
+        assert!(e.contains("no propensity"), "{e}");
+        // Below the table, the last value.
+        let (t, _) = click_training_set(
+            &[r, rec(4, &q0, "d1", 4, false, 1.0)],
+            &ds,
+            &PropensitySource::ByRank(vec![1.0, 0.5]),
+        )
+        .unwrap();
+        assert_eq!(t.propensities().unwrap(), [0.5]);
+        let e = err(
+            vec![rec(1, &q0, "d0", 1, false, 1.0)],
+            PropensitySource::Logged,
+        );
         assert!(e.contains("no usable click"), "{e}");
         let e = err(vec![], PropensitySource::ByRank(vec![1.0, 0.0]));
         assert!(e.contains("not a positive number"), "{e}");
@@ -320,7 +397,10 @@ mod tests {
         let (t, stats) = click_training_set(&log, &ds, &PropensitySource::Logged).unwrap();
         let clicks = log.iter().filter(|r| r.clicked).count();
         assert_eq!(stats.clicks, clicks);
-        assert_eq!(t.query_weights().unwrap().iter().sum::<f64>(), clicks as f64);
+        assert_eq!(
+            t.query_weights().unwrap().iter().sum::<f64>(),
+            clicks as f64
+        );
         // Without an intervention a query always shows the same 5 documents at the same ranks: at most 5 groups.
         assert!(stats.queries <= 5 * ds.n_queries());
         // Every training query holds one clicked document and the propensity of its displayed rank, 1/rank.

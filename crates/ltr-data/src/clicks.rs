@@ -505,9 +505,11 @@ pub fn write_propensity_table(path: &Path, table: &[PropensityEstimate]) -> Resu
     })
 }
 
-/// Read a propensity table: a header line, then one line per rank 1, 2, … n in order whose first two
-/// tab-separated fields are the rank and a positive propensity (the other fields are ignored; `#` lines are
-/// comments). Returns the propensities by rank (element 0 is rank 1).
+/// Read a propensity table: a header line, then one line per rank, starting at rank 1 and increasing, whose first
+/// two tab-separated fields are the rank and a positive propensity (the other fields are ignored; `#` lines are
+/// comments). Returns the propensities by rank (element 0 is rank 1). A rank the table skips — an estimate from
+/// swaps has none where the swapped document was never clicked — takes the value of the rank above it: a larger
+/// propensity than the truth, so a smaller weight, as clipping would give.
 pub fn read_propensity_table(path: &Path) -> Result<Vec<f64>> {
     let text = std::fs::read_to_string(path).map_err(|e| DataError::io(path, e))?;
     let mut lines = text
@@ -518,27 +520,58 @@ pub fn read_propensity_table(path: &Path) -> Result<Vec<f64>> {
     match lines.next() {
         Some((_, h)) if h.split('\t').next() == Some("rank") => {}
         Some((n, h)) => {
-            return Err(parse_err(path, n, h, "not a propensity table header", PROPENSITY_TABLE_HEADER))
+            return Err(parse_err(
+                path,
+                n,
+                h,
+                "not a propensity table header",
+                PROPENSITY_TABLE_HEADER,
+            ))
         }
-        None => return Err(parse_err(path, 1, "", "empty propensity table", PROPENSITY_TABLE_HEADER)),
+        None => {
+            return Err(parse_err(
+                path,
+                1,
+                "",
+                "empty propensity table",
+                PROPENSITY_TABLE_HEADER,
+            ))
+        }
     }
     let mut out = Vec::new();
     for (n, line) in lines {
         let mut f = line.split('\t');
         let (rank, value) = (f.next().unwrap_or(""), f.next().unwrap_or(""));
         let want = out.len() + 1;
-        if rank.parse::<usize>().ok() != Some(want) {
-            return Err(parse_err(path, n, rank, "bad rank", &format!("rank {want}")));
-        }
+        let got = rank
+            .parse::<usize>()
+            .ok()
+            .filter(|&r| r >= want && (r == 1 || want > 1));
+        let Some(got) = got else {
+            let expected = if want == 1 {
+                "rank 1".to_string()
+            } else {
+                format!("a rank of {want} or more")
+            };
+            return Err(parse_err(path, n, rank, "bad rank", &expected));
+        };
         let p = value
             .parse::<f64>()
             .ok()
             .filter(|p| *p > 0.0 && p.is_finite())
             .ok_or_else(|| parse_err(path, n, value, "bad propensity", "a positive number"))?;
+        let above = out.last().copied().unwrap_or(p);
+        out.resize(got - 1, above);
         out.push(p);
     }
     if out.is_empty() {
-        return Err(parse_err(path, 1, "", "a propensity table without ranks", "rank 1"));
+        return Err(parse_err(
+            path,
+            1,
+            "",
+            "a propensity table without ranks",
+            "rank 1",
+        ));
     }
     Ok(out)
 }
@@ -767,5 +800,36 @@ mod tests {
         )
         .unwrap();
         assert_eq!(read_click_log(&p).unwrap()[0].propensity, None);
+    }
+
+    #[test]
+    fn propensity_tables_round_trip_and_fill_skipped_ranks() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.tsv");
+        let est = |rank, value| PropensityEstimate {
+            rank,
+            value,
+            low: value / 2.0,
+            high: value * 1.5,
+            sessions: 10,
+        };
+        write_propensity_table(&p, &[est(1, 1.0), est(2, 0.5), est(4, 0.2)]).unwrap();
+        // Rank 3 had no estimate: it takes rank 2's value.
+        assert_eq!(read_propensity_table(&p).unwrap(), [1.0, 0.5, 0.5, 0.2]);
+        for (body, line, what) in [
+            ("rank\tpropensity\n2\t0.5\n", 2, "rank 1"),
+            ("rank\tpropensity\n1\t1\n1\t0.5\n", 3, "rank of 2 or more"),
+            ("rank\tpropensity\n1\t0\n", 2, "positive"),
+            ("rank\tpropensity\n1\tnan\n", 2, "positive"),
+            ("r\tp\n1\t1\n", 1, "header"),
+            ("rank\tpropensity\n", 1, "without ranks"),
+        ] {
+            std::fs::write(&p, body).unwrap();
+            let e = read_propensity_table(&p).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("t.tsv:{line}")) && e.contains(what),
+                "{body:?}: {e}"
+            );
+        }
     }
 }

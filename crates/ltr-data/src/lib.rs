@@ -35,15 +35,17 @@ mod transform;
 mod write;
 
 pub use cache::{load_cache, read_cached, save_cache, CACHE_FORMAT_VERSION};
-pub use click_training::{click_training_set, ClickTrainingStats, PropensitySource};
+pub use click_training::{
+    click_training_set, ClickTrainingBuilder, ClickTrainingStats, PropensitySource,
+};
 pub use clicks::{
     estimate_propensities, read_click_log, read_propensity_table, write_click_log,
-    write_propensity_table, PROPENSITY_TABLE_HEADER, ClickModel, ClickRecord,
-    ClickSimulation, Examination, Intervention, PropensityEstimate, CLICK_LOG_HEADER, ULTRA_CURVE,
+    write_propensity_table, ClickModel, ClickRecord, ClickSimulation, Examination, Intervention,
+    PropensityEstimate, CLICK_LOG_HEADER, PROPENSITY_TABLE_HEADER, ULTRA_CURVE,
 };
 pub use dataset::{
-    dot_dense, ClickWeighting, Dataset, DatasetSummary, FeatureMatrix, QueryView, Row, SparseMatrix, Storage,
-    TextColumn, AUTO_DENSE_DENSITY,
+    dot_dense, ClickWeighting, Dataset, DatasetSummary, FeatureMatrix, QueryView, Row,
+    SparseMatrix, Storage, TextColumn, AUTO_DENSE_DENSITY,
 };
 pub use error::{DataError, Result};
 pub use folds::{

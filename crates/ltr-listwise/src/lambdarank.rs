@@ -319,8 +319,7 @@ mod tests {
         let ips = [0.1, 0.4, 0.05, 0.3, 0.15];
         let uniform = [0.2; 5];
         for weights in [None, Some(&ips[..]), Some(&uniform[..])] {
-            let loss_at =
-                |w: &[f64]| loss_and_lambdas(&pairs, &data.scores(w), 1.5, nq, weights).0;
+            let loss_at = |w: &[f64]| loss_and_lambdas(&pairs, &data.scores(w), 1.5, nq, weights).0;
             let (_, lambdas) = loss_and_lambdas(&pairs, &data.scores(&w), 1.5, nq, weights);
             let g = data.transpose_times(&lambdas);
             for j in 0..w.len() {

@@ -147,7 +147,8 @@ impl ListNetParams {
                 let nq = train.n_queries() as f64;
                 let w = train.click_weights(c).ok_or_else(|| {
                     LtrError::Training(
-                        "click weighting needs a click training set (`ltr train --clicks LOG`)".into(),
+                        "click weighting needs a click training set (`ltr train --clicks LOG`)"
+                            .into(),
                     )
                 })?;
                 Some(w.into_iter().map(|x| x * nq).collect())

@@ -1,6 +1,7 @@
 //! `cargo xtask reproduce`: each paper's protocol on the benchmarks we have, with checkpointed cells, Markdown /
 //! CSV / JSON reports and SVG figures.
 
+pub mod clicks;
 pub mod committee;
 pub mod letor;
 pub mod mhr;
@@ -28,6 +29,11 @@ impl Cells {
         f: impl FnOnce() -> Result<T>,
     ) -> Result<T> {
         self.0.get(key, f)
+    }
+
+    /// Whether `key` is stored.
+    pub fn contains(&self, key: &str) -> bool {
+        self.0.path(key).is_file()
     }
 }
 
@@ -366,13 +372,14 @@ pub fn f4(x: f64) -> String {
 
 /// Write `index.md` linking every report.
 /// The experiments of `cargo xtask reproduce`, in report order; each writes `NAME/report.md`.
-pub const EXPERIMENTS: [&str; 6] = [
+pub const EXPERIMENTS: [&str; 7] = [
     "letor-baselines",
     "committee",
     "mhr",
     "rsvm-ir",
     "sigmoid",
     "online",
+    "clicks",
 ];
 
 pub fn write_index(ctx: &Ctx, reports: &[(String, PathBuf)], seconds: f64) -> Result<()> {

@@ -88,11 +88,9 @@ fn click_training(
             .and_then(|rest| rest.split(':').next())
             .and_then(|s| first_line_of_session(log_path, s));
         match line {
-            Some(n) => anyhow::anyhow!(
-                "{}:{n}: {text} ({})",
-                log_path.display(),
-                a.train.display()
-            ),
+            Some(n) => {
+                anyhow::anyhow!("{}:{n}: {text} ({})", log_path.display(), a.train.display())
+            }
             None => anyhow::anyhow!("{}: {text} ({})", log_path.display(), a.train.display()),
         }
     })?;
@@ -110,7 +108,9 @@ fn click_training(
 fn first_line_of_session(path: &std::path::Path, session: &str) -> Option<usize> {
     let text = std::fs::read_to_string(path).ok()?;
     let prefix = format!("{session}\t");
-    text.lines().position(|l| l.starts_with(&prefix)).map(|i| i + 1)
+    text.lines()
+        .position(|l| l.starts_with(&prefix))
+        .map(|i| i + 1)
 }
 
 fn feature_list(text: &str) -> Result<Vec<usize>> {

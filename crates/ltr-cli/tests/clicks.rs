@@ -1,0 +1,244 @@
+//! Learning from clicks through the binary: simulate a log, estimate propensities, train Propensity SVM-Rank with
+//! logged or estimated propensities, and the errors of `ltr train --clicks`.
+
+mod common;
+
+use std::path::Path;
+
+use common::{ltr, ok};
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn err(args: &[&str]) -> String {
+    let o = ltr(args);
+    assert!(!o.status.success(), "{args:?} should fail");
+    let e = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(!e.contains("panicked"), "{e}");
+    e
+}
+
+#[test]
+fn train_on_clicks_end_to_end_and_its_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name);
+    let data = p("data");
+    let log_tsv = p("log.tsv");
+    let table_tsv = p("table.tsv");
+    let prod_json = p("prod.json");
+    let bad_tsv = p("bad.tsv");
+    let x_json = p("x.json");
+    let noprop_tsv = p("noprop.tsv");
+    let badtable_tsv = p("badtable.tsv");
+    let other_json = p("other.json");
+    ok(&[
+        "generate",
+        "--out",
+        s(&data),
+        "--queries",
+        "60",
+        "--seed",
+        "4",
+    ]);
+    let train = data.join("train.txt");
+    let test = data.join("test.txt");
+    ok(&[
+        "train",
+        "--train",
+        s(&train),
+        "--algo",
+        "ranksvm",
+        "--param",
+        "c=0.01",
+        "--model",
+        s(&prod_json),
+    ]);
+    ok(&[
+        "clicks",
+        "simulate",
+        "--data",
+        s(&train),
+        "--model",
+        s(&prod_json),
+        "--sessions",
+        "20000",
+        "--top",
+        "1000",
+        "--intervention",
+        "swap-top",
+        "--out",
+        s(&log_tsv),
+    ]);
+    // Logged propensities, and a table estimated from the log's swaps (written by --out, read by --propensities).
+    ok(&[
+        "clicks",
+        "propensity",
+        "--clicks",
+        s(&log_tsv),
+        "--out",
+        s(&table_tsv),
+    ]);
+    let table = std::fs::read_to_string(&table_tsv).unwrap();
+    assert!(
+        table.starts_with(ltr_data::PROPENSITY_TABLE_HEADER),
+        "{table}"
+    );
+    let mut ndcg = Vec::new();
+    for (name, extra) in [
+        ("ips", vec![]),
+        ("naive", vec!["--param", "weighting=naive"]),
+        ("table", vec!["--propensities", s(&table_tsv)]),
+    ] {
+        let model = p(&format!("{name}.json"));
+        let mut args = vec![
+            "train",
+            "--train",
+            s(&train),
+            "--clicks",
+            s(&log_tsv),
+            "--algo",
+            "propensity-ranksvm",
+            "--model",
+            s(&model),
+        ];
+        args.extend(extra);
+        ok(&args);
+        let scores = p(&format!("{name}.scores"));
+        ok(&[
+            "predict",
+            "--model",
+            s(&model),
+            "--data",
+            s(&test),
+            "--out",
+            s(&scores),
+        ]);
+        let ev: serde_json::Value = serde_json::from_str(&ok(&[
+            "eval",
+            "--data",
+            s(&test),
+            "--scores",
+            s(&scores),
+            "--metric",
+            "NDCG@10",
+            "--json",
+        ]))
+        .unwrap();
+        ndcg.push(ev["metrics"]["NDCG@10"]["mean"].as_f64().unwrap());
+    }
+    // Every click model learns something (generated data: NDCG@10 of a random order is about 0.3).
+    for v in &ndcg {
+        assert!(*v > 0.5, "{ndcg:?}");
+    }
+    // The estimated table gives a model close to the one on true propensities.
+    assert!((ndcg[0] - ndcg[2]).abs() < 0.05, "{ndcg:?}");
+    // IPS-weighted lambdarank and listnet train on the same click set.
+    for algo in ["lambdarank", "listnet"] {
+        ok(&[
+            "train",
+            "--train",
+            s(&train),
+            "--clicks",
+            s(&log_tsv),
+            "--algo",
+            algo,
+            "--param",
+            "epochs=5",
+            "--model",
+            s(&other_json),
+        ]);
+    }
+
+    // Errors: a document missing from the features names the log's line and session.
+    let log = std::fs::read_to_string(&log_tsv).unwrap();
+    let mut lines: Vec<String> = log.lines().map(str::to_string).collect();
+    let victim = lines
+        .iter()
+        .position(|l| l.starts_with("3\t"))
+        .expect("session 3");
+    let mut fields: Vec<String> = lines[victim].split('\t').map(str::to_string).collect();
+    fields[2] = "no-such-doc".into();
+    lines[victim] = fields.join("\t");
+    std::fs::write(&bad_tsv, lines.join("\n") + "\n").unwrap();
+    let e = err(&[
+        "train",
+        "--train",
+        s(&train),
+        "--clicks",
+        s(&bad_tsv),
+        "--algo",
+        "propensity-ranksvm",
+        "--model",
+        s(&x_json),
+    ]);
+    // `victim` is session 3's first line (0-based): the error points at it.
+    let first_line_of_session_3 = victim + 1;
+    assert!(
+        e.contains(&format!("bad.tsv:{first_line_of_session_3}")) && e.contains("no-such-doc"),
+        "{e}"
+    );
+    // A log without propensities needs a table.
+    let stripped: String = log
+        .lines()
+        .map(|l| l.split('\t').take(5).collect::<Vec<_>>().join("\t") + "\n")
+        .collect();
+    std::fs::write(&noprop_tsv, stripped).unwrap();
+    let e = err(&[
+        "train",
+        "--train",
+        s(&train),
+        "--clicks",
+        s(&noprop_tsv),
+        "--algo",
+        "propensity-ranksvm",
+        "--model",
+        s(&x_json),
+    ]);
+    assert!(
+        e.contains("no propensity") && e.contains("noprop.tsv:"),
+        "{e}"
+    );
+    // Propensity SVM-Rank needs clicks; --propensities needs --clicks; a malformed table names its line.
+    let e = err(&[
+        "train",
+        "--train",
+        s(&train),
+        "--algo",
+        "propensity-ranksvm",
+        "--model",
+        s(&x_json),
+    ]);
+    assert!(e.contains("--clicks"), "{e}");
+    let e = err(&[
+        "train",
+        "--train",
+        s(&train),
+        "--algo",
+        "ranksvm",
+        "--propensities",
+        s(&table_tsv),
+        "--model",
+        s(&x_json),
+    ]);
+    assert!(e.contains("--clicks"), "{e}");
+    std::fs::write(&badtable_tsv, "rank\tpropensity\n1\t1\n3\t0.5\n2\t0.7\n").unwrap();
+    let e = err(&[
+        "train",
+        "--train",
+        s(&train),
+        "--clicks",
+        s(&log_tsv),
+        "--propensities",
+        s(&badtable_tsv),
+        "--algo",
+        "propensity-ranksvm",
+        "--model",
+        s(&x_json),
+    ]);
+    assert!(
+        e.contains("badtable.tsv:4") && e.contains("rank of 4 or more"),
+        "{e}"
+    );
+    assert!(!x_json.exists(), "no model is written on an error");
+}
