@@ -179,5 +179,61 @@ fn others(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, pairwise, svm, perceptron, others);
+/// Learning from clicks: simulating sessions, building the click training set, Propensity SVM-Rank on it and
+/// the EM propensity estimate (OHSUMED Fold1, the whole list displayed, η = 1).
+fn clicks(c: &mut Criterion) {
+    use ltr_core::Scorer;
+    let ds = ohsumed_like();
+    let prod_set = ds.select_queries(&[0, 1, 2]);
+    let prod = ltr_svm::RankSvmParams::default()
+        .c(ltr_svm::CSetting::Value(0.1))
+        .solve(&prod_set)
+        .unwrap()
+        .model;
+    let scores = prod.score_dataset(&ds);
+    let sim = ltr_data::ClickSimulation {
+        top: usize::MAX,
+        sessions: 10_000,
+        ..Default::default()
+    };
+    let mut g = c.benchmark_group("clicks");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(10_000));
+    g.bench_function("simulate 10k sessions, whole lists (OHSUMED Fold1)", |b| {
+        b.iter(|| sim.simulate(&ds, &scores).unwrap())
+    });
+    let log = sim.simulate(&ds, &scores).unwrap();
+    let logged = ltr_data::PropensitySource::Logged;
+    g.bench_function("click training set of 10k sessions", |b| {
+        b.iter(|| ltr_data::click_training_set(&log, &ds, &logged).unwrap())
+    });
+    let (clicks, _) = ltr_data::click_training_set(&log, &ds, &logged).unwrap();
+    let params = ltr_svm::RankSvmParams::default()
+        .c(ltr_svm::CSetting::Value(100.0))
+        .weighting(ltr_svm::Weighting {
+            clicks: Some(ltr_data::ClickWeighting::Ips { clip: 0.0 }),
+            ..Default::default()
+        });
+    g.bench_function("propensity-ranksvm newton C=100, 10k sessions", |b| {
+        b.iter(|| params.solve(&clicks).unwrap())
+    });
+    let swaps = ltr_data::ClickSimulation {
+        top: 10,
+        intervention: ltr_data::Intervention::SwapWithTop,
+        ..sim.clone()
+    }
+    .simulate(&ds, &scores)
+    .unwrap();
+    let em = ltr_data::EmSettings {
+        relevance: ltr_data::RelevanceModel::PerDocument,
+        bootstrap: 0,
+        ..Default::default()
+    };
+    g.bench_function("propensities by EM, 10k swap sessions of 10", |b| {
+        b.iter(|| ltr_data::estimate_propensities_em(&swaps, None, &em).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, pairwise, svm, perceptron, others, clicks);
 criterion_main!(benches);

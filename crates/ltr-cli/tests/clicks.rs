@@ -79,6 +79,56 @@ fn train_on_clicks_end_to_end_and_its_errors() {
         "--out",
         s(&table_tsv),
     ]);
+    // EM on a plain log of the top 10 with swaps (documents at several ranks): p_2/p_1 near the true 1/2 for
+    // per-document EM; regression EM's logistic relevance is misspecified on generated data, so it is only
+    // bounded here (its accuracy is tested in ltr-data).
+    let em_log = p("em.tsv");
+    ok(&[
+        "clicks",
+        "simulate",
+        "--data",
+        s(&train),
+        "--model",
+        s(&prod_json),
+        "--sessions",
+        "20000",
+        "--intervention",
+        "swap-top",
+        "--seed",
+        "3",
+        "--out",
+        s(&em_log),
+    ]);
+    for (method, extra) in [
+        ("em", vec![]),
+        ("regression-em", vec!["--features", s(&train)]),
+    ] {
+        let mut args = vec![
+            "clicks",
+            "propensity",
+            "--clicks",
+            s(&em_log),
+            "--method",
+            method,
+            "--bootstrap",
+            "3",
+            "--json",
+        ];
+        args.extend(extra);
+        let est: serde_json::Value = serde_json::from_str(&ok(&args)).unwrap();
+        let p2 = est[1]["propensity"].as_f64().unwrap();
+        let tol = if method == "em" { 0.1 } else { 0.3 };
+        assert!((p2 - 0.5).abs() < tol, "{method}: {est}");
+    }
+    let e = err(&[
+        "clicks",
+        "propensity",
+        "--clicks",
+        s(&log_tsv),
+        "--method",
+        "regression-em",
+    ]);
+    assert!(e.contains("--features"), "{e}");
     let table = std::fs::read_to_string(&table_tsv).unwrap();
     assert!(
         table.starts_with(ltr_data::PROPENSITY_TABLE_HEADER),

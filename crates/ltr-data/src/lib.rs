@@ -22,6 +22,7 @@
 #![deny(missing_docs)]
 
 mod cache;
+mod click_em;
 mod click_training;
 mod clicks;
 mod dataset;
@@ -35,6 +36,7 @@ mod transform;
 mod write;
 
 pub use cache::{load_cache, read_cached, save_cache, CACHE_FORMAT_VERSION};
+pub use click_em::{estimate_propensities_em, EmEstimate, EmSettings, RelevanceModel};
 pub use click_training::{
     click_training_set, ClickTrainingBuilder, ClickTrainingStats, PropensitySource,
 };

@@ -31,8 +31,29 @@ fn quick(algo: &str) -> Vec<(&'static str, &'static str)> {
     }
 }
 
+/// `train` as a click training set: clicks simulated with the first feature as the production ranker.
+fn as_clicks(train: &Dataset) -> Dataset {
+    let production: Vec<f64> = (0..train.n_docs())
+        .map(|i| train.row(i).get(0) as f64)
+        .collect();
+    let log = ltr_data::ClickSimulation {
+        sessions: 300,
+        ..Default::default()
+    }
+    .simulate(train, &production)
+    .unwrap();
+    ltr_data::click_training_set(&log, train, &ltr_data::PropensitySource::Logged)
+        .unwrap()
+        .0
+}
+
 fn read_names(algo: &str, extra: &[(&str, &str)]) -> Vec<String> {
     let (train, vali) = data();
+    let train = if algo == "propensity-ranksvm" {
+        as_clicks(&train)
+    } else {
+        train
+    };
     let a = ltr_learn::find(algo).unwrap();
     let mut kv = quick(algo);
     kv.retain(|(k, _)| !extra.iter().any(|(e, _)| e == k));

@@ -12,7 +12,7 @@ use ltr_data::{ClickModel, ClickSimulation, Examination, Intervention};
 pub enum ClicksCommand {
     /// Sample sessions and clicks from judged data ranked by a production model; write a click log (TSV).
     Simulate(SimulateArgs),
-    /// Estimate relative examination propensities p_k / p_1 from a log with swap interventions.
+    /// Estimate relative examination propensities p_k / p_1: from swap interventions, or by (regression) EM.
     Propensity(PropensityArgs),
 }
 
@@ -22,7 +22,20 @@ pub struct PropensityArgs {
     /// The click log (from `ltr clicks simulate --intervention swap-top`, or logged with production ranks).
     #[arg(long)]
     pub clicks: PathBuf,
-    /// Interval half-width in standard errors of the log ratio (1.96: 95%).
+    /// Estimator: `swap` (the log's swap interventions, Joachims et al. 2017), `em` (per-document EM on a plain
+    /// log, Wang et al. 2018) or `regression-em` (relevance from the documents' features; needs --features).
+    #[arg(long, default_value = "swap", value_parser = ["swap", "em", "regression-em"])]
+    pub method: String,
+    /// The feature file the log's (qid, docid) join to (regression EM).
+    #[arg(long)]
+    pub features: Option<PathBuf>,
+    /// Bootstrap replicates over sessions for the EM intervals.
+    #[arg(long, default_value_t = 20)]
+    pub bootstrap: usize,
+    /// Seed of the EM bootstrap.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Interval half-width in standard errors (1.96: 95%): of the log ratio (swap), of the bootstrap (EM).
     #[arg(long, default_value_t = 1.96)]
     pub z: f64,
     /// Print JSON on stdout.
@@ -89,8 +102,35 @@ fn propensity(a: PropensityArgs) -> Result<()> {
         );
     }
     let log = ltr_data::read_click_log(&a.clicks)?;
-    let est = ltr_data::estimate_propensities(&log, a.z)
-        .with_context(|| a.clicks.display().to_string())?;
+    let est = match a.method.as_str() {
+        "swap" => ltr_data::estimate_propensities(&log, a.z)
+            .with_context(|| a.clicks.display().to_string())?,
+        method => {
+            let relevance = if method == "em" {
+                ltr_data::RelevanceModel::PerDocument
+            } else {
+                ltr_data::RelevanceModel::Regression
+            };
+            let features = match (&a.features, relevance) {
+                (Some(f), _) => Some(super::load_dataset(f, false, false)?),
+                (None, ltr_data::RelevanceModel::Regression) => {
+                    bail!("--method regression-em needs --features FILE (the data the log's documents join to)")
+                }
+                (None, _) => None,
+            };
+            let settings = ltr_data::EmSettings {
+                relevance,
+                bootstrap: a.bootstrap,
+                z: a.z,
+                seed: a.seed,
+                ..Default::default()
+            };
+            let est = ltr_data::estimate_propensities_em(&log, features.as_ref(), &settings)
+                .with_context(|| a.clicks.display().to_string())?;
+            tracing::info!("EM: {} iterations", est.iterations);
+            est.table
+        }
+    };
     if let Some(out) = &a.out {
         ltr_data::write_propensity_table(out, &est)?;
     }
