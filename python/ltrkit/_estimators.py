@@ -127,12 +127,22 @@ class Ranker(_Base):
         eval_set: Optional[Sequence[Tuple[Any, Any]]] = None,
         eval_qid: Optional[Sequence[Any]] = None,
         eval_group: Optional[Sequence[Any]] = None,
+        group_weight: Any = None,
+        group_propensity: Any = None,
     ) -> "Ranker":
         """Train on ``X`` (rows × features, dense or scipy sparse) with labels ``y`` and queries given either as
         ``qid`` (one id per row, XGBoost) or ``group`` (query sizes, LightGBM); a query's rows must be contiguous.
         ``eval_set=[(X_val, y_val)]`` with ``eval_qid=[qid_val]`` or ``eval_group=[group_val]`` is the validation
-        set (grids, epochs, rounds). The GIL is released while training."""
+        set (grids, epochs, rounds). The GIL is released while training.
+
+        Click training sets (``PropensityRankSVM``; ``LambdaRank`` and ``ListNet`` with click weights): each query is
+        one click, its clicked document labelled 1 and the other displayed documents 0; ``group_propensity`` gives
+        the examination probability of the rank each click happened at, ``group_weight`` how many identical clicks
+        a query stands for (one value per query, in query order)."""
         train = native_data(X, y, qid, group)
+        if group_weight is not None or group_propensity is not None:
+            as_f64 = lambda v: None if v is None else np.ascontiguousarray(v, dtype=np.float64)
+            train = train.with_click_weights(as_f64(group_weight), as_f64(group_propensity))
         validation = None
         if eval_set:
             if len(eval_set) != 1:

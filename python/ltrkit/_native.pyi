@@ -29,6 +29,11 @@ class Data:
         qids: List[str],
         docids: Optional[List[str]] = None,
     ) -> "Data": ...
+    def with_click_weights(
+        self,
+        weights: Optional[npt.NDArray[np.float64]] = None,
+        propensities: Optional[npt.NDArray[np.float64]] = None,
+    ) -> "Data": ...
     @property
     def n_rows(self) -> int: ...
     @property

@@ -182,6 +182,28 @@ impl NativeData {
     fn n_queries(&self) -> usize {
         self.ds.n_queries()
     }
+
+    /// A copy carrying per-query weights (click counts) and propensities: a click training set, one query per
+    /// click with the clicked document labelled 1 (Propensity SVM-Rank, IPS-weighted LambdaRank and ListNet).
+    #[pyo3(signature = (weights=None, propensities=None))]
+    fn with_click_weights(
+        &self,
+        weights: Option<PyReadonlyArray1<'_, f64>>,
+        propensities: Option<PyReadonlyArray1<'_, f64>>,
+    ) -> PyResult<Self> {
+        let mut ds = self.ds.clone();
+        if let Some(w) = weights {
+            ds = ds
+                .with_query_weights(w.as_array().to_vec())
+                .map_err(data_err)?;
+        }
+        if let Some(p) = propensities {
+            ds = ds
+                .with_propensities(p.as_array().to_vec())
+                .map_err(data_err)?;
+        }
+        Ok(Self { ds })
+    }
 }
 
 /// Read a LETOR/SVMlight file (a LightGBM/XGBoost `FILE.query` group file, or `group_file`, for files without

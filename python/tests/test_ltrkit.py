@@ -326,3 +326,37 @@ def test_mq2008_fold1_quality_floor():
     res = ltrkit.evaluate(yt, svm.predict(Xt), qid=qt, metrics=["MAP", "NDCG@10"], convention="letor4")
     # The LETOR 4.0 RankSVM baseline's MAP on MQ2008 is 0.4696 (fold mean); Fold1 is the hardest fold.
     assert res["MAP"] > 0.44, res
+
+
+def test_propensity_ranksvm_on_a_click_training_set():
+    # Click groups built by hand: each query is one click, its clicked document first, with the propensity of the
+    # rank it was clicked at. Relevance is feature 0; clicks at low propensity are on relevant documents, noise
+    # clicks on irrelevant ones happen at rank 1 only, so IPS weights move the model towards feature 0.
+    rng = np.random.default_rng(3)
+    n_groups, size, d = 400, 8, 4
+    X = rng.normal(size=(n_groups * size, d)).astype(np.float32)
+    y = np.zeros(n_groups * size, dtype=np.float32)
+    props = np.empty(n_groups)
+    for g in range(n_groups):
+        rows = slice(g * size, (g + 1) * size)
+        if g % 2 == 0:  # a relevant click deep in the list
+            best = g * size + int(np.argmax(X[rows, 0]))
+            props[g] = 0.1
+        else:  # a noise click on the top of feature 1
+            best = g * size + int(np.argmax(X[rows, 1]))
+            props[g] = 1.0
+        y[best] = 1.0
+    group = [size] * n_groups
+    ips = ltrkit.PropensityRankSVM().fit(X, y, group=group, group_propensity=props)
+    naive = ltrkit.PropensityRankSVM(weighting="naive").fit(X, y, group=group, group_propensity=props)
+    w_ips, w_naive = ips.model_.linear_weights(), naive.model_.linear_weights()
+    assert w_ips[0] / abs(w_ips[1]) > 2 * w_naive[0] / abs(w_naive[1])
+    # Counts: a query standing for two clicks is the same as the query twice.
+    twice = ltrkit.PropensityRankSVM(weighting="naive").fit(
+        X, y, group=group, group_weight=np.full(n_groups, 2.0), group_propensity=props
+    )
+    np.testing.assert_allclose(twice.model_.linear_weights(), w_naive, rtol=1e-9)
+    with pytest.raises(Exception, match="clicks"):
+        ltrkit.PropensityRankSVM().fit(X, y, group=group)
+    with pytest.raises(Exception, match="propensity"):
+        ltrkit.PropensityRankSVM().fit(X, y, group=group, group_propensity=np.zeros(n_groups))

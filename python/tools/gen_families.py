@@ -14,6 +14,7 @@ import sys
 
 CLASS_NAMES = {
     "ranksvm": "RankSVM",
+    "propensity-ranksvm": "PropensityRankSVM",
     "rsvm-ir": "RankSVMIR",
     "perceptron": "Perceptron",
     "committee-perceptron": "CommitteePerceptron",

@@ -437,7 +437,8 @@ pub fn estimate_propensities_em(
     features: Option<&Dataset>,
     settings: &EmSettings,
 ) -> Result<EmEstimate> {
-    if settings.max_iter == 0 || !(settings.tol > 0.0) || !(settings.z > 0.0) {
+    let positive = |x: f64| x > 0.0 && x.is_finite();
+    if settings.max_iter == 0 || !positive(settings.tol) || !positive(settings.z) {
         return Err(DataError::Invalid(
             "EM needs max_iter >= 1, tol > 0 and z > 0".into(),
         ));

@@ -216,7 +216,7 @@ fn propensity_svm_rank_beats_the_naive_one_on_ohsumed() {
         );
         return;
     };
-    let read = |f: &str| ltr_data::read_letor(&dir.join(f)).unwrap();
+    let read = |f: &str| ltr_data::read_letor(dir.join(f)).unwrap();
     let fold = [read("train.txt"), read("vali.txt"), read("test.txt")];
     ips_beats_naive("OHSUMED", fold, Convention::LETOR3, 50_000, 0.02);
 }
