@@ -193,7 +193,31 @@ fn every_registered_algorithm_trains_and_predicts() {
         .lines()
         .filter(|l| !l.starts_with(' ') && !l.is_empty())
         .collect();
-    assert_eq!(names.len(), 14, "{names:?}");
+    assert_eq!(names.len(), 15, "{names:?}");
+    // Propensity SVM-Rank learns from clicks: a log simulated on the training queries with a first model.
+    let production = dir.path().join("production.bin");
+    ok(&[
+        "train",
+        "--train",
+        &train,
+        "--algo",
+        "ranksvm",
+        "--model",
+        s(&production),
+    ]);
+    let clicks = dir.path().join("clicks.tsv");
+    ok(&[
+        "clicks",
+        "simulate",
+        "--data",
+        &train,
+        "--model",
+        s(&production),
+        "--sessions",
+        "2000",
+        "--out",
+        s(&clicks),
+    ]);
     for name in names {
         let m = dir.path().join(format!("{name}.bin"));
         let mut args = vec![
@@ -212,6 +236,7 @@ fn every_registered_algorithm_trains_and_predicts() {
             "rankboost" => &["--param", "rounds=20"],
             "sigmoid" => &["--param", "lambda=0.01", "--param", "max-iter=5"],
             "listnet" => &["--param", "epochs=5"],
+            "propensity-ranksvm" => &["--clicks", s(&clicks)],
             _ => &[],
         };
         args.extend_from_slice(extra);

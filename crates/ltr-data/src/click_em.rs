@@ -102,22 +102,13 @@ fn cells_of(log: &[ClickRecord], features: Option<&Dataset>) -> Result<Cells> {
     }
     let mut doc_rows = vec![None; doc_index.len()];
     if let Some(ds) = features {
-        let mut rows: HashMap<(&str, String), usize> = HashMap::with_capacity(ds.n_docs());
-        for q in 0..ds.n_queries() {
-            let view = ds.query(q);
-            for i in 0..view.len() {
-                let id = view
-                    .docid(i)
-                    .map_or_else(|| format!("d{i}"), str::to_string);
-                rows.insert((ds.qids()[q].as_str(), id), view.rows().start + i);
-            }
-        }
+        let rows = crate::click_training::rows_by_document(ds);
         for (&(q, d), &k) in &doc_index {
             doc_rows[k] = Some(*rows.get(&(q, d.to_string())).ok_or_else(|| {
                 DataError::Invalid(format!(
                     "document `{d}` of qid `{q}` in the click log is not in the feature file"
                 ))
-            })?);
+            })? as usize);
         }
     }
     Ok(Cells {

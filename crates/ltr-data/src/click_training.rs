@@ -27,6 +27,23 @@ pub enum PropensitySource {
     ByRank(Vec<f64>),
 }
 
+/// Every row of `features` by (qid, docid); documents without a `#docid` are `d0`, `d1`, … by their position in
+/// their query, as [`crate::ClickSimulation`] names them. The one join of click logs to feature files.
+pub(crate) fn rows_by_document(features: &Dataset) -> HashMap<(&str, String), u32> {
+    let mut rows = HashMap::with_capacity(features.n_docs());
+    for q in 0..features.n_queries() {
+        let view = features.query(q);
+        let start = view.rows().start;
+        for i in 0..view.len() {
+            let id = view
+                .docid(i)
+                .map_or_else(|| format!("d{i}"), str::to_string);
+            rows.insert((features.qids()[q].as_str(), id), (start + i) as u32);
+        }
+    }
+    rows
+}
+
 /// What [`click_training_set`] found in the log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ClickTrainingStats {
@@ -67,8 +84,8 @@ pub fn click_training_set(
 pub struct ClickTrainingBuilder<'a> {
     features: &'a Dataset,
     propensities: PropensitySource,
-    qindex: HashMap<&'a str, usize>,
-    rows: HashMap<(usize, String), u32>,
+    qids: std::collections::HashSet<&'a str>,
+    rows: HashMap<(&'a str, String), u32>,
     stats: ClickTrainingStats,
     // (displayed rows sorted, clicked row, propensity bits) → clicks. Sorted keys make the output order the
     // feature file's, whatever the log's.
@@ -90,27 +107,12 @@ impl<'a> ClickTrainingBuilder<'a> {
                 )));
             }
         }
-        let qindex = features
-            .qids()
-            .iter()
-            .enumerate()
-            .map(|(q, id)| (id.as_str(), q))
-            .collect();
-        let mut rows = HashMap::with_capacity(features.n_docs());
-        for q in 0..features.n_queries() {
-            let view = features.query(q);
-            let start = view.rows().start;
-            for i in 0..view.len() {
-                let id = view
-                    .docid(i)
-                    .map_or_else(|| format!("d{i}"), str::to_string);
-                rows.insert((q, id), (start + i) as u32);
-            }
-        }
+        let qids = features.qids().iter().map(String::as_str).collect();
+        let rows = rows_by_document(features);
         Ok(Self {
             features,
             propensities,
-            qindex,
+            qids,
             rows,
             stats: ClickTrainingStats::default(),
             groups: BTreeMap::new(),
@@ -137,20 +139,23 @@ impl<'a> ClickTrainingBuilder<'a> {
             self.stats.sessions_without_clicks += 1;
             return Ok(());
         }
-        let q = *self.qindex.get(session[0].qid.as_str()).ok_or_else(|| {
-            DataError::Invalid(format!(
-                "session {id}: qid `{}` is not in the feature file",
-                session[0].qid
-            ))
-        })?;
+        let q = session[0].qid.as_str();
+        if !self.qids.contains(q) {
+            return Err(DataError::Invalid(format!(
+                "session {id}: qid `{q}` is not in the feature file"
+            )));
+        }
         let mut shown = Vec::with_capacity(session.len());
         for r in session {
-            let row = *self.rows.get(&(q, r.docid.clone())).ok_or_else(|| {
-                DataError::Invalid(format!(
-                    "session {id}: document `{}` of qid `{}` is not in the feature file",
-                    r.docid, r.qid
-                ))
-            })?;
+            let row = *self
+                .rows
+                .get(&(r.qid.as_str(), r.docid.clone()))
+                .ok_or_else(|| {
+                    DataError::Invalid(format!(
+                        "session {id}: document `{}` of qid `{}` is not in the feature file",
+                        r.docid, r.qid
+                    ))
+                })?;
             shown.push(row);
         }
         let mut set = shown.clone();

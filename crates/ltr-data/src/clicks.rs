@@ -55,14 +55,18 @@ fn parse_err(path: &Path, line: usize, token: &str, problem: &str, expected: &st
     }
 }
 
+/// The numbered (1-based) lines of a TSV text that are neither blank nor `#` comments, without a trailing `\r`.
+fn data_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim_end_matches('\r')))
+        .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'))
+}
+
 /// Read a click log, checking every line and every session (see the module documentation for the rules).
 pub fn read_click_log(path: &Path) -> Result<Vec<ClickRecord>> {
     let text = std::fs::read_to_string(path).map_err(|e| DataError::io(path, e))?;
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.trim_end_matches('\r')))
-        .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'));
+    let mut lines = data_lines(&text);
     let Some((hline, header)) = lines.next() else {
         return Err(parse_err(path, 1, "", "empty click log", CLICK_LOG_HEADER));
     };
@@ -512,11 +516,7 @@ pub fn write_propensity_table(path: &Path, table: &[PropensityEstimate]) -> Resu
 /// propensity than the truth, so a smaller weight, as clipping would give.
 pub fn read_propensity_table(path: &Path) -> Result<Vec<f64>> {
     let text = std::fs::read_to_string(path).map_err(|e| DataError::io(path, e))?;
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.trim_end_matches('\r')))
-        .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'));
+    let mut lines = data_lines(&text);
     match lines.next() {
         Some((_, h)) if h.split('\t').next() == Some("rank") => {}
         Some((n, h)) => {
