@@ -4,7 +4,7 @@
 //! cargo xtask download <dataset> [--dir DIR] [--from LOCAL_DIR_OR_ARCHIVE] [--url URL]
 //! cargo xtask reproduce <committee|mhr|online|sigmoid|rsvm-ir|clicks|letor-baselines|all> [--data DIR] [--folds 1,2,3,4,5] [--out DIR]
 //! cargo xtask bench [--quick]
-//! cargo xtask test [--no-rust] [--no-python]
+//! cargo xtask test [--no-rust] [--no-python] [--no-mpi]
 //! ```
 
 mod bench;
@@ -55,7 +55,8 @@ enum Cmd {
         #[arg(long, default_value = "results")]
         out: PathBuf,
     },
-    /// Run every test: the Rust workspace, then the Python package (built into target/python-venv) and pytest.
+    /// Run every test: the Rust workspace with the MPI backend (installing Open MPI with scripts/setup-mpi.sh),
+    /// then the Python package (built into target/python-venv) and pytest.
     Test {
         /// Skip `cargo test --workspace`.
         #[arg(long)]
@@ -63,6 +64,9 @@ enum Cmd {
         /// Skip the Python package.
         #[arg(long)]
         no_python: bool,
+        /// Build the workspace without the `mpi` feature and skip the MPI tests (no Open MPI needed).
+        #[arg(long)]
+        no_mpi: bool,
     },
     /// Run the benchmarks with the available peers and write BENCHMARKS.md.
     Bench {
@@ -101,11 +105,16 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
-        Cmd::Test { no_rust, no_python } => test::run(
+        Cmd::Test {
+            no_rust,
+            no_python,
+            no_mpi,
+        } => test::run(
             &project_root(),
             test::Parts {
                 rust: !no_rust,
                 python: !no_python,
+                mpi: !no_mpi,
             },
         ),
         Cmd::Download {

@@ -1,5 +1,7 @@
-//! `cargo xtask test`: every test the project has — the Rust workspace, then the Python package built into a
-//! virtual environment (installing what it needs from the package registries) and its pytest suite.
+//! `cargo xtask test`: every test the project has — the Rust workspace built with the MPI backend (Open MPI
+//! installed by `scripts/setup-mpi.sh` when missing; `ltr-cli/tests/mpi.rs` runs `mpirun` with 1–3 ranks), then
+//! the Python package built into a virtual environment (installing what it needs from the package registries) and
+//! its pytest suite.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -13,6 +15,17 @@ pub struct Parts {
     pub rust: bool,
     /// Build `python/` into a venv and run pytest.
     pub python: bool,
+    /// Build with the `mpi` feature (installing Open MPI) and run the MPI tests.
+    pub mpi: bool,
+}
+
+/// `--features` for every cargo call of one run, so that they share one feature resolution (and one build).
+fn features(parts: Parts) -> &'static [&'static str] {
+    if parts.mpi {
+        &["--features", "ltr-cli/mpi"]
+    } else {
+        &[]
+    }
 }
 
 fn status(cmd: &mut Command, what: &str) -> Result<()> {
@@ -73,10 +86,19 @@ fn venv(root: &Path) -> Result<PathBuf> {
 
 /// Run the chosen parts from the project root.
 pub fn run(root: &Path, parts: Parts) -> Result<()> {
+    if parts.mpi {
+        status(
+            Command::new("bash")
+                .arg(root.join("scripts").join("setup-mpi.sh"))
+                .current_dir(root),
+            "installing Open MPI for the MPI tests (scripts/setup-mpi.sh; --no-mpi skips them)",
+        )?;
+    }
     if parts.rust {
         status(
             Command::new(env!("CARGO"))
                 .args(["test", "--workspace"])
+                .args(features(parts))
                 .current_dir(root),
             "Rust tests",
         )?;
@@ -107,6 +129,7 @@ pub fn run(root: &Path, parts: Parts) -> Result<()> {
             status(
                 Command::new(env!("CARGO"))
                     .args(["build", "-q", "--workspace", "--bins"])
+                    .args(features(parts))
                     .current_dir(root),
                 "building the ltr command for the parity tests",
             )?;

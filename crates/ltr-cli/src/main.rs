@@ -8,6 +8,7 @@
 //! ltr inspect F
 //! ltr experiment (--data F --folds K | --fold-dir D | --config E.toml) --algo NAME[:k=v,...]... --out DIR
 //! ltr algorithms [--json]
+//! ltr train --distributed [--ranks P] …   # or: mpirun -n P ltr train --distributed … (the `mpi` feature)
 //! ```
 
 mod commands;
@@ -47,6 +48,8 @@ enum Command {
     Clicks(commands::clicks::ClicksCommand),
     /// Compare learners on your data: folds, grids on validation, significance tests, a report.
     Experiment(commands::experiment::ExperimentArgs),
+    /// Split a data file into one file per rank (whole queries, balanced by pairs) for `train --distributed`.
+    Shard(commands::distributed::ShardArgs),
     /// Export a model to a search engine: es-ltr, opensearch-ltr, solr-ltr, vespa, ranklib.
     Export(commands::export::ExportArgs),
     /// List the algorithms with their parameters, defaults and allowed values.
@@ -82,6 +85,7 @@ fn main() -> ExitCode {
         Command::Inspect(a) => commands::inspect::run(a),
         Command::Generate(a) => commands::generate::run(a),
         Command::Export(a) => commands::export::run(a),
+        Command::Shard(a) => commands::distributed::shard(a),
         Command::Experiment(a) => commands::experiment::run(a),
         Command::Clicks(c) => commands::clicks::run(c),
         Command::Algorithms { json } => {
@@ -96,8 +100,25 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", error_chain(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// The error and its causes joined by `: `, leaving out a cause whose text the message already holds (a
+/// `path: reason` error whose source is the reason would otherwise print the reason twice).
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }

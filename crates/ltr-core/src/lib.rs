@@ -17,14 +17,18 @@
 #![deny(missing_docs)]
 
 mod aggregate;
+mod collective;
 mod error;
+mod exact_sum;
 mod learner;
 mod model_file;
 mod params;
 mod scorer;
 
 pub use aggregate::{aggregate, positions, Aggregation, RankAggregate};
+pub use collective::{Allreduce, SingleProcess, ThreadGroup};
 pub use error::{LtrError, Result};
+pub use exact_sum::{ExactVec, LIMBS_PER_VALUE};
 pub use learner::{
     best_by_validation, Best, BestSoFar, Fit, FitContext, FitReport, FitWith, Fitted, Measure,
     ParamGuard, Progress, Silent, WarmStarts,

@@ -27,13 +27,14 @@ mod select;
 mod spec;
 
 pub use algorithms::{
-    find, find_or_err, online_params, refine_sigmoid, Algorithm, ALGORITHMS, SIGMOID_LAMBDA_GRID,
+    distributed_names, find, find_or_err, online_params, refine_sigmoid, Algorithm, ALGORITHMS,
+    SIGMOID_LAMBDA_GRID,
 };
 pub use ltr_core::{
     best_by_validation, Best, BestSoFar, Fit, FitContext, FitReport, FitWith, Fitted, Measure,
     ParamGuard, Params, Progress, Silent,
 };
-pub use select::{describe, train, Grid, MetricMeasure, TrainRequest, Trained};
+pub use select::{describe, train, train_distributed, Grid, MetricMeasure, TrainRequest, Trained};
 
 pub use spec::{Allowed, ParamSpec, SpecReader};
 

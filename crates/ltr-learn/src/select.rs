@@ -301,3 +301,101 @@ pub fn describe<'a>(setting: impl IntoIterator<Item = (&'a String, &'a String)>)
         parts.join(" ")
     }
 }
+
+/// Data-parallel training by name: every rank calls this with its own `shard` of whole queries (in
+/// `req.train`) and the same algorithm, parameters and seed; every rank gets the same [`Trained`]. For
+/// `ranksvm` it is the model [`train`] gives on all the queries together, bit for bit, at any number of ranks.
+///
+/// One setting, no validation data, and only preprocessing that needs no statistics of the whole dataset
+/// (feature selection, `log1p`, per-query normalisation, or `auto` on data in [0, 1] on every rank).
+pub fn train_distributed(
+    algorithm: &str,
+    grid: &Grid,
+    req: &TrainRequest<'_>,
+    comm: &dyn ltr_core::Allreduce,
+) -> Result<Trained> {
+    let algo = find_or_err(algorithm)?;
+    let settings = grid.settings();
+    if settings.len() > 1 {
+        return Err(LtrError::param(
+            "grid",
+            "distributed training takes one setting; choose C (or any other value) on a sample first",
+        ));
+    }
+    if req.validation.is_some() {
+        return Err(LtrError::param(
+            "validate",
+            "distributed training does not use validation data (it selects nothing); drop --validate",
+        ));
+    }
+    // Every rank must see the same width: a shard whose last features happen to be zero is narrower.
+    let widths = comm.gather_f64(&[req.train.n_features() as f64])?;
+    let width = widths.iter().fold(0.0f64, |a, &b| a.max(b)) as usize;
+    let train = if width > req.train.n_features() {
+        let mut t = req.train.clone();
+        t.set_n_features(width)?;
+        std::borrow::Cow::Owned(t)
+    } else {
+        std::borrow::Cow::Borrowed(req.train)
+    };
+    let spec = resolve_distributed_preprocess(req.preprocess, &train, comm)?;
+    let (preprocess, train) = match spec.fit_transform(&train)? {
+        Some((p, t)) => (Some(p), std::borrow::Cow::Owned(t)),
+        None => (None, train),
+    };
+    let measure = MetricMeasure {
+        metric: req.metric,
+        convention: req.convention,
+    };
+    let ctx = FitContext::new(req.seed)
+        .with_measure(&measure)
+        .with_progress(req.progress);
+    let setting = &settings[0];
+    let params = Params::new(setting.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    let fitted = algo.fit_distributed(&params, &train, &ctx, comm)?;
+    Ok(Trained {
+        algorithm: algo,
+        params: params.effective(),
+        fitted,
+        grid_scores: Vec::new(),
+        preprocess,
+    })
+}
+
+/// `spec` with `auto` decided for the whole dataset (nothing when every rank's features lie in [0, 1]); global
+/// z-score and min–max are refused, since their statistics would need a pass over every rank's documents.
+fn resolve_distributed_preprocess(
+    spec: &PreprocessSpec,
+    train: &Dataset,
+    comm: &dyn ltr_core::Allreduce,
+) -> Result<PreprocessSpec> {
+    use ltr_data::NormalizeKind;
+    let staged = PreprocessSpec {
+        normalize: Some(NormalizeKind::None),
+        ..spec.clone()
+    }
+    .fit_transform(train)?;
+    let local_unit = staged
+        .as_ref()
+        .map_or(train, |(_, t)| t)
+        .features_in_unit_interval();
+    let mut outside = ltr_core::ExactVec::new(1);
+    outside.add(0, if local_unit { 0.0 } else { 1.0 });
+    comm.sum_exact(&mut outside)?;
+    let kind = match spec.normalize.unwrap_or(NormalizeKind::Auto) {
+        NormalizeKind::Auto if outside.value(0) == 0.0 => NormalizeKind::None,
+        NormalizeKind::Auto | NormalizeKind::ZScore | NormalizeKind::MinMax => {
+            return Err(LtrError::param(
+                "normalize",
+                "distributed training does not fit a global z-score or min-max yet (raw features were found on some \
+                 rank); pass --normalize none (Newton's preconditioner handles raw features) or a per-query \
+                 normalisation (query-zscore, query-minmax, query-sum)",
+            ))
+        }
+        k => k,
+    };
+    Ok(PreprocessSpec {
+        normalize: Some(kind),
+        ..spec.clone()
+    })
+}

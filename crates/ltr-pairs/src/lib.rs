@@ -31,7 +31,9 @@ mod weights;
 
 pub use levels::{LevelWeights, Levels};
 pub use objective::{split_by_offsets, PairLoss, PairwiseObjective, ScoreGradient};
-pub use pairset::{count_pairs_per_grade, count_pairs_per_query, Pair, PairScheme, PairSet};
+pub use pairset::{
+    balanced_query_ranges, count_pairs_per_grade, count_pairs_per_query, Pair, PairScheme, PairSet,
+};
 pub use weights::{
     perceptron_query_steps, query_weights_mu, tau_closed_form, tau_monte_carlo, MissingGrade,
 };

@@ -43,8 +43,17 @@ pub struct ScoreGradient {
     pub coef: Vec<f64>,
     /// Per query, local document indices sorted by ascending score (concatenated in query order).
     order: Vec<u32>,
+    /// Each query's weighted loss (their sum in query order is `loss`).
+    query_losses: Vec<f64>,
     /// The scores the gradient was taken at.
     scores: Vec<f64>,
+}
+
+impl ScoreGradient {
+    /// Each query's weighted loss, in query order (a distributed learner sums them exactly across ranks).
+    pub fn query_losses(&self) -> &[f64] {
+        &self.query_losses
+    }
 }
 
 /// Split `v` into consecutive mutable slices at `offsets` (which start at 0 and end at `v.len()`).
@@ -121,6 +130,7 @@ impl<'a> PairwiseObjective<'a> {
             loss: losses.iter().sum(),
             coef,
             order,
+            query_losses: losses,
             scores: scores.to_vec(),
         }
     }

@@ -147,6 +147,45 @@ pub fn count_pairs_per_query(ds: &Dataset) -> Vec<u64> {
         .collect()
 }
 
+/// Split the queries of `ds` into `parts` contiguous runs of whole queries with about equal work, for
+/// data-parallel training: a query weighs its different-label pairs plus its documents (pairs drive the
+/// perceptrons and the cutting plane; every document is scored and sorted, even in a query without pairs).
+/// Every run holds at least one query; an error when there are fewer queries than parts.
+pub fn balanced_query_ranges(
+    ds: &Dataset,
+    parts: usize,
+) -> Result<Vec<std::ops::Range<usize>>, String> {
+    let nq = ds.n_queries();
+    if parts == 0 || nq < parts {
+        return Err(format!(
+            "{nq} queries cannot be split into {parts} parts of whole queries (every rank needs at least one)"
+        ));
+    }
+    let weights: Vec<u64> = count_pairs_per_query(ds)
+        .iter()
+        .zip(ds.queries())
+        .map(|(&p, q)| p + q.len() as u64)
+        .collect();
+    let total: u128 = weights.iter().map(|&w| w as u128).sum();
+    let mut cuts = vec![0usize];
+    let mut prefix: u128 = 0;
+    let mut q = 0;
+    for r in 1..parts {
+        let target = total * r as u128 / parts as u128;
+        // Leave at least one query for each later part and take at least one for this one.
+        let last_allowed = nq - (parts - r);
+        while q < last_allowed
+            && (q < cuts[r - 1] + 1 || prefix + (weights[q] as u128) / 2 < target)
+        {
+            prefix += weights[q] as u128;
+            q += 1;
+        }
+        cuts.push(q);
+    }
+    cuts.push(nq);
+    Ok(cuts.windows(2).map(|w| w[0]..w[1]).collect())
+}
+
 /// Number of pairs per label pair (preferred label, other label), summed over queries, without enumeration.
 pub fn count_pairs_per_grade(ds: &Dataset) -> Vec<((f32, f32), u64)> {
     let levels = Levels::new(ds);

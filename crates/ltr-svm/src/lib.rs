@@ -35,7 +35,8 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use ltr_core::{
-    Fit, FitContext, FitReport, Fitted, LinearModel, LtrError, Model, Result, WarmStarts,
+    Allreduce, ExactVec, Fit, FitContext, FitReport, Fitted, LinearModel, LtrError, Model, Result,
+    SingleProcess, WarmStarts,
 };
 use ltr_data::{ClickWeighting, Dataset};
 use ltr_pairs::{
@@ -47,7 +48,7 @@ use cutting_plane::ocas_from;
 pub use cutting_plane::{cutting_plane, ocas, CuttingPlaneSettings};
 pub use dual_cd::{dual_cd, DualSettings};
 pub use gd::{gradient_descent, GdSettings, StepRule};
-pub use newton::{newton_cg, primal_objective, NewtonSettings};
+pub use newton::{newton_cg, newton_cg_distributed, primal_objective, NewtonSettings};
 
 /// What a solver reports.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -180,15 +181,21 @@ pub struct SvmFit {
 
 /// SVMlight's default C: 1 / mean ‖x‖² over documents.
 pub fn svmlight_default_c(ds: &Dataset) -> f64 {
-    let mean = (0..ds.n_docs())
-        .map(|i| ds.row(i).squared_norm())
-        .sum::<f64>()
-        / ds.n_docs().max(1) as f64;
-    if mean > 0.0 {
-        1.0 / mean
-    } else {
-        1.0
+    svmlight_default_c_distributed(ds, &SingleProcess)
+        .expect("a single process has no other rank whose failure could stop it")
+}
+
+/// [`svmlight_default_c`] over the documents of every rank (the norms are summed exactly, so every rank and every
+/// split of the documents gives the same C).
+pub fn svmlight_default_c_distributed(ds: &Dataset, comm: &dyn Allreduce) -> Result<f64> {
+    let mut sums = ExactVec::new(2);
+    for i in 0..ds.n_docs() {
+        sums.add(0, ds.row(i).squared_norm());
     }
+    sums.add(1, ds.n_docs() as f64);
+    comm.sum_exact(&mut sums)?;
+    let mean = sums.value(0) / sums.value(1).max(1.0);
+    Ok(if mean > 0.0 { 1.0 / mean } else { 1.0 })
 }
 
 impl Fit for RankSvmParams {
@@ -199,6 +206,27 @@ impl Fit for RankSvmParams {
             .clone()
             .seed(ctx.seed())
             .solve_warm(train, ctx.warm_starts())?;
+        Ok(self.fitted(fit))
+    }
+}
+
+impl RankSvmParams {
+    /// [`Fit::fit`] on this rank's `shard` of the queries ([`solve_distributed`](Self::solve_distributed)): the
+    /// same model and report as `fit` on all the queries.
+    pub fn fit_distributed(
+        &self,
+        shard: &Dataset,
+        ctx: &FitContext<'_>,
+        comm: &dyn Allreduce,
+    ) -> Result<Fitted> {
+        let fit = self
+            .clone()
+            .seed(ctx.seed())
+            .solve_distributed(shard, comm)?;
+        Ok(self.fitted(fit))
+    }
+
+    fn fitted(&self, fit: SvmFit) -> Fitted {
         let mut report = FitReport {
             iterations: Some(fit.report.iterations as u64),
             objective: Some(fit.report.objective),
@@ -208,7 +236,7 @@ impl Fit for RankSvmParams {
         if self.c == CSetting::SvmLightDefault {
             report = report.select("c", fit.c);
         }
-        Ok(Fitted::new(Model::Linear(fit.model)).with_report(report))
+        Fitted::new(Model::Linear(fit.model)).with_report(report)
     }
 }
 
@@ -327,6 +355,56 @@ impl RankSvmParams {
         base
     }
 
+    /// Data-parallel training: `shard` holds this rank's whole queries, `comm` connects the ranks, and every rank
+    /// returns the model that [`solve`](Self::solve) gives on all the queries together — bit for bit, at any number
+    /// of ranks (the sums over queries are exact, see [`newton_cg_distributed`]). Newton on all pairs only: τ, μ
+    /// and click weights depend on statistics of the whole dataset and are refused here.
+    pub fn solve_distributed(&self, shard: &Dataset, comm: &dyn Allreduce) -> Result<SvmFit> {
+        self.validate()?;
+        if self.solver != Solver::Newton {
+            return Err(LtrError::param(
+                "solver",
+                "distributed RankSVM is solved by Newton (solver=newton, the default)",
+            ));
+        }
+        if self.weighting != Weighting::default() || self.pairs != PairScheme::AllDifferent {
+            return Err(LtrError::param(
+                "pairs",
+                "distributed RankSVM trains on every pair of different grades, unweighted (no τ, μ, click weights \
+                 or adjacent pairs)",
+            ));
+        }
+        let t0 = Instant::now();
+        let c = match self.c {
+            CSetting::Value(c) => c,
+            CSetting::SvmLightDefault => svmlight_default_c_distributed(shard, comm)?,
+        };
+        let obj = PairwiseObjective::new(shard, PairLoss::SquaredHinge);
+        let (w, report) = newton_cg_distributed(&obj, c, None, &self.newton_settings(), comm)?;
+        if w.iter().any(|x| !x.is_finite()) {
+            return Err(LtrError::Training(
+                "the solver diverged (non-finite weights); lower C".into(),
+            ));
+        }
+        Ok(SvmFit {
+            model: LinearModel::new(w),
+            report,
+            c,
+            seconds: t0.elapsed().as_secs_f64(),
+        })
+    }
+
+    fn newton_settings(&self) -> NewtonSettings {
+        let mut st = NewtonSettings::default();
+        if let Some(t) = self.tol {
+            st.tol = t;
+        }
+        if let Some(m) = self.max_iter {
+            st.max_iter = m;
+        }
+        st
+    }
+
     /// Solve on `ds` with this struct's seed, returning the solver's own report (the [`Fit`] impl wraps this).
     pub fn solve(&self, ds: &Dataset) -> Result<SvmFit> {
         self.solve_warm(ds, None)
@@ -369,14 +447,7 @@ impl RankSvmParams {
         let (w, report) = match self.solver {
             Solver::Newton => {
                 let obj = objective(PairLoss::SquaredHinge);
-                let mut st = NewtonSettings::default();
-                if let Some(t) = self.tol {
-                    st.tol = t;
-                }
-                if let Some(m) = self.max_iter {
-                    st.max_iter = m;
-                }
-                newton_cg(&obj, c, None, &st)
+                newton_cg(&obj, c, None, &self.newton_settings())
             }
             Solver::CuttingPlane => {
                 let obj = objective(PairLoss::Hinge);

@@ -1,8 +1,17 @@
 //! Primal truncated Newton (Newton–CG with a backtracking line search) for the squared-hinge RankSVM
 //! f(w) = ½‖w‖² + C · Σ weighted (1 − ⟨w, x_i − x_j⟩)²₊ over all pairs, using the O(n log n) loss, gradient and
 //! Hessian-vector product of [`PairwiseObjective`]. This is the objective of liblinear's RankSVM (Lee & Lin 2014).
+//!
+//! Every sum over queries — the loss, the gradient Xᵀ∂ℓ/∂s, the Hessian products, the preconditioner — is taken
+//! per query in f64 and then summed *exactly* over queries ([`ExactVec`]), and across ranks through an
+//! [`Allreduce`] when the queries are spread over processes (`newton_cg_distributed`). Everything else is computed
+//! from those sums identically on every rank, so the model does not depend, bit for bit, on the number of threads
+//! or ranks or on how the queries were split between them.
 
+use ltr_core::{Allreduce, ExactVec, Result, SingleProcess};
+use ltr_data::Dataset;
 use ltr_pairs::PairwiseObjective;
+use rayon::prelude::*;
 
 use crate::SolveReport;
 
@@ -40,28 +49,109 @@ pub fn primal_objective(obj: &PairwiseObjective<'_>, c: f64, w: &[f64]) -> f64 {
     0.5 * dot(w, w) + c * obj.loss(&s)
 }
 
-/// Minimise ½‖w‖² + C·loss from `w0` (zeros if `None`).
+/// Σ_q X_qᵀ coef_q, each query's part in f64 and the parts summed exactly, in `len = d + extra.len()` sums: the
+/// d features, then `extra[k][q]` summed over queries into sum d + k.
+fn query_sums(ds: &Dataset, coef: &[f64], extra: &[&[f64]]) -> ExactVec {
+    let d = ds.n_features();
+    let len = d + extra.len();
+    let sparse = !ds.is_dense();
+    (0..ds.n_queries())
+        .into_par_iter()
+        .with_min_len(8)
+        .fold(
+            || {
+                let marks = if sparse { d } else { 0 };
+                (
+                    ExactVec::new(len),
+                    vec![0.0; d],
+                    Vec::<usize>::new(),
+                    vec![false; marks],
+                )
+            },
+            |(mut acc, mut part, mut touched, mut marked), q| {
+                for i in ds.query_range(q) {
+                    let c = coef[i];
+                    if c == 0.0 {
+                        continue;
+                    }
+                    let row = ds.row(i);
+                    row.axpy(c, &mut part);
+                    if sparse {
+                        for (f, _) in row.entries() {
+                            if !marked[f] {
+                                marked[f] = true;
+                                touched.push(f);
+                            }
+                        }
+                    }
+                }
+                if sparse {
+                    for &f in &touched {
+                        acc.add(f, part[f]);
+                        part[f] = 0.0;
+                        marked[f] = false;
+                    }
+                    touched.clear();
+                } else {
+                    for (f, p) in part.iter_mut().enumerate() {
+                        acc.add(f, *p);
+                        *p = 0.0;
+                    }
+                }
+                for (k, values) in extra.iter().enumerate() {
+                    acc.add(d + k, values[q]);
+                }
+                (acc, part, touched, marked)
+            },
+        )
+        .map(|(acc, ..)| acc)
+        .reduce(
+            || ExactVec::new(len),
+            |mut a, b| {
+                a.merge(&b);
+                a
+            },
+        )
+}
+
+/// Minimise ½‖w‖² + C·loss from `w0` (zeros if `None`) on one process.
 pub fn newton_cg(
     obj: &PairwiseObjective<'_>,
     c: f64,
     w0: Option<Vec<f64>>,
     st: &NewtonSettings,
 ) -> (Vec<f64>, SolveReport) {
+    newton_cg_distributed(obj, c, w0, st, &SingleProcess)
+        .expect("a single process has no other rank whose failure could stop it")
+}
+
+/// [`newton_cg`] with the queries spread over the ranks of `comm`: `obj` holds this rank's queries, and every
+/// rank returns the same model — the one [`newton_cg`] gives on all the queries, bit for bit. An error means
+/// another rank failed.
+pub fn newton_cg_distributed(
+    obj: &PairwiseObjective<'_>,
+    c: f64,
+    w0: Option<Vec<f64>>,
+    st: &NewtonSettings,
+    comm: &dyn Allreduce,
+) -> Result<(Vec<f64>, SolveReport)> {
     let ds = obj.dataset();
     let d = ds.n_features();
     let mut w = w0.unwrap_or_else(|| vec![0.0; d]);
-    let grad_at = |w: &[f64]| {
+    let grad_at = |w: &[f64]| -> Result<_> {
         let s = ds.scores(w);
         let sg = obj.gradient(&s);
-        let mut g = ds.transpose_times(&sg.coef);
+        let mut sums = query_sums(ds, &sg.coef, &[sg.query_losses()]);
+        comm.sum_exact(&mut sums)?;
+        let mut g: Vec<f64> = (0..d).map(|j| sums.value(j)).collect();
         for (gj, wj) in g.iter_mut().zip(w) {
             *gj = wj + c * *gj;
         }
-        let f = 0.5 * dot(w, w) + c * sg.loss;
-        (f, g, sg)
+        let f = 0.5 * dot(w, w) + c * sums.value(d);
+        Ok((f, g, sg))
     };
-    let m = preconditioner(obj, c);
-    let (mut f, mut g, mut state) = grad_at(&w);
+    let m = preconditioner(obj, c, comm)?;
+    let (mut f, mut g, mut state) = grad_at(&w)?;
     let g0 = dot(&g, &g).sqrt();
     let mut iterations = 0;
     let mut cg_total = 0;
@@ -94,7 +184,9 @@ pub fn newton_cg(
             cg_total += 1;
             let xp = ds.scores(&p);
             let hs = obj.hessian_times(&state, &xp);
-            let mut hp = ds.transpose_times(&hs);
+            let mut sums = query_sums(ds, &hs, &[]);
+            comm.sum_exact(&mut sums)?;
+            let mut hp = sums.values();
             for (h, pj) in hp.iter_mut().zip(&p) {
                 *h = pj + c * *h;
             }
@@ -126,7 +218,7 @@ pub fn newton_cg(
         let mut accepted = false;
         for _ in 0..40 {
             let wn: Vec<f64> = w.iter().zip(&dvec).map(|(a, b)| a + step * b).collect();
-            let (fn_, gn, sn) = grad_at(&wn);
+            let (fn_, gn, sn) = grad_at(&wn)?;
             if fn_ <= f + 1e-4 * step * gd {
                 w = wn;
                 f = fn_;
@@ -142,7 +234,7 @@ pub fn newton_cg(
         }
     }
     let gnorm = dot(&g, &g).sqrt();
-    (
+    Ok((
         w,
         SolveReport {
             objective: f,
@@ -151,49 +243,74 @@ pub fn newton_cg(
             inner_iterations: cg_total,
             gradient_norm: gnorm,
         },
-    )
+    ))
 }
 
 /// A diagonal preconditioner for CG: 1 + C·(the Hessian's diagonal at w = 0, pair weights ignored), so that on raw
 /// features (counts, BM25, PageRank in the millions) each CG step is taken in well-scaled coordinates — the
 /// Hessian's diagonal spans many orders of magnitude there and plain CG needs hundreds of steps per Newton step.
-/// Features in [0, 1] (LETOR) keep M = I, so their models are unchanged bit for bit.
-fn preconditioner(obj: &PairwiseObjective<'_>, c: f64) -> Vec<f64> {
+/// Features in [0, 1] on every rank (LETOR) keep M = I.
+fn preconditioner(obj: &PairwiseObjective<'_>, c: f64, comm: &dyn Allreduce) -> Result<Vec<f64>> {
     let ds = obj.dataset();
     let d = ds.n_features();
-    if ds.features_in_unit_interval() {
-        return vec![1.0; d];
+    let mut outside = ExactVec::new(1);
+    outside.add(
+        0,
+        if ds.features_in_unit_interval() {
+            0.0
+        } else {
+            1.0
+        },
+    );
+    comm.sum_exact(&mut outside)?;
+    if outside.value(0) == 0.0 {
+        return Ok(vec![1.0; d]);
     }
     // Σ over pairs (i, j) of one query of (x_if − x_jf)² = n_q Σ_i x_if² − (Σ_i x_if)², scaled by the share of
     // pairs with different grades (the pairs the loss has).
-    let mut diag = vec![0.0; d];
-    let (mut graded, mut all) = (0.0f64, 0.0f64);
     let labels = ds.labels();
-    for q in 0..ds.n_queries() {
-        let range = ds.query_range(q);
-        let n = range.len() as f64;
-        let (mut sum, mut sum2) = (vec![0.0; d], vec![0.0; d]);
-        for i in range.clone() {
-            for (f, v) in ds.row(i).entries() {
-                let v = v as f64;
-                sum[f] += v;
-                sum2[f] += v * v;
-            }
-        }
-        for f in 0..d {
-            diag[f] += n * sum2[f] - sum[f] * sum[f];
-        }
-        // Pairs with different grades: (n² − Σ_g n_g²) / 2, from the grade histogram.
-        let mut counts: std::collections::HashMap<u32, f64> = std::collections::HashMap::new();
-        for y in &labels[range] {
-            *counts.entry(y.to_bits()).or_default() += 1.0;
-        }
-        let same: f64 = counts.values().map(|k| k * k).sum();
-        all += n * (n - 1.0) / 2.0;
-        graded += (n * n - same) / 2.0;
-    }
+    let mut sums = (0..ds.n_queries())
+        .into_par_iter()
+        .with_min_len(8)
+        .fold(
+            || ExactVec::new(d + 2),
+            |mut acc, q| {
+                let range = ds.query_range(q);
+                let n = range.len() as f64;
+                let (mut sum, mut sum2) = (vec![0.0; d], vec![0.0; d]);
+                for i in range.clone() {
+                    for (f, v) in ds.row(i).entries() {
+                        let v = v as f64;
+                        sum[f] += v;
+                        sum2[f] += v * v;
+                    }
+                }
+                for f in 0..d {
+                    acc.add(f, n * sum2[f] - sum[f] * sum[f]);
+                }
+                // Pairs with different grades: (n² − Σ_g n_g²) / 2, from the grade histogram.
+                let mut counts: std::collections::BTreeMap<u32, f64> =
+                    std::collections::BTreeMap::new();
+                for y in &labels[range] {
+                    *counts.entry(y.to_bits()).or_default() += 1.0;
+                }
+                let same: f64 = counts.values().map(|k| k * k).sum();
+                acc.add(d, (n * n - same) / 2.0);
+                acc.add(d + 1, n * (n - 1.0) / 2.0);
+                acc
+            },
+        )
+        .reduce(
+            || ExactVec::new(d + 2),
+            |mut a, b| {
+                a.merge(&b);
+                a
+            },
+        );
+    comm.sum_exact(&mut sums)?;
+    let (graded, all) = (sums.value(d), sums.value(d + 1));
     let share = if all > 0.0 { graded / all } else { 0.0 };
-    diag.iter()
-        .map(|x| 1.0 + c * 2.0 * share * x.max(0.0))
-        .collect()
+    Ok((0..d)
+        .map(|f| 1.0 + c * 2.0 * share * sums.value(f).max(0.0))
+        .collect())
 }

@@ -2,6 +2,7 @@
 
 pub mod clicks;
 pub mod compare;
+pub mod distributed;
 pub mod eval;
 pub mod experiment;
 pub mod export;

@@ -66,6 +66,15 @@ pub struct TrainArgs {
     /// Propensities by rank (`ltr clicks propensity --out`) for a log without a propensity column.
     #[arg(long, requires = "clicks")]
     pub propensities: Option<PathBuf>,
+    /// Data-parallel training (`ltr algorithms` marks which algorithms can): the queries are split over ranks —
+    /// threads of this process (--ranks), or the processes of `mpirun -n P ltr train --distributed …` in a build
+    /// with the `mpi` feature. A --train path containing `{rank}` is read per rank (one shard file each, as `ltr
+    /// shard` writes them); otherwise each rank keeps its share of the one file, balanced by pairs.
+    #[arg(long, conflicts_with_all = ["validate", "clicks"])]
+    pub distributed: bool,
+    /// Ranks of the thread backend of --distributed (default: the number of CPUs).
+    #[arg(long, requires = "distributed")]
+    pub ranks: Option<usize>,
 }
 
 /// The click training set of `--clicks` on the features of `--train`; errors name the log's line.
@@ -143,7 +152,7 @@ pub fn run(a: TrainArgs) -> Result<()> {
     let metric: ltr_metrics::Metric = a.metric.parse().context("--metric")?;
     let convention = super::convention(&a.convention, None)?;
     let grid = Grid::parse(&a.params).context("--param")?;
-    if grid.len() > 1 && a.validate.is_none() {
+    if grid.len() > 1 && a.validate.is_none() && !a.distributed {
         bail!(
             "--param lists a grid of {} settings; give --validate to choose among them",
             grid.len()
@@ -170,6 +179,9 @@ pub fn run(a: TrainArgs) -> Result<()> {
                 .context("--normalize")?,
         ),
     };
+    if a.distributed {
+        return super::distributed::train(&a, algo.name, &grid, &preprocess, metric, convention);
+    }
     let bar = Bar::for_terminal();
     let mut train = bar.stage(&format!("reading {}", a.train.display()), || {
         super::load_dataset(&a.train, a.regroup, a.allow_duplicate_docids)
@@ -238,16 +250,20 @@ pub fn run(a: TrainArgs) -> Result<()> {
         seed: a.seed,
         seconds: t0.elapsed().as_secs_f64(),
     };
-    let mut mf = trained.into_model_file(summary);
+    save(&a, trained.into_model_file(summary), t0)
+}
+
+/// Attach `--feature-names` and write the model atomically.
+pub(crate) fn save(a: &TrainArgs, mut mf: ltr_core::ModelFile, t0: Instant) -> Result<()> {
     if let Some(f) = &a.feature_names {
         mf.feature_names = ltr_data::read_feature_names(f)?;
-        if mf.feature_names.len() > train.n_features() {
+        if mf.feature_names.len() > mf.training.features {
             bail!(
                 "{} names {} features but {} has {}",
                 f.display(),
                 mf.feature_names.len(),
                 a.train.display(),
-                train.n_features()
+                mf.training.features
             );
         }
     }

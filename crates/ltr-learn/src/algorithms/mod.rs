@@ -8,7 +8,7 @@ pub(crate) mod online;
 pub(crate) mod perceptron;
 pub(crate) mod svm;
 
-use ltr_core::{FitContext, Fitted, Params, Result};
+use ltr_core::{Allreduce, FitContext, Fitted, Params, Result};
 use ltr_data::Dataset;
 use serde::Serialize;
 
@@ -17,6 +17,8 @@ use crate::spec::{ParamSpec, SpecReader};
 pub use ensemble::{refine_sigmoid, SIGMOID_LAMBDA_GRID};
 
 type FitFn = fn(&SpecReader<'_>, &Dataset, &FitContext<'_>) -> Result<Fitted>;
+type DistributedFitFn =
+    fn(&SpecReader<'_>, &Dataset, &FitContext<'_>, &dyn Allreduce) -> Result<Fitted>;
 
 /// One registered algorithm.
 #[derive(Serialize)]
@@ -30,8 +32,18 @@ pub struct Algorithm {
     /// Parameter groups (shared groups first).
     #[serde(serialize_with = "flatten_groups")]
     pub params: &'static [&'static [ParamSpec]],
+    /// Whether `ltr train --distributed` can train it (data parallel over ranks).
+    #[serde(serialize_with = "has_distributed")]
+    pub distributed: Option<DistributedFitFn>,
     #[serde(skip)]
     fit: FitFn,
+}
+
+fn has_distributed<S: serde::Serializer>(
+    f: &Option<DistributedFitFn>,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_bool(f.is_some())
 }
 
 fn flatten_groups<S: serde::Serializer>(
@@ -58,7 +70,39 @@ impl Algorithm {
     pub fn fit(&self, params: &Params, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
         (self.fit)(&SpecReader::new(params, self.params), train, ctx)
     }
+    /// Train one setting on this rank's `shard` of the queries, the ranks joined by `comm` (see
+    /// [`crate::train_distributed`]); an error for algorithms without a distributed trainer.
+    pub fn fit_distributed(
+        &self,
+        params: &Params,
+        shard: &Dataset,
+        ctx: &FitContext<'_>,
+        comm: &dyn Allreduce,
+    ) -> Result<Fitted> {
+        let Some(fit) = self.distributed else {
+            return Err(ltr_core::LtrError::param(
+                "algo",
+                format!(
+                    "`{}` has no distributed trainer; distributed training supports: {}",
+                    self.name,
+                    distributed_names().join(", ")
+                ),
+            ));
+        };
+        fit(&SpecReader::new(params, self.params), shard, ctx, comm)
+    }
 }
+
+/// The algorithms `ltr train --distributed` can train.
+pub fn distributed_names() -> Vec<&'static str> {
+    ALGORITHMS
+        .iter()
+        .filter(|a| a.distributed.is_some())
+        .map(|a| a.name)
+        .collect()
+}
+
+impl Algorithm {}
 
 use clicks::{CLICK_SPECS, PROPENSITY_RANKSVM_SPECS};
 use ensemble::{MHR_SPECS, RANKBOOST_SPECS, SIGMOID_SPECS};
@@ -74,6 +118,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         paper: "Herbrich et al. 2000; Joachims 2002 (the baseline of every seed)",
         code: "crates/ltr-svm",
         params: &[RANKSVM_SPECS, SOLVER_SPECS],
+        distributed: Some(svm::ranksvm_distributed),
         fit: svm::ranksvm,
     },
     Algorithm {
@@ -81,6 +126,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         paper: "Cao et al., SIGIR 2006, Adapting Ranking SVM to Document Retrieval (seed 004)",
         code: "crates/ltr-svm (cutting_plane.rs, dual_cd.rs, gd.rs); τ, μ in crates/ltr-pairs/src/weights.rs",
         params: &[RSVM_IR_SPECS, SOLVER_SPECS],
+        distributed: None,
         fit: svm::rsvm_ir,
     },
     Algorithm {
@@ -88,6 +134,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         paper: "Joachims, Swaminathan & Schnabel, WSDM 2017, Unbiased Learning-to-Rank with Biased Feedback: Propensity SVM-Rank on clicks (weighting=naive: the naive control)",
         code: "crates/ltr-learn/src/algorithms/clicks.rs; click training sets in crates/ltr-data/src/click_training.rs",
         params: &[PROPENSITY_RANKSVM_SPECS, CLICK_SPECS, SOLVER_SPECS],
+        distributed: None,
         fit: clicks::propensity_ranksvm,
     },
     Algorithm {
@@ -95,6 +142,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         paper: "Elsas, Carvalho, Carbonell, WSDM 2008 (seed 000): pairwise perceptron with η_q = 1/|S_q|",
         code: "crates/ltr-perceptron",
         params: &[PERCEPTRON_SPECS, LOOP_SPECS],
+        distributed: None,
         fit: perceptron::perceptron,
     },
     Algorithm {
@@ -102,6 +150,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         paper: "Elsas, Carvalho, Carbonell, WSDM 2008 (seed 000): the committee perceptron",
         code: "crates/ltr-perceptron (outputs.rs)",
         params: &[COMMITTEE_SPECS, LOOP_SPECS],
+        distributed: None,
         fit: perceptron::committee,
     },
     Algorithm {
@@ -109,6 +158,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         paper: "Qin et al., SIGIR 2007, Ranking with Multiple Hyperplanes (seed 001)",
         code: "crates/ltr-ensemble/src/mhr.rs",
         params: &[MHR_SPECS],
+        distributed: None,
         fit: ensemble::mhr,
     },
     Algorithm {
@@ -116,6 +166,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         paper: "Carvalho, Elsas, Cohen, Carbonell, LR4IR 2008, the sigmoid meta-ranker (seed 003)",
         code: "crates/ltr-ensemble/src/sigmoid.rs",
         params: &[SIGMOID_SPECS],
+        distributed: None,
         fit: ensemble::sigmoid,
     },
     Algorithm {
@@ -123,6 +174,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         paper: "Freund, Iyer, Schapire, Singer, JMLR 2003 (baseline of seeds 000 and 003)",
         code: "crates/ltr-ensemble/src/rankboost.rs",
         params: &[RANKBOOST_SPECS],
+        distributed: None,
         fit: ensemble::rankboost,
     },
     Algorithm {
@@ -130,6 +182,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         paper: "Cao et al., ICML 2007, batch top-one ListNet (baseline of seed 003; a sigmoid seed)",
         code: "crates/ltr-online/src/listnet.rs",
         params: &[LISTNET_SPECS, CLICK_SPECS],
+        distributed: None,
         fit: online::listnet,
     },
     Algorithm {
@@ -137,6 +190,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         paper: "Metzler & Croft 2007, Linear feature-based models for IR (RankLib -ranker 4), with an exact line search",
         code: "crates/ltr-listwise (coordinate_ascent.rs, line_search.rs)",
         params: &[COORDINATE_ASCENT_SPECS, MEASURE_SPECS],
+        distributed: None,
         fit: listwise::coordinate_ascent,
     },
     Algorithm {
@@ -144,6 +198,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         paper: "Xu & Li, SIGIR 2007, AdaRank: boosting single-feature rankers on the IR measure (RankLib -ranker 3)",
         code: "crates/ltr-listwise/src/adarank.rs",
         params: &[ADARANK_SPECS, MEASURE_SPECS],
+        distributed: None,
         fit: listwise::adarank,
     },
     Algorithm {
@@ -151,6 +206,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         paper: "Burges 2010, From RankNet to LambdaRank to LambdaMART: LambdaRank gradients for a linear model",
         code: "crates/ltr-listwise/src/lambdarank.rs",
         params: &[LAMBDARANK_SPECS, CLICK_SPECS],
+        distributed: None,
         fit: listwise::lambdarank,
     },
     Algorithm {
@@ -158,6 +214,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         paper: "Chaudhuri & Tewari 2015, Algorithm 1 (seed 002): the online SLAM perceptron, the file replayed as a stream",
         code: "crates/ltr-online (slam.rs, learners.rs)",
         params: &[SLAM_SPECS, STREAM_SPECS],
+        distributed: None,
         fit: |r, t, c| online::online(r, "slam-perceptron", t, c),
     },
     Algorithm {
@@ -165,6 +222,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         paper: "Chaudhuri & Tewari 2015, Algorithm 2 (seed 002): most-violated pair, step scaled by the measure loss",
         code: "crates/ltr-online/src/learners.rs",
         params: &[PURE_ONLINE_SPECS, STREAM_SPECS],
+        distributed: None,
         fit: |r, t, c| online::online(r, "pure-online", t, c),
     },
     Algorithm {
@@ -172,6 +230,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         paper: "top-one ListNet updated every round (seed 002's baseline)",
         code: "crates/ltr-online/src/learners.rs",
         params: &[ONLINE_LISTNET_SPECS, STREAM_SPECS],
+        distributed: None,
         fit: |r, t, c| online::online(r, "online-listnet", t, c),
     },
 ];

@@ -1,6 +1,6 @@
 //! `ranksvm` and `rsvm-ir` (seed 004): parameters → [`RankSvmParams`].
 
-use ltr_core::{Fit, FitContext, Fitted, LtrError, ParamGuard, Result};
+use ltr_core::{Allreduce, Fit, FitContext, Fitted, LtrError, ParamGuard, Result};
 use ltr_data::Dataset;
 use ltr_pairs::{MissingGrade, PairLoss, PairScheme};
 use ltr_svm::{CSetting, RankSvmParams, Solver, StepRule, TauSource, Weighting};
@@ -133,6 +133,18 @@ pub(crate) fn ranksvm(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>)
     let s = ranksvm_params(r)?;
     r.finish("ranksvm")?;
     s.fit(train, ctx)
+}
+
+/// `ranksvm` on this rank's shard of the queries (data-parallel Newton).
+pub(crate) fn ranksvm_distributed(
+    r: &SpecReader<'_>,
+    shard: &Dataset,
+    ctx: &FitContext<'_>,
+    comm: &dyn Allreduce,
+) -> Result<Fitted> {
+    let s = ranksvm_params(r)?;
+    r.finish("ranksvm")?;
+    s.fit_distributed(shard, ctx, comm)
 }
 
 /// `rsvm-ir`.

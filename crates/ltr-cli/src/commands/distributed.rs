@@ -1,0 +1,227 @@
+//! `ltr train --distributed` (data-parallel training over ranks: threads, or MPI processes) and `ltr shard`
+//! (one file per rank, whole queries, balanced by pairs). Training itself is `ltr_learn::train_distributed`.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use ltr_core::{Allreduce, ThreadGroup, TrainingSummary};
+use ltr_data::{Dataset, PreprocessSpec};
+use ltr_learn::{Grid, TrainRequest, Trained};
+use ltr_metrics::{Convention, Metric};
+
+use super::train::TrainArgs;
+
+/// Where rank `rank` reads its shard: `{rank}` in the path is replaced by the rank.
+fn shard_path(pattern: &Path, rank: usize) -> Option<PathBuf> {
+    let text = pattern.to_string_lossy();
+    text.contains("{rank}")
+        .then(|| PathBuf::from(text.replace("{rank}", &rank.to_string())))
+}
+
+/// This rank's queries: its own file, or its balanced share of the one file.
+fn load_shard(a: &TrainArgs, rank: usize, size: usize) -> Result<Dataset> {
+    if let Some(path) = shard_path(&a.train, rank) {
+        return super::load_dataset(&path, a.regroup, a.allow_duplicate_docids);
+    }
+    let all = super::load_dataset(&a.train, a.regroup, a.allow_duplicate_docids)?;
+    split(&all, size, &a.train)?
+        .into_iter()
+        .nth(rank)
+        .context("a rank beyond the split")
+}
+
+/// `ds` in `parts` runs of whole queries, balanced by pairs.
+fn split(ds: &Dataset, parts: usize, path: &Path) -> Result<Vec<Dataset>> {
+    let ranges = ltr_pairs::balanced_query_ranges(ds, parts)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    Ok(ranges
+        .into_iter()
+        .map(|r| ds.select_queries(&r.collect::<Vec<_>>()))
+        .collect())
+}
+
+/// What every rank trains: the same on all of them.
+struct Job<'a> {
+    args: &'a TrainArgs,
+    algo: &'a str,
+    grid: &'a Grid,
+    preprocess: &'a PreprocessSpec,
+    metric: Metric,
+    convention: Convention,
+}
+
+/// Train on this rank's shard; every rank returns the same model.
+fn train_rank(
+    job: &Job<'_>,
+    shard: &Dataset,
+    comm: &dyn Allreduce,
+) -> Result<(Trained, TrainingSummary)> {
+    let (a, algo, grid) = (job.args, job.algo, job.grid);
+    let t0 = Instant::now();
+    let req = TrainRequest::new(shard)
+        .metric(job.metric, job.convention)
+        .seed(a.seed)
+        .preprocess(job.preprocess);
+    let trained = ltr_learn::train_distributed(algo, grid, &req, comm)
+        .with_context(|| format!("training {algo} on rank {}", comm.rank()))?;
+    let totals = comm.gather_f64(&[shard.n_queries() as f64, shard.n_docs() as f64])?;
+    let (queries, documents) = totals
+        .chunks_exact(2)
+        .fold((0.0, 0.0), |(q, d), c| (q + c[0], d + c[1]));
+    tracing::debug!(
+        "rank {}: {} queries, {} documents, trained in {:.3}s",
+        comm.rank(),
+        shard.n_queries(),
+        shard.n_docs(),
+        t0.elapsed().as_secs_f64()
+    );
+    let features = match &trained.preprocess {
+        Some(p) => p.raw_features,
+        None => shard.n_features(),
+    };
+    let summary = TrainingSummary {
+        train_file: a.train.display().to_string(),
+        validation_file: None,
+        queries: queries as usize,
+        documents: documents as usize,
+        features,
+        seed: a.seed,
+        seconds: 0.0,
+    };
+    Ok((trained, summary))
+}
+
+/// `ltr train --distributed`.
+pub fn train(
+    a: &TrainArgs,
+    algo: &str,
+    grid: &Grid,
+    preprocess: &PreprocessSpec,
+    metric: Metric,
+    convention: Convention,
+) -> Result<()> {
+    let t0 = Instant::now();
+    let job = Job {
+        args: a,
+        algo,
+        grid,
+        preprocess,
+        metric,
+        convention,
+    };
+    #[cfg(feature = "mpi")]
+    if let Some(mpi) = ltr_mpi::Mpi::from_launcher() {
+        return train_mpi(&job, &mpi, t0);
+    }
+    let ranks = match a.ranks {
+        Some(0) => bail!("--ranks must be at least 1"),
+        Some(r) => r,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    // One process: read the shards up front (one file per rank, or the one file split by pairs).
+    let shards: Vec<Dataset> = match shard_path(&a.train, 0) {
+        Some(_) => (0..ranks)
+            .map(|r| load_shard(a, r, ranks))
+            .collect::<Result<_>>()?,
+        None => {
+            let all = super::load_dataset(&a.train, a.regroup, a.allow_duplicate_docids)?;
+            split(&all, ranks, &a.train)?
+        }
+    };
+    tracing::info!(
+        "training {algo} on {ranks} ranks (threads) of {} queries: {}",
+        shards.iter().map(Dataset::n_queries).sum::<usize>(),
+        shards
+            .iter()
+            .map(|s| s.n_docs().to_string())
+            .collect::<Vec<_>>()
+            .join(" + ")
+    );
+    let results = ThreadGroup::run(ranks, |comm| {
+        train_rank(&job, &shards[comm.rank()], comm)
+            .map_err(|e| ltr_core::LtrError::Training(crate::error_chain(&e)))
+    });
+    let mut first = None;
+    for r in results {
+        match r {
+            Ok(t) => {
+                first.get_or_insert(t);
+            }
+            // The failing rank's own error comes first; the others only say that it failed.
+            Err(e) => bail!("{e}"),
+        }
+    }
+    let (trained, mut summary) = first.context("no rank returned")?;
+    summary.seconds = t0.elapsed().as_secs_f64();
+    super::train::save(a, trained.into_model_file(summary), t0)
+}
+
+#[cfg(feature = "mpi")]
+fn train_mpi(job: &Job<'_>, mpi: &ltr_mpi::Mpi, t0: Instant) -> Result<()> {
+    let a = job.args;
+    let (rank, size) = (mpi.rank(), mpi.size());
+    if let Some(r) = a.ranks.filter(|&r| r != size) {
+        eprintln!("error: --ranks {r} disagrees with the {size} MPI processes (drop --ranks under mpirun)");
+        mpi.abort(2);
+    }
+    // A rank that fails alone must stop the job: the others would wait in their next collective forever.
+    let fail = |e: anyhow::Error| -> ! {
+        eprintln!("error: rank {rank} of {size}: {}", crate::error_chain(&e));
+        mpi.abort(1)
+    };
+    let shard = load_shard(a, rank, size).unwrap_or_else(|e| fail(e));
+    if rank == 0 {
+        tracing::info!("training {} on {size} MPI ranks", job.algo);
+    }
+    let (trained, mut summary) = train_rank(job, &shard, mpi).unwrap_or_else(|e| fail(e));
+    if rank == 0 {
+        summary.seconds = t0.elapsed().as_secs_f64();
+        super::train::save(a, trained.into_model_file(summary), t0).unwrap_or_else(|e| fail(e));
+    }
+    Ok(())
+}
+
+/// Arguments of `ltr shard`.
+#[derive(Debug, Args)]
+pub struct ShardArgs {
+    /// The data file to split (LETOR/SVMlight).
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Number of shards (ranks).
+    #[arg(long)]
+    pub ranks: usize,
+    /// Output path with `{rank}` (e.g. `shards/train-{rank}.txt`); each file is written atomically.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Merge the runs of a qid that reappears later in the file (default: an error).
+    #[arg(long)]
+    pub regroup: bool,
+}
+
+/// `ltr shard`: one file per rank for `ltr train --distributed --train 'PATTERN'`.
+pub fn shard(a: ShardArgs) -> Result<()> {
+    if shard_path(&a.out, 0).is_none() {
+        bail!(
+            "--out {} has no `{{rank}}` to number the shards by",
+            a.out.display()
+        );
+    }
+    let ds = super::load_dataset(&a.data, a.regroup, false)?;
+    for (rank, part) in split(&ds, a.ranks, &a.data)?.iter().enumerate() {
+        let path = shard_path(&a.out, rank).expect("checked above");
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        ltr_data::write_letor(part, &path)
+            .with_context(|| format!("writing {}", path.display()))?;
+        tracing::info!(
+            "{}: {} queries, {} documents",
+            path.display(),
+            part.n_queries(),
+            part.n_docs()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,165 @@
+//! `ltr train --distributed` on the thread backend and `ltr shard`: the model file's model equals the one of a
+//! plain `ltr train`, bit for bit, from one file or from shard files, at 1, 2 and 3 ranks; errors name the file.
+//! (The same under `mpirun` is `tests/mpi.rs`, built with the `mpi` feature.)
+
+mod common;
+
+use std::path::Path;
+
+use common::{ltr, ok};
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn model_part(path: &Path) -> serde_json::Value {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    v["model"].clone()
+}
+
+#[test]
+fn thread_ranks_write_the_single_process_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    ok(&[
+        "generate",
+        "--profile",
+        "web",
+        "--queries",
+        "40",
+        "--seed",
+        "9",
+        "--out",
+        s(&p("web")),
+    ]);
+    let train = p("web").join("train.txt");
+    let common = [
+        "--algo",
+        "ranksvm",
+        "--param",
+        "c=0.5",
+        "--normalize",
+        "none",
+    ];
+    let mut single = vec!["train", "--train", s(&train), "--model"];
+    let single_json = p("single.json");
+    single.push(s(&single_json));
+    single.extend(common);
+    ok(&single);
+    let reference = model_part(&single_json);
+    assert!(reference["Linear"]["weights"].as_array().unwrap().len() > 100);
+    for ranks in ["1", "2", "3"] {
+        let out = p(&format!("d{ranks}.json"));
+        let mut args = vec![
+            "train",
+            "--distributed",
+            "--ranks",
+            ranks,
+            "--train",
+            s(&train),
+            "--model",
+            s(&out),
+        ];
+        args.extend(common);
+        ok(&args);
+        assert_eq!(model_part(&out), reference, "{ranks} ranks");
+    }
+    // One file per rank, as `ltr shard` writes them.
+    let pattern = p("shards").join("part-{rank}.txt");
+    ok(&[
+        "shard",
+        "--data",
+        s(&train),
+        "--ranks",
+        "3",
+        "--out",
+        s(&pattern),
+    ]);
+    for r in 0..3 {
+        assert!(p("shards").join(format!("part-{r}.txt")).is_file());
+    }
+    let out = p("from-shards.json");
+    let mut args = vec![
+        "train",
+        "--distributed",
+        "--ranks",
+        "3",
+        "--train",
+        s(&pattern),
+        "--model",
+        s(&out),
+    ];
+    args.extend(common);
+    ok(&args);
+    assert_eq!(model_part(&out), reference);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let single_v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&single_json).unwrap()).unwrap();
+    assert_eq!(
+        v["training"]["documents"],
+        single_v["training"]["documents"]
+    );
+    assert_eq!(v["training"]["queries"], single_v["training"]["queries"]);
+
+    // Errors: a missing shard names its file; a grid, an algorithm without a distributed trainer and raw data
+    // under `auto` say what to do instead.
+    let x_json = p("x.json");
+    let o = ltr(&[
+        "train",
+        "--distributed",
+        "--ranks",
+        "4",
+        "--train",
+        s(&pattern),
+        "--algo",
+        "ranksvm",
+        "--normalize",
+        "none",
+        "--model",
+        s(&x_json),
+    ]);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("part-3.txt") && !e.contains("panicked"), "{e}");
+    let err = |extra: &[&str]| {
+        let mut args = vec![
+            "train",
+            "--distributed",
+            "--ranks",
+            "2",
+            "--train",
+            s(&train),
+            "--model",
+            s(&x_json),
+        ];
+        args.extend(extra);
+        let o = ltr(&args);
+        assert!(!o.status.success(), "{args:?}");
+        String::from_utf8_lossy(&o.stderr).to_string()
+    };
+    assert!(err(&["--algo", "listnet", "--normalize", "none"]).contains("no distributed trainer"));
+    assert!(err(&[
+        "--algo",
+        "ranksvm",
+        "--param",
+        "c=1,2",
+        "--normalize",
+        "none"
+    ])
+    .contains("one setting"));
+    assert!(err(&["--algo", "ranksvm"]).contains("--normalize none"));
+    assert!(!x_json.exists());
+    let no_pattern = p("no-pattern.txt");
+    let o = ltr(&[
+        "shard",
+        "--data",
+        s(&train),
+        "--ranks",
+        "2",
+        "--out",
+        s(&no_pattern),
+    ]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("{rank}"));
+}

@@ -1,0 +1,211 @@
+//! `mpirun -n P ltr train --distributed …` (the `mpi` feature; `cargo xtask test` installs Open MPI with
+//! `scripts/setup-mpi.sh` and runs this): the model at 1, 2 and 3 MPI ranks equals the single-process model bit
+//! for bit, from one file and from shard files; a rank whose shard is missing, and a rank killed mid-training,
+//! end the whole job with an error naming the rank instead of leaving the others waiting.
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::ok;
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn mpirun(ranks: usize, args: &[&str]) -> Command {
+    let mut c = Command::new("mpirun");
+    c.args(["--oversubscribe", "-n", &ranks.to_string()])
+        .arg(env!("CARGO_BIN_EXE_ltr"))
+        .args(args)
+        // Open MPI refuses to start as root (CI containers) without both.
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("RUST_LOG", "warn");
+    c
+}
+
+/// Wait for `child` at most `limit`; a job still running then is a hang (killed, then the test fails).
+fn wait_bounded(mut child: std::process::Child, limit: Duration) -> Output {
+    let t0 = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if t0.elapsed() > limit {
+            child.kill().ok();
+            panic!("mpirun still running after {limit:?}: a rank is waiting for a dead peer");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn model_part(path: &Path) -> serde_json::Value {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    v["model"].clone()
+}
+
+#[test]
+fn mpi_ranks_give_the_single_process_model_and_fail_cleanly() {
+    assert!(
+        Command::new("mpirun").arg("--version").output().is_ok_and(|o| o.status.success()),
+        "mpirun is missing: run scripts/setup-mpi.sh (the `mpi` feature was built, so MPI is expected)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    ok(&[
+        "generate",
+        "--profile",
+        "web",
+        "--queries",
+        "60",
+        "--seed",
+        "12",
+        "--out",
+        s(&p("web")),
+    ]);
+    let train = p("web").join("train.txt");
+    let common = ["--algo", "ranksvm", "--param", "c=1", "--normalize", "none"];
+    let single = p("single.json");
+    let mut args = vec!["train", "--train", s(&train), "--model", s(&single)];
+    args.extend(common);
+    ok(&args);
+    let reference = model_part(&single);
+
+    for ranks in [1, 2, 3] {
+        let out = p(&format!("mpi{ranks}.json"));
+        let mut args = vec![
+            "train",
+            "--distributed",
+            "--train",
+            s(&train),
+            "--model",
+            s(&out),
+        ];
+        args.extend(common);
+        let o = wait_bounded(
+            mpirun(ranks, &args)
+                .stderr(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap(),
+            Duration::from_secs(120),
+        );
+        assert!(
+            o.status.success(),
+            "{ranks} ranks: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(model_part(&out), reference, "{ranks} MPI ranks");
+    }
+    let pattern = p("shards").join("part-{rank}.txt");
+    ok(&[
+        "shard",
+        "--data",
+        s(&train),
+        "--ranks",
+        "2",
+        "--out",
+        s(&pattern),
+    ]);
+    let out = p("shards.json");
+    let mut args = vec![
+        "train",
+        "--distributed",
+        "--train",
+        s(&pattern),
+        "--model",
+        s(&out),
+    ];
+    args.extend(common);
+    let o = wait_bounded(
+        mpirun(2, &args).stderr(Stdio::piped()).spawn().unwrap(),
+        Duration::from_secs(120),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(model_part(&out), reference, "2 MPI ranks from shard files");
+
+    // Three ranks, two shard files: rank 2 names its missing file and takes the job down.
+    let out = p("missing.json");
+    let mut args = vec![
+        "train",
+        "--distributed",
+        "--train",
+        s(&pattern),
+        "--model",
+        s(&out),
+    ];
+    args.extend(common);
+    let o = wait_bounded(
+        mpirun(3, &args).stderr(Stdio::piped()).spawn().unwrap(),
+        Duration::from_secs(60),
+    );
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(e.contains("rank 2 of 3") && e.contains("part-2.txt"), "{e}");
+    assert!(!out.exists());
+
+    // A rank killed mid-training: mpirun stops the others and says which rank died.
+    ok(&[
+        "generate",
+        "--profile",
+        "web",
+        "--queries",
+        "1500",
+        "--seed",
+        "4",
+        "--out",
+        s(&p("big")),
+    ]);
+    let out = p("killed.json");
+    let big = p("big").join("train.txt");
+    let mut args = vec![
+        "train",
+        "--distributed",
+        "--train",
+        s(&big),
+        "--model",
+        s(&out),
+    ];
+    args.extend(common);
+    let child = mpirun(2, &args)
+        .stderr(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let launcher = child.id();
+    // Wait for both ranks to start, then kill the last one.
+    let t0 = Instant::now();
+    let rank_pids = loop {
+        let o = Command::new("pgrep")
+            .args(["-P", &launcher.to_string()])
+            .output()
+            .unwrap();
+        let pids: Vec<String> = String::from_utf8_lossy(&o.stdout)
+            .split_whitespace()
+            .map(String::from)
+            .collect();
+        if pids.len() == 2 || t0.elapsed() > Duration::from_secs(30) {
+            break pids;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(rank_pids.len(), 2, "both ranks should have started");
+    std::thread::sleep(Duration::from_millis(1500));
+    Command::new("kill")
+        .args(["-9", rank_pids.last().unwrap()])
+        .status()
+        .unwrap();
+    let o = wait_bounded(child, Duration::from_secs(60));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{e}");
+    assert!(
+        e.contains("signal 9") || e.contains("Killed") || e.contains("exited"),
+        "{e}"
+    );
+    assert!(!out.exists());
+}

@@ -1,0 +1,311 @@
+//! Data-parallel training's one communication abstraction: [`Allreduce`].
+//!
+//! A distributed learner runs the same code on every rank, each rank holding whole queries of the training data
+//! (its shard). Wherever the single-process learner sums over queries, the distributed one sums its own queries
+//! and then over ranks through an `Allreduce`; everything else (the weights, the step sizes, the stopping tests)
+//! is computed identically on every rank from those sums, so all ranks take the same path and hold the same model.
+//!
+//! Backends: [`SingleProcess`] (one rank — what every ordinary `fit` uses), [`ThreadGroup`] (ranks as threads of
+//! one process: the default, testable anywhere) and MPI (`ltr-mpi`, the optional `mpi` feature of `ltr-cli`).
+//!
+//! Two kinds of sum:
+//! - [`Allreduce::sum_exact`] sums [`ExactVec`] accumulators as integers, so the result is the same bit for bit
+//!   at any number of ranks and threads — Newton RankSVM's loss, gradient and Hessian products go this way, which
+//!   is why its model is identical at 1, 2 and 3 ranks.
+//! - [`Allreduce::sum_ordered`] gathers every rank's f64 values and adds them in rank order: deterministic for a
+//!   given number of ranks, cheaper, and enough where an algorithm's result is only meant to be reproducible
+//!   (parameter mixing of the perceptrons).
+
+use std::sync::{Arc, Condvar, Mutex};
+
+use crate::exact_sum::ExactVec;
+use crate::{LtrError, Result};
+
+/// Collective operations among the ranks of one training run. Every rank must make the same calls in the same
+/// order with buffers of the same length; a rank that fails makes the others' calls return an error rather than
+/// wait forever.
+pub trait Allreduce {
+    /// This rank, 0-based.
+    fn rank(&self) -> usize;
+    /// The number of ranks.
+    fn size(&self) -> usize;
+    /// Element-wise integer sum over all ranks, left in `buf` on every rank.
+    fn sum_i64(&self, buf: &mut [i64]) -> Result<()>;
+    /// Every rank's `local` (the same length on every rank), concatenated in rank order, on every rank.
+    fn gather_f64(&self, local: &[f64]) -> Result<Vec<f64>>;
+
+    /// Sum `acc` over all ranks exactly: afterwards every rank holds the sum of every rank's additions, and
+    /// [`ExactVec::value`] gives the same bits on every rank whatever the number of ranks.
+    fn sum_exact(&self, acc: &mut ExactVec) -> Result<()> {
+        acc.normalise();
+        if self.size() > 1 {
+            self.sum_i64(acc.limbs_mut())?;
+        }
+        acc.normalise();
+        Ok(())
+    }
+
+    /// Element-wise sum over ranks, added in rank order (rank 0's value first), on every rank.
+    fn sum_ordered(&self, buf: &mut [f64]) -> Result<()> {
+        if self.size() == 1 {
+            return Ok(());
+        }
+        let all = self.gather_f64(buf)?;
+        let n = buf.len().max(1);
+        for (i, b) in buf.iter_mut().enumerate() {
+            *b = all[i..].iter().step_by(n).sum();
+        }
+        Ok(())
+    }
+}
+
+/// One rank: every collective is the identity. Ordinary single-process training uses this.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SingleProcess;
+
+impl Allreduce for SingleProcess {
+    fn rank(&self) -> usize {
+        0
+    }
+    fn size(&self) -> usize {
+        1
+    }
+    fn sum_i64(&self, _buf: &mut [i64]) -> Result<()> {
+        Ok(())
+    }
+    fn gather_f64(&self, local: &[f64]) -> Result<Vec<f64>> {
+        Ok(local.to_vec())
+    }
+}
+
+/// What the ranks of a [`ThreadGroup`] exchange through.
+#[derive(Debug)]
+struct Exchange {
+    size: usize,
+    state: Mutex<ExchangeState>,
+    changed: Condvar,
+}
+
+#[derive(Debug)]
+struct ExchangeState {
+    /// Each rank's contribution to the current round.
+    slots: Vec<Option<Vec<u8>>>,
+    /// Ranks that have read the current round's result.
+    read: usize,
+    /// Completed rounds.
+    round: u64,
+    /// The first failure of any rank: every later collective returns it.
+    failed: Option<String>,
+}
+
+/// Ranks as threads of one process: the default backend of distributed training, and how its results are
+/// checked on any machine. Each rank runs on its own thread with its own shard; the exchange copies each rank's
+/// buffer once per collective, in rank order.
+#[derive(Debug, Clone)]
+pub struct ThreadGroup {
+    rank: usize,
+    exchange: Arc<Exchange>,
+}
+
+impl ThreadGroup {
+    /// Run `work(comm)` on `ranks` threads, one per rank, and return each rank's result in rank order. When a
+    /// rank returns an error or panics, the others' pending and later collectives fail with its message.
+    pub fn run<T, F>(ranks: usize, work: F) -> Vec<Result<T>>
+    where
+        T: Send,
+        F: Fn(&ThreadGroup) -> Result<T> + Sync,
+    {
+        assert!(ranks >= 1, "a group needs at least one rank");
+        let exchange = Arc::new(Exchange {
+            size: ranks,
+            state: Mutex::new(ExchangeState {
+                slots: vec![None; ranks],
+                read: 0,
+                round: 0,
+                failed: None,
+            }),
+            changed: Condvar::new(),
+        });
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..ranks)
+                .map(|rank| {
+                    let comm = ThreadGroup {
+                        rank,
+                        exchange: Arc::clone(&exchange),
+                    };
+                    let work = &work;
+                    scope.spawn(move || {
+                        let result =
+                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&comm)))
+                                .unwrap_or_else(|_| {
+                                    Err(LtrError::Training(format!("rank {rank} panicked")))
+                                });
+                        if let Err(e) = &result {
+                            comm.fail(format!("rank {rank} failed: {e}"));
+                        }
+                        result
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("rank threads catch their panics"))
+                .collect()
+        })
+    }
+
+    fn fail(&self, message: String) {
+        let mut st = self
+            .exchange
+            .state
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        st.failed.get_or_insert(message);
+        self.exchange.changed.notify_all();
+    }
+
+    /// Every rank's bytes, in rank order, once all ranks have given theirs.
+    fn all_gather(&self, mine: Vec<u8>) -> Result<Vec<Vec<u8>>> {
+        let ex = &*self.exchange;
+        let mut st = ex.state.lock().unwrap_or_else(|p| p.into_inner());
+        // Wait until the previous round has been read by everyone before filling a slot again.
+        while st.slots[self.rank].is_some() && st.failed.is_none() {
+            st = ex.changed.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+        if let Some(f) = &st.failed {
+            return Err(LtrError::Training(f.clone()));
+        }
+        st.slots[self.rank] = Some(mine);
+        let round = st.round;
+        if st.slots.iter().all(Option::is_some) {
+            st.round += 1;
+            ex.changed.notify_all();
+        }
+        while st.round == round && st.failed.is_none() {
+            st = ex.changed.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+        if let Some(f) = &st.failed {
+            return Err(LtrError::Training(f.clone()));
+        }
+        let all: Vec<Vec<u8>> = st
+            .slots
+            .iter()
+            .map(|s| s.clone().unwrap_or_default())
+            .collect();
+        st.read += 1;
+        if st.read == ex.size {
+            st.read = 0;
+            st.slots.iter_mut().for_each(|s| *s = None);
+            ex.changed.notify_all();
+        }
+        Ok(all)
+    }
+}
+
+impl Allreduce for ThreadGroup {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+    fn size(&self) -> usize {
+        self.exchange.size
+    }
+    fn sum_i64(&self, buf: &mut [i64]) -> Result<()> {
+        let mine = buf.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let all = self.all_gather(mine)?;
+        buf.iter_mut().for_each(|b| *b = 0);
+        for bytes in all {
+            check_length(bytes.len(), buf.len() * 8)?;
+            for (b, chunk) in buf.iter_mut().zip(bytes.chunks_exact(8)) {
+                *b += i64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+            }
+        }
+        Ok(())
+    }
+    fn gather_f64(&self, local: &[f64]) -> Result<Vec<f64>> {
+        let mine = local.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let all = self.all_gather(mine)?;
+        let mut out = Vec::with_capacity(local.len() * all.len());
+        for bytes in all {
+            check_length(bytes.len(), local.len() * 8)?;
+            out.extend(
+                bytes
+                    .chunks_exact(8)
+                    .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes"))),
+            );
+        }
+        Ok(out)
+    }
+}
+
+fn check_length(got: usize, want: usize) -> Result<()> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(LtrError::Training(format!(
+            "ranks disagree on a collective's length ({got} bytes against {want}): every rank must run the same \
+             algorithm with the same parameters on data of the same width"
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_ranks_sum_exactly_and_in_rank_order() {
+        let results = ThreadGroup::run(3, |comm| {
+            let r = comm.rank() as f64;
+            let mut acc = ExactVec::new(2);
+            acc.add_all(&[1e16 * (r - 1.0), 0.5 + r]);
+            comm.sum_exact(&mut acc)?;
+            let mut ordered = [r, 10.0 * r];
+            comm.sum_ordered(&mut ordered)?;
+            // A second round reuses the slots.
+            let gathered = comm.gather_f64(&[r])?;
+            Ok((acc.values(), ordered, gathered))
+        });
+        for r in results {
+            let (exact, ordered, gathered) = r.unwrap();
+            assert_eq!(exact, vec![0.0, 4.5]);
+            assert_eq!(ordered, [3.0, 30.0]);
+            assert_eq!(gathered, vec![0.0, 1.0, 2.0]);
+        }
+    }
+
+    #[test]
+    fn a_failing_rank_stops_the_others_instead_of_hanging() {
+        let results = ThreadGroup::run(3, |comm| {
+            if comm.rank() == 1 {
+                return Err(LtrError::Training("shard.txt line 3: no qid".into()));
+            }
+            let mut acc = ExactVec::new(1);
+            for _ in 0..5 {
+                comm.sum_exact(&mut acc)?;
+            }
+            Ok(())
+        });
+        assert!(results[1].is_err());
+        for r in [&results[0], &results[2]] {
+            let e = r.as_ref().unwrap_err().to_string();
+            assert!(e.contains("rank 1 failed") && e.contains("line 3"), "{e}");
+        }
+        let panicked = ThreadGroup::run(2, |comm| {
+            if comm.rank() == 0 {
+                panic!("boom");
+            }
+            comm.gather_f64(&[1.0]).map(|_| ())
+        });
+        assert!(panicked[1]
+            .as_ref()
+            .unwrap_err()
+            .to_string()
+            .contains("rank 0 panicked"));
+    }
+
+    #[test]
+    fn mismatched_lengths_are_an_error() {
+        let results = ThreadGroup::run(2, |comm| comm.gather_f64(&vec![0.0; comm.rank() + 1]));
+        assert!(results.iter().all(|r| r.is_err()));
+    }
+}

@@ -1,0 +1,328 @@
+//! Exact sums of f64 values whose result does not depend on the order of the additions, on how the values are
+//! split between threads, or on how they are split between processes.
+//!
+//! Every finite f64 is an integer multiple of 2⁻¹⁰⁷⁴, so a sum of them is an integer number of 2⁻¹⁰⁷⁴ units: an
+//! [`ExactVec`] keeps each of its sums as that integer, in 32-bit digits held in `i64` limbs (the spare bits absorb
+//! carries, which are propagated every 2³⁰ additions). Integer addition is associative, so two accumulators merge
+//! exactly ([`ExactVec::merge`]) and so do the limbs of accumulators on different machines (an MPI sum of `i64`
+//! arrays, [`crate::Allreduce::sum_exact`]). Reading a sum out ([`ExactVec::value`]) rounds the exact integer to
+//! the nearest f64 once.
+//!
+//! Why not the `xsum` crate (Neal's superaccumulator, correctly rounded too): its accumulator state is private, and
+//! data-parallel training needs to ship the state itself between processes; `xsum` is this module's test oracle.
+
+/// Bits per digit.
+const DIGIT_BITS: u32 = 32;
+const DIGIT_MASK: u64 = (1 << DIGIT_BITS) - 1;
+/// Digits per value: bit 0 of digit 0 is 2⁻¹⁰⁷⁴; a finite f64 reaches bit 2098, digit 65; two more absorb the
+/// carries of up to 2⁶² largest values.
+const DIGITS: usize = 68;
+/// Counters kept after the digits of each value: +∞, −∞ and NaN additions (they have no integer form).
+const SPECIALS: usize = 3;
+/// `i64`s per value in [`ExactVec::limbs`].
+pub const LIMBS_PER_VALUE: usize = DIGITS + SPECIALS;
+/// Carries are propagated after this many additions, before any digit could overflow.
+const NORMALISE_EVERY: u32 = 1 << 30;
+
+/// `len` exact sums, each of any number of f64 additions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExactVec {
+    len: usize,
+    limbs: Vec<i64>,
+    pending: u32,
+}
+
+impl ExactVec {
+    /// `len` sums, all zero.
+    pub fn new(len: usize) -> Self {
+        Self {
+            len,
+            limbs: vec![0; len * LIMBS_PER_VALUE],
+            pending: 0,
+        }
+    }
+
+    /// The number of sums.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when there are no sums.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Add `v` to sum `i` exactly.
+    #[inline]
+    pub fn add(&mut self, i: usize, v: f64) {
+        if v == 0.0 {
+            return;
+        }
+        let base = i * LIMBS_PER_VALUE;
+        if !v.is_finite() {
+            let slot = if v.is_nan() {
+                2
+            } else if v > 0.0 {
+                0
+            } else {
+                1
+            };
+            self.limbs[base + DIGITS + slot] += 1;
+            return;
+        }
+        if self.pending >= NORMALISE_EVERY {
+            self.normalise();
+        }
+        self.pending += 1;
+        let bits = v.to_bits();
+        let exponent = ((bits >> 52) & 0x7ff) as usize;
+        let fraction = bits & ((1u64 << 52) - 1);
+        // v = ±mantissa · 2^(position − 1074).
+        let (mantissa, position) = if exponent == 0 {
+            (fraction, 0)
+        } else {
+            (fraction | (1u64 << 52), exponent - 1)
+        };
+        let digit = position / DIGIT_BITS as usize;
+        let wide = (mantissa as u128) << (position % DIGIT_BITS as usize);
+        let pieces = [
+            (wide as u64 & DIGIT_MASK) as i64,
+            ((wide >> 32) as u64 & DIGIT_MASK) as i64,
+            (wide >> 64) as i64,
+        ];
+        let limbs = &mut self.limbs[base + digit..base + digit + 3];
+        if bits >> 63 == 1 {
+            for (l, p) in limbs.iter_mut().zip(pieces) {
+                *l -= p;
+            }
+        } else {
+            for (l, p) in limbs.iter_mut().zip(pieces) {
+                *l += p;
+            }
+        }
+    }
+
+    /// Add `values[i]` to sum `i` for every `i`.
+    pub fn add_all(&mut self, values: &[f64]) {
+        assert_eq!(values.len(), self.len, "one value per sum");
+        for (i, &v) in values.iter().enumerate() {
+            self.add(i, v);
+        }
+    }
+
+    /// Add every sum of `other` to this one (exact: the result is the sum of all values added to either).
+    pub fn merge(&mut self, other: &ExactVec) {
+        assert_eq!(self.len, other.len, "merging sums of different lengths");
+        self.normalise();
+        let mut other_normalised;
+        let other = if other.pending > 0 {
+            other_normalised = other.clone();
+            other_normalised.normalise();
+            &other_normalised
+        } else {
+            other
+        };
+        for (a, b) in self.limbs.iter_mut().zip(&other.limbs) {
+            *a += b;
+        }
+        self.pending = 1;
+    }
+
+    /// Propagate carries so that every digit but the top one of each sum lies in [0, 2³²): a sum then has exactly
+    /// one representation, and any number of normalised accumulators (up to 2³⁰) can be added limb by limb.
+    pub fn normalise(&mut self) {
+        for value in self.limbs.chunks_exact_mut(LIMBS_PER_VALUE) {
+            normalise_digits(&mut value[..DIGITS]);
+        }
+        self.pending = 0;
+    }
+
+    /// The raw limbs (normalise first when shipping them): [`LIMBS_PER_VALUE`] `i64`s per sum.
+    pub fn limbs(&self) -> &[i64] {
+        &self.limbs
+    }
+
+    /// The raw limbs, for a collective to sum in place; the caller must [`normalise`](Self::normalise) before
+    /// and after.
+    pub fn limbs_mut(&mut self) -> &mut [i64] {
+        self.pending = 1;
+        &mut self.limbs
+    }
+
+    /// Sum `i`, rounded once to the nearest f64 (ties to even; a result in the subnormal range may be one unit
+    /// off). A sum that saw NaN, or both infinities, is NaN; one with only +∞ (−∞) is +∞ (−∞).
+    pub fn value(&self, i: usize) -> f64 {
+        let value = &self.limbs[i * LIMBS_PER_VALUE..(i + 1) * LIMBS_PER_VALUE];
+        let (pos_inf, neg_inf, nan) = (value[DIGITS], value[DIGITS + 1], value[DIGITS + 2]);
+        if nan > 0 || (pos_inf > 0 && neg_inf > 0) {
+            return f64::NAN;
+        }
+        if pos_inf > 0 {
+            return f64::INFINITY;
+        }
+        if neg_inf > 0 {
+            return f64::NEG_INFINITY;
+        }
+        let mut digits = [0i64; DIGITS];
+        digits.copy_from_slice(&value[..DIGITS]);
+        normalise_digits(&mut digits);
+        let negative = digits[DIGITS - 1] < 0;
+        if negative {
+            for d in digits.iter_mut() {
+                *d = -*d;
+            }
+            normalise_digits(&mut digits);
+        }
+        let Some(top) = digits.iter().rposition(|&d| d != 0) else {
+            return 0.0;
+        };
+        // Three digits hold at least 65 significant bits; any non-zero digit below them only decides rounding,
+        // as a sticky bit far below the 53 kept.
+        let low = top.saturating_sub(2);
+        let mut mantissa: u128 = 0;
+        for d in (low..=top).rev() {
+            mantissa = (mantissa << DIGIT_BITS) | digits[d] as u64 as u128;
+        }
+        if digits[..low].iter().any(|&d| d != 0) {
+            mantissa |= 1;
+        }
+        let magnitude =
+            scale_by_power_of_two(mantissa as f64, low as i32 * DIGIT_BITS as i32 - 1074);
+        if negative {
+            -magnitude
+        } else {
+            magnitude
+        }
+    }
+
+    /// Every sum, rounded ([`value`](Self::value)).
+    pub fn values(&self) -> Vec<f64> {
+        (0..self.len).map(|i| self.value(i)).collect()
+    }
+}
+
+/// Carry every digit but the last into [0, 2³²) (an arithmetic shift floors, so negative digits borrow).
+fn normalise_digits(digits: &mut [i64]) {
+    for i in 0..digits.len() - 1 {
+        let carry = digits[i] >> DIGIT_BITS;
+        digits[i] -= carry << DIGIT_BITS;
+        digits[i + 1] += carry;
+    }
+}
+
+/// x · 2^e in steps that neither overflow nor underflow the factor itself.
+fn scale_by_power_of_two(mut x: f64, mut e: i32) -> f64 {
+    while e > 1000 {
+        x *= f64::from_bits(((1023 + 1000) as u64) << 52);
+        e -= 1000;
+    }
+    while e < -1000 {
+        x *= f64::from_bits(((1023 - 1000) as u64) << 52);
+        e += 1000;
+    }
+    x * f64::from_bits(((1023 + e) as u64) << 52)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use xsum::{Xsum, XsumAuto};
+
+    fn exact(values: &[f64]) -> f64 {
+        let mut acc = ExactVec::new(1);
+        for &v in values {
+            acc.add(0, v);
+        }
+        acc.value(0)
+    }
+
+    fn oracle(values: &[f64]) -> f64 {
+        let mut x = XsumAuto::new();
+        x.add_list(values);
+        x.sum()
+    }
+
+    #[test]
+    fn cancellation_that_plain_sums_lose() {
+        assert_eq!(exact(&[1e100, 1.0, -1e100]), 1.0);
+        assert_eq!(exact(&[1e100, 1.0, -1e100, 1e-300]), 1.0);
+        assert_eq!(exact(&[0.1, 0.2, -0.3]), 2.7755575615628914e-17);
+        assert_eq!(exact(&[-0.5, -0.25]), -0.75);
+        assert_eq!(exact(&[f64::MAX, f64::MAX, -f64::MAX]), f64::MAX);
+        assert_eq!(exact(&[5e-324, 5e-324]), 1e-323);
+        assert_eq!(exact(&[]), 0.0);
+    }
+
+    #[test]
+    fn non_finite_values_give_what_ieee_addition_gives() {
+        assert_eq!(exact(&[1.0, f64::INFINITY]), f64::INFINITY);
+        assert_eq!(exact(&[1.0, f64::NEG_INFINITY]), f64::NEG_INFINITY);
+        assert!(exact(&[f64::INFINITY, f64::NEG_INFINITY]).is_nan());
+        assert!(exact(&[1.0, f64::NAN]).is_nan());
+    }
+
+    #[test]
+    fn agrees_with_the_xsum_oracle_on_wide_random_values() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for trial in 0..300 {
+            let n = rng.random_range(1..400);
+            let spread = [2, 20, 300][trial % 3];
+            let values: Vec<f64> = (0..n)
+                .map(|_| {
+                    let m: f64 = rng.random_range(-1.0..1.0);
+                    m * 10f64.powi(rng.random_range(-spread..=spread))
+                })
+                .collect();
+            assert_eq!(
+                exact(&values).to_bits(),
+                oracle(&values).to_bits(),
+                "trial {trial}"
+            );
+        }
+    }
+
+    #[test]
+    fn order_and_split_do_not_change_a_bit() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let values: Vec<f64> = (0..5000)
+            .map(|_| rng.random_range(-1.0..1.0) * 10f64.powi(rng.random_range(-30..30)))
+            .collect();
+        let whole = exact(&values);
+        let mut reversed = values.clone();
+        reversed.reverse();
+        assert_eq!(exact(&reversed).to_bits(), whole.to_bits());
+        for parts in [2, 3, 7] {
+            let mut total = ExactVec::new(1);
+            for chunk in values.chunks(values.len() / parts + 1) {
+                let mut part = ExactVec::new(1);
+                for &v in chunk {
+                    part.add(0, v);
+                }
+                total.merge(&part);
+            }
+            assert_eq!(total.value(0).to_bits(), whole.to_bits(), "{parts} parts");
+        }
+        // Plain summation does depend on the order here (else this test would prove nothing).
+        let forward: f64 = values.iter().sum();
+        let backward: f64 = reversed.iter().sum();
+        assert_ne!(forward.to_bits(), backward.to_bits());
+    }
+
+    #[test]
+    fn limbs_summed_as_integers_are_the_merged_sum() {
+        let (mut a, mut b) = (ExactVec::new(2), ExactVec::new(2));
+        a.add_all(&[1.5, -3e-200]);
+        b.add_all(&[-0.25, 7e150]);
+        let mut merged = a.clone();
+        merged.merge(&b);
+        a.normalise();
+        b.normalise();
+        for (x, y) in a.limbs_mut().iter_mut().zip(b.limbs()) {
+            *x += y;
+        }
+        a.normalise();
+        assert_eq!(a.values(), merged.values());
+        assert_eq!(a.values(), vec![1.25, 7e150]);
+    }
+}

@@ -1,0 +1,86 @@
+//! # ltr-mpi
+//!
+//! [`ltr_core::Allreduce`] over MPI (`MPI_COMM_WORLD`), for `mpirun -n P ltr train --distributed …`. Compiled
+//! only with the `mpi` feature; the default build of the workspace needs no MPI library.
+//!
+//! Exact sums travel as `i64` limbs summed by `MPI_Allreduce(MPI_SUM)` — integer addition, so the reduction order
+//! MPI picks cannot change a bit — and ordered sums as an `MPI_Allgather` of every rank's values, added in rank
+//! order. MPI's default error handler is fatal: a rank that dies makes `mpirun` stop the whole job with a message
+//! naming it, and a rank that fails on its own input calls [`Mpi::abort`] after printing why, so no rank waits
+//! forever.
+#![deny(missing_docs)]
+
+#[cfg(feature = "mpi")]
+mod backend {
+    use ltr_core::{Allreduce, Result};
+    use mpi::collective::SystemOperation;
+    use mpi::environment::Universe;
+    use mpi::topology::SimpleCommunicator;
+    use mpi::traits::{Communicator, CommunicatorCollectives};
+
+    /// The MPI world this process belongs to.
+    pub struct Mpi {
+        // Dropping the universe finalises MPI: it lives as long as the communicator.
+        _universe: Universe,
+        world: SimpleCommunicator,
+    }
+
+    impl std::fmt::Debug for Mpi {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.debug_struct("Mpi")
+                .field("rank", &self.world.rank())
+                .field("size", &self.world.size())
+                .finish()
+        }
+    }
+
+    impl Mpi {
+        /// Initialise MPI when this process was started by an MPI launcher (`mpirun`/`mpiexec`: Open MPI's
+        /// `OMPI_COMM_WORLD_SIZE`, or PMI's `PMI_SIZE`); `None` otherwise, and when MPI was already initialised.
+        pub fn from_launcher() -> Option<Mpi> {
+            let launched = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"]
+                .iter()
+                .any(|v| std::env::var_os(v).is_some());
+            if !launched {
+                return None;
+            }
+            let universe = mpi::initialize()?;
+            let world = universe.world();
+            Some(Mpi {
+                _universe: universe,
+                world,
+            })
+        }
+
+        /// Stop every rank of the job with `code` (after this rank has said why on stderr).
+        pub fn abort(&self, code: i32) -> ! {
+            self.world.abort(code)
+        }
+    }
+
+    impl Allreduce for Mpi {
+        fn rank(&self) -> usize {
+            self.world.rank() as usize
+        }
+        fn size(&self) -> usize {
+            self.world.size() as usize
+        }
+        fn sum_i64(&self, buf: &mut [i64]) -> Result<()> {
+            let local = buf.to_vec();
+            self.world
+                .all_reduce_into(&local[..], buf, SystemOperation::sum());
+            Ok(())
+        }
+        fn gather_f64(&self, local: &[f64]) -> Result<Vec<f64>> {
+            let mut out = vec![0.0; local.len() * self.size()];
+            self.world.all_gather_into(local, &mut out[..]);
+            Ok(out)
+        }
+    }
+}
+
+#[cfg(feature = "mpi")]
+pub use backend::Mpi;
+
+/// Whether this build carries the MPI backend (the `mpi` feature).
+pub const ENABLED: bool = cfg!(feature = "mpi");

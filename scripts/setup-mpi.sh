@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Install what the `mpi` feature of ltr-cli (data-parallel training under mpirun) needs, when it is missing:
+# Debian's Open MPI (openmpi-bin: mpirun; libopenmpi-dev: headers and libmpi) and libclang-dev (rsmpi's bindgen).
+# Idempotent and quiet when everything is there; `cargo xtask test` runs it before the MPI tests.
+#
+# Open MPI refuses to start as root unless OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 are set
+# (the tests set both for their own mpirun).
+set -euo pipefail
+
+missing=()
+command -v mpirun >/dev/null 2>&1 || missing+=(openmpi-bin)
+dpkg -s libopenmpi-dev >/dev/null 2>&1 || missing+=(libopenmpi-dev)
+dpkg -s libclang-dev >/dev/null 2>&1 || missing+=(libclang-dev)
+if [ ${#missing[@]} -eq 0 ]; then
+    exit 0
+fi
+if ! command -v apt-get >/dev/null 2>&1; then
+    echo "setup-mpi: need ${missing[*]} (Open MPI with headers, and libclang), and this system has no apt-get;" \
+        "install them with your package manager, or run 'cargo xtask test --no-mpi'" >&2
+    exit 1
+fi
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+    sudo="sudo"
+fi
+echo "setup-mpi: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+# A fresh machine may have no package lists yet: update once when the first attempt cannot find the packages.
+$sudo apt-get install -y -q "${missing[@]}" >/dev/null ||
+    { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q "${missing[@]}" >/dev/null; }
