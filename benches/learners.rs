@@ -1,5 +1,5 @@
 //! Every learner's hot path: pairwise loss, RankSVM, perceptron epochs (pair checks per second), MHR, sigmoid,
-//! RankBoost, ListNet and the online SLAM perceptron.
+//! RankBoost, ListNet and the online SLAM perceptron; data-parallel Newton on thread ranks and its exact sums.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ltr_benches::{generated, ohsumed_like};
@@ -235,5 +235,60 @@ fn clicks(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, pairwise, svm, perceptron, others, clicks);
+/// Data-parallel Newton RankSVM on the thread backend (the queries split over ranks, exact sums across them), and
+/// the exact accumulation it rests on.
+fn distributed(c: &mut Criterion) {
+    let ds = generated(400, 120, 136);
+    let mut g = c.benchmark_group("distributed");
+    g.sample_size(10);
+    let params = ltr_svm::RankSvmParams::default();
+    g.bench_function(
+        "ranksvm newton C=1, single process (400 queries x 120 docs x 136)",
+        |b| b.iter(|| params.solve(&ds).unwrap()),
+    );
+    for ranks in [1, 2] {
+        let parts: Vec<ltr_data::Dataset> = ltr_pairs::balanced_query_ranges(&ds, ranks)
+            .unwrap()
+            .into_iter()
+            .map(|r| ds.select_queries(&r.collect::<Vec<_>>()))
+            .collect();
+        g.bench_function(
+            format!("ranksvm newton C=1, {ranks} thread ranks (same data)"),
+            |b| {
+                b.iter(|| {
+                    ltr_core::ThreadGroup::run(ranks, |comm| {
+                        params.solve_distributed(&parts[ltr_core::Allreduce::rank(comm)], comm)
+                    })
+                })
+            },
+        );
+    }
+    let values: Vec<f64> = (0..1_000_000)
+        .map(|i| ((i * 7919) % 10007) as f64 * 1e-3 - 5.0)
+        .collect();
+    g.throughput(Throughput::Elements(values.len() as u64));
+    g.bench_function("exact sum of 1M f64 (ExactVec::add)", |b| {
+        b.iter(|| {
+            let mut acc = ltr_data::ExactVec::new(1);
+            for &v in &values {
+                acc.add(0, v);
+            }
+            acc.value(0)
+        })
+    });
+    g.bench_function("plain f64 sum of 1M (for scale)", |b| {
+        b.iter(|| values.iter().sum::<f64>())
+    });
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    pairwise,
+    svm,
+    perceptron,
+    others,
+    clicks,
+    distributed
+);
 criterion_main!(benches);

@@ -48,6 +48,18 @@ fn thread_ranks_write_the_single_process_model() {
     single.extend(common);
     ok(&single);
     let reference = model_part(&single_json);
+    // `ltr inspect` says what the data holds in memory and what training would add, per algorithm.
+    let info: serde_json::Value =
+        serde_json::from_str(&ok(&["inspect", s(&train), "--json"])).unwrap();
+    let loaded = info["memory_bytes"].as_u64().unwrap();
+    let docs = info["documents"].as_u64().unwrap();
+    assert!(
+        loaded >= docs * 136 * 4,
+        "{loaded} bytes for {docs} documents"
+    );
+    let svm = info["training_memory_bytes"]["ranksvm"].as_u64().unwrap();
+    let boost = info["training_memory_bytes"]["rankboost"].as_u64().unwrap();
+    assert!(svm > 2 * loaded && boost > svm, "{svm} {boost} {loaded}");
     assert!(reference["Linear"]["weights"].as_array().unwrap().len() > 100);
     for ranks in ["1", "2", "3"] {
         let out = p(&format!("d{ranks}.json"));
@@ -103,6 +115,45 @@ fn thread_ranks_write_the_single_process_model() {
     );
     assert_eq!(v["training"]["queries"], single_v["training"]["queries"]);
 
+    // Binary-cache shards load instead of parsing, and train the same model.
+    let cached = p("cached").join("part-{rank}.ltrcache");
+    ok(&[
+        "shard",
+        "--data",
+        s(&train),
+        "--ranks",
+        "2",
+        "--out",
+        s(&cached),
+    ]);
+    let out_cached = p("from-caches.json");
+    let mut args = vec![
+        "train",
+        "--distributed",
+        "--ranks",
+        "2",
+        "--train",
+        s(&cached),
+        "--model",
+        s(&out_cached),
+    ];
+    args.extend(common);
+    ok(&args);
+    assert_eq!(model_part(&out_cached), reference);
+    let whole = p("whole.ltrcache");
+    ok(&[
+        "shard",
+        "--data",
+        s(&train),
+        "--ranks",
+        "1",
+        "--out",
+        s(&whole),
+    ]);
+    let info: serde_json::Value =
+        serde_json::from_str(&ok(&["inspect", s(&whole), "--json"])).unwrap();
+    assert_eq!(info["documents"].as_u64().unwrap(), docs);
+
     // Errors: a missing shard names its file; a grid, an algorithm without a distributed trainer and raw data
     // under `auto` say what to do instead.
     let x_json = p("x.json");
@@ -149,7 +200,36 @@ fn thread_ranks_write_the_single_process_model() {
         "none"
     ])
     .contains("one setting"));
-    assert!(err(&["--algo", "ranksvm"]).contains("--normalize none"));
+    // The default `auto` normalisation (a z-score here) is fitted across the ranks: same model as one process.
+    let z_single = p("z-single.json");
+    ok(&[
+        "train",
+        "--train",
+        s(&train),
+        "--algo",
+        "ranksvm",
+        "--model",
+        s(&z_single),
+    ]);
+    let z_dist = p("z-dist.json");
+    ok(&[
+        "train",
+        "--distributed",
+        "--ranks",
+        "3",
+        "--train",
+        s(&train),
+        "--algo",
+        "ranksvm",
+        "--model",
+        s(&z_dist),
+    ]);
+    let full = |p: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    assert_eq!(full(&z_dist)["model"], full(&z_single)["model"]);
+    assert_eq!(full(&z_dist)["preprocess"], full(&z_single)["preprocess"]);
+    assert!(full(&z_dist)["preprocess"]["normalization"]["ZScore"].is_object());
     assert!(!x_json.exists());
     let no_pattern = p("no-pattern.txt");
     let o = ltr(&[

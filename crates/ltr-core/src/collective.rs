@@ -18,8 +18,8 @@
 
 use std::sync::{Arc, Condvar, Mutex};
 
-use crate::exact_sum::ExactVec;
 use crate::{LtrError, Result};
+use ltr_data::ExactVec;
 
 /// Collective operations among the ranks of one training run. Every rank must make the same calls in the same
 /// order with buffers of the same length; a rank that fails makes the others' calls return an error rather than

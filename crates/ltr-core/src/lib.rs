@@ -19,7 +19,6 @@
 mod aggregate;
 mod collective;
 mod error;
-mod exact_sum;
 mod learner;
 mod model_file;
 mod params;
@@ -28,7 +27,6 @@ mod scorer;
 pub use aggregate::{aggregate, positions, Aggregation, RankAggregate};
 pub use collective::{Allreduce, SingleProcess, ThreadGroup};
 pub use error::{LtrError, Result};
-pub use exact_sum::{ExactVec, LIMBS_PER_VALUE};
 pub use learner::{
     best_by_validation, Best, BestSoFar, Fit, FitContext, FitReport, FitWith, Fitted, Measure,
     ParamGuard, Progress, Silent, WarmStarts,

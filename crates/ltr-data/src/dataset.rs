@@ -545,6 +545,28 @@ impl Dataset {
         }
         out
     }
+    /// Bytes this dataset holds in memory: features (dense f32 cells, or CSR values, u32 indices and row pointers),
+    /// labels, query offsets, qids, doc ids, comments and click columns.
+    pub fn memory_bytes(&self) -> u64 {
+        let features = match &self.features {
+            FeatureMatrix::Dense(a) => a.len() * 4,
+            FeatureMatrix::Sparse(m) => m.nnz() * 8 + (m.rows() + 1) * 8,
+        };
+        let text =
+            |c: &Option<TextColumn>| c.as_ref().map_or(0, |c| c.data.len() + c.ends.len() * 8);
+        let qids: usize = self.qids.iter().map(|q| q.len() + 24).sum();
+        let clicks = [&self.query_weights, &self.propensities]
+            .iter()
+            .map(|v| v.as_ref().map_or(0, |v| v.len() * 8))
+            .sum::<usize>();
+        (features
+            + self.labels.len() * 4
+            + self.query_offsets.len() * 8
+            + qids
+            + text(&self.docids)
+            + text(&self.comments)
+            + clicks) as u64
+    }
     /// Histogram of labels (label value → count), sorted by label.
     pub fn label_histogram(&self) -> Vec<(f32, usize)> {
         let mut sorted: Vec<f32> = self.labels.clone();

@@ -27,6 +27,7 @@ mod click_training;
 mod clicks;
 mod dataset;
 mod error;
+mod exact_sum;
 mod folds;
 mod generate;
 mod generate_web;
@@ -50,6 +51,7 @@ pub use dataset::{
     SparseMatrix, Storage, TextColumn, AUTO_DENSE_DENSITY,
 };
 pub use error::{DataError, Result};
+pub use exact_sum::{exact_transpose_times, ExactVec, LIMBS_PER_VALUE};
 pub use folds::{
     kfold_queries, letor_folds, load_letor_folds, split_by_queries, LetorFold, LoadedFold,
     QuerySplit,
@@ -64,7 +66,8 @@ pub use parse::{
     QueryFile, RepeatedQid,
 };
 pub use preprocess::{
-    read_feature_names, Normalization, NormalizeKind, Preprocess, PreprocessSpec,
+    read_feature_names, Local, Normalization, NormalizeKind, Preprocess, PreprocessSpec,
+    StatsReduce,
 };
 pub use transform::{normalize_query_minmax, parse_feature_list, select_features, ZScore};
 pub use write::{write_atomic, write_letor, write_letor_to, write_scores};

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::dataset::{Dataset, FeatureMatrix};
 use crate::error::{DataError, Result};
+use crate::exact_sum::ExactVec;
 use crate::transform::{select_features_padded, ZScore};
 
 /// Which normalisation (the `--normalize` values).
@@ -99,16 +100,43 @@ pub struct Preprocess {
     pub raw_features: usize,
 }
 
+/// How the statistics of a global normalisation are combined over the ranks of data-parallel training, each rank
+/// holding whole queries of the training data: `ltr_core`'s collectives implement it; [`Local`] is one process.
+pub trait StatsReduce {
+    /// Sum exact accumulators over the ranks, in place, the same on every rank.
+    fn sum_exact(&self, acc: &mut ExactVec) -> Result<()>;
+    /// The element-wise minimum of `lo` and maximum of `hi` over the ranks, in place.
+    fn min_max(&self, lo: &mut [f64], hi: &mut [f64]) -> Result<()>;
+}
+
+/// One process: the statistics are already complete.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Local;
+
+impl StatsReduce for Local {
+    fn sum_exact(&self, _acc: &mut ExactVec) -> Result<()> {
+        Ok(())
+    }
+    fn min_max(&self, _lo: &mut [f64], _hi: &mut [f64]) -> Result<()> {
+        Ok(())
+    }
+}
+
 impl PreprocessSpec {
     /// Fit on `train`; `None` when the result would change nothing.
     pub fn fit(&self, train: &Dataset) -> Result<Option<Preprocess>> {
-        Ok(self.fit_staged(train)?.map(|(p, _)| p))
+        Ok(self.fit_staged(train, &Local)?.map(|(p, _)| p))
     }
 
-    /// Fit on `train` and return the transformed training data with it (one pass over the data, where
-    /// [`fit`](Self::fit) then [`Preprocess::apply`] would transform it twice); `None` when nothing would change.
-    pub fn fit_transform(&self, train: &Dataset) -> Result<Option<(Preprocess, Dataset)>> {
-        let Some((p, staged)) = self.fit_staged(train)? else {
+    /// [`fit_transform`](Self::fit_transform) on one rank's shard of whole queries, the statistics (the `auto`
+    /// decision, z-score sums, min–max ranges) combined over the ranks by `reduce`: every rank gets the
+    /// preprocessing fitted on all the queries, bit for bit, and its own shard transformed.
+    pub fn fit_transform_with(
+        &self,
+        train: &Dataset,
+        reduce: &dyn StatsReduce,
+    ) -> Result<Option<(Preprocess, Dataset)>> {
+        let Some((p, staged)) = self.fit_staged(train, reduce)? else {
             return Ok(None);
         };
         let mut out = staged.into_owned();
@@ -116,11 +144,18 @@ impl PreprocessSpec {
         Ok(Some((p, out)))
     }
 
+    /// Fit on `train` and return the transformed training data with it (one pass over the data, where
+    /// [`fit`](Self::fit) then [`Preprocess::apply`] would transform it twice); `None` when nothing would change.
+    pub fn fit_transform(&self, train: &Dataset) -> Result<Option<(Preprocess, Dataset)>> {
+        self.fit_transform_with(train, &Local)
+    }
+
     /// The fitted preprocessing and the training data after selection and `log1p` (borrowed when neither
     /// applies, so that the common case — LETOR data under `auto` — copies nothing).
     fn fit_staged<'d>(
         &self,
         train: &'d Dataset,
+        reduce: &dyn StatsReduce,
     ) -> Result<Option<(Preprocess, std::borrow::Cow<'d, Dataset>)>> {
         let d = train.n_features();
         for &f in self.log1p.iter().chain(self.features.iter().flatten()) {
@@ -142,15 +177,36 @@ impl PreprocessSpec {
             std::borrow::Cow::Owned(p.stage(train)?)
         };
         let kind = match self.normalize.unwrap_or(NormalizeKind::Auto) {
-            NormalizeKind::Auto if !staged.features_in_unit_interval() => NormalizeKind::ZScore,
-            NormalizeKind::Auto => NormalizeKind::None,
+            NormalizeKind::Auto => {
+                // Raw on any rank is raw for all of them.
+                let mut outside = ExactVec::new(1);
+                outside.add(
+                    0,
+                    if staged.features_in_unit_interval() {
+                        0.0
+                    } else {
+                        1.0
+                    },
+                );
+                reduce.sum_exact(&mut outside)?;
+                if outside.value(0) > 0.0 {
+                    NormalizeKind::ZScore
+                } else {
+                    NormalizeKind::None
+                }
+            }
             k => k,
         };
         p.normalization = match kind {
             NormalizeKind::None | NormalizeKind::Auto => None,
-            NormalizeKind::ZScore => Some(Normalization::ZScore(ZScore::fit(&staged))),
+            NormalizeKind::ZScore => {
+                let mut sums = ZScore::sums(&staged);
+                reduce.sum_exact(&mut sums)?;
+                Some(Normalization::ZScore(ZScore::from_sums(&sums)))
+            }
             NormalizeKind::MinMax => {
-                let (min, max) = column_ranges(&staged);
+                let (mut min, mut max) = column_ranges(&staged);
+                reduce.min_max(&mut min, &mut max)?;
                 Some(Normalization::MinMax { min, max })
             }
             NormalizeKind::QueryZScore => Some(Normalization::QueryZScore),

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::dataset::{Dataset, FeatureMatrix};
 use crate::error::{DataError, Result};
+use crate::exact_sum::ExactVec;
 
 /// The dataset made dense and cut into one mutable row-major block per query (for per-query transforms run in
 /// parallel), with the row width.
@@ -60,21 +61,52 @@ pub struct ZScore {
 impl ZScore {
     /// Fit on every document of `ds`.
     pub fn fit(ds: &Dataset) -> Self {
+        Self::from_sums(&Self::sums(ds))
+    }
+
+    /// The statistics a z-score is fitted from — Σx and Σx² per feature and the number of documents — summed
+    /// per query in f64 and over queries exactly, so that summing the [`ExactVec`]s of several shards of whole
+    /// queries (data-parallel training) gives the same statistics, bit for bit, as one pass over all of them.
+    pub fn sums(ds: &Dataset) -> ExactVec {
         let d = ds.n_features();
-        let n = ds.n_docs() as f64;
-        let mut sum = vec![0.0f64; d];
-        let mut sq = vec![0.0f64; d];
-        for i in 0..ds.n_docs() {
-            for (j, v) in ds.row(i).entries() {
-                sum[j] += v as f64;
-                sq[j] += (v as f64) * (v as f64);
-            }
-        }
-        let mean: Vec<f64> = sum.iter().map(|s| s / n).collect();
-        let std = sq
-            .iter()
-            .zip(&mean)
-            .map(|(q, m)| (q / n - m * m).max(0.0).sqrt())
+        (0..ds.n_queries())
+            .into_par_iter()
+            .with_min_len(8)
+            .fold(
+                || (ExactVec::new(2 * d + 1), vec![0.0f64; 2 * d]),
+                |(mut acc, mut part), q| {
+                    for i in ds.query_range(q) {
+                        for (j, v) in ds.row(i).entries() {
+                            let v = v as f64;
+                            part[j] += v;
+                            part[d + j] += v * v;
+                        }
+                    }
+                    for (j, p) in part.iter_mut().enumerate() {
+                        acc.add(j, *p);
+                        *p = 0.0;
+                    }
+                    acc.add(2 * d, ds.query_range(q).len() as f64);
+                    (acc, part)
+                },
+            )
+            .map(|(acc, _)| acc)
+            .reduce(
+                || ExactVec::new(2 * d + 1),
+                |mut a, b| {
+                    a.merge(&b);
+                    a
+                },
+            )
+    }
+
+    /// The z-score of the statistics of [`sums`](Self::sums) (of one dataset, or summed over shards).
+    pub fn from_sums(sums: &ExactVec) -> Self {
+        let d = (sums.len() - 1) / 2;
+        let n = sums.value(2 * d).max(1.0);
+        let mean: Vec<f64> = (0..d).map(|j| sums.value(j) / n).collect();
+        let std = (0..d)
+            .map(|j| (sums.value(d + j) / n - mean[j] * mean[j]).max(0.0).sqrt())
             .collect();
         Self { mean, std }
     }

@@ -23,6 +23,7 @@
 #![deny(missing_docs)]
 
 mod algorithms;
+mod memory;
 mod select;
 mod spec;
 
@@ -34,6 +35,7 @@ pub use ltr_core::{
     best_by_validation, Best, BestSoFar, Fit, FitContext, FitReport, FitWith, Fitted, Measure,
     ParamGuard, Params, Progress, Silent,
 };
+pub use memory::{human_bytes, memory_estimate, MemoryEstimate};
 pub use select::{describe, train, train_distributed, Grid, MetricMeasure, TrainRequest, Trained};
 
 pub use spec::{Allowed, ParamSpec, SpecReader};

@@ -306,8 +306,8 @@ pub fn describe<'a>(setting: impl IntoIterator<Item = (&'a String, &'a String)>)
 /// `req.train`) and the same algorithm, parameters and seed; every rank gets the same [`Trained`]. For
 /// `ranksvm` it is the model [`train`] gives on all the queries together, bit for bit, at any number of ranks.
 ///
-/// One setting, no validation data, and only preprocessing that needs no statistics of the whole dataset
-/// (feature selection, `log1p`, per-query normalisation, or `auto` on data in [0, 1] on every rank).
+/// One setting and no validation data. Preprocessing is fitted on all the ranks' queries (the z-score's sums are
+/// exact, so it too is the single-process one, bit for bit).
 pub fn train_distributed(
     algorithm: &str,
     grid: &Grid,
@@ -338,8 +338,7 @@ pub fn train_distributed(
     } else {
         std::borrow::Cow::Borrowed(req.train)
     };
-    let spec = resolve_distributed_preprocess(req.preprocess, &train, comm)?;
-    let (preprocess, train) = match spec.fit_transform(&train)? {
+    let (preprocess, train) = match req.preprocess.fit_transform_with(&train, &Ranks(comm))? {
         Some((p, t)) => (Some(p), std::borrow::Cow::Owned(t)),
         None => (None, train),
     };
@@ -362,40 +361,35 @@ pub fn train_distributed(
     })
 }
 
-/// `spec` with `auto` decided for the whole dataset (nothing when every rank's features lie in [0, 1]); global
-/// z-score and min–max are refused, since their statistics would need a pass over every rank's documents.
-fn resolve_distributed_preprocess(
-    spec: &PreprocessSpec,
-    train: &Dataset,
-    comm: &dyn ltr_core::Allreduce,
-) -> Result<PreprocessSpec> {
-    use ltr_data::NormalizeKind;
-    let staged = PreprocessSpec {
-        normalize: Some(NormalizeKind::None),
-        ..spec.clone()
+/// The ranks of a distributed run, as the preprocessing's way to combine statistics.
+struct Ranks<'a>(&'a dyn ltr_core::Allreduce);
+
+impl ltr_data::StatsReduce for Ranks<'_> {
+    fn sum_exact(&self, acc: &mut ltr_data::ExactVec) -> ltr_data::Result<()> {
+        self.0
+            .sum_exact(acc)
+            .map_err(|e| ltr_data::DataError::Invalid(e.to_string()))
     }
-    .fit_transform(train)?;
-    let local_unit = staged
-        .as_ref()
-        .map_or(train, |(_, t)| t)
-        .features_in_unit_interval();
-    let mut outside = ltr_core::ExactVec::new(1);
-    outside.add(0, if local_unit { 0.0 } else { 1.0 });
-    comm.sum_exact(&mut outside)?;
-    let kind = match spec.normalize.unwrap_or(NormalizeKind::Auto) {
-        NormalizeKind::Auto if outside.value(0) == 0.0 => NormalizeKind::None,
-        NormalizeKind::Auto | NormalizeKind::ZScore | NormalizeKind::MinMax => {
-            return Err(LtrError::param(
-                "normalize",
-                "distributed training does not fit a global z-score or min-max yet (raw features were found on some \
-                 rank); pass --normalize none (Newton's preconditioner handles raw features) or a per-query \
-                 normalisation (query-zscore, query-minmax, query-sum)",
-            ))
+    fn min_max(&self, lo: &mut [f64], hi: &mut [f64]) -> ltr_data::Result<()> {
+        let gather = |v: &[f64]| {
+            self.0
+                .gather_f64(v)
+                .map_err(|e| ltr_data::DataError::Invalid(e.to_string()))
+        };
+        let (all_lo, all_hi) = (gather(lo)?, gather(hi)?);
+        let n = lo.len().max(1);
+        for (j, l) in lo.iter_mut().enumerate() {
+            *l = all_lo[j..]
+                .iter()
+                .step_by(n)
+                .fold(f64::INFINITY, |a, &b| a.min(b));
         }
-        k => k,
-    };
-    Ok(PreprocessSpec {
-        normalize: Some(kind),
-        ..spec.clone()
-    })
+        for (j, h) in hi.iter_mut().enumerate() {
+            *h = all_hi[j..]
+                .iter()
+                .step_by(n)
+                .fold(f64::NEG_INFINITY, |a, &b| a.max(b));
+        }
+        Ok(())
+    }
 }

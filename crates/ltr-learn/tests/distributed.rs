@@ -1,6 +1,6 @@
 //! Data-parallel training through the registry: the queries split over ranks of the thread backend give the
-//! single-process model bit for bit (Newton RankSVM sums over queries exactly), on generated raw web data and on
-//! real LETOR folds; what distributed training cannot do is refused with a reason, and a failing rank stops the
+//! single-process model bit for bit (Newton RankSVM and LambdaRank sum over queries exactly), on generated raw web
+//! data and on real LETOR folds; what distributed training cannot do is refused with a reason, and a failing rank stops the
 //! others.
 
 use ltr_core::{Model, ThreadGroup};
@@ -23,13 +23,19 @@ fn shards(ds: &Dataset, ranks: usize) -> Vec<Dataset> {
         .collect()
 }
 
-/// Train on `ranks` thread ranks; every rank must return the same model, which is returned.
-fn distributed(ds: &Dataset, ranks: usize, params: &[&str], spec: &PreprocessSpec) -> Trained {
+/// Train `algo` on `ranks` thread ranks; every rank must return the same model, which is returned.
+fn distributed_algo(
+    algo: &str,
+    ds: &Dataset,
+    ranks: usize,
+    params: &[&str],
+    spec: &PreprocessSpec,
+) -> Trained {
     let parts = shards(ds, ranks);
     let grid = Grid::parse(params).unwrap();
     let results = ThreadGroup::run(ranks, |comm| {
         let req = TrainRequest::new(&parts[ltr_core::Allreduce::rank(comm)]).preprocess(spec);
-        train_distributed("ranksvm", &grid, &req, comm)
+        train_distributed(algo, &grid, &req, comm)
     });
     let trained: Vec<Trained> = results.into_iter().map(|r| r.unwrap()).collect();
     for t in &trained[1..] {
@@ -38,15 +44,23 @@ fn distributed(ds: &Dataset, ranks: usize, params: &[&str], spec: &PreprocessSpe
     trained.into_iter().next().unwrap()
 }
 
+fn distributed(ds: &Dataset, ranks: usize, params: &[&str], spec: &PreprocessSpec) -> Trained {
+    distributed_algo("ranksvm", ds, ranks, params, spec)
+}
+
 fn check_same_model(ds: &Dataset, params: &[&str], spec: &PreprocessSpec) {
+    check_same_model_of("ranksvm", ds, params, spec)
+}
+
+fn check_same_model_of(algo: &str, ds: &Dataset, params: &[&str], spec: &PreprocessSpec) {
     let single = train(
-        "ranksvm",
+        algo,
         &Grid::parse(params).unwrap(),
         &TrainRequest::new(ds).preprocess(spec),
     )
     .unwrap();
     for ranks in [1, 2, 3] {
-        let d = distributed(ds, ranks, params, spec);
+        let d = distributed_algo(algo, ds, ranks, params, spec);
         assert_eq!(weights(&d), weights(&single), "{ranks} ranks, {params:?}");
         assert_eq!(
             d.fitted.report.objective.unwrap().to_bits(),
@@ -78,12 +92,39 @@ fn raw_web_data_gives_the_single_process_model_at_one_two_and_three_ranks() {
     // Raw features: the preconditioned path; C from SVMlight's rule is summed over ranks too.
     check_same_model(&web(), &["c=0.1"], &none);
     check_same_model(&web(), &["c=default"], &none);
-    // Per-query normalisation needs no global statistics.
+    // Every normalisation: per query, and fitted on all the ranks' documents (`auto` is a z-score on raw data).
+    for kind in [
+        NormalizeKind::QueryMinMax,
+        NormalizeKind::Auto,
+        NormalizeKind::MinMax,
+    ] {
+        let spec = PreprocessSpec {
+            normalize: Some(kind),
+            ..Default::default()
+        };
+        check_same_model(&web(), &["c=1"], &spec);
+    }
+    let selected = PreprocessSpec {
+        features: Some(vec![3, 1, 40, 136]),
+        log1p: vec![40],
+        normalize: Some(NormalizeKind::ZScore),
+    };
+    check_same_model(&web(), &["c=1"], &selected);
+}
+
+#[test]
+fn lambdarank_gives_the_single_process_model_too() {
     let per_query = PreprocessSpec {
         normalize: Some(NormalizeKind::QueryMinMax),
         ..Default::default()
     };
-    check_same_model(&web(), &["c=1"], &per_query);
+    check_same_model_of("lambdarank", &web(), &["epochs=15"], &per_query);
+    check_same_model_of(
+        "lambdarank",
+        &web(),
+        &["epochs=10", "k=0", "l2=0.01"],
+        &per_query,
+    );
 }
 
 #[test]
@@ -100,6 +141,12 @@ fn letor_folds_give_the_single_process_model() {
     ] {
         let ds = read_letor(dir.join(file)).unwrap();
         check_same_model(&ds, &["c=1"], &PreprocessSpec::default());
+        check_same_model_of(
+            "lambdarank",
+            &ds,
+            &["epochs=10"],
+            &PreprocessSpec::default(),
+        );
     }
 }
 
@@ -154,9 +201,6 @@ fn what_distributed_training_cannot_do_is_refused_with_the_reason() {
     assert!(e[0].contains("one setting"), "{}", e[0]);
     let e = errors("ranksvm", &[], &none, true);
     assert!(e[0].contains("validation"), "{}", e[0]);
-    // Raw features under `auto` would need a global z-score.
-    let e = errors("ranksvm", &[], &PreprocessSpec::default(), false);
-    assert!(e[0].contains("--normalize none"), "{}", e[0]);
     let e = errors("ranksvm", &["solver=dual"], &none, false);
     assert!(e[0].contains("Newton"), "{}", e[0]);
     let e = errors("ranksvm", &["pairs=adjacent"], &none, false);

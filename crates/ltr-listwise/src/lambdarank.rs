@@ -11,11 +11,16 @@
 //! On a click training set ([`ltr_data::click_training_set`]) each query's term is weighted by its clicks over
 //! their propensity instead of 1/Q (IPS-weighted LambdaRank, the linear form of LightGBM's position-debiased
 //! objective's inverse-propensity correction), or by its clicks alone (the naive control): [`ClickWeighting`].
+//!
+//! The objective and its gradient are sums over queries, taken exactly ([`ExactVec`]), so the queries can be
+//! spread over ranks ([`LambdaRankParams::fit_distributed`]) and every rank ends with the single-process model,
+//! bit for bit.
 
 use ltr_core::{
-    BestSoFar, Fit, FitContext, FitReport, Fitted, LinearModel, LtrError, Model, Result,
+    Allreduce, BestSoFar, Fit, FitContext, FitReport, Fitted, LinearModel, LtrError, Model, Result,
+    SingleProcess,
 };
-use ltr_data::{ClickWeighting, Dataset};
+use ltr_data::{exact_transpose_times, ClickWeighting, Dataset, ExactVec};
 use ltr_metrics::{Convention, Metric};
 use rayon::prelude::*;
 
@@ -148,43 +153,46 @@ fn frozen_pairs(data: &Dataset, measures: &[QueryMeasure], scores: &[f64]) -> Ve
         .collect()
 }
 
-/// The smoothed objective with frozen weights, and its gradient with respect to the scores (the lambdas).
-/// Each query counts 1/`nq`, or its own weight when `weights` are given (they sum to 1).
+/// The smoothed objective with frozen weights, per query, and its gradient with respect to the scores (the
+/// lambdas). Each query counts 1/`nq`, or its own weight when `weights` are given (they sum to 1).
 fn loss_and_lambdas(
     pairs: &[Pairs],
     scores: &[f64],
     sigma: f64,
     nq: f64,
     weights: Option<&[f64]>,
-) -> (f64, Vec<f64>) {
+    with_lambdas: bool,
+) -> (Vec<f64>, Vec<f64>) {
     let per_query: Vec<(f64, Vec<(u32, f64)>)> = pairs
         .par_iter()
         .enumerate()
         .map(|(q, ps)| {
             let qw = weights.map(|w| w[q]);
             let mut loss = 0.0;
-            let mut grad = Vec::with_capacity(2 * ps.len());
+            let mut grad = Vec::with_capacity(if with_lambdas { 2 * ps.len() } else { 0 });
             for &(i, j, dw) in ps {
                 let z = sigma * (scores[i as usize] - scores[j as usize]);
                 // log(1 + e^{−z}) and its derivative −σ/(1 + e^{z}), in forms that do not overflow.
                 let dw = qw.map_or(dw, |qw| qw * nq * dw);
                 loss += dw * softplus(-z);
-                let rho = dw * sigma / (1.0 + z.exp());
-                grad.push((i, -rho));
-                grad.push((j, rho));
+                if with_lambdas {
+                    let rho = dw * sigma / (1.0 + z.exp());
+                    grad.push((i, -rho));
+                    grad.push((j, rho));
+                }
             }
             (loss, grad)
         })
         .collect();
-    let mut lambdas = vec![0.0; scores.len()];
-    let mut loss = 0.0;
+    let mut lambdas = vec![0.0; if with_lambdas { scores.len() } else { 0 }];
+    let mut losses = Vec::with_capacity(per_query.len());
     for (l, g) in per_query {
-        loss += l;
+        losses.push(l);
         for (d, v) in g {
             lambdas[d as usize] += v / nq;
         }
     }
-    (loss / nq, lambdas)
+    (losses, lambdas)
 }
 
 fn softplus(x: f64) -> f64 {
@@ -197,13 +205,37 @@ fn softplus(x: f64) -> f64 {
 
 impl Fit for LambdaRankParams {
     fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
+        self.fit_distributed(train, ctx, &SingleProcess)
+    }
+}
+
+impl LambdaRankParams {
+    /// [`Fit::fit`] with the queries spread over the ranks of `comm` (`train` holds this rank's queries): every
+    /// rank returns the model `fit` gives on all the queries, bit for bit. Click weights and validation data need
+    /// one process.
+    pub fn fit_distributed(
+        &self,
+        train: &Dataset,
+        ctx: &FitContext<'_>,
+        comm: &dyn Allreduce,
+    ) -> Result<Fitted> {
         self.validate()?;
+        if comm.size() > 1 && (self.clicks.is_some() || ctx.validation().is_some()) {
+            return Err(LtrError::param(
+                "weighting",
+                "distributed LambdaRank takes judged data without validation (click weights and epoch selection \
+                 need one process)",
+            ));
+        }
         let measure = ListMeasure::new(Metric::Ndcg(self.k), self.convention)?;
         let measures = (0..train.n_queries())
             .map(|q| measure.query(&train.labels()[train.query_range(q)]))
             .collect::<Result<Vec<_>>>()?;
         let d = train.n_features();
-        let nq = train.n_queries().max(1) as f64;
+        let mut queries = ExactVec::new(1);
+        queries.add(0, train.n_queries() as f64);
+        comm.sum_exact(&mut queries)?;
+        let nq = queries.value(0).max(1.0);
         let weights = match self.clicks {
             Some(c) => Some(train.click_weights(c).ok_or_else(|| {
                 LtrError::Training(
@@ -218,18 +250,28 @@ impl Fit for LambdaRankParams {
         let mut curve = Vec::new();
         let mut last_loss = f64::NAN;
         ctx.progress().begin("epochs", Some(self.epochs as u64));
-        let objective = |pairs: &[Pairs], w: &[f64]| -> (f64, Vec<f64>) {
+        let l2_term = |w: &[f64]| 0.5 * self.l2 * w.iter().map(|v| v * v).sum::<f64>();
+        // The objective alone (line search trials): one exact sum over queries and ranks.
+        let objective = |pairs: &[Pairs], w: &[f64]| -> Result<f64> {
             let scores = train.scores(w);
-            let (loss, lambdas) =
-                loss_and_lambdas(pairs, &scores, self.sigma, nq, weights.as_deref());
-            let l2 = 0.5 * self.l2 * w.iter().map(|v| v * v).sum::<f64>();
-            (loss + l2, lambdas)
+            let (losses, _) =
+                loss_and_lambdas(pairs, &scores, self.sigma, nq, weights.as_deref(), false);
+            let mut sum = ExactVec::new(1);
+            for l in &losses {
+                sum.add(0, *l);
+            }
+            comm.sum_exact(&mut sum)?;
+            Ok(sum.value(0) / nq + l2_term(w))
         };
         for epoch in 1..=self.epochs {
             let scores = train.scores(&w);
             let pairs = frozen_pairs(train, &measures, &scores);
-            let (f0, lambdas) = objective(&pairs, &w);
-            let mut g = train.transpose_times(&lambdas);
+            let (losses, lambdas) =
+                loss_and_lambdas(&pairs, &scores, self.sigma, nq, weights.as_deref(), true);
+            let mut sums = exact_transpose_times(train, &lambdas, &[&losses]);
+            comm.sum_exact(&mut sums)?;
+            let f0 = sums.value(d) / nq + l2_term(&w);
+            let mut g: Vec<f64> = (0..d).map(|j| sums.value(j)).collect();
             for (gj, wj) in g.iter_mut().zip(&w) {
                 *gj += self.l2 * wj;
             }
@@ -242,7 +284,7 @@ impl Fit for LambdaRankParams {
             let mut accepted = None;
             for _ in 0..60 {
                 let trial: Vec<f64> = w.iter().zip(&g).map(|(wj, gj)| wj - step * gj).collect();
-                let (f1, _) = objective(&pairs, &trial);
+                let f1 = objective(&pairs, &trial)?;
                 if f1 <= f0 - 1e-4 * step * gg {
                     accepted = Some((trial, f1));
                     break;
@@ -319,8 +361,11 @@ mod tests {
         let ips = [0.1, 0.4, 0.05, 0.3, 0.15];
         let uniform = [0.2; 5];
         for weights in [None, Some(&ips[..]), Some(&uniform[..])] {
-            let loss_at = |w: &[f64]| loss_and_lambdas(&pairs, &data.scores(w), 1.5, nq, weights).0;
-            let (_, lambdas) = loss_and_lambdas(&pairs, &data.scores(&w), 1.5, nq, weights);
+            let loss_at = |w: &[f64]| {
+                let losses = loss_and_lambdas(&pairs, &data.scores(w), 1.5, nq, weights, false).0;
+                losses.iter().sum::<f64>() / nq
+            };
+            let (_, lambdas) = loss_and_lambdas(&pairs, &data.scores(&w), 1.5, nq, weights, true);
             let g = data.transpose_times(&lambdas);
             for j in 0..w.len() {
                 let h = 1e-6;
@@ -336,10 +381,14 @@ mod tests {
             }
         }
         // Equal weights are the unweighted objective.
-        let a = loss_and_lambdas(&pairs, &data.scores(&w), 1.5, nq, None).0;
-        let b = loss_and_lambdas(&pairs, &data.scores(&w), 1.5, nq, Some(&uniform)).0;
+        let total = |weights: Option<&[f64]>| {
+            let losses = loss_and_lambdas(&pairs, &data.scores(&w), 1.5, nq, weights, false).0;
+            losses.iter().sum::<f64>() / nq
+        };
+        let a = total(None);
+        let b = total(Some(&uniform));
         assert!((a - b).abs() < 1e-12 * a.abs(), "{a} vs {b}");
-        let c = loss_and_lambdas(&pairs, &data.scores(&w), 1.5, nq, Some(&ips)).0;
+        let c = total(Some(&ips));
         assert!((a - c).abs() > 1e-6, "the weights must matter");
     }
 

@@ -35,10 +35,10 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use ltr_core::{
-    Allreduce, ExactVec, Fit, FitContext, FitReport, Fitted, LinearModel, LtrError, Model, Result,
+    Allreduce, Fit, FitContext, FitReport, Fitted, LinearModel, LtrError, Model, Result,
     SingleProcess, WarmStarts,
 };
-use ltr_data::{ClickWeighting, Dataset};
+use ltr_data::{ClickWeighting, Dataset, ExactVec};
 use ltr_pairs::{
     query_weights_mu, tau_closed_form, tau_monte_carlo, LevelWeights, Levels, MissingGrade,
     PairLoss, PairScheme, PairSet, PairwiseObjective,

@@ -8,8 +8,8 @@
 //! from those sums identically on every rank, so the model does not depend, bit for bit, on the number of threads
 //! or ranks or on how the queries were split between them.
 
-use ltr_core::{Allreduce, ExactVec, Result, SingleProcess};
-use ltr_data::Dataset;
+use ltr_core::{Allreduce, Result, SingleProcess};
+use ltr_data::{exact_transpose_times, ExactVec};
 use ltr_pairs::PairwiseObjective;
 use rayon::prelude::*;
 
@@ -49,71 +49,6 @@ pub fn primal_objective(obj: &PairwiseObjective<'_>, c: f64, w: &[f64]) -> f64 {
     0.5 * dot(w, w) + c * obj.loss(&s)
 }
 
-/// Σ_q X_qᵀ coef_q, each query's part in f64 and the parts summed exactly, in `len = d + extra.len()` sums: the
-/// d features, then `extra[k][q]` summed over queries into sum d + k.
-fn query_sums(ds: &Dataset, coef: &[f64], extra: &[&[f64]]) -> ExactVec {
-    let d = ds.n_features();
-    let len = d + extra.len();
-    let sparse = !ds.is_dense();
-    (0..ds.n_queries())
-        .into_par_iter()
-        .with_min_len(8)
-        .fold(
-            || {
-                let marks = if sparse { d } else { 0 };
-                (
-                    ExactVec::new(len),
-                    vec![0.0; d],
-                    Vec::<usize>::new(),
-                    vec![false; marks],
-                )
-            },
-            |(mut acc, mut part, mut touched, mut marked), q| {
-                for i in ds.query_range(q) {
-                    let c = coef[i];
-                    if c == 0.0 {
-                        continue;
-                    }
-                    let row = ds.row(i);
-                    row.axpy(c, &mut part);
-                    if sparse {
-                        for (f, _) in row.entries() {
-                            if !marked[f] {
-                                marked[f] = true;
-                                touched.push(f);
-                            }
-                        }
-                    }
-                }
-                if sparse {
-                    for &f in &touched {
-                        acc.add(f, part[f]);
-                        part[f] = 0.0;
-                        marked[f] = false;
-                    }
-                    touched.clear();
-                } else {
-                    for (f, p) in part.iter_mut().enumerate() {
-                        acc.add(f, *p);
-                        *p = 0.0;
-                    }
-                }
-                for (k, values) in extra.iter().enumerate() {
-                    acc.add(d + k, values[q]);
-                }
-                (acc, part, touched, marked)
-            },
-        )
-        .map(|(acc, ..)| acc)
-        .reduce(
-            || ExactVec::new(len),
-            |mut a, b| {
-                a.merge(&b);
-                a
-            },
-        )
-}
-
 /// Minimise ½‖w‖² + C·loss from `w0` (zeros if `None`) on one process.
 pub fn newton_cg(
     obj: &PairwiseObjective<'_>,
@@ -141,7 +76,7 @@ pub fn newton_cg_distributed(
     let grad_at = |w: &[f64]| -> Result<_> {
         let s = ds.scores(w);
         let sg = obj.gradient(&s);
-        let mut sums = query_sums(ds, &sg.coef, &[sg.query_losses()]);
+        let mut sums = exact_transpose_times(ds, &sg.coef, &[sg.query_losses()]);
         comm.sum_exact(&mut sums)?;
         let mut g: Vec<f64> = (0..d).map(|j| sums.value(j)).collect();
         for (gj, wj) in g.iter_mut().zip(w) {
@@ -184,7 +119,7 @@ pub fn newton_cg_distributed(
             cg_total += 1;
             let xp = ds.scores(&p);
             let hs = obj.hessian_times(&state, &xp);
-            let mut sums = query_sums(ds, &hs, &[]);
+            let mut sums = exact_transpose_times(ds, &hs, &[]);
             comm.sum_exact(&mut sums)?;
             let mut hp = sums.values();
             for (h, pj) in hp.iter_mut().zip(&p) {

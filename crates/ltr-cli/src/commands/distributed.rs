@@ -26,17 +26,25 @@ fn load_shard(a: &TrainArgs, rank: usize, size: usize) -> Result<Dataset> {
         return super::load_dataset(&path, a.regroup, a.allow_duplicate_docids);
     }
     let all = super::load_dataset(&a.train, a.regroup, a.allow_duplicate_docids)?;
-    split(&all, size, &a.train)?
-        .into_iter()
-        .nth(rank)
-        .context("a rank beyond the split")
+    if size == 1 {
+        return Ok(all);
+    }
+    let range = ranges(&all, size, &a.train)?.swap_remove(rank);
+    Ok(all.select_queries(&range.collect::<Vec<_>>()))
 }
 
-/// `ds` in `parts` runs of whole queries, balanced by pairs.
-fn split(ds: &Dataset, parts: usize, path: &Path) -> Result<Vec<Dataset>> {
-    let ranges = ltr_pairs::balanced_query_ranges(ds, parts)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    Ok(ranges
+/// The runs of whole queries of `ds` for `parts` ranks, balanced by pairs.
+fn ranges(ds: &Dataset, parts: usize, path: &Path) -> Result<Vec<std::ops::Range<usize>>> {
+    ltr_pairs::balanced_query_ranges(ds, parts)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+/// `ds` in `parts` runs of whole queries, balanced by pairs (one part: `ds` itself, not a copy).
+fn split(ds: Dataset, parts: usize, path: &Path) -> Result<Vec<Dataset>> {
+    if parts == 1 {
+        return Ok(vec![ds]);
+    }
+    Ok(ranges(&ds, parts, path)?
         .into_iter()
         .map(|r| ds.select_queries(&r.collect::<Vec<_>>()))
         .collect())
@@ -127,7 +135,7 @@ pub fn train(
             .collect::<Result<_>>()?,
         None => {
             let all = super::load_dataset(&a.train, a.regroup, a.allow_duplicate_docids)?;
-            split(&all, ranks, &a.train)?
+            split(all, ranks, &a.train)?
         }
     };
     tracing::info!(
@@ -192,7 +200,9 @@ pub struct ShardArgs {
     /// Number of shards (ranks).
     #[arg(long)]
     pub ranks: usize,
-    /// Output path with `{rank}` (e.g. `shards/train-{rank}.txt`); each file is written atomically.
+    /// Output path with `{rank}` (e.g. `shards/train-{rank}.txt`; `{rank}` may be left out with --ranks 1); each
+    /// file is written atomically. A name ending in `.ltrcache` writes the checked binary cache, which every
+    /// command loads instead of parsing.
     #[arg(long)]
     pub out: PathBuf,
     /// Merge the runs of a qid that reappears later in the file (default: an error).
@@ -202,20 +212,32 @@ pub struct ShardArgs {
 
 /// `ltr shard`: one file per rank for `ltr train --distributed --train 'PATTERN'`.
 pub fn shard(a: ShardArgs) -> Result<()> {
-    if shard_path(&a.out, 0).is_none() {
+    if shard_path(&a.out, 0).is_none() && a.ranks != 1 {
         bail!(
             "--out {} has no `{{rank}}` to number the shards by",
             a.out.display()
         );
     }
     let ds = super::load_dataset(&a.data, a.regroup, false)?;
-    for (rank, part) in split(&ds, a.ranks, &a.data)?.iter().enumerate() {
-        let path = shard_path(&a.out, rank).expect("checked above");
+    // One part in memory at a time (and no copy at all for one part): peak = the data + its largest part.
+    for (rank, range) in ranges(&ds, a.ranks, &a.data)?.into_iter().enumerate() {
+        let owned;
+        let part = if a.ranks == 1 {
+            &ds
+        } else {
+            owned = ds.select_queries(&range.collect::<Vec<_>>());
+            &owned
+        };
+        let path = shard_path(&a.out, rank).unwrap_or_else(|| a.out.clone());
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
-        ltr_data::write_letor(part, &path)
-            .with_context(|| format!("writing {}", path.display()))?;
+        if path.extension().is_some_and(|e| e == "ltrcache") {
+            ltr_data::save_cache(part, &path, None)
+        } else {
+            ltr_data::write_letor(part, &path)
+        }
+        .with_context(|| format!("writing {}", path.display()))?;
         tracing::info!(
             "{}: {} queries, {} documents",
             path.display(),

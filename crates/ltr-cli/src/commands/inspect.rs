@@ -52,6 +52,17 @@ pub fn run(a: InspectArgs) -> Result<()> {
             qids.iter().max().copied().unwrap_or(0),
         )
     });
+    // What training would hold, per algorithm (default `auto` preprocessing: a copy when features are raw).
+    let copies = !ds.features_in_unit_interval();
+    let training: Vec<(&str, u64)> = ltr_learn::ALGORITHMS
+        .iter()
+        .map(|al| {
+            (
+                al.name,
+                ltr_learn::memory_estimate(al.name, &ds, copies).total(),
+            )
+        })
+        .collect();
     if a.json {
         let labels: serde_json::Map<String, serde_json::Value> = s
             .labels
@@ -71,6 +82,8 @@ pub fn run(a: InspectArgs) -> Result<()> {
             "first_qid": ds.qids().first(),
             "last_qid": ds.qids().last(),
             "has_docids": ds.docids().is_some(),
+            "memory_bytes": ds.memory_bytes(),
+            "training_memory_bytes": training.iter().map(|(n, b)| (n.to_string(), serde_json::json!(b))).collect::<serde_json::Map<_, _>>(),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
@@ -99,6 +112,15 @@ pub fn run(a: InspectArgs) -> Result<()> {
             "doc ids:         {}",
             if ds.docids().is_some() { "yes" } else { "no" }
         );
+        println!(
+            "memory:          {} loaded",
+            ltr_learn::human_bytes(ds.memory_bytes())
+        );
+        let per_algo: Vec<String> = training
+            .iter()
+            .map(|(n, b)| format!("{n} {}", ltr_learn::human_bytes(*b)))
+            .collect();
+        println!("training needs:  {}", per_algo.join(", "));
     }
     Ok(())
 }

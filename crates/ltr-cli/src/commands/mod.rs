@@ -16,8 +16,21 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use ltr_data::{read_letor_with, Dataset, ParseOptions, RepeatedQid};
 
-/// Read a dataset, optionally regrouping repeated qids or accepting a docid twice within a query.
+/// Read a dataset, optionally regrouping repeated qids or accepting a docid twice within a query. A `.ltrcache`
+/// file (`ltr shard --out F.ltrcache`) is the checked binary cache: loaded, not parsed.
 pub fn load_dataset(path: &Path, regroup: bool, allow_duplicate_docids: bool) -> Result<Dataset> {
+    if path.extension().is_some_and(|e| e == "ltrcache") {
+        let t = std::time::Instant::now();
+        let ds = ltr_data::load_cache(path, None)?;
+        tracing::debug!(
+            "{}: {} queries, {} documents loaded in {:.3}s",
+            path.display(),
+            ds.n_queries(),
+            ds.n_docs(),
+            t.elapsed().as_secs_f64()
+        );
+        return Ok(ds);
+    }
     let opts = ParseOptions {
         allow_duplicate_docids,
         repeated_qid: if regroup {

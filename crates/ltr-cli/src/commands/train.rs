@@ -210,6 +210,7 @@ pub fn run(a: TrainArgs) -> Result<()> {
         }
         None => None,
     };
+    log_memory(algo.name, &train, validation.as_ref(), &preprocess);
     let t0 = Instant::now();
     let mut req = TrainRequest::new(&train)
         .metric(metric, convention)
@@ -251,6 +252,34 @@ pub fn run(a: TrainArgs) -> Result<()> {
         seconds: t0.elapsed().as_secs_f64(),
     };
     save(&a, trained.into_model_file(summary), t0)
+}
+
+/// Say before training how much memory the run will need (the data is loaded; the rest is estimated).
+fn log_memory(
+    algo: &str,
+    train: &ltr_data::Dataset,
+    validation: Option<&ltr_data::Dataset>,
+    preprocess: &ltr_data::PreprocessSpec,
+) {
+    use ltr_data::NormalizeKind;
+    let copies = preprocess.features.is_some()
+        || !preprocess.log1p.is_empty()
+        || match preprocess.normalize.unwrap_or(NormalizeKind::Auto) {
+            NormalizeKind::None => false,
+            NormalizeKind::Auto => !train.features_in_unit_interval(),
+            _ => true,
+        };
+    let est = ltr_learn::memory_estimate(algo, train, copies);
+    let vali = validation.map_or(0, |v| v.memory_bytes() * if copies { 2 } else { 1 });
+    let h = ltr_learn::human_bytes;
+    tracing::info!(
+        "memory: about {} (training data {}, preprocessed copy {}, validation {}, {algo}'s working set {})",
+        h(est.total() + vali),
+        h(est.dataset),
+        h(est.preprocessed),
+        h(vali),
+        h(est.working)
+    );
 }
 
 /// Attach `--feature-names` and write the model atomically.

@@ -1,7 +1,7 @@
 //! `coordinate-ascent` (Metzler & Croft 2007), `adarank` (Xu & Li 2007) and `lambdarank` (Burges 2010):
 //! parameters → [`CoordinateAscentParams`], [`AdaRankParams`], [`LambdaRankParams`].
 
-use ltr_core::{Fit, FitContext, Fitted, LtrError, ParamGuard, Result};
+use ltr_core::{Allreduce, Fit, FitContext, Fitted, LtrError, ParamGuard, Result};
 use ltr_data::Dataset;
 use ltr_listwise::{
     AdaRankParams, CoordinateAscentParams, LambdaRankParams, LineSearch, ListMeasure,
@@ -182,6 +182,24 @@ pub(crate) fn lambdarank(
     train: &Dataset,
     ctx: &FitContext<'_>,
 ) -> Result<Fitted> {
+    lambdarank_params(r, train, ctx)?.fit(train, ctx)
+}
+
+/// `lambdarank` on this rank's shard of the queries (exact sums: the single-process model at any rank count).
+pub(crate) fn lambdarank_distributed(
+    r: &SpecReader<'_>,
+    shard: &Dataset,
+    ctx: &FitContext<'_>,
+    comm: &dyn Allreduce,
+) -> Result<Fitted> {
+    lambdarank_params(r, shard, ctx)?.fit_distributed(shard, ctx, comm)
+}
+
+fn lambdarank_params(
+    r: &SpecReader<'_>,
+    train: &Dataset,
+    ctx: &FitContext<'_>,
+) -> Result<LambdaRankParams> {
     let convention = match r.choice("convention")?.as_str() {
         "auto" => ctx
             .measure_names()
@@ -200,7 +218,7 @@ pub(crate) fn lambdarank(
         .clicks(super::clicks::click_weighting(r, train)?)
         .check()?;
     r.finish("lambdarank")?;
-    p.fit(train, ctx)
+    Ok(p)
 }
 
 /// `adarank`'s parameters.

@@ -206,7 +206,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         paper: "Burges 2010, From RankNet to LambdaRank to LambdaMART: LambdaRank gradients for a linear model",
         code: "crates/ltr-listwise/src/lambdarank.rs",
         params: &[LAMBDARANK_SPECS, CLICK_SPECS],
-        distributed: None,
+        distributed: Some(listwise::lambdarank_distributed),
         fit: listwise::lambdarank,
     },
     Algorithm {

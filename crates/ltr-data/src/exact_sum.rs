@@ -5,11 +5,14 @@
 //! [`ExactVec`] keeps each of its sums as that integer, in 32-bit digits held in `i64` limbs (the spare bits absorb
 //! carries, which are propagated every 2³⁰ additions). Integer addition is associative, so two accumulators merge
 //! exactly ([`ExactVec::merge`]) and so do the limbs of accumulators on different machines (an MPI sum of `i64`
-//! arrays, [`crate::Allreduce::sum_exact`]). Reading a sum out ([`ExactVec::value`]) rounds the exact integer to
+//! arrays: `ltr_core::Allreduce::sum_exact`). Reading a sum out ([`ExactVec::value`]) rounds the exact integer to
 //! the nearest f64 once.
 //!
 //! Why not the `xsum` crate (Neal's superaccumulator, correctly rounded too): its accumulator state is private, and
 //! data-parallel training needs to ship the state itself between processes; `xsum` is this module's test oracle.
+
+use crate::Dataset;
+use rayon::prelude::*;
 
 /// Bits per digit.
 const DIGIT_BITS: u32 = 32;
@@ -221,6 +224,74 @@ fn scale_by_power_of_two(mut x: f64, mut e: i32) -> f64 {
         e += 1000;
     }
     x * f64::from_bits(((1023 + e) as u64) << 52)
+}
+
+/// Σ_q X_qᵀ coef_q — the gradient or Hessian product of a loss over queries — with each query's part taken in f64
+/// and the parts summed exactly (in parallel over queries), in `d + extra.len()` sums: the d features, then
+/// `extra[k][q]` (per-query values such as the losses) summed over queries into sum d + k. A query's part does not
+/// depend on which other queries a rank holds, so the sums, summed across ranks by `ltr_core::Allreduce::sum_exact`,
+/// are the same however the queries are split.
+pub fn exact_transpose_times(ds: &Dataset, coef: &[f64], extra: &[&[f64]]) -> ExactVec {
+    let d = ds.n_features();
+    let len = d + extra.len();
+    let sparse = !ds.is_dense();
+    (0..ds.n_queries())
+        .into_par_iter()
+        .with_min_len(8)
+        .fold(
+            || {
+                let marks = if sparse { d } else { 0 };
+                (
+                    ExactVec::new(len),
+                    vec![0.0; d],
+                    Vec::<usize>::new(),
+                    vec![false; marks],
+                )
+            },
+            |(mut acc, mut part, mut touched, mut marked), q| {
+                for i in ds.query_range(q) {
+                    let c = coef[i];
+                    if c == 0.0 {
+                        continue;
+                    }
+                    let row = ds.row(i);
+                    row.axpy(c, &mut part);
+                    if sparse {
+                        for (f, _) in row.entries() {
+                            if !marked[f] {
+                                marked[f] = true;
+                                touched.push(f);
+                            }
+                        }
+                    }
+                }
+                if sparse {
+                    for &f in &touched {
+                        acc.add(f, part[f]);
+                        part[f] = 0.0;
+                        marked[f] = false;
+                    }
+                    touched.clear();
+                } else {
+                    for (f, p) in part.iter_mut().enumerate() {
+                        acc.add(f, *p);
+                        *p = 0.0;
+                    }
+                }
+                for (k, values) in extra.iter().enumerate() {
+                    acc.add(d + k, values[q]);
+                }
+                (acc, part, touched, marked)
+            },
+        )
+        .map(|(acc, ..)| acc)
+        .reduce(
+            || ExactVec::new(len),
+            |mut a, b| {
+                a.merge(&b);
+                a
+            },
+        )
 }
 
 #[cfg(test)]

@@ -1,0 +1,127 @@
+//! How much memory a training run will need, estimated from the data's shape before it starts (`ltr train` logs
+//! it, `ltr inspect` lists it per algorithm). The working set of each algorithm is written down as bytes per
+//! document, per pair and per feature value, read off its code; the Newton RankSVM figure is checked against the
+//! measured peak of `ltr train` on 3.77 M documents (BENCHMARKS.md).
+
+use ltr_data::Dataset;
+
+/// A training run's memory, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct MemoryEstimate {
+    /// The training data as loaded.
+    pub dataset: u64,
+    /// The copy that stored preprocessing (normalisation, feature selection, log1p) makes of it (0 without).
+    pub preprocessed: u64,
+    /// The algorithm's own arrays: per-document scores and gradients, pair records, presorted columns, models.
+    pub working: u64,
+}
+
+impl MemoryEstimate {
+    /// Everything together.
+    pub fn total(&self) -> u64 {
+        self.dataset + self.preprocessed + self.working
+    }
+}
+
+/// Bytes per document, per different-label pair and per feature value (n × d) of each algorithm's working set.
+fn coefficients(algorithm: &str) -> (u64, u64, u64) {
+    match algorithm {
+        // Newton: scores, score gradient, sort order, Hessian product and the line search's copies.
+        "ranksvm" | "propensity-ranksvm" | "mhr" => (72, 0, 0),
+        // OCAS / cutting plane: scores, plane coefficients, sort order.
+        "rsvm-ir" => (40, 0, 0),
+        // Pair records of 16 bytes, shuffled per epoch (two row numbers, the query, a mistake counter).
+        "perceptron" | "committee-perceptron" => (16, 16, 0),
+        // Every feature presorted once: a u32 row index and the f32 value per cell.
+        "rankboost" => (32, 0, 8),
+        // Per-query crossings of the exact line search (bounded by the pairs), scores per restart.
+        "coordinate-ascent" => (48, 16, 0),
+        // One measure value per feature and query.
+        "adarank" => (32, 0, 0),
+        "sigmoid" => (48, 0, 0),
+        "listnet" | "lambdarank" => (48, 0, 0),
+        _ => (16, 0, 0),
+    }
+}
+
+/// The estimate for `algorithm` on `train`; `preprocess_copies` when the stored preprocessing will transform it
+/// (a z-score or min–max copy is dense: n × d f32).
+pub fn memory_estimate(
+    algorithm: &str,
+    train: &Dataset,
+    preprocess_copies: bool,
+) -> MemoryEstimate {
+    let (per_doc, per_pair, per_value) = coefficients(algorithm);
+    let n = train.n_docs() as u64;
+    let d = train.n_features() as u64;
+    let pairs: u64 = if per_pair > 0 {
+        ltr_pairs::count_pairs_per_query(train).iter().sum()
+    } else {
+        0
+    };
+    let preprocessed = if preprocess_copies {
+        n * d * 4 + n * 4 + train.n_queries() as u64 * 8
+    } else {
+        0
+    };
+    MemoryEstimate {
+        dataset: train.memory_bytes(),
+        preprocessed,
+        working: n * per_doc + pairs * per_pair + n * d * per_value,
+    }
+}
+
+/// `bytes` for people: `512 B`, `3.4 MB`, `2.1 GB`.
+pub fn human_bytes(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b < 1e3 {
+        format!("{bytes} B")
+    } else if b < 1e6 {
+        format!("{:.1} kB", b / 1e3)
+    } else if b < 1e9 {
+        format!("{:.1} MB", b / 1e6)
+    } else {
+        format!("{:.2} GB", b / 1e9)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_and_presorted_columns_show_in_the_estimate() {
+        let ds = ltr_data::generate_letor_like(&ltr_data::SyntheticConfig {
+            queries: 10,
+            min_docs: 20,
+            max_docs: 20,
+            features: 5,
+            ..Default::default()
+        })
+        .unwrap();
+        let n = 200u64;
+        let svm = memory_estimate("ranksvm", &ds, false);
+        assert_eq!(svm.dataset, ds.memory_bytes());
+        assert!(svm.dataset >= n * 5 * 4 + n * 4);
+        assert_eq!(svm.working, n * 72);
+        assert_eq!(svm.preprocessed, 0);
+        let pairs: u64 = ltr_pairs::count_pairs_per_query(&ds).iter().sum();
+        assert!(pairs > 0);
+        assert_eq!(
+            memory_estimate("perceptron", &ds, false).working,
+            n * 16 + pairs * 16
+        );
+        assert_eq!(
+            memory_estimate("rankboost", &ds, false).working,
+            n * 32 + n * 5 * 8
+        );
+        let copy = memory_estimate("ranksvm", &ds, true);
+        assert_eq!(copy.preprocessed, n * 5 * 4 + n * 4 + 10 * 8);
+        assert_eq!(
+            copy.total(),
+            copy.dataset + copy.preprocessed + copy.working
+        );
+        assert_eq!(human_bytes(2_100_000_000), "2.10 GB");
+        assert_eq!(human_bytes(3_400_000), "3.4 MB");
+    }
+}
