@@ -10,11 +10,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::ok;
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use common::{generate_web, model_part, ok, s};
 
 fn mpirun(ranks: usize, args: &[&str]) -> Command {
     let mut c = Command::new("mpirun");
@@ -43,10 +39,29 @@ fn wait_bounded(mut child: std::process::Child, limit: Duration) -> Output {
     }
 }
 
-fn model_part(path: &Path) -> serde_json::Value {
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    v["model"].clone()
+/// `mpirun -n ranks ltr train --distributed --train TRAIN --model OUT COMMON…`, waited for at most `limit`.
+fn train_on_ranks(
+    ranks: usize,
+    train: &Path,
+    out: &Path,
+    common: &[&str],
+    limit: Duration,
+) -> Output {
+    let mut args = vec![
+        "train",
+        "--distributed",
+        "--train",
+        s(train),
+        "--model",
+        s(out),
+    ];
+    args.extend(common);
+    let child = mpirun(ranks, &args)
+        .stderr(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_bounded(child, limit)
 }
 
 #[test]
@@ -57,18 +72,7 @@ fn mpi_ranks_give_the_single_process_model_and_fail_cleanly() {
     );
     let dir = tempfile::tempdir().unwrap();
     let p = |n: &str| dir.path().join(n);
-    ok(&[
-        "generate",
-        "--profile",
-        "web",
-        "--queries",
-        "60",
-        "--seed",
-        "12",
-        "--out",
-        s(&p("web")),
-    ]);
-    let train = p("web").join("train.txt");
+    let train = generate_web(&p("web"), 60, 12);
     let common = ["--algo", "ranksvm", "--param", "c=1", "--normalize", "none"];
     let single = p("single.json");
     let mut args = vec!["train", "--train", s(&train), "--model", s(&single)];
@@ -78,23 +82,7 @@ fn mpi_ranks_give_the_single_process_model_and_fail_cleanly() {
 
     for ranks in [1, 2, 3] {
         let out = p(&format!("mpi{ranks}.json"));
-        let mut args = vec![
-            "train",
-            "--distributed",
-            "--train",
-            s(&train),
-            "--model",
-            s(&out),
-        ];
-        args.extend(common);
-        let o = wait_bounded(
-            mpirun(ranks, &args)
-                .stderr(Stdio::piped())
-                .stdout(Stdio::piped())
-                .spawn()
-                .unwrap(),
-            Duration::from_secs(120),
-        );
+        let o = train_on_ranks(ranks, &train, &out, &common, Duration::from_secs(120));
         assert!(
             o.status.success(),
             "{ranks} ranks: {}",
@@ -113,56 +101,21 @@ fn mpi_ranks_give_the_single_process_model_and_fail_cleanly() {
         s(&pattern),
     ]);
     let out = p("shards.json");
-    let mut args = vec![
-        "train",
-        "--distributed",
-        "--train",
-        s(&pattern),
-        "--model",
-        s(&out),
-    ];
-    args.extend(common);
-    let o = wait_bounded(
-        mpirun(2, &args).stderr(Stdio::piped()).spawn().unwrap(),
-        Duration::from_secs(120),
-    );
+    let o = train_on_ranks(2, &pattern, &out, &common, Duration::from_secs(120));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(model_part(&out), reference, "2 MPI ranks from shard files");
 
     // Three ranks, two shard files: rank 2 names its missing file and takes the job down.
     let out = p("missing.json");
-    let mut args = vec![
-        "train",
-        "--distributed",
-        "--train",
-        s(&pattern),
-        "--model",
-        s(&out),
-    ];
-    args.extend(common);
-    let o = wait_bounded(
-        mpirun(3, &args).stderr(Stdio::piped()).spawn().unwrap(),
-        Duration::from_secs(60),
-    );
+    let o = train_on_ranks(3, &pattern, &out, &common, Duration::from_secs(60));
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success());
     assert!(e.contains("rank 2 of 3") && e.contains("part-2.txt"), "{e}");
     assert!(!out.exists());
 
     // A rank killed mid-training: mpirun stops the others and says which rank died.
-    ok(&[
-        "generate",
-        "--profile",
-        "web",
-        "--queries",
-        "1500",
-        "--seed",
-        "4",
-        "--out",
-        s(&p("big")),
-    ]);
+    let big = generate_web(&p("big"), 1500, 4);
     let out = p("killed.json");
-    let big = p("big").join("train.txt");
     let mut args = vec![
         "train",
         "--distributed",

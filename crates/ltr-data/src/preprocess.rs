@@ -144,6 +144,33 @@ impl PreprocessSpec {
         Ok(Some((p, out)))
     }
 
+    /// [`fit_transform_with`](Self::fit_transform_with) on data the caller gives up: the normalisation is applied
+    /// in place (feature selection and `log1p` still build their narrower copy, and the original is dropped), so
+    /// training on raw data holds it once, not twice. Returns the fitted preprocessing (`None`: nothing changes)
+    /// and the data to train on.
+    pub fn fit_transform_owned(
+        &self,
+        train: Dataset,
+        reduce: &dyn StatsReduce,
+    ) -> Result<(Option<Preprocess>, Dataset)> {
+        let Some((p, staged)) = self.fit_staged(&train, reduce)? else {
+            return Ok((None, train));
+        };
+        let staged = match staged {
+            std::borrow::Cow::Owned(d) => Some(d),
+            std::borrow::Cow::Borrowed(_) => None,
+        };
+        let mut out = match staged {
+            Some(d) => {
+                drop(train);
+                d
+            }
+            None => train,
+        };
+        p.normalize(&mut out)?;
+        Ok((Some(p), out))
+    }
+
     /// Fit on `train` and return the transformed training data with it (one pass over the data, where
     /// [`fit`](Self::fit) then [`Preprocess::apply`] would transform it twice); `None` when nothing would change.
     pub fn fit_transform(&self, train: &Dataset) -> Result<Option<(Preprocess, Dataset)>> {

@@ -36,7 +36,10 @@ pub use ltr_core::{
     ParamGuard, Params, Progress, Silent,
 };
 pub use memory::{human_bytes, memory_estimate, MemoryEstimate};
-pub use select::{describe, train, train_distributed, Grid, MetricMeasure, TrainRequest, Trained};
+pub use select::{
+    describe, prepare, train, train_distributed, Grid, MetricMeasure, Prepared, TrainRequest,
+    Trained,
+};
 
 pub use spec::{Allowed, ParamSpec, SpecReader};
 

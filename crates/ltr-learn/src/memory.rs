@@ -30,8 +30,9 @@ fn coefficients(algorithm: &str) -> (u64, u64, u64) {
         "ranksvm" | "propensity-ranksvm" | "mhr" => (72, 0, 0),
         // OCAS / cutting plane: scores, plane coefficients, sort order.
         "rsvm-ir" => (40, 0, 0),
-        // Pair records of 16 bytes, shuffled per epoch (two row numbers, the query, a mistake counter).
-        "perceptron" | "committee-perceptron" => (16, 16, 0),
+        // Pair records of 16 bytes, shuffled per epoch (two row numbers, the query, a mistake counter), built from
+        // a pair set of 12 bytes a pair that is alive at the same time (measured: 6.5 GiB on 3.77 M documents).
+        "perceptron" | "committee-perceptron" => (16, 30, 0),
         // Every feature presorted once: a u32 row index and the f32 value per cell.
         "rankboost" => (32, 0, 8),
         // Per-query crossings of the exact line search (bounded by the pairs), scores per restart.
@@ -39,7 +40,10 @@ fn coefficients(algorithm: &str) -> (u64, u64, u64) {
         // One measure value per feature and query.
         "adarank" => (32, 0, 0),
         "sigmoid" => (48, 0, 0),
-        "listnet" | "lambdarank" => (48, 0, 0),
+        "listnet" => (48, 0, 0),
+        // The epoch's frozen pairs with a document in the top k (default 10): ≈ k per document, each a 16-byte
+        // record and two 16-byte lambda entries.
+        "lambdarank" => (48 + 10 * 48, 0, 0),
         _ => (16, 0, 0),
     }
 }
@@ -109,7 +113,7 @@ mod tests {
         assert!(pairs > 0);
         assert_eq!(
             memory_estimate("perceptron", &ds, false).working,
-            n * 16 + pairs * 16
+            n * 16 + pairs * 30
         );
         assert_eq!(
             memory_estimate("rankboost", &ds, false).working,

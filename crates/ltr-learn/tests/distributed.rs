@@ -193,7 +193,7 @@ fn what_distributed_training_cannot_do_is_refused_with_the_reason() {
         };
     let e = errors("listnet", &[], &none, false);
     assert!(
-        e[0].contains("no distributed trainer") && e[0].contains("ranksvm"),
+        e[0].contains("no distributed trainer") && e[0].contains("ranksvm, perceptron, lambdarank"),
         "{}",
         e[0]
     );
@@ -234,4 +234,114 @@ fn balanced_shards_hold_whole_queries_and_similar_work() {
         assert!(hi - lo <= 2 * largest_query, "{parts} parts: {work:?}");
     }
     assert!(balanced_query_ranges(&ds, ds.n_queries() + 1).is_err());
+}
+
+#[test]
+fn data_prepared_in_place_trains_the_model_of_the_borrowed_path() {
+    let ds = web();
+    let (test_part, train_part) = {
+        let parts = shards(&ds, 2);
+        (parts[0].clone(), parts[1].clone())
+    };
+    for kind in [
+        NormalizeKind::Auto,
+        NormalizeKind::MinMax,
+        NormalizeKind::None,
+    ] {
+        let spec = PreprocessSpec {
+            normalize: Some(kind),
+            features: Some(vec![1, 2, 5, 8, 13, 21, 34, 55, 89]),
+            ..Default::default()
+        };
+        let grid = Grid::parse(&["c=0.1,1"]).unwrap();
+        let borrowed = train(
+            "ranksvm",
+            &grid,
+            &TrainRequest::new(&train_part)
+                .validation(&test_part)
+                .preprocess(&spec),
+        )
+        .unwrap();
+        let prepared =
+            ltr_learn::prepare(&spec, train_part.clone(), &ltr_core::SingleProcess).unwrap();
+        let owned = train(
+            "ranksvm",
+            &grid,
+            &TrainRequest::new(&prepared.data)
+                .validation(&test_part)
+                .prepared(&prepared.preprocess),
+        )
+        .unwrap();
+        assert_eq!(weights(&owned), weights(&borrowed), "{kind:?}");
+        assert_eq!(owned.preprocess, borrowed.preprocess);
+        assert_eq!(owned.grid_scores, borrowed.grid_scores);
+    }
+}
+
+#[test]
+fn the_perceptron_mixes_parameters_across_ranks() {
+    let all = ltr_data::generate_letor_like(&ltr_data::SyntheticConfig {
+        queries: 120,
+        seed: 3,
+        ..Default::default()
+    })
+    .unwrap();
+    let parts = ltr_data::split_by_queries(&all, &[0.7, 0.3], 5).unwrap();
+    let (train_part, test_part) = (&parts[0], &parts[1]);
+    let spec = PreprocessSpec::default();
+    let ndcg = |t: &Trained| {
+        let scores = ltr_core::Scorer::score_dataset(&t.fitted.model, test_part);
+        ltr_metrics::evaluate_mean(
+            test_part,
+            &scores,
+            ltr_metrics::Metric::Ndcg(Some(10)),
+            &ltr_metrics::Convention::STANDARD,
+        )
+        .unwrap()
+    };
+    for output in ["output=last", "output=average"] {
+        let params = [output, "epochs=20"];
+        let single = train(
+            "perceptron",
+            &Grid::parse(&params).unwrap(),
+            &TrainRequest::new(train_part).preprocess(&spec),
+        )
+        .unwrap();
+        let one = distributed_algo("perceptron", train_part, 1, &params, &spec);
+        if output == "output=last" {
+            // One rank mixes nothing: the single-process last perceptron, bit for bit.
+            assert_eq!(weights(&one), weights(&single));
+        }
+        let base = ndcg(&single);
+        for ranks in [2, 3] {
+            let mixed = distributed_algo("perceptron", train_part, ranks, &params, &spec);
+            let again = distributed_algo("perceptron", train_part, ranks, &params, &spec);
+            assert_eq!(
+                weights(&mixed),
+                weights(&again),
+                "deterministic at {ranks} ranks"
+            );
+            let q = ndcg(&mixed);
+            eprintln!("{output}: single {base:.4}, {ranks} ranks {q:.4}");
+            assert!(
+                q > base - 0.05 && q > 0.5,
+                "{output} at {ranks} ranks: {q} vs {base}"
+            );
+        }
+    }
+    let parts2 = shards(train_part, 2);
+    let e = ThreadGroup::run(2, |comm| {
+        let req = TrainRequest::new(&parts2[ltr_core::Allreduce::rank(comm)]).preprocess(&spec);
+        train_distributed(
+            "perceptron",
+            &Grid::parse(&["output=pocket"]).unwrap(),
+            &req,
+            comm,
+        )
+    });
+    assert!(e[0]
+        .as_ref()
+        .unwrap_err()
+        .to_string()
+        .contains("output=last"));
 }

@@ -371,6 +371,83 @@ impl PerceptronParams {
     }
 }
 
+impl PerceptronParams {
+    /// Data-parallel training by iterative parameter mixing (McDonald, Hall & Mann, NAACL 2010): every rank runs
+    /// each epoch over the pairs of its own queries from the shared weights, then the ranks' weights are mixed —
+    /// averaged with each rank's share of the pairs as its weight, summed in rank order — and every rank starts the
+    /// next epoch from the mixture. Output `last` is the final mixture (with one rank: the single-process `last`
+    /// perceptron, bit for bit); `average` is the mean of the mixtures after each epoch. Rank r shuffles its pairs
+    /// with the seed plus r. Deterministic for a given number of ranks; across rank counts the model differs (each
+    /// epoch is a different mixture), within the perceptron's own run-to-run spread in quality (test).
+    pub fn fit_mixing(
+        &self,
+        shard: &Dataset,
+        ctx: &FitContext<'_>,
+        comm: &dyn ltr_core::Allreduce,
+    ) -> Result<Fitted> {
+        self.validate()?;
+        if !matches!(self.output, Output::Last | Output::Average) {
+            return Err(LtrError::param(
+                "output",
+                "distributed perceptrons (iterative parameter mixing) return output=last or output=average; \
+                 pocket, voted and committee outputs follow the hypotheses of one process",
+            ));
+        }
+        let mut settings = self.settings.clone();
+        if let PairOrder::Shuffled(seed) = settings.order {
+            settings.order = PairOrder::Shuffled(seed.wrapping_add(comm.rank() as u64));
+        }
+        let mut lp = PerceptronLoop::new(shard, settings, self.epochs);
+        let d = shard.n_features();
+        let mut pairs = [lp.n_pairs() as f64];
+        comm.sum_ordered(&mut pairs)?;
+        let share = if pairs[0] > 0.0 {
+            lp.n_pairs() as f64 / pairs[0]
+        } else {
+            0.0
+        };
+        struct Nop;
+        impl Observer for Nop {
+            fn retire(&mut self, _: usize, _: &[f64], _: u64) {}
+        }
+        let mut average = vec![0.0; d];
+        let mut curve = Vec::with_capacity(self.epochs);
+        let progress = ctx.progress();
+        progress.begin("epochs", Some(self.epochs as u64));
+        for epoch in 1..=self.epochs {
+            let stats = lp.epoch(&mut Nop);
+            let mut mixed: Vec<f64> = lp.w.iter().map(|w| share * w).collect();
+            let mut counts = [stats.mistakes as f64, stats.active_pairs as f64];
+            comm.sum_ordered(&mut mixed)?;
+            comm.sum_ordered(&mut counts)?;
+            lp.w.copy_from_slice(&mixed);
+            for (a, m) in average.iter_mut().zip(&mixed) {
+                *a += m;
+            }
+            curve.push(serde_json::json!({"epoch": epoch, "mistakes": counts[0], "active_pairs": counts[1]}));
+            progress.advance(epoch as u64, &format!("{} mistakes", counts[0]));
+        }
+        progress.end();
+        let weights = match self.output {
+            Output::Average => average
+                .iter()
+                .map(|a| a / self.epochs.max(1) as f64)
+                .collect(),
+            _ => lp.w.clone(),
+        };
+        let report = FitReport {
+            iterations: Some(self.epochs as u64),
+            ..Default::default()
+        }
+        .select("epochs", self.epochs);
+        Ok(Fitted::new(Model::Linear(LinearModel::new(weights)))
+            .with_report(report)
+            .with_diagnostics(
+                serde_json::json!({"mixing": "iterative parameter mixing", "curve": curve}),
+            ))
+    }
+}
+
 impl Fit for PerceptronParams {
     /// [`PerceptronParams::run`] without an observer; the report holds the epochs kept (`epochs`), the run's
     /// length and the per-epoch curve as diagnostics.

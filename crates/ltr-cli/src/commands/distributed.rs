@@ -63,15 +63,19 @@ struct Job<'a> {
 /// Train on this rank's shard; every rank returns the same model.
 fn train_rank(
     job: &Job<'_>,
-    shard: &Dataset,
+    shard: Dataset,
     comm: &dyn Allreduce,
 ) -> Result<(Trained, TrainingSummary)> {
     let (a, algo, grid) = (job.args, job.algo, job.grid);
     let t0 = Instant::now();
+    // Preprocessed in place (statistics over all ranks): each rank holds its shard once.
+    let prepared = ltr_learn::prepare(job.preprocess, shard, comm)
+        .with_context(|| format!("preprocessing on rank {}", comm.rank()))?;
+    let shard = &prepared.data;
     let req = TrainRequest::new(shard)
         .metric(job.metric, job.convention)
         .seed(a.seed)
-        .preprocess(job.preprocess);
+        .prepared(&prepared.preprocess);
     let trained = ltr_learn::train_distributed(algo, grid, &req, comm)
         .with_context(|| format!("training {algo} on rank {}", comm.rank()))?;
     let totals = comm.gather_f64(&[shard.n_queries() as f64, shard.n_docs() as f64])?;
@@ -147,8 +151,18 @@ pub fn train(
             .collect::<Vec<_>>()
             .join(" + ")
     );
+    // Each rank takes its shard (and frees it when done).
+    let shards: Vec<std::sync::Mutex<Option<Dataset>>> = shards
+        .into_iter()
+        .map(|s| std::sync::Mutex::new(Some(s)))
+        .collect();
     let results = ThreadGroup::run(ranks, |comm| {
-        train_rank(&job, &shards[comm.rank()], comm)
+        let shard = shards[comm.rank()]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .expect("each rank takes its shard once");
+        train_rank(&job, shard, comm)
             .map_err(|e| ltr_core::LtrError::Training(crate::error_chain(&e)))
     });
     let mut first = None;
@@ -183,7 +197,7 @@ fn train_mpi(job: &Job<'_>, mpi: &ltr_mpi::Mpi, t0: Instant) -> Result<()> {
     if rank == 0 {
         tracing::info!("training {} on {size} MPI ranks", job.algo);
     }
-    let (trained, mut summary) = train_rank(job, &shard, mpi).unwrap_or_else(|e| fail(e));
+    let (trained, mut summary) = train_rank(job, shard, mpi).unwrap_or_else(|e| fail(e));
     if rank == 0 {
         summary.seconds = t0.elapsed().as_secs_f64();
         super::train::save(a, trained.into_model_file(summary), t0).unwrap_or_else(|e| fail(e));

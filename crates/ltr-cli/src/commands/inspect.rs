@@ -52,8 +52,9 @@ pub fn run(a: InspectArgs) -> Result<()> {
             qids.iter().max().copied().unwrap_or(0),
         )
     });
-    // What training would hold, per algorithm (default `auto` preprocessing: a copy when features are raw).
-    let copies = !ds.features_in_unit_interval();
+    // What training would hold, per algorithm, under the default `auto` preprocessing: a z-score on raw features,
+    // applied in place — a copy only where sparse storage grows to dense.
+    let copies = !ds.features_in_unit_interval() && !ds.is_dense();
     let training: Vec<(&str, u64)> = ltr_learn::ALGORITHMS
         .iter()
         .map(|al| {

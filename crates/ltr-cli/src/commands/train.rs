@@ -212,11 +212,16 @@ pub fn run(a: TrainArgs) -> Result<()> {
     };
     log_memory(algo.name, &train, validation.as_ref(), &preprocess);
     let t0 = Instant::now();
-    let mut req = TrainRequest::new(&train)
+    let raw_features = train.n_features();
+    // Preprocess in place: raw data is held once, not as the raw and the normalised copy.
+    let prepared = ltr_learn::prepare(&preprocess, train, &ltr_core::SingleProcess)
+        .with_context(|| format!("preprocessing {}", a.train.display()))?;
+    let train = &prepared.data;
+    let mut req = TrainRequest::new(train)
         .metric(metric, convention)
         .seed(a.seed)
         .progress(&bar)
-        .preprocess(&preprocess);
+        .prepared(&prepared.preprocess);
     if let Some(v) = &validation {
         req = req.validation(v);
     }
@@ -247,7 +252,7 @@ pub fn run(a: TrainArgs) -> Result<()> {
         validation_file: a.validate.as_ref().map(|p| p.display().to_string()),
         queries: train.n_queries(),
         documents: train.n_docs(),
-        features: train.n_features(),
+        features: raw_features,
         seed: a.seed,
         seconds: t0.elapsed().as_secs_f64(),
     };
@@ -269,7 +274,10 @@ fn log_memory(
             NormalizeKind::Auto => !train.features_in_unit_interval(),
             _ => true,
         };
-    let est = ltr_learn::memory_estimate(algo, train, copies);
+    // The normalisation is applied in place; only selection/log1p build a (narrower) copy, and a sparse file
+    // grows to dense under a z-score.
+    let selects = preprocess.features.is_some() || !preprocess.log1p.is_empty();
+    let est = ltr_learn::memory_estimate(algo, train, copies && (selects || !train.is_dense()));
     let vali = validation.map_or(0, |v| v.memory_bytes() * if copies { 2 } else { 1 });
     let h = ltr_learn::human_bytes;
     tracing::info!(

@@ -21,3 +21,35 @@ pub fn ok(args: &[&str]) -> String {
     );
     String::from_utf8(o.stdout).unwrap()
 }
+
+/// A path as the `&str` an argument list takes.
+#[allow(dead_code)] // not every test file uses every helper
+pub fn s(p: &std::path::Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The `model` part of a JSON model file (weights or members, without provenance and timings).
+#[allow(dead_code)]
+pub fn model_part(path: &std::path::Path) -> serde_json::Value {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    v["model"].clone()
+}
+
+/// `ltr generate --profile web` into `dir`; the path of its `train.txt`.
+#[allow(dead_code)]
+pub fn generate_web(dir: &std::path::Path, queries: usize, seed: u64) -> std::path::PathBuf {
+    let (q, sd) = (queries.to_string(), seed.to_string());
+    ok(&[
+        "generate",
+        "--profile",
+        "web",
+        "--queries",
+        &q,
+        "--seed",
+        &sd,
+        "--out",
+        s(dir),
+    ]);
+    dir.join("train.txt")
+}

@@ -142,7 +142,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         paper: "Elsas, Carvalho, Carbonell, WSDM 2008 (seed 000): pairwise perceptron with η_q = 1/|S_q|",
         code: "crates/ltr-perceptron",
         params: &[PERCEPTRON_SPECS, LOOP_SPECS],
-        distributed: None,
+        distributed: Some(perceptron::perceptron_distributed),
         fit: perceptron::perceptron,
     },
     Algorithm {

@@ -1,6 +1,6 @@
 //! `perceptron` and `committee-perceptron` (seed 000): parameters → [`PerceptronParams`].
 
-use ltr_core::{Fit, FitContext, Fitted, ParamGuard, Result};
+use ltr_core::{Allreduce, Fit, FitContext, Fitted, ParamGuard, Result};
 use ltr_data::Dataset;
 use ltr_perceptron::{
     AlphaBound, Combine, CommitteeParams, LoopSettings, MemberWeight, Output, PairOrder,
@@ -212,6 +212,18 @@ pub(crate) fn perceptron(
     let s = perceptron_params(r, false, ctx.seed())?;
     r.finish("perceptron")?;
     s.fit(train, ctx)
+}
+
+/// `perceptron` on this rank's shard: iterative parameter mixing after every epoch.
+pub(crate) fn perceptron_distributed(
+    r: &SpecReader<'_>,
+    shard: &Dataset,
+    ctx: &FitContext<'_>,
+    comm: &dyn Allreduce,
+) -> Result<Fitted> {
+    let s = perceptron_params(r, false, ctx.seed())?;
+    r.finish("perceptron")?;
+    s.fit_mixing(shard, ctx, comm)
 }
 
 /// `committee-perceptron`.
