@@ -141,20 +141,22 @@ impl<'a> ClickTrainingBuilder<'a> {
         }
         let q = session[0].qid.as_str();
         if !self.qids.contains(q) {
-            return Err(DataError::Invalid(format!(
-                "session {id}: qid `{q}` is not in the feature file"
-            )));
+            return Err(DataError::ClickSession {
+                session: id,
+                problem: format!("qid `{q}` is not in the feature file"),
+            });
         }
         let mut shown = Vec::with_capacity(session.len());
         for r in session {
             let row = *self
                 .rows
                 .get(&(r.qid.as_str(), r.docid.clone()))
-                .ok_or_else(|| {
-                    DataError::Invalid(format!(
-                        "session {id}: document `{}` of qid `{}` is not in the feature file",
+                .ok_or_else(|| DataError::ClickSession {
+                    session: id,
+                    problem: format!(
+                        "document `{}` of qid `{}` is not in the feature file",
                         r.docid, r.qid
-                    ))
+                    ),
                 })?;
             shown.push(row);
         }
@@ -162,9 +164,10 @@ impl<'a> ClickTrainingBuilder<'a> {
         set.sort_unstable();
         if let Some(w) = set.windows(2).find(|w| w[0] == w[1]) {
             let doc = &session[shown.iter().position(|&r| r == w[0]).unwrap_or(0)].docid;
-            return Err(DataError::Invalid(format!(
-                "session {id}: document `{doc}` is displayed twice"
-            )));
+            return Err(DataError::ClickSession {
+                session: id,
+                problem: format!("document `{doc}` is displayed twice"),
+            });
         }
         for (r, &row) in session.iter().zip(&shown).filter(|(r, _)| r.clicked) {
             if set.len() < 2 {
@@ -173,11 +176,14 @@ impl<'a> ClickTrainingBuilder<'a> {
             }
             let p = match &self.propensities {
                 PropensitySource::Logged => r.propensity.ok_or_else(|| {
-                    DataError::Invalid(format!(
-                        "session {id}: the click at rank {} has no propensity in the log; give a propensity \
-                         table (`ltr clicks propensity`)",
-                        r.rank
-                    ))
+                    DataError::ClickSession {
+                        session: id,
+                        problem: format!(
+                            "the click at rank {} has no propensity in the log; give a propensity table (`ltr \
+                             clicks propensity`)",
+                            r.rank
+                        ),
+                    }
                 })?,
                 PropensitySource::ByRank(t) => t[(r.rank as usize - 1).min(t.len() - 1)],
             };

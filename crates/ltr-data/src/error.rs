@@ -100,6 +100,15 @@ pub enum DataError {
     /// An argument is out of its valid range.
     #[error("invalid argument: {0}")]
     Invalid(String),
+    /// A session of a click log cannot be joined to the feature file (the session id lets a caller that read the
+    /// log point at its lines).
+    #[error("session {session}: {problem}")]
+    ClickSession {
+        /// The session id of the log.
+        session: u64,
+        /// What is wrong.
+        problem: String,
+    },
 }
 
 /// Result alias for this crate.

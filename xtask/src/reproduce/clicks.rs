@@ -18,7 +18,9 @@ use ltr_experiment::{line_chart, Series};
 use ltr_metrics::{paired_t_test, Alternative, Convention, Metric};
 use serde_json::json;
 
-use super::{f4, md_table, mean, ranksvm_selected, test_result, train_fold, Ctx, Fold, FoldResult};
+use super::{
+    f4, md_table, mean, ranksvm_selected, test_result_of_scores, train_fold, Ctx, Fold, FoldResult,
+};
 
 /// Severities of position bias (the paper's Figure 2 spans 0.5–2).
 const ETAS: [f64; 3] = [0.5, 1.0, 2.0];
@@ -62,11 +64,10 @@ fn evaluate(
     seconds: f64,
     notes: BTreeMap<String, String>,
 ) -> Result<FoldResult> {
-    let mut r = test_result(model, test, conv, seconds, notes)?;
-    r.per_query.insert(
-        "rank-of-relevant".into(),
-        relevant_ranks(test, &model.score_dataset(test)),
-    );
+    let scores = model.score_dataset(test);
+    let mut r = test_result_of_scores(test, &scores, conv, seconds, notes)?;
+    r.per_query
+        .insert("rank-of-relevant".into(), relevant_ranks(test, &scores));
     Ok(r)
 }
 

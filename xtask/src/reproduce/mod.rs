@@ -103,8 +103,18 @@ pub fn test_result(
     seconds: f64,
     notes: BTreeMap<String, String>,
 ) -> Result<FoldResult> {
-    let s = model.score_dataset(test);
-    let ev = evaluate(test, &s, &report_metrics(), conv)?;
+    test_result_of_scores(test, &model.score_dataset(test), conv, seconds, notes)
+}
+
+/// [`test_result`] of scores already computed (one per test document, in file order).
+pub fn test_result_of_scores(
+    test: &Dataset,
+    s: &[f64],
+    conv: &Convention,
+    seconds: f64,
+    notes: BTreeMap<String, String>,
+) -> Result<FoldResult> {
+    let ev = evaluate(test, s, &report_metrics(), conv)?;
     let per_query = ev
         .results
         .into_iter()

@@ -89,18 +89,18 @@ fn click_training(
         None => ltr_data::PropensitySource::Logged,
     };
     let (ds, stats) = ltr_data::click_training_set(&log, features, &source).map_err(|e| {
-        // The join names the session; point at its first line too.
-        let text = e.to_string();
-        let line = text
-            .strip_prefix("invalid argument: session ")
-            .or_else(|| text.strip_prefix("session "))
-            .and_then(|rest| rest.split(':').next())
-            .and_then(|s| first_line_of_session(log_path, s));
+        // A session that cannot be joined: point at its first line of the log.
+        let line = match &e {
+            ltr_data::DataError::ClickSession { session, .. } => {
+                first_line_of_session(log_path, &session.to_string())
+            }
+            _ => None,
+        };
         match line {
             Some(n) => {
-                anyhow::anyhow!("{}:{n}: {text} ({})", log_path.display(), a.train.display())
+                anyhow::anyhow!("{}:{n}: {e} ({})", log_path.display(), a.train.display())
             }
-            None => anyhow::anyhow!("{}: {text} ({})", log_path.display(), a.train.display()),
+            None => anyhow::anyhow!("{}: {e} ({})", log_path.display(), a.train.display()),
         }
     })?;
     tracing::info!(
