@@ -140,14 +140,18 @@ pub fn prepare(
     comm: &dyn ltr_core::Allreduce,
 ) -> Result<Prepared> {
     let mut train = train;
-    // Every rank must see the same width (a shard whose last features are zero is narrower).
-    let widths = comm.gather_f64(&[train.n_features() as f64])?;
-    let width = widths.iter().fold(0.0f64, |a, &b| a.max(b)) as usize;
+    let width = common_width(&train, comm)?;
     if width > train.n_features() {
         train.set_n_features(width)?;
     }
     let (preprocess, data) = spec.fit_transform_owned(train, &Ranks(comm))?;
     Ok(Prepared { data, preprocess })
+}
+
+/// The widest shard's width: every rank must train at it (a shard whose last features are zero is narrower).
+fn common_width(shard: &Dataset, comm: &dyn ltr_core::Allreduce) -> Result<usize> {
+    let widths = comm.gather_f64(&[shard.n_features() as f64])?;
+    Ok(widths.iter().fold(0.0f64, |a, &b| a.max(b)) as usize)
 }
 
 static AUTO: PreprocessSpec = PreprocessSpec {
@@ -249,7 +253,7 @@ impl Trained {
 /// Train `algorithm` by name on every setting of `grid` and keep the one best on validation (the only setting
 /// without validation; a grid of several settings needs validation data).
 pub fn train(algorithm: &str, grid: &Grid, req: &TrainRequest<'_>) -> Result<Trained> {
-    find_or_err(algorithm)?;
+    let algo = find_or_err(algorithm)?;
     let settings = grid.settings();
     if settings.len() > 1 && req.validation.is_none() {
         return Err(LtrError::param(
@@ -260,60 +264,32 @@ pub fn train(algorithm: &str, grid: &Grid, req: &TrainRequest<'_>) -> Result<Tra
             ),
         ));
     }
-    let fitted_preprocess = match req.prepared {
-        // Already applied to `req.train`: only the validation data still needs it.
-        Some(p) => {
-            let v = match (p, req.validation) {
+    let (preprocess, train_data, validation_data) = match req.prepared {
+        // Already applied to `req.train` (by `prepare`): only the validation data still needs it.
+        Some(p) => (
+            p.clone(),
+            std::borrow::Cow::Borrowed(req.train),
+            match (p, req.validation) {
                 (Some(p), Some(v)) => Some(std::borrow::Cow::Owned(p.apply(v)?)),
                 (_, v) => v.map(std::borrow::Cow::Borrowed),
-            };
-            return train_on(
-                algorithm,
-                grid,
-                req,
-                p.clone(),
-                std::borrow::Cow::Borrowed(req.train),
-                v,
-            );
-        }
-        None => req.preprocess.fit_transform(req.train)?,
-    };
-    let (preprocess, train_data, validation_data) = match fitted_preprocess {
-        Some((p, train)) => {
-            let v = req.validation.map(|v| p.apply(v)).transpose()?;
-            (
-                Some(p),
-                std::borrow::Cow::Owned(train),
-                v.map(std::borrow::Cow::Owned),
-            )
-        }
-        None => (
-            None,
-            std::borrow::Cow::Borrowed(req.train),
-            req.validation.map(std::borrow::Cow::Borrowed),
+            },
         ),
+        None => match req.preprocess.fit_transform(req.train)? {
+            Some((p, train)) => {
+                let v = req.validation.map(|v| p.apply(v)).transpose()?;
+                (
+                    Some(p),
+                    std::borrow::Cow::Owned(train),
+                    v.map(std::borrow::Cow::Owned),
+                )
+            }
+            None => (
+                None,
+                std::borrow::Cow::Borrowed(req.train),
+                req.validation.map(std::borrow::Cow::Borrowed),
+            ),
+        },
     };
-    train_on(
-        algorithm,
-        grid,
-        req,
-        preprocess,
-        train_data,
-        validation_data,
-    )
-}
-
-/// [`train`] on preprocessed data.
-fn train_on(
-    algorithm: &str,
-    grid: &Grid,
-    req: &TrainRequest<'_>,
-    preprocess: Option<Preprocess>,
-    train_data: std::borrow::Cow<'_, Dataset>,
-    validation_data: Option<std::borrow::Cow<'_, Dataset>>,
-) -> Result<Trained> {
-    let algo = find_or_err(algorithm)?;
-    let settings = grid.settings();
     let validation = validation_data.as_deref();
     let measure = MetricMeasure {
         metric: req.metric,
@@ -403,9 +379,7 @@ pub fn train_distributed(
             "distributed training does not use validation data (it selects nothing); drop --validate",
         ));
     }
-    // Every rank must see the same width: a shard whose last features happen to be zero is narrower.
-    let widths = comm.gather_f64(&[req.train.n_features() as f64])?;
-    let width = widths.iter().fold(0.0f64, |a, &b| a.max(b)) as usize;
+    let width = common_width(req.train, comm)?;
     let train = if width > req.train.n_features() {
         let mut t = req.train.clone();
         t.set_n_features(width)?;
