@@ -35,7 +35,7 @@ pub use ltr_core::{
     best_by_validation, Best, BestSoFar, Fit, FitContext, FitReport, FitWith, Fitted, Measure,
     ParamGuard, Params, Progress, Silent,
 };
-pub use memory::{human_bytes, memory_estimate, MemoryEstimate};
+pub use memory::{human_bytes, memory_estimate, memory_estimates, MemoryEstimate};
 pub use select::{
     describe, prepare, train, train_distributed, Grid, MetricMeasure, Prepared, TrainRequest,
     Trained,

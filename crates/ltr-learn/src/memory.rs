@@ -55,14 +55,40 @@ pub fn memory_estimate(
     train: &Dataset,
     preprocess_copies: bool,
 ) -> MemoryEstimate {
+    estimate(algorithm, train, preprocess_copies, || pair_count(train))
+}
+
+/// [`memory_estimate`] of every registered algorithm, in listing order, counting the data's pairs once.
+pub fn memory_estimates(
+    train: &Dataset,
+    preprocess_copies: bool,
+) -> Vec<(&'static str, MemoryEstimate)> {
+    let pairs = std::cell::OnceCell::new();
+    crate::ALGORITHMS
+        .iter()
+        .map(|a| {
+            let e = estimate(a.name, train, preprocess_copies, || {
+                *pairs.get_or_init(|| pair_count(train))
+            });
+            (a.name, e)
+        })
+        .collect()
+}
+
+fn pair_count(train: &Dataset) -> u64 {
+    ltr_pairs::count_pairs_per_query(train).iter().sum()
+}
+
+fn estimate(
+    algorithm: &str,
+    train: &Dataset,
+    preprocess_copies: bool,
+    pairs: impl FnOnce() -> u64,
+) -> MemoryEstimate {
     let (per_doc, per_pair, per_value) = coefficients(algorithm);
     let n = train.n_docs() as u64;
     let d = train.n_features() as u64;
-    let pairs: u64 = if per_pair > 0 {
-        ltr_pairs::count_pairs_per_query(train).iter().sum()
-    } else {
-        0
-    };
+    let pairs = if per_pair > 0 { pairs() } else { 0 };
     let preprocessed = if preprocess_copies {
         n * d * 4 + n * 4 + train.n_queries() as u64 * 8
     } else {
@@ -125,6 +151,11 @@ mod tests {
             copy.total(),
             copy.dataset + copy.preprocessed + copy.working
         );
+        let all = memory_estimates(&ds, false);
+        assert_eq!(all.len(), crate::ALGORITHMS.len());
+        for (name, e) in all {
+            assert_eq!(e, memory_estimate(name, &ds, false), "{name}");
+        }
         assert_eq!(human_bytes(2_100_000_000), "2.10 GB");
         assert_eq!(human_bytes(3_400_000), "3.4 MB");
     }

@@ -179,6 +179,21 @@ pub struct SvmFit {
     pub seconds: f64,
 }
 
+/// A solver's weights as a fit, or an error saying what to `lower` when they diverged.
+fn finished(w: Vec<f64>, report: SolveReport, c: f64, t0: Instant, lower: &str) -> Result<SvmFit> {
+    if w.iter().any(|x| !x.is_finite()) {
+        return Err(LtrError::Training(format!(
+            "the solver diverged (non-finite weights); {lower}"
+        )));
+    }
+    Ok(SvmFit {
+        model: LinearModel::new(w),
+        report,
+        c,
+        seconds: t0.elapsed().as_secs_f64(),
+    })
+}
+
 /// SVMlight's default C: 1 / mean ‖x‖² over documents.
 pub fn svmlight_default_c(ds: &Dataset) -> f64 {
     svmlight_default_c_distributed(ds, &SingleProcess)
@@ -381,17 +396,7 @@ impl RankSvmParams {
         };
         let obj = PairwiseObjective::new(shard, PairLoss::SquaredHinge);
         let (w, report) = newton_cg_distributed(&obj, c, None, &self.newton_settings(), comm)?;
-        if w.iter().any(|x| !x.is_finite()) {
-            return Err(LtrError::Training(
-                "the solver diverged (non-finite weights); lower C".into(),
-            ));
-        }
-        Ok(SvmFit {
-            model: LinearModel::new(w),
-            report,
-            c,
-            seconds: t0.elapsed().as_secs_f64(),
-        })
+        finished(w, report, c, t0, "lower C")
     }
 
     fn newton_settings(&self) -> NewtonSettings {
@@ -535,17 +540,7 @@ impl RankSvmParams {
                 dual_cd(ds, &pairs, &costs, self.loss, &st)
             }
         };
-        if w.iter().any(|x| !x.is_finite()) {
-            return Err(LtrError::Training(
-                "the solver diverged (non-finite weights); lower C or the step size".into(),
-            ));
-        }
-        Ok(SvmFit {
-            model: LinearModel::new(w),
-            report,
-            c,
-            seconds: t0.elapsed().as_secs_f64(),
-        })
+        finished(w, report, c, t0, "lower C or the step size")
     }
 
     /// The effective settings as strings (for the model file).

@@ -55,14 +55,9 @@ pub fn run(a: InspectArgs) -> Result<()> {
     // What training would hold, per algorithm, under the default `auto` preprocessing: a z-score on raw features,
     // applied in place — a copy only where sparse storage grows to dense.
     let copies = !ds.features_in_unit_interval() && !ds.is_dense();
-    let training: Vec<(&str, u64)> = ltr_learn::ALGORITHMS
-        .iter()
-        .map(|al| {
-            (
-                al.name,
-                ltr_learn::memory_estimate(al.name, &ds, copies).total(),
-            )
-        })
+    let training: Vec<(&str, u64)> = ltr_learn::memory_estimates(&ds, copies)
+        .into_iter()
+        .map(|(name, e)| (name, e.total()))
         .collect();
     if a.json {
         let labels: serde_json::Map<String, serde_json::Value> = s
