@@ -226,65 +226,27 @@ fn scale_by_power_of_two(mut x: f64, mut e: i32) -> f64 {
     x * f64::from_bits(((1023 + e) as u64) << 52)
 }
 
-/// Σ_q X_qᵀ coef_q — the gradient or Hessian product of a loss over queries — with each query's part taken in f64
-/// and the parts summed exactly (in parallel over queries), in `d + extra.len()` sums: the d features, then
-/// `extra[k][q]` (per-query values such as the losses) summed over queries into sum d + k. A query's part does not
-/// depend on which other queries a rank holds, so the sums, summed across ranks by `ltr_core::Allreduce::sum_exact`,
-/// are the same however the queries are split.
-pub fn exact_transpose_times(ds: &Dataset, coef: &[f64], extra: &[&[f64]]) -> ExactVec {
-    let d = ds.n_features();
-    let len = d + extra.len();
-    let sparse = !ds.is_dense();
-    (0..ds.n_queries())
+/// Σ over the queries 0..n_queries of what `per_query(q, acc, scratch)` adds into `acc` (an [`ExactVec`] of `len`
+/// sums), in parallel over queries; `scratch` makes each worker's reusable buffers. Integer sums do not depend
+/// on how rayon splits the queries, nor (summed across ranks by `ltr_core::Allreduce::sum_exact`) on how the
+/// queries are spread over ranks. The one parallel reduction behind every exact sum over queries.
+pub fn exact_sum_over_queries<S: Send>(
+    n_queries: usize,
+    len: usize,
+    scratch: impl Fn() -> S + Sync + Send,
+    per_query: impl Fn(usize, &mut ExactVec, &mut S) + Sync + Send,
+) -> ExactVec {
+    (0..n_queries)
         .into_par_iter()
         .with_min_len(8)
         .fold(
-            || {
-                let marks = if sparse { d } else { 0 };
-                (
-                    ExactVec::new(len),
-                    vec![0.0; d],
-                    Vec::<usize>::new(),
-                    vec![false; marks],
-                )
-            },
-            |(mut acc, mut part, mut touched, mut marked), q| {
-                for i in ds.query_range(q) {
-                    let c = coef[i];
-                    if c == 0.0 {
-                        continue;
-                    }
-                    let row = ds.row(i);
-                    row.axpy(c, &mut part);
-                    if sparse {
-                        for (f, _) in row.entries() {
-                            if !marked[f] {
-                                marked[f] = true;
-                                touched.push(f);
-                            }
-                        }
-                    }
-                }
-                if sparse {
-                    for &f in &touched {
-                        acc.add(f, part[f]);
-                        part[f] = 0.0;
-                        marked[f] = false;
-                    }
-                    touched.clear();
-                } else {
-                    for (f, p) in part.iter_mut().enumerate() {
-                        acc.add(f, *p);
-                        *p = 0.0;
-                    }
-                }
-                for (k, values) in extra.iter().enumerate() {
-                    acc.add(d + k, values[q]);
-                }
-                (acc, part, touched, marked)
+            || (ExactVec::new(len), scratch()),
+            |(mut acc, mut s), q| {
+                per_query(q, &mut acc, &mut s);
+                (acc, s)
             },
         )
-        .map(|(acc, ..)| acc)
+        .map(|(acc, _)| acc)
         .reduce(
             || ExactVec::new(len),
             |mut a, b| {
@@ -292,6 +254,58 @@ pub fn exact_transpose_times(ds: &Dataset, coef: &[f64], extra: &[&[f64]]) -> Ex
                 a
             },
         )
+}
+
+/// Σ_q X_qᵀ coef_q — the gradient or Hessian product of a loss over queries — with each query's part taken in f64
+/// and the parts summed exactly (in parallel over queries), in `d + extra.len()` sums: the d features, then
+/// `extra[k][q]` (per-query values such as the losses) summed over queries into sum d + k. A query's part does not
+/// depend on which other queries a rank holds, so the sums, summed across ranks by `ltr_core::Allreduce::sum_exact`,
+/// are the same however the queries are split.
+pub fn exact_transpose_times(ds: &Dataset, coef: &[f64], extra: &[&[f64]]) -> ExactVec {
+    let d = ds.n_features();
+    let sparse = !ds.is_dense();
+    exact_sum_over_queries(
+        ds.n_queries(),
+        d + extra.len(),
+        || {
+            let marks = if sparse { d } else { 0 };
+            (vec![0.0; d], Vec::<usize>::new(), vec![false; marks])
+        },
+        |q, acc, (part, touched, marked)| {
+            for i in ds.query_range(q) {
+                let c = coef[i];
+                if c == 0.0 {
+                    continue;
+                }
+                let row = ds.row(i);
+                row.axpy(c, part);
+                if sparse {
+                    for (f, _) in row.entries() {
+                        if !marked[f] {
+                            marked[f] = true;
+                            touched.push(f);
+                        }
+                    }
+                }
+            }
+            if sparse {
+                for &f in touched.iter() {
+                    acc.add(f, part[f]);
+                    part[f] = 0.0;
+                    marked[f] = false;
+                }
+                touched.clear();
+            } else {
+                for (f, p) in part.iter_mut().enumerate() {
+                    acc.add(f, *p);
+                    *p = 0.0;
+                }
+            }
+            for (k, values) in extra.iter().enumerate() {
+                acc.add(d + k, values[q]);
+            }
+        },
+    )
 }
 
 #[cfg(test)]

@@ -69,35 +69,25 @@ impl ZScore {
     /// queries (data-parallel training) gives the same statistics, bit for bit, as one pass over all of them.
     pub fn sums(ds: &Dataset) -> ExactVec {
         let d = ds.n_features();
-        (0..ds.n_queries())
-            .into_par_iter()
-            .with_min_len(8)
-            .fold(
-                || (ExactVec::new(2 * d + 1), vec![0.0f64; 2 * d]),
-                |(mut acc, mut part), q| {
-                    for i in ds.query_range(q) {
-                        for (j, v) in ds.row(i).entries() {
-                            let v = v as f64;
-                            part[j] += v;
-                            part[d + j] += v * v;
-                        }
+        crate::exact_sum_over_queries(
+            ds.n_queries(),
+            2 * d + 1,
+            || vec![0.0f64; 2 * d],
+            |q, acc, part| {
+                for i in ds.query_range(q) {
+                    for (j, v) in ds.row(i).entries() {
+                        let v = v as f64;
+                        part[j] += v;
+                        part[d + j] += v * v;
                     }
-                    for (j, p) in part.iter_mut().enumerate() {
-                        acc.add(j, *p);
-                        *p = 0.0;
-                    }
-                    acc.add(2 * d, ds.query_range(q).len() as f64);
-                    (acc, part)
-                },
-            )
-            .map(|(acc, _)| acc)
-            .reduce(
-                || ExactVec::new(2 * d + 1),
-                |mut a, b| {
-                    a.merge(&b);
-                    a
-                },
-            )
+                }
+                for (j, p) in part.iter_mut().enumerate() {
+                    acc.add(j, *p);
+                    *p = 0.0;
+                }
+                acc.add(2 * d, ds.query_range(q).len() as f64);
+            },
+        )
     }
 
     /// The z-score of the statistics of [`sums`](Self::sums) (of one dataset, or summed over shards).

@@ -11,7 +11,6 @@
 use ltr_core::{Allreduce, Result, SingleProcess};
 use ltr_data::{exact_transpose_times, ExactVec};
 use ltr_pairs::PairwiseObjective;
-use rayon::prelude::*;
 
 use crate::SolveReport;
 
@@ -204,44 +203,35 @@ fn preconditioner(obj: &PairwiseObjective<'_>, c: f64, comm: &dyn Allreduce) -> 
     // Σ over pairs (i, j) of one query of (x_if − x_jf)² = n_q Σ_i x_if² − (Σ_i x_if)², scaled by the share of
     // pairs with different grades (the pairs the loss has).
     let labels = ds.labels();
-    let mut sums = (0..ds.n_queries())
-        .into_par_iter()
-        .with_min_len(8)
-        .fold(
-            || ExactVec::new(d + 2),
-            |mut acc, q| {
-                let range = ds.query_range(q);
-                let n = range.len() as f64;
-                let (mut sum, mut sum2) = (vec![0.0; d], vec![0.0; d]);
-                for i in range.clone() {
-                    for (f, v) in ds.row(i).entries() {
-                        let v = v as f64;
-                        sum[f] += v;
-                        sum2[f] += v * v;
-                    }
+    let mut sums = ltr_data::exact_sum_over_queries(
+        ds.n_queries(),
+        d + 2,
+        || (),
+        |q, acc, ()| {
+            let range = ds.query_range(q);
+            let n = range.len() as f64;
+            let (mut sum, mut sum2) = (vec![0.0; d], vec![0.0; d]);
+            for i in range.clone() {
+                for (f, v) in ds.row(i).entries() {
+                    let v = v as f64;
+                    sum[f] += v;
+                    sum2[f] += v * v;
                 }
-                for f in 0..d {
-                    acc.add(f, n * sum2[f] - sum[f] * sum[f]);
-                }
-                // Pairs with different grades: (n² − Σ_g n_g²) / 2, from the grade histogram.
-                let mut counts: std::collections::BTreeMap<u32, f64> =
-                    std::collections::BTreeMap::new();
-                for y in &labels[range] {
-                    *counts.entry(y.to_bits()).or_default() += 1.0;
-                }
-                let same: f64 = counts.values().map(|k| k * k).sum();
-                acc.add(d, (n * n - same) / 2.0);
-                acc.add(d + 1, n * (n - 1.0) / 2.0);
-                acc
-            },
-        )
-        .reduce(
-            || ExactVec::new(d + 2),
-            |mut a, b| {
-                a.merge(&b);
-                a
-            },
-        );
+            }
+            for f in 0..d {
+                acc.add(f, n * sum2[f] - sum[f] * sum[f]);
+            }
+            // Pairs with different grades: (n² − Σ_g n_g²) / 2, from the grade histogram.
+            let mut counts: std::collections::BTreeMap<u32, f64> =
+                std::collections::BTreeMap::new();
+            for y in &labels[range] {
+                *counts.entry(y.to_bits()).or_default() += 1.0;
+            }
+            let same: f64 = counts.values().map(|k| k * k).sum();
+            acc.add(d, (n * n - same) / 2.0);
+            acc.add(d + 1, n * (n - 1.0) / 2.0);
+        },
+    );
     comm.sum_exact(&mut sums)?;
     let (graded, all) = (sums.value(d), sums.value(d + 1));
     let share = if all > 0.0 { graded / all } else { 0.0 };
