@@ -32,6 +32,7 @@ fn coefficients(algorithm: &str) -> (u64, u64, u64) {
         "rsvm-ir" => (40, 0, 0),
         // Pair records of 16 bytes, shuffled per epoch (two row numbers, the query, a mistake counter), built from
         // a pair set of 12 bytes a pair that is alive at the same time (measured: 6.5 GiB on 3.77 M documents).
+        // Above `STREAM_PAIRS_ABOVE` pairs the default streams them instead (`streamed_perceptron`).
         "perceptron" | "committee-perceptron" => (16, 30, 0),
         // Every feature presorted once: a u32 row index and the f32 value per cell.
         "rankboost" => (32, 0, 8),
@@ -85,10 +86,15 @@ fn estimate(
     preprocess_copies: bool,
     pairs: impl FnOnce() -> u64,
 ) -> MemoryEstimate {
-    let (per_doc, per_pair, per_value) = coefficients(algorithm);
+    let (mut per_doc, mut per_pair, per_value) = coefficients(algorithm);
     let n = train.n_docs() as u64;
     let d = train.n_features() as u64;
     let pairs = if per_pair > 0 { pairs() } else { 0 };
+    if matches!(algorithm, "perceptron" | "committee-perceptron")
+        && pairs > ltr_perceptron::STREAM_PAIRS_ABOVE
+    {
+        (per_doc, per_pair) = streamed_perceptron();
+    }
     let preprocessed = if preprocess_copies {
         n * d * 4 + n * 4 + train.n_queries() as u64 * 8
     } else {
@@ -99,6 +105,13 @@ fn estimate(
         preprocessed,
         working: n * per_doc + pairs * per_pair + n * d * per_value,
     }
+}
+
+/// The perceptron's bytes per document and per pair when its pairs are streamed (the default above
+/// `STREAM_PAIRS_ABOVE` pairs): each query's rows by grade (4 B) and their levels while the index is built (2 B),
+/// scores and weights (16 B); the α-bound's counter of 2 bytes a pair.
+fn streamed_perceptron() -> (u64, u64) {
+    (22, 2)
 }
 
 /// `bytes` for people: `512 B`, `3.4 MB`, `2.1 GB`.
@@ -150,6 +163,12 @@ mod tests {
         assert_eq!(
             copy.total(),
             copy.dataset + copy.preprocessed + copy.working
+        );
+        let many = ltr_perceptron::STREAM_PAIRS_ABOVE + 1;
+        assert_eq!(
+            estimate("committee-perceptron", &ds, false, || many).working,
+            n * 22 + many * 2,
+            "streamed above the threshold"
         );
         let all = memory_estimates(&ds, false);
         assert_eq!(all.len(), crate::ALGORITHMS.len());

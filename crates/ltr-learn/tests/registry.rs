@@ -144,6 +144,27 @@ fn misspelt_and_unused_parameters_are_errors_naming_what_is_known() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("only with step=global"), "{e}");
+    let e = p
+        .fit(
+            &Params::new([("shuffle", "false"), ("stream-pairs", "true")]),
+            &train,
+            &ctx,
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("only with shuffle=true"), "{e}");
+    // Streaming asked for on small data trains (another order than the default's records).
+    let streamed = p
+        .fit(
+            &Params::new([("stream-pairs", "true"), ("epochs", "3")]),
+            &train,
+            &ctx,
+        )
+        .unwrap();
+    let records = p
+        .fit(&Params::new([("epochs", "3")]), &train, &ctx)
+        .unwrap();
+    assert_ne!(streamed.model, records.model);
     let e = svm
         .fit(&Params::new([("c", "-1")]), &train, &ctx)
         .unwrap_err()

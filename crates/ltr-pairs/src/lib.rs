@@ -4,7 +4,8 @@
 //!
 //! - [`PairSet`]: pairs as row indices grouped by query (all different-label pairs, adjacent grades, one grade pair
 //!   for an MHR base ranker, or a seeded sample) — never difference vectors; [`count_pairs_per_query`] and
-//!   [`count_pairs_per_grade`] count them without enumerating.
+//!   [`count_pairs_per_grade`] count them without enumerating; [`PairIndex`] numbers them without storing them and
+//!   [`PairPermutation`] visits the numbers in a seeded random order (a shuffled epoch in O(documents) memory).
 //! - Weights: η_q = 1/|S_q| ([`perceptron_query_steps`], seed 000), μ_q ([`query_weights_mu`], seed 004 §5.3),
 //!   τ_(s,t) ([`tau_closed_form`] and the paper's simulation [`tau_monte_carlo`], seed 004 §5.2), or any
 //!   [`LevelWeights`] / per-query weights of your own.
@@ -26,11 +27,13 @@
 
 mod levels;
 mod objective;
+mod pair_index;
 mod pairset;
 mod weights;
 
 pub use levels::{LevelWeights, Levels};
 pub use objective::{split_by_offsets, PairLoss, PairwiseObjective, ScoreGradient};
+pub use pair_index::{IndexedPair, PairIndex, PairPermutation, PairSlot};
 pub use pairset::{
     balanced_query_ranges, count_pairs_per_grade, count_pairs_per_query, Pair, PairScheme, PairSet,
 };

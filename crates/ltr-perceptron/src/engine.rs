@@ -4,9 +4,9 @@
 //! w^{i+1} = w^i + η_q (d_r − d_n).
 
 use ltr_data::{Dataset, FeatureMatrix, Row};
-use ltr_pairs::{PairScheme, PairSet};
+use ltr_pairs::{PairIndex, PairPermutation, PairScheme, PairSet};
 use rand::seq::SliceRandom;
-use rand::SeedableRng;
+use rand::{RngCore, SeedableRng};
 
 /// The step applied on a mistake.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -24,7 +24,56 @@ pub enum PairOrder {
     File,
     /// A fresh seeded shuffle every epoch.
     Shuffled(u64),
+    /// A fresh seeded pseudo-random order every epoch, computed from a [`PairIndex`] instead of shuffling stored
+    /// pair records (runs of 16 neighbouring counters of scattered pairs drawn at random, 64 runs interleaved): 2 bytes a pair (the α-bound's counter; none with the bound off) and 4 a
+    /// document, where records take 28 bytes a pair. A different order from [`PairOrder::Shuffled`] with the same
+    /// seed, so a different (equally good) model. Only for [`PairScheme::AllDifferent`].
+    Streamed(u64),
+    /// [`PairOrder::Shuffled`] up to [`STREAM_PAIRS_ABOVE`] pairs (every LETOR fold, every paper reproduction),
+    /// [`PairOrder::Streamed`] above, where the records would take more memory than the data (the default).
+    Auto(u64),
 }
+
+impl PairOrder {
+    /// The order a loop over `ds`'s pairs under `scheme` runs ([`PairOrder::Auto`] decided; the others as they are).
+    pub fn resolve(self, ds: &Dataset, scheme: &PairScheme) -> Self {
+        match (self, scheme) {
+            (PairOrder::Auto(_), PairScheme::AllDifferent) => {
+                self.resolve_for(ltr_pairs::count_pairs_per_query(ds).iter().sum())
+            }
+            // Only all different-label pairs can be streamed.
+            (PairOrder::Auto(seed), _) => PairOrder::Shuffled(seed),
+            (order, _) => order,
+        }
+    }
+
+    /// [`PairOrder::Auto`] decided for a loop over `pairs` different-label pairs (data-parallel training decides
+    /// on the pairs of all ranks, so that every rank runs the same kind of loop).
+    pub fn resolve_for(self, pairs: u64) -> Self {
+        match self {
+            PairOrder::Auto(seed) if pairs > STREAM_PAIRS_ABOVE => PairOrder::Streamed(seed),
+            PairOrder::Auto(seed) => PairOrder::Shuffled(seed),
+            order => order,
+        }
+    }
+
+    /// The same kind of order with another seed (`File` has none).
+    pub fn reseeded(self, f: impl FnOnce(u64) -> u64) -> Self {
+        match self {
+            PairOrder::File => PairOrder::File,
+            PairOrder::Shuffled(s) => PairOrder::Shuffled(f(s)),
+            PairOrder::Streamed(s) => PairOrder::Streamed(f(s)),
+            PairOrder::Auto(s) => PairOrder::Auto(f(s)),
+        }
+    }
+}
+
+/// Above this many pairs [`PairOrder::Auto`] streams the pairs (2²⁵ pairs: 0.94 GB of 28-byte records;
+/// 3.77 M MSLR-style documents have about 170 M).
+pub const STREAM_PAIRS_ABOVE: u64 = 1 << 25;
+
+/// The α-bound's counter value of a dropped pair in a streamed loop.
+const DROPPED: u16 = u16::MAX;
 
 /// The α-bound (seed 000 §4, §6.2): drop a pair misranked in more than a fraction α of the epochs.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -58,7 +107,7 @@ impl Default for LoopSettings {
             step: StepSize::PerQuery,
             // Seed 000 leaves the order open. File order (pairs grouped by query) is much worse on the LETOR folds
             // (OHSUMED fold-mean MAP 0.31–0.40 against 0.43–0.45 shuffled), so a seeded shuffle is the default.
-            order: PairOrder::Shuffled(1),
+            order: PairOrder::Auto(1),
             alpha_bound: AlphaBound::PerEpoch(0.85),
             init: None,
             pairs: PairScheme::AllDifferent,
@@ -103,14 +152,35 @@ struct Visit {
 /// is usually larger than the L2 cache).
 const PREFETCH_AHEAD: usize = 8;
 
+/// Visits decoded ahead in a streamed epoch (then checked and updated like records).
+const STREAM_BATCH: usize = 1024;
+/// Consecutive counter slots a streamed epoch draws together (16 unrelated pairs sharing a counter cache line).
+const STREAM_RUN: u64 = 16;
+
+/// Where an epoch's pairs come from.
+#[derive(Debug)]
+enum Pairs {
+    /// The active pairs in visit order; pairs dropped by the α-bound are removed at the end of an epoch.
+    Records(Vec<Visit>),
+    /// Pairs numbered by an index and visited in a fresh permutation each epoch.
+    Streamed {
+        index: PairIndex,
+        /// Slot c holds pair number `scatter.at(c)`: a fixed bijection, so that neighbouring slots (one cache
+        /// line of counters) are unrelated pairs rather than one document against its neighbours.
+        scatter: PairPermutation,
+        /// Each slot's mistakes ([`DROPPED`] once the α-bound drops it); empty when the bound is off.
+        mistakes: Vec<u16>,
+        active: u64,
+    },
+}
+
 /// The running perceptron state.
 #[derive(Debug)]
 pub struct PerceptronLoop<'a> {
     ds: &'a Dataset,
     n_pairs: usize,
     eta: Vec<f64>,
-    /// The active pairs in visit order; pairs dropped by the α-bound are removed at the end of an epoch.
-    order: Vec<Visit>,
+    pairs: Pairs,
     settings: LoopSettings,
     rng: rand_chacha::ChaCha8Rng,
     /// Current weights.
@@ -169,48 +239,78 @@ fn add_diff(a: Row<'_>, b: Row<'_>, eta: f64, w: &mut [f64]) {
 
 impl<'a> PerceptronLoop<'a> {
     /// Prepare the loop for `planned_epochs` epochs (used by the planned α-bound).
-    pub fn new(ds: &'a Dataset, settings: LoopSettings, planned_epochs: usize) -> Self {
-        let pairs = PairSet::build(ds, &settings.pairs);
-        let eta_q = match settings.step {
-            StepSize::PerQuery => {
-                // η_q = 1/|S_q| over the pairs actually used.
-                (0..pairs.n_queries())
-                    .map(|q| {
-                        let n = pairs.query(q).len();
-                        if n == 0 {
-                            0.0
-                        } else {
-                            1.0 / n as f64
-                        }
-                    })
-                    .collect()
+    pub fn new(ds: &'a Dataset, mut settings: LoopSettings, planned_epochs: usize) -> Self {
+        settings.order = settings.order.resolve(ds, &settings.pairs);
+        let (pairs, per_query): (Pairs, Vec<u64>) = match settings.order {
+            PairOrder::Streamed(_) => {
+                assert_eq!(
+                    settings.pairs,
+                    PairScheme::AllDifferent,
+                    "a streamed order numbers all different-label pairs (PerceptronParams::validate says so)"
+                );
+                let index = PairIndex::new(ds);
+                let per_query = (0..index.n_queries()).map(|q| index.query_len(q)).collect();
+                let mistakes = match settings.alpha_bound {
+                    AlphaBound::Off => Vec::new(),
+                    _ => vec![0; index.len() as usize],
+                };
+                let active = index.len();
+                let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(match settings.order {
+                    PairOrder::Streamed(seed) => seed ^ 0x5CA7_7E12_D0C5_A1F5,
+                    _ => unreachable!("streamed"),
+                });
+                let scatter =
+                    PairPermutation::new(index.len(), std::array::from_fn(|_| rng.next_u64()));
+                (
+                    Pairs::Streamed {
+                        index,
+                        scatter,
+                        mistakes,
+                        active,
+                    },
+                    per_query,
+                )
             }
+            _ => {
+                let set = PairSet::build(ds, &settings.pairs);
+                let per_query = (0..set.n_queries())
+                    .map(|q| set.query(q).len() as u64)
+                    .collect();
+                let records = set
+                    .pairs
+                    .iter()
+                    .zip(set.query_of_pairs())
+                    .map(|(p, query)| Visit {
+                        hi: p.hi,
+                        lo: p.lo,
+                        query,
+                        mistakes: 0,
+                    })
+                    .collect();
+                (Pairs::Records(records), per_query)
+            }
+        };
+        let eta_q = match settings.step {
+            // η_q = 1/|S_q| over the pairs actually used.
+            StepSize::PerQuery => per_query
+                .iter()
+                .map(|&n| if n == 0 { 0.0 } else { 1.0 / n as f64 })
+                .collect(),
             StepSize::Global(r) => vec![r; ds.n_queries()],
         };
-        let order = pairs
-            .pairs
-            .iter()
-            .zip(pairs.query_of_pairs())
-            .map(|(p, query)| Visit {
-                hi: p.hi,
-                lo: p.lo,
-                query,
-                mistakes: 0,
-            })
-            .collect();
         let w = settings
             .init
             .clone()
             .unwrap_or_else(|| vec![0.0; ds.n_features()]);
         let rng = rand_chacha::ChaCha8Rng::seed_from_u64(match settings.order {
-            PairOrder::Shuffled(s) => s,
+            PairOrder::Shuffled(s) | PairOrder::Streamed(s) | PairOrder::Auto(s) => s,
             PairOrder::File => 0,
         });
         Self {
             ds,
             eta: eta_q,
-            n_pairs: pairs.len(),
-            order,
+            n_pairs: per_query.iter().sum::<u64>() as usize,
+            pairs,
             settings,
             rng,
             w,
@@ -226,44 +326,156 @@ impl<'a> PerceptronLoop<'a> {
         self.n_pairs
     }
 
+    /// Pairs the next epoch will visit (those the α-bound has not dropped).
+    pub fn active_pairs(&self) -> u64 {
+        match &self.pairs {
+            Pairs::Records(order) => order.len() as u64,
+            Pairs::Streamed { active, .. } => *active,
+        }
+    }
+
     /// Run one epoch, reporting retired hypotheses to `obs`.
     pub fn epoch(&mut self, obs: &mut dyn Observer) -> EpochStats {
         self.epoch += 1;
-        if let PairOrder::Shuffled(_) = self.settings.order {
-            self.order.shuffle(&mut self.rng);
-        }
         let cap = match self.settings.alpha_bound {
             AlphaBound::Planned(a) => Some((a * self.planned_epochs as f64).floor() as u32),
             _ => None,
         };
-        let mut stats = EpochStats {
+        let mut state = Visitor {
+            ds: self.ds,
+            eta: &self.eta,
+            w: &mut self.w,
+            index: &mut self.index,
+            c: &mut self.c,
             mistakes: 0,
-            active_pairs: 0,
         };
-        // Every active pair appears once in `order`, so each is visited once per epoch and a pair the planned bound
-        // drops mid-epoch is simply removed with the others at the end.
-        stats.active_pairs = self.order.len() as u64;
-        let (ds, eta, w, index, c) = (
-            self.ds,
-            &self.eta,
-            &mut self.w,
-            &mut self.index,
-            &mut self.c,
-        );
-        let mut on_mistake = |v: &mut Visit, w: &mut Vec<f64>, c: &mut u64| {
-            obs.retire(*index, w, *c);
-            add_diff(
-                ds.row(v.hi as usize),
-                ds.row(v.lo as usize),
-                eta[v.query as usize],
-                w,
-            );
-            *index += 1;
-            *c = 0;
-            v.mistakes += 1;
-            stats.mistakes += 1;
+        let active_pairs = match &mut self.pairs {
+            Pairs::Records(order) => {
+                if let PairOrder::Shuffled(_) = self.settings.order {
+                    order.shuffle(&mut self.rng);
+                }
+                // Every active pair appears once in `order`, so each is visited once per epoch and a pair the
+                // planned bound drops mid-epoch is simply removed with the others at the end.
+                let active = order.len() as u64;
+                state.visit(order, obs);
+                active
+            }
+            Pairs::Streamed {
+                index,
+                scatter,
+                mistakes,
+                active,
+            } => {
+                let keys = std::array::from_fn(|_| self.rng.next_u64());
+                let n = index.len();
+                let permutation = PairPermutation::new(n.div_ceil(STREAM_RUN), keys);
+                let counted = !mistakes.is_empty();
+                let rows = index.row_order();
+                let mut batch = Vec::with_capacity(STREAM_BATCH);
+                let runs_per_batch = STREAM_BATCH / STREAM_RUN as usize;
+                let mut runs = Vec::with_capacity(runs_per_batch);
+                let mut counters = Vec::with_capacity(STREAM_BATCH);
+                let mut slots = Vec::with_capacity(STREAM_BATCH);
+                let mut kept = Vec::with_capacity(STREAM_BATCH);
+                let mut k = 0;
+                // A batch: 64 runs of 16 consecutive counter slots drawn at random, visited interleaved (the first
+                // slot of every run, then the second, …), so that a run's line of counters is fetched once for 16
+                // pairs; the slots hold scattered pair numbers, so the pairs themselves are unrelated. The batch's
+                // random reads are issued in passes, to be in flight together instead of one after another.
+                while k < permutation.len() {
+                    runs.clear();
+                    while runs.len() < runs_per_batch && k < permutation.len() {
+                        let run = permutation.at(k) * STREAM_RUN;
+                        k += 1;
+                        if counted {
+                            crate::prefetch::value(&mistakes[run as usize]);
+                        }
+                        runs.push(run);
+                    }
+                    counters.clear();
+                    for m in 0..STREAM_RUN {
+                        counters.extend(runs.iter().map(|&run| run + m).filter(|&x| x < n));
+                    }
+                    slots.clear();
+                    for &counter in &counters {
+                        let slot = index.locate(scatter.at(counter));
+                        crate::prefetch::value(&rows[slot.hi]);
+                        crate::prefetch::value(&rows[slot.lo]);
+                        slots.push(slot);
+                    }
+                    batch.clear();
+                    kept.clear();
+                    for (&counter, slot) in counters.iter().zip(&slots) {
+                        let m = if counted {
+                            mistakes[counter as usize]
+                        } else {
+                            0
+                        };
+                        if m == DROPPED {
+                            continue;
+                        }
+                        batch.push(Visit {
+                            hi: rows[slot.hi],
+                            lo: rows[slot.lo],
+                            query: slot.query,
+                            mistakes: m as u32,
+                        });
+                        kept.push(counter);
+                    }
+                    state.visit(&mut batch, obs);
+                    if counted {
+                        for (v, &counter) in batch.iter().zip(&kept) {
+                            // Saturate below the dropped mark (an epoch count beyond 65,534 is not a real run).
+                            mistakes[counter as usize] = v.mistakes.min(DROPPED as u32 - 1) as u16;
+                        }
+                    }
+                }
+                *active
+            }
         };
-        let order = &mut self.order;
+        let stats = EpochStats {
+            mistakes: state.mistakes,
+            active_pairs,
+        };
+        // Dropped pairs never come back: stop visiting them (keeps the relative order of the others).
+        let t = self.epoch as f64;
+        let keep = |m: u32| match self.settings.alpha_bound {
+            AlphaBound::Off => true,
+            AlphaBound::PerEpoch(a) => m as f64 / t <= a,
+            AlphaBound::Planned(_) => m <= cap.expect("set for the planned bound"),
+        };
+        match &mut self.pairs {
+            Pairs::Records(order) => order.retain(|v| keep(v.mistakes)),
+            Pairs::Streamed {
+                mistakes, active, ..
+            } => {
+                for m in mistakes.iter_mut().filter(|m| **m != DROPPED) {
+                    if !keep(*m as u32) {
+                        *m = DROPPED;
+                        *active -= 1;
+                    }
+                }
+            }
+        }
+        obs.finish_epoch(self.epoch, self.index, &self.w, self.c);
+        stats
+    }
+}
+
+/// The loop's state while it visits pairs.
+struct Visitor<'s, 'a> {
+    ds: &'a Dataset,
+    eta: &'s [f64],
+    w: &'s mut Vec<f64>,
+    index: &'s mut usize,
+    c: &'s mut u64,
+    mistakes: u64,
+}
+
+impl Visitor<'_, '_> {
+    /// Check each pair of `order` in turn; on a mistake retire the hypothesis to `obs` and update.
+    fn visit(&mut self, order: &mut [Visit], obs: &mut dyn Observer) {
+        let ds = self.ds;
         match ds.features() {
             FeatureMatrix::Dense(a) => {
                 let d = a.ncols();
@@ -275,34 +487,36 @@ impl<'a> PerceptronLoop<'a> {
                     }
                     let v = &mut order[k];
                     let (r, n) = (v.hi as usize * d, v.lo as usize * d);
-                    if dense_diff_dot(&x[r..r + d], &x[n..n + d], w) <= 0.0 {
-                        on_mistake(v, w, c);
+                    if dense_diff_dot(&x[r..r + d], &x[n..n + d], self.w) <= 0.0 {
+                        self.mistake(v, obs);
                     } else {
-                        *c += 1;
+                        *self.c += 1;
                     }
                 }
             }
             FeatureMatrix::Sparse(_) => {
                 for v in order.iter_mut() {
-                    if diff_dot(ds.row(v.hi as usize), ds.row(v.lo as usize), w) <= 0.0 {
-                        on_mistake(v, w, c);
+                    if diff_dot(ds.row(v.hi as usize), ds.row(v.lo as usize), self.w) <= 0.0 {
+                        self.mistake(v, obs);
                     } else {
-                        *c += 1;
+                        *self.c += 1;
                     }
                 }
             }
         }
-        // Dropped pairs never come back: stop visiting them (keeps the relative order of the others).
-        let t = self.epoch as f64;
-        match self.settings.alpha_bound {
-            AlphaBound::Off => {}
-            AlphaBound::PerEpoch(a) => self.order.retain(|v| v.mistakes as f64 / t <= a),
-            AlphaBound::Planned(_) => {
-                let cap = cap.expect("set for the planned bound");
-                self.order.retain(|v| v.mistakes <= cap)
-            }
-        }
-        obs.finish_epoch(self.epoch, self.index, &self.w, self.c);
-        stats
+    }
+
+    fn mistake(&mut self, v: &mut Visit, obs: &mut dyn Observer) {
+        obs.retire(*self.index, self.w, *self.c);
+        add_diff(
+            self.ds.row(v.hi as usize),
+            self.ds.row(v.lo as usize),
+            self.eta[v.query as usize],
+            self.w,
+        );
+        *self.index += 1;
+        *self.c = 0;
+        v.mistakes += 1;
+        self.mistakes += 1;
     }
 }

@@ -36,9 +36,11 @@ use ltr_core::{
     RankAggregate, Result, Scorer,
 };
 use ltr_data::Dataset;
+use ltr_pairs::PairScheme;
 
 pub use engine::{
     AlphaBound, EpochStats, LoopSettings, Observer, PairOrder, PerceptronLoop, StepSize,
+    STREAM_PAIRS_ABOVE,
 };
 pub use outputs::{weighted_average, Average, Committee, Pocket, Recorder, Voted};
 
@@ -214,6 +216,14 @@ impl PerceptronParams {
                 return Err(LtrError::param("alpha-bound", "must be in [0, 1]"))
             }
             _ => {}
+        }
+        if matches!(self.settings.order, PairOrder::Streamed(_))
+            && self.settings.pairs != PairScheme::AllDifferent
+        {
+            return Err(LtrError::param(
+                "stream-pairs",
+                "a streamed pair order numbers all different-label pairs; other pair schemes are stored",
+            ));
         }
         if let Output::Committee(c) = self.output {
             if c.size == 0 {
@@ -394,9 +404,14 @@ impl PerceptronParams {
             ));
         }
         let mut settings = self.settings.clone();
-        if let PairOrder::Shuffled(seed) = settings.order {
-            settings.order = PairOrder::Shuffled(seed.wrapping_add(comm.rank() as u64));
+        if let (PairOrder::Auto(_), PairScheme::AllDifferent) = (settings.order, &settings.pairs) {
+            let mut all = [ltr_pairs::count_pairs_per_query(shard).iter().sum::<u64>() as f64];
+            comm.sum_ordered(&mut all)?;
+            settings.order = settings.order.resolve_for(all[0] as u64);
         }
+        settings.order = settings
+            .order
+            .reseeded(|seed| seed.wrapping_add(comm.rank() as u64));
         let mut lp = PerceptronLoop::new(shard, settings, self.epochs);
         let d = shard.n_features();
         let mut pairs = [lp.n_pairs() as f64];

@@ -330,3 +330,124 @@ fn committee_quality_on_ohsumed() {
 fn committee_quality_on_mq2008() {
     quality("MQ2008", Convention::LETOR4);
 }
+
+/// Counts what the loop saw: successes are the run-lengths of retired hypotheses plus the live one's.
+#[derive(Default)]
+struct Visits {
+    retired_successes: u64,
+}
+
+impl Observer for Visits {
+    fn retire(&mut self, _: usize, _: &[f64], c: u64) {
+        self.retired_successes += c;
+    }
+}
+
+fn streamed(seed: u64, alpha: AlphaBound) -> LoopSettings {
+    LoopSettings {
+        order: PairOrder::Streamed(seed),
+        alpha_bound: alpha,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_streamed_epoch_visits_every_active_pair_once_and_drops_like_the_bound_says() {
+    let ds = data(3, 0.8, 0.1);
+    let pairs: u64 = ltr_pairs::count_pairs_per_query(&ds).iter().sum();
+    let mut lp = PerceptronLoop::new(&ds, streamed(5, AlphaBound::PerEpoch(0.5)), 10);
+    assert_eq!(lp.n_pairs() as u64, pairs);
+    let mut active = pairs;
+    for epoch in 1..=10 {
+        let mut seen = Visits::default();
+        let c0 = lp.c;
+        let stats = lp.epoch(&mut seen);
+        assert_eq!(stats.active_pairs, active, "epoch {epoch}");
+        // Every visit is a success (it extends some hypothesis's run) or a mistake (it retires one).
+        let successes = seen.retired_successes + lp.c - c0;
+        assert_eq!(successes + stats.mistakes, active, "epoch {epoch}");
+        let next = lp.active_pairs();
+        assert!(next <= active);
+        active = next;
+    }
+    // Noisy data with outliers: the bound at 0.5 drops the pairs misranked in most epochs.
+    assert!(active < pairs, "{active} of {pairs}");
+}
+
+#[test]
+fn the_streamed_order_is_deterministic_and_as_good_as_shuffled_records() {
+    let ds = data(4, 0.3, 0.0);
+    let test = data(40, 0.3, 0.0);
+    let fit = |order: PairOrder| {
+        PerceptronParams::default()
+            .epochs(20)
+            .select_epochs(false)
+            .output(Output::Average)
+            .settings(LoopSettings {
+                order,
+                ..Default::default()
+            })
+            .run(&ds, &FitContext::new(1), None)
+            .unwrap()
+            .model
+    };
+    let a = fit(PairOrder::Streamed(9));
+    let b = fit(PairOrder::Streamed(9));
+    assert_eq!(linear(&a), linear(&b));
+    assert_ne!(linear(&a), linear(&fit(PairOrder::Streamed(10))));
+    assert_ne!(linear(&a), linear(&fit(PairOrder::Shuffled(9))));
+    // Another order is another model: compare the two kinds over five seeds each.
+    let mean = |order: fn(u64) -> PairOrder| {
+        (1..=5)
+            .map(|seed| {
+                let m = fit(order(seed));
+                ndcg10(&test, &m.score_dataset(&test)).unwrap()
+            })
+            .sum::<f64>()
+            / 5.0
+    };
+    let (s, r) = (mean(PairOrder::Streamed), mean(PairOrder::Shuffled));
+    eprintln!("test NDCG@10 over five seeds: streamed {s:.4}, shuffled records {r:.4}");
+    assert!(s > 0.6 && (s - r).abs() < 0.01, "streamed {s}, records {r}");
+}
+
+#[test]
+fn auto_shuffles_records_up_to_the_threshold_and_streams_above() {
+    let ds = data(1, 0.0, 0.0);
+    assert_eq!(
+        PairOrder::Auto(3).resolve(&ds, &ltr_pairs::PairScheme::AllDifferent),
+        PairOrder::Shuffled(3)
+    );
+    assert_eq!(
+        PairOrder::Auto(3).resolve_for(STREAM_PAIRS_ABOVE),
+        PairOrder::Shuffled(3)
+    );
+    assert_eq!(
+        PairOrder::Auto(3).resolve_for(STREAM_PAIRS_ABOVE + 1),
+        PairOrder::Streamed(3)
+    );
+    assert_eq!(
+        PairOrder::Auto(3).resolve(&ds, &ltr_pairs::PairScheme::Adjacent),
+        PairOrder::Shuffled(3)
+    );
+    // The default loop is Auto: on small data the shuffled records of before, bit for bit.
+    let auto = run(&ds, Output::Last, 5);
+    let records = PerceptronParams::default()
+        .epochs(5)
+        .select_epochs(false)
+        .output(Output::Last)
+        .settings(LoopSettings {
+            order: PairOrder::Shuffled(1),
+            ..Default::default()
+        })
+        .run(&ds, &FitContext::new(1), None)
+        .unwrap()
+        .model;
+    assert_eq!(linear(&auto), linear(&records));
+    let bad = PerceptronParams::default().settings(LoopSettings {
+        order: PairOrder::Streamed(1),
+        pairs: ltr_pairs::PairScheme::Adjacent,
+        ..Default::default()
+    });
+    assert!(bad.validate().unwrap_err().to_string().contains("stream"));
+}

@@ -49,6 +49,14 @@ pub(crate) const LOOP_SPECS: &[ParamSpec] = &[
         Allowed::Bool,
         "visit pairs in a seeded shuffled order (false: file order)",
     ),
+    ParamSpec::new(
+        "stream-pairs",
+        "auto",
+        choice(&["auto", "true", "false"]),
+        "visit the pairs in a seeded order computed pair by pair instead of shuffling stored records \
+         (2 bytes a pair instead of 28; another order, so another model); auto: above 2^25 pairs",
+    )
+    .when("shuffle=true"),
 ];
 
 /// `perceptron`'s own parameters.
@@ -132,7 +140,11 @@ fn loop_settings(r: &SpecReader<'_>, seed: u64) -> Result<(usize, LoopSettings)>
         _ => StepSize::PerQuery,
     };
     let order = if r.flag("shuffle")? {
-        PairOrder::Shuffled(seed)
+        match r.choice("stream-pairs")?.as_str() {
+            "true" => PairOrder::Streamed(seed),
+            "false" => PairOrder::Shuffled(seed),
+            _ => PairOrder::Auto(seed),
+        }
     } else {
         PairOrder::File
     };
