@@ -204,12 +204,13 @@ class Perceptron(Ranker):
     - ``step`` (one of query, global; default query): η_q = 1/|S_q| per query, or one global rate.
     - ``rate`` (float in [1e-300, 1e+300]; default 1): the global learning rate. Only with step=global.
     - ``shuffle`` (bool; default true): visit pairs in a seeded shuffled order (false: file order).
+    - ``stream_pairs`` (one of auto, true, false; default auto): visit the pairs in a seeded order computed pair by pair instead of shuffling stored records (2 bytes a pair instead of 28; another order, so another model); auto: above 2^25 pairs. Only with shuffle=true.
 
     A list is a grid chosen on ``eval_set``. Common settings: see :class:`Ranker`.
     """
 
     _algo = "perceptron"
-    _param_map = {"output": "output", "vote_from": "vote-from", "epochs": "epochs", "select_epochs": "select-epochs", "alpha_bound": "alpha-bound", "alpha_rule": "alpha-rule", "step": "step", "rate": "rate", "shuffle": "shuffle"}
+    _param_map = {"output": "output", "vote_from": "vote-from", "epochs": "epochs", "select_epochs": "select-epochs", "alpha_bound": "alpha-bound", "alpha_rule": "alpha-rule", "step": "step", "rate": "rate", "shuffle": "shuffle", "stream_pairs": "stream-pairs"}
 
     def __init__(
         self,
@@ -222,6 +223,7 @@ class Perceptron(Ranker):
         step: Any = None,
         rate: Any = None,
         shuffle: Any = None,
+        stream_pairs: Any = None,
         *,
         metric: str = "NDCG@10",
         convention: str = "standard",
@@ -239,6 +241,7 @@ class Perceptron(Ranker):
         self.step = step
         self.rate = rate
         self.shuffle = shuffle
+        self.stream_pairs = stream_pairs
         self.algo = "perceptron"
         self.metric = metric
         self.convention = convention
@@ -269,12 +272,13 @@ class CommitteePerceptron(Ranker):
     - ``step`` (one of query, global; default query): η_q = 1/|S_q| per query, or one global rate.
     - ``rate`` (float in [1e-300, 1e+300]; default 1): the global learning rate. Only with step=global.
     - ``shuffle`` (bool; default true): visit pairs in a seeded shuffled order (false: file order).
+    - ``stream_pairs`` (one of auto, true, false; default auto): visit the pairs in a seeded order computed pair by pair instead of shuffling stored records (2 bytes a pair instead of 28; another order, so another model); auto: above 2^25 pairs. Only with shuffle=true.
 
     A list is a grid chosen on ``eval_set``. Common settings: see :class:`Ranker`.
     """
 
     _algo = "committee-perceptron"
-    _param_map = {"committee": "committee", "combine": "combine", "member_metric": "member-metric", "member_transform": "member-transform", "member_power": "member-power", "member_temperature": "member-temperature", "normalize_members": "normalize-members", "offer_final": "offer-final", "epochs": "epochs", "select_epochs": "select-epochs", "alpha_bound": "alpha-bound", "alpha_rule": "alpha-rule", "step": "step", "rate": "rate", "shuffle": "shuffle"}
+    _param_map = {"committee": "committee", "combine": "combine", "member_metric": "member-metric", "member_transform": "member-transform", "member_power": "member-power", "member_temperature": "member-temperature", "normalize_members": "normalize-members", "offer_final": "offer-final", "epochs": "epochs", "select_epochs": "select-epochs", "alpha_bound": "alpha-bound", "alpha_rule": "alpha-rule", "step": "step", "rate": "rate", "shuffle": "shuffle", "stream_pairs": "stream-pairs"}
 
     def __init__(
         self,
@@ -293,6 +297,7 @@ class CommitteePerceptron(Ranker):
         step: Any = None,
         rate: Any = None,
         shuffle: Any = None,
+        stream_pairs: Any = None,
         *,
         metric: str = "NDCG@10",
         convention: str = "standard",
@@ -316,6 +321,7 @@ class CommitteePerceptron(Ranker):
         self.step = step
         self.rate = rate
         self.shuffle = shuffle
+        self.stream_pairs = stream_pairs
         self.algo = "committee-perceptron"
         self.metric = metric
         self.convention = convention
@@ -489,7 +495,7 @@ class ListNet(Ranker):
 
     - ``epochs`` (int in [1, 10000000]; default 100): epochs at most.
     - ``learning_rate`` (float in [1e-300, 1e+300]; default 0.1): step of each per-query update.
-    - ``step_control`` (one of auto, fixed, backtrack; default auto): backtrack: an epoch that raises the training loss is undone and the rate halved; fixed: never; auto: backtrack when a training feature lies outside [0, 1] (raw or z-scored data), fixed otherwise (LETOR).
+    - ``step_control`` (one of auto, fixed, backtrack; default auto): backtrack: an epoch that raises the training loss is undone and retried at half the rate; fixed: never; auto: backtrack when a training feature lies outside [0, 1] (raw or z-scored data), fixed otherwise (LETOR).
     - ``select_epochs`` (bool; default true): choose the epoch on --validate.
     - ``shuffle`` (bool; default true): seeded query order per epoch (false: file order).
     - ``weighting`` (one of ips, naive; default ips): on a click training set (ltr train --clicks): ips weighs each click by 1/propensity of its rank (unbiased under the position-based model); naive counts every click once (the biased control).

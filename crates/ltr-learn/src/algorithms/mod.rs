@@ -182,7 +182,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         paper: "Cao et al., ICML 2007, batch top-one ListNet (baseline of seed 003; a sigmoid seed)",
         code: "crates/ltr-online/src/listnet.rs",
         params: &[LISTNET_SPECS, CLICK_SPECS],
-        distributed: None,
+        distributed: Some(online::listnet_distributed),
         fit: online::listnet,
     },
     Algorithm {

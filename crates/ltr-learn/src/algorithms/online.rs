@@ -1,7 +1,7 @@
 //! `listnet`, `slam-perceptron`, `pure-online`, `online-listnet` (seed 002 and its baselines): parameters →
 //! [`ListNetParams`] and [`OnlineParams`].
 
-use ltr_core::{Fit, FitContext, Fitted, ParamGuard, Result};
+use ltr_core::{Allreduce, Fit, FitContext, Fitted, ParamGuard, Result};
 use ltr_data::Dataset;
 use ltr_online::{
     Eta, ListNetParams, Margin, OnlineAlgorithm, OnlineParams, PredictTies, Rml, StepControl,
@@ -23,7 +23,7 @@ pub(crate) const LISTNET_SPECS: &[ParamSpec] = &[
         "step-control",
         "auto",
         choice(&["auto", "fixed", "backtrack"]),
-        "backtrack: an epoch that raises the training loss is undone and the rate halved; fixed: never; auto: backtrack when a training feature lies outside [0, 1] (raw or z-scored data), fixed otherwise (LETOR)",
+        "backtrack: an epoch that raises the training loss is undone and retried at half the rate; fixed: never; auto: backtrack when a training feature lies outside [0, 1] (raw or z-scored data), fixed otherwise (LETOR)",
     ),
     ParamSpec::new(
         "select-epochs",
@@ -121,6 +121,20 @@ pub(crate) const ONLINE_LISTNET_SPECS: &[ParamSpec] = &[ParamSpec::new(
 
 /// `listnet`.
 pub(crate) fn listnet(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
+    listnet_params(r, train)?.fit(train, ctx)
+}
+
+/// `listnet` on this rank's shard of the queries (iterative parameter mixing).
+pub(crate) fn listnet_distributed(
+    r: &SpecReader<'_>,
+    shard: &Dataset,
+    ctx: &FitContext<'_>,
+    comm: &dyn Allreduce,
+) -> Result<Fitted> {
+    listnet_params(r, shard)?.fit_mixing(shard, ctx, comm)
+}
+
+fn listnet_params(r: &SpecReader<'_>, train: &Dataset) -> Result<ListNetParams> {
     let s = ListNetParams::default()
         .epochs(r.int("epochs")?)
         .learning_rate(r.float("learning-rate")?)
@@ -134,7 +148,7 @@ pub(crate) fn listnet(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>)
         .clicks(super::clicks::click_weighting(r, train)?)
         .check()?;
     r.finish("listnet")?;
-    s.fit(train, ctx)
+    Ok(s)
 }
 
 /// An online learner's parameters; `name` is one of the three online algorithms.
