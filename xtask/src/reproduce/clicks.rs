@@ -29,7 +29,8 @@ const BUDGETS: [u64; 4] = [1_000, 10_000, 100_000, 1_000_000];
 /// The click learners: label, algorithm parameters.
 const METHODS: [(&str, &str); 2] = [("Propensity SVM-Rank", "ips"), ("Naive SVM-Rank", "naive")];
 /// Share of the training queries the production ranker learns from (the paper: 1% of Yahoo's 20k queries; our
-/// training sets are 63–471 queries, so 1% would be one to five queries).
+/// training sets are 63–471 queries, so 1% would be one to five queries); `LTR_CLICKS_PRODUCTION_SHARE` sets
+/// another (its cells are stored apart).
 const PRODUCTION_SHARE: f64 = 0.05;
 /// Noise: an examined non-relevant document is clicked with ε₋, one of the top grade always (ε₊ = 1), as §6.
 const EPS_MINUS: f64 = 0.1;
@@ -108,6 +109,45 @@ struct Task<'a> {
 
 /// One curve's points: (log10 clicks, NDCG@10, average rank of relevant).
 type Curve = Vec<(f64, f64, f64)>;
+
+/// The production share: `LTR_CLICKS_PRODUCTION_SHARE` or [`PRODUCTION_SHARE`].
+fn production_share() -> Result<f64> {
+    match std::env::var("LTR_CLICKS_PRODUCTION_SHARE") {
+        Ok(v) => {
+            let share: f64 = v
+                .parse()
+                .with_context(|| format!("LTR_CLICKS_PRODUCTION_SHARE={v} is not a number"))?;
+            anyhow::ensure!(
+                share > 0.0 && share <= 1.0,
+                "LTR_CLICKS_PRODUCTION_SHARE={v} must be in (0, 1]"
+            );
+            Ok(share)
+        }
+        Err(_) => Ok(PRODUCTION_SHARE),
+    }
+}
+
+/// The severities run, with their index in [`ETAS`] (which seeds the simulation): all, or those listed in
+/// `LTR_CLICKS_ETAS` (e.g. `1` or `0.5,2`).
+fn etas() -> Result<Vec<(usize, f64)>> {
+    let all = ETAS.iter().copied().enumerate();
+    match std::env::var("LTR_CLICKS_ETAS") {
+        Ok(list) => {
+            let wanted = list
+                .split(',')
+                .map(|x| x.trim().parse::<f64>())
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .with_context(|| format!("LTR_CLICKS_ETAS={list}: not a list of numbers"))?;
+            let chosen: Vec<(usize, f64)> = all.filter(|(_, e)| wanted.contains(e)).collect();
+            anyhow::ensure!(
+                chosen.len() == wanted.len(),
+                "LTR_CLICKS_ETAS={list}: the severities are {ETAS:?}"
+            );
+            Ok(chosen)
+        }
+        Err(_) => Ok(all.collect()),
+    }
+}
 
 fn budgets() -> Vec<u64> {
     let max = std::env::var("LTR_CLICKS_MAX")
@@ -232,6 +272,8 @@ fn pooled_values(r: &[&FoldResult], metric: &str) -> Vec<f64> {
 /// Run the experiment.
 pub fn run(ctx: &Ctx) -> Result<PathBuf> {
     let budgets = budgets();
+    let share = production_share()?;
+    let etas = etas()?;
     let web = web_fold()?;
     let mut tasks: Vec<Task<'_>> = ctx
         .benches
@@ -268,7 +310,7 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
          folds run. p: paired t-tests over those test queries, Propensity vs naive (two-sided), on NDCG@10 and on \
          the average rank of relevant documents (queries with a relevant document). \
          Sessions: the mean per fold.\n\n",
-        PRODUCTION_SHARE * 100.0
+        share * 100.0
     ));
     let mut rows = Vec::new();
     for task in &tasks {
@@ -291,7 +333,7 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
                 )
             })?);
             // The production ranker is cheap and needed to simulate: always trained, never stored.
-            n_prod = ((fold.train.n_queries() as f64 * PRODUCTION_SHARE).round() as usize).max(3);
+            n_prod = ((fold.train.n_queries() as f64 * share).round() as usize).max(3);
             let prod_train = fold.train.select_queries(&(0..n_prod).collect::<Vec<_>>());
             let prod = train_fold("ranksvm", &["c=0.1"], &prod_train, None, ndcg, &conv)?;
             production.push(evaluate(
@@ -302,11 +344,17 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
                 BTreeMap::new(),
             )?);
             let prod_scores = prod.fitted.model.score_dataset(&fold.train);
-            for (ei, &eta) in ETAS.iter().enumerate() {
+            // Cells of another production share are other cells.
+            let cell_task = if share == PRODUCTION_SHARE {
+                task.name.clone()
+            } else {
+                format!("{}-share{share}", task.name)
+            };
+            for &(ei, eta) in &etas {
                 let seed = 2017 + ei as u64;
                 let per_budget = fold_cells(
                     ctx,
-                    &task.name,
+                    &cell_task,
                     fold,
                     &conv,
                     eta,
