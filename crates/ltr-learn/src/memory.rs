@@ -90,8 +90,12 @@ fn estimate(
     let n = train.n_docs() as u64;
     let d = train.n_features() as u64;
     let pairs = if per_pair > 0 { pairs() } else { 0 };
+    // The loop's own rule for the default order decides which layout the estimate describes.
     if matches!(algorithm, "perceptron" | "committee-perceptron")
-        && pairs > ltr_perceptron::STREAM_PAIRS_ABOVE
+        && matches!(
+            ltr_perceptron::PairOrder::Auto(0).resolve_for(pairs),
+            ltr_perceptron::PairOrder::Streamed(_)
+        )
     {
         (per_doc, per_pair) = streamed_perceptron();
     }
