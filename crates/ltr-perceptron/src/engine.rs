@@ -25,8 +25,9 @@ pub enum PairOrder {
     /// A fresh seeded shuffle every epoch.
     Shuffled(u64),
     /// A fresh seeded pseudo-random order every epoch, computed from a [`PairIndex`] instead of shuffling stored
-    /// pair records (runs of 16 neighbouring counters of scattered pairs drawn at random, 64 runs interleaved): 2 bytes a pair (the α-bound's counter; none with the bound off) and 4 a
-    /// document, where records take 28 bytes a pair. A different order from [`PairOrder::Shuffled`] with the same
+    /// pair records (runs of 16 neighbouring counters of scattered pairs drawn at random, 64 runs interleaved):
+    /// 2 bytes a pair (the α-bound's counter; none with the bound off) and 4 a document, where records take 28
+    /// bytes a pair. A different order from [`PairOrder::Shuffled`] with the same
     /// seed, so a different (equally good) model. Only for [`PairScheme::AllDifferent`].
     Streamed(u64),
     /// [`PairOrder::Shuffled`] up to [`STREAM_PAIRS_ABOVE`] pairs (every LETOR fold, every paper reproduction),
@@ -242,7 +243,7 @@ impl<'a> PerceptronLoop<'a> {
     pub fn new(ds: &'a Dataset, mut settings: LoopSettings, planned_epochs: usize) -> Self {
         settings.order = settings.order.resolve(ds, &settings.pairs);
         let (pairs, per_query): (Pairs, Vec<u64>) = match settings.order {
-            PairOrder::Streamed(_) => {
+            PairOrder::Streamed(seed) => {
                 assert_eq!(
                     settings.pairs,
                     PairScheme::AllDifferent,
@@ -255,10 +256,7 @@ impl<'a> PerceptronLoop<'a> {
                     _ => vec![0; index.len() as usize],
                 };
                 let active = index.len();
-                let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(match settings.order {
-                    PairOrder::Streamed(seed) => seed ^ 0x5CA7_7E12_D0C5_A1F5,
-                    _ => unreachable!("streamed"),
-                });
+                let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x5CA7_7E12_D0C5_A1F5);
                 let scatter =
                     PairPermutation::new(index.len(), std::array::from_fn(|_| rng.next_u64()));
                 (
