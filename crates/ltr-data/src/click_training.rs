@@ -250,7 +250,7 @@ mod tests {
 
     /// Synthetic data without docids, so its documents are named `d0`, `d1`, … as in a simulated log.
     fn data() -> Dataset {
-        let ds = generate_letor_like(&SyntheticConfig {
+        generate_letor_like(&SyntheticConfig {
             queries: 12,
             min_docs: 6,
             max_docs: 15,
@@ -261,14 +261,8 @@ mod tests {
             query_level_norm: true,
             seed: 2,
         })
-        .unwrap();
-        Dataset::new(
-            ds.features().clone(),
-            ds.labels().to_vec(),
-            ds.query_offsets().to_vec(),
-            ds.qids().to_vec(),
-        )
         .unwrap()
+        .without_docids()
     }
 
     fn rec(session: u64, qid: &str, docid: &str, rank: u32, clicked: bool, p: f64) -> ClickRecord {

@@ -380,6 +380,13 @@ impl Dataset {
         Ok(self)
     }
 
+    /// The same dataset without document ids: click logs then name its documents `d0`, `d1`, … by row within their
+    /// query, as for a file without `#docid` comments.
+    pub fn without_docids(mut self) -> Self {
+        self.docids = None;
+        self
+    }
+
     /// Attach the raw comments (text after `#`, one per row).
     pub fn with_comments(mut self, comments: TextColumn) -> Result<Self> {
         if comments.len() != self.n_docs() {

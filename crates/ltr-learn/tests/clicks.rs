@@ -15,8 +15,9 @@ fn weights(name: &str, settings: &[&str], train_set: &Dataset) -> Vec<f64> {
     t.fitted.linear().unwrap().weights.clone()
 }
 
+/// Without docids, as a file without `#docid` comments: the log names documents d0, d1, ….
 fn generated() -> Dataset {
-    let ds = ltr_data::generate_letor_like(&ltr_data::SyntheticConfig {
+    ltr_data::generate_letor_like(&ltr_data::SyntheticConfig {
         queries: 40,
         min_docs: 8,
         max_docs: 20,
@@ -24,15 +25,8 @@ fn generated() -> Dataset {
         seed: 12,
         ..Default::default()
     })
-    .unwrap();
-    // Without docids, as a file without `#docid` comments: the log names documents d0, d1, ….
-    Dataset::new(
-        ds.features().clone(),
-        ds.labels().to_vec(),
-        ds.query_offsets().to_vec(),
-        ds.qids().to_vec(),
-    )
     .unwrap()
+    .without_docids()
 }
 
 /// The log of `sessions` simulated sessions under (1/rank)^eta, the whole list displayed.
