@@ -38,10 +38,10 @@ fn thread_ranks_write_the_single_process_model() {
     );
     let svm = info["training_memory_bytes"]["ranksvm"].as_u64().unwrap();
     let boost = info["training_memory_bytes"]["rankboost"].as_u64().unwrap();
-    // Dense raw data is z-scored in place: the data plus Newton's 72 bytes per document; RankBoost adds its
-    // presorted columns (8 bytes per cell) to its 32 bytes per document.
+    // Dense raw data is z-scored in place: the data plus Newton's 72 bytes per document; RankBoost adds each cell's
+    // threshold bucket (1 byte per cell) to its 24 bytes per document.
     assert_eq!(svm, loaded + 72 * docs);
-    assert_eq!(boost, loaded + 32 * docs + 8 * 136 * docs);
+    assert_eq!(boost, loaded + 24 * docs + 136 * docs);
     assert!(reference["Linear"]["weights"].as_array().unwrap().len() > 100);
     for ranks in ["1", "2", "3"] {
         let out = p(&format!("d{ranks}.json"));

@@ -105,6 +105,34 @@ fn mpi_ranks_give_the_single_process_model_and_fail_cleanly() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(model_part(&out), reference, "2 MPI ranks from shard files");
 
+    // RSVM-IR by OCAS (τ, μ and every plane summed over the processes) and RankBoost (thresholds over every
+    // process's feature ranges, exact threshold sums): the single-process models too.
+    let rsvm = ["--algo", "rsvm-ir", "--param", "max-iter=80"];
+    let boost = [
+        "--algo",
+        "rankboost",
+        "--param",
+        "rounds=30",
+        "--normalize",
+        "none",
+    ];
+    for (name, common) in [("rsvm-ir", &rsvm[..]), ("rankboost", &boost[..])] {
+        let single = p(&format!("{name}-single.json"));
+        let mut args = vec!["train", "--train", s(&train), "--model", s(&single)];
+        args.extend(common);
+        ok(&args);
+        for ranks in [2, 3] {
+            let out = p(&format!("{name}-{ranks}.json"));
+            let o = train_on_ranks(ranks, &train, &out, common, Duration::from_secs(120));
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            assert_eq!(
+                model_part(&out),
+                model_part(&single),
+                "{name} on {ranks} MPI ranks"
+            );
+        }
+    }
+
     // Three ranks, two shard files: rank 2 names its missing file and takes the job down.
     let out = p("missing.json");
     let o = train_on_ranks(3, &pattern, &out, &common, Duration::from_secs(60));

@@ -236,9 +236,13 @@ pub fn exact_sum_over_queries<S: Send>(
     scratch: impl Fn() -> S + Sync + Send,
     per_query: impl Fn(usize, &mut ExactVec, &mut S) + Sync + Send,
 ) -> ExactVec {
+    // Each piece of work allocates, normalises and merges a whole accumulator (71 limbs a sum), so the queries are
+    // cut into a few pieces per thread rather than as finely as rayon would: RankBoost's 500 sums a round on MQ2008
+    // spent 70% of its time merging before.
+    let pieces = 4 * rayon::current_num_threads();
     (0..n_queries)
         .into_par_iter()
-        .with_min_len(8)
+        .with_min_len((n_queries / pieces).max(8))
         .fold(
             || (ExactVec::new(len), scratch()),
             |(mut acc, mut s), q| {
@@ -249,7 +253,8 @@ pub fn exact_sum_over_queries<S: Send>(
         .map(|(acc, _)| acc)
         .reduce(
             || ExactVec::new(len),
-            |mut a, b| {
+            |mut a, mut b| {
+                b.normalise();
                 a.merge(&b);
                 a
             },

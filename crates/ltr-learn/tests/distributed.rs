@@ -8,6 +8,11 @@ use ltr_data::{generate_web, read_letor, Dataset, NormalizeKind, PreprocessSpec,
 use ltr_learn::{train, train_distributed, Grid, TrainRequest, Trained};
 use ltr_pairs::balanced_query_ranges;
 
+/// The model's text: its numbers printed shortest-round-trip, so equal text is equal bits.
+fn model_text(t: &Trained) -> String {
+    serde_json::to_string(&t.fitted.model).unwrap()
+}
+
 fn weights(t: &Trained) -> Vec<u64> {
     match &t.fitted.model {
         Model::Linear(m) => m.weights.iter().map(|w| w.to_bits()).collect(),
@@ -39,7 +44,7 @@ fn distributed_algo(
     });
     let trained: Vec<Trained> = results.into_iter().map(|r| r.unwrap()).collect();
     for t in &trained[1..] {
-        assert_eq!(weights(t), weights(&trained[0]), "ranks disagree");
+        assert_eq!(model_text(t), model_text(&trained[0]), "ranks disagree");
     }
     trained.into_iter().next().unwrap()
 }
@@ -191,21 +196,81 @@ fn what_distributed_training_cannot_do_is_refused_with_the_reason() {
             .map(|r| r.unwrap_err().to_string())
             .collect()
         };
-    let e = errors("rankboost", &[], &none, false);
+    let e = errors("coordinate-ascent", &[], &none, false);
     assert!(
         e[0].contains("no distributed trainer")
-            && e[0].contains("ranksvm, perceptron, listnet, lambdarank"),
+            && e[0].contains("ranksvm, rsvm-ir, perceptron, rankboost, listnet, lambdarank"),
         "{}",
         e[0]
     );
+    let e = errors("rankboost", &["thresholds=0"], &none, false);
+    assert!(e[0].contains("thresholds=10"), "{}", e[0]);
     let e = errors("ranksvm", &["c=0.1,1"], &none, false);
     assert!(e[0].contains("one setting"), "{}", e[0]);
     let e = errors("ranksvm", &[], &none, true);
     assert!(e[0].contains("validation"), "{}", e[0]);
     let e = errors("ranksvm", &["solver=dual"], &none, false);
-    assert!(e[0].contains("Newton"), "{}", e[0]);
-    let e = errors("ranksvm", &["pairs=adjacent"], &none, false);
-    assert!(e[0].contains("every pair"), "{}", e[0]);
+    assert!(
+        e[0].contains("newton, ocas, cutting-plane or gd"),
+        "{}",
+        e[0]
+    );
+    let e = errors("rsvm-ir", &["tau=simulated"], &none, false);
+    assert!(e[0].contains("tau=closed"), "{}", e[0]);
+}
+
+/// `web()` with the grades of its first half of queries capped at 1, so that a shard of the first queries lacks
+/// grades the others have: τ, the levels and μ must still be those of all the queries.
+fn web_with_uneven_grades() -> Dataset {
+    let ds = web();
+    let half = ds.query_offsets()[ds.n_queries() / 2];
+    let labels: Vec<f32> = ds
+        .labels()
+        .iter()
+        .enumerate()
+        .map(|(i, &l)| if i < half { l.min(1.0) } else { l })
+        .collect();
+    Dataset::new(
+        ds.features().clone(),
+        labels,
+        ds.query_offsets().to_vec(),
+        ds.qids().to_vec(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn rsvm_ir_and_every_primal_solver_give_the_single_process_model() {
+    let per_query = PreprocessSpec {
+        normalize: Some(NormalizeKind::QueryMinMax),
+        ..Default::default()
+    };
+    let uneven = web_with_uneven_grades();
+    let first = &shards(&uneven, 2)[0];
+    assert!(
+        first.labels().iter().all(|&l| l <= 1.0),
+        "the first shard lacks the high grades"
+    );
+    // RSVM-IR-QP by OCAS (the default) and by SVMrank's plain cutting plane, RSVM-IR-GD, τ alone and μ alone, the
+    // τ/μ objective by Newton; SVMlight's C (the default) is summed over ranks.
+    for params in [
+        &["max-iter=60"][..],
+        &["solver=cutting-plane", "max-iter=40"],
+        &["variant=gd", "max-iter=30"],
+        &["variant=rank", "c=0.1", "max-iter=60"],
+        &["variant=query", "missing-grade=skip", "max-iter=60"],
+        &["solver=newton"],
+    ] {
+        check_same_model_of("rsvm-ir", &uneven, params, &per_query);
+    }
+    // Plain RankSVM by the hinge solvers, and on adjacent grades only.
+    check_same_model_of(
+        "ranksvm",
+        &uneven,
+        &["solver=ocas", "c=0.1", "max-iter=60"],
+        &per_query,
+    );
+    check_same_model_of("ranksvm", &uneven, &["pairs=adjacent"], &per_query);
 }
 
 #[test]
@@ -410,4 +475,37 @@ fn the_perceptron_mixes_parameters_across_ranks() {
         .unwrap_err()
         .to_string()
         .contains("output=last"));
+}
+
+#[test]
+fn rankboost_gives_the_single_process_ensemble() {
+    // Every round's weak ranker is chosen from threshold sums that are exact over queries, so 1–3 ranks (one of
+    // them without the high grades) boost the single-process ensemble, stump for stump; one byte a bucket, and two
+    // above 255 thresholds.
+    // Raw features, so that each shard's feature ranges differ and the thresholds must span every rank's.
+    let uneven = web_with_uneven_grades();
+    let raw = PreprocessSpec {
+        normalize: Some(NormalizeKind::None),
+        ..Default::default()
+    };
+    for params in [&["rounds=40"][..], &["rounds=25", "thresholds=300"]] {
+        let single = train(
+            "rankboost",
+            &Grid::parse(params).unwrap(),
+            &TrainRequest::new(&uneven).preprocess(&raw),
+        )
+        .unwrap();
+        let Model::Stumps(ensemble) = &single.fitted.model else {
+            panic!("RankBoost trains stumps");
+        };
+        assert!(ensemble.stumps.len() >= 20, "{params:?}");
+        for ranks in [1, 2, 3] {
+            let d = distributed_algo("rankboost", &uneven, ranks, params, &raw);
+            assert_eq!(
+                model_text(&d),
+                model_text(&single),
+                "{ranks} ranks, {params:?}"
+            );
+        }
+    }
 }

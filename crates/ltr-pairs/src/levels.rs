@@ -14,9 +14,21 @@ pub struct Levels {
 impl Levels {
     /// Compute the levels of `ds`. Panics if there are more than 65,535 distinct labels.
     pub fn new(ds: &Dataset) -> Self {
+        Self::with_values(ds, Self::distinct_labels(ds))
+    }
+
+    /// The distinct labels of `ds`, ascending.
+    pub fn distinct_labels(ds: &Dataset) -> Vec<f32> {
         let mut values: Vec<f32> = ds.labels().to_vec();
         values.sort_by(f32::total_cmp);
         values.dedup();
+        values
+    }
+
+    /// The levels `values` (ascending, distinct; a superset of the labels of `ds`, such as the labels of every
+    /// rank's shard of a distributed run) with the documents of `ds` placed on them. Panics if a label of `ds` is
+    /// not in `values`, or if there are more than 65,535 values.
+    pub fn with_values(ds: &Dataset, values: Vec<f32>) -> Self {
         assert!(
             values.len() <= u16::MAX as usize,
             "too many distinct labels"
@@ -98,6 +110,26 @@ impl LevelWeights {
     /// Number of levels.
     pub fn k(&self) -> usize {
         self.k
+    }
+    /// These weights over the levels `from` (ascending label values) carried to the levels `to`, a subset of
+    /// `from`: the weight of two labels stays theirs. Panics if a value of `to` is not in `from`.
+    pub fn restricted(&self, from: &[f32], to: &[f32]) -> Self {
+        assert_eq!(from.len(), self.k, "one label value per level");
+        let index: Vec<usize> = to
+            .iter()
+            .map(|v| {
+                from.iter()
+                    .position(|f| f == v)
+                    .expect("the levels kept are among the levels weighted")
+            })
+            .collect();
+        let mut out = Self::zeros(to.len());
+        for a in 0..to.len() {
+            for b in 0..a {
+                out.set(a, b, self.get(index[a], index[b]));
+            }
+        }
+        out
     }
     /// Multiply every weight by `f`.
     pub fn scaled(mut self, f: f64) -> Self {

@@ -38,5 +38,6 @@ pub use pairset::{
     balanced_query_ranges, count_pairs_per_grade, count_pairs_per_query, Pair, PairScheme, PairSet,
 };
 pub use weights::{
-    perceptron_query_steps, query_weights_mu, tau_closed_form, tau_monte_carlo, MissingGrade,
+    perceptron_query_steps, query_weights_mu, query_weights_mu_of, tau_closed_form,
+    tau_closed_form_sums, tau_from_sums, tau_monte_carlo, MissingGrade,
 };

@@ -1,6 +1,6 @@
 //! Pair weights: per-query balancing η_q (seed 000), query weights μ_q and rank-pair weights τ (seed 004).
 
-use ltr_data::Dataset;
+use ltr_data::{Dataset, ExactVec};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -17,10 +17,22 @@ pub fn perceptron_query_steps(ds: &Dataset) -> Vec<f64> {
 
 /// μ_q = max_q' |P_q'| / |P_q| (seed 004 §5.3): the query with most pairs gets 1 (0 for a query without pairs).
 pub fn query_weights_mu(ds: &Dataset) -> Vec<f64> {
-    let c = count_pairs_per_query(ds);
-    let max = c.iter().copied().max().unwrap_or(0) as f64;
-    c.into_iter()
-        .map(|n| if n == 0 { 0.0 } else { max / n as f64 })
+    let most = count_pairs_per_query(ds).into_iter().max().unwrap_or(0);
+    query_weights_mu_of(ds, most)
+}
+
+/// μ_q of the queries of `ds` when the query with most pairs, perhaps on another rank of a distributed run, has
+/// `most_pairs` pairs.
+pub fn query_weights_mu_of(ds: &Dataset, most_pairs: u64) -> Vec<f64> {
+    count_pairs_per_query(ds)
+        .into_iter()
+        .map(|n| {
+            if n == 0 {
+                0.0
+            } else {
+                most_pairs as f64 / n as f64
+            }
+        })
         .collect()
 }
 
@@ -43,11 +55,19 @@ fn gain(l: f32) -> f64 {
 /// averaged over queries. Returned as level weights over the levels of `ds`.
 pub fn tau_closed_form(ds: &Dataset, missing: MissingGrade) -> LevelWeights {
     let levels = Levels::new(ds);
+    tau_from_sums(levels.count(), &tau_closed_form_sums(&levels, ds, missing))
+}
+
+/// The sums behind [`tau_closed_form`] over `levels` (which may hold labels `ds` lacks, such as every rank's labels
+/// in a distributed run): for each level pair (a, b), a > b, the sum of the queries' drops (entry a·K + b) and the
+/// number of queries averaged (entry K² + a·K + b). Exact sums, so those of several shards of the queries, added
+/// (`ltr_core::Allreduce::sum_exact`), are the sums of all the queries, whatever the split.
+pub fn tau_closed_form_sums(levels: &Levels, ds: &Dataset, missing: MissingGrade) -> ExactVec {
     let k = levels.count();
-    let mut sum = vec![0.0f64; k * k];
-    let mut cnt = vec![0usize; k * k];
+    let mut sums = ExactVec::new(2 * k * k);
+    let mut hist = vec![0usize; k];
     for q in ds.queries() {
-        let mut hist = vec![0usize; k];
+        hist.iter_mut().for_each(|h| *h = 0);
         for i in q.rows() {
             hist[levels.of_doc[i] as usize] += 1;
         }
@@ -61,21 +81,29 @@ pub fn tau_closed_form(ds: &Dataset, missing: MissingGrade) -> LevelWeights {
                 if !present && missing == MissingGrade::Skip {
                     continue;
                 }
-                cnt[a * k + b] += 1;
+                sums.add(k * k + a * k + b, 1.0);
                 if present && a == top {
                     let (gs, gt) = (gain(levels.values[a]), gain(levels.values[b]));
                     if gs > 0.0 {
-                        sum[a * k + b] += (1.0 - gt / gs) / hist[a] as f64;
+                        sums.add(a * k + b, (1.0 - gt / gs) / hist[a] as f64);
                     }
                 }
             }
         }
     }
+    sums
+}
+
+/// τ over K levels from [`tau_closed_form_sums`]: each level pair's drop sum over its query count (0 when no query
+/// counts).
+pub fn tau_from_sums(k: usize, sums: &ExactVec) -> LevelWeights {
+    assert_eq!(sums.len(), 2 * k * k, "two sums per level pair");
     let mut w = LevelWeights::zeros(k);
     for a in 0..k {
         for b in 0..a {
-            if cnt[a * k + b] > 0 {
-                w.set(a, b, sum[a * k + b] / cnt[a * k + b] as f64);
+            let count = sums.value(k * k + a * k + b);
+            if count > 0.0 {
+                w.set(a, b, sums.value(a * k + b) / count);
             }
         }
     }

@@ -14,8 +14,10 @@
 //! primal value seen and the dual value falls below `tol`. The solution is the same as the dual coordinate
 //! descent's (RSVM-IR-QP); the cost does not grow with the number of pairs, which is what makes large C affordable.
 
+use ltr_core::Result;
 use ltr_pairs::{PairLoss, PairwiseObjective};
 
+use crate::shared::SharedObjective;
 use crate::SolveReport;
 
 /// Settings of [`cutting_plane`].
@@ -403,7 +405,19 @@ pub fn cutting_plane(
         PairLoss::Hinge,
         "the cutting-plane method solves the hinge loss"
     );
-    let ds = obj.dataset();
+    cutting_plane_shared(&SharedObjective::single(obj), c, st)
+        .expect("a single process has no other rank whose failure could stop it")
+}
+
+/// [`cutting_plane`] over the queries of every rank: each plane's sums are exact across ranks, and the small
+/// dual over the planes is solved alike on every rank, so each returns the same model. An error means another
+/// rank failed.
+pub(crate) fn cutting_plane_shared(
+    shared: &SharedObjective<'_>,
+    c: f64,
+    st: &CuttingPlaneSettings,
+) -> Result<(Vec<f64>, SolveReport)> {
+    let ds = shared.dataset();
     let d = ds.n_features();
     let mut planes = Planes::new(c);
     let mut w = vec![0.0; d];
@@ -414,8 +428,8 @@ pub fn cutting_plane(
     let mut gnorm = f64::NAN;
     while iterations < st.max_iter {
         iterations += 1;
-        let sg = obj.gradient(&ds.scores(&w));
-        let primal = 0.5 * dot(&w, &w) + c * sg.loss;
+        let (loss, gradient) = shared.loss_and_gradient(&ds.scores(&w))?;
+        let primal = 0.5 * dot(&w, &w) + c * loss;
         if primal < best_p {
             (best_p, best_w) = (primal, w.clone());
         }
@@ -425,14 +439,14 @@ pub fn cutting_plane(
             break;
         }
         // The plane at w: a = −∂L/∂w = −Xᵀ(∂L/∂s), b = L(w) + ⟨a, w⟩.
-        let a: Vec<f64> = ds.transpose_times(&sg.coef).iter().map(|g| -g).collect();
+        let a: Vec<f64> = gradient.iter().map(|g| -g).collect();
         gnorm = w
             .iter()
             .zip(&a)
             .map(|(wj, aj)| (wj - c * aj).powi(2))
             .sum::<f64>()
             .sqrt();
-        let b = sg.loss + dot(&a, &w);
+        let b = loss + dot(&a, &w);
         planes.push(a, b);
         planes.retire_idle(50);
         // Solve the inner dual a good deal tighter than the current gap (early planes need little precision) and
@@ -453,7 +467,7 @@ pub fn cutting_plane(
         inner_iterations: smo_steps,
         gradient_norm: gnorm,
     };
-    (best_w, report)
+    Ok((best_w, report))
 }
 
 /// The same problem as [`cutting_plane`] by OCAS, the optimized cutting-plane algorithm (Franc & Sonnenburg,
@@ -467,7 +481,13 @@ pub fn ocas(
     c: f64,
     st: &CuttingPlaneSettings,
 ) -> (Vec<f64>, SolveReport) {
-    let (w, report, _) = ocas_from(obj, c, st, None);
+    assert_eq!(
+        obj.loss_kind(),
+        PairLoss::Hinge,
+        "the cutting-plane method solves the hinge loss"
+    );
+    let (w, report, _) = ocas_from(&SharedObjective::single(obj), c, st, None)
+        .expect("a single process has no other rank whose failure could stop it");
     (w, report)
 }
 
@@ -481,18 +501,15 @@ pub(crate) struct OcasState {
 
 /// [`ocas`], warm-started from the state of a previous C on the same objective (SVMrank warm-starts along a C grid
 /// the same way): the planes are kept with α rescaled to the new C, and the old solution is the first best point.
+/// Over the queries of every rank, like [`cutting_plane_shared`]: the line search's loss and slope are summed
+/// exactly across ranks too.
 pub(crate) fn ocas_from(
-    obj: &PairwiseObjective<'_>,
+    shared: &SharedObjective<'_>,
     c: f64,
     st: &CuttingPlaneSettings,
     start: Option<OcasState>,
-) -> (Vec<f64>, SolveReport, OcasState) {
-    assert_eq!(
-        obj.loss_kind(),
-        PairLoss::Hinge,
-        "the cutting-plane method solves the hinge loss"
-    );
-    let ds = obj.dataset();
+) -> Result<(Vec<f64>, SolveReport, OcasState)> {
+    let ds = shared.dataset();
     let d = ds.n_features();
     let primal = |w: &[f64], loss: f64| 0.5 * dot(w, w) + c * loss;
     // The plain method cuts at w_t, which jumps around the optimum when C is large.
@@ -508,8 +525,8 @@ pub(crate) fn ocas_from(
     };
     let mut best_scores = ds.scores(&best_w);
     let mut cut_w = best_w.clone();
-    let mut cut = obj.gradient(&best_scores);
-    let mut best_p = primal(&best_w, cut.loss);
+    let (mut cut_loss, mut cut_gradient) = shared.loss_and_gradient(&best_scores)?;
+    let mut best_p = primal(&best_w, cut_loss);
     let mut gap = f64::INFINITY;
     let mut iterations = 0;
     let mut smo_steps = 0;
@@ -517,14 +534,14 @@ pub(crate) fn ocas_from(
     while iterations < st.max_iter {
         iterations += 1;
         // The plane at the cut point: a = −∂L/∂w = −Xᵀ(∂L/∂s), b = L(w) + ⟨a, w⟩.
-        let a: Vec<f64> = ds.transpose_times(&cut.coef).iter().map(|g| -g).collect();
+        let a: Vec<f64> = cut_gradient.iter().map(|g| -g).collect();
         gnorm = cut_w
             .iter()
             .zip(&a)
             .map(|(wj, aj)| (wj - c * aj).powi(2))
             .sum::<f64>()
             .sqrt();
-        let b = cut.loss + dot(&a, &cut_w);
+        let b = cut_loss + dot(&a, &cut_w);
         planes.push(a, b);
         planes.retire_idle(50);
         // Solve the inner dual a good deal tighter than the current gap (early planes need little precision) and
@@ -539,7 +556,7 @@ pub(crate) fn ocas_from(
         smo_steps += planes.solve(eps, planes.alpha.len() * 200, true);
         let w_t = planes.weights(d);
         let s_t = ds.scores(&w_t);
-        let (step, p) = line_search(obj, c, &best_w, &w_t, &best_scores, &s_t);
+        let (step, p) = line_search(shared, c, &best_w, &w_t, &best_scores, &s_t)?;
         if p < best_p {
             for (b, t) in best_w.iter_mut().zip(&w_t) {
                 *b += step * (t - *b);
@@ -558,11 +575,11 @@ pub(crate) fn ocas_from(
             // Stalled: the cut between w_b and w_t left the plane model's minimum where it was (its plane was
             // already in the model). Cut at w_t too, as the plain method does; that plane is violated at w_t by
             // the gap, so the model must move.
-            let at_t = obj.gradient(&s_t);
-            let a: Vec<f64> = ds.transpose_times(&at_t.coef).iter().map(|g| -g).collect();
-            let b = at_t.loss + dot(&a, &w_t);
+            let (loss_t, gradient_t) = shared.loss_and_gradient(&s_t)?;
+            let a: Vec<f64> = gradient_t.iter().map(|g| -g).collect();
+            let b = loss_t + dot(&a, &w_t);
             planes.push(a, b);
-            let p_t = primal(&w_t, at_t.loss);
+            let p_t = primal(&w_t, loss_t);
             if p_t < best_p {
                 (best_p, best_w, best_scores) = (p_t, w_t.clone(), s_t.clone());
             }
@@ -578,8 +595,8 @@ pub(crate) fn ocas_from(
             .zip(&s_t)
             .map(|(b, t)| (1.0 - TOWARDS_MINIMISER) * b + TOWARDS_MINIMISER * t)
             .collect();
-        cut = obj.gradient(&cut_scores);
-        let p_cut = primal(&cut_w, cut.loss);
+        (cut_loss, cut_gradient) = shared.loss_and_gradient(&cut_scores)?;
+        let p_cut = primal(&cut_w, cut_loss);
         if p_cut < best_p {
             (best_p, best_w, best_scores) = (p_cut, cut_w.clone(), cut_scores);
         }
@@ -600,50 +617,47 @@ pub(crate) fn ocas_from(
         inner_iterations: smo_steps,
         gradient_norm: gnorm,
     };
-    (best_w, report, state)
+    Ok((best_w, report, state))
 }
 
 /// The exact minimiser over k ≥ 0 of F(w_b + k(w_t − w_b)), F = ½‖w‖² + C·L(w), and its value. F is convex and
 /// piecewise quadratic in k (L is piecewise linear along a line), so its derivative is found by bisection; each
 /// probe is one sorted sweep over the interpolated scores, no product with the data.
 fn line_search(
-    obj: &PairwiseObjective<'_>,
+    shared: &SharedObjective<'_>,
     c: f64,
     w_b: &[f64],
     w_t: &[f64],
     s_b: &[f64],
     s_t: &[f64],
-) -> (f64, f64) {
+) -> Result<(f64, f64)> {
     let dir: Vec<f64> = w_t.iter().zip(w_b).map(|(t, b)| t - b).collect();
     let ds_dir: Vec<f64> = s_t.iter().zip(s_b).map(|(t, b)| t - b).collect();
     let (wd, dd) = (dot(w_b, &dir), dot(&dir, &dir));
     let scores_at =
         |k: f64| -> Vec<f64> { s_b.iter().zip(&ds_dir).map(|(b, d)| b + k * d).collect() };
-    let value_and_slope = |k: f64| -> (f64, f64) {
-        let g = obj.gradient(&scores_at(k));
+    let value_and_slope = |k: f64| -> Result<(f64, f64)> {
+        let (loss, slope) = shared.loss_and_slope(&scores_at(k), &ds_dir)?;
         let w2 = dot(w_b, w_b) + 2.0 * k * wd + k * k * dd;
-        (
-            0.5 * w2 + c * g.loss,
-            wd + k * dd + c * dot(&g.coef, &ds_dir),
-        )
+        Ok((0.5 * w2 + c * loss, wd + k * dd + c * slope))
     };
-    let (f0, slope0) = value_and_slope(0.0);
+    let (f0, slope0) = value_and_slope(0.0)?;
     if dd == 0.0 || slope0 >= 0.0 {
-        return (0.0, f0);
+        return Ok((0.0, f0));
     }
     let (mut lo, mut hi) = (0.0, 1.0);
-    let mut f_hi = value_and_slope(hi);
+    let mut f_hi = value_and_slope(hi)?;
     for _ in 0..60 {
         if f_hi.1 >= 0.0 {
             break;
         }
         (lo, hi) = (hi, 2.0 * hi);
-        f_hi = value_and_slope(hi);
+        f_hi = value_and_slope(hi)?;
     }
     let (mut best_k, mut best_f) = if f_hi.0 < f0 { (hi, f_hi.0) } else { (0.0, f0) };
     for _ in 0..40 {
         let mid = 0.5 * (lo + hi);
-        let (f, slope) = value_and_slope(mid);
+        let (f, slope) = value_and_slope(mid)?;
         if f < best_f {
             (best_k, best_f) = (mid, f);
         }
@@ -656,7 +670,7 @@ fn line_search(
             break;
         }
     }
-    (best_k, best_f)
+    Ok((best_k, best_f))
 }
 
 /// A budget that ends the solve before the gap closes is worth a warning: the model is usable but not the optimum.

@@ -2,8 +2,10 @@
 //! L(w) = Σ τ μ [1 − ⟨w, Δx⟩]₊ + λ‖w‖², with the sub-gradient over all pairs computed in O(n log n) per query.
 //! The step is fixed (the paper) or found by backtracking (Armijo) from an initial η.
 
+use ltr_core::Result;
 use ltr_pairs::PairwiseObjective;
 
+use crate::shared::SharedObjective;
 use crate::SolveReport;
 
 /// Step-size rule.
@@ -42,11 +44,24 @@ pub fn gradient_descent(
     lambda: f64,
     st: &GdSettings,
 ) -> (Vec<f64>, SolveReport) {
-    let ds = obj.dataset();
+    gradient_descent_shared(&SharedObjective::single(obj), lambda, st)
+        .expect("a single process has no other rank whose failure could stop it")
+}
+
+/// [`gradient_descent`] over the queries of every rank (the loss and gradient summed exactly across ranks, so
+/// every rank takes the same steps). An error means another rank failed.
+pub(crate) fn gradient_descent_shared(
+    shared: &SharedObjective<'_>,
+    lambda: f64,
+    st: &GdSettings,
+) -> Result<(Vec<f64>, SolveReport)> {
+    let ds = shared.dataset();
     let d = ds.n_features();
-    let value = |w: &[f64]| obj.loss(&ds.scores(w)) + lambda * w.iter().map(|x| x * x).sum::<f64>();
+    let value = |w: &[f64]| -> Result<f64> {
+        Ok(shared.loss(&ds.scores(w))? + lambda * w.iter().map(|x| x * x).sum::<f64>())
+    };
     let mut w = vec![0.0; d];
-    let mut f = value(&w);
+    let mut f = value(&w)?;
     let (mut best_w, mut best_f) = (w.clone(), f);
     let mut iterations = 0;
     let mut gnorm = f64::NAN;
@@ -55,8 +70,7 @@ pub fn gradient_descent(
     };
     while iterations < st.max_iter {
         iterations += 1;
-        let sg = obj.gradient(&ds.scores(&w));
-        let mut g = ds.transpose_times(&sg.coef);
+        let (_, mut g) = shared.loss_and_gradient(&ds.scores(&w))?;
         for (gj, wj) in g.iter_mut().zip(&w) {
             *gj += 2.0 * lambda * wj;
         }
@@ -68,14 +82,14 @@ pub fn gradient_descent(
         match st.step {
             StepRule::Fixed(e) => {
                 w.iter_mut().zip(&g).for_each(|(wj, gj)| *wj -= e * gj);
-                f_new = value(&w);
+                f_new = value(&w)?;
             }
             StepRule::Backtracking(_) => {
                 let gg = gnorm * gnorm;
                 let mut trial = eta * 2.0;
                 loop {
                     let wn: Vec<f64> = w.iter().zip(&g).map(|(a, b)| a - trial * b).collect();
-                    let fv = value(&wn);
+                    let fv = value(&wn)?;
                     if fv <= f - 1e-4 * trial * gg || trial < 1e-20 {
                         w = wn;
                         f_new = fv;
@@ -96,7 +110,7 @@ pub fn gradient_descent(
             break;
         }
     }
-    (
+    Ok((
         best_w,
         SolveReport {
             objective: best_f,
@@ -105,5 +119,5 @@ pub fn gradient_descent(
             inner_iterations: 0,
             gradient_norm: gnorm,
         },
-    )
+    ))
 }

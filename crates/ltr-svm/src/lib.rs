@@ -30,6 +30,7 @@ mod cutting_plane;
 mod dual_cd;
 mod gd;
 mod newton;
+mod shared;
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -40,15 +41,17 @@ use ltr_core::{
 };
 use ltr_data::{ClickWeighting, Dataset, ExactVec};
 use ltr_pairs::{
-    query_weights_mu, tau_closed_form, tau_monte_carlo, LevelWeights, Levels, MissingGrade,
-    PairLoss, PairScheme, PairSet, PairwiseObjective,
+    query_weights_mu_of, tau_closed_form_sums, tau_from_sums, tau_monte_carlo, LevelWeights,
+    Levels, MissingGrade, PairLoss, PairScheme, PairSet, PairwiseObjective,
 };
 
-use cutting_plane::ocas_from;
 pub use cutting_plane::{cutting_plane, ocas, CuttingPlaneSettings};
+use cutting_plane::{cutting_plane_shared, ocas_from};
 pub use dual_cd::{dual_cd, DualSettings};
+use gd::gradient_descent_shared;
 pub use gd::{gradient_descent, GdSettings, StepRule};
 pub use newton::{newton_cg, newton_cg_distributed, primal_objective, NewtonSettings};
+use shared::SharedObjective;
 
 /// What a solver reports.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -192,6 +195,29 @@ fn finished(w: Vec<f64>, report: SolveReport, c: f64, t0: Instant, lower: &str) 
         c,
         seconds: t0.elapsed().as_secs_f64(),
     })
+}
+
+/// The distinct labels of every rank's documents, ascending.
+fn all_label_values(ds: &Dataset, comm: &dyn Allreduce) -> Result<Vec<f32>> {
+    let mine = Levels::distinct_labels(ds);
+    if comm.size() == 1 {
+        return Ok(mine);
+    }
+    let longest = comm
+        .gather_f64(&[mine.len() as f64])?
+        .into_iter()
+        .fold(0.0, f64::max) as usize;
+    let mut padded: Vec<f64> = mine.iter().map(|&v| f64::from(v)).collect();
+    padded.resize(longest, f64::NAN);
+    let mut all: Vec<f32> = comm
+        .gather_f64(&padded)?
+        .into_iter()
+        .filter(|v| !v.is_nan())
+        .map(|v| v as f32)
+        .collect();
+    all.sort_by(f32::total_cmp);
+    all.dedup();
+    Ok(all)
 }
 
 /// SVMlight's default C: 1 / mean ‖x‖² over documents.
@@ -343,7 +369,13 @@ impl RankSvmParams {
         Ok(())
     }
 
-    fn level_weights(&self, ds: &Dataset, levels: &Levels) -> LevelWeights {
+    /// The level-pair weights over `levels` (every rank's labels): the pair scheme's, times τ.
+    fn level_weights(
+        &self,
+        ds: &Dataset,
+        levels: &Levels,
+        comm: &dyn Allreduce,
+    ) -> Result<LevelWeights> {
         let k = levels.count();
         let mut base = match &self.pairs {
             PairScheme::Adjacent => LevelWeights::adjacent(k),
@@ -355,7 +387,11 @@ impl RankSvmParams {
         };
         if let Some(src) = self.weighting.tau {
             let tau = match src {
-                TauSource::ClosedForm => tau_closed_form(ds, self.weighting.missing),
+                TauSource::ClosedForm => {
+                    let mut sums = tau_closed_form_sums(levels, ds, self.weighting.missing);
+                    comm.sum_exact(&mut sums)?;
+                    tau_from_sums(k, &sums)
+                }
                 TauSource::Simulated { repeats } => {
                     tau_monte_carlo(ds, repeats, self.seed, self.weighting.missing)
                 }
@@ -367,40 +403,60 @@ impl RankSvmParams {
                 }
             }
         }
-        base
+        Ok(base)
+    }
+
+    /// The settings a distributed solve cannot honour, as the error naming the parameter to change.
+    fn refuse_distributed(&self) -> Result<()> {
+        let refuse = |param: &str, why: &str| Err(LtrError::param(param, why.to_string()));
+        if self.solver == Solver::DualCd {
+            return refuse(
+                "solver",
+                "distributed RankSVM is solved by newton, ocas, cutting-plane or gd; the dual coordinate descent \
+                 updates one pair at a time and needs every pair in one process",
+            );
+        }
+        if matches!(self.weighting.tau, Some(TauSource::Simulated { .. })) {
+            return refuse(
+                "tau",
+                "distributed RSVM-IR computes τ in closed form (tau=closed, the default); the simulation draws one \
+                 random stream over all the queries in file order",
+            );
+        }
+        if self.weighting.clicks.is_some() {
+            return refuse(
+                "clicks",
+                "click weights are normalised over the whole click set; train propensity-ranksvm in one process",
+            );
+        }
+        Ok(())
     }
 
     /// Data-parallel training: `shard` holds this rank's whole queries, `comm` connects the ranks, and every rank
     /// returns the model that [`solve`](Self::solve) gives on all the queries together — bit for bit, at any number
-    /// of ranks (the sums over queries are exact, see [`newton_cg_distributed`]). Newton on all pairs only: τ, μ
-    /// and click weights depend on statistics of the whole dataset and are refused here.
+    /// of ranks: every sum over queries (the loss, its gradient and Hessian products, the cutting planes, the line
+    /// searches, τ and SVMlight's C) is exact, and the rest is computed alike on every rank. Newton, OCAS, the
+    /// cutting plane and gradient descent, with RSVM-IR's closed-form τ and μ; not the dual coordinate descent,
+    /// simulated τ or click weights.
     pub fn solve_distributed(&self, shard: &Dataset, comm: &dyn Allreduce) -> Result<SvmFit> {
         self.validate()?;
-        if self.solver != Solver::Newton {
-            return Err(LtrError::param(
-                "solver",
-                "distributed RankSVM is solved by Newton (solver=newton, the default)",
-            ));
-        }
-        if self.weighting != Weighting::default() || self.pairs != PairScheme::AllDifferent {
-            return Err(LtrError::param(
-                "pairs",
-                "distributed RankSVM trains on every pair of different grades, unweighted (no τ, μ, click weights \
-                 or adjacent pairs)",
-            ));
-        }
-        let t0 = Instant::now();
-        let c = match self.c {
-            CSetting::Value(c) => c,
-            CSetting::SvmLightDefault => svmlight_default_c_distributed(shard, comm)?,
-        };
-        let obj = PairwiseObjective::new(shard, PairLoss::SquaredHinge);
-        let (w, report) = newton_cg_distributed(&obj, c, None, &self.newton_settings(), comm)?;
-        finished(w, report, c, t0, "lower C")
+        self.refuse_distributed()?;
+        self.solve_on(shard, None, comm)
     }
 
     fn newton_settings(&self) -> NewtonSettings {
         let mut st = NewtonSettings::default();
+        if let Some(t) = self.tol {
+            st.tol = t;
+        }
+        if let Some(m) = self.max_iter {
+            st.max_iter = m;
+        }
+        st
+    }
+
+    fn cutting_plane_settings(&self) -> CuttingPlaneSettings {
+        let mut st = CuttingPlaneSettings::default();
         if let Some(t) = self.tol {
             st.tol = t;
         }
@@ -419,14 +475,37 @@ impl RankSvmParams {
     /// settings (the other solvers start cold: their reproductions stay bit for bit).
     fn solve_warm(&self, ds: &Dataset, warm: Option<&WarmStarts>) -> Result<SvmFit> {
         self.validate()?;
+        self.solve_on(ds, warm, &SingleProcess)
+    }
+
+    /// The one solve: `ds` is this rank's share of the queries (all of them with [`SingleProcess`]).
+    fn solve_on(
+        &self,
+        ds: &Dataset,
+        warm: Option<&WarmStarts>,
+        comm: &dyn Allreduce,
+    ) -> Result<SvmFit> {
         let t0 = Instant::now();
         let c = match self.c {
             CSetting::Value(c) => c,
-            CSetting::SvmLightDefault => svmlight_default_c(ds),
+            CSetting::SvmLightDefault => svmlight_default_c_distributed(ds, comm)?,
         };
-        let levels = Levels::new(ds);
-        let lw = self.level_weights(ds, &levels);
-        let mu = self.weighting.mu.then(|| query_weights_mu(ds));
+        // Grades, τ and μ are statistics of all the queries: the levels are every rank's labels, and a shard's
+        // objective gets the weights of the labels it has.
+        let levels = Levels::with_values(ds, all_label_values(ds, comm)?);
+        let lw = self.level_weights(ds, &levels, comm)?;
+        let local_lw = lw.restricted(&levels.values, &Levels::distinct_labels(ds));
+        let mu = if self.weighting.mu {
+            let most = ltr_pairs::count_pairs_per_query(ds)
+                .into_iter()
+                .max()
+                .unwrap_or(0);
+            let all = comm.gather_f64(&[most as f64])?;
+            let most = all.into_iter().fold(0.0, f64::max) as u64;
+            Some(query_weights_mu_of(ds, most))
+        } else {
+            None
+        };
         let clicks = match self.weighting.clicks {
             Some(w) => Some(ds.click_weights(w).ok_or_else(|| {
                 LtrError::Training(
@@ -443,7 +522,7 @@ impl RankSvmParams {
         };
         // The O(n log n) objective with RSVM-IR's weights, for the solvers that never enumerate pairs.
         let objective = |loss: PairLoss| {
-            let obj = PairwiseObjective::new(ds, loss).with_level_weights(lw.clone());
+            let obj = PairwiseObjective::new(ds, loss).with_level_weights(local_lw.clone());
             match &mu {
                 Some(m) => obj.with_query_weights(m.clone()),
                 None => obj,
@@ -452,28 +531,16 @@ impl RankSvmParams {
         let (w, report) = match self.solver {
             Solver::Newton => {
                 let obj = objective(PairLoss::SquaredHinge);
-                newton_cg(&obj, c, None, &self.newton_settings())
+                newton_cg_distributed(&obj, c, None, &self.newton_settings(), comm)?
             }
             Solver::CuttingPlane => {
                 let obj = objective(PairLoss::Hinge);
-                let mut st = CuttingPlaneSettings::default();
-                if let Some(t) = self.tol {
-                    st.tol = t;
-                }
-                if let Some(m) = self.max_iter {
-                    st.max_iter = m;
-                }
-                cutting_plane(&obj, c, &st)
+                let shared = SharedObjective::new(&obj, comm);
+                cutting_plane_shared(&shared, c, &self.cutting_plane_settings())?
             }
             Solver::Ocas => {
                 let obj = objective(PairLoss::Hinge);
-                let mut st = CuttingPlaneSettings::default();
-                if let Some(t) = self.tol {
-                    st.tol = t;
-                }
-                if let Some(m) = self.max_iter {
-                    st.max_iter = m;
-                }
+                let shared = SharedObjective::new(&obj, comm);
                 // Everything but C must match: the same data (by address, within one grid) and settings.
                 let key = format!(
                     "ocas {:p} {:?}",
@@ -484,7 +551,8 @@ impl RankSvmParams {
                     }
                 );
                 let start = warm.and_then(|w| w.take(&key));
-                let (w, report, state) = ocas_from(&obj, c, &st, start);
+                let (w, report, state) =
+                    ocas_from(&shared, c, &self.cutting_plane_settings(), start)?;
                 if let Some(warm) = warm {
                     warm.put(&key, state);
                 }
@@ -492,6 +560,7 @@ impl RankSvmParams {
             }
             Solver::GradientDescent(step) => {
                 let obj = objective(self.loss);
+                let shared = SharedObjective::new(&obj, comm);
                 let mut st = GdSettings {
                     step,
                     ..Default::default()
@@ -502,7 +571,7 @@ impl RankSvmParams {
                 if let Some(m) = self.max_iter {
                     st.max_iter = m;
                 }
-                let (w, mut r) = gradient_descent(&obj, 1.0 / (2.0 * c), &st);
+                let (w, mut r) = gradient_descent_shared(&shared, 1.0 / (2.0 * c), &st)?;
                 r.objective *= c; // report in the C-form ½‖w‖² + C·loss
                 (w, r)
             }
@@ -540,7 +609,11 @@ impl RankSvmParams {
                 dual_cd(ds, &pairs, &costs, self.loss, &st)
             }
         };
-        finished(w, report, c, t0, "lower C or the step size")
+        let lower = match self.solver {
+            Solver::Newton => "lower C",
+            _ => "lower C or the step size",
+        };
+        finished(w, report, c, t0, lower)
     }
 
     /// The effective settings as strings (for the model file).

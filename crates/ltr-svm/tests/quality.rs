@@ -198,7 +198,8 @@ fn cutting_plane_reaches_the_dual_optimum_with_rsvm_ir_weights() {
 }
 
 /// Along a C grid (as `ltr train --param c=...` runs it), OCAS starts each C from the planes of the previous one:
-/// the same optimum as a cold start, in fewer planes.
+/// the same optimum as a cold start, never in more planes, and in far fewer where the planes of a smaller C bound the
+/// loss well (measured: 32 planes against 64 cold at C = 10 after C = 1; 48 against 48 at C = 1 after C = 0.1).
 #[test]
 fn ocas_warm_starts_along_a_c_grid_reach_the_cold_optimum() {
     use ltr_core::{Fit, FitContext, WarmStarts};
@@ -219,17 +220,21 @@ fn ocas_warm_starts_along_a_c_grid_reach_the_cold_optimum() {
             .solver(Solver::Ocas)
             .tol(1e-6)
     };
-    for (i, c) in [0.1, 1.0, 10.0].into_iter().enumerate() {
+    for c in [0.1, 1.0, 10.0] {
         let warm_fit = params(c).fit(&ds, &ctx).unwrap();
         let cold = params(c).solve(&ds).unwrap();
         let (w, k) = (warm_fit.report.objective.unwrap(), cold.report.objective);
         assert!((w - k).abs() <= 2e-6 * k, "C={c}: warm {w} vs cold {k}");
-        if i > 0 {
-            let (wi, ci) = (
-                warm_fit.report.iterations.unwrap(),
-                cold.report.iterations as u64,
+        let (wi, ci) = (
+            warm_fit.report.iterations.unwrap(),
+            cold.report.iterations as u64,
+        );
+        assert!(wi <= ci, "C={c}: warm start took {wi} planes, cold {ci}");
+        if c == 10.0 {
+            assert!(
+                4 * wi < 3 * ci,
+                "C={c}: warm start took {wi} planes, cold {ci}"
             );
-            assert!(wi < ci, "C={c}: warm start took {wi} planes, cold {ci}");
         }
     }
 }

@@ -2,8 +2,8 @@
 //! sigmoid's model selection (its seed by name, its λ on validation).
 
 use ltr_core::{
-    best_by_validation, Aggregation, Fit, FitContext, FitWith, Fitted, LinearModel, LtrError,
-    Model, ModelFile, ParamGuard, Params, Result,
+    best_by_validation, Aggregation, Allreduce, Fit, FitContext, FitWith, Fitted, LinearModel,
+    LtrError, Model, ModelFile, ParamGuard, Params, Result,
 };
 use ltr_data::Dataset;
 use ltr_ensemble::BaseLearner;
@@ -157,19 +157,33 @@ pub(crate) fn mhr(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) -> 
     s.fit(train, ctx)
 }
 
-/// `rankboost`.
-pub(crate) fn rankboost(
-    r: &SpecReader<'_>,
-    train: &Dataset,
-    ctx: &FitContext<'_>,
-) -> Result<Fitted> {
+fn rankboost_params(r: &SpecReader<'_>) -> Result<RankBoostParams> {
     let s = RankBoostParams::default()
         .rounds(r.int("rounds")?)
         .thresholds(r.int("thresholds")?)
         .select_rounds(r.flag("select-rounds")?)
         .check()?;
     r.finish("rankboost")?;
-    s.fit(train, ctx)
+    Ok(s)
+}
+
+/// `rankboost`.
+pub(crate) fn rankboost(
+    r: &SpecReader<'_>,
+    train: &Dataset,
+    ctx: &FitContext<'_>,
+) -> Result<Fitted> {
+    rankboost_params(r)?.fit(train, ctx)
+}
+
+/// `rankboost` on this rank's shard of the queries: each round's threshold sums exact across ranks.
+pub(crate) fn rankboost_distributed(
+    r: &SpecReader<'_>,
+    shard: &Dataset,
+    ctx: &FitContext<'_>,
+    comm: &dyn Allreduce,
+) -> Result<Fitted> {
+    rankboost_params(r)?.fit_distributed(shard, ctx, comm)
 }
 
 /// Where the sigmoid starts.

@@ -126,7 +126,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         paper: "Cao et al., SIGIR 2006, Adapting Ranking SVM to Document Retrieval (seed 004)",
         code: "crates/ltr-svm (cutting_plane.rs, dual_cd.rs, gd.rs); τ, μ in crates/ltr-pairs/src/weights.rs",
         params: &[RSVM_IR_SPECS, SOLVER_SPECS],
-        distributed: None,
+        distributed: Some(svm::rsvm_ir_distributed),
         fit: svm::rsvm_ir,
     },
     Algorithm {
@@ -174,7 +174,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         paper: "Freund, Iyer, Schapire, Singer, JMLR 2003 (baseline of seeds 000 and 003)",
         code: "crates/ltr-ensemble/src/rankboost.rs",
         params: &[RANKBOOST_SPECS],
-        distributed: None,
+        distributed: Some(ensemble::rankboost_distributed),
         fit: ensemble::rankboost,
     },
     Algorithm {

@@ -135,7 +135,7 @@ pub(crate) fn ranksvm(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>)
     s.fit(train, ctx)
 }
 
-/// `ranksvm` on this rank's shard of the queries (data-parallel Newton).
+/// `ranksvm` on this rank's shard of the queries (data parallel: every sum over queries exact across ranks).
 pub(crate) fn ranksvm_distributed(
     r: &SpecReader<'_>,
     shard: &Dataset,
@@ -147,8 +147,8 @@ pub(crate) fn ranksvm_distributed(
     s.fit_distributed(shard, ctx, comm)
 }
 
-/// `rsvm-ir`.
-pub(crate) fn rsvm_ir(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
+/// RSVM-IR's parameters.
+fn rsvm_ir_params(r: &SpecReader<'_>) -> Result<RankSvmParams> {
     let variant = r.choice("variant")?;
     // The QP variants are solved by OCAS by default: the same optimum as the dual coordinate descent
     // (`solver=dual`) and SVMrank's plain cutting plane (`solver=cutting-plane`, which the seed-004 reproduction
@@ -165,7 +165,7 @@ pub(crate) fn rsvm_ir(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>)
         "skip" => MissingGrade::Skip,
         _ => MissingGrade::CountZero,
     };
-    let s = RankSvmParams::default()
+    RankSvmParams::default()
         .c(c_setting(r, CSetting::SvmLightDefault)?)
         .loss(loss)
         .solver(solver(r, &name)?)
@@ -177,7 +177,24 @@ pub(crate) fn rsvm_ir(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>)
             missing,
             clicks: None,
         })
-        .check()?;
+        .check()
+}
+
+/// `rsvm-ir`.
+pub(crate) fn rsvm_ir(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
+    let s = rsvm_ir_params(r)?;
     r.finish("rsvm-ir")?;
     s.fit(train, ctx)
+}
+
+/// `rsvm-ir` on this rank's shard of the queries: τ, μ and every sum of the solver exact across ranks.
+pub(crate) fn rsvm_ir_distributed(
+    r: &SpecReader<'_>,
+    shard: &Dataset,
+    ctx: &FitContext<'_>,
+    comm: &dyn Allreduce,
+) -> Result<Fitted> {
+    let s = rsvm_ir_params(r)?;
+    r.finish("rsvm-ir")?;
+    s.fit_distributed(shard, ctx, comm)
 }
