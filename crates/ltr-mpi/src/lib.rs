@@ -38,12 +38,7 @@ mod backend {
         /// Initialise MPI when this process was started by an MPI launcher (`mpirun`/`mpiexec`: Open MPI's
         /// `OMPI_COMM_WORLD_SIZE`, or PMI's `PMI_SIZE`); `None` otherwise, and when MPI was already initialised.
         pub fn from_launcher() -> Option<Mpi> {
-            let launched = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"]
-                .iter()
-                .any(|v| std::env::var_os(v).is_some());
-            if !launched {
-                return None;
-            }
+            super::launcher_variable()?;
             let universe = mpi::initialize()?;
             let world = universe.world();
             Some(Mpi {
@@ -84,3 +79,13 @@ pub use backend::Mpi;
 
 /// Whether this build carries the MPI backend (the `mpi` feature).
 pub const ENABLED: bool = cfg!(feature = "mpi");
+
+/// The environment variable by which an MPI launcher (`mpirun`/`mpiexec`: Open MPI's `OMPI_COMM_WORLD_SIZE`, PMI's
+/// `PMI_SIZE`, PMIx's `PMIX_RANK`) marks the processes it starts, with its value; `None` outside a launcher. Known
+/// in every build, so that a build without the backend can refuse to run under `mpirun` instead of training each
+/// process alone.
+pub fn launcher_variable() -> Option<(&'static str, String)> {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"]
+        .into_iter()
+        .find_map(|v| Some((v, std::env::var(v).ok()?)))
+}

@@ -127,6 +127,7 @@ pub fn train(
     if let Some(mpi) = ltr_mpi::Mpi::from_launcher() {
         return train_mpi(&job, &mpi, t0);
     }
+    refuse_launcher_without_backend(ltr_mpi::ENABLED, ltr_mpi::launcher_variable())?;
     let ranks = match a.ranks {
         Some(0) => bail!("--ranks must be at least 1"),
         Some(r) => r,
@@ -178,6 +179,20 @@ pub fn train(
     let (trained, mut summary) = first.context("no rank returned")?;
     summary.seconds = t0.elapsed().as_secs_f64();
     super::train::save(a, trained.into_model_file(summary), t0)
+}
+
+/// An error when an MPI launcher started this process (`launcher`: its marking variable) but the build has no MPI
+/// backend: every process of `mpirun -n P` would otherwise train alone — on rank 0's shard, as the only rank —
+/// and write its own model, a silent wrong answer.
+fn refuse_launcher_without_backend(backend: bool, launcher: Option<(&str, String)>) -> Result<()> {
+    match launcher {
+        Some((var, value)) if !backend => bail!(
+            "this `ltr` was built without MPI but runs under an MPI launcher ({var}={value}): build it with \
+             `cargo build --release -p ltr-cli --features mpi` (scripts/setup-mpi.sh installs Open MPI), or drop \
+             mpirun and train on thread ranks with --ranks N"
+        ),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(feature = "mpi")]
@@ -260,4 +275,23 @@ pub fn shard(a: ShardArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_build_without_mpi_refuses_to_run_under_mpirun() {
+        let launched = || Some(("OMPI_COMM_WORLD_SIZE", "2".to_string()));
+        let e = refuse_launcher_without_backend(false, launched())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("OMPI_COMM_WORLD_SIZE=2") && e.contains("--features mpi"),
+            "{e}"
+        );
+        assert!(refuse_launcher_without_backend(true, launched()).is_ok());
+        assert!(refuse_launcher_without_backend(false, None).is_ok());
+    }
 }
