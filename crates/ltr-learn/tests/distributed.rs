@@ -199,7 +199,7 @@ fn what_distributed_training_cannot_do_is_refused_with_the_reason() {
     let e = errors("coordinate-ascent", &[], &none, false);
     assert!(
         e[0].contains("no distributed trainer")
-            && e[0].contains("ranksvm, rsvm-ir, perceptron, rankboost, listnet, lambdarank"),
+            && e[0].contains("ranksvm, rsvm-ir, perceptron, committee-perceptron, rankboost, listnet, lambdarank"),
         "{}",
         e[0]
     );
@@ -376,15 +376,15 @@ fn check_mixing(
     .unwrap();
     let one = distributed_algo(algo, train_part, 1, params, &spec);
     if one_is_single {
-        assert_eq!(weights(&one), weights(&single), "{algo} {params:?}");
+        assert_eq!(model_text(&one), model_text(&single), "{algo} {params:?}");
     }
     let base = ndcg(&single);
     for ranks in [2, 3] {
         let mixed = distributed_algo(algo, train_part, ranks, params, &spec);
         let again = distributed_algo(algo, train_part, ranks, params, &spec);
         assert_eq!(
-            weights(&mixed),
-            weights(&again),
+            model_text(&mixed),
+            model_text(&again),
             "deterministic at {ranks} ranks"
         );
         let q = ndcg(&mixed);
@@ -457,6 +457,16 @@ fn the_perceptron_mixes_parameters_across_ranks() {
             train_part,
             test_part,
             one_is_single,
+        );
+    }
+    // The committee perceptron: members are the mixtures with the most correctly ordered pairs of all ranks.
+    for combine in ["combine=average", "combine=borda"] {
+        check_mixing(
+            "committee-perceptron",
+            &[combine, "epochs=20", "committee=5"],
+            train_part,
+            test_part,
+            false,
         );
     }
     let spec = PreprocessSpec::default();

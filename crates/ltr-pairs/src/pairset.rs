@@ -147,6 +147,47 @@ pub fn count_pairs_per_query(ds: &Dataset) -> Vec<u64> {
         .collect()
 }
 
+/// How many different-label pairs `scores` order correctly (the more relevant document strictly higher), over all
+/// queries of `ds`: per query one sort and a sweep with per-level counts, O(n log n + nK), never the pairs.
+pub fn count_ordered_pairs(ds: &Dataset, scores: &[f64]) -> u64 {
+    assert_eq!(scores.len(), ds.n_docs(), "one score per document");
+    let levels = Levels::new(ds);
+    let k = levels.count();
+    (0..ds.n_queries())
+        .into_par_iter()
+        .map_init(
+            || (Vec::new(), vec![0u64; k]),
+            |(order, below), q| {
+                let rows = ds.query_range(q);
+                order.clear();
+                order.extend(rows);
+                order.sort_by(|&a: &usize, &b: &usize| scores[a].total_cmp(&scores[b]));
+                below.iter_mut().for_each(|c| *c = 0);
+                let mut correct = 0u64;
+                let mut group = 0;
+                while group < order.len() {
+                    // Documents of equal score order no pair between them: count them against the strictly lower
+                    // ones first, then add them.
+                    let end = group
+                        + order[group..]
+                            .iter()
+                            .take_while(|&&i| scores[i] == scores[order[group]])
+                            .count();
+                    for &i in &order[group..end] {
+                        let l = levels.of_doc[i] as usize;
+                        correct += below[..l].iter().sum::<u64>();
+                    }
+                    for &i in &order[group..end] {
+                        below[levels.of_doc[i] as usize] += 1;
+                    }
+                    group = end;
+                }
+                correct
+            },
+        )
+        .sum()
+}
+
 /// Split the queries of `ds` into `parts` contiguous runs of whole queries with about equal work, for
 /// data-parallel training: a query weighs its different-label pairs plus its documents (pairs drive the
 /// perceptrons and the cutting plane; every document is scored and sorted, even in a query without pairs).

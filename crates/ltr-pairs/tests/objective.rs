@@ -1,5 +1,5 @@
 //! The O(n log n) pairwise loss, gradient and Hessian-vector product equal the explicit O(n²) sums; pair counts
-//! equal enumeration; τ's closed form agrees with the Monte-Carlo simulation.
+//! and correctly ordered pairs equal enumeration; τ's closed form agrees with the Monte-Carlo simulation.
 
 use ltr_data::{generate_letor_like, Dataset, SyntheticConfig};
 use ltr_pairs::*;
@@ -105,6 +105,25 @@ fn counts_equal_enumeration() {
         },
     );
     assert!((0..ds.n_queries()).all(|q| sampled.query(q).len() == all.query(q).len().min(5)));
+}
+
+#[test]
+fn ordered_pairs_are_counted_as_by_enumeration_with_ties_counting_as_wrong() {
+    let ds = data(5, 4);
+    // Scores with many ties: a coarse function of the first feature.
+    let scores: Vec<f64> = (0..ds.n_docs())
+        .map(|i| (ds.row(i).get(0) * 4.0).floor() as f64)
+        .collect();
+    let all = PairSet::build(&ds, &PairScheme::AllDifferent);
+    let expected = all
+        .pairs
+        .iter()
+        .filter(|p| scores[p.hi as usize] > scores[p.lo as usize])
+        .count() as u64;
+    assert!(expected > 0 && expected < all.len() as u64);
+    assert_eq!(count_ordered_pairs(&ds, &scores), expected);
+    let perfect: Vec<f64> = ds.labels().iter().map(|&l| f64::from(l)).collect();
+    assert_eq!(count_ordered_pairs(&ds, &perfect), all.len() as u64);
 }
 
 #[test]

@@ -241,7 +241,6 @@ impl PerceptronParams {
         ctx: &FitContext<'_>,
         cache: &mut std::collections::HashMap<usize, f64>,
     ) -> Result<Model> {
-        let validation = ctx.validation();
         let (w, c, index) = (&lp.w, lp.c, lp.index);
         Ok(match self.output {
             Output::Last => Model::Linear(LinearModel::new(w.clone())),
@@ -257,46 +256,7 @@ impl PerceptronParams {
                     c,
                     cp.offer_final,
                 );
-                let weights: Vec<f64> = match (cp.weight, validation) {
-                    (MemberWeight::Success, _) | (MemberWeight::Validation(_), None) => {
-                        members.iter().map(|m| m.2 as f64).collect()
-                    }
-                    (MemberWeight::Uniform, _) => vec![1.0; members.len()],
-                    (MemberWeight::Validation(t), Some(v)) => {
-                        let mut ws = Vec::with_capacity(members.len());
-                        for (i, mw, _) in &members {
-                            // Validation scores are cached by hypothesis index across epochs.
-                            let a = match cache.get(i) {
-                                Some(&a) => a,
-                                None => {
-                                    let a = ctx.measure(
-                                        v,
-                                        &LinearModel::new(mw.clone()).score_dataset(v),
-                                    )?;
-                                    cache.insert(*i, a);
-                                    a
-                                }
-                            };
-                            ws.push(match t {
-                                Transform::Raw => a,
-                                Transform::Power(p) => a.powf(p),
-                                Transform::Softmax(temp) => (a / temp).exp(),
-                            });
-                        }
-                        ws
-                    }
-                };
-                let ws: Vec<Vec<f64>> = members.into_iter().map(|m| m.1).collect();
-                match cp.combine {
-                    Combine::Average { normalize_members } => {
-                        Model::Linear(weighted_average(&ws, &weights, normalize_members))
-                    }
-                    Combine::Borda => Model::Aggregate(RankAggregate {
-                        members: ws.into_iter().map(LinearModel::new).collect(),
-                        weights,
-                        method: Aggregation::BordaFuse,
-                    }),
-                }
+                committee_model(&cp, members, ctx, cache)?
             }
         })
     }
@@ -386,7 +346,9 @@ impl PerceptronParams {
     /// each epoch over the pairs of its own queries from the shared weights, then the ranks' weights are mixed —
     /// averaged with each rank's share of the pairs as its weight, summed in rank order — and every rank starts the
     /// next epoch from the mixture. Output `last` is the final mixture (with one rank: the single-process `last`
-    /// perceptron, bit for bit); `average` is the mean of the mixtures after each epoch. Rank r shuffles its pairs
+    /// perceptron, bit for bit); `average` is the mean of the mixtures after each epoch; the committee perceptron's
+    /// members are the mixtures with the largest success counts — the pairs of all ranks each orders correctly
+    /// (one sort per query, summed across ranks) — weighted and combined as in one process. Rank r shuffles its pairs
     /// with the seed plus r. Deterministic for a given number of ranks; across rank counts the model differs (each
     /// epoch is a different mixture), within the perceptron's own run-to-run spread in quality (test).
     pub fn fit_mixing(
@@ -396,11 +358,14 @@ impl PerceptronParams {
         comm: &dyn ltr_core::Allreduce,
     ) -> Result<Fitted> {
         self.validate()?;
-        if !matches!(self.output, Output::Last | Output::Average) {
+        if !matches!(
+            self.output,
+            Output::Last | Output::Average | Output::Committee(_)
+        ) {
             return Err(LtrError::param(
                 "output",
-                "distributed perceptrons (iterative parameter mixing) return output=last or output=average; \
-                 pocket, voted and committee outputs follow the hypotheses of one process",
+                "distributed perceptrons (iterative parameter mixing) return output=last, output=average or the \
+                 committee of the mixtures; pocket and voted outputs follow the hypotheses of one process",
             ));
         }
         let mut settings = self.settings.clone();
@@ -426,6 +391,10 @@ impl PerceptronParams {
             fn retire(&mut self, _: usize, _: &[f64], _: u64) {}
         }
         let mut average = vec![0.0; d];
+        let mut committee = match self.output {
+            Output::Committee(cp) => Some(Committee::new(cp.size)),
+            _ => None,
+        };
         let mut curve = Vec::with_capacity(self.epochs);
         let progress = ctx.progress();
         progress.begin("epochs", Some(self.epochs as u64));
@@ -439,28 +408,87 @@ impl PerceptronParams {
             for (a, m) in average.iter_mut().zip(&mixed) {
                 *a += m;
             }
-            curve.push(serde_json::json!({"epoch": epoch, "mistakes": counts[0], "active_pairs": counts[1]}));
+            // A mixture's success count is the pairs of all ranks it orders correctly.
+            let mut success = [0i64];
+            if let Some(k) = committee.as_mut() {
+                success[0] = ltr_pairs::count_ordered_pairs(shard, &shard.scores(&mixed)) as i64;
+                comm.sum_i64(&mut success)?;
+                k.offer(&mixed, success[0] as u64, epoch);
+            }
+            curve.push(serde_json::json!({"epoch": epoch, "mistakes": counts[0], "active_pairs": counts[1], "success": success[0]}));
             progress.advance(epoch as u64, &format!("{} mistakes", counts[0]));
         }
         progress.end();
-        let weights = match self.output {
-            Output::Average => average
-                .iter()
-                .map(|a| a / self.epochs.max(1) as f64)
-                .collect(),
-            _ => lp.w.clone(),
+        let model = match (self.output, committee) {
+            (Output::Average, _) => Model::Linear(LinearModel::new(
+                average
+                    .iter()
+                    .map(|a| a / self.epochs.max(1) as f64)
+                    .collect(),
+            )),
+            (Output::Committee(cp), Some(k)) => {
+                // Every mixture was offered when it was made, the last one too.
+                let members = k.snapshot_indexed(self.epochs, &lp.w, 0, false);
+                committee_model(&cp, members, ctx, &mut Default::default())?
+            }
+            _ => Model::Linear(LinearModel::new(lp.w.clone())),
         };
         let report = FitReport {
             iterations: Some(self.epochs as u64),
             ..Default::default()
         }
         .select("epochs", self.epochs);
-        Ok(Fitted::new(Model::Linear(LinearModel::new(weights)))
-            .with_report(report)
-            .with_diagnostics(
-                serde_json::json!({"mixing": "iterative parameter mixing", "curve": curve}),
-            ))
+        Ok(Fitted::new(model).with_report(report).with_diagnostics(
+            serde_json::json!({"mixing": "iterative parameter mixing", "curve": curve}),
+        ))
     }
+}
+
+/// The committee's model from its members (hypothesis index, weights, success count): member weights by success,
+/// equally, or by the validation measure (cached by hypothesis index; success without validation data), combined
+/// by weighted averaging or BordaFuse.
+fn committee_model(
+    cp: &CommitteeParams,
+    members: Vec<(usize, Vec<f64>, u64)>,
+    ctx: &FitContext<'_>,
+    cache: &mut std::collections::HashMap<usize, f64>,
+) -> Result<Model> {
+    let weights: Vec<f64> = match (cp.weight, ctx.validation()) {
+        (MemberWeight::Success, _) | (MemberWeight::Validation(_), None) => {
+            members.iter().map(|m| m.2 as f64).collect()
+        }
+        (MemberWeight::Uniform, _) => vec![1.0; members.len()],
+        (MemberWeight::Validation(t), Some(v)) => {
+            let mut ws = Vec::with_capacity(members.len());
+            for (i, mw, _) in &members {
+                let a = match cache.get(i) {
+                    Some(&a) => a,
+                    None => {
+                        let a = ctx.measure(v, &LinearModel::new(mw.clone()).score_dataset(v))?;
+                        cache.insert(*i, a);
+                        a
+                    }
+                };
+                ws.push(match t {
+                    Transform::Raw => a,
+                    Transform::Power(p) => a.powf(p),
+                    Transform::Softmax(temp) => (a / temp).exp(),
+                });
+            }
+            ws
+        }
+    };
+    let ws: Vec<Vec<f64>> = members.into_iter().map(|m| m.1).collect();
+    Ok(match cp.combine {
+        Combine::Average { normalize_members } => {
+            Model::Linear(weighted_average(&ws, &weights, normalize_members))
+        }
+        Combine::Borda => Model::Aggregate(RankAggregate {
+            members: ws.into_iter().map(LinearModel::new).collect(),
+            weights,
+            method: Aggregation::BordaFuse,
+        }),
+    })
 }
 
 impl Fit for PerceptronParams {

@@ -124,7 +124,7 @@ impl Committee {
             min_c: 0,
         }
     }
-    fn offer(&mut self, w: &[f64], c: u64, index: usize) {
+    pub(crate) fn offer(&mut self, w: &[f64], c: u64, index: usize) {
         if self.members.len() < self.size {
             self.members.push((w.to_vec(), c, index));
         } else if c > self.min_c {

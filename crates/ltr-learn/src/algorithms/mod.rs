@@ -150,7 +150,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         paper: "Elsas, Carvalho, Carbonell, WSDM 2008 (seed 000): the committee perceptron",
         code: "crates/ltr-perceptron (outputs.rs)",
         params: &[COMMITTEE_SPECS, LOOP_SPECS],
-        distributed: None,
+        distributed: Some(perceptron::committee_distributed),
         fit: perceptron::committee,
     },
     Algorithm {

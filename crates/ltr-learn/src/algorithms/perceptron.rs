@@ -248,3 +248,15 @@ pub(crate) fn committee(
     r.finish("committee-perceptron")?;
     s.fit(train, ctx)
 }
+
+/// `committee-perceptron` on this rank's shard: iterative parameter mixing, the committee drawn from the mixtures.
+pub(crate) fn committee_distributed(
+    r: &SpecReader<'_>,
+    shard: &Dataset,
+    ctx: &FitContext<'_>,
+    comm: &dyn Allreduce,
+) -> Result<Fitted> {
+    let s = perceptron_params(r, true, ctx.seed())?;
+    r.finish("committee-perceptron")?;
+    s.fit_mixing(shard, ctx, comm)
+}
