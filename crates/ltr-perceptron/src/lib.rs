@@ -369,20 +369,34 @@ impl PerceptronParams {
             ));
         }
         let mut settings = self.settings.clone();
-        if let (PairOrder::Auto(_), PairScheme::AllDifferent) = (settings.order, &settings.pairs) {
-            let mut all = [ltr_pairs::count_pairs_per_query(shard).iter().sum::<u64>() as f64];
-            comm.sum_ordered(&mut all)?;
-            settings.order = settings.order.resolve_for(all[0] as u64);
+        // With every different-label pair the ranks' pair count is known before the loop is built: one sum decides
+        // `auto` and each rank's mixing share.
+        let mut all_pairs = match settings.pairs {
+            PairScheme::AllDifferent => {
+                let mut all = [ltr_pairs::count_pairs_per_query(shard).iter().sum::<u64>() as f64];
+                comm.sum_ordered(&mut all)?;
+                Some(all[0])
+            }
+            _ => None,
+        };
+        if let (PairOrder::Auto(_), Some(all)) = (settings.order, all_pairs) {
+            settings.order = settings.order.resolve_for(all as u64);
         }
         settings.order = settings
             .order
             .reseeded(|seed| seed.wrapping_add(comm.rank() as u64));
         let mut lp = PerceptronLoop::new(shard, settings, self.epochs);
         let d = shard.n_features();
-        let mut pairs = [lp.n_pairs() as f64];
-        comm.sum_ordered(&mut pairs)?;
-        let share = if pairs[0] > 0.0 {
-            lp.n_pairs() as f64 / pairs[0]
+        let total = match all_pairs.take() {
+            Some(all) => all,
+            None => {
+                let mut pairs = [lp.n_pairs() as f64];
+                comm.sum_ordered(&mut pairs)?;
+                pairs[0]
+            }
+        };
+        let share = if total > 0.0 {
+            lp.n_pairs() as f64 / total
         } else {
             0.0
         };
