@@ -275,7 +275,8 @@ impl CoordinateAscentParams {
                         .sum::<f64>()
             }
         };
-        let mut measure = p.value(&scores);
+        let mut current = p.per_query_values(&scores);
+        let mut measure = p.mean(&current);
         let mut objective = measure - penalty(&w);
         let mut order: Vec<usize> = (0..d).collect();
         let mut sweeps = 0;
@@ -296,7 +297,7 @@ impl CoordinateAscentParams {
                 let candidate = match self.line_search {
                     LineSearch::Exact => {
                         let unit = w.iter().map(|v| v.abs()).sum::<f64>() / d as f64;
-                        p.line_into(&scores, j, w[j], &mut scratch)
+                        p.line_into(&scores, &current, j, w[j], &mut scratch)
                             .best(&Choice {
                                 current: w[j],
                                 non_negative: self.non_negative,
@@ -324,11 +325,13 @@ impl CoordinateAscentParams {
                 for ((s, &x), out) in scores.iter().zip(col).zip(trial.iter_mut()) {
                     *out = s + (t - w[j]) * x as f64;
                 }
-                let m = p.value(&trial);
+                let trial_values = p.per_query_values(&trial);
+                let m = p.mean(&trial_values);
                 let o = m - pen_others - self.l2 * (t - start[j]).powi(2);
                 if o > objective + 1e-12 {
                     w[j] = t;
                     std::mem::swap(&mut scores, &mut trial);
+                    current = trial_values;
                     measure = m;
                     objective = o;
                 }
@@ -339,7 +342,8 @@ impl CoordinateAscentParams {
                     *v /= l1;
                 }
                 scores = data.scores(&w);
-                measure = p.value(&scores);
+                current = p.per_query_values(&scores);
+                measure = p.mean(&current);
                 objective = measure - penalty(&w);
             }
             tracing::debug!(

@@ -17,6 +17,11 @@ pub(crate) struct Problem<'a> {
     /// Column-major copy of the features: column j is `cols[j·n .. (j+1)·n]`.
     cols: Vec<f32>,
     queries: Vec<QueryMeasure>,
+    /// Runs of consecutive queries a line search hands to one task each.
+    runs: Vec<std::ops::Range<usize>>,
+    /// `varies[j · n_queries + q]`: feature j takes more than one value in query q (else that query's ranking, and
+    /// so its measure, does not move along coordinate j).
+    varies: Vec<bool>,
 }
 
 /// The measure as a step function of one coordinate's weight.
@@ -59,7 +64,18 @@ impl<'a> Problem<'a> {
         let queries = (0..data.n_queries())
             .map(|q| measure.query(&data.labels()[data.query_range(q)]))
             .collect::<Result<Vec<_>>>()?;
+        let nq = data.n_queries();
+        let mut varies = vec![false; d * nq];
+        for j in 0..d {
+            let col = &cols[j * n..(j + 1) * n];
+            for q in 0..nq {
+                let x = &col[data.query_range(q)];
+                varies[j * nq + q] = x.iter().any(|&v| v != x[0]);
+            }
+        }
         Ok(Self {
+            runs: query_runs(queries.len()),
+            varies,
             data,
             cols,
             queries,
@@ -79,7 +95,11 @@ impl<'a> Problem<'a> {
 
     /// Mean measure of the ranking by `scores` (ties in file order, as the LETOR scripts sort).
     pub(crate) fn value(&self, scores: &[f64]) -> f64 {
-        let per_query = self.per_query_values(scores);
+        self.mean(&self.per_query_values(scores))
+    }
+
+    /// The mean of per-query values.
+    pub(crate) fn mean(&self, per_query: &[f64]) -> f64 {
         per_query.iter().sum::<f64>() / self.queries.len().max(1) as f64
     }
 
@@ -90,7 +110,7 @@ impl<'a> Problem<'a> {
             .map(|q| {
                 let m = &self.queries[q];
                 if m.constant {
-                    return m.value(&(0..m.weight.len() as u32).collect::<Vec<_>>());
+                    return m.constant_value;
                 }
                 let s = &scores[self.data.query_range(q)];
                 let mut order: Vec<u32> = (0..s.len() as u32).collect();
@@ -104,39 +124,64 @@ impl<'a> Problem<'a> {
     #[cfg(test)]
     pub(crate) fn line(&self, scores: &[f64], j: usize, wj: f64) -> Line {
         let mut scratch = LineScratch::default();
-        self.line_into(scores, j, wj, &mut scratch);
+        let current = self.per_query_values(scores);
+        self.line_into(scores, &current, j, wj, &mut scratch);
         scratch.line
     }
 
     /// [`Problem::line`] into reused buffers: a line search allocates nothing large (the merged changes of MAP run
     /// to hundreds of thousands, and fresh buffers of that size cost page faults on every call).
+    ///
+    /// `current` holds each query's measure at `scores` ([`Problem::per_query_values`]): a query whose ranking
+    /// cannot move along the coordinate keeps it.
     pub(crate) fn line_into<'s>(
         &self,
         scores: &[f64],
+        current: &[f64],
         j: usize,
         wj: f64,
         scratch: &'s mut LineScratch,
     ) -> &'s Line {
         let col = self.column(j);
-        let per_query: Vec<(f64, Vec<(u64, f64)>)> = (0..self.queries.len())
-            .into_par_iter()
-            .map(|q| {
-                let r = self.data.query_range(q);
-                query_line(&self.queries[q], &col[r.clone()], &scores[r], wj)
+        // Runs of queries, each swept with one set of buffers (no allocation per query). The values and changes
+        // come out in query order whatever the runs, so the line does not depend on them or on the thread count.
+        let parts: Vec<(Vec<f64>, Vec<(u64, f64)>)> = self
+            .runs
+            .par_iter()
+            .map(|run| {
+                let mut buffers = QueryScratch::default();
+                let mut bases = Vec::with_capacity(run.len());
+                let mut changes = Vec::new();
+                for q in run.clone() {
+                    if self.queries[q].constant || !self.varies[j * self.queries.len() + q] {
+                        bases.push(current[q]);
+                        continue;
+                    }
+                    let r = self.data.query_range(q);
+                    bases.push(query_line(
+                        &self.queries[q],
+                        &col[r.clone()],
+                        &scores[r],
+                        wj,
+                        &mut buffers,
+                        &mut changes,
+                    ));
+                }
+                (bases, changes)
             })
             .collect();
         let nq = self.queries.len().max(1) as f64;
-        let base: f64 = per_query.iter().map(|(b, _)| b).sum();
+        let base: f64 = parts.iter().flat_map(|(b, _)| b).sum();
         let changes = &mut scratch.changes;
         changes.clear();
-        for (_, c) in &per_query {
+        for (_, c) in &parts {
             changes.extend_from_slice(c);
         }
-        drop(per_query);
-        // In place, no buffer, on every core: the input order is fixed (queries in order) and the parallel
-        // quicksort moves elements the same way at any thread count (its partitions do not depend on scheduling), so
-        // equal keys end in the same order and the sums below are the same bit for bit (tested at 1 and 2 threads).
-        changes.par_sort_unstable_by_key(|c| c.0);
+        drop(parts);
+        // A stable sort: equal keys keep the query order, so the sums below do not depend on the thread count. Each
+        // document's sweep emits its changes in order, so the input is a few thousand sorted runs, which a merge
+        // sort takes as they are.
+        changes.par_sort_by_key(|c| c.0);
         let line = &mut scratch.line;
         line.breakpoints.clear();
         line.values.clear();
@@ -156,6 +201,15 @@ impl<'a> Problem<'a> {
     }
 }
 
+/// Queries per run of [`Problem::line_into`]: about 64 runs, enough to balance any core count we meet.
+fn query_runs(n_queries: usize) -> Vec<std::ops::Range<usize>> {
+    let per_run = n_queries.div_ceil(64).max(1);
+    (0..n_queries)
+        .step_by(per_run)
+        .map(|start| start..(start + per_run).min(n_queries))
+        .collect()
+}
+
 /// Buffers one restart reuses for all its line searches.
 #[derive(Debug, Default)]
 pub(crate) struct LineScratch {
@@ -163,8 +217,21 @@ pub(crate) struct LineScratch {
     line: Line,
 }
 
-/// One query's value at t = −∞ and its changes `(t, Δ)` as t grows (Δ summed, not yet divided by the number of
-/// queries).
+/// Buffers one run of queries reuses: every per-query array of [`query_line`].
+#[derive(Debug, Default)]
+struct QueryScratch {
+    intercepts: Vec<f64>,
+    order: Vec<u32>,
+    rank0: Vec<u32>,
+    member: Vec<bool>,
+    members: Vec<u32>,
+    keys: Vec<(u64, u64)>,
+    counts: Vec<u32>,
+    layers: LayerScratch,
+}
+
+/// One query's value at t = −∞ (its feature must vary, its measure not be constant); its changes `(t, Δ)` as t grows (Δ summed, not yet divided by the number of
+/// queries) are appended to `changes`.
 ///
 /// Only documents with a non-zero weight (gain, relevance) can change the measure, so only their crossings are
 /// swept: for each such document d, its crossings with every other document are sorted, and while sweeping them
@@ -172,95 +239,115 @@ pub(crate) struct LineScratch {
 /// (relevant count, ERR's not-stopped probability) exactly. A crossing of two adjacent documents changes only their
 /// two terms. Cost O(n⁺ · n log n) for n⁺ documents of non-zero weight, not O(n² log n²): two documents of weight 0
 /// never matter, however often they swap.
-fn query_line(m: &QueryMeasure, x: &[f32], s: &[f64], wj: f64) -> (f64, Vec<(u64, f64)>) {
+fn query_line(
+    m: &QueryMeasure,
+    x: &[f32],
+    s: &[f64],
+    wj: f64,
+    buffers: &mut QueryScratch,
+    changes: &mut Vec<(u64, f64)>,
+) -> f64 {
     let n = x.len();
-    let b: Vec<f64> = (0..n).map(|d| s[d] - wj * x[d] as f64).collect();
+    let QueryScratch {
+        intercepts: b,
+        order,
+        rank0,
+        member,
+        members,
+        keys,
+        counts,
+        layers,
+    } = buffers;
+    b.clear();
+    b.extend((0..n).map(|d| s[d] - wj * x[d] as f64));
     // At t = −∞ the smallest x ranks first; equal x: the larger intercept; equal lines keep file order.
-    let mut order: Vec<u32> = (0..n as u32).collect();
-    order.sort_by(|&a, &c| {
+    order.clear();
+    order.extend(0..n as u32);
+    order.sort_unstable_by(|&a, &c| {
         let (a, c) = (a as usize, c as usize);
         x[a].total_cmp(&x[c])
             .then(b[c].total_cmp(&b[a]))
             .then(a.cmp(&c))
     });
-    let base = m.value(&order);
-    if m.constant || x.iter().all(|&v| v == x[0]) {
-        return (base, Vec::new());
-    }
-    let classes = m.classes();
-    let class_of: Vec<usize> = m
-        .weight
-        .iter()
-        .map(|w| m.class_index(&classes, *w))
-        .collect();
-    let mut rank0 = vec![0usize; n];
+    let base = m.value(order);
+    let class_of = &m.class_of;
+    rank0.clear();
+    rank0.resize(n, 0);
     for (p, &d) in order.iter().enumerate() {
-        rank0[d as usize] = p;
+        rank0[d as usize] = p as u32;
     }
     // A truncated measure only sees documents that reach the top `cut` somewhere on the line. Counting only
     // those keeps every position below the cut exact: whoever is above a document ranked within the cut is itself
     // within it, and a document ranked at or below the cut has the `cut` documents above it counted.
-    let member = if m.cut < n {
-        top_layers(x, &b, m.cut)
+    member.clear();
+    if m.cut < n {
+        top_layers(x, b, m.cut, member, layers);
     } else {
-        vec![true; n]
-    };
-    let members: Vec<usize> = (0..n).filter(|&d| member[d]).collect();
-    let mut changes = Vec::new();
-    let mut keys: Vec<(u64, u64)> = Vec::with_capacity(members.len());
-    let mut counts = vec![0u32; classes.len()];
-    for &d in &members {
+        member.resize(n, true);
+    }
+    members.clear();
+    members.extend((0..n as u32).filter(|&d| member[d as usize]));
+    counts.clear();
+    counts.resize(m.classes.len(), 0);
+    for &d in members.iter() {
+        let d = d as usize;
         let wd = m.weight[d];
         if wd == 0.0 {
             continue;
         }
         counts.iter_mut().for_each(|c| *c = 0);
-        for &e in &order[..rank0[d]] {
+        let mut above = 0u32;
+        for &e in &order[..rank0[d] as usize] {
             if member[e as usize] {
-                counts[class_of[e as usize]] += 1;
+                counts[class_of[e as usize] as usize] += 1;
+                above += 1;
             }
         }
+        let (xd, bd) = (x[d], b[d]);
         keys.clear();
-        for &e in &members {
-            if x[e] == x[d] {
+        for &e in members.iter() {
+            let e = e as usize;
+            let xe = x[e];
+            if xe == xd {
                 continue;
             }
             // e overtakes d where the lines meet if x_e > x_d, else d overtakes e.
-            let (lo, hi) = if x[d] < x[e] { (d, e) } else { (e, d) };
-            let t = (b[lo] - b[hi]) / (x[hi] as f64 - x[lo] as f64);
+            let rising = xe > xd;
+            let (b_lo, b_hi, x_lo, x_hi) = if rising {
+                (bd, b[e], xd, xe)
+            } else {
+                (b[e], bd, xe, xd)
+            };
+            let t = (b_lo - b_hi) / (x_hi as f64 - x_lo as f64);
             // Several lines through one point (identical lines always; distinct ones when they happen to meet
             // there) cross d at the same t. They are taken in the one order of adjacent exchanges that every
             // document's sweep agrees on: first those d overtakes, then those that overtake d, each by increasing
             // x; among identical lines, the one next to d first. Rounding can still split a meeting of distinct
             // lines; the step is checked on the real ranking before it is taken.
-            let rising = x[e] > x[d];
             let next_to_d = if rising {
                 rank0[e] as u64
             } else {
-                (n - 1 - rank0[e]) as u64
+                (n - 1 - rank0[e] as usize) as u64
             };
-            let tie = ((rising as u64) << 63) | ((to_key32(x[e]) as u64) << 31) | next_to_d;
+            let tie = ((rising as u64) << 63) | ((to_key32(xe) as u64) << 31) | next_to_d;
             keys.push((to_key(t), tie));
         }
         keys.sort_unstable();
-        for &(key, tie) in &keys {
+        for &(key, tie) in keys.iter() {
             let rank = (tie & ((1 << 31) - 1)) as usize;
-            let e = order[if tie >> 63 == 1 { rank } else { n - 1 - rank }] as usize;
+            let rising = tie >> 63 == 1;
+            let e = order[if rising { rank } else { n - 1 - rank }] as usize;
             let we = m.weight[e];
-            let above_d: u32 = counts.iter().sum();
-            // 0-based position of the upper of the two, and the classes above the pair.
-            let (upper, rising) = if x[e] > x[d] {
-                (above_d as usize, true) // e was just below d
-            } else {
-                (above_d as usize - 1, false) // e was just above d
-            };
+            // 0-based position of the upper of the two: e was just below d when rising, else just above it.
+            let upper = if rising { above } else { above - 1 } as usize;
             if !rising {
-                counts[class_of[e]] -= 1;
+                counts[class_of[e] as usize] -= 1;
+                above -= 1;
             }
             // Each pair of different weights once: in the sweep of its weight-0 member's partner, else of the
             // lower index.
             if we != wd && (we == 0.0 || d < e) && upper < m.cut {
-                let prefix = m.prefix_of(&classes, &counts);
+                let prefix = m.prefix_of(counts);
                 let (before_up, before_down) = if rising { (wd, we) } else { (we, wd) };
                 let delta = m.pair_terms(upper, before_down, before_up, prefix)
                     - m.pair_terms(upper, before_up, before_down, prefix);
@@ -269,23 +356,40 @@ fn query_line(m: &QueryMeasure, x: &[f32], s: &[f64], wj: f64) -> (f64, Vec<(u64
                 }
             }
             if rising {
-                counts[class_of[e]] += 1;
+                counts[class_of[e] as usize] += 1;
+                above += 1;
             }
         }
     }
-    (base, changes)
+    base
 }
 
-/// Documents on the first `layers` upper convex layers of the points (x_d, b_d) — a superset of those ranked
-/// within the top `layers` for some t. A document strictly below the upper hull of what is left after removing
-/// layers 1..j has, at every t, one document of each of those layers strictly above it; so one on no layer up to
-/// `layers` never ranks within them. Points on a hull edge, and any the rounding leaves in doubt, are kept.
-fn top_layers(x: &[f32], b: &[f64], layers: usize) -> Vec<bool> {
+/// Buffers of [`top_layers`].
+#[derive(Debug, Default)]
+struct LayerScratch {
+    left: Vec<usize>,
+    hull: Vec<usize>,
+}
+
+/// Marks in `member` the documents on the first `layers` upper convex layers of the points (x_d, b_d) — a superset
+/// of those ranked within the top `layers` for some t. A document strictly below the upper hull of what is left
+/// after removing layers 1..j has, at every t, one document of each of those layers strictly above it; so one on
+/// no layer up to `layers` never ranks within them. Points on a hull edge, and any the rounding leaves in doubt,
+/// are kept.
+fn top_layers(
+    x: &[f32],
+    b: &[f64],
+    layers: usize,
+    member: &mut Vec<bool>,
+    buffers: &mut LayerScratch,
+) {
     let n = x.len();
-    let mut left: Vec<usize> = (0..n).collect();
+    let LayerScratch { left, hull } = buffers;
+    left.clear();
+    left.extend(0..n);
     left.sort_by(|&p, &q| x[p].total_cmp(&x[q]).then(b[q].total_cmp(&b[p])));
-    let mut member = vec![false; n];
-    let mut hull: Vec<usize> = Vec::new();
+    member.clear();
+    member.resize(n, false);
     for _ in 0..layers {
         if left.is_empty() {
             break;
@@ -312,18 +416,17 @@ fn top_layers(x: &[f32], b: &[f64], layers: usize) -> Vec<bool> {
                 i += 1;
             }
         }
-        for &p in &hull {
+        for &p in hull.iter() {
             member[p] = true;
         }
         // Lines identical to a hull point's tie with it everywhere: they belong to the same layer.
-        for &p in &left {
+        for &p in left.iter() {
             if !member[p] && hull.iter().any(|&h| x[h] == x[p] && b[h] == b[p]) {
                 member[p] = true;
             }
         }
         left.retain(|&p| !member[p]);
     }
-    member
 }
 
 /// An integer with the order of `f32::total_cmp`.

@@ -156,14 +156,32 @@ impl ListMeasure {
         } else {
             Vec::new()
         };
-        Ok(QueryMeasure {
+        let mut classes = weight.clone();
+        classes.sort_by(f64::total_cmp);
+        classes.dedup();
+        let class_of = weight
+            .iter()
+            .map(|w| {
+                classes
+                    .binary_search_by(|c| c.total_cmp(w))
+                    .expect("every weight has a class") as u32
+            })
+            .collect();
+        let mut measure = QueryMeasure {
             kind: self.kind,
             weight,
             scale,
             cut,
             constant,
             discount,
-        })
+            classes,
+            class_of,
+            constant_value: 0.0,
+        };
+        if constant {
+            measure.constant_value = measure.value(&(0..n as u32).collect::<Vec<_>>());
+        }
+        Ok(measure)
     }
 }
 
@@ -178,6 +196,12 @@ pub(crate) struct QueryMeasure {
     /// No order changes the value (no relevant document, all labels equal, a LETOR short list…).
     pub(crate) constant: bool,
     discount: Vec<f64>,
+    /// The distinct document weights, increasing (the classes a line-search sweep counts).
+    pub(crate) classes: Vec<f64>,
+    /// Each document's index in `classes`.
+    pub(crate) class_of: Vec<u32>,
+    /// The value of every ranking when `constant`.
+    pub(crate) constant_value: f64,
 }
 
 impl QueryMeasure {
@@ -214,23 +238,9 @@ impl QueryMeasure {
         }
     }
 
-    /// The distinct document weights of this query (the classes a sweep counts).
-    pub(crate) fn classes(&self) -> Vec<f64> {
-        let mut c = self.weight.clone();
-        c.sort_by(f64::total_cmp);
-        c.dedup();
-        c
-    }
-
-    /// Index of weight `w` in `classes`.
-    pub(crate) fn class_index(&self, classes: &[f64], w: f64) -> usize {
-        classes
-            .binary_search_by(|c| c.total_cmp(&w))
-            .expect("every weight has a class")
-    }
-
     /// The prefix state above a position with `counts[c]` documents of class `c` above it.
-    pub(crate) fn prefix_of(&self, classes: &[f64], counts: &[u32]) -> f64 {
+    pub(crate) fn prefix_of(&self, counts: &[u32]) -> f64 {
+        let classes = &self.classes;
         match self.kind {
             Kind::Dcg | Kind::Precision => 0.0,
             Kind::AveragePrecision | Kind::ReciprocalRank => {
