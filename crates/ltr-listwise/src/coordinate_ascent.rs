@@ -297,14 +297,15 @@ impl CoordinateAscentParams {
                 let candidate = match self.line_search {
                     LineSearch::Exact => {
                         let unit = w.iter().map(|v| v.abs()).sum::<f64>() / d as f64;
-                        p.line_into(&scores, &current, j, w[j], &mut scratch)
-                            .best(&Choice {
-                                current: w[j],
-                                non_negative: self.non_negative,
-                                l2: self.l2,
-                                centre: start[j],
-                                unit: unit.max(1e-12),
-                            })
+                        let choice = Choice {
+                            current: w[j],
+                            non_negative: self.non_negative,
+                            l2: self.l2,
+                            centre: start[j],
+                            unit: unit.max(1e-12),
+                        };
+                        p.line_into(&scores, &current, j, w[j], Some(&choice), &mut scratch)
+                            .best(&choice)
                             .map(|(t, _, _)| t)
                     }
                     LineSearch::RankLibSteps => self.trial_steps(

@@ -125,7 +125,7 @@ impl<'a> Problem<'a> {
     pub(crate) fn line(&self, scores: &[f64], j: usize, wj: f64) -> Line {
         let mut scratch = LineScratch::default();
         let current = self.per_query_values(scores);
-        self.line_into(scores, &current, j, wj, &mut scratch);
+        self.line_into(scores, &current, j, wj, None, &mut scratch);
         scratch.line
     }
 
@@ -133,19 +133,22 @@ impl<'a> Problem<'a> {
     /// to hundreds of thousands, and fresh buffers of that size cost page faults on every call).
     ///
     /// `current` holds each query's measure at `scores` ([`Problem::per_query_values`]): a query whose ranking
-    /// cannot move along the coordinate keeps it.
+    /// cannot move along the coordinate keeps it. With a `choice`, the line is only exact where it can hold the
+    /// best point under that choice ([`pruned_line`]): elsewhere it reads −∞, so [`Line::best`] gives what it gives
+    /// on the whole line.
     pub(crate) fn line_into<'s>(
         &self,
         scores: &[f64],
         current: &[f64],
         j: usize,
         wj: f64,
+        choice: Option<&Choice>,
         scratch: &'s mut LineScratch,
     ) -> &'s Line {
         let col = self.column(j);
         // Runs of queries, each swept with one set of buffers (no allocation per query). The values and changes
         // come out in query order whatever the runs, so the line does not depend on them or on the thread count.
-        let parts: Vec<(Vec<f64>, Vec<(u64, f64)>)> = self
+        let parts: Vec<RunLine> = self
             .runs
             .par_iter()
             .map(|run| {
@@ -178,28 +181,22 @@ impl<'a> Problem<'a> {
             changes.extend_from_slice(c);
         }
         drop(parts);
-        // A stable sort: equal keys keep the query order, so the sums below do not depend on the thread count. Each
-        // document's sweep emits its changes in order, so the input is a few thousand sorted runs, which a merge
-        // sort takes as they are.
-        changes.par_sort_by_key(|c| c.0);
-        let line = &mut scratch.line;
-        line.breakpoints.clear();
-        line.values.clear();
-        line.values.push(base / nq);
-        let mut sum = base;
-        let mut i = 0;
-        while i < changes.len() {
-            let key = changes[i].0;
-            while i < changes.len() && changes[i].0 == key {
-                sum += changes[i].1;
-                i += 1;
-            }
-            line.breakpoints.push(from_key(key));
-            line.values.push(sum / nq);
+        match choice {
+            Some(choice) if changes.len() >= PRUNE_FROM => pruned_line(
+                changes,
+                base,
+                nq,
+                choice,
+                &mut scratch.buckets,
+                &mut scratch.line,
+            ),
+            _ => full_line(changes, base, nq, &mut scratch.line),
         }
-        &scratch.line
     }
 }
+
+/// One run's per-query values at t = −∞ and its changes `(order key of t, Δ)`, in query order.
+type RunLine = (Vec<f64>, Vec<(u64, f64)>);
 
 /// Queries per run of [`Problem::line_into`]: about 64 runs, enough to balance any core count we meet.
 fn query_runs(n_queries: usize) -> Vec<std::ops::Range<usize>> {
@@ -214,7 +211,238 @@ fn query_runs(n_queries: usize) -> Vec<std::ops::Range<usize>> {
 #[derive(Debug, Default)]
 pub(crate) struct LineScratch {
     changes: Vec<(u64, f64)>,
+    buckets: BucketScratch,
     line: Line,
+}
+
+/// Fewer changes than this are simply sorted: bucketing would not pay.
+const PRUNE_FROM: usize = 8192;
+
+/// A bucket's best is compared with the best boundary value less this, so that rounding in the bucket sums never
+/// drops the interval the whole line would choose (values are means of measures in [0, 1]).
+const PRUNE_MARGIN: f64 = 1e-9;
+
+/// For each change, the number of the first `real` splitters at or below its key (its bucket). `splitters` is
+/// padded to a power of two; up to 8 searches run side by side, so their loads overlap instead of waiting on
+/// each other.
+fn bucket_ids(splitters: &[u64], real: usize, changes: &[(u64, f64)], ids: &mut [u32]) {
+    let mut pos = [0usize; 8];
+    let mut keys = [u64::MAX; 8];
+    for (k, c) in keys.iter_mut().zip(changes) {
+        *k = c.0;
+    }
+    let mut step = splitters.len() / 2;
+    while step > 0 {
+        for i in 0..8 {
+            // A select, not a branch: which way a search goes is a coin toss the predictor cannot learn.
+            let below = splitters[(pos[i] + step - 1).min(splitters.len() - 1)] <= keys[i];
+            pos[i] = std::hint::select_unpredictable(below, pos[i] + step, pos[i]);
+        }
+        step /= 2;
+    }
+    for ((p, k), id) in pos.iter().zip(keys).zip(ids.iter_mut()) {
+        let last = (*p < real && splitters[*p] <= k) as usize;
+        *id = (*p + last).min(real) as u32;
+    }
+}
+
+/// The whole line: every change sorted and summed in order.
+fn full_line<'s>(changes: &mut [(u64, f64)], base: f64, nq: f64, line: &'s mut Line) -> &'s Line {
+    // A stable sort: equal keys keep the query order, so the sums below do not depend on the thread count. Each
+    // document's sweep emits its changes in order, so the input is a few thousand sorted runs, which a merge
+    // sort takes as they are.
+    changes.par_sort_by_key(|c| c.0);
+    line.breakpoints.clear();
+    line.values.clear();
+    line.values.push(base / nq);
+    push_sorted(changes, base, nq, line);
+    line
+}
+
+/// Appends the breakpoints and values of sorted `changes`, starting from the running sum `sum`; returns the sum.
+fn push_sorted(changes: &[(u64, f64)], mut sum: f64, nq: f64, line: &mut Line) -> f64 {
+    let mut i = 0;
+    while i < changes.len() {
+        let key = changes[i].0;
+        while i < changes.len() && changes[i].0 == key {
+            sum += changes[i].1;
+            i += 1;
+        }
+        line.breakpoints.push(from_key(key));
+        line.values.push(sum / nq);
+    }
+    sum
+}
+
+/// Buffers of [`pruned_line`].
+#[derive(Debug, Default)]
+pub(crate) struct BucketScratch {
+    sample: Vec<u64>,
+    splitters: Vec<u64>,
+    of_change: Vec<u32>,
+    buckets: Vec<Bucket>,
+    members: Vec<(u64, f64)>,
+    /// How many changes the last line kept (sorted and summed one by one).
+    kept: usize,
+}
+
+/// The changes whose keys fall between two splitters.
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    count: u32,
+    min_key: u64,
+    max_key: u64,
+    /// Sum of the changes.
+    sum: f64,
+    /// Sum of the positive changes: no point inside the bucket is above the value before it by more.
+    rise: f64,
+    candidate: bool,
+}
+
+/// The line, exact only in the buckets of changes that may hold its best point under `choice`. The changes are cut
+/// into about a thousand buckets of consecutive keys (splitters from a sample), and the value between two buckets is
+/// the sum of the earlier buckets' changes. A bucket is kept, sorted and summed change by change, when the value
+/// before it plus its positive changes (less the least penalty over its span) reaches the best objective found
+/// between buckets; elsewhere the line reads −∞. So [`Line::best`] picks what it picks on the whole line, at the
+/// cost of one pass over the changes and the sort of a few buckets instead of all of them.
+fn pruned_line<'s>(
+    changes: &mut [(u64, f64)],
+    base: f64,
+    nq: f64,
+    choice: &Choice,
+    scratch: &mut BucketScratch,
+    line: &'s mut Line,
+) -> &'s Line {
+    let BucketScratch {
+        sample,
+        splitters,
+        of_change,
+        buckets,
+        members,
+        kept,
+    } = scratch;
+    let n = changes.len();
+    let wanted = (n / 256).clamp(64, 4096);
+    let stride = (n / (wanted * 4)).max(1);
+    sample.clear();
+    sample.extend(changes.iter().step_by(stride).map(|c| c.0));
+    sample.sort_unstable();
+    splitters.clear();
+    let step = (sample.len() / wanted).max(1);
+    splitters.extend(sample.iter().skip(step).step_by(step).copied());
+    splitters.dedup();
+    buckets.clear();
+    buckets.resize(
+        splitters.len() + 1,
+        Bucket {
+            count: 0,
+            min_key: u64::MAX,
+            max_key: 0,
+            sum: 0.0,
+            rise: 0.0,
+            candidate: false,
+        },
+    );
+    let real = splitters.len();
+    splitters.resize(real.next_power_of_two().max(1), u64::MAX);
+    of_change.clear();
+    of_change.resize(n, 0);
+    for (keys, ids) in changes.chunks(8).zip(of_change.chunks_mut(8)) {
+        bucket_ids(splitters, real, keys, ids);
+    }
+    for (&(key, delta), &b) in changes.iter().zip(of_change.iter()) {
+        let bucket = &mut buckets[b as usize];
+        bucket.count += 1;
+        bucket.min_key = bucket.min_key.min(key);
+        bucket.max_key = bucket.max_key.max(key);
+        bucket.sum += delta;
+        bucket.rise += delta.max(0.0);
+    }
+    // The objective of the interval (lo, hi) with mean value `value`, as `Line::best` judges it.
+    let objective = |lo: f64, hi: f64, value: f64| -> Option<f64> {
+        let mut lo = lo;
+        if choice.non_negative {
+            if hi <= 0.0 {
+                return None;
+            }
+            lo = lo.max(0.0);
+        }
+        let target = if choice.l2 > 0.0 {
+            choice.centre
+        } else {
+            choice.current
+        };
+        let t = point_in(lo, hi, target, choice.unit, choice.l2 > 0.0);
+        Some(value - choice.l2 * (t - choice.centre).powi(2))
+    };
+    // The best objective between buckets (each of those intervals is a real interval of the line).
+    let mut floor = f64::NEG_INFINITY;
+    let mut sum = base;
+    let mut lo = f64::NEG_INFINITY;
+    for bucket in buckets.iter().filter(|b| b.count > 0) {
+        if let Some(o) = objective(lo, from_key(bucket.min_key), sum / nq) {
+            floor = floor.max(o);
+        }
+        sum += bucket.sum;
+        lo = from_key(bucket.max_key);
+    }
+    if let Some(o) = objective(lo, f64::INFINITY, sum / nq) {
+        floor = floor.max(o);
+    }
+    // Which buckets can reach it.
+    let mut sum = base;
+    for bucket in buckets.iter_mut().filter(|b| b.count > 0) {
+        let (t_lo, t_hi) = (from_key(bucket.min_key), from_key(bucket.max_key));
+        let admissible = !(choice.non_negative && t_hi <= 0.0) && bucket.min_key != bucket.max_key;
+        let nearest = choice.centre.clamp(t_lo, t_hi);
+        let least_penalty = choice.l2 * (nearest - choice.centre).powi(2);
+        bucket.candidate =
+            admissible && (sum + bucket.rise) / nq - least_penalty >= floor - PRUNE_MARGIN;
+        sum += bucket.sum;
+    }
+    // The kept buckets' changes, grouped by bucket in key order (a counting sort by bucket, then a sort inside).
+    let mut starts: Vec<usize> = Vec::with_capacity(buckets.len() + 1);
+    let mut total = 0usize;
+    for bucket in buckets.iter() {
+        starts.push(total);
+        if bucket.candidate {
+            total += bucket.count as usize;
+        }
+    }
+    *kept = total;
+    members.clear();
+    members.resize(total, (0, 0.0));
+    let mut next = starts.clone();
+    for (c, &b) in changes.iter().zip(of_change.iter()) {
+        let b = b as usize;
+        if buckets[b].candidate {
+            members[next[b]] = *c;
+            next[b] += 1;
+        }
+    }
+    line.breakpoints.clear();
+    line.values.clear();
+    line.values.push(base / nq);
+    let mut sum = base;
+    for (b, bucket) in buckets.iter().enumerate().filter(|(_, b)| b.count > 0) {
+        let after = sum + bucket.sum;
+        if bucket.candidate {
+            let inside = &mut members[starts[b]..starts[b] + bucket.count as usize];
+            inside.sort_by_key(|c| c.0);
+            push_sorted(inside, sum, nq, line);
+            // The value after the bucket is the one its neighbours were judged against.
+            *line.values.last_mut().expect("a kept bucket has changes") = after / nq;
+        } else {
+            line.breakpoints.push(from_key(bucket.min_key));
+            if bucket.max_key != bucket.min_key {
+                line.values.push(f64::NEG_INFINITY);
+                line.breakpoints.push(from_key(bucket.max_key));
+            }
+            line.values.push(after / nq);
+        }
+        sum = after;
+    }
+    line
 }
 
 /// Buffers one run of queries reuses: every per-query array of [`query_line`].
@@ -225,7 +453,7 @@ struct QueryScratch {
     rank0: Vec<u32>,
     member: Vec<bool>,
     members: Vec<u32>,
-    keys: Vec<(u64, u64)>,
+    keys: Vec<u128>,
     counts: Vec<u32>,
     layers: LayerScratch,
 }
@@ -330,10 +558,11 @@ fn query_line(
                 (n - 1 - rank0[e] as usize) as u64
             };
             let tie = ((rising as u64) << 63) | ((to_key32(xe) as u64) << 31) | next_to_d;
-            keys.push((to_key(t), tie));
+            keys.push(((to_key(t) as u128) << 64) | tie as u128);
         }
         keys.sort_unstable();
-        for &(key, tie) in keys.iter() {
+        for &packed in keys.iter() {
+            let (key, tie) = ((packed >> 64) as u64, packed as u64);
             let rank = (tie & ((1 << 31) - 1)) as usize;
             let rising = tie >> 63 == 1;
             let e = order[if rising { rank } else { n - 1 - rank }] as usize;
@@ -572,6 +801,63 @@ mod tests {
                 p.value(&s)
             })
             .fold(f64::NEG_INFINITY, f64::max)
+    }
+
+    /// Enough changes to be bucketed: the pruned line's best is the whole line's, under penalties and signs too.
+    #[test]
+    fn pruned_line_gives_the_whole_line_best() {
+        let data = generate_letor_like(&SyntheticConfig {
+            queries: 40,
+            min_docs: 50,
+            max_docs: 70,
+            features: 4,
+            seed: 5,
+            ..SyntheticConfig::default()
+        })
+        .unwrap();
+        for name in ["MAP", "NDCG", "ERR"] {
+            let metric: Metric = name.parse().unwrap();
+            let p = Problem::new(
+                &data,
+                &ListMeasure::new(metric, Convention::STANDARD).unwrap(),
+            )
+            .unwrap();
+            let w = [0.3, -0.2, 0.5, 0.1];
+            let scores = data.scores(&w);
+            let current = p.per_query_values(&scores);
+            for (j, &wj) in w.iter().enumerate() {
+                for (non_negative, l2) in [(false, 0.0), (true, 0.0), (false, 0.05)] {
+                    let choice = Choice {
+                        current: wj,
+                        non_negative,
+                        l2,
+                        centre: 0.25,
+                        unit: 0.25,
+                    };
+                    let whole = p.line(&scores, j, wj).best(&choice).unwrap();
+                    let mut scratch = LineScratch::default();
+                    let line = p.line_into(&scores, &current, j, wj, Some(&choice), &mut scratch);
+                    let pruned = line.best(&choice).unwrap();
+                    let (changes, kept) = (scratch.changes.len(), scratch.buckets.kept);
+                    assert!(changes >= PRUNE_FROM, "{name}: only {changes} changes");
+                    assert!(kept * 4 < changes, "{name}: kept {kept} of {changes}");
+                    assert!(
+                        (pruned.1 - whole.1).abs() < 1e-12 && (pruned.2 - whole.2).abs() < 1e-12,
+                        "{name} j={j} {non_negative} {l2}: {pruned:?} vs {whole:?}"
+                    );
+                    let s: Vec<f64> = scores
+                        .iter()
+                        .zip(p.column(j))
+                        .map(|(s, &x)| s + (pruned.0 - wj) * x as f64)
+                        .collect();
+                    assert!(
+                        (p.value(&s) - pruned.1).abs() < 1e-12,
+                        "{name} at {}",
+                        pruned.0
+                    );
+                }
+            }
+        }
     }
 
     /// Longer queries, cut-offs far below their length (only the top layers are swept), and features rounded to
