@@ -105,19 +105,29 @@ impl<'a> Problem<'a> {
 
     /// The measure of each query ranked by `scores` (ties in file order).
     pub(crate) fn per_query_values(&self, scores: &[f64]) -> Vec<f64> {
-        (0..self.queries.len())
-            .into_par_iter()
-            .map(|q| {
-                let m = &self.queries[q];
-                if m.constant {
-                    return m.constant_value;
-                }
-                let s = &scores[self.data.query_range(q)];
-                let mut order: Vec<u32> = (0..s.len() as u32).collect();
-                order.sort_by(|&a, &b| s[b as usize].total_cmp(&s[a as usize]).then(a.cmp(&b)));
-                m.value(&order)
+        let runs: Vec<Vec<f64>> = self
+            .runs
+            .par_iter()
+            .map(|run| {
+                let mut order: Vec<u32> = Vec::new();
+                run.clone()
+                    .map(|q| {
+                        let m = &self.queries[q];
+                        if m.constant {
+                            return m.constant_value;
+                        }
+                        let s = &scores[self.data.query_range(q)];
+                        order.clear();
+                        order.extend(0..s.len() as u32);
+                        order.sort_unstable_by(|&a, &b| {
+                            s[b as usize].total_cmp(&s[a as usize]).then(a.cmp(&b))
+                        });
+                        m.value(&order)
+                    })
+                    .collect()
             })
-            .collect()
+            .collect();
+        runs.concat()
     }
 
     /// The measure along coordinate `j` given the current `scores` and the coordinate's weight `wj`.
@@ -597,7 +607,8 @@ fn query_line(
 #[derive(Debug, Default)]
 struct LayerScratch {
     left: Vec<usize>,
-    hull: Vec<usize>,
+    /// A hull point, and the run of `left` it and the lines identical to it occupy.
+    hull: Vec<(usize, usize, usize)>,
 }
 
 /// Marks in `member` the documents on the first `layers` upper convex layers of the points (x_d, b_d) — a superset
@@ -623,13 +634,14 @@ fn top_layers(
         if left.is_empty() {
             break;
         }
-        // One representative per x: the largest intercept (first in the sort).
+        // One representative per x: the largest intercept (first in the sort). Lines identical to it follow it
+        // in `left` and tie with it everywhere: they join the layer with it (`start..same` in `left`).
         hull.clear();
         let mut i = 0;
         while i < left.len() {
             let p = left[i];
             while hull.len() >= 2 {
-                let (l, m) = (hull[hull.len() - 2], hull[hull.len() - 1]);
+                let (l, m) = (hull[hull.len() - 2].0, hull[hull.len() - 1].0);
                 let (xl, xm, xp) = (x[l] as f64, x[m] as f64, x[p] as f64);
                 let cross = (xp - xl) * (b[m] - b[l]) - (b[p] - b[l]) * (xm - xl);
                 let scale = (xp - xl).abs() * (b[m].abs() + b[l].abs() + b[p].abs())
@@ -640,17 +652,19 @@ fn top_layers(
                     break;
                 }
             }
-            hull.push(p);
+            let start = i;
+            i += 1;
+            let mut same = i;
             while i < left.len() && x[left[i]] == x[p] {
+                if same == i && b[left[i]] == b[p] {
+                    same += 1;
+                }
                 i += 1;
             }
+            hull.push((p, start, same));
         }
-        for &p in hull.iter() {
-            member[p] = true;
-        }
-        // Lines identical to a hull point's tie with it everywhere: they belong to the same layer.
-        for &p in left.iter() {
-            if !member[p] && hull.iter().any(|&h| x[h] == x[p] && b[h] == b[p]) {
+        for &(_, start, same) in hull.iter() {
+            for &p in &left[start..same] {
                 member[p] = true;
             }
         }
