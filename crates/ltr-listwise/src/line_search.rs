@@ -465,6 +465,7 @@ struct QueryScratch {
     members: Vec<u32>,
     keys: Vec<u128>,
     counts: Vec<u32>,
+    counted: Vec<u32>,
     layers: LayerScratch,
 }
 
@@ -494,6 +495,7 @@ fn query_line(
         members,
         keys,
         counts,
+        counted,
         layers,
     } = buffers;
     b.clear();
@@ -525,22 +527,28 @@ fn query_line(
     }
     members.clear();
     members.extend((0..n as u32).filter(|&d| member[d as usize]));
+    // counted[p·C + c]: members of class c among the first p documents at t = −∞ (what lies above a document
+    // there), one pass instead of one per swept document.
+    let n_classes = m.classes.len();
     counts.clear();
-    counts.resize(m.classes.len(), 0);
+    counts.resize(n_classes, 0);
+    counted.clear();
+    counted.extend_from_slice(counts);
+    for &e in order.iter() {
+        if member[e as usize] {
+            counts[class_of[e as usize] as usize] += 1;
+        }
+        counted.extend_from_slice(counts);
+    }
     for &d in members.iter() {
         let d = d as usize;
         let wd = m.weight[d];
         if wd == 0.0 {
             continue;
         }
-        counts.iter_mut().for_each(|c| *c = 0);
-        let mut above = 0u32;
-        for &e in &order[..rank0[d] as usize] {
-            if member[e as usize] {
-                counts[class_of[e as usize] as usize] += 1;
-                above += 1;
-            }
-        }
+        let row = rank0[d] as usize * n_classes;
+        counts.copy_from_slice(&counted[row..row + n_classes]);
+        let mut above: u32 = counts.iter().sum();
         let (xd, bd) = (x[d], b[d]);
         keys.clear();
         for &e in members.iter() {
