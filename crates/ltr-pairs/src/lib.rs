@@ -35,8 +35,8 @@ pub use levels::{LevelWeights, Levels};
 pub use objective::{split_by_offsets, PairLoss, PairwiseObjective, ScoreGradient};
 pub use pair_index::{IndexedPair, PairIndex, PairPermutation, PairSlot};
 pub use pairset::{
-    balanced_query_ranges, count_ordered_pairs, count_pairs_per_grade, count_pairs_per_query, Pair,
-    PairScheme, PairSet,
+    balanced_query_ranges, count_ordered_pairs, count_ordered_pairs_with, count_pairs_per_grade,
+    count_pairs_per_query, Pair, PairScheme, PairSet,
 };
 pub use weights::{
     perceptron_query_steps, query_weights_mu, query_weights_mu_of, tau_closed_form,

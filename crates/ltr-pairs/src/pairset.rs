@@ -150,8 +150,18 @@ pub fn count_pairs_per_query(ds: &Dataset) -> Vec<u64> {
 /// How many different-label pairs `scores` order correctly (the more relevant document strictly higher), over all
 /// queries of `ds`: per query one sort and a sweep with per-level counts, O(n log n + nK), never the pairs.
 pub fn count_ordered_pairs(ds: &Dataset, scores: &[f64]) -> u64 {
+    count_ordered_pairs_with(&Levels::new(ds), ds, scores)
+}
+
+/// [`count_ordered_pairs`] with the grade levels of `ds` already built (a caller counting every epoch sorts the
+/// labels once).
+pub fn count_ordered_pairs_with(levels: &Levels, ds: &Dataset, scores: &[f64]) -> u64 {
     assert_eq!(scores.len(), ds.n_docs(), "one score per document");
-    let levels = Levels::new(ds);
+    assert_eq!(
+        levels.of_doc.len(),
+        ds.n_docs(),
+        "the levels of this dataset"
+    );
     let k = levels.count();
     (0..ds.n_queries())
         .into_par_iter()

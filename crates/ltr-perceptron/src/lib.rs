@@ -409,6 +409,7 @@ impl PerceptronParams {
             Output::Committee(cp) => Some(Committee::new(cp.size)),
             _ => None,
         };
+        let levels = committee.as_ref().map(|_| ltr_pairs::Levels::new(shard));
         let mut curve = Vec::with_capacity(self.epochs);
         let progress = ctx.progress();
         progress.begin("epochs", Some(self.epochs as u64));
@@ -424,8 +425,10 @@ impl PerceptronParams {
             }
             // A mixture's success count is the pairs of all ranks it orders correctly.
             let mut success = [0i64];
-            if let Some(k) = committee.as_mut() {
-                success[0] = ltr_pairs::count_ordered_pairs(shard, &shard.scores(&mixed)) as i64;
+            if let (Some(k), Some(levels)) = (committee.as_mut(), levels.as_ref()) {
+                success[0] =
+                    ltr_pairs::count_ordered_pairs_with(levels, shard, &shard.scores(&mixed))
+                        as i64;
                 comm.sum_i64(&mut success)?;
                 k.offer(&mixed, success[0] as u64, epoch);
             }

@@ -197,11 +197,11 @@ fn finished(w: Vec<f64>, report: SolveReport, c: f64, t0: Instant, lower: &str) 
     })
 }
 
-/// The distinct labels of every rank's documents, ascending.
-fn all_label_values(ds: &Dataset, comm: &dyn Allreduce) -> Result<Vec<f32>> {
+/// The distinct labels of this rank's documents and of every rank's, each ascending.
+fn label_values(ds: &Dataset, comm: &dyn Allreduce) -> Result<(Vec<f32>, Vec<f32>)> {
     let mine = Levels::distinct_labels(ds);
     if comm.size() == 1 {
-        return Ok(mine);
+        return Ok((mine.clone(), mine));
     }
     let longest = comm
         .gather_f64(&[mine.len() as f64])?
@@ -217,7 +217,7 @@ fn all_label_values(ds: &Dataset, comm: &dyn Allreduce) -> Result<Vec<f32>> {
         .collect();
     all.sort_by(f32::total_cmp);
     all.dedup();
-    Ok(all)
+    Ok((mine, all))
 }
 
 /// SVMlight's default C: 1 / mean ‖x‖² over documents.
@@ -492,9 +492,10 @@ impl RankSvmParams {
         };
         // Grades, τ and μ are statistics of all the queries: the levels are every rank's labels, and a shard's
         // objective gets the weights of the labels it has.
-        let levels = Levels::with_values(ds, all_label_values(ds, comm)?);
+        let (mine, all) = label_values(ds, comm)?;
+        let levels = Levels::with_values(ds, all);
         let lw = self.level_weights(ds, &levels, comm)?;
-        let local_lw = lw.restricted(&levels.values, &Levels::distinct_labels(ds));
+        let local_lw = lw.restricted(&levels.values, &mine);
         let mu = if self.weighting.mu {
             let most = ltr_pairs::count_pairs_per_query(ds)
                 .into_iter()
