@@ -370,19 +370,7 @@ fn pruned_line<'s>(
     }
     // The objective of the interval (lo, hi) with mean value `value`, as `Line::best` judges it.
     let objective = |lo: f64, hi: f64, value: f64| -> Option<f64> {
-        let mut lo = lo;
-        if choice.non_negative {
-            if hi <= 0.0 {
-                return None;
-            }
-            lo = lo.max(0.0);
-        }
-        let target = if choice.l2 > 0.0 {
-            choice.centre
-        } else {
-            choice.current
-        };
-        let t = point_in(lo, hi, target, choice.unit, choice.l2 > 0.0);
+        let (_, t) = choice.point(lo, hi)?;
         Some(value - choice.l2 * (t - choice.centre).powi(2))
     };
     // The best objective between buckets (each of those intervals is a real interval of the line).
@@ -711,6 +699,26 @@ fn from_key(key: u64) -> f64 {
     })
 }
 
+impl Choice {
+    /// The admissible part of the interval (lo, hi) — its lower end, raised to 0 for non-negative weights — and the
+    /// point of it a step goes to; `None` when no point of it is admissible.
+    fn point(&self, lo: f64, hi: f64) -> Option<(f64, f64)> {
+        let mut lo = lo;
+        if self.non_negative {
+            if hi <= 0.0 {
+                return None;
+            }
+            lo = lo.max(0.0);
+        }
+        let target = if self.l2 > 0.0 {
+            self.centre
+        } else {
+            self.current
+        };
+        Some((lo, point_in(lo, hi, target, self.unit, self.l2 > 0.0)))
+    }
+}
+
 impl Line {
     /// The best point of the line under `choice`: `(t, mean measure there, objective = measure − penalty)`.
     /// `None` when no interval is admissible (non-negative weights and every breakpoint below 0 is impossible,
@@ -719,7 +727,7 @@ impl Line {
         let m = self.breakpoints.len();
         let mut best: Option<(f64, f64, f64, f64)> = None; // (objective, distance, t, value)
         for i in 0..=m {
-            let mut lo = if i == 0 {
+            let lo = if i == 0 {
                 f64::NEG_INFINITY
             } else {
                 self.breakpoints[i - 1]
@@ -729,18 +737,9 @@ impl Line {
             } else {
                 self.breakpoints[i]
             };
-            if choice.non_negative {
-                if hi <= 0.0 {
-                    continue;
-                }
-                lo = lo.max(0.0);
-            }
-            let target = if choice.l2 > 0.0 {
-                choice.centre
-            } else {
-                choice.current
+            let Some((lo, t)) = choice.point(lo, hi) else {
+                continue;
             };
-            let t = point_in(lo, hi, target, choice.unit, choice.l2 > 0.0);
             let value = self.values[i];
             let objective = value - choice.l2 * (t - choice.centre).powi(2);
             let distance = if choice.current > lo && choice.current < hi {
