@@ -269,8 +269,8 @@ fn full_line<'s>(changes: &mut [(u64, f64)], base: f64, nq: f64, line: &'s mut L
     line
 }
 
-/// Appends the breakpoints and values of sorted `changes`, starting from the running sum `sum`; returns the sum.
-fn push_sorted(changes: &[(u64, f64)], mut sum: f64, nq: f64, line: &mut Line) -> f64 {
+/// Appends the breakpoints and values of sorted `changes`, starting from the running sum `sum`.
+fn push_sorted(changes: &[(u64, f64)], mut sum: f64, nq: f64, line: &mut Line) {
     let mut i = 0;
     while i < changes.len() {
         let key = changes[i].0;
@@ -281,7 +281,6 @@ fn push_sorted(changes: &[(u64, f64)], mut sum: f64, nq: f64, line: &mut Line) -
         line.breakpoints.push(from_key(key));
         line.values.push(sum / nq);
     }
-    sum
 }
 
 /// Buffers of [`pruned_line`].
@@ -457,8 +456,8 @@ struct QueryScratch {
     layers: LayerScratch,
 }
 
-/// One query's value at t = −∞ (its feature must vary, its measure not be constant); its changes `(t, Δ)` as t grows (Δ summed, not yet divided by the number of
-/// queries) are appended to `changes`.
+/// One query's value at t = −∞ (its feature must vary, its measure not be constant); its changes `(t, Δ)` as t
+/// grows (Δ summed, not yet divided by the number of queries) are appended to `changes`.
 ///
 /// Only documents with a non-zero weight (gain, relevance) can change the measure, so only their crossings are
 /// swept: for each such document d, its crossings with every other document are sorted, and while sweeping them
