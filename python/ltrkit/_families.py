@@ -664,6 +664,8 @@ class LambdaRank(Ranker):
     - ``l2`` (float in [0.0, 1e+300]; default 0.0001): λ of the penalty (λ/2)‖w‖².
     - ``select_epochs`` (bool; default true): keep the epoch best on --validate.
     - ``train_convention`` (one of auto, letor3, letor4, mslr, trec, standard; default auto): gain and discount of ΔNDCG; auto: --convention.
+    - ``init_model`` (text; default (none)): a linear model file to fine-tune (with --validate, kept if no epoch beats it).
+    - ``init_algo`` (text; default (none)): an algorithm of this registry trained first as the start (its parameters as init-KEY=V).
     - ``weighting`` (one of ips, naive; default ips): on a click training set (ltr train --clicks): ips weighs each click by 1/propensity of its rank (unbiased under the position-based model); naive counts every click once (the biased control).
     - ``clip`` (float in [0.0, 1.0]; default 0): propensities below this count as this (weights capped at 1/clip; 0: no clipping, the unbiased estimator of the paper).
 
@@ -671,7 +673,7 @@ class LambdaRank(Ranker):
     """
 
     _algo = "lambdarank"
-    _param_map = {"epochs": "epochs", "k": "k", "sigma": "sigma", "l2": "l2", "select_epochs": "select-epochs", "train_convention": "convention", "weighting": "weighting", "clip": "clip"}
+    _param_map = {"epochs": "epochs", "k": "k", "sigma": "sigma", "l2": "l2", "select_epochs": "select-epochs", "train_convention": "convention", "init_model": "init-model", "init_algo": "init-algo", "weighting": "weighting", "clip": "clip"}
 
     def __init__(
         self,
@@ -681,6 +683,8 @@ class LambdaRank(Ranker):
         l2: Any = None,
         select_epochs: Any = None,
         train_convention: Any = None,
+        init_model: Any = None,
+        init_algo: Any = None,
         weighting: Any = None,
         clip: Any = None,
         *,
@@ -697,6 +701,8 @@ class LambdaRank(Ranker):
         self.l2 = l2
         self.select_epochs = select_epochs
         self.train_convention = train_convention
+        self.init_model = init_model
+        self.init_algo = init_algo
         self.weighting = weighting
         self.clip = clip
         self.algo = "lambdarank"

@@ -87,17 +87,16 @@ fn every_spec_is_read_and_every_read_is_specified() {
                 Some(setting) => {
                     let (k, v) = setting.split_once('=').unwrap();
                     let mut extra = vec![(k, v)];
-                    if s.name == "seed-KEY" {
-                        extra.push(("seed-c", "0.1"));
+                    // `PREFIX-KEY` stands for the start algorithm's parameters: RankSVM's `c` under the prefix.
+                    let start_c = s.name.strip_suffix("-KEY").map(|p| format!("{p}-c"));
+                    if let Some(c) = &start_c {
+                        extra.push((c.as_str(), "0.1"));
                     }
                     read_names(a.name, &extra)
                 }
             };
-            let name = if s.name == "seed-KEY" {
-                "seed-c"
-            } else {
-                s.name
-            };
+            let start_c = s.name.strip_suffix("-KEY").map(|p| format!("{p}-c"));
+            let name = start_c.as_deref().unwrap_or(s.name);
             assert!(
                 reads.iter().any(|r| r == name),
                 "{}: `{}` is listed (when {:?}) but never read",

@@ -17,8 +17,8 @@
 //! bit for bit.
 
 use ltr_core::{
-    Allreduce, BestSoFar, Fit, FitContext, FitReport, Fitted, LinearModel, LtrError, Model, Result,
-    SingleProcess,
+    Allreduce, BestSoFar, Fit, FitContext, FitReport, FitWith, Fitted, LinearModel, LtrError,
+    Model, Result, SingleProcess,
 };
 use ltr_data::{exact_transpose_times, ClickWeighting, Dataset, ExactVec};
 use ltr_metrics::{Convention, Metric};
@@ -209,12 +209,36 @@ impl Fit for LambdaRankParams {
     }
 }
 
+/// Fine-tuning: the epochs start from `start` (e.g. a RankSVM) instead of zeros, and with validation data the
+/// start itself is epoch 0, kept when no epoch beats it on validation.
+impl FitWith for LambdaRankParams {
+    fn fit_with(
+        &self,
+        start: &LinearModel,
+        train: &Dataset,
+        ctx: &FitContext<'_>,
+    ) -> Result<Fitted> {
+        self.fit_distributed_with(Some(start), train, ctx, &SingleProcess)
+    }
+}
+
 impl LambdaRankParams {
     /// [`Fit::fit`] with the queries spread over the ranks of `comm` (`train` holds this rank's queries): every
     /// rank returns the model `fit` gives on all the queries, bit for bit. Click weights and validation data need
     /// one process.
     pub fn fit_distributed(
         &self,
+        train: &Dataset,
+        ctx: &FitContext<'_>,
+        comm: &dyn Allreduce,
+    ) -> Result<Fitted> {
+        self.fit_distributed_with(None, train, ctx, comm)
+    }
+
+    /// [`LambdaRankParams::fit_distributed`] from `start` ([`FitWith::fit_with`]; `None`: zeros).
+    pub fn fit_distributed_with(
+        &self,
+        start: Option<&LinearModel>,
         train: &Dataset,
         ctx: &FitContext<'_>,
         comm: &dyn Allreduce,
@@ -244,13 +268,31 @@ impl LambdaRankParams {
             })?),
             None => None,
         };
-        let mut w = vec![0.0; d];
+        let mut w = match start {
+            Some(m) if m.weights.len() > d => {
+                return Err(LtrError::Shape(format!(
+                    "the start model has {} features, the training data {d}",
+                    m.weights.len()
+                )))
+            }
+            Some(m) => {
+                let mut w = m.weights.clone();
+                w.resize(d, 0.0);
+                w
+            }
+            None => vec![0.0; d],
+        };
         let mut step = 1.0;
         let mut best = BestSoFar::new();
         let mut curve = Vec::new();
         let mut last_loss = f64::NAN;
-        ctx.progress().begin("epochs", Some(self.epochs as u64));
         let l2_term = |w: &[f64]| 0.5 * self.l2 * w.iter().map(|v| v * v).sum::<f64>();
+        if start.is_some() && self.select_epochs {
+            if let Some(v) = ctx.validate(&LinearModel::new(w.clone()))? {
+                best.offer(v, (0, w.clone(), f64::NAN));
+            }
+        }
+        ctx.progress().begin("epochs", Some(self.epochs as u64));
         // The objective alone (line search trials): one exact sum over queries and ranks.
         let objective = |pairs: &[Pairs], w: &[f64]| -> Result<f64> {
             let scores = train.scores(w);
@@ -390,6 +432,71 @@ mod tests {
         assert!((a - b).abs() < 1e-12 * a.abs(), "{a} vs {b}");
         let c = total(Some(&ips));
         assert!((a - c).abs() > 1e-6, "the weights must matter");
+    }
+
+    /// Fine-tuning keeps the start as epoch 0: the result is never worse on validation than the start, and a start
+    /// no epoch improves on comes back unchanged, reported as 0 epochs.
+    #[test]
+    fn a_start_is_epoch_zero_and_kept_when_no_epoch_beats_it() {
+        let cfg = |seed| SyntheticConfig {
+            queries: 20,
+            min_docs: 8,
+            max_docs: 20,
+            features: 5,
+            noise: 1.0,
+            seed,
+            ..SyntheticConfig::default()
+        };
+        let (train, vali) = (
+            generate_letor_like(&cfg(3)).unwrap(),
+            generate_letor_like(&cfg(4)).unwrap(),
+        );
+        let measure = |d: &Dataset, s: &[f64]| {
+            ltr_metrics::evaluate_mean(d, s, Metric::Ndcg(Some(10)), &Convention::STANDARD)
+                .map_err(LtrError::measure)
+        };
+        let ctx = FitContext::new(1).with_validation(&vali, &measure);
+        let p = LambdaRankParams::default().epochs(30);
+        let tuned = p.fit(&train, &ctx).unwrap();
+        let Model::Linear(best) = &tuned.model else {
+            panic!("linear")
+        };
+        // From a deliberately bad start (the tuned model reversed) the epochs climb well above it.
+        let bad = LinearModel::new(best.weights.iter().map(|w| -w).collect());
+        let v_bad = measure(&vali, &vali.scores(&bad.weights)).unwrap();
+        let from_bad = p.fit_with(&bad, &train, &ctx).unwrap();
+        let v = from_bad.report.validation.unwrap();
+        assert!(v > v_bad + 0.05, "{v_bad} -> {v}");
+        // A validation measure that rewards only the start's own scores: every epoch moves away, so the start is kept
+        // as it was, reported as epoch 0.
+        let start_scores = vali.scores(&best.weights);
+        let only_start = |d: &Dataset, s: &[f64]| Ok(f64::from(d.scores(&best.weights) == s));
+        assert_eq!(only_start(&vali, &start_scores).unwrap(), 1.0);
+        let kept = p
+            .fit_with(
+                best,
+                &train,
+                &FitContext::new(1).with_validation(&vali, &only_start),
+            )
+            .unwrap();
+        assert_eq!(kept.model, Model::Linear(best.clone()));
+        assert_eq!(kept.report.validation, Some(1.0));
+        assert_eq!(
+            kept.report.selected.get("epochs").map(String::as_str),
+            Some("0")
+        );
+        // A start longer than the data is an error, a shorter one is padded with zeros.
+        let long = LinearModel::new(vec![1.0; 6]);
+        assert!(p.fit_with(&long, &train, &ctx).is_err());
+        let short = LinearModel::new(vec![1.0; 3]);
+        let Model::Linear(m) = p
+            .fit_with(&short, &train, &FitContext::new(1))
+            .unwrap()
+            .model
+        else {
+            panic!("linear")
+        };
+        assert_eq!(m.weights.len(), 5);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use ltr_core::{
     best_by_validation, Aggregation, Allreduce, Fit, FitContext, FitWith, Fitted, LinearModel,
-    LtrError, Model, ModelFile, ParamGuard, Params, Result,
+    LtrError, ParamGuard, Params, Result,
 };
 use ltr_data::Dataset;
 use ltr_ensemble::BaseLearner;
@@ -187,71 +187,18 @@ pub(crate) fn rankboost_distributed(
 }
 
 /// Where the sigmoid starts.
-enum Start {
-    File(String),
-    Algorithm(String, Params),
-    Zero,
-    Random,
-}
-
-fn seed_from_file(path: &str, d: usize) -> Result<LinearModel> {
-    let mf = ModelFile::load(std::path::Path::new(path))?;
-    match mf.model {
-        Model::Linear(l) if l.weights.len() <= d => {
-            let mut w = l.weights;
-            w.resize(d, 0.0);
-            Ok(LinearModel::new(w))
-        }
-        Model::Linear(_) => Err(LtrError::Shape(format!(
-            "{path}: the seed model has more features than the training data"
-        ))),
-        _ => Err(LtrError::param(
-            "seed-model",
-            format!("{path} is not a linear model"),
-        )),
-    }
-}
-
 /// `sigmoid`: the start (a file, another algorithm by name, or a fixed start), then [`FitWith`] for every λ
 /// candidate, the best kept on validation.
 pub(crate) fn sigmoid(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
-    let start = if let Some(path) = r.text("seed-model")? {
-        Start::File(path)
-    } else if let Some(algo) = r.text("seed-algo")? {
-        let sub = r.prefixed("seed-", &["seed-algo", "seed-model", "seed-init"])?;
-        Start::Algorithm(algo, Params::new(sub))
-    } else if r.choice("seed-init")? == "zero" {
-        Start::Zero
-    } else {
-        Start::Random
-    };
+    let start = super::start::read_start(r, "seed", &["seed-init"])?;
+    let zero = start.is_none() && r.choice("seed-init")? == "zero";
     let (base, lambda) = sigmoid_settings(r)?;
     r.finish("sigmoid")?;
     let d = train.n_features();
     let (seed_model, seeded_by) = match start {
-        Start::File(path) => (seed_from_file(&path, d)?, None),
-        Start::Algorithm(name, sub) => {
-            let a = crate::find(&name).ok_or_else(|| {
-                LtrError::param("seed-algo", format!("unknown algorithm `{name}`"))
-            })?;
-            if a.name == "sigmoid" {
-                return Err(LtrError::param(
-                    "seed-algo",
-                    "the sigmoid cannot seed itself",
-                ));
-            }
-            match a.fit(&sub, train, ctx)?.model {
-                Model::Linear(l) => (l, Some(a.name)),
-                _ => {
-                    return Err(LtrError::param(
-                        "seed-algo",
-                        format!("`{}` does not produce a linear model", a.name),
-                    ))
-                }
-            }
-        }
-        Start::Zero => (LinearModel::new(vec![0.0; d]), None),
-        Start::Random => {
+        Some(start) => super::start::resolve_start(start, "seed", "sigmoid", train, ctx, None)?,
+        None if zero => (LinearModel::new(vec![0.0; d]), None),
+        None => {
             use rand::{Rng, SeedableRng};
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(ctx.seed());
             (

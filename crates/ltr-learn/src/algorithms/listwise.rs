@@ -1,7 +1,7 @@
 //! `coordinate-ascent` (Metzler & Croft 2007), `adarank` (Xu & Li 2007) and `lambdarank` (Burges 2010):
 //! parameters → [`CoordinateAscentParams`], [`AdaRankParams`], [`LambdaRankParams`].
 
-use ltr_core::{Allreduce, Fit, FitContext, Fitted, LtrError, ParamGuard, Result};
+use ltr_core::{Allreduce, Fit, FitContext, Fitted, LtrError, ParamGuard, Result, SingleProcess};
 use ltr_data::Dataset;
 use ltr_listwise::{
     AdaRankParams, CoordinateAscentParams, LambdaRankParams, LineSearch, ListMeasure,
@@ -174,6 +174,25 @@ pub(crate) const LAMBDARANK_SPECS: &[ParamSpec] = &[
         choice(&["auto", "letor3", "letor4", "mslr", "trec", "standard"]),
         "gain and discount of ΔNDCG; auto: --convention",
     ),
+    ParamSpec::new(
+        "init-model",
+        "",
+        Allowed::Text,
+        "a linear model file to fine-tune (with --validate, kept if no epoch beats it)",
+    ),
+    ParamSpec::new(
+        "init-algo",
+        "",
+        Allowed::Text,
+        "an algorithm of this registry trained first as the start (its parameters as init-KEY=V)",
+    ),
+    ParamSpec::new(
+        "init-KEY",
+        "",
+        Allowed::Text,
+        "parameter KEY of the start algorithm",
+    )
+    .when("init-algo=ranksvm"),
 ];
 
 /// `lambdarank`.
@@ -182,7 +201,7 @@ pub(crate) fn lambdarank(
     train: &Dataset,
     ctx: &FitContext<'_>,
 ) -> Result<Fitted> {
-    lambdarank_params(r, train, ctx)?.fit(train, ctx)
+    lambdarank_from(r, train, ctx, None)
 }
 
 /// `lambdarank` on this rank's shard of the queries (exact sums: the single-process model at any rank count).
@@ -192,7 +211,35 @@ pub(crate) fn lambdarank_distributed(
     ctx: &FitContext<'_>,
     comm: &dyn Allreduce,
 ) -> Result<Fitted> {
-    lambdarank_params(r, shard, ctx)?.fit_distributed(shard, ctx, comm)
+    lambdarank_from(r, shard, ctx, Some(comm))
+}
+
+/// Read the start (`init-…`) and the settings, train the start, then fine-tune it (or start from zeros).
+fn lambdarank_from(
+    r: &SpecReader<'_>,
+    train: &Dataset,
+    ctx: &FitContext<'_>,
+    comm: Option<&dyn Allreduce>,
+) -> Result<Fitted> {
+    let start = super::start::read_start(r, "init", &[])?;
+    let p = lambdarank_params(r, train, ctx)?;
+    let start = match start {
+        Some(s) => Some(super::start::resolve_start(
+            s,
+            "init",
+            "lambdarank",
+            train,
+            ctx,
+            comm,
+        )?),
+        None => None,
+    };
+    let model = start.as_ref().map(|(m, _)| m);
+    let mut fit = p.fit_distributed_with(model, train, ctx, comm.unwrap_or(&SingleProcess))?;
+    if let Some((_, Some(name))) = start {
+        fit.report = fit.report.select("init-algo", name);
+    }
+    Ok(fit)
 }
 
 fn lambdarank_params(

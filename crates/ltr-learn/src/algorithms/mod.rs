@@ -6,6 +6,7 @@ pub(crate) mod ensemble;
 pub(crate) mod listwise;
 pub(crate) mod online;
 pub(crate) mod perceptron;
+mod start;
 pub(crate) mod svm;
 
 use ltr_core::{Allreduce, FitContext, Fitted, Params, Result};

@@ -1,0 +1,89 @@
+//! A linear start model named by parameters — the sigmoid's seed (`seed-…`) and LambdaRank's fine-tuning start
+//! (`init-…`): `PREFIX-model` names a model file, `PREFIX-algo` an algorithm of this registry trained first on the
+//! same data, with its parameters given as `PREFIX-KEY=V`.
+
+use ltr_core::{Allreduce, FitContext, LinearModel, LtrError, Model, ModelFile, Params, Result};
+use ltr_data::Dataset;
+
+use crate::spec::SpecReader;
+
+/// Where a start model comes from.
+pub(crate) enum Start {
+    /// A saved linear model.
+    File(String),
+    /// A registered algorithm and its parameters.
+    Algorithm(String, Params),
+}
+
+/// Read `PREFIX-model`, else `PREFIX-algo` with its `PREFIX-KEY` parameters (every `PREFIX-…` name but those in
+/// `own`, the caller's other parameters under the same prefix).
+pub(crate) fn read_start(r: &SpecReader<'_>, prefix: &str, own: &[&str]) -> Result<Option<Start>> {
+    if let Some(path) = r.text(&format!("{prefix}-model"))? {
+        return Ok(Some(Start::File(path)));
+    }
+    let Some(algo) = r.text(&format!("{prefix}-algo"))? else {
+        return Ok(None);
+    };
+    let (model, algo_name) = (format!("{prefix}-model"), format!("{prefix}-algo"));
+    let mut except = vec![model.as_str(), algo_name.as_str()];
+    except.extend_from_slice(own);
+    let sub = r.prefixed(&format!("{prefix}-"), &except)?;
+    Ok(Some(Algorithm(algo, Params::new(sub))))
+}
+
+use Start::Algorithm;
+
+/// The start model with `d` features (a shorter file model is padded with zeros) and, when an algorithm made it,
+/// that algorithm's name for the report. `owner` (the algorithm being started) cannot start itself. With `comm`,
+/// the start algorithm is trained on this rank's shard like its owner.
+pub(crate) fn resolve_start(
+    start: Start,
+    prefix: &str,
+    owner: &str,
+    train: &Dataset,
+    ctx: &FitContext<'_>,
+    comm: Option<&dyn Allreduce>,
+) -> Result<(LinearModel, Option<&'static str>)> {
+    let d = train.n_features();
+    let (path, model, by) = match start {
+        Start::File(path) => {
+            let model = ModelFile::load(std::path::Path::new(&path))?.model;
+            (path, model, None)
+        }
+        Start::Algorithm(name, sub) => {
+            let param = format!("{prefix}-algo");
+            let a = crate::find(&name)
+                .ok_or_else(|| LtrError::param(&param, format!("unknown algorithm `{name}`")))?;
+            if a.name == owner {
+                return Err(LtrError::param(
+                    &param,
+                    format!("`{owner}` cannot start from itself"),
+                ));
+            }
+            let fitted = match comm {
+                Some(comm) => a.fit_distributed(&sub, train, ctx, comm)?,
+                None => a.fit(&sub, train, ctx)?,
+            };
+            (
+                format!("the `{}` start", a.name),
+                fitted.model,
+                Some(a.name),
+            )
+        }
+    };
+    match model {
+        Model::Linear(l) if l.weights.len() <= d => {
+            let mut w = l.weights;
+            w.resize(d, 0.0);
+            Ok((LinearModel::new(w), by))
+        }
+        Model::Linear(l) => Err(LtrError::Shape(format!(
+            "{path}: the start model has {} features, the training data {d}",
+            l.weights.len()
+        ))),
+        _ => Err(LtrError::param(
+            format!("{prefix}-{}", if by.is_some() { "algo" } else { "model" }),
+            format!("{path} is not a linear model"),
+        )),
+    }
+}
