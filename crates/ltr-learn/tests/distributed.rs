@@ -130,6 +130,29 @@ fn lambdarank_gives_the_single_process_model_too() {
         &["epochs=10", "k=0", "l2=0.01"],
         &per_query,
     );
+    // Fine-tuning a RankSVM trained first: the start is trained distributed too, and the result is the same.
+    check_same_model_of(
+        "lambdarank",
+        &web(),
+        &["epochs=5", "init-algo=ranksvm", "init-c=0.1"],
+        &per_query,
+    );
+    let data = web();
+    let single = |params: &[&str]| {
+        let req = TrainRequest::new(&data).preprocess(&per_query);
+        train("lambdarank", &Grid::parse(params).unwrap(), &req).unwrap()
+    };
+    let tuned = single(&["epochs=5", "init-algo=ranksvm", "init-c=0.1"]);
+    assert_ne!(weights(&tuned), weights(&single(&["epochs=5"])));
+    assert_eq!(
+        tuned
+            .fitted
+            .report
+            .selected
+            .get("init-algo")
+            .map(String::as_str),
+        Some("ranksvm")
+    );
 }
 
 #[test]

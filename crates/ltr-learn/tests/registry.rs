@@ -170,3 +170,52 @@ fn misspelt_and_unused_parameters_are_errors_naming_what_is_known() {
         .to_string();
     assert!(e.contains("not a positive number"), "{e}");
 }
+
+#[test]
+fn a_start_model_must_be_another_linear_algorithm_or_a_linear_file() {
+    let (train, _) = data();
+    let ctx = FitContext::new(1);
+    let fit_err = |algo: &str, kv: &[(&str, &str)]| {
+        let kv: Vec<(&str, &str)> = kv.to_vec();
+        ltr_learn::find(algo)
+            .unwrap()
+            .fit(&Params::new(kv), &train, &ctx)
+            .unwrap_err()
+            .to_string()
+    };
+    let e = fit_err("lambdarank", &[("init-algo", "lambdarank")]);
+    assert!(
+        e.contains("init-algo") && e.contains("cannot start from itself"),
+        "{e}"
+    );
+    let e = fit_err("sigmoid", &[("seed-algo", "sigmoid")]);
+    assert!(
+        e.contains("seed-algo") && e.contains("cannot start from itself"),
+        "{e}"
+    );
+    let e = fit_err(
+        "lambdarank",
+        &[("init-algo", "rankboost"), ("init-rounds", "3")],
+    );
+    assert!(
+        e.contains("init-algo") && e.contains("not a linear model"),
+        "{e}"
+    );
+    let e = fit_err("lambdarank", &[("init-algo", "no-such")]);
+    assert!(e.contains("unknown algorithm `no-such`"), "{e}");
+    // The start algorithm's own parameters are checked by it.
+    let e = fit_err(
+        "lambdarank",
+        &[("init-algo", "ranksvm"), ("init-solvr", "dual")],
+    );
+    assert!(e.contains("`solvr`"), "{e}");
+    // A start file with more features than the data names the file.
+    let path = std::env::temp_dir().join(format!("ltr-registry-{}-wide.json", std::process::id()));
+    let wide = ltr_core::Model::Linear(ltr_core::LinearModel::new(vec![1.0; 9]));
+    ltr_core::ModelFile::new("ranksvm", Default::default(), Default::default(), wide)
+        .save(&path)
+        .unwrap();
+    let e = fit_err("lambdarank", &[("init-model", path.to_str().unwrap())]);
+    std::fs::remove_file(&path).unwrap();
+    assert!(e.contains("wide.json") && e.contains("9 features"), "{e}");
+}
