@@ -4,7 +4,9 @@
 //! others.
 
 use ltr_core::{Model, ThreadGroup};
-use ltr_data::{generate_web, read_letor, Dataset, NormalizeKind, PreprocessSpec, WebConfig};
+use ltr_data::{
+    generate_web, read_letor, Dataset, FeatureMatrix, NormalizeKind, PreprocessSpec, WebConfig,
+};
 use ltr_learn::{train, train_distributed, Grid, TrainRequest, Trained};
 use ltr_pairs::balanced_query_ranges;
 
@@ -538,6 +540,21 @@ fn rankboost_gives_the_single_process_ensemble() {
                 model_text(&d),
                 model_text(&single),
                 "{ranks} ranks, {params:?}"
+            );
+        }
+        // The same values stored sparse (zeros implicit, as an SVMlight file gives them): the same ensemble.
+        if params.len() > 1 {
+            continue;
+        }
+        let mut sparse = uneven.clone();
+        sparse.to_sparse();
+        assert!(matches!(sparse.features(), FeatureMatrix::Sparse(_)));
+        for ranks in [1, 3] {
+            let d = distributed_algo("rankboost", &sparse, ranks, params, &raw);
+            assert_eq!(
+                model_text(&d),
+                model_text(&single),
+                "sparse, {ranks} ranks, {params:?}"
             );
         }
     }
