@@ -28,10 +28,8 @@ pub(crate) fn read_start(r: &SpecReader<'_>, prefix: &str, own: &[&str]) -> Resu
     let mut except = vec![model.as_str(), algo_name.as_str()];
     except.extend_from_slice(own);
     let sub = r.prefixed(&format!("{prefix}-"), &except)?;
-    Ok(Some(Algorithm(algo, Params::new(sub))))
+    Ok(Some(Start::Algorithm(algo, Params::new(sub))))
 }
-
-use Start::Algorithm;
 
 /// The start model with `d` features (a shorter file model is padded with zeros) and, when an algorithm made it,
 /// that algorithm's name for the report. `owner` (the algorithm being started) cannot start itself. With `comm`,
