@@ -82,20 +82,19 @@ fn every_spec_is_read_and_every_read_is_specified() {
             );
         }
         for s in a.param_specs() {
+            // `PREFIX-KEY` stands for the start algorithm's parameters: RankSVM's `c` under the prefix.
+            let start_c = s.name.strip_suffix("-KEY").map(|p| format!("{p}-c"));
             let reads = match s.when {
                 None => default_reads.clone(),
                 Some(setting) => {
                     let (k, v) = setting.split_once('=').unwrap();
                     let mut extra = vec![(k, v)];
-                    // `PREFIX-KEY` stands for the start algorithm's parameters: RankSVM's `c` under the prefix.
-                    let start_c = s.name.strip_suffix("-KEY").map(|p| format!("{p}-c"));
                     if let Some(c) = &start_c {
                         extra.push((c.as_str(), "0.1"));
                     }
                     read_names(a.name, &extra)
                 }
             };
-            let start_c = s.name.strip_suffix("-KEY").map(|p| format!("{p}-c"));
             let name = start_c.as_deref().unwrap_or(s.name);
             assert!(
                 reads.iter().any(|r| r == name),

@@ -186,7 +186,6 @@ pub(crate) fn rankboost_distributed(
     rankboost_params(r)?.fit_distributed(shard, ctx, comm)
 }
 
-/// Where the sigmoid starts.
 /// `sigmoid`: the start (a file, another algorithm by name, or a fixed start), then [`FitWith`] for every λ
 /// candidate, the best kept on validation.
 pub(crate) fn sigmoid(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
