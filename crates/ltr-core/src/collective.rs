@@ -37,11 +37,12 @@ pub trait Allreduce {
     /// Sum `acc` over all ranks exactly: afterwards every rank holds the sum of every rank's additions, and
     /// [`ExactVec::value`] gives the same bits on every rank whatever the number of ranks.
     fn sum_exact(&self, acc: &mut ExactVec) -> Result<()> {
-        acc.normalise();
+        // One rank already holds the whole sums; moving them into limbs would only cost time.
         if self.size() > 1 {
+            acc.normalise();
             self.sum_i64(acc.limbs_mut())?;
+            acc.normalise();
         }
-        acc.normalise();
         Ok(())
     }
 

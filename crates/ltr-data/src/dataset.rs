@@ -109,12 +109,49 @@ impl Row<'_> {
     }
 
     /// Iterate over the stored `(column, value)` entries.
-    pub fn entries(&self) -> Box<dyn Iterator<Item = (usize, f32)> + '_> {
+    #[inline]
+    pub fn entries(&self) -> RowEntries<'_> {
         match *self {
-            Row::Dense(x) => Box::new(x.iter().copied().enumerate()),
-            Row::Sparse { indices, values } => {
-                Box::new(indices.iter().zip(values).map(|(&j, &v)| (j as usize, v)))
-            }
+            Row::Dense(x) => RowEntries::Dense(x.iter().enumerate()),
+            Row::Sparse { indices, values } => RowEntries::Sparse(indices.iter().zip(values)),
+        }
+    }
+
+    /// The number of stored values (all of them when dense).
+    #[inline]
+    pub fn nnz(&self) -> usize {
+        match *self {
+            Row::Dense(x) => x.len(),
+            Row::Sparse { values, .. } => values.len(),
+        }
+    }
+}
+
+/// The `(column, value)` entries of a [`Row`], without a boxed iterator: hot loops over sparse rows (exact
+/// transpose products, the preconditioner) call it once per row.
+#[derive(Debug, Clone)]
+pub enum RowEntries<'a> {
+    /// Every column of a dense row.
+    Dense(std::iter::Enumerate<std::slice::Iter<'a, f32>>),
+    /// The stored columns of a sparse row.
+    Sparse(std::iter::Zip<std::slice::Iter<'a, u32>, std::slice::Iter<'a, f32>>),
+}
+
+impl Iterator for RowEntries<'_> {
+    type Item = (usize, f32);
+
+    #[inline]
+    fn next(&mut self) -> Option<(usize, f32)> {
+        match self {
+            RowEntries::Dense(it) => it.next().map(|(j, &v)| (j, v)),
+            RowEntries::Sparse(it) => it.next().map(|(&j, &v)| (j as usize, v)),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            RowEntries::Dense(it) => it.size_hint(),
+            RowEntries::Sparse(it) => it.size_hint(),
         }
     }
 }

@@ -1,12 +1,19 @@
 //! Exact sums of f64 values whose result does not depend on the order of the additions, on how the values are
 //! split between threads, or on how they are split between processes.
 //!
-//! Every finite f64 is an integer multiple of 2⁻¹⁰⁷⁴, so a sum of them is an integer number of 2⁻¹⁰⁷⁴ units: an
-//! [`ExactVec`] keeps each of its sums as that integer, in 32-bit digits held in `i64` limbs (the spare bits absorb
-//! carries, which are propagated every 2³⁰ additions). Integer addition is associative, so two accumulators merge
-//! exactly ([`ExactVec::merge`]) and so do the limbs of accumulators on different machines (an MPI sum of `i64`
-//! arrays: `ltr_core::Allreduce::sum_exact`). Reading a sum out ([`ExactVec::value`]) rounds the exact integer to
-//! the nearest f64 once.
+//! Every finite f64 is an integer multiple of 2⁻¹⁰⁷⁴, so a sum of them is an integer number of 2⁻¹⁰⁷⁴ units. An
+//! [`ExactVec`] keeps each of its sums as that integer, in two parts:
+//! - a *window*: an `i128` count of 2^(u − 1074) units, where the unit `u` is set by the first value the window
+//!   takes. Values within about 2³⁶ of that one (the sums of a gradient or a Hessian product are all of them) are
+//!   added with one shift and one 128-bit addition, in 24 bytes per sum that stay in the L1 cache;
+//! - the *limbs*: the whole integer in 32-bit digits held in `i64`s (the spare bits absorb carries, which are
+//!   propagated every 2³⁰ additions), allocated when a window first spills into them — a value far outside its
+//!   window's range, a window about to overflow, NaN or ±∞.
+//!
+//! Integer addition is associative, so two accumulators merge exactly ([`ExactVec::merge`]) and so do the limbs of
+//! accumulators on different machines (an MPI sum of `i64` arrays after [`ExactVec::normalise`] has moved every
+//! window into the limbs: `ltr_core::Allreduce::sum_exact`). Reading a sum out ([`ExactVec::value`]) rounds the
+//! exact integer to the nearest f64 once, so how a sum was split between window and limbs never shows.
 //!
 //! Why not the `xsum` crate (Neal's superaccumulator, correctly rounded too): its accumulator state is private, and
 //! data-parallel training needs to ship the state itself between processes; `xsum` is this module's test oracle.
@@ -17,8 +24,8 @@ use rayon::prelude::*;
 /// Bits per digit.
 const DIGIT_BITS: u32 = 32;
 const DIGIT_MASK: u64 = (1 << DIGIT_BITS) - 1;
-/// Digits per value: bit 0 of digit 0 is 2⁻¹⁰⁷⁴; a finite f64 reaches bit 2098, digit 65; two more absorb the
-/// carries of up to 2⁶² largest values.
+/// Digits per value: bit 0 of digit 0 is 2⁻¹⁰⁷⁴; a finite f64 reaches bit 2098, digit 65; a window's top bit
+/// (its unit at most 2045, plus 127) reaches digit 67; the top digit is signed and absorbs every carry.
 const DIGITS: usize = 68;
 /// Counters kept after the digits of each value: +∞, −∞ and NaN additions (they have no integer form).
 const SPECIALS: usize = 3;
@@ -26,12 +33,23 @@ const SPECIALS: usize = 3;
 pub const LIMBS_PER_VALUE: usize = DIGITS + SPECIALS;
 /// Carries are propagated after this many additions, before any digit could overflow.
 const NORMALISE_EVERY: u32 = 1 << 30;
+/// A value joins a window when its lowest bit lies at most this far above the window's unit: its 53-bit mantissa
+/// shifted so far stays below 2¹²⁶, and the window's `checked_add` catches the sums that would not fit.
+const WINDOW_SPAN: u32 = 73;
+/// A new window's unit lies this many bits below its first value's lowest bit, so values from about 2⁻³⁶ to 2³⁷
+/// times that one join it.
+const WINDOW_BELOW: u32 = 36;
 
 /// `len` exact sums, each of any number of f64 additions.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct ExactVec {
     len: usize,
+    /// Sum `i`'s window: `window[i] · 2^(unit[i] − 1074)`.
+    window: Vec<i128>,
+    unit: Vec<u32>,
+    /// [`LIMBS_PER_VALUE`] per sum once a window has spilled; empty before.
     limbs: Vec<i64>,
+    /// Additions to the limbs since carries were last propagated.
     pending: u32,
 }
 
@@ -40,7 +58,9 @@ impl ExactVec {
     pub fn new(len: usize) -> Self {
         Self {
             len,
-            limbs: vec![0; len * LIMBS_PER_VALUE],
+            window: vec![0; len],
+            unit: vec![0; len],
+            limbs: Vec::new(),
             pending: 0,
         }
     }
@@ -61,7 +81,31 @@ impl ExactVec {
         if v == 0.0 {
             return;
         }
-        let base = i * LIMBS_PER_VALUE;
+        if v.is_finite() {
+            let (mantissa, position) = decompose(v);
+            let acc = self.window[i];
+            if acc == 0 {
+                let unit = position.saturating_sub(WINDOW_BELOW);
+                self.unit[i] = unit;
+                self.window[i] = mantissa << (position - unit);
+                return;
+            }
+            let unit = self.unit[i];
+            if position >= unit && position - unit <= WINDOW_SPAN {
+                if let Some(sum) = acc.checked_add(mantissa << (position - unit)) {
+                    self.window[i] = sum;
+                    return;
+                }
+            }
+        }
+        self.add_outside_window(i, v);
+    }
+
+    /// [`add`](Self::add) for a value its window cannot take: ±∞ and NaN are counted in the limbs; a finite value
+    /// spills the window into the limbs and opens a new one. Kept out of line so that `add`'s common case inlines.
+    #[cold]
+    #[inline(never)]
+    fn add_outside_window(&mut self, i: usize, v: f64) {
         if !v.is_finite() {
             let slot = if v.is_nan() {
                 2
@@ -70,39 +114,15 @@ impl ExactVec {
             } else {
                 1
             };
-            self.limbs[base + DIGITS + slot] += 1;
+            self.ensure_limbs();
+            self.limbs[i * LIMBS_PER_VALUE + DIGITS + slot] += 1;
             return;
         }
-        if self.pending >= NORMALISE_EVERY {
-            self.normalise();
-        }
-        self.pending += 1;
-        let bits = v.to_bits();
-        let exponent = ((bits >> 52) & 0x7ff) as usize;
-        let fraction = bits & ((1u64 << 52) - 1);
-        // v = ±mantissa · 2^(position − 1074).
-        let (mantissa, position) = if exponent == 0 {
-            (fraction, 0)
-        } else {
-            (fraction | (1u64 << 52), exponent - 1)
-        };
-        let digit = position / DIGIT_BITS as usize;
-        let wide = (mantissa as u128) << (position % DIGIT_BITS as usize);
-        let pieces = [
-            (wide as u64 & DIGIT_MASK) as i64,
-            ((wide >> 32) as u64 & DIGIT_MASK) as i64,
-            (wide >> 64) as i64,
-        ];
-        let limbs = &mut self.limbs[base + digit..base + digit + 3];
-        if bits >> 63 == 1 {
-            for (l, p) in limbs.iter_mut().zip(pieces) {
-                *l -= p;
-            }
-        } else {
-            for (l, p) in limbs.iter_mut().zip(pieces) {
-                *l += p;
-            }
-        }
+        self.spill(i);
+        let (mantissa, position) = decompose(v);
+        let unit = position.saturating_sub(WINDOW_BELOW);
+        self.unit[i] = unit;
+        self.window[i] = mantissa << (position - unit);
     }
 
     /// Add `values[i]` to sum `i` for every `i`.
@@ -116,38 +136,76 @@ impl ExactVec {
     /// Add every sum of `other` to this one (exact: the result is the sum of all values added to either).
     pub fn merge(&mut self, other: &ExactVec) {
         assert_eq!(self.len, other.len, "merging sums of different lengths");
-        self.normalise();
-        let mut other_normalised;
-        let other = if other.pending > 0 {
-            other_normalised = other.clone();
-            other_normalised.normalise();
-            &other_normalised
-        } else {
-            other
-        };
-        for (a, b) in self.limbs.iter_mut().zip(&other.limbs) {
-            *a += b;
+        for i in 0..self.len {
+            let b = other.window[i];
+            if b == 0 {
+                continue;
+            }
+            let a = self.window[i];
+            let (ua, ub) = (self.unit[i], other.unit[i]);
+            let joined = if a == 0 {
+                Some((b, ub))
+            } else if ua <= ub {
+                shift_left(b, ub - ua)
+                    .and_then(|b| a.checked_add(b))
+                    .map(|s| (s, ua))
+            } else {
+                shift_left(a, ua - ub)
+                    .and_then(|a| a.checked_add(b))
+                    .map(|s| (s, ub))
+            };
+            let (sum, unit) = joined.unwrap_or_else(|| {
+                self.spill(i);
+                (b, ub)
+            });
+            self.window[i] = sum;
+            self.unit[i] = unit;
         }
-        self.pending = 1;
+        if !other.limbs.is_empty() {
+            self.ensure_limbs();
+            self.normalise_limbs();
+            let mut other_normalised;
+            let other_limbs = if other.pending > 0 {
+                other_normalised = other.limbs.clone();
+                for value in other_normalised.chunks_exact_mut(LIMBS_PER_VALUE) {
+                    normalise_digits(&mut value[..DIGITS]);
+                }
+                &other_normalised
+            } else {
+                &other.limbs
+            };
+            for (a, b) in self.limbs.iter_mut().zip(other_limbs) {
+                *a += b;
+            }
+            // Two normalised digits sum below 2³³: as much as one more addition.
+            self.pending = 1;
+        }
     }
 
-    /// Propagate carries so that every digit but the top one of each sum lies in [0, 2³²): a sum then has exactly
-    /// one representation, and any number of normalised accumulators (up to 2³⁰) can be added limb by limb.
+    /// Move every sum into the limbs and propagate carries so that every digit but the top one of each sum lies in
+    /// [0, 2³²): a sum then has exactly one representation, and any number of normalised accumulators (up to 2³⁰)
+    /// can be added limb by limb.
     pub fn normalise(&mut self) {
-        for value in self.limbs.chunks_exact_mut(LIMBS_PER_VALUE) {
-            normalise_digits(&mut value[..DIGITS]);
+        if self.len == 0 {
+            return;
         }
-        self.pending = 0;
+        self.ensure_limbs();
+        for i in 0..self.len {
+            self.spill(i);
+        }
+        self.normalise_limbs();
     }
 
-    /// The raw limbs (normalise first when shipping them): [`LIMBS_PER_VALUE`] `i64`s per sum.
+    /// The raw limbs, [`LIMBS_PER_VALUE`] `i64`s per sum: the whole sums after [`normalise`](Self::normalise),
+    /// which ships them (before it, sums still in their windows are not in the limbs, which may not exist yet).
     pub fn limbs(&self) -> &[i64] {
         &self.limbs
     }
 
-    /// The raw limbs, for a collective to sum in place; the caller must [`normalise`](Self::normalise) before
-    /// and after.
+    /// The raw limbs, for a collective to sum in place: every sum is moved into them first; the caller must
+    /// [`normalise`](Self::normalise) before and after.
     pub fn limbs_mut(&mut self) -> &mut [i64] {
+        self.normalise();
         self.pending = 1;
         &mut self.limbs
     }
@@ -155,6 +213,15 @@ impl ExactVec {
     /// Sum `i`, rounded once to the nearest f64 (ties to even; a result in the subnormal range may be one unit
     /// off). A sum that saw NaN, or both infinities, is NaN; one with only +∞ (−∞) is +∞ (−∞).
     pub fn value(&self, i: usize) -> f64 {
+        let (window, unit) = (self.window[i], self.unit[i]);
+        if self.limbs.is_empty() {
+            // `as` rounds an integer to the nearest f64, ties to even: the one rounding of the exact sum.
+            return if window == 0 {
+                0.0
+            } else {
+                scale_by_power_of_two(window as f64, unit as i32 - 1074)
+            };
+        }
         let value = &self.limbs[i * LIMBS_PER_VALUE..(i + 1) * LIMBS_PER_VALUE];
         let (pos_inf, neg_inf, nan) = (value[DIGITS], value[DIGITS + 1], value[DIGITS + 2]);
         if nan > 0 || (pos_inf > 0 && neg_inf > 0) {
@@ -168,6 +235,7 @@ impl ExactVec {
         }
         let mut digits = [0i64; DIGITS];
         digits.copy_from_slice(&value[..DIGITS]);
+        add_scaled(&mut digits, window, unit);
         normalise_digits(&mut digits);
         let negative = digits[DIGITS - 1] < 0;
         if negative {
@@ -201,6 +269,95 @@ impl ExactVec {
     /// Every sum, rounded ([`value`](Self::value)).
     pub fn values(&self) -> Vec<f64> {
         (0..self.len).map(|i| self.value(i)).collect()
+    }
+
+    /// Allocate the limbs (all zero) on first need.
+    fn ensure_limbs(&mut self) {
+        if self.limbs.is_empty() {
+            self.limbs = vec![0; self.len * LIMBS_PER_VALUE];
+        }
+    }
+
+    /// Move sum `i`'s window into its limbs, leaving the window empty.
+    fn spill(&mut self, i: usize) {
+        let window = std::mem::take(&mut self.window[i]);
+        if window == 0 {
+            return;
+        }
+        self.ensure_limbs();
+        if self.pending >= NORMALISE_EVERY {
+            self.normalise_limbs();
+        }
+        // A spill adds below 2³³ to a digit (two shifted 32-bit chunks): as much as two additions.
+        self.pending += 2;
+        let base = i * LIMBS_PER_VALUE;
+        add_scaled(&mut self.limbs[base..base + DIGITS], window, self.unit[i]);
+    }
+
+    /// Propagate the limbs' carries.
+    fn normalise_limbs(&mut self) {
+        for value in self.limbs.chunks_exact_mut(LIMBS_PER_VALUE) {
+            normalise_digits(&mut value[..DIGITS]);
+        }
+        self.pending = 0;
+    }
+}
+
+/// A finite, non-zero `v` as `(m, p)` with `v = m · 2^(p − 1074)`, `|m| < 2⁵³` signed.
+#[inline]
+fn decompose(v: f64) -> (i128, u32) {
+    let bits = v.to_bits();
+    let exponent = ((bits >> 52) & 0x7ff) as u32;
+    let fraction = bits & ((1u64 << 52) - 1);
+    let (mantissa, position) = if exponent == 0 {
+        (fraction, 0)
+    } else {
+        (fraction | (1u64 << 52), exponent - 1)
+    };
+    let mantissa = mantissa as i128;
+    (
+        if bits >> 63 == 1 {
+            -mantissa
+        } else {
+            mantissa
+        },
+        position,
+    )
+}
+
+/// `x · 2^s`, or `None` when it would not fit in an `i128` (`x` non-zero).
+fn shift_left(x: i128, s: u32) -> Option<i128> {
+    if s >= 127 {
+        return None;
+    }
+    let y = x << s;
+    (y >> s == x).then_some(y)
+}
+
+/// Add `window · 2^unit` (in units of 2⁻¹⁰⁷⁴) to `digits`, 32-bit chunk by chunk; each chunk, shifted into place,
+/// touches two digits.
+fn add_scaled(digits: &mut [i64], window: i128, unit: u32) {
+    if window == 0 {
+        return;
+    }
+    let negative = window < 0;
+    let magnitude = window.unsigned_abs();
+    let first = (unit / DIGIT_BITS) as usize;
+    let shift = unit % DIGIT_BITS;
+    for k in 0..4 {
+        let chunk = (magnitude >> (DIGIT_BITS as usize * k)) as u64 & DIGIT_MASK;
+        if chunk == 0 {
+            continue;
+        }
+        let wide = chunk << shift;
+        let (low, high) = ((wide & DIGIT_MASK) as i64, (wide >> DIGIT_BITS) as i64);
+        if negative {
+            digits[first + k] -= low;
+            digits[first + k + 1] -= high;
+        } else {
+            digits[first + k] += low;
+            digits[first + k + 1] += high;
+        }
     }
 }
 
@@ -236,16 +393,15 @@ pub fn exact_sum_over_queries<S: Send>(
     scratch: impl Fn() -> S + Sync + Send,
     per_query: impl Fn(usize, &mut ExactVec, &mut S) + Sync + Send,
 ) -> ExactVec {
-    // Each piece of work allocates, normalises and merges a whole accumulator (71 limbs a sum), so the queries are
-    // cut into a few pieces per thread rather than as finely as rayon would: RankBoost's 500 sums a round on MQ2008
-    // spent 70% of its time merging before.
-    // A piece also takes at least len/8 queries: with few queries and many sums (3,005 sparse documents in 100
-    // queries, 700 features) the accumulators' zeroing and merging cost more than the queries' own work. The sums
-    // are exact, so how the queries are cut never changes them.
+    // Each piece of work allocates and merges a whole accumulator, so the queries are cut into a few pieces per
+    // thread rather than as finely as rayon would (RankBoost's 500 sums a round on MQ2008 spent 70% of its time
+    // merging when every accumulator carried 71 limbs a sum), and a piece takes at least len/8 queries, so few
+    // queries with many sums (3,005 sparse documents in 100 queries, 700 features) do not pay more for
+    // accumulators than for their own work. The sums are exact, so how the queries are cut never changes them.
     let pieces = 4 * rayon::current_num_threads();
     (0..n_queries)
         .into_par_iter()
-        .with_min_len((n_queries / pieces).max(8).max(len.div_ceil(8)))
+        .with_min_len((n_queries / pieces).max(8).max(len.div_ceil(64)))
         .fold(
             || (ExactVec::new(len), scratch()),
             |(mut acc, mut s), q| {
@@ -256,12 +412,16 @@ pub fn exact_sum_over_queries<S: Send>(
         .map(|(acc, _)| acc)
         .reduce(
             || ExactVec::new(len),
-            |mut a, mut b| {
-                b.normalise();
+            |mut a, b| {
                 a.merge(&b);
                 a
             },
         )
+}
+
+/// The number of feature values stored in `rows` (all d per row when dense).
+fn entries_in(ds: &Dataset, rows: std::ops::Range<usize>) -> usize {
+    rows.map(|i| ds.row(i).nnz()).sum()
 }
 
 /// Σ_q X_qᵀ coef_q — the gradient or Hessian product of a loss over queries — with each query's part taken in f64
@@ -280,14 +440,20 @@ pub fn exact_transpose_times(ds: &Dataset, coef: &[f64], extra: &[&[f64]]) -> Ex
             (vec![0.0; d], Vec::<usize>::new(), vec![false; marks])
         },
         |q, acc, (part, touched, marked)| {
-            for i in ds.query_range(q) {
+            let rows = ds.query_range(q);
+            // Tracking which features a query touches pays only when they are few: a query whose rows hold at
+            // least d/4 values (30 Yahoo-style documents of 60 values among 700 features touch 93% of them) is
+            // read back by a scan of all d partial sums instead. Adding an untouched 0.0 changes no sum, so both
+            // ways give the same sums.
+            let track = sparse && entries_in(ds, rows.clone()) < d / 4;
+            for i in rows {
                 let c = coef[i];
                 if c == 0.0 {
                     continue;
                 }
                 let row = ds.row(i);
                 row.axpy(c, part);
-                if sparse {
+                if track {
                     for (f, _) in row.entries() {
                         if !marked[f] {
                             marked[f] = true;
@@ -296,7 +462,7 @@ pub fn exact_transpose_times(ds: &Dataset, coef: &[f64], extra: &[&[f64]]) -> Ex
                     }
                 }
             }
-            if sparse {
+            if track {
                 for &f in touched.iter() {
                     acc.add(f, part[f]);
                     part[f] = 0.0;
@@ -400,6 +566,68 @@ mod tests {
         let forward: f64 = values.iter().sum();
         let backward: f64 = reversed.iter().sum();
         assert_ne!(forward.to_bits(), backward.to_bits());
+    }
+
+    #[test]
+    fn windows_that_overflow_or_miss_their_range_spill_exactly() {
+        // The lowest bit of 2³⁷·(2 − 2⁻⁵²) lies 73 bits above the unit of a window opened by 1.0, so the window
+        // holds one of them and overflows at the second.
+        let big = (2.0 - f64::EPSILON) * 2f64.powi(37);
+        let cases: Vec<Vec<f64>> = vec![
+            vec![1.0, big, big, big, -big, 3.0],
+            vec![1.0, 1e-30, 1e30, -1.0, 1e-30, -1e30],
+            vec![1e-300, 1e300, -1e300, 5e-324],
+            vec![f64::MAX, 1.0, f64::MAX, -f64::MAX, -f64::MAX],
+            (0..1000)
+                .map(|k| if k % 3 == 0 { -big } else { 1.0 + k as f64 })
+                .collect(),
+        ];
+        for values in cases {
+            assert_eq!(
+                exact(&values).to_bits(),
+                oracle(&values).to_bits(),
+                "{values:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn merges_of_windows_with_different_units_and_of_limbs_are_exact() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(13);
+        for trial in 0..200 {
+            let n = rng.random_range(2..300);
+            let spread = [3, 40, 300][trial % 3];
+            let values: Vec<f64> = (0..n)
+                .map(|_| rng.random_range(-1.0..1.0) * 10f64.powi(rng.random_range(-spread..=spread)))
+                .collect();
+            let mut parts: Vec<ExactVec> = values
+                .chunks(rng.random_range(1..=n))
+                .map(|chunk| {
+                    let mut part = ExactVec::new(1);
+                    for &v in chunk {
+                        part.add(0, v);
+                    }
+                    part
+                })
+                .collect();
+            // Some parts in limb form, as a collective leaves them.
+            for part in parts.iter_mut().step_by(2) {
+                part.normalise();
+            }
+            let mut forward = ExactVec::new(1);
+            for part in &parts {
+                forward.merge(part);
+            }
+            let mut backward = ExactVec::new(1);
+            for part in parts.iter().rev() {
+                backward.merge(part);
+            }
+            let want = oracle(&values).to_bits();
+            assert_eq!(forward.value(0).to_bits(), want, "trial {trial}");
+            assert_eq!(backward.value(0).to_bits(), want, "trial {trial}");
+            forward.normalise();
+            assert_eq!(forward.value(0).to_bits(), want, "trial {trial}, normalised");
+        }
     }
 
     #[test]

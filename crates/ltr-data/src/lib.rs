@@ -47,7 +47,7 @@ pub use clicks::{
     PropensityEstimate, CLICK_LOG_HEADER, PROPENSITY_TABLE_HEADER, ULTRA_CURVE,
 };
 pub use dataset::{
-    dot_dense, ClickWeighting, Dataset, DatasetSummary, FeatureMatrix, QueryView, Row,
+    dot_dense, ClickWeighting, Dataset, DatasetSummary, FeatureMatrix, QueryView, Row, RowEntries,
     SparseMatrix, Storage, TextColumn, AUTO_DENSE_DENSITY,
 };
 pub use error::{DataError, Result};
