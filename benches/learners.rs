@@ -275,6 +275,13 @@ fn distributed(c: &mut Criterion) {
             },
         );
     }
+    // Few wide sparse queries: here the exact sums, not the data, are most of a Hessian product.
+    let sparse = ltr_benches::sparse_yahoo_like();
+    assert!(!sparse.is_dense(), "the Yahoo-style set is stored sparse");
+    g.bench_function(
+        "ranksvm newton C=1, sparse Yahoo-style (100 queries x 30 docs, 700 features, 60 stored)",
+        |b| b.iter(|| params.solve(&sparse).unwrap()),
+    );
     let values: Vec<f64> = (0..1_000_000)
         .map(|i| ((i * 7919) % 10007) as f64 * 1e-3 - 5.0)
         .collect();

@@ -315,14 +315,7 @@ fn decompose(v: f64) -> (i128, u32) {
         (fraction | (1u64 << 52), exponent - 1)
     };
     let mantissa = mantissa as i128;
-    (
-        if bits >> 63 == 1 {
-            -mantissa
-        } else {
-            mantissa
-        },
-        position,
-    )
+    (if bits >> 63 == 1 { -mantissa } else { mantissa }, position)
 }
 
 /// `x · 2^s`, or `None` when it would not fit in an `i128` (`x` non-zero).
@@ -598,7 +591,9 @@ mod tests {
             let n = rng.random_range(2..300);
             let spread = [3, 40, 300][trial % 3];
             let values: Vec<f64> = (0..n)
-                .map(|_| rng.random_range(-1.0..1.0) * 10f64.powi(rng.random_range(-spread..=spread)))
+                .map(|_| {
+                    rng.random_range(-1.0..1.0) * 10f64.powi(rng.random_range(-spread..=spread))
+                })
                 .collect();
             let mut parts: Vec<ExactVec> = values
                 .chunks(rng.random_range(1..=n))
@@ -626,7 +621,11 @@ mod tests {
             assert_eq!(forward.value(0).to_bits(), want, "trial {trial}");
             assert_eq!(backward.value(0).to_bits(), want, "trial {trial}");
             forward.normalise();
-            assert_eq!(forward.value(0).to_bits(), want, "trial {trial}, normalised");
+            assert_eq!(
+                forward.value(0).to_bits(),
+                want,
+                "trial {trial}, normalised"
+            );
         }
     }
 
