@@ -172,8 +172,7 @@ fn thread_ranks_write_the_single_process_model() {
         assert!(!o.status.success(), "{args:?}");
         String::from_utf8_lossy(&o.stderr).to_string()
     };
-    assert!(err(&["--algo", "coordinate-ascent", "--normalize", "none"])
-        .contains("no distributed trainer"));
+    assert!(err(&["--algo", "adarank", "--normalize", "none"]).contains("no distributed trainer"));
     assert!(err(&[
         "--algo",
         "ranksvm",

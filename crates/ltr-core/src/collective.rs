@@ -46,6 +46,25 @@ pub trait Allreduce {
         Ok(())
     }
 
+    /// Every rank's `local`, of any length, one vector per rank in rank order, on every rank: two gathers, the
+    /// lengths first, then the values padded to the longest. Coordinate Ascent's line search gathers its
+    /// per-query values and crossing points so.
+    fn gather_varying_f64(&self, local: &[f64]) -> Result<Vec<Vec<f64>>> {
+        if self.size() == 1 {
+            return Ok(vec![local.to_vec()]);
+        }
+        let lengths = self.gather_f64(&[local.len() as f64])?;
+        let longest = lengths.iter().fold(0.0f64, |a, &b| a.max(b)) as usize;
+        let mut padded = local.to_vec();
+        padded.resize(longest, 0.0);
+        let all = self.gather_f64(&padded)?;
+        Ok(lengths
+            .iter()
+            .enumerate()
+            .map(|(r, &n)| all[r * longest..r * longest + n as usize].to_vec())
+            .collect())
+    }
+
     /// Element-wise sum over ranks, added in rank order (rank 0's value first), on every rank.
     fn sum_ordered(&self, buf: &mut [f64]) -> Result<()> {
         if self.size() == 1 {
@@ -264,13 +283,22 @@ mod tests {
             comm.sum_ordered(&mut ordered)?;
             // A second round reuses the slots.
             let gathered = comm.gather_f64(&[r])?;
-            Ok((acc.values(), ordered, gathered))
+            // Rank r sends r + 1 values (r, r, …); NaN and infinities cross unchanged.
+            let mut own = vec![r; comm.rank() + 1];
+            own[0] = [f64::NAN, f64::INFINITY, -0.0][comm.rank()];
+            let varying = comm.gather_varying_f64(&own)?;
+            Ok((acc.values(), ordered, gathered, varying))
         });
         for r in results {
-            let (exact, ordered, gathered) = r.unwrap();
+            let (exact, ordered, gathered, varying) = r.unwrap();
             assert_eq!(exact, vec![0.0, 4.5]);
             assert_eq!(ordered, [3.0, 30.0]);
             assert_eq!(gathered, vec![0.0, 1.0, 2.0]);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(varying.len(), 3);
+            assert_eq!(bits(&varying[0]), bits(&[f64::NAN]));
+            assert_eq!(varying[1], vec![f64::INFINITY, 1.0]);
+            assert_eq!(bits(&varying[2]), bits(&[-0.0, 2.0, 2.0]));
         }
     }
 

@@ -11,7 +11,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use ltr_core::{
-    BestSoFar, Fit, FitContext, FitReport, Fitted, LinearModel, LtrError, Model, Result,
+    Allreduce, BestSoFar, Fit, FitContext, FitReport, Fitted, LinearModel, LtrError, Model, Result,
+    SingleProcess,
 };
 use ltr_data::Dataset;
 use ltr_metrics::{Convention, Metric};
@@ -180,7 +181,30 @@ struct Restart {
 
 impl Fit for CoordinateAscentParams {
     fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
+        self.fit_distributed(train, ctx, &SingleProcess)
+    }
+}
+
+impl CoordinateAscentParams {
+    /// [`Fit::fit`] with the queries spread over the ranks of `comm` (`train` holds this rank's queries). Every
+    /// line search gathers the ranks' per-query values and crossing points in rank order, so every rank takes the
+    /// same steps; with each rank holding a consecutive run of the queries, in rank order, the model is the
+    /// single-process model bit for bit. Restarts run one after another (each is a sequence of collectives), the
+    /// best kept by its training measure. Communication per line search: the crossing points of every rank, 16
+    /// bytes each (ARCHITECTURE.md).
+    pub fn fit_distributed(
+        &self,
+        train: &Dataset,
+        ctx: &FitContext<'_>,
+        comm: &dyn Allreduce,
+    ) -> Result<Fitted> {
         self.validate()?;
+        if comm.size() > 1 && ctx.validation().is_some() {
+            return Err(LtrError::param(
+                "validate",
+                "distributed Coordinate Ascent keeps the restart best on the training measure; drop --validate",
+            ));
+        }
         let measure = resolve_measure(self.measure, ctx)?;
         let d = train.n_features();
         if d == 0 || train.n_docs() == 0 {
@@ -189,25 +213,34 @@ impl Fit for CoordinateAscentParams {
             ));
         }
         let problem = Problem::new(train, &measure)?;
+        let constant = problem.constant_features(comm)?;
         let done = AtomicU64::new(0);
         ctx.progress().begin("restarts", Some(self.restarts as u64));
-        // Restarts are independent and seeded by their index: parallel, and the same at any thread count.
-        let restarts: Vec<Restart> = (0..self.restarts)
-            .into_par_iter()
-            .map(|r| {
-                let out = self.restart(&problem, ctx.seed(), r);
-                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                ctx.progress().advance(
-                    n,
-                    &format!(
-                        "restart {r}: training {} {:.4}",
-                        measure.metric(),
-                        out.train
-                    ),
-                );
-                out
-            })
-            .collect();
+        let run = |r: usize, comm: &dyn Allreduce| -> Result<Restart> {
+            let out = self.restart(&problem, &constant, ctx.seed(), r, comm)?;
+            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+            ctx.progress().advance(
+                n,
+                &format!(
+                    "restart {r}: training {} {:.4}",
+                    measure.metric(),
+                    out.train
+                ),
+            );
+            Ok(out)
+        };
+        // Restarts are independent and seeded by their index: parallel on one process, and the same at any thread
+        // count; over ranks they take turns, so that every rank makes the same collectives in the same order.
+        let restarts: Vec<Restart> = if comm.size() == 1 {
+            (0..self.restarts)
+                .into_par_iter()
+                .map(|r| run(r, &SingleProcess))
+                .collect::<Result<_>>()?
+        } else {
+            (0..self.restarts)
+                .map(|r| run(r, comm))
+                .collect::<Result<_>>()?
+        };
         ctx.progress().end();
         let mut best = BestSoFar::new();
         let mut per_restart = Vec::new();
@@ -252,10 +285,15 @@ impl Fit for CoordinateAscentParams {
                 })),
         )
     }
-}
 
-impl CoordinateAscentParams {
-    fn restart(&self, p: &Problem<'_>, seed: u64, r: usize) -> Restart {
+    fn restart(
+        &self,
+        p: &Problem<'_>,
+        constant: &[bool],
+        seed: u64,
+        r: usize,
+        comm: &dyn Allreduce,
+    ) -> Result<Restart> {
         let data = p.data();
         let d = data.n_features();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(
@@ -276,7 +314,7 @@ impl CoordinateAscentParams {
             }
         };
         let mut current = p.per_query_values(&scores);
-        let mut measure = p.mean(&current);
+        let mut measure = p.mean_over_ranks(&current, comm)?;
         let mut objective = measure - penalty(&w);
         let mut order: Vec<usize> = (0..d).collect();
         let mut sweeps = 0;
@@ -288,10 +326,10 @@ impl CoordinateAscentParams {
             let before = objective;
             order.shuffle(&mut rng);
             for &j in &order {
-                let col = p.column(j);
-                if col.iter().all(|&x| x == col[0]) {
+                if constant[j] {
                     continue;
                 }
+                let col = p.column(j);
                 // The penalty of every other coordinate (constant along this line).
                 let pen_others = (measure - objective) - self.l2 * (w[j] - start[j]).powi(2);
                 let candidate = match self.line_search {
@@ -304,9 +342,17 @@ impl CoordinateAscentParams {
                             centre: start[j],
                             unit: unit.max(1e-12),
                         };
-                        p.line_into(&scores, &current, j, w[j], Some(&choice), &mut scratch)
-                            .best(&choice)
-                            .map(|(t, _, _)| t)
+                        p.line_over_ranks(
+                            &scores,
+                            &current,
+                            j,
+                            w[j],
+                            Some(&choice),
+                            &mut scratch,
+                            comm,
+                        )?
+                        .best(&choice)
+                        .map(|(t, _, _)| t)
                     }
                     LineSearch::RankLibSteps => self.trial_steps(
                         p,
@@ -316,7 +362,8 @@ impl CoordinateAscentParams {
                         (w[j], start[j]),
                         pen_others,
                         objective,
-                    ),
+                        comm,
+                    )?,
                 };
                 let Some(t) = candidate else { continue };
                 if t == w[j] {
@@ -327,7 +374,7 @@ impl CoordinateAscentParams {
                     *out = s + (t - w[j]) * x as f64;
                 }
                 let trial_values = p.per_query_values(&trial);
-                let m = p.mean(&trial_values);
+                let m = p.mean_over_ranks(&trial_values, comm)?;
                 let o = m - pen_others - self.l2 * (t - start[j]).powi(2);
                 if o > objective + 1e-12 {
                     w[j] = t;
@@ -344,7 +391,7 @@ impl CoordinateAscentParams {
                 }
                 scores = data.scores(&w);
                 current = p.per_query_values(&scores);
-                measure = p.mean(&current);
+                measure = p.mean_over_ranks(&current, comm)?;
                 objective = measure - penalty(&w);
             }
             tracing::debug!(
@@ -355,12 +402,12 @@ impl CoordinateAscentParams {
                 break;
             }
         }
-        Restart {
+        Ok(Restart {
             weights: w,
             train: measure,
             sweeps,
             capped,
-        }
+        })
     }
 
     /// RankLib's trial steps along coordinate `j` from its weight `wj` (penalty centre `centre`); `pen_others` is
@@ -375,7 +422,8 @@ impl CoordinateAscentParams {
         (wj, centre): (f64, f64),
         pen_others: f64,
         current: f64,
-    ) -> Option<f64> {
+        comm: &dyn Allreduce,
+    ) -> Result<Option<f64>> {
         let col = p.column(j);
         let mut best = (current, None);
         for dir in [1.0, -1.0] {
@@ -391,7 +439,8 @@ impl CoordinateAscentParams {
                     for ((s, &x), out) in scores.iter().zip(col).zip(trial.iter_mut()) {
                         *out = s + total * x as f64;
                     }
-                    let o = p.value(trial) - pen_others - self.l2 * (t - centre).powi(2);
+                    let value = p.mean_over_ranks(&p.per_query_values(trial), comm)?;
+                    let o = value - pen_others - self.l2 * (t - centre).powi(2);
                     if o > best.0 {
                         best = (o, Some(t));
                         improved = true;
@@ -404,6 +453,6 @@ impl CoordinateAscentParams {
                 break;
             }
         }
-        best.1
+        Ok(best.1)
     }
 }

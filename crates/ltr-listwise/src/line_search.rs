@@ -5,7 +5,7 @@
 //! changes of all queries are merged into one step function of t whose best interval is the exact optimum —
 //! RankLib's Coordinate Ascent instead tries 2 × 25 geometric steps and keeps the best it saw.
 
-use ltr_core::Result;
+use ltr_core::{Allreduce, Result};
 use ltr_data::Dataset;
 use rayon::prelude::*;
 
@@ -94,6 +94,7 @@ impl<'a> Problem<'a> {
     }
 
     /// Mean measure of the ranking by `scores` (ties in file order, as the LETOR scripts sort).
+    #[cfg(test)]
     pub(crate) fn value(&self, scores: &[f64]) -> f64 {
         self.mean(&self.per_query_values(scores))
     }
@@ -155,11 +156,98 @@ impl<'a> Problem<'a> {
         choice: Option<&Choice>,
         scratch: &'s mut LineScratch,
     ) -> &'s Line {
+        let parts = self.run_lines(scores, current, j, wj);
+        let nq = self.queries.len().max(1) as f64;
+        let base: f64 = parts.iter().flat_map(|(b, _)| b).sum();
+        let changes = &mut scratch.changes;
+        changes.clear();
+        for (_, c) in &parts {
+            changes.extend_from_slice(c);
+        }
+        drop(parts);
+        assemble_line(base, nq, choice, scratch)
+    }
+
+    /// [`Problem::line_into`] over the queries of every rank of `comm` (this problem holds this rank's): each
+    /// rank's per-query values and changes are gathered in rank order, so with the queries split into consecutive
+    /// runs in rank order every sum is taken in the single-process order and the line is the single-process line,
+    /// bit for bit. Every rank builds the same line.
+    pub(crate) fn line_over_ranks<'s>(
+        &self,
+        scores: &[f64],
+        current: &[f64],
+        j: usize,
+        wj: f64,
+        choice: Option<&Choice>,
+        scratch: &'s mut LineScratch,
+        comm: &dyn Allreduce,
+    ) -> Result<&'s Line> {
+        if comm.size() == 1 {
+            return Ok(self.line_into(scores, current, j, wj, choice, scratch));
+        }
+        let parts = self.run_lines(scores, current, j, wj);
+        let bases: Vec<f64> = parts.iter().flat_map(|(b, _)| b.iter().copied()).collect();
+        // A change crosses as two f64: its order key's bits and its Δ.
+        let encoded: Vec<f64> = parts
+            .iter()
+            .flat_map(|(_, c)| {
+                c.iter()
+                    .flat_map(|&(key, delta)| [f64::from_bits(key), delta])
+            })
+            .collect();
+        drop(parts);
+        let all_bases = comm.gather_varying_f64(&bases)?;
+        let nq = all_bases.iter().map(Vec::len).sum::<usize>().max(1) as f64;
+        let base: f64 = all_bases.iter().flatten().sum();
+        let all_changes = comm.gather_varying_f64(&encoded)?;
+        let changes = &mut scratch.changes;
+        changes.clear();
+        for rank in &all_changes {
+            changes.extend(rank.chunks_exact(2).map(|c| (c[0].to_bits(), c[1])));
+        }
+        Ok(assemble_line(base, nq, choice, scratch))
+    }
+
+    /// The mean of the per-query values of every rank's queries (`per_query`: this rank's), summed in rank order:
+    /// with one rank, [`Problem::mean`].
+    pub(crate) fn mean_over_ranks(&self, per_query: &[f64], comm: &dyn Allreduce) -> Result<f64> {
+        if comm.size() == 1 {
+            return Ok(self.mean(per_query));
+        }
+        let all = comm.gather_varying_f64(per_query)?;
+        let n = all.iter().map(Vec::len).sum::<usize>().max(1) as f64;
+        Ok(all.iter().flatten().sum::<f64>() / n)
+    }
+
+    /// Whether feature `j` takes one value on every document of every rank (then no coordinate step can move a
+    /// ranking), for every `j`.
+    pub(crate) fn constant_features(&self, comm: &dyn Allreduce) -> Result<Vec<bool>> {
+        let d = self.data.n_features();
+        let mut bounds = vec![f64::INFINITY; d];
+        bounds.resize(2 * d, f64::NEG_INFINITY);
+        for j in 0..d {
+            for &x in self.column(j) {
+                bounds[j] = bounds[j].min(x as f64);
+                bounds[d + j] = bounds[d + j].max(x as f64);
+            }
+        }
+        let all = comm.gather_f64(&bounds)?;
+        let (mut lo, mut hi) = (vec![f64::INFINITY; d], vec![f64::NEG_INFINITY; d]);
+        for rank in all.chunks_exact(2 * d) {
+            for j in 0..d {
+                lo[j] = lo[j].min(rank[j]);
+                hi[j] = hi[j].max(rank[d + j]);
+            }
+        }
+        Ok(lo.iter().zip(&hi).map(|(l, h)| l >= h).collect())
+    }
+
+    /// Each run's per-query values at t = −∞ and changes along coordinate `j`, in query order.
+    fn run_lines(&self, scores: &[f64], current: &[f64], j: usize, wj: f64) -> Vec<RunLine> {
         let col = self.column(j);
         // Runs of queries, each swept with one set of buffers (no allocation per query). The values and changes
         // come out in query order whatever the runs, so the line does not depend on them or on the thread count.
-        let parts: Vec<RunLine> = self
-            .runs
+        self.runs
             .par_iter()
             .map(|run| {
                 let mut buffers = QueryScratch::default();
@@ -182,26 +270,29 @@ impl<'a> Problem<'a> {
                 }
                 (bases, changes)
             })
-            .collect();
-        let nq = self.queries.len().max(1) as f64;
-        let base: f64 = parts.iter().flat_map(|(b, _)| b).sum();
-        let changes = &mut scratch.changes;
-        changes.clear();
-        for (_, c) in &parts {
-            changes.extend_from_slice(c);
-        }
-        drop(parts);
-        match choice {
-            Some(choice) if changes.len() >= PRUNE_FROM => pruned_line(
-                changes,
-                base,
-                nq,
-                choice,
-                &mut scratch.buckets,
-                &mut scratch.line,
-            ),
-            _ => full_line(changes, base, nq, &mut scratch.line),
-        }
+            .collect()
+    }
+}
+
+/// The line from the per-query values' sum `base` at t = −∞ and the merged changes in `scratch` (over `nq`
+/// queries): exact where it can hold the best point under `choice`, the whole line without one.
+fn assemble_line<'s>(
+    base: f64,
+    nq: f64,
+    choice: Option<&Choice>,
+    scratch: &'s mut LineScratch,
+) -> &'s Line {
+    let changes = &mut scratch.changes;
+    match choice {
+        Some(choice) if changes.len() >= PRUNE_FROM => pruned_line(
+            changes,
+            base,
+            nq,
+            choice,
+            &mut scratch.buckets,
+            &mut scratch.line,
+        ),
+        _ => full_line(changes, base, nq, &mut scratch.line),
     }
 }
 

@@ -117,6 +117,20 @@ pub(crate) fn coordinate_ascent(
     train: &Dataset,
     ctx: &FitContext<'_>,
 ) -> Result<Fitted> {
+    coordinate_ascent_params(r)?.fit(train, ctx)
+}
+
+/// `coordinate-ascent` on this rank's shard of the queries (each line search gathers every rank's crossings).
+pub(crate) fn coordinate_ascent_distributed(
+    r: &SpecReader<'_>,
+    shard: &Dataset,
+    ctx: &FitContext<'_>,
+    comm: &dyn Allreduce,
+) -> Result<Fitted> {
+    coordinate_ascent_params(r)?.fit_distributed(shard, ctx, comm)
+}
+
+fn coordinate_ascent_params(r: &SpecReader<'_>) -> Result<CoordinateAscentParams> {
     let exact = r.choice("line-search")? == "exact";
     let mut p = CoordinateAscentParams::default()
         .restarts(r.int("restarts")?)
@@ -138,7 +152,7 @@ pub(crate) fn coordinate_ascent(
     }
     let p = p.check()?;
     r.finish("coordinate-ascent")?;
-    p.fit(train, ctx)
+    Ok(p)
 }
 
 /// `lambdarank`'s parameters.

@@ -191,7 +191,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         paper: "Metzler & Croft 2007, Linear feature-based models for IR (RankLib -ranker 4), with an exact line search",
         code: "crates/ltr-listwise (coordinate_ascent.rs, line_search.rs)",
         params: &[COORDINATE_ASCENT_SPECS, MEASURE_SPECS],
-        distributed: None,
+        distributed: Some(listwise::coordinate_ascent_distributed),
         fit: listwise::coordinate_ascent,
     },
     Algorithm {
