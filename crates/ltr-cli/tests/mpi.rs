@@ -105,9 +105,18 @@ fn mpi_ranks_give_the_single_process_model_and_fail_cleanly() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(model_part(&out), reference, "2 MPI ranks from shard files");
 
-    // RSVM-IR by OCAS (τ, μ and every plane summed over the processes) and RankBoost (thresholds over every
-    // process's feature ranges, exact threshold sums): the single-process models too.
+    // RSVM-IR by OCAS (τ, μ and every plane summed over the processes), RankBoost (thresholds over every
+    // process's feature ranges, exact threshold sums) and Coordinate Ascent (every line search's crossing points
+    // gathered in rank order): the single-process models too.
     let rsvm = ["--algo", "rsvm-ir", "--param", "max-iter=80"];
+    let ca = [
+        "--algo",
+        "coordinate-ascent",
+        "--param",
+        "restarts=1",
+        "--param",
+        "max-sweeps=2",
+    ];
     let boost = [
         "--algo",
         "rankboost",
@@ -116,7 +125,11 @@ fn mpi_ranks_give_the_single_process_model_and_fail_cleanly() {
         "--normalize",
         "none",
     ];
-    for (name, common) in [("rsvm-ir", &rsvm[..]), ("rankboost", &boost[..])] {
+    for (name, common) in [
+        ("rsvm-ir", &rsvm[..]),
+        ("rankboost", &boost[..]),
+        ("coordinate-ascent", &ca[..]),
+    ] {
         let single = p(&format!("{name}-single.json"));
         let mut args = vec!["train", "--train", s(&train), "--model", s(&single)];
         args.extend(common);
