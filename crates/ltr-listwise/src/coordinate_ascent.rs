@@ -329,7 +329,6 @@ impl CoordinateAscentParams {
                 if constant[j] {
                     continue;
                 }
-                let col = p.column(j);
                 // The penalty of every other coordinate (constant along this line).
                 let pen_others = (measure - objective) - self.l2 * (w[j] - start[j]).powi(2);
                 let candidate = match self.line_search {
@@ -370,9 +369,7 @@ impl CoordinateAscentParams {
                     continue;
                 }
                 // Verify on the real ranking (robust to rounding in the crossing points), then take the step.
-                for ((s, &x), out) in scores.iter().zip(col).zip(trial.iter_mut()) {
-                    *out = s + (t - w[j]) * x as f64;
-                }
+                p.step_scores(j, t - w[j], &scores, &mut trial);
                 let trial_values = p.per_query_values(&trial);
                 let m = p.mean_over_ranks(&trial_values, comm)?;
                 let o = m - pen_others - self.l2 * (t - start[j]).powi(2);
@@ -424,7 +421,6 @@ impl CoordinateAscentParams {
         current: f64,
         comm: &dyn Allreduce,
     ) -> Result<Option<f64>> {
-        let col = p.column(j);
         let mut best = (current, None);
         for dir in [1.0, -1.0] {
             let mut step: f64 = 0.001 * dir;
@@ -436,9 +432,7 @@ impl CoordinateAscentParams {
             for _ in 0..self.iterations {
                 let t = wj + total;
                 if !(self.non_negative && t < 0.0) {
-                    for ((s, &x), out) in scores.iter().zip(col).zip(trial.iter_mut()) {
-                        *out = s + total * x as f64;
-                    }
+                    p.step_scores(j, total, scores, trial);
                     let value = p.mean_over_ranks(&p.per_query_values(trial), comm)?;
                     let o = value - pen_others - self.l2 * (t - centre).powi(2);
                     if o > best.0 {
