@@ -37,8 +37,10 @@ fn coefficients(algorithm: &str) -> (u64, u64, u64) {
         // Scores, potentials and levels per document; each cell's bucket among its feature's thresholds (one
         // byte up to 255 thresholds, the default 10; `thresholds=0` presorts columns instead, 8 bytes a cell).
         "rankboost" => (24, 0, 1),
-        // Per-query crossings of the exact line search (bounded by the pairs), scores per restart.
-        "coordinate-ascent" => (48, 16, 0),
+        // Per running restart (one per thread, two here): scores and trial scores, a line search's crossing points
+        // (about one per document, 16 bytes, plus its bucket number). Dense data is read in place (measured on
+        // 3.77 M documents, one restart: 2.57 GB peak for 2.23 GB of data).
+        "coordinate-ascent" => (96, 0, 0),
         // One measure value per feature and query.
         "adarank" => (32, 0, 0),
         "sigmoid" => (48, 0, 0),

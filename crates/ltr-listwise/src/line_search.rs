@@ -25,7 +25,7 @@ pub(crate) struct Problem<'a> {
 }
 
 /// The feature values of a [`Problem`], read by column. Dense data is read where it lies, with a stride of the
-/// row width: a column-major copy would hold the data twice (2.2 GB more on 3.77 M web documents), and a line
+/// row width: a column-major copy would hold the data twice (2.05 GB more on 3.77 M web documents), and a line
 /// search gathers one query's values at a time anyway. Sparse data gets the copy (reading a column of sparse rows
 /// is a search per row).
 enum Columns<'a> {
