@@ -118,8 +118,21 @@ impl ExactVec {
             self.limbs[i * LIMBS_PER_VALUE + DIGITS + slot] += 1;
             return;
         }
-        self.spill(i);
         let (mantissa, position) = decompose(v);
+        let (acc, unit) = (self.window[i], self.unit[i]);
+        // A smaller value than the window holds: lower the window's unit to it when the count still fits, so sums
+        // whose values shrink (boosting potentials, decaying steps) stay in their window.
+        if acc != 0 && position < unit {
+            let lower = position.saturating_sub(WINDOW_BELOW);
+            if let Some(sum) = shift_left(acc, unit - lower)
+                .and_then(|a| a.checked_add(mantissa << (position - lower)))
+            {
+                self.window[i] = sum;
+                self.unit[i] = lower;
+                return;
+            }
+        }
+        self.spill(i);
         let unit = position.saturating_sub(WINDOW_BELOW);
         self.unit[i] = unit;
         self.window[i] = mantissa << (position - unit);
@@ -571,6 +584,11 @@ mod tests {
             vec![1.0, 1e-30, 1e30, -1.0, 1e-30, -1e30],
             vec![1e-300, 1e300, -1e300, 5e-324],
             vec![f64::MAX, 1.0, f64::MAX, -f64::MAX, -f64::MAX],
+            // Shrinking values lower the window's unit while the count fits, then spill.
+            (0..200)
+                .map(|k| 0.7f64.powi(k) * if k % 2 == 0 { 1.0 } else { -3.0 })
+                .collect(),
+            (0..60).map(|k| 1e-6f64.powi(k % 30) * 1.5).collect(),
             (0..1000)
                 .map(|k| if k % 3 == 0 { -big } else { 1.0 + k as f64 })
                 .collect(),
