@@ -39,7 +39,7 @@ pub trait Allreduce {
     fn sum_exact(&self, acc: &mut ExactVec) -> Result<()> {
         // One rank already holds the whole sums; moving them into limbs would only cost time.
         if self.size() > 1 {
-            acc.normalise();
+            // `limbs_mut` moves every sum into normalised limbs, so every rank ships one representation.
             self.sum_i64(acc.limbs_mut())?;
             acc.normalise();
         }

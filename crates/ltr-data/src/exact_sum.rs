@@ -85,9 +85,7 @@ impl ExactVec {
             let (mantissa, position) = decompose(v);
             let acc = self.window[i];
             if acc == 0 {
-                let unit = position.saturating_sub(WINDOW_BELOW);
-                self.unit[i] = unit;
-                self.window[i] = mantissa << (position - unit);
+                self.open_window(i, mantissa, position);
                 return;
             }
             let unit = self.unit[i];
@@ -124,15 +122,19 @@ impl ExactVec {
         // whose values shrink (boosting potentials, decaying steps) stay in their window.
         if acc != 0 && position < unit {
             let lower = position.saturating_sub(WINDOW_BELOW);
-            if let Some(sum) = shift_left(acc, unit - lower)
-                .and_then(|a| a.checked_add(mantissa << (position - lower)))
-            {
+            if let Some((sum, unit)) = join((acc, unit), (mantissa << (position - lower), lower)) {
                 self.window[i] = sum;
-                self.unit[i] = lower;
+                self.unit[i] = unit;
                 return;
             }
         }
         self.spill(i);
+        self.open_window(i, mantissa, position);
+    }
+
+    /// Start sum `i`'s (empty) window at `mantissa · 2^(position − 1074)`, its unit [`WINDOW_BELOW`] bits lower.
+    #[inline]
+    fn open_window(&mut self, i: usize, mantissa: i128, position: u32) {
         let unit = position.saturating_sub(WINDOW_BELOW);
         self.unit[i] = unit;
         self.window[i] = mantissa << (position - unit);
@@ -154,18 +156,11 @@ impl ExactVec {
             if b == 0 {
                 continue;
             }
-            let a = self.window[i];
-            let (ua, ub) = (self.unit[i], other.unit[i]);
+            let (a, ub) = (self.window[i], other.unit[i]);
             let joined = if a == 0 {
                 Some((b, ub))
-            } else if ua <= ub {
-                shift_left(b, ub - ua)
-                    .and_then(|b| a.checked_add(b))
-                    .map(|s| (s, ua))
             } else {
-                shift_left(a, ua - ub)
-                    .and_then(|a| a.checked_add(b))
-                    .map(|s| (s, ub))
+                join((a, self.unit[i]), (b, ub))
             };
             let (sum, unit) = joined.unwrap_or_else(|| {
                 self.spill(i);
@@ -215,8 +210,8 @@ impl ExactVec {
         &self.limbs
     }
 
-    /// The raw limbs, for a collective to sum in place: every sum is moved into them first; the caller must
-    /// [`normalise`](Self::normalise) before and after.
+    /// The raw limbs, for a collective to sum in place: every sum is moved into them and normalised first; the
+    /// caller must [`normalise`](Self::normalise) after summing.
     pub fn limbs_mut(&mut self) -> &mut [i64] {
         self.normalise();
         self.pending = 1;
@@ -331,6 +326,19 @@ fn decompose(v: f64) -> (i128, u32) {
     (if bits >> 63 == 1 { -mantissa } else { mantissa }, position)
 }
 
+/// The sum of two windows `(count, unit)`, at the lower unit, or `None` when it would not fit in an `i128`.
+fn join((a, ua): (i128, u32), (b, ub): (i128, u32)) -> Option<(i128, u32)> {
+    if ua <= ub {
+        shift_left(b, ub - ua)
+            .and_then(|b| a.checked_add(b))
+            .map(|s| (s, ua))
+    } else {
+        shift_left(a, ua - ub)
+            .and_then(|a| a.checked_add(b))
+            .map(|s| (s, ub))
+    }
+}
+
 /// `x · 2^s`, or `None` when it would not fit in an `i128` (`x` non-zero).
 fn shift_left(x: i128, s: u32) -> Option<i128> {
     if s >= 127 {
@@ -401,7 +409,7 @@ pub fn exact_sum_over_queries<S: Send>(
 ) -> ExactVec {
     // Each piece of work allocates and merges a whole accumulator, so the queries are cut into a few pieces per
     // thread rather than as finely as rayon would (RankBoost's 500 sums a round on MQ2008 spent 70% of its time
-    // merging when every accumulator carried 71 limbs a sum), and a piece takes at least len/8 queries, so few
+    // merging when every accumulator carried 71 limbs a sum), and a piece takes at least len/64 queries, so few
     // queries with many sums (3,005 sparse documents in 100 queries, 700 features) do not pay more for
     // accumulators than for their own work. The sums are exact, so how the queries are cut never changes them.
     let pieces = 4 * rayon::current_num_threads();
