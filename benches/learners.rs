@@ -282,6 +282,26 @@ fn distributed(c: &mut Criterion) {
         "ranksvm newton C=1, sparse Yahoo-style (100 queries x 30 docs, 700 features, 60 stored)",
         |b| b.iter(|| params.solve(&sparse).unwrap()),
     );
+    // One Hessian product's three parts on the sparse set: Xp, the pairwise sweep, Xᵀ(·) summed exactly.
+    let objective = ltr_pairs::PairwiseObjective::new(&sparse, ltr_pairs::PairLoss::SquaredHinge);
+    let direction: Vec<f64> = (0..sparse.n_features())
+        .map(|j| ((j * 37) % 11) as f64 * 0.01 - 0.05)
+        .collect();
+    let scores = sparse.scores(&direction);
+    let state = objective.gradient(&scores);
+    let hs = objective.hessian_times(&state, &scores);
+    g.bench_function("sparse Yahoo-style: scores Xp", |b| {
+        b.iter(|| sparse.scores(&direction))
+    });
+    g.bench_function("sparse Yahoo-style: pairwise Hessian sweep", |b| {
+        b.iter(|| objective.hessian_times(&state, &scores))
+    });
+    g.bench_function("sparse Yahoo-style: exact Xᵀ(Hs)", |b| {
+        b.iter(|| ltr_data::exact_transpose_times(&sparse, &hs, &[]))
+    });
+    g.bench_function("sparse Yahoo-style: plain f64 Xᵀ(Hs) (for scale)", |b| {
+        b.iter(|| sparse.transpose_times(&hs))
+    });
     let values: Vec<f64> = (0..1_000_000)
         .map(|i| ((i * 7919) % 10007) as f64 * 1e-3 - 5.0)
         .collect();
@@ -295,6 +315,31 @@ fn distributed(c: &mut Criterion) {
             acc.value(0)
         })
     });
+    // A query's partial sums added into d sums at a time, as a Hessian product on sparse data does (7% zeros).
+    let partials: Vec<f64> = (0..70_000u64)
+        .map(|i| {
+            let h = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40;
+            if h % 100 < 7 {
+                0.0
+            } else {
+                (h % 20_011) as f64 * 1e-4 - 1.0
+            }
+        })
+        .collect();
+    g.bench_function(
+        "exact sums of 100 partial vectors of 700 (ExactVec::add_and_clear)",
+        |b| {
+            let mut scratch = partials.clone();
+            b.iter(|| {
+                scratch.copy_from_slice(&partials);
+                let mut acc = ltr_data::ExactVec::new(700);
+                for part in scratch.chunks_mut(700) {
+                    acc.add_and_clear(0, part);
+                }
+                acc.value(0)
+            })
+        },
+    );
     g.bench_function("plain f64 sum of 1M (for scale)", |b| {
         b.iter(|| values.iter().sum::<f64>())
     });

@@ -78,25 +78,24 @@ impl ExactVec {
     /// Add `v` to sum `i` exactly.
     #[inline]
     pub fn add(&mut self, i: usize, v: f64) {
-        if v == 0.0 {
-            return;
+        if v != 0.0 && !add_in_window(&mut self.window[i], &mut self.unit[i], v) {
+            self.add_outside_window(i, v);
         }
-        if v.is_finite() {
-            let (mantissa, position) = decompose(v);
-            let acc = self.window[i];
-            if acc == 0 {
-                self.open_window(i, mantissa, position);
-                return;
-            }
-            let unit = self.unit[i];
-            if position >= unit && position - unit <= WINDOW_SPAN {
-                if let Some(sum) = acc.checked_add(mantissa << (position - unit)) {
-                    self.window[i] = sum;
-                    return;
-                }
+    }
+
+    /// Add `values[k]` to sum `start + k` for every `k`, setting each value to 0 — how a query's partial sums, kept
+    /// in a reusable buffer, are added (one tight loop, with the common case of [`add`](Self::add) inlined).
+    pub fn add_and_clear(&mut self, start: usize, values: &mut [f64]) {
+        let end = start + values.len();
+        assert!(end <= self.len, "sums {start}..{end} of {}", self.len);
+        for (i, value) in (start..end).zip(values.iter_mut()) {
+            let v = std::mem::take(value);
+            // No test for 0.0 here: a query leaves scattered zeros among its partial sums, and a branch on them
+            // mispredicts; `add_in_window` adds a zero as a zero count instead.
+            if !add_in_window(&mut self.window[i], &mut self.unit[i], v) {
+                self.add_outside_window(i, v);
             }
         }
-        self.add_outside_window(i, v);
     }
 
     /// [`add`](Self::add) for a value its window cannot take: ±∞ and NaN are counted in the limbs; a finite value
@@ -135,9 +134,7 @@ impl ExactVec {
     /// Start sum `i`'s (empty) window at `mantissa · 2^(position − 1074)`, its unit [`WINDOW_BELOW`] bits lower.
     #[inline]
     fn open_window(&mut self, i: usize, mantissa: i128, position: u32) {
-        let unit = position.saturating_sub(WINDOW_BELOW);
-        self.unit[i] = unit;
-        self.window[i] = mantissa << (position - unit);
+        open_window_at(&mut self.window[i], &mut self.unit[i], mantissa, position);
     }
 
     /// Add `values[i]` to sum `i` for every `i`.
@@ -311,6 +308,39 @@ impl ExactVec {
     }
 }
 
+/// Add `v` to the window `(window, unit)` if it fits there (opening an empty window at it; a zero adds nothing,
+/// without a branch); false for a value the window cannot take, which [`ExactVec::add_outside_window`] then handles.
+#[inline(always)]
+fn add_in_window(window: &mut i128, unit: &mut u32, v: f64) -> bool {
+    if !v.is_finite() {
+        return false;
+    }
+    let (mantissa, position) = decompose(v);
+    if *window == 0 {
+        if mantissa != 0 {
+            open_window_at(window, unit, mantissa, position);
+        }
+        return true;
+    }
+    let u = *unit;
+    // A zero's count is 0 at any position: give it the window's own, so it takes the common path below.
+    let position = if mantissa == 0 { u } else { position };
+    if position >= u && position - u <= WINDOW_SPAN {
+        if let Some(sum) = window.checked_add(mantissa << (position - u)) {
+            *window = sum;
+            return true;
+        }
+    }
+    false
+}
+
+/// Open the empty window `(window, unit)` at `mantissa · 2^(position − 1074)`, its unit [`WINDOW_BELOW`] bits lower.
+#[inline(always)]
+fn open_window_at(window: &mut i128, unit: &mut u32, mantissa: i128, position: u32) {
+    *unit = position.saturating_sub(WINDOW_BELOW);
+    *window = mantissa << (position - *unit);
+}
+
 /// A finite, non-zero `v` as `(m, p)` with `v = m · 2^(p − 1074)`, `|m| < 2⁵³` signed.
 #[inline]
 fn decompose(v: f64) -> (i128, u32) {
@@ -445,55 +475,93 @@ fn entries_in(ds: &Dataset, rows: std::ops::Range<usize>) -> usize {
 /// are the same however the queries are split.
 pub fn exact_transpose_times(ds: &Dataset, coef: &[f64], extra: &[&[f64]]) -> ExactVec {
     let d = ds.n_features();
-    let sparse = !ds.is_dense();
     exact_sum_over_queries(
         ds.n_queries(),
         d + extra.len(),
-        || {
-            let marks = if sparse { d } else { 0 };
-            (vec![0.0; d], Vec::<usize>::new(), vec![false; marks])
-        },
-        |q, acc, (part, touched, marked)| {
-            let rows = ds.query_range(q);
-            // Tracking which features a query touches pays only when they are few: a query whose rows hold at
-            // least d/4 values (30 Yahoo-style documents of 60 values among 700 features touch 93% of them) is
-            // read back by a scan of all d partial sums instead. Adding an untouched 0.0 changes no sum, so both
-            // ways give the same sums.
-            let track = sparse && entries_in(ds, rows.clone()) < d / 4;
-            for i in rows {
-                let c = coef[i];
-                if c == 0.0 {
-                    continue;
-                }
-                let row = ds.row(i);
-                row.axpy(c, part);
-                if track {
-                    for (f, _) in row.entries() {
-                        if !marked[f] {
-                            marked[f] = true;
-                            touched.push(f);
-                        }
-                    }
-                }
-            }
-            if track {
-                for &f in touched.iter() {
-                    acc.add(f, part[f]);
-                    part[f] = 0.0;
-                    marked[f] = false;
-                }
-                touched.clear();
-            } else {
-                for (f, p) in part.iter_mut().enumerate() {
-                    acc.add(f, *p);
-                    *p = 0.0;
-                }
-            }
+        || TransposeScratch::new(ds),
+        |q, acc, scratch| {
+            add_query_transpose_times(ds, q, &coef[ds.query_range(q)], acc, scratch);
             for (k, values) in extra.iter().enumerate() {
                 acc.add(d + k, values[q]);
             }
         },
     )
+}
+
+/// The reusable buffers of [`add_query_transpose_times`]: a partial sum per feature and, on sparse data, which
+/// features the query touched.
+#[derive(Debug, Clone)]
+pub struct TransposeScratch {
+    part: Vec<f64>,
+    touched: Vec<usize>,
+    marked: Vec<bool>,
+}
+
+impl TransposeScratch {
+    /// Buffers for queries of `ds`.
+    pub fn new(ds: &Dataset) -> Self {
+        let d = ds.n_features();
+        let marks = if ds.is_dense() { 0 } else { d };
+        Self {
+            part: vec![0.0; d],
+            touched: Vec::new(),
+            marked: vec![false; marks],
+        }
+    }
+}
+
+/// Add query `q`'s part of Xᵀc to sums `0..d` of `acc`: `coef[k]` is the coefficient of the query's k-th row. The
+/// part is taken in f64 in row order, then added exactly, so it does not depend on which other queries (or ranks)
+/// contribute. The per-query step of [`exact_transpose_times`], for learners that fuse it with their own per-query
+/// work.
+pub fn add_query_transpose_times(
+    ds: &Dataset,
+    q: usize,
+    coef: &[f64],
+    acc: &mut ExactVec,
+    scratch: &mut TransposeScratch,
+) {
+    let rows = ds.query_range(q);
+    assert_eq!(
+        coef.len(),
+        rows.len(),
+        "one coefficient per row of the query"
+    );
+    let TransposeScratch {
+        part,
+        touched,
+        marked,
+    } = scratch;
+    let d = part.len();
+    // Tracking which features a query touches pays only when they are few: a query whose rows hold at least d/4
+    // values (30 Yahoo-style documents of 60 values among 700 features touch 93% of them) is read back by a scan of
+    // all d partial sums instead. Adding an untouched 0.0 changes no sum, so both ways give the same sums.
+    let track = !ds.is_dense() && entries_in(ds, rows.clone()) < d / 4;
+    for (i, &c) in rows.zip(coef) {
+        if c == 0.0 {
+            continue;
+        }
+        let row = ds.row(i);
+        row.axpy(c, part);
+        if track {
+            for (f, _) in row.entries() {
+                if !marked[f] {
+                    marked[f] = true;
+                    touched.push(f);
+                }
+            }
+        }
+    }
+    if track {
+        for &f in touched.iter() {
+            acc.add(f, part[f]);
+            part[f] = 0.0;
+            marked[f] = false;
+        }
+        touched.clear();
+    } else {
+        acc.add_and_clear(0, part);
+    }
 }
 
 #[cfg(test)]

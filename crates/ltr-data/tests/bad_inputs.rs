@@ -332,3 +332,74 @@ fn duplicate_docid_across_regrouped_runs_names_both_file_lines() {
     .unwrap();
     assert_eq!(ds.query_offsets(), &[0, 3, 4]);
 }
+
+/// Token forms the one-pass reader of well-formed `index:value` tokens leaves to the careful one (leading zeros,
+/// indices longer than ten digits, signs, exponents, `NULL`, tabs) read to the same values either way.
+#[test]
+fn unusual_but_valid_tokens_read_as_written() {
+    let text =
+        "1 qid:1 007:1 00000000009:2\t10:+1.5 11:1E3\n0 qid:1 1:-0 2:.5 3:NULL  12:-2.5e-3\n";
+    for storage in [Storage::Dense, Storage::Sparse] {
+        let (_d, p) = file(text.as_bytes());
+        let ds = read_letor_with(
+            &p,
+            &ParseOptions {
+                storage,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(ds.n_features(), 12);
+        let row0: Vec<f32> = (0..12).map(|j| ds.row(0).get(j)).collect();
+        let row1: Vec<f32> = (0..12).map(|j| ds.row(1).get(j)).collect();
+        assert_eq!(
+            row0,
+            [0., 0., 0., 0., 0., 0., 1., 0., 2., 1.5, 1000., 0.],
+            "{storage:?}"
+        );
+        assert_eq!(
+            row1,
+            [-0., 0.5, 0., 0., 0., 0., 0., 0., 0., 0., 0., -2.5e-3],
+            "{storage:?}"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    /// Well-formed files with values written in any of f32's text forms read back exactly as `str::parse` reads
+    /// each token, sparse or dense.
+    #[test]
+    fn well_formed_values_read_as_str_parse_reads_them(
+        rows in proptest::collection::vec(
+            proptest::collection::btree_map(1u32..40, (-1e6f32..1e6, 0usize..4), 0..8),
+            1..12,
+        ),
+        dense in any::<bool>(),
+    ) {
+        let mut text = String::new();
+        for (i, row) in rows.iter().enumerate() {
+            text.push_str(&format!("{} qid:{}", i % 3, i / 4));
+            for (j, (v, form)) in row {
+                let token = match form {
+                    0 => format!("{v}"),
+                    1 => format!("{v:e}"),
+                    2 => format!("{v:.3}"),
+                    _ => format!("{v:+}"),
+                };
+                text.push_str(&format!(" {j}:{token}"));
+            }
+            text.push('\n');
+        }
+        let (_d, p) = file(text.as_bytes());
+        let storage = if dense { Storage::Dense } else { Storage::Sparse };
+        let ds = read_letor_with(&p, &ParseOptions { storage, ..Default::default() }).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            for token in line.split(' ').skip(2) {
+                let (j, v) = token.split_once(':').unwrap();
+                let j: usize = j.parse().unwrap();
+                prop_assert_eq!(ds.row(i).get(j - 1), v.parse::<f32>().unwrap(), "{}", token);
+            }
+        }
+    }
+}

@@ -262,11 +262,32 @@ impl<'a> PairwiseObjective<'a> {
             .into_par_iter()
             .zip(orders)
             .enumerate()
-            .for_each(|(q, (o, order))| self.query_hessian(q, &state.scores, order, p, o));
+            .for_each(|(q, (o, order))| {
+                self.query_hessian(q, &state.scores, order, &p[ds.query_range(q)], o)
+            });
         out
     }
 
-    fn query_hessian(&self, q: usize, scores: &[f64], order: &[u32], p: &[f64], out: &mut [f64]) {
+    /// Query `q`'s part of [`hessian_times`](Self::hessian_times): `p` and `out` hold one value per document of the
+    /// query, in its order. The same arithmetic as the whole product, so a learner that computes Xv, this and Xᵀ(·)
+    /// query by query (reading each query's rows once, while they are in cache) gets the same numbers.
+    pub fn query_hessian_times(&self, state: &ScoreGradient, q: usize, p: &[f64], out: &mut [f64]) {
+        assert_eq!(
+            self.loss,
+            PairLoss::SquaredHinge,
+            "the hinge loss has no Hessian"
+        );
+        let rows = self.ds.query_range(q);
+        assert_eq!(
+            p.len(),
+            rows.len(),
+            "one direction value per document of the query"
+        );
+        self.query_hessian(q, &state.scores, &state.order[rows], p, out);
+    }
+
+    /// `pl` and `out` are local to the query; `scores` is global.
+    fn query_hessian(&self, q: usize, scores: &[f64], order: &[u32], pl: &[f64], out: &mut [f64]) {
         let rows = self.ds.query_range(q);
         let n = rows.len();
         let wq = self.qw(q);
@@ -277,7 +298,6 @@ impl<'a> PairwiseObjective<'a> {
         let k = self.levels.count();
         let lev = &self.levels.of_doc[rows.clone()];
         let s_raw = &scores[rows.clone()];
-        let pl = &p[rows.clone()];
         let centre = s_raw[order[n / 2] as usize];
         let s = |d: usize| s_raw[d] - centre;
         let tw = &self.level_weights;
