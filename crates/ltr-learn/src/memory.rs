@@ -45,9 +45,10 @@ fn coefficients(algorithm: &str) -> (u64, u64, u64) {
         "adarank" => (32, 0, 0),
         "sigmoid" => (48, 0, 0),
         "listnet" => (48, 0, 0),
-        // The epoch's frozen pairs with a document in the top k (default 10): ≈ k per document, each a 16-byte
-        // record and two 16-byte lambda entries.
-        "lambdarank" => (48 + 10 * 48, 0, 0),
+        // Scores, trial scores and lambdas, each document's gain, and the epoch's frozen ranking (order and rank,
+        // 8 bytes); the pairs are enumerated from it on every pass, never stored (measured on 3.77 M documents,
+        // 5 epochs: 2.27 GiB peak for 2.08 GiB of data).
+        "lambdarank" => (56, 0, 0),
         _ => (16, 0, 0),
     }
 }
