@@ -466,34 +466,26 @@ mod tests {
         assert!(pairs.iter().map(Vec::len).sum::<usize>() > 10);
         let frozen = freeze(&data, &measures, &data.scores(&w));
         let nq = data.n_queries() as f64;
+        // Losses and lambdas at `w`, σ = 1.5.
+        let at = |w: &[f64], weights: Option<&[f64]>, with_lambdas: bool| {
+            let scores = data.scores(w);
+            loss_and_lambdas(
+                &data,
+                &measures,
+                &frozen,
+                &scores,
+                1.5,
+                nq,
+                weights,
+                with_lambdas,
+            )
+        };
         // Unweighted (1/Q each) and with IPS-like query weights (summing to 1).
         let ips = [0.1, 0.4, 0.05, 0.3, 0.15];
         let uniform = [0.2; 5];
         for weights in [None, Some(&ips[..]), Some(&uniform[..])] {
-            let loss_at = |w: &[f64]| {
-                let losses = loss_and_lambdas(
-                    &data,
-                    &measures,
-                    &frozen,
-                    &data.scores(w),
-                    1.5,
-                    nq,
-                    weights,
-                    false,
-                )
-                .0;
-                losses.iter().sum::<f64>() / nq
-            };
-            let (_, lambdas) = loss_and_lambdas(
-                &data,
-                &measures,
-                &frozen,
-                &data.scores(&w),
-                1.5,
-                nq,
-                weights,
-                true,
-            );
+            let loss_at = |w: &[f64]| at(w, weights, false).0.iter().sum::<f64>() / nq;
+            let (_, lambdas) = at(&w, weights, true);
             let g = data.transpose_times(&lambdas);
             for j in 0..w.len() {
                 let h = 1e-6;
@@ -509,20 +501,7 @@ mod tests {
             }
         }
         // Equal weights are the unweighted objective.
-        let total = |weights: Option<&[f64]>| {
-            let losses = loss_and_lambdas(
-                &data,
-                &measures,
-                &frozen,
-                &data.scores(&w),
-                1.5,
-                nq,
-                weights,
-                false,
-            )
-            .0;
-            losses.iter().sum::<f64>() / nq
-        };
+        let total = |weights: Option<&[f64]>| at(&w, weights, false).0.iter().sum::<f64>() / nq;
         let a = total(None);
         let b = total(Some(&uniform));
         assert!((a - b).abs() < 1e-12 * a.abs(), "{a} vs {b}");
