@@ -341,7 +341,7 @@ fn open_window_at(window: &mut i128, unit: &mut u32, mantissa: i128, position: u
     *window = mantissa << (position - *unit);
 }
 
-/// A finite, non-zero `v` as `(m, p)` with `v = m · 2^(p − 1074)`, `|m| < 2⁵³` signed.
+/// A finite `v` as `(m, p)` with `v = m · 2^(p − 1074)`, `|m| < 2⁵³` signed (±0 gives `(0, 0)`).
 #[inline]
 fn decompose(v: f64) -> (i128, u32) {
     let bits = v.to_bits();

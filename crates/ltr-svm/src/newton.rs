@@ -13,8 +13,7 @@ use ltr_data::{
     add_query_transpose_times, exact_sum_over_queries, exact_transpose_times, ExactVec,
     TransposeScratch,
 };
-use ltr_pairs::PairwiseObjective;
-use ltr_pairs::ScoreGradient;
+use ltr_pairs::{PairwiseObjective, ScoreGradient};
 
 use crate::SolveReport;
 
