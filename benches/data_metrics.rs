@@ -11,7 +11,12 @@ fn parse(c: &mut Criterion) {
     let dir = tempfile_dir();
     let gen = dir.join("gen.txt");
     write_letor(&generated(400, 120, 136), &gen).unwrap();
-    let mut files = vec![("generated 136 features", gen.clone())];
+    let sparse = dir.join("sparse.txt");
+    std::fs::write(&sparse, ltr_benches::sparse_yahoo_like_text()).unwrap();
+    let mut files = vec![
+        ("generated 136 features", gen.clone()),
+        ("sparse Yahoo-style, 700 features, 60 stored", sparse),
+    ];
     if let Some(d) = shared_datasets_dir() {
         files.push(("MQ2008 Fold1 train", d.join("MQ2008/Fold1/train.txt")));
     }

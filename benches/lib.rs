@@ -44,6 +44,15 @@ pub fn generated(queries: usize, docs: usize, features: usize) -> Dataset {
 /// a fixed splitmix64 stream and read back through the LETOR parser, so it is stored sparse as a user's file
 /// would be.
 pub fn sparse_yahoo_like() -> Dataset {
+    let path = std::env::temp_dir().join(format!("ltr-bench-sparse-{}.txt", std::process::id()));
+    std::fs::write(&path, sparse_yahoo_like_text()).expect("write the sparse bench file");
+    let ds = read_letor(&path).expect("read the sparse bench file");
+    let _ = std::fs::remove_file(&path);
+    ds
+}
+
+/// The LETOR text of [`sparse_yahoo_like`] (2.3 MB).
+pub fn sparse_yahoo_like_text() -> String {
     let mut state = 5u64;
     let mut next = move || {
         state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -81,9 +90,5 @@ pub fn sparse_yahoo_like() -> Dataset {
             text.push('\n');
         }
     }
-    let path = std::env::temp_dir().join(format!("ltr-bench-sparse-{}.txt", std::process::id()));
-    std::fs::write(&path, text).expect("write the sparse bench file");
-    let ds = read_letor(&path).expect("read the sparse bench file");
-    let _ = std::fs::remove_file(&path);
-    ds
+    text
 }
