@@ -403,3 +403,25 @@ proptest! {
         }
     }
 }
+
+/// Malformed tokens that the one-pass reader of well-formed tokens hands to the careful one: each is named with its
+/// line and problem, as before that reader existed.
+#[test]
+fn malformed_tokens_after_the_fast_path_are_named() {
+    let cases: [(&str, &str); 10] = [
+        ("3:1:2", "value is not a number"),
+        ("x5:1", "index is not a whole number"),
+        ("-5:1", "negative feature index"),
+        ("5:", "value is not a number"),
+        ("5:1e", "value is not a number"),
+        ("5:1.5x", "value is not a number"),
+        ("5:nan", "not finite"),
+        ("99999999999:1", "exceeds 4294967295"),
+        ("5:1 5:2", "appears twice"),
+        ("5:1 4:2", "indices decrease"),
+    ];
+    for (token, needle) in cases {
+        let text = format!("0 qid:1 1:0.2\n1 qid:1 1:0.5 {token}\n");
+        parse_error(text.as_bytes(), 2, needle);
+    }
+}
