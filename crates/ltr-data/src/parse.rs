@@ -741,16 +741,22 @@ fn is_blank(b: u8) -> bool {
 /// The token of `data` at or after `*at` (skipping separators), moving `*at` past it.
 #[inline]
 fn next_token<'d>(data: &'d [u8], at: &mut usize) -> Option<&'d [u8]> {
-    let mut i = *at;
-    while i < data.len() && is_blank(data[i]) {
-        i += 1;
-    }
-    let start = i;
+    let start = skip_blanks(data, *at);
+    let mut i = start;
     while i < data.len() && !is_blank(data[i]) {
         i += 1;
     }
     *at = i;
     (start < i).then(|| &data[start..i])
+}
+
+/// The first position at or after `at` that is not a separator (`data.len()` at the end).
+#[inline]
+fn skip_blanks(data: &[u8], mut at: usize) -> usize {
+    while at < data.len() && is_blank(data[at]) {
+        at += 1;
+    }
+    at
 }
 
 /// The common, well-formed `index:value` token at `data[*at..]` (an index after `last_index`, a finite value
@@ -1091,9 +1097,7 @@ fn parse_chunk(
             }
             let mut last_index: u64 = 0;
             loop {
-                while at < data.len() && is_blank(data[at]) {
-                    at += 1;
-                }
+                at = skip_blanks(data, at);
                 if at == data.len() {
                     break;
                 }

@@ -196,11 +196,10 @@ fn hessian_product_sums(obj: &PairwiseObjective<'_>, state: &ScoreGradient, p: &
         ds.n_features(),
         || (TransposeScratch::new(ds), Vec::new(), Vec::new()),
         |q, acc, (scratch, xp, hs)| {
-            let rows = ds.query_range(q);
-            xp.clear();
-            xp.extend(rows.clone().map(|i| ds.row(i).dot(p)));
-            hs.clear();
-            hs.resize(rows.len(), 0.0);
+            let query = ds.query(q);
+            xp.resize(query.len(), 0.0);
+            query.scores_into(p, xp);
+            hs.resize(query.len(), 0.0);
             obj.query_hessian_times(state, q, xp, hs);
             add_query_transpose_times(ds, q, hs, acc, scratch);
         },
