@@ -10,6 +10,15 @@
 //!   propagated every 2³⁰ additions), allocated when a window first spills into them — a value far outside its
 //!   window's range, a window about to overflow, NaN or ±∞.
 //!
+//! A vector of partial sums added whole ([`ExactVec::add_and_clear`]: a query's d partial sums, once per query) first
+//! goes through a third part, the *tier*: per sum three f64 accumulators on the grids 2^g, 2^(g+26) and 2^(g+52). A
+//! value between 2^(g+52) and 2^(g+82) is split exactly into one multiple of each grid by two rounding additions
+//! (x + 1.5·2⁵²·grid − 1.5·2⁵²·grid rounds x to a multiple of grid), and each part added to its accumulator is
+//! exact for 2²² additions, because every partial sum stays an integer number of grid units below 2⁵³. That is a
+//! dozen f64 operations a value with no branch, which the compiler runs two or four values at a time: three times
+//! faster than the window's shift and 128-bit addition, which were a quarter of a sparse Newton step. The tier
+//! adds whatever it takes exactly, so which part of a sum holds what never changes the sum.
+//!
 //! Integer addition is associative, so two accumulators merge exactly ([`ExactVec::merge`]) and so do the limbs of
 //! accumulators on different machines (an MPI sum of `i64` arrays after [`ExactVec::normalise`] has moved every
 //! window into the limbs: `ltr_core::Allreduce::sum_exact`). Reading a sum out ([`ExactVec::value`]) rounds the
@@ -40,10 +49,129 @@ const WINDOW_SPAN: u32 = 73;
 /// times that one join it.
 const WINDOW_BELOW: u32 = 36;
 
+/// A tier's accumulators hold at most this many additions each between flushes: the top one, taking values below
+/// 2^(g+83) on the grid 2^(g+52), stays below 2^(g+105), an integer number of grid units below 2⁵³.
+const TIER_ADDS: u32 = 1 << 22;
+/// A tier takes values from its grid G = 2^(g+52) up to below `TIER_SPAN` · G.
+const TIER_SPAN: f64 = (1u64 << 30) as f64;
+/// 1.5 · 2⁵²: (x + 1.5·2⁵²·G) − 1.5·2⁵²·G is x rounded to a multiple of G, for |x| < 2⁵¹·G.
+const ROUND_TO_GRID: f64 = 6_755_399_441_055_744.0;
+/// 1.5 · 2²⁶: the same for the middle grid, G · 2⁻²⁶.
+const ROUND_TO_MIDDLE_GRID: f64 = 100_663_296.0;
+/// The middle grid over the top one, 2⁻²⁶.
+const MIDDLE_GRID: f64 = 1.0 / (1u64 << 26) as f64;
+/// The low grid over the top one, 2⁻⁵².
+const LOW_GRID: f64 = 1.0 / (1u64 << 52) as f64;
+
+/// The tier of an [`ExactVec`]: per sum its grid G (0 until a value opens it) and three accumulators holding
+/// multiples of G·2⁻⁵², G·2⁻²⁶ and G. Allocated by the first [`ExactVec::add_and_clear`].
+#[derive(Debug, Clone, Default)]
+struct Tier {
+    grid: Vec<f64>,
+    low: Vec<f64>,
+    middle: Vec<f64>,
+    high: Vec<f64>,
+    /// The most additions any accumulator has taken since the last flush.
+    adds: u32,
+}
+
+impl Tier {
+    fn is_allocated(&self) -> bool {
+        !self.grid.is_empty()
+    }
+
+    /// Sum `i`'s tier as one count of units `(count, unit)` (units as in a window), or None when it is empty. Each
+    /// accumulator is an integer number of its grid's units below 2⁵³, so it converts to an integer exactly, and
+    /// the three make one count of low-grid units below 2¹⁰⁶.
+    fn total(&self, i: usize) -> Option<(i128, u32)> {
+        let [low, middle, high] = self.parts(i);
+        if low == 0.0 && middle == 0.0 && high == 0.0 {
+            return None;
+        }
+        let grid = self.grid[i];
+        let (middle_grid, low_grid) = (grid * MIDDLE_GRID, grid * LOW_GRID);
+        let count = (((high / grid) as i64 as i128) << 52)
+            + (((middle / middle_grid) as i64 as i128) << 26)
+            + (low / low_grid) as i64 as i128;
+        // A normal power of two 2^k with biased exponent k + 1023 is one unit of 2^(k + 1074 − 1074).
+        let unit = (low_grid.to_bits() >> 52) as u32 + 51;
+        Some((count, unit))
+    }
+
+    /// Sum `i`'s three accumulators.
+    fn parts(&self, i: usize) -> [f64; 3] {
+        if self.is_allocated() {
+            [self.low[i], self.middle[i], self.high[i]]
+        } else {
+            [0.0; 3]
+        }
+    }
+}
+
+/// Add `values[k]` to the tier sums `k` (grids `grid`) where the value lies in its tier's range, setting it to 0;
+/// a value outside it (or a closed tier's, or non-finite) is left in place. True when any was left. No branch in
+/// the loop: a value outside adds three zeros instead.
+#[inline]
+fn tier_add(
+    grid: &[f64],
+    low: &mut [f64],
+    middle: &mut [f64],
+    high: &mut [f64],
+    values: &mut [f64],
+) -> bool {
+    let n = values.len();
+    let (grid, low, middle, high) = (&grid[..n], &mut low[..n], &mut middle[..n], &mut high[..n]);
+    let mut left = false;
+    for k in 0..n {
+        let v = values[k];
+        let g = grid[k];
+        let magnitude = v.abs();
+        // NaN fails both comparisons; ±∞ the second; a closed tier (G = 0) takes only zeros.
+        let fits = (magnitude >= g) & (magnitude < g * TIER_SPAN) | (v == 0.0);
+        let x = if fits { v } else { 0.0 };
+        let round_high = g * ROUND_TO_GRID;
+        let h = (x + round_high) - round_high;
+        let rest = x - h;
+        let round_middle = g * ROUND_TO_MIDDLE_GRID;
+        let m = (rest + round_middle) - round_middle;
+        high[k] += h;
+        middle[k] += m;
+        low[k] += rest - m;
+        values[k] = if fits { 0.0 } else { v };
+        left |= !fits;
+    }
+    left
+}
+
+/// Open the closed tiers among `grid` at their values (a value that cannot open one leaves it closed): the first
+/// call of a fresh accumulator opens every tier at once, without a call per sum.
+fn open_tiers(grid: &mut [f64], values: &[f64]) {
+    for (g, &v) in grid.iter_mut().zip(values) {
+        if *g == 0.0 && v != 0.0 && v.is_finite() {
+            *g = tier_grid(v).unwrap_or(0.0);
+        }
+    }
+}
+
+/// The grid of a tier opened by a finite non-zero `v` (2^e ≤ |v| < 2^(e+1)): 2^(8⌊(e − 11)/8⌋), so v lies 2¹¹ to
+/// 2¹⁹ times above it and 2¹¹ to 2¹⁹ times below the tier's top, and tiers opened by values of similar size in
+/// different pieces of work share a grid (and merge accumulator by accumulator). None where the grids would leave
+/// the normal range of f64 (|v| below about 2⁻⁹⁵⁰ or above 2⁹⁸⁰): such values stay in the window.
+fn tier_grid(v: f64) -> Option<f64> {
+    let exponent = ((v.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+    if !(-950..=980).contains(&exponent) {
+        return None;
+    }
+    let g = (exponent - 11).div_euclid(8) * 8;
+    Some(f64::from_bits(((g + 1023) as u64) << 52))
+}
+
 /// `len` exact sums, each of any number of f64 additions.
 #[derive(Debug, Clone)]
 pub struct ExactVec {
     len: usize,
+    /// The fast part of each sum for [`ExactVec::add_and_clear`] (empty until its first call).
+    tier: Tier,
     /// Sum `i`'s window: `window[i] · 2^(unit[i] − 1074)`.
     window: Vec<i128>,
     unit: Vec<u32>,
@@ -62,6 +190,7 @@ impl ExactVec {
             unit: vec![0; len],
             limbs: Vec::new(),
             pending: 0,
+            tier: Tier::default(),
         }
     }
 
@@ -84,18 +213,98 @@ impl ExactVec {
     }
 
     /// Add `values[k]` to sum `start + k` for every `k`, setting each value to 0 — how a query's partial sums, kept
-    /// in a reusable buffer, are added (one tight loop, with the common case of [`add`](Self::add) inlined).
+    /// in a reusable buffer, are added. The values go through each sum's tier (see the module's documentation); the
+    /// few it cannot take (the first value of a sum, values far from the others, non-finite ones) through
+    /// [`add`](Self::add).
     pub fn add_and_clear(&mut self, start: usize, values: &mut [f64]) {
         let end = start + values.len();
         assert!(end <= self.len, "sums {start}..{end} of {}", self.len);
+        if !self.tier.is_allocated() {
+            let mut grid = vec![0.0; self.len];
+            open_tiers(&mut grid[start..end], values);
+            self.tier = Tier {
+                grid,
+                low: vec![0.0; self.len],
+                middle: vec![0.0; self.len],
+                high: vec![0.0; self.len],
+                adds: 0,
+            };
+        }
+        if self.tier.adds >= TIER_ADDS {
+            self.flush_tier();
+        }
+        self.tier.adds += 1;
+        let Tier {
+            grid,
+            low,
+            middle,
+            high,
+            ..
+        } = &mut self.tier;
+        let left = tier_add(
+            &grid[start..end],
+            &mut low[start..end],
+            &mut middle[start..end],
+            &mut high[start..end],
+            values,
+        );
+        if !left {
+            return;
+        }
         for (i, value) in (start..end).zip(values.iter_mut()) {
-            let v = std::mem::take(value);
-            // No test for 0.0 here: a query leaves scattered zeros among its partial sums, and a branch on them
-            // mispredicts; `add_in_window` adds a zero as a zero count instead.
-            if !add_in_window(&mut self.window[i], &mut self.unit[i], v) {
-                self.add_outside_window(i, v);
+            // NaN != 0 too.
+            if *value != 0.0 {
+                let v = std::mem::take(value);
+                self.add_beside_tier(i, v);
             }
         }
+    }
+
+    /// A value sum `i`'s tier did not take: it opens the tier when the tier is closed and the value can, else it
+    /// goes to the window.
+    #[cold]
+    fn add_beside_tier(&mut self, i: usize, v: f64) {
+        if self.tier.grid[i] == 0.0 && v.is_finite() {
+            if let Some(grid) = tier_grid(v) {
+                self.tier.grid[i] = grid;
+                let Tier {
+                    grid,
+                    low,
+                    middle,
+                    high,
+                    ..
+                } = &mut self.tier;
+                let left = tier_add(
+                    &grid[i..=i],
+                    &mut low[i..=i],
+                    &mut middle[i..=i],
+                    &mut high[i..=i],
+                    &mut [v],
+                );
+                debug_assert!(!left, "a tier takes the value that opened it");
+                return;
+            }
+        }
+        self.add(i, v);
+    }
+
+    /// Move every tier's accumulators into the windows (each is an exact f64), keeping the grids.
+    fn flush_tier(&mut self) {
+        if !self.tier.is_allocated() {
+            return;
+        }
+        for i in 0..self.len {
+            if let Some(total) = self.tier.total(i) {
+                self.add_count(i, total);
+            }
+        }
+        let Tier {
+            low, middle, high, ..
+        } = &mut self.tier;
+        for acc in [low, middle, high] {
+            acc.fill(0.0);
+        }
+        self.tier.adds = 0;
     }
 
     /// [`add`](Self::add) for a value its window cannot take: ±∞ and NaN are counted in the limbs; a finite value
@@ -148,6 +357,7 @@ impl ExactVec {
     /// Add every sum of `other` to this one (exact: the result is the sum of all values added to either).
     pub fn merge(&mut self, other: &ExactVec) {
         assert_eq!(self.len, other.len, "merging sums of different lengths");
+        self.merge_tier(other);
         for i in 0..self.len {
             let b = other.window[i];
             if b == 0 {
@@ -187,6 +397,56 @@ impl ExactVec {
         }
     }
 
+    /// Add `other`'s tier to this one: accumulator by accumulator where both sums share a grid (or this one has
+    /// none yet), else through [`add`](Self::add).
+    fn merge_tier(&mut self, other: &ExactVec) {
+        if !other.tier.is_allocated() {
+            return;
+        }
+        if !self.tier.is_allocated() {
+            self.tier = other.tier.clone();
+            return;
+        }
+        if self.tier.adds + other.tier.adds > TIER_ADDS {
+            self.flush_tier();
+        }
+        self.tier.adds += other.tier.adds;
+        for i in 0..self.len {
+            let theirs = other.tier.grid[i];
+            if theirs == 0.0 {
+                continue;
+            }
+            let ours = &mut self.tier.grid[i];
+            if *ours == 0.0 && self.tier.low[i] == 0.0 {
+                *ours = theirs;
+            }
+            if *ours == theirs {
+                self.tier.low[i] += other.tier.low[i];
+                self.tier.middle[i] += other.tier.middle[i];
+                self.tier.high[i] += other.tier.high[i];
+            } else if let Some(total) = other.tier.total(i) {
+                self.add_count(i, total);
+            }
+        }
+    }
+
+    /// Add `count · 2^(unit − 1074)` to sum `i`: joined to its window when the result fits, else the window is
+    /// spilled to the limbs and the count becomes the window.
+    fn add_count(&mut self, i: usize, (count, unit): (i128, u32)) {
+        let window = self.window[i];
+        let joined = if window == 0 {
+            Some((count, unit))
+        } else {
+            join((window, self.unit[i]), (count, unit))
+        };
+        let (sum, unit) = joined.unwrap_or_else(|| {
+            self.spill(i);
+            (count, unit)
+        });
+        self.window[i] = sum;
+        self.unit[i] = unit;
+    }
+
     /// Move every sum into the limbs and propagate carries so that every digit but the top one of each sum lies in
     /// [0, 2³²): a sum then has exactly one representation, and any number of normalised accumulators (up to 2³⁰)
     /// can be added limb by limb.
@@ -194,6 +454,7 @@ impl ExactVec {
         if self.len == 0 {
             return;
         }
+        self.flush_tier();
         self.ensure_limbs();
         for i in 0..self.len {
             self.spill(i);
@@ -218,29 +479,49 @@ impl ExactVec {
     /// Sum `i`, rounded once to the nearest f64 (ties to even; a result in the subnormal range may be one unit
     /// off). A sum that saw NaN, or both infinities, is NaN; one with only +∞ (−∞) is +∞ (−∞).
     pub fn value(&self, i: usize) -> f64 {
-        let (window, unit) = (self.window[i], self.unit[i]);
+        let (mut window, mut unit) = (self.window[i], self.unit[i]);
+        let mut tier = self.tier.total(i);
         if self.limbs.is_empty() {
-            // `as` rounds an integer to the nearest f64, ties to even: the one rounding of the exact sum.
-            return if window == 0 {
-                0.0
-            } else {
-                scale_by_power_of_two(window as f64, unit as i32 - 1074)
-            };
-        }
-        let value = &self.limbs[i * LIMBS_PER_VALUE..(i + 1) * LIMBS_PER_VALUE];
-        let (pos_inf, neg_inf, nan) = (value[DIGITS], value[DIGITS + 1], value[DIGITS + 2]);
-        if nan > 0 || (pos_inf > 0 && neg_inf > 0) {
-            return f64::NAN;
-        }
-        if pos_inf > 0 {
-            return f64::INFINITY;
-        }
-        if neg_inf > 0 {
-            return f64::NEG_INFINITY;
+            // The tier's total joins the window when the count fits.
+            if let Some(total) = tier {
+                let joined = if window == 0 {
+                    Some(total)
+                } else {
+                    join((window, unit), total)
+                };
+                if let Some((w, u)) = joined {
+                    (window, unit) = (w, u);
+                    tier = None;
+                }
+            }
+            if tier.is_none() {
+                // `as` rounds an integer to the nearest f64, ties to even: the one rounding of the exact sum.
+                return if window == 0 {
+                    0.0
+                } else {
+                    scale_by_power_of_two(window as f64, unit as i32 - 1074)
+                };
+            }
         }
         let mut digits = [0i64; DIGITS];
-        digits.copy_from_slice(&value[..DIGITS]);
+        if !self.limbs.is_empty() {
+            let value = &self.limbs[i * LIMBS_PER_VALUE..(i + 1) * LIMBS_PER_VALUE];
+            let (pos_inf, neg_inf, nan) = (value[DIGITS], value[DIGITS + 1], value[DIGITS + 2]);
+            if nan > 0 || (pos_inf > 0 && neg_inf > 0) {
+                return f64::NAN;
+            }
+            if pos_inf > 0 {
+                return f64::INFINITY;
+            }
+            if neg_inf > 0 {
+                return f64::NEG_INFINITY;
+            }
+            digits.copy_from_slice(&value[..DIGITS]);
+        }
         add_scaled(&mut digits, window, unit);
+        if let Some((count, unit)) = tier {
+            add_scaled(&mut digits, count, unit);
+        }
         normalise_digits(&mut digits);
         let negative = digits[DIGITS - 1] < 0;
         if negative {
@@ -578,10 +859,29 @@ mod tests {
         acc.value(0)
     }
 
+    /// The correctly rounded sum, by the `xsum` crate. xsum 0.1.6 rounds an exact negative result one unit away
+    /// from zero (the sum of [−1.0] comes out as −1.0000000000000002; of [−3.0, 2.0] the same), while its positive
+    /// results are right, so a negative sum is taken as the negated sum of the negated values (negation is exact).
     fn oracle(values: &[f64]) -> f64 {
-        let mut x = XsumAuto::new();
-        x.add_list(values);
-        x.sum()
+        let xsum = |values: &[f64]| {
+            let mut x = XsumAuto::new();
+            x.add_list(values);
+            x.sum()
+        };
+        let sum = xsum(values);
+        if sum < 0.0 {
+            -xsum(&values.iter().map(|v| -v).collect::<Vec<_>>())
+        } else {
+            sum
+        }
+    }
+
+    #[test]
+    fn the_oracle_is_right_on_exact_negative_sums() {
+        assert_eq!(oracle(&[-1.0]), -1.0);
+        assert_eq!(oracle(&[-3.0, 2.0]), -1.0);
+        assert_eq!(oracle(&[-5.0, 2.0, 0.25]), -2.75);
+        assert_eq!(oracle(&[0.1, -0.3]), 0.1 - 0.3);
     }
 
     #[test]
@@ -738,5 +1038,140 @@ mod tests {
         a.normalise();
         assert_eq!(a.values(), merged.values());
         assert_eq!(a.values(), vec![1.25, 7e150]);
+    }
+
+    /// Columns of `rows` (each row one call of `add_and_clear`), summed by the oracle.
+    fn column_oracle(rows: &[Vec<f64>], j: usize) -> f64 {
+        oracle(&rows.iter().map(|r| r[j]).collect::<Vec<_>>())
+    }
+
+    /// Rows of partial sums as a query leaves them: per column a typical size, values within a few powers of two
+    /// of it, scattered zeros, and now and then a value far outside any tier's range.
+    fn partial_rows(
+        rng: &mut rand_chacha::ChaCha8Rng,
+        n_rows: usize,
+        width: usize,
+    ) -> Vec<Vec<f64>> {
+        let scales: Vec<f64> = (0..width)
+            .map(|_| 10f64.powi(rng.random_range(-12..12)))
+            .collect();
+        (0..n_rows)
+            .map(|_| {
+                scales
+                    .iter()
+                    .map(|&scale| match rng.random_range(0..40) {
+                        0..=2 => 0.0,
+                        3 => rng.random_range(-1.0..1.0) * 1e-40 * scale,
+                        4 => rng.random_range(-1.0..1.0) * 1e40 * scale,
+                        5 => -0.0,
+                        _ => {
+                            rng.random_range(-1.0..1.0) * scale * 2f64.powi(rng.random_range(-6..6))
+                        }
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn whole_vectors_through_the_tier_sum_what_the_oracle_sums() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(17);
+        for trial in 0..40 {
+            let width = rng.random_range(1..40);
+            let n_rows = rng.random_range(1..200);
+            let rows = partial_rows(&mut rng, n_rows, width);
+            let mut acc = ExactVec::new(width + 2);
+            for row in &rows {
+                let mut buffer = row.clone();
+                acc.add_and_clear(1, &mut buffer);
+                assert!(buffer.iter().all(|&v| v == 0.0), "the buffer is cleared");
+            }
+            for j in 0..width {
+                let want = column_oracle(&rows, j).to_bits();
+                assert_eq!(acc.value(j + 1).to_bits(), want, "trial {trial}, sum {j}");
+            }
+            assert_eq!(acc.value(0), 0.0);
+            // Normalised (tier flushed into the limbs, as a collective ships it) the sums do not move.
+            let before = acc.values();
+            acc.normalise();
+            assert_eq!(acc.values(), before, "trial {trial}, normalised");
+        }
+    }
+
+    #[test]
+    fn tiers_opened_by_different_pieces_merge_exactly() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(19);
+        for trial in 0..40 {
+            let width = rng.random_range(1..30);
+            let n_rows = rng.random_range(2..150);
+            let rows = partial_rows(&mut rng, n_rows, width);
+            // Pieces of rows, each its own accumulator (tiers opened at their own first values), some given single
+            // additions too, some normalised; merged in both orders.
+            let mut pieces: Vec<ExactVec> = Vec::new();
+            for (k, chunk) in rows.chunks(rng.random_range(1..=rows.len())).enumerate() {
+                let mut piece = ExactVec::new(width);
+                for (r, row) in chunk.iter().enumerate() {
+                    if (k + r) % 5 == 4 {
+                        for (j, &v) in row.iter().enumerate() {
+                            piece.add(j, v);
+                        }
+                    } else {
+                        piece.add_and_clear(0, &mut row.clone());
+                    }
+                }
+                if k % 3 == 2 {
+                    piece.normalise();
+                }
+                pieces.push(piece);
+            }
+            let mut forward = ExactVec::new(width);
+            for piece in &pieces {
+                forward.merge(piece);
+            }
+            let mut backward = pieces.last().expect("a piece").clone();
+            for piece in pieces.iter().rev().skip(1) {
+                backward.merge(piece);
+            }
+            for j in 0..width {
+                let want = column_oracle(&rows, j).to_bits();
+                assert_eq!(forward.value(j).to_bits(), want, "trial {trial}, sum {j}");
+                assert_eq!(backward.value(j).to_bits(), want, "trial {trial}, sum {j}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_tier_at_its_addition_bound_is_flushed_first() {
+        let rows = vec![
+            vec![0.75, -3.0, 1e-3],
+            vec![0.5, 1.0, 2e-3],
+            vec![1e300, 1.0, -3e-3],
+        ];
+        let mut acc = ExactVec::new(3);
+        acc.add_and_clear(0, &mut rows[0].clone());
+        acc.tier.adds = TIER_ADDS;
+        acc.add_and_clear(0, &mut rows[1].clone());
+        assert_eq!(acc.tier.adds, 1, "flushed, then one addition");
+        let mut other = ExactVec::new(3);
+        other.add_and_clear(0, &mut rows[2].clone());
+        other.tier.adds = TIER_ADDS;
+        acc.merge(&other);
+        for j in 0..3 {
+            assert_eq!(
+                acc.value(j).to_bits(),
+                column_oracle(&rows, j).to_bits(),
+                "sum {j}"
+            );
+        }
+    }
+
+    #[test]
+    fn non_finite_partials_reach_the_limbs() {
+        let mut acc = ExactVec::new(3);
+        acc.add_and_clear(0, &mut [1.0, 2.0, 3.0]);
+        acc.add_and_clear(0, &mut [f64::INFINITY, f64::NAN, -1.0]);
+        assert_eq!(acc.value(0), f64::INFINITY);
+        assert!(acc.value(1).is_nan());
+        assert_eq!(acc.value(2), 2.0);
     }
 }
