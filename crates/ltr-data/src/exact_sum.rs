@@ -12,9 +12,9 @@
 //!
 //! A vector of partial sums added whole ([`ExactVec::add_and_clear`]: a query's d partial sums, once per query) first
 //! goes through a third part, the *tier*: per sum three f64 accumulators on the grids 2^g, 2^(g+26) and 2^(g+52). A
-//! value between 2^(g+52) and 2^(g+82) is split exactly into one multiple of each grid by two rounding additions
+//! value between 2^(g+52) and 2^(g+96) is split exactly into one multiple of each grid by two rounding additions
 //! (x + 1.5·2⁵²·grid − 1.5·2⁵²·grid rounds x to a multiple of grid), and each part added to its accumulator is
-//! exact for 2²² additions, because every partial sum stays an integer number of grid units below 2⁵³. That is a
+//! exact for 2⁸ additions (then the tier is flushed into the window), because every partial sum stays an integer number of grid units below 2⁵³. That is a
 //! dozen f64 operations a value with no branch, which the compiler runs two or four values at a time: three times
 //! faster than the window's shift and 128-bit addition, which were a quarter of a sparse Newton step. The tier
 //! adds whatever it takes exactly, so which part of a sum holds what never changes the sum.
@@ -49,11 +49,13 @@ const WINDOW_SPAN: u32 = 73;
 /// times that one join it.
 const WINDOW_BELOW: u32 = 36;
 
-/// A tier's accumulators hold at most this many additions each between flushes: the top one, taking values below
-/// 2^(g+83) on the grid 2^(g+52), stays below 2^(g+105), an integer number of grid units below 2⁵³.
-const TIER_ADDS: u32 = 1 << 22;
+/// A tier's accumulators hold at most this many additions each between flushes: the top one, taking multiples of
+/// its grid G below 2⁴⁵·G, stays below 2⁵³·G, an integer number of grid units that f64 holds exactly. (A wide span
+/// and frequent flushes beat a narrow span: a flush costs one window addition per sum every 256 calls, a value
+/// outside the span one per value.)
+const TIER_ADDS: u32 = 1 << 8;
 /// A tier takes values from its grid G = 2^(g+52) up to below `TIER_SPAN` · G.
-const TIER_SPAN: f64 = (1u64 << 30) as f64;
+const TIER_SPAN: f64 = (1u64 << 44) as f64;
 /// 1.5 · 2⁵²: (x + 1.5·2⁵²·G) − 1.5·2⁵²·G is x rounded to a multiple of G, for |x| < 2⁵¹·G.
 const ROUND_TO_GRID: f64 = 6_755_399_441_055_744.0;
 /// 1.5 · 2²⁶: the same for the middle grid, G · 2⁻²⁶.
@@ -153,8 +155,8 @@ fn open_tiers(grid: &mut [f64], values: &[f64]) {
     }
 }
 
-/// The grid of a tier opened by a finite non-zero `v` (2^e ≤ |v| < 2^(e+1)): 2^(8⌊(e − 11)/8⌋), so v lies 2¹¹ to
-/// 2¹⁹ times above it and 2¹¹ to 2¹⁹ times below the tier's top, and tiers opened by values of similar size in
+/// The grid of a tier opened by a finite non-zero `v` (2^e ≤ |v| < 2^(e+1)): 2^(8⌊(e − 18)/8⌋), so v lies 2¹⁸ to
+/// 2²⁶ times above it and 2¹⁸ to 2²⁶ times below the tier's top, and tiers opened by values of similar size in
 /// different pieces of work share a grid (and merge accumulator by accumulator). None where the grids would leave
 /// the normal range of f64 (|v| below about 2⁻⁹⁵⁰ or above 2⁹⁸⁰): such values stay in the window.
 fn tier_grid(v: f64) -> Option<f64> {
@@ -162,7 +164,7 @@ fn tier_grid(v: f64) -> Option<f64> {
     if !(-950..=980).contains(&exponent) {
         return None;
     }
-    let g = (exponent - 11).div_euclid(8) * 8;
+    let g = (exponent - 18).div_euclid(8) * 8;
     Some(f64::from_bits(((g + 1023) as u64) << 52))
 }
 
@@ -723,7 +725,7 @@ pub fn exact_sum_over_queries<S: Send>(
     // merging when every accumulator carried 71 limbs a sum), and a piece takes at least len/64 queries, so few
     // queries with many sums (3,005 sparse documents in 100 queries, 700 features) do not pay more for
     // accumulators than for their own work. The sums are exact, so how the queries are cut never changes them.
-    let pieces = 4 * rayon::current_num_threads();
+    let pieces = 2 * rayon::current_num_threads();
     (0..n_queries)
         .into_par_iter()
         .with_min_len((n_queries / pieces).max(8).max(len.div_ceil(64)))
@@ -1078,7 +1080,7 @@ mod tests {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(17);
         for trial in 0..40 {
             let width = rng.random_range(1..40);
-            let n_rows = rng.random_range(1..200);
+            let n_rows = rng.random_range(1..700);
             let rows = partial_rows(&mut rng, n_rows, width);
             let mut acc = ExactVec::new(width + 2);
             for row in &rows {
