@@ -67,6 +67,9 @@ pub fn split_by_offsets<'v, T>(mut v: &'v mut [T], offsets: &[usize]) -> Vec<&'v
     out
 }
 
+/// Grade levels whose per-level sums a Hessian sweep keeps on the stack.
+const STACK_LEVELS: usize = 8;
+
 impl<'a> PairwiseObjective<'a> {
     /// All different-label pairs of `ds`, weight 1.
     pub fn new(ds: &'a Dataset, loss: PairLoss) -> Self {
@@ -301,13 +304,22 @@ impl<'a> PairwiseObjective<'a> {
         let centre = s_raw[order[n / 2] as usize];
         let s = |d: usize| s_raw[d] - centre;
         let tw = &self.level_weights;
-        let (mut cnt, mut sum) = (vec![0.0f64; k], vec![0.0f64; k]);
+        // Per-level counts and sums: on the stack for the usual few grades (this runs once per query per CG step).
+        let mut on_stack = [0.0f64; 2 * STACK_LEVELS];
+        let mut on_heap = Vec::new();
+        let (cnt, sum) = if k <= STACK_LEVELS {
+            let (cnt, sum) = on_stack.split_at_mut(STACK_LEVELS);
+            (&mut cnt[..k], &mut sum[..k])
+        } else {
+            on_heap.resize(2 * k, 0.0);
+            on_heap.split_at_mut(k)
+        };
         for d in 0..n {
             cnt[lev[d] as usize] += 1.0;
             sum[lev[d] as usize] += pl[d];
         }
         let mut lo = 0;
-        let mut acc_out = vec![0.0f64; n];
+        // The first sweep's terms go to `out`, which the second sweep completes.
         for &iu in order {
             let i = iu as usize;
             let si = s(i);
@@ -328,7 +340,7 @@ impl<'a> PairwiseObjective<'a> {
                     acc += w * (cnt[b] * pl[i] - sum[b]);
                 }
             }
-            acc_out[i] = acc;
+            out[i] = acc;
         }
         cnt.iter_mut().for_each(|x| *x = 0.0);
         sum.iter_mut().for_each(|x| *x = 0.0);
@@ -353,7 +365,7 @@ impl<'a> PairwiseObjective<'a> {
                     acc += w * (cnt[a] * pl[j] - sum[a]);
                 }
             }
-            out[j] = 2.0 * wq * (acc_out[j] + acc);
+            out[j] = 2.0 * wq * (out[j] + acc);
         }
     }
 
