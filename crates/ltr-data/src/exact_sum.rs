@@ -720,19 +720,30 @@ pub fn exact_sum_over_queries<S: Send>(
     scratch: impl Fn() -> S + Sync + Send,
     per_query: impl Fn(usize, &mut ExactVec, &mut S) + Sync + Send,
 ) -> ExactVec {
+    exact_sum_over((0..n_queries).into_par_iter(), len, scratch, per_query)
+}
+
+/// [`exact_sum_over_queries`] over `items`, one per query in query order (e.g. a query's index with its slices of
+/// per-document outputs, which `per_item` fills while it adds the query's part).
+pub fn exact_sum_over<T: Send, S: Send>(
+    items: impl IndexedParallelIterator<Item = T>,
+    len: usize,
+    scratch: impl Fn() -> S + Sync + Send,
+    per_item: impl Fn(T, &mut ExactVec, &mut S) + Sync + Send,
+) -> ExactVec {
     // Each piece of work allocates and merges a whole accumulator, so the queries are cut into a few pieces per
     // thread rather than as finely as rayon would (RankBoost's 500 sums a round on MQ2008 spent 70% of its time
     // merging when every accumulator carried 71 limbs a sum), and a piece takes at least len/64 queries, so few
     // queries with many sums (3,005 sparse documents in 100 queries, 700 features) do not pay more for
     // accumulators than for their own work. The sums are exact, so how the queries are cut never changes them.
+    let n_items = items.len();
     let pieces = 2 * rayon::current_num_threads();
-    (0..n_queries)
-        .into_par_iter()
-        .with_min_len((n_queries / pieces).max(8).max(len.div_ceil(64)))
+    items
+        .with_min_len((n_items / pieces).max(8).max(len.div_ceil(64)))
         .fold(
             || (ExactVec::new(len), scratch()),
-            |(mut acc, mut s), q| {
-                per_query(q, &mut acc, &mut s);
+            |(mut acc, mut s), item| {
+                per_item(item, &mut acc, &mut s);
                 (acc, s)
             },
         )

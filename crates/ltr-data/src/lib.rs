@@ -52,8 +52,8 @@ pub use dataset::{
 };
 pub use error::{DataError, Result};
 pub use exact_sum::{
-    add_query_transpose_times, exact_sum_over_queries, exact_transpose_times, ExactVec,
-    TransposeScratch, LIMBS_PER_VALUE,
+    add_query_transpose_times, exact_sum_over, exact_sum_over_queries, exact_transpose_times,
+    ExactVec, TransposeScratch, LIMBS_PER_VALUE,
 };
 pub use folds::{
     kfold_queries, letor_folds, load_letor_folds, split_by_queries, LetorFold, LoadedFold,

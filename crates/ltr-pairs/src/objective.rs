@@ -138,6 +138,43 @@ impl<'a> PairwiseObjective<'a> {
         }
     }
 
+    /// [`gradient`](Self::gradient) at `scores`, and in the same pass over the queries, summed exactly (see
+    /// [`ltr_data::exact_sum_over_queries`]): sums `0..d` hold Xᵀ∂loss/∂s and sum `d` the loss. Each query's
+    /// gradient is turned into its part of Xᵀ(·) while its rows and coefficients are in cache: the sums are those of
+    /// `exact_transpose_times(ds, &g.coef, &[g.query_losses()])` on the returned gradient `g`, in one parallel pass
+    /// instead of two.
+    pub fn gradient_sums(&self, scores: &[f64]) -> (ScoreGradient, ltr_data::ExactVec) {
+        let ds = self.ds;
+        let (n, d) = (ds.n_docs(), ds.n_features());
+        let mut coef = vec![0.0; n];
+        let mut order = vec![0u32; n];
+        let mut losses = vec![0.0; ds.n_queries()];
+        let offsets = ds.query_offsets();
+        let items = split_by_offsets(&mut coef, offsets)
+            .into_par_iter()
+            .zip(split_by_offsets(&mut order, offsets))
+            .zip(losses.par_iter_mut())
+            .enumerate();
+        let sums = ltr_data::exact_sum_over(
+            items,
+            d + 1,
+            || ltr_data::TransposeScratch::new(ds),
+            |(q, ((c, o), loss)), acc, scratch| {
+                *loss = self.query_gradient(q, scores, c, o);
+                ltr_data::add_query_transpose_times(ds, q, c, acc, scratch);
+                acc.add(d, *loss);
+            },
+        );
+        let gradient = ScoreGradient {
+            loss: losses.iter().sum(),
+            coef,
+            order,
+            query_losses: losses,
+            scores: scores.to_vec(),
+        };
+        (gradient, sums)
+    }
+
     /// The loss alone.
     pub fn loss(&self, scores: &[f64]) -> f64 {
         self.gradient(scores).loss

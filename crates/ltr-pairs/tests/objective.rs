@@ -163,3 +163,27 @@ fn tau_simulation_agrees_with_closed_form() {
     // Only pairs whose upper grade is a query's top grade can lower NDCG@1: tau(top, 0) > 0.
     assert!(exact.get(k - 1, 0) > 0.0);
 }
+
+#[test]
+fn the_fused_gradient_pass_sums_what_the_separate_passes_sum() {
+    for seed in 0..4u64 {
+        let ds = data(seed, 2 + (seed % 4) as u32);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed + 100);
+        let w: Vec<f64> = (0..ds.n_features())
+            .map(|_| rng.random_range(-2.0..2.0))
+            .collect();
+        let scores = ds.scores(&w);
+        for loss in [PairLoss::Hinge, PairLoss::SquaredHinge] {
+            let obj = PairwiseObjective::new(&ds, loss);
+            let (fused, sums) = obj.gradient_sums(&scores);
+            let separate = obj.gradient(&scores);
+            assert_eq!(fused.coef, separate.coef);
+            assert_eq!(fused.loss.to_bits(), separate.loss.to_bits());
+            assert_eq!(fused.query_losses(), separate.query_losses());
+            let want =
+                ltr_data::exact_transpose_times(&ds, &separate.coef, &[separate.query_losses()]);
+            assert_eq!(sums.values(), want.values(), "seed {seed}, {loss:?}");
+            assert!(sums.value(ds.n_features()) > 0.0, "a loss to sum");
+        }
+    }
+}

@@ -9,10 +9,7 @@
 //! or ranks or on how the queries were split between them.
 
 use ltr_core::{Allreduce, Result, SingleProcess};
-use ltr_data::{
-    add_query_transpose_times, exact_sum_over_queries, exact_transpose_times, ExactVec,
-    TransposeScratch,
-};
+use ltr_data::{add_query_transpose_times, exact_sum_over_queries, ExactVec, TransposeScratch};
 use ltr_pairs::{PairwiseObjective, ScoreGradient};
 
 use crate::SolveReport;
@@ -76,9 +73,7 @@ pub fn newton_cg_distributed(
     let d = ds.n_features();
     let mut w = w0.unwrap_or_else(|| vec![0.0; d]);
     let grad_at = |w: &[f64]| -> Result<_> {
-        let s = ds.scores(w);
-        let sg = obj.gradient(&s);
-        let mut sums = exact_transpose_times(ds, &sg.coef, &[sg.query_losses()]);
+        let (sg, mut sums) = obj.gradient_sums(&ds.scores(w));
         comm.sum_exact(&mut sums)?;
         let mut g: Vec<f64> = (0..d).map(|j| sums.value(j)).collect();
         for (gj, wj) in g.iter_mut().zip(w) {
