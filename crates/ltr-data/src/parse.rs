@@ -104,8 +104,8 @@ pub fn read_letor(path: impl AsRef<Path>) -> Result<Dataset> {
 pub fn read_letor_with(path: impl AsRef<Path>, opts: &ParseOptions) -> Result<Dataset> {
     let path = path.as_ref();
     check_regular_file(path)?;
-    let text = Text::open(path, opts.block_size)?;
-    let layout = scan_layout(&text, opts)?;
+    let mut text = Text::open(path, opts.block_size)?;
+    let layout = scan_layout(&mut text, opts)?;
     let (buffers, mut outputs) = parse_into_layout(&text, opts, &layout)?;
     let with_qid = check_qid_presence(path, &outputs, layout.n_rows)?;
     let (offsets, qids, run_lines) = query_runs(path, opts, &mut outputs, with_qid, layout.n_rows)?;
@@ -140,15 +140,19 @@ struct Buffers {
 }
 
 /// Pass 1: count rows, stored values and the largest index of every sub-chunk (in parallel).
-fn scan_layout(text: &Text<'_>, opts: &ParseOptions) -> Result<Layout> {
+fn scan_layout(text: &mut Text<'_>, opts: &ParseOptions) -> Result<Layout> {
     let path = text.path;
-    let mut stats: Vec<ChunkStats> = Vec::new();
-    text.for_each_block(|block| {
-        let chunks = split_sub_chunks(block);
-        let s: Vec<ChunkStats> = chunks.par_iter().map(|c| scan_chunk(c)).collect();
-        stats.extend(s);
-        Ok(())
-    })?;
+    let stats = match text.take_scanned_stats() {
+        Some(stats) => stats,
+        None => {
+            let mut stats: Vec<ChunkStats> = Vec::new();
+            text.for_each_chunk_group(|chunks| {
+                stats.extend(chunks.par_iter().map(|c| scan_chunk(c)).collect::<Vec<_>>());
+                Ok(())
+            })?;
+            stats
+        }
+    };
     let n_rows: usize = stats.iter().map(|s| s.rows).sum();
     if n_rows == 0 {
         return Err(DataError::Empty {
@@ -248,10 +252,9 @@ fn parse_into_layout(
         let mut indptr_rest: &mut [usize] = if dense { &mut [] } else { &mut indptr[1..] };
         let mut indices_rest: &mut [u32] = &mut indices;
         let mut values_rest: &mut [f32] = &mut values;
-        text.for_each_block(|block| {
-            let chunks = split_sub_chunks(block);
+        text.for_each_chunk_group(|chunks| {
             let mut jobs = Vec::with_capacity(chunks.len());
-            for text in chunks {
+            for &text in chunks {
                 let k = chunk_idx;
                 chunk_idx += 1;
                 let st = stats.get(k).ok_or_else(|| changed(path))?;
@@ -642,48 +645,123 @@ pub fn read_group_file(path: &Path, n_rows: usize) -> Result<Vec<usize>> {
     Ok(sizes)
 }
 
-/// A file's text as the two passes read it. A file that fits in one block is read once and both passes parse the
-/// same bytes (a small file's second read, and the zeroing of its buffer, cost as much as half its parse); a larger
-/// one is streamed block by block on each pass, so memory stays one block whatever the file's size.
+/// A file's text as the two passes read it. A file that fits in one block is read once, in sub-chunks of whole lines
+/// that pass one scans on the thread pool while the next is read, and pass two parses the same bytes (a small
+/// file's second read, and the zeroing of its buffer, cost as much as half its parse; reading it whole before
+/// scanning left one core idle for the read). A larger file is streamed block by block on each pass, so memory
+/// stays one block whatever the file's size.
 struct Text<'p> {
     path: &'p Path,
-    /// The whole file, a leading BOM removed, when it fits in one block.
-    whole: Option<Vec<u8>>,
+    /// The whole file in sub-chunks (a leading BOM removed), when it fits in one block.
+    chunks: Option<Vec<Vec<u8>>>,
+    /// Pass one's statistics of `chunks`, until pass one takes them.
+    scanned: Option<Vec<ChunkStats>>,
     block_size: usize,
 }
 
 impl<'p> Text<'p> {
-    /// Open `path`, reading it whole when it is at most `block_size` bytes.
+    /// Open `path`, reading (and scanning) it whole when it is at most `block_size` bytes.
     fn open(path: &'p Path, block_size: usize) -> Result<Self> {
         let file_len = std::fs::metadata(path)
             .map_err(|e| DataError::io(path, e))?
             .len();
         let block_size = block_size.max(1024);
-        let whole = if file_len <= block_size as u64 {
-            let mut bytes = std::fs::read(path).map_err(|e| DataError::io(path, e))?;
-            if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
-                bytes.drain(..3);
-            }
-            Some(bytes)
+        let (chunks, scanned) = if file_len <= block_size as u64 {
+            let (chunks, stats) = read_scanned(path, file_len as usize)?;
+            (Some(chunks), Some(stats))
         } else {
-            None
+            (None, None)
         };
         Ok(Self {
             path,
-            whole,
+            chunks,
+            scanned,
             block_size,
         })
     }
 
-    /// Call `f` on consecutive blocks of whole lines (a trailing line without newline included; a leading BOM
-    /// removed).
-    fn for_each_block(&self, mut f: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
-        match &self.whole {
-            Some(bytes) if bytes.is_empty() => Ok(()),
-            Some(bytes) => f(bytes),
-            None => stream_blocks(self.path, self.block_size, f),
+    /// Pass one's statistics, when the file was scanned as it was read.
+    fn take_scanned_stats(&mut self) -> Option<Vec<ChunkStats>> {
+        self.scanned.take()
+    }
+
+    /// Call `f` on consecutive groups of sub-chunks of whole lines (a trailing line without newline included; a
+    /// leading BOM removed): the whole file's, or each block's.
+    fn for_each_chunk_group(&self, mut f: impl FnMut(&[&[u8]]) -> Result<()>) -> Result<()> {
+        match &self.chunks {
+            Some(chunks) => {
+                let chunks: Vec<&[u8]> = chunks.iter().map(Vec::as_slice).collect();
+                if chunks.is_empty() {
+                    Ok(())
+                } else {
+                    f(&chunks)
+                }
+            }
+            None => stream_blocks(self.path, self.block_size, |block| {
+                f(&split_sub_chunks(block))
+            }),
         }
     }
+}
+
+/// Read the file at `path` (about `len` bytes) in sub-chunks of whole lines, each handed to pass one
+/// ([`scan_chunk`]) on the thread pool as soon as it is read; the chunks and their statistics in file order.
+fn read_scanned(path: &Path, len: usize) -> Result<(Vec<Vec<u8>>, Vec<ChunkStats>)> {
+    let size = sub_chunk_size(len);
+    let mut file = File::open(path).map_err(|e| DataError::io(path, e))?;
+    let (sender, receiver) = std::sync::mpsc::channel();
+    rayon::scope(|scope| -> Result<()> {
+        let mut carry: Vec<u8> = Vec::new();
+        let mut first = true;
+        for k in 0.. {
+            let mut buf = std::mem::take(&mut carry);
+            // About `size` bytes, then on until the chunk holds a newline. `read_to_end` through `take` reads
+            // into the spare capacity without zeroing it first.
+            let eof = loop {
+                let want = size.max(buf.len() + 1024) - buf.len();
+                let got = (&mut file)
+                    .take(want as u64)
+                    .read_to_end(&mut buf)
+                    .map_err(|e| DataError::io(path, e))?;
+                if got < want {
+                    break true;
+                }
+                if memchr::memrchr(b'\n', &buf).is_some() {
+                    break false;
+                }
+            };
+            if first {
+                if buf.starts_with(&[0xEF, 0xBB, 0xBF]) {
+                    buf.drain(..3);
+                }
+                first = false;
+            }
+            if !eof {
+                let cut = memchr::memrchr(b'\n', &buf).map_or(buf.len(), |p| p + 1);
+                carry = buf[cut..].to_vec();
+                buf.truncate(cut);
+            }
+            if !buf.is_empty() {
+                let sender = sender.clone();
+                scope.spawn(move |_| {
+                    let stats = scan_chunk(&buf);
+                    // The receiver outlives the scope.
+                    let _ = sender.send((k, buf, stats));
+                });
+            }
+            if eof {
+                break;
+            }
+        }
+        Ok(())
+    })?;
+    drop(sender);
+    let mut parts: Vec<(usize, Vec<u8>, ChunkStats)> = receiver.into_iter().collect();
+    parts.sort_unstable_by_key(|p| p.0);
+    Ok(parts
+        .into_iter()
+        .map(|(_, chunk, stats)| (chunk, stats))
+        .unzip())
 }
 
 /// Call `f` on consecutive blocks of whole lines of the file at `path`, read `block_size` bytes at a time.
@@ -734,11 +812,17 @@ fn stream_blocks(
     Ok(())
 }
 
+/// The size of the sub-chunks `len` bytes are cut into: about four per thread, between [`MIN_SUB_CHUNK`] and
+/// [`SUB_CHUNK`].
+fn sub_chunk_size(len: usize) -> usize {
+    (len / (4 * rayon::current_num_threads())).clamp(MIN_SUB_CHUNK, SUB_CHUNK)
+}
+
 /// Split a block into sub-chunks, each ending after a newline (or at the block end): about four per thread, between
 /// [`MIN_SUB_CHUNK`] and [`SUB_CHUNK`] bytes, so that a file of a few megabytes keeps every core busy too (with
 /// 1 MB chunks a 2.3 MB file was three tasks, parsed at 0.92 cores of two). Both passes cut a block the same way.
 fn split_sub_chunks(block: &[u8]) -> Vec<&[u8]> {
-    let size = (block.len() / (4 * rayon::current_num_threads())).clamp(MIN_SUB_CHUNK, SUB_CHUNK);
+    let size = sub_chunk_size(block.len());
     let mut out = Vec::with_capacity(block.len() / size + 1);
     let mut start = 0;
     while start < block.len() {

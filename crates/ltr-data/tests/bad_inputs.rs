@@ -425,3 +425,57 @@ fn malformed_tokens_after_the_fast_path_are_named() {
         parse_error(text.as_bytes(), 2, needle);
     }
 }
+
+/// A file read whole (scanned chunk by chunk as it is read) and the same file streamed in small blocks give the
+/// same dataset, with lines that cross every chunk boundary, a BOM, blank and comment lines, CRLF endings and a last
+/// line without a newline; and an error in a late chunk names its line either way.
+#[test]
+fn whole_and_streamed_reads_give_the_same_dataset() {
+    let mut text = String::from("\u{feff}");
+    for i in 0..6000 {
+        let q = i / 30;
+        let features: String = (1..=(1 + i % 40))
+            .map(|j| format!(" {}:{}", j * 3, (i * j) % 97))
+            .collect();
+        text.push_str(&format!("{} qid:{q}{features} # doc{i}", i % 5));
+        text.push_str(match i % 7 {
+            0 => "\r\n",
+            1 => "\n\n# a comment line\n",
+            _ => "\n",
+        });
+    }
+    text.push_str("2 qid:9999 1:0.5");
+    let (_dir, path) = file(text.as_bytes());
+    assert!(
+        std::fs::metadata(&path).unwrap().len() > 1 << 19,
+        "several chunks"
+    );
+    let whole = read_letor(&path).unwrap();
+    for storage in [Storage::Sparse, Storage::Dense] {
+        let opts = |block_size| ParseOptions {
+            block_size,
+            storage,
+            ..Default::default()
+        };
+        let whole = read_letor_with(&path, &opts(64 << 20)).unwrap();
+        let streamed = read_letor_with(&path, &opts(70_000)).unwrap();
+        assert_eq!(whole, streamed, "{storage:?}");
+    }
+    assert_eq!(whole.n_docs(), 6001);
+    assert_eq!(whole.n_queries(), 201);
+    // A bad token on line 30,000 or so, far into the file.
+    let bad = text.replacen("qid:180 ", "qid:180 5:x ", 1);
+    let line = bad[..bad.find("5:x").unwrap()].matches('\n').count() + 1;
+    let (_dir, path) = file(bad.as_bytes());
+    for block_size in [64 << 20, 70_000] {
+        let opts = ParseOptions {
+            block_size,
+            ..Default::default()
+        };
+        let e = read_letor_with(&path, &opts).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!(":{line}")),
+            "{e} should name line {line}"
+        );
+    }
+}
