@@ -100,6 +100,18 @@ impl Tier {
         Some((count, unit))
     }
 
+    /// [`tier_add`] of `values` to sums `start..start + values.len()`.
+    fn add(&mut self, start: usize, values: &mut [f64]) -> bool {
+        let range = start..start + values.len();
+        tier_add(
+            &self.grid[range.clone()],
+            &mut self.low[range.clone()],
+            &mut self.middle[range.clone()],
+            &mut self.high[range],
+            values,
+        )
+    }
+
     /// Sum `i`'s three accumulators.
     fn parts(&self, i: usize) -> [f64; 3] {
         if self.is_allocated() {
@@ -236,21 +248,7 @@ impl ExactVec {
             self.flush_tier();
         }
         self.tier.adds += 1;
-        let Tier {
-            grid,
-            low,
-            middle,
-            high,
-            ..
-        } = &mut self.tier;
-        let left = tier_add(
-            &grid[start..end],
-            &mut low[start..end],
-            &mut middle[start..end],
-            &mut high[start..end],
-            values,
-        );
-        if !left {
+        if !self.tier.add(start, values) {
             return;
         }
         for (i, value) in (start..end).zip(values.iter_mut()) {
@@ -269,20 +267,7 @@ impl ExactVec {
         if self.tier.grid[i] == 0.0 && v.is_finite() {
             if let Some(grid) = tier_grid(v) {
                 self.tier.grid[i] = grid;
-                let Tier {
-                    grid,
-                    low,
-                    middle,
-                    high,
-                    ..
-                } = &mut self.tier;
-                let left = tier_add(
-                    &grid[i..=i],
-                    &mut low[i..=i],
-                    &mut middle[i..=i],
-                    &mut high[i..=i],
-                    &mut [v],
-                );
+                let left = self.tier.add(i, &mut [v]);
                 debug_assert!(!left, "a tier takes the value that opened it");
                 return;
             }
@@ -361,22 +346,9 @@ impl ExactVec {
         assert_eq!(self.len, other.len, "merging sums of different lengths");
         self.merge_tier(other);
         for i in 0..self.len {
-            let b = other.window[i];
-            if b == 0 {
-                continue;
+            if other.window[i] != 0 {
+                self.add_count(i, (other.window[i], other.unit[i]));
             }
-            let (a, ub) = (self.window[i], other.unit[i]);
-            let joined = if a == 0 {
-                Some((b, ub))
-            } else {
-                join((a, self.unit[i]), (b, ub))
-            };
-            let (sum, unit) = joined.unwrap_or_else(|| {
-                self.spill(i);
-                (b, ub)
-            });
-            self.window[i] = sum;
-            self.unit[i] = unit;
         }
         if !other.limbs.is_empty() {
             self.ensure_limbs();

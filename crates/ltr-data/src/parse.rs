@@ -715,21 +715,7 @@ fn read_scanned(path: &Path, len: usize) -> Result<(Vec<Vec<u8>>, Vec<ChunkStats
         let mut first = true;
         for k in 0.. {
             let mut buf = std::mem::take(&mut carry);
-            // About `size` bytes, then on until the chunk holds a newline. `read_to_end` through `take` reads
-            // into the spare capacity without zeroing it first.
-            let eof = loop {
-                let want = size.max(buf.len() + 1024) - buf.len();
-                let got = (&mut file)
-                    .take(want as u64)
-                    .read_to_end(&mut buf)
-                    .map_err(|e| DataError::io(path, e))?;
-                if got < want {
-                    break true;
-                }
-                if memchr::memrchr(b'\n', &buf).is_some() {
-                    break false;
-                }
-            };
+            let eof = fill_to_a_line(path, &mut file, &mut buf, size)?;
             if first {
                 if buf.starts_with(&[0xEF, 0xBB, 0xBF]) {
                     buf.drain(..3);
@@ -764,6 +750,24 @@ fn read_scanned(path: &Path, len: usize) -> Result<(Vec<Vec<u8>>, Vec<ChunkStats
         .unzip())
 }
 
+/// Read into `buf` until it holds `size` bytes, then on until it holds a newline; true at the end of the file.
+/// `read_to_end` through `take` reads into the spare capacity without zeroing it first.
+fn fill_to_a_line(path: &Path, file: &mut File, buf: &mut Vec<u8>, size: usize) -> Result<bool> {
+    loop {
+        let want = size.max(buf.len() + 1024) - buf.len();
+        let got = file
+            .take(want as u64)
+            .read_to_end(buf)
+            .map_err(|e| DataError::io(path, e))?;
+        if got < want {
+            return Ok(true);
+        }
+        if memchr::memrchr(b'\n', buf).is_some() {
+            return Ok(false);
+        }
+    }
+}
+
 /// Call `f` on consecutive blocks of whole lines of the file at `path`, read `block_size` bytes at a time.
 fn stream_blocks(
     path: &Path,
@@ -778,21 +782,7 @@ fn stream_blocks(
     let mut first = true;
     let mut eof = false;
     while !eof {
-        // Fill up to block_size (or more, while the block holds no newline). `read_to_end` through `take` reads
-        // into the spare capacity without zeroing it first.
-        loop {
-            let want = block_size.max(buf.len() + 1024) - buf.len();
-            let got = (&mut file)
-                .take(want as u64)
-                .read_to_end(&mut buf)
-                .map_err(|e| DataError::io(path, e))?;
-            if got < want {
-                eof = true;
-            }
-            if eof || memchr::memrchr(b'\n', &buf).is_some() {
-                break;
-            }
-        }
+        eof = fill_to_a_line(path, &mut file, &mut buf, block_size)?;
         if first {
             if buf.starts_with(&[0xEF, 0xBB, 0xBF]) {
                 buf.drain(..3);
