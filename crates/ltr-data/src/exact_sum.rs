@@ -14,10 +14,11 @@
 //! goes through a third part, the *tier*: per sum three f64 accumulators on the grids 2^g, 2^(g+26) and 2^(g+52). A
 //! value between 2^(g+52) and 2^(g+96) is split exactly into one multiple of each grid by two rounding additions
 //! (x + 1.5·2⁵²·grid − 1.5·2⁵²·grid rounds x to a multiple of grid), and each part added to its accumulator is
-//! exact for 2⁸ additions (then the tier is flushed into the window), because every partial sum stays an integer number of grid units below 2⁵³. That is a
-//! dozen f64 operations a value with no branch, which the compiler runs two or four values at a time: three times
-//! faster than the window's shift and 128-bit addition, which were a quarter of a sparse Newton step. The tier
-//! adds whatever it takes exactly, so which part of a sum holds what never changes the sum.
+//! exact for 2⁸ additions (then the tier is flushed into the window), because every partial sum stays an integer
+//! number of grid units below 2⁵³. That is a dozen f64 operations a value with no branch, which the compiler runs
+//! two or four values at a time: three times faster than the window's shift and 128-bit addition, which were a
+//! quarter of a sparse Newton step. The tier adds whatever it takes exactly, so which part of a sum holds what
+//! never changes the sum.
 //!
 //! Integer addition is associative, so two accumulators merge exactly ([`ExactVec::merge`]) and so do the limbs of
 //! accumulators on different machines (an MPI sum of `i64` arrays after [`ExactVec::normalise`] has moved every
@@ -390,8 +391,9 @@ impl ExactVec {
             if theirs == 0.0 {
                 continue;
             }
+            // A closed tier holds nothing (it adds only zeros), so it can take the other's grid.
             let ours = &mut self.tier.grid[i];
-            if *ours == 0.0 && self.tier.low[i] == 0.0 {
+            if *ours == 0.0 {
                 *ours = theirs;
             }
             if *ours == theirs {
