@@ -154,20 +154,7 @@ impl Iterator for RowEntries<'_> {
 pub fn dot_dense(x: &[f32], w: &[f64]) -> f64 {
     let n = x.len().min(w.len());
     let (x, w) = (&x[..n], &w[..n]);
-    let mut acc = [0.0f64; 4];
-    let chunks = n / 4;
-    for c in 0..chunks {
-        let b = c * 4;
-        acc[0] += x[b] as f64 * w[b];
-        acc[1] += x[b + 1] as f64 * w[b + 1];
-        acc[2] += x[b + 2] as f64 * w[b + 2];
-        acc[3] += x[b + 3] as f64 * w[b + 3];
-    }
-    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    for j in chunks * 4..n {
-        s += x[j] as f64 * w[j];
-    }
-    s
+    sum_in_four(n, |j| x[j] as f64 * w[j])
 }
 
 /// Σ values[k] · w[indices[k]] over the stored columns that `w` covers, in four interleaved partial sums like
@@ -177,10 +164,16 @@ pub fn dot_dense(x: &[f32], w: &[f64]) -> f64 {
 pub fn dot_sparse(indices: &[u32], values: &[f32], w: &[f64]) -> f64 {
     let n = indices.len().min(values.len());
     let (indices, values) = (&indices[..n], &values[..n]);
-    let term = |k: usize| {
+    sum_in_four(n, |k| {
         w.get(indices[k] as usize)
             .map_or(0.0, |&wj| values[k] as f64 * wj)
-    };
+    })
+}
+
+/// Σ term(k) for k in 0..n in four interleaved partial sums (k mod 4 for the first 4⌊n/4⌋ terms), then the rest
+/// in order: independent additions keep the adder busy where one running sum waits on each.
+#[inline(always)]
+fn sum_in_four(n: usize, term: impl Fn(usize) -> f64) -> f64 {
     let mut acc = [0.0f64; 4];
     let chunks = n / 4;
     for c in 0..chunks {
