@@ -23,12 +23,13 @@ class RankSVM(Ranker):
     - ``eta`` (float in [1e-300, 1e+300]; default 1): gradient-descent initial (backtracking) or fixed step. Only with solver=gd.
     - ``tol`` (float in [1e-12, 1e+300]; default (none)): stopping tolerance (empty: the solver's default; cutting plane: relative duality gap 1e-5).
     - ``max_iter`` (int in [0, 18446744073709551615]; default (none)): iteration cap (empty: the solver's default).
+    - ``cg_tol`` (float in [1e-06, 0.999]; default 0.1): Newton's inner tolerance: each step's conjugate gradients stop at this fraction of the gradient's norm (0.1 is liblinear's; looser = fewer Hessian products per step, sometimes more steps). Only with solver=newton.
 
     A list is a grid chosen on ``eval_set``. Common settings: see :class:`Ranker`.
     """
 
     _algo = "ranksvm"
-    _param_map = {"c": "c", "solver": "solver", "pairs": "pairs", "loss": "loss", "step": "step", "eta": "eta", "tol": "tol", "max_iter": "max-iter"}
+    _param_map = {"c": "c", "solver": "solver", "pairs": "pairs", "loss": "loss", "step": "step", "eta": "eta", "tol": "tol", "max_iter": "max-iter", "cg_tol": "cg-tol"}
 
     def __init__(
         self,
@@ -40,6 +41,7 @@ class RankSVM(Ranker):
         eta: Any = None,
         tol: Any = None,
         max_iter: Any = None,
+        cg_tol: Any = None,
         *,
         metric: str = "NDCG@10",
         convention: str = "standard",
@@ -56,6 +58,7 @@ class RankSVM(Ranker):
         self.eta = eta
         self.tol = tol
         self.max_iter = max_iter
+        self.cg_tol = cg_tol
         self.algo = "ranksvm"
         self.metric = metric
         self.convention = convention
@@ -82,12 +85,13 @@ class RankSVMIR(Ranker):
     - ``eta`` (float in [1e-300, 1e+300]; default 1): gradient-descent initial (backtracking) or fixed step. Only with solver=gd.
     - ``tol`` (float in [1e-12, 1e+300]; default (none)): stopping tolerance (empty: the solver's default; cutting plane: relative duality gap 1e-5).
     - ``max_iter`` (int in [0, 18446744073709551615]; default (none)): iteration cap (empty: the solver's default).
+    - ``cg_tol`` (float in [1e-06, 0.999]; default 0.1): Newton's inner tolerance: each step's conjugate gradients stop at this fraction of the gradient's norm (0.1 is liblinear's; looser = fewer Hessian products per step, sometimes more steps). Only with solver=newton.
 
     A list is a grid chosen on ``eval_set``. Common settings: see :class:`Ranker`.
     """
 
     _algo = "rsvm-ir"
-    _param_map = {"variant": "variant", "c": "c", "solver": "solver", "tau": "tau", "tau_repeats": "tau-repeats", "missing_grade": "missing-grade", "loss": "loss", "step": "step", "eta": "eta", "tol": "tol", "max_iter": "max-iter"}
+    _param_map = {"variant": "variant", "c": "c", "solver": "solver", "tau": "tau", "tau_repeats": "tau-repeats", "missing_grade": "missing-grade", "loss": "loss", "step": "step", "eta": "eta", "tol": "tol", "max_iter": "max-iter", "cg_tol": "cg-tol"}
 
     def __init__(
         self,
@@ -102,6 +106,7 @@ class RankSVMIR(Ranker):
         eta: Any = None,
         tol: Any = None,
         max_iter: Any = None,
+        cg_tol: Any = None,
         *,
         metric: str = "NDCG@10",
         convention: str = "standard",
@@ -121,6 +126,7 @@ class RankSVMIR(Ranker):
         self.eta = eta
         self.tol = tol
         self.max_iter = max_iter
+        self.cg_tol = cg_tol
         self.algo = "rsvm-ir"
         self.metric = metric
         self.convention = convention
@@ -145,12 +151,13 @@ class PropensityRankSVM(Ranker):
     - ``eta`` (float in [1e-300, 1e+300]; default 1): gradient-descent initial (backtracking) or fixed step. Only with solver=gd.
     - ``tol`` (float in [1e-12, 1e+300]; default (none)): stopping tolerance (empty: the solver's default; cutting plane: relative duality gap 1e-5).
     - ``max_iter`` (int in [0, 18446744073709551615]; default (none)): iteration cap (empty: the solver's default).
+    - ``cg_tol`` (float in [1e-06, 0.999]; default 0.1): Newton's inner tolerance: each step's conjugate gradients stop at this fraction of the gradient's norm (0.1 is liblinear's; looser = fewer Hessian products per step, sometimes more steps). Only with solver=newton.
 
     A list is a grid chosen on ``eval_set``. Common settings: see :class:`Ranker`.
     """
 
     _algo = "propensity-ranksvm"
-    _param_map = {"c": "c", "solver": "solver", "weighting": "weighting", "clip": "clip", "loss": "loss", "step": "step", "eta": "eta", "tol": "tol", "max_iter": "max-iter"}
+    _param_map = {"c": "c", "solver": "solver", "weighting": "weighting", "clip": "clip", "loss": "loss", "step": "step", "eta": "eta", "tol": "tol", "max_iter": "max-iter", "cg_tol": "cg-tol"}
 
     def __init__(
         self,
@@ -163,6 +170,7 @@ class PropensityRankSVM(Ranker):
         eta: Any = None,
         tol: Any = None,
         max_iter: Any = None,
+        cg_tol: Any = None,
         *,
         metric: str = "NDCG@10",
         convention: str = "standard",
@@ -180,6 +188,7 @@ class PropensityRankSVM(Ranker):
         self.eta = eta
         self.tol = tol
         self.max_iter = max_iter
+        self.cg_tol = cg_tol
         self.algo = "propensity-ranksvm"
         self.metric = metric
         self.convention = convention

@@ -135,6 +135,8 @@ pub struct RankSvmParams {
     tol: Option<f64>,
     /// Iteration cap (`None` = the solver's default).
     max_iter: Option<usize>,
+    /// Newton's inner (CG) tolerance: a fraction of ‖∇f‖ (`None` = [`NewtonSettings`]' 0.1).
+    cg_tol: Option<f64>,
     /// Seed (dual pair order).
     seed: u64,
     /// RSVM-IR weighting.
@@ -151,6 +153,7 @@ impl Default for RankSvmParams {
             solver: Solver::Newton,
             tol: None,
             max_iter: None,
+            cg_tol: None,
             seed: 1,
             weighting: Weighting::default(),
             pairs: PairScheme::AllDifferent,
@@ -317,6 +320,13 @@ impl RankSvmParams {
         self.tol = t;
         self
     }
+    /// Set Newton's inner tolerance: each step's conjugate gradients stop once the residual is below this
+    /// fraction of ‖∇f‖ (`None`: 0.1, liblinear's value). Looser steps cost fewer Hessian products per Newton
+    /// iteration and may need more iterations; the stopping rule on ‖∇f‖ (`tol`) is the same.
+    pub fn cg_tolerance(mut self, t: Option<f64>) -> Self {
+        self.cg_tol = t;
+        self
+    }
     /// Set the seed.
     pub fn seed(mut self, s: u64) -> Self {
         self.seed = s;
@@ -352,6 +362,22 @@ impl RankSvmParams {
                 "pairs",
                 "sampled pairs need solver=dual (the other solvers use all pairs implicitly)",
             ));
+        }
+        if let Some(t) = self.cg_tol {
+            if !(t > 0.0 && t < 1.0) {
+                return Err(LtrError::param(
+                    "cg-tol",
+                    format!(
+                        "{t} must lie strictly between 0 and 1 (a fraction of the gradient's norm)"
+                    ),
+                ));
+            }
+            if self.solver != Solver::Newton {
+                return Err(LtrError::param(
+                    "cg-tol",
+                    "is the Newton solver's inner tolerance; the chosen solver has no conjugate gradients",
+                ));
+            }
         }
         if let Some(t) = self.tol {
             if !t.is_finite() || t <= 0.0 {
@@ -451,6 +477,9 @@ impl RankSvmParams {
         }
         if let Some(m) = self.max_iter {
             st.max_iter = m;
+        }
+        if let Some(t) = self.cg_tol {
+            st.cg_tol = t;
         }
         st
     }

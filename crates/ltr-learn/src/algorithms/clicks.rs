@@ -82,6 +82,7 @@ pub(crate) fn propensity_ranksvm(
         .solver(super::svm::solver(r, &name)?)
         .tolerance(r.opt_float("tol")?)
         .max_iter(r.opt_int("max-iter")?)
+        .cg_tolerance(super::svm::cg_tol(r, &name)?)
         .weighting(Weighting {
             clicks: Some(clicks),
             ..Weighting::default()

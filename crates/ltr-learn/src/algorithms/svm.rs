@@ -17,6 +17,7 @@ pub(crate) const SOLVER_SPECS: &[ParamSpec] = &[
     ParamSpec::new("eta", "1", float(1e-300, 1e300), "gradient-descent initial (backtracking) or fixed step").when("solver=gd"),
     ParamSpec::new("tol", "", float(ltr_svm::MIN_TOL, 1e300), "stopping tolerance (empty: the solver's default; cutting plane: relative duality gap 1e-5)"),
     ParamSpec::new("max-iter", "", int(0, u64::MAX), "iteration cap (empty: the solver's default)"),
+    ParamSpec::new("cg-tol", "0.1", float(1e-6, 0.999), "Newton's inner tolerance: each step's conjugate gradients stop at this fraction of the gradient's norm (0.1 is liblinear's; looser = fewer Hessian products per step, sometimes more steps)").when("solver=newton"),
 ];
 
 /// `ranksvm`'s own parameters.
@@ -111,6 +112,16 @@ pub(crate) fn solver(r: &SpecReader<'_>, solver: &str) -> Result<Solver> {
     })
 }
 
+/// Newton's inner tolerance, read only when the solver is Newton (so that giving it to another solver is an
+/// error naming the setting it belongs to).
+pub(crate) fn cg_tol(r: &SpecReader<'_>, solver: &str) -> Result<Option<f64>> {
+    Ok(if solver == "newton" {
+        Some(r.float("cg-tol")?)
+    } else {
+        None
+    })
+}
+
 /// RankSVM's parameters.
 pub(crate) fn ranksvm_params(r: &SpecReader<'_>) -> Result<RankSvmParams> {
     let c = c_setting(r, CSetting::Value(1.0))?;
@@ -121,6 +132,7 @@ pub(crate) fn ranksvm_params(r: &SpecReader<'_>) -> Result<RankSvmParams> {
         .solver(solver(r, &name)?)
         .tolerance(r.opt_float("tol")?)
         .max_iter(r.opt_int("max-iter")?)
+        .cg_tolerance(cg_tol(r, &name)?)
         .pairs(match r.choice("pairs")?.as_str() {
             "adjacent" => PairScheme::Adjacent,
             _ => PairScheme::AllDifferent,
@@ -171,6 +183,7 @@ fn rsvm_ir_params(r: &SpecReader<'_>) -> Result<RankSvmParams> {
         .solver(solver(r, &name)?)
         .tolerance(r.opt_float("tol")?)
         .max_iter(r.opt_int("max-iter")?)
+        .cg_tolerance(cg_tol(r, &name)?)
         .weighting(Weighting {
             tau: (variant != "query").then_some(tau),
             mu: variant != "rank",
