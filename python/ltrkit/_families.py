@@ -564,6 +564,7 @@ class CoordinateAscent(Ranker):
     - ``iterations`` (int in [1, 1000]; default 25): trial steps per direction (RankLib -i). Only with line-search=ranklib.
     - ``step_base`` (float in [1e-300, 1e+300]; default 0.05): first trial step relative to the weight. Only with line-search=ranklib.
     - ``step_scale`` (float in [1.000001, 1e+300]; default 2): growth of the trial steps. Only with line-search=ranklib.
+    - ``exchange`` (one of auto, points, buckets; default auto): how the ranks of `train --distributed` agree on each line (one process: no effect): points gathers every crossing point (the single-process model bit for bit); buckets reduces bucket statistics and gathers only the candidate buckets' points; auto: points up to 2^20 points a line, buckets above. Only with line-search=exact.
     - ``train_metric`` (text; default auto): measure optimised on the training data: NDCG[@k], DCG[@k], MAP[@k], P@k, MRR[@k], ERR[@k]; auto: --metric.
     - ``train_convention`` (one of auto, letor3, letor4, mslr, trec, standard; default auto): convention of that measure; auto: --convention.
 
@@ -571,7 +572,7 @@ class CoordinateAscent(Ranker):
     """
 
     _algo = "coordinate-ascent"
-    _param_map = {"restarts": "restarts", "tolerance": "tolerance", "max_sweeps": "max-sweeps", "l2": "l2", "non_negative": "non-negative", "line_search": "line-search", "iterations": "iterations", "step_base": "step-base", "step_scale": "step-scale", "train_metric": "metric", "train_convention": "convention"}
+    _param_map = {"restarts": "restarts", "tolerance": "tolerance", "max_sweeps": "max-sweeps", "l2": "l2", "non_negative": "non-negative", "line_search": "line-search", "iterations": "iterations", "step_base": "step-base", "step_scale": "step-scale", "exchange": "exchange", "train_metric": "metric", "train_convention": "convention"}
 
     def __init__(
         self,
@@ -584,6 +585,7 @@ class CoordinateAscent(Ranker):
         iterations: Any = None,
         step_base: Any = None,
         step_scale: Any = None,
+        exchange: Any = None,
         train_metric: Any = None,
         train_convention: Any = None,
         *,
@@ -603,6 +605,7 @@ class CoordinateAscent(Ranker):
         self.iterations = iterations
         self.step_base = step_base
         self.step_scale = step_scale
+        self.exchange = exchange
         self.train_metric = train_metric
         self.train_convention = train_convention
         self.algo = "coordinate-ascent"

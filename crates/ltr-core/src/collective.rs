@@ -65,6 +65,32 @@ pub trait Allreduce {
             .collect())
     }
 
+    /// Element-wise minimum of `mins` and maximum of `maxs` over all ranks, on every rank. The default gathers
+    /// every rank's values (their bits carried as f64) and folds them; MPI overrides it with `MPI_MIN`/`MPI_MAX`.
+    /// Coordinate Ascent's bucket exchange takes each bucket's extreme crossing points so.
+    fn min_max_u64(&self, mins: &mut [u64], maxs: &mut [u64]) -> Result<()> {
+        if self.size() == 1 {
+            return Ok(());
+        }
+        let local: Vec<f64> = mins
+            .iter()
+            .chain(maxs.iter())
+            .map(|&v| f64::from_bits(v))
+            .collect();
+        let all = self.gather_f64(&local)?;
+        let n = local.len();
+        for rank in all.chunks_exact(n.max(1)) {
+            let (lo, hi) = rank.split_at(mins.len());
+            for (m, v) in mins.iter_mut().zip(lo) {
+                *m = (*m).min(v.to_bits());
+            }
+            for (m, v) in maxs.iter_mut().zip(hi) {
+                *m = (*m).max(v.to_bits());
+            }
+        }
+        Ok(())
+    }
+
     /// Element-wise sum over ranks, added in rank order (rank 0's value first), on every rank.
     fn sum_ordered(&self, buf: &mut [f64]) -> Result<()> {
         if self.size() == 1 {
@@ -330,6 +356,27 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("rank 0 panicked"));
+    }
+
+    #[test]
+    fn thread_ranks_take_element_wise_extremes() {
+        // Keys whose bits would be NaN as f64 must cross unchanged too.
+        let nan_bits = 0x7FF8_0000_0000_0001u64;
+        let results = ThreadGroup::run(3, move |comm| {
+            let r = comm.rank() as u64;
+            let mut mins = vec![10 - r, u64::MAX, nan_bits - r];
+            let mut maxs = vec![10 + r, 0, nan_bits + r];
+            comm.min_max_u64(&mut mins, &mut maxs)?;
+            Ok((mins, maxs))
+        });
+        for r in results {
+            let (mins, maxs) = r.unwrap();
+            assert_eq!(mins, vec![8, u64::MAX, nan_bits - 2]);
+            assert_eq!(maxs, vec![12, 0, nan_bits + 2]);
+        }
+        let (mut lo, mut hi) = (vec![5], vec![6]);
+        SingleProcess.min_max_u64(&mut lo, &mut hi).unwrap();
+        assert_eq!((lo, hi), (vec![5], vec![6]));
     }
 
     #[test]

@@ -216,6 +216,89 @@ fn coordinate_ascent_over_shards_out_of_query_order_keeps_its_quality() {
     assert!((a - b).abs() <= 0.005, "single {a}, reversed shards {b}");
 }
 
+/// Totals over the restarts of what the line searches exchanged: (lines, lines by buckets, points gathered).
+fn exchanged(t: &Trained) -> (u64, u64, u64) {
+    let d = t.fitted.diagnostics.as_ref().unwrap();
+    let mut sums = (0, 0, 0);
+    for r in d["restarts"].as_array().unwrap() {
+        sums.0 += r["lines_exchanged"].as_u64().unwrap();
+        sums.1 += r["lines_by_buckets"].as_u64().unwrap();
+        sums.2 += r["points_gathered"].as_u64().unwrap();
+    }
+    sums
+}
+
+#[test]
+fn coordinate_ascent_by_bucket_statistics_keeps_the_single_process_quality() {
+    // Large enough that every MAP line has over 8,192 crossing points, the smallest line the buckets take.
+    let data = generate_web(&WebConfig {
+        queries: 40,
+        min_docs: 50,
+        max_docs: 100,
+        seed: 6,
+        ..Default::default()
+    })
+    .unwrap();
+    let per_query = PreprocessSpec {
+        normalize: Some(NormalizeKind::QueryMinMax),
+        ..Default::default()
+    };
+    let base = ["restarts=1", "metric=MAP", "max-sweeps=1"];
+    let single = train(
+        "coordinate-ascent",
+        &Grid::parse(&base).unwrap(),
+        &TrainRequest::new(&data).preprocess(&per_query),
+    )
+    .unwrap();
+    let measure = single.fitted.report.objective.unwrap();
+    assert_eq!(
+        exchanged(&single),
+        (0, 0, 0),
+        "one process exchanges nothing"
+    );
+    let with = |exchange: &'static str| [base.as_slice(), &[exchange]].concat();
+    let points = distributed_algo(
+        "coordinate-ascent",
+        &data,
+        2,
+        &with("exchange=points"),
+        &per_query,
+    );
+    assert_eq!(weights(&points), weights(&single));
+    let (lines, by_buckets, all_points) = exchanged(&points);
+    assert!(
+        lines > 100 && by_buckets == 0,
+        "{lines} lines, {by_buckets} by buckets"
+    );
+    for ranks in [2, 3] {
+        let t = distributed_algo(
+            "coordinate-ascent",
+            &data,
+            ranks,
+            &with("exchange=buckets"),
+            &per_query,
+        );
+        let (lines, by_buckets, gathered) = exchanged(&t);
+        assert_eq!(by_buckets, lines, "{ranks} ranks: every line by buckets");
+        // The sample and the candidate buckets' points: a small part of every crossing point.
+        assert!(
+            (gathered as f64) < 0.25 * all_points as f64,
+            "{ranks} ranks: {gathered} points gathered against {all_points}"
+        );
+        let m = t.fitted.report.objective.unwrap();
+        eprintln!(
+            "{ranks} ranks: {lines} lines by buckets, {gathered} points gathered (points: {all_points}); \
+             training MAP {m} against {measure}, same weights: {}",
+            weights(&t) == weights(&single)
+        );
+        assert!(measure > 0.5, "single-process training MAP {measure}");
+        assert!(
+            (m - measure).abs() <= 0.005,
+            "{ranks} ranks: {m} against {measure}"
+        );
+    }
+}
+
 #[test]
 fn letor_folds_give_the_single_process_model() {
     let Some(dir) = ltr_testdata::shared_datasets_dir() else {

@@ -20,7 +20,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rayon::prelude::*;
 
-use crate::line_search::{Choice, LineScratch, Problem};
+use crate::line_search::{Choice, Exchanged, LineExchange, LineScratch, Problem};
 use crate::measure::ListMeasure;
 
 /// How a coordinate's new weight is found.
@@ -44,6 +44,7 @@ pub struct CoordinateAscentParams {
     non_negative: bool,
     measure: Option<ListMeasure>,
     line_search: LineSearch,
+    exchange: LineExchange,
     iterations: usize,
     step_base: f64,
     step_scale: f64,
@@ -59,6 +60,7 @@ impl Default for CoordinateAscentParams {
             non_negative: false,
             measure: None,
             line_search: LineSearch::Exact,
+            exchange: LineExchange::Auto,
             iterations: 25,
             step_base: 0.05,
             step_scale: 2.0,
@@ -102,6 +104,13 @@ impl CoordinateAscentParams {
     /// Exact line search (default) or RankLib's trial steps.
     pub fn line_search(mut self, line_search: LineSearch) -> Self {
         self.line_search = line_search;
+        self
+    }
+    /// How the ranks of a distributed run agree on each line of the exact search ([`LineExchange`]; one process
+    /// exchanges nothing): `Auto` gathers every crossing point (the single-process model bit for bit) up to 2²⁰
+    /// points a line and exchanges bucket statistics above.
+    pub fn exchange(mut self, exchange: LineExchange) -> Self {
+        self.exchange = exchange;
         self
     }
     /// Trial steps per direction of [`LineSearch::RankLibSteps`] (`-i`, 25).
@@ -177,6 +186,8 @@ struct Restart {
     train: f64,
     sweeps: usize,
     capped: bool,
+    /// What the line searches exchanged across ranks (none in one process).
+    exchanged: Exchanged,
 }
 
 impl Fit for CoordinateAscentParams {
@@ -253,6 +264,8 @@ impl CoordinateAscentParams {
             per_restart.push(serde_json::json!({
                 "restart": r, "train": out.train, "validation": ctx.validation().map(|_| judged),
                 "sweeps": out.sweeps,
+                "lines_exchanged": out.exchanged.lines, "lines_by_buckets": out.exchanged.by_buckets,
+                "points_gathered": out.exchanged.points,
             }));
             best.offer(judged, r);
         }
@@ -347,6 +360,7 @@ impl CoordinateAscentParams {
                             j,
                             w[j],
                             Some(&choice),
+                            self.exchange,
                             &mut scratch,
                             comm,
                         )?
@@ -404,6 +418,7 @@ impl CoordinateAscentParams {
             train: measure,
             sweeps,
             capped,
+            exchanged: scratch.exchanged,
         })
     }
 

@@ -32,4 +32,5 @@ mod measure;
 pub use adarank::AdaRankParams;
 pub use coordinate_ascent::{CoordinateAscentParams, LineSearch};
 pub use lambdarank::LambdaRankParams;
+pub use line_search::LineExchange;
 pub use measure::ListMeasure;

@@ -239,10 +239,16 @@ impl<'a> Problem<'a> {
         assemble_line(base, nq, choice, scratch)
     }
 
-    /// [`Problem::line_into`] over the queries of every rank of `comm` (this problem holds this rank's): each
-    /// rank's per-query values and changes are gathered in rank order, so with the queries split into consecutive
-    /// runs in rank order every sum is taken in the single-process order and the line is the single-process line,
-    /// bit for bit. Every rank builds the same line.
+    /// [`Problem::line_into`] over the queries of every rank of `comm` (this problem holds this rank's). Every rank
+    /// builds the same line, by one of two exchanges (`exchange`):
+    /// - points: each rank's per-query values and changes are gathered in rank order, so with the queries split
+    ///   into consecutive runs in rank order every sum is taken in the single-process order and the line is the
+    ///   single-process line, bit for bit — at 16 bytes a crossing point gathered by every rank;
+    /// - buckets (a pruned line only): the ranks agree on the single-process splitters (a gathered sample), reduce
+    ///   each bucket's count, extreme keys, sum and rise, decide the candidate buckets identically and gather only
+    ///   their points — O(buckets + kept points) a line. The bucket sums are added in rank order, so values may
+    ///   differ from one process's by rounding; the accepted step is still verified on the real ranking.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn line_over_ranks<'s>(
         &self,
         scores: &[f64],
@@ -250,6 +256,7 @@ impl<'a> Problem<'a> {
         j: usize,
         wj: f64,
         choice: Option<&Choice>,
+        exchange: LineExchange,
         scratch: &'s mut LineScratch,
         comm: &dyn Allreduce,
     ) -> Result<&'s Line> {
@@ -257,6 +264,13 @@ impl<'a> Problem<'a> {
             return Ok(self.line_into(scores, current, j, wj, choice, scratch));
         }
         let parts = self.run_lines(scores, current, j, wj);
+        if let (Some(choice), Some(from)) = (choice, exchange.buckets_from()) {
+            let local = parts.iter().map(|(_, c)| c.len()).sum::<usize>();
+            let counts = comm.gather_f64(&[local as f64])?;
+            if counts.iter().sum::<f64>() >= from as f64 {
+                return line_by_buckets(parts, &counts, choice, scratch, comm);
+            }
+        }
         let bases: Vec<f64> = parts.iter().flat_map(|(b, _)| b.iter().copied()).collect();
         // A change crosses as two f64: its order key's bits and its Δ.
         let encoded: Vec<f64> = parts
@@ -276,6 +290,8 @@ impl<'a> Problem<'a> {
         for rank in &all_changes {
             changes.extend(rank.chunks_exact(2).map(|c| (c[0].to_bits(), c[1])));
         }
+        scratch.exchanged.lines += 1;
+        scratch.exchanged.points += changes.len() as u64;
         Ok(assemble_line(base, nq, choice, scratch))
     }
 
@@ -370,6 +386,114 @@ fn assemble_line<'s>(
     }
 }
 
+/// How the ranks of a distributed Coordinate Ascent agree on each line (one process: no exchange, the same line).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LineExchange {
+    /// Points up to 2²⁰ crossing points over all ranks (16 MB gathered by every rank), buckets above.
+    #[default]
+    Auto,
+    /// Every crossing point gathered by every rank: the single-process model bit for bit.
+    Points,
+    /// Bucket statistics, then only the candidate buckets' points (lines of at least 8,192 points).
+    Buckets,
+}
+
+impl LineExchange {
+    /// From how many crossing points over all ranks a line goes through buckets (`None`: never).
+    fn buckets_from(self) -> Option<usize> {
+        match self {
+            LineExchange::Auto => Some(BUCKETS_FROM),
+            LineExchange::Points => None,
+            LineExchange::Buckets => Some(PRUNE_FROM),
+        }
+    }
+}
+
+/// `LineExchange::Auto` exchanges buckets from this many crossing points.
+const BUCKETS_FROM: usize = 1 << 20;
+
+/// The pruned line over every rank's changes (`parts`: this rank's; `counts`: every rank's number of changes) by
+/// bucket statistics: see [`Problem::line_over_ranks`].
+fn line_by_buckets<'s>(
+    parts: Vec<RunLine>,
+    counts: &[f64],
+    choice: &Choice,
+    scratch: &'s mut LineScratch,
+    comm: &dyn Allreduce,
+) -> Result<&'s Line> {
+    let mut head = [
+        parts.iter().flat_map(|(b, _)| b).sum::<f64>(),
+        parts.iter().map(|(b, _)| b.len()).sum::<usize>() as f64,
+    ];
+    comm.sum_ordered(&mut head)?;
+    let (base, nq) = (head[0], head[1].max(1.0));
+    let LineScratch {
+        changes,
+        buckets: b,
+        line,
+        exchanged,
+    } = scratch;
+    changes.clear();
+    for (_, c) in &parts {
+        changes.extend_from_slice(c);
+    }
+    drop(parts);
+    // The sample one process would take: every stride-th change of all ranks' changes in rank order.
+    let n = counts.iter().map(|&c| c as usize).sum::<usize>();
+    let offset = counts[..comm.rank()]
+        .iter()
+        .map(|&c| c as usize)
+        .sum::<usize>();
+    let plan = SamplePlan::new(n);
+    let first = (plan.stride - offset % plan.stride) % plan.stride;
+    let mine: Vec<f64> = changes
+        .iter()
+        .skip(first)
+        .step_by(plan.stride)
+        .map(|c| f64::from_bits(c.0))
+        .collect();
+    let sample = comm.gather_varying_f64(&mine)?;
+    b.sample.clear();
+    b.sample
+        .extend(sample.iter().flatten().map(|v| v.to_bits()));
+    b.split(&plan);
+    b.count(changes);
+    let mut total: Vec<i64> = b.buckets.iter().map(|x| x.count as i64).collect();
+    comm.sum_i64(&mut total)?;
+    let mut mins: Vec<u64> = b.buckets.iter().map(|x| x.min_key).collect();
+    let mut maxs: Vec<u64> = b.buckets.iter().map(|x| x.max_key).collect();
+    comm.min_max_u64(&mut mins, &mut maxs)?;
+    let k = b.buckets.len();
+    let mut sums: Vec<f64> = b.buckets.iter().map(|x| x.sum).collect();
+    sums.extend(b.buckets.iter().map(|x| x.rise));
+    comm.sum_ordered(&mut sums)?;
+    for (i, bucket) in b.buckets.iter_mut().enumerate() {
+        bucket.count = total[i] as usize;
+        bucket.min_key = mins[i];
+        bucket.max_key = maxs[i];
+        bucket.sum = sums[i];
+        bucket.rise = sums[k + i];
+    }
+    mark_candidates(&mut b.buckets, base, nq, choice);
+    let kept: Vec<f64> = changes
+        .iter()
+        .zip(&b.of_change)
+        .filter(|(_, &id)| b.buckets[id as usize].candidate)
+        .flat_map(|(c, _)| [f64::from_bits(c.0), c.1])
+        .collect();
+    let kept = comm.gather_varying_f64(&kept)?;
+    b.members.clear();
+    b.members.extend(
+        kept.iter()
+            .flat_map(|r| r.chunks_exact(2).map(|c| (c[0].to_bits(), c[1]))),
+    );
+    b.kept = b.members.len();
+    exchanged.lines += 1;
+    exchanged.by_buckets += 1;
+    exchanged.points += (b.sample.len() + b.members.len()) as u64;
+    Ok(b.build(base, nq, line))
+}
+
 /// One run's per-query values at t = −∞ and its changes `(order key of t, Δ)`, in query order.
 type RunLine = (Vec<f64>, Vec<(u64, f64)>);
 
@@ -388,6 +512,19 @@ pub(crate) struct LineScratch {
     changes: Vec<(u64, f64)>,
     buckets: BucketScratch,
     line: Line,
+    /// What this restart's lines exchanged across ranks.
+    pub exchanged: Exchanged,
+}
+
+/// What the line searches of a distributed run exchanged (every rank receives the same).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Exchanged {
+    /// Lines built across ranks.
+    pub lines: u64,
+    /// Of them, lines built from bucket statistics.
+    pub by_buckets: u64,
+    /// Crossing points (and sample keys) each rank received, over all lines.
+    pub points: u64,
 }
 
 /// Fewer changes than this are simply sorted: bucketing would not pay.
@@ -455,7 +592,12 @@ pub(crate) struct BucketScratch {
     splitters: Vec<u64>,
     of_change: Vec<u32>,
     buckets: Vec<Bucket>,
+    /// The candidate buckets' changes, in change order.
     members: Vec<(u64, f64)>,
+    /// The same, grouped by bucket.
+    grouped: Vec<(u64, f64)>,
+    /// Splitters before the padding to a power of two.
+    real: usize,
     /// How many changes the last line kept (sorted and summed one by one).
     kept: usize,
 }
@@ -463,7 +605,7 @@ pub(crate) struct BucketScratch {
 /// The changes whose keys fall between two splitters.
 #[derive(Debug, Clone, Copy)]
 struct Bucket {
-    count: u32,
+    count: usize,
     min_key: u64,
     max_key: u64,
     /// Sum of the changes.
@@ -487,57 +629,178 @@ fn pruned_line<'s>(
     scratch: &mut BucketScratch,
     line: &'s mut Line,
 ) -> &'s Line {
+    let n = changes.len();
+    let plan = SamplePlan::new(n);
+    scratch.sample.clear();
+    scratch
+        .sample
+        .extend(changes.iter().step_by(plan.stride).map(|c| c.0));
+    scratch.split(&plan);
+    scratch.count(changes);
+    mark_candidates(&mut scratch.buckets, base, nq, choice);
     let BucketScratch {
-        sample,
-        splitters,
         of_change,
         buckets,
         members,
         kept,
+        ..
     } = scratch;
-    let n = changes.len();
-    let wanted = (n / 256).clamp(64, 4096);
-    let stride = (n / (wanted * 4)).max(1);
-    sample.clear();
-    sample.extend(changes.iter().step_by(stride).map(|c| c.0));
-    sample.sort_unstable();
-    splitters.clear();
-    let step = (sample.len() / wanted).max(1);
-    splitters.extend(sample.iter().skip(step).step_by(step).copied());
-    splitters.dedup();
-    buckets.clear();
-    buckets.resize(
-        splitters.len() + 1,
-        Bucket {
-            count: 0,
-            min_key: u64::MAX,
-            max_key: 0,
-            sum: 0.0,
-            rise: 0.0,
-            candidate: false,
-        },
+    // The kept buckets' changes, grouped by bucket in key order (a counting sort by bucket, then a sort inside).
+    let total: usize = buckets
+        .iter()
+        .filter(|b| b.candidate)
+        .map(|b| b.count)
+        .sum();
+    *kept = total;
+    members.clear();
+    members.extend(
+        changes
+            .iter()
+            .zip(of_change.iter())
+            .filter(|(_, &b)| buckets[b as usize].candidate)
+            .map(|(c, _)| *c),
     );
-    let real = splitters.len();
-    splitters.resize(real.next_power_of_two().max(1), u64::MAX);
-    of_change.clear();
-    of_change.resize(n, 0);
-    for (keys, ids) in changes.chunks(8).zip(of_change.chunks_mut(8)) {
-        bucket_ids(splitters, real, keys, ids);
+    scratch.build(base, nq, line)
+}
+
+/// How a line of `n` changes is sampled for its splitters: about `wanted` buckets from every `stride`-th change.
+struct SamplePlan {
+    wanted: usize,
+    stride: usize,
+}
+
+impl SamplePlan {
+    fn new(n: usize) -> Self {
+        let wanted = (n / 256).clamp(64, 4096);
+        Self {
+            wanted,
+            stride: (n / (wanted * 4)).max(1),
+        }
     }
-    for (&(key, delta), &b) in changes.iter().zip(of_change.iter()) {
-        let bucket = &mut buckets[b as usize];
-        bucket.count += 1;
-        bucket.min_key = bucket.min_key.min(key);
-        bucket.max_key = bucket.max_key.max(key);
-        bucket.sum += delta;
-        bucket.rise += delta.max(0.0);
+}
+
+impl BucketScratch {
+    /// The splitters from `self.sample` (unsorted), and empty buckets between them.
+    fn split(&mut self, plan: &SamplePlan) {
+        let Self {
+            sample,
+            splitters,
+            buckets,
+            real,
+            ..
+        } = self;
+        sample.sort_unstable();
+        splitters.clear();
+        let step = (sample.len() / plan.wanted).max(1);
+        splitters.extend(sample.iter().skip(step).step_by(step).copied());
+        splitters.dedup();
+        buckets.clear();
+        buckets.resize(
+            splitters.len() + 1,
+            Bucket {
+                count: 0,
+                min_key: u64::MAX,
+                max_key: 0,
+                sum: 0.0,
+                rise: 0.0,
+                candidate: false,
+            },
+        );
+        *real = splitters.len();
+        splitters.resize(real.next_power_of_two().max(1), u64::MAX);
     }
+
+    /// Each change's bucket in `of_change`, and the buckets' counts, extreme keys, sums and rises.
+    fn count(&mut self, changes: &[(u64, f64)]) {
+        let Self {
+            splitters,
+            of_change,
+            buckets,
+            real,
+            ..
+        } = self;
+        of_change.clear();
+        of_change.resize(changes.len(), 0);
+        for (keys, ids) in changes.chunks(8).zip(of_change.chunks_mut(8)) {
+            bucket_ids(splitters, *real, keys, ids);
+        }
+        for (&(key, delta), &b) in changes.iter().zip(of_change.iter()) {
+            let bucket = &mut buckets[b as usize];
+            bucket.count += 1;
+            bucket.min_key = bucket.min_key.min(key);
+            bucket.max_key = bucket.max_key.max(key);
+            bucket.sum += delta;
+            bucket.rise += delta.max(0.0);
+        }
+    }
+
+    /// The line from the buckets and `self.members`, the candidate buckets' changes in change order: each
+    /// candidate bucket sorted and summed change by change, every other bucket −∞ across its span.
+    fn build<'s>(&mut self, base: f64, nq: f64, line: &'s mut Line) -> &'s Line {
+        let Self {
+            splitters,
+            buckets,
+            members,
+            grouped,
+            real,
+            ..
+        } = self;
+        // A counting sort by bucket (stable: equal keys keep the change order), then a sort inside each.
+        let mut starts: Vec<usize> = Vec::with_capacity(buckets.len() + 1);
+        let mut total = 0usize;
+        for bucket in buckets.iter() {
+            starts.push(total);
+            if bucket.candidate {
+                total += bucket.count;
+            }
+        }
+        let mut ids = vec![0u32; members.len()];
+        for (keys, out) in members.chunks(8).zip(ids.chunks_mut(8)) {
+            bucket_ids(splitters, *real, keys, out);
+        }
+        grouped.clear();
+        grouped.resize(total, (0, 0.0));
+        let mut next = starts.clone();
+        for (c, &b) in members.iter().zip(&ids) {
+            let b = b as usize;
+            grouped[next[b]] = *c;
+            next[b] += 1;
+        }
+        line.breakpoints.clear();
+        line.values.clear();
+        line.values.push(base / nq);
+        let mut sum = base;
+        for (b, bucket) in buckets.iter().enumerate().filter(|(_, b)| b.count > 0) {
+            let after = sum + bucket.sum;
+            if bucket.candidate {
+                let inside = &mut grouped[starts[b]..starts[b] + bucket.count];
+                inside.sort_by_key(|c| c.0);
+                push_sorted(inside, sum, nq, line);
+                // The value after the bucket is the one its neighbours were judged against.
+                *line.values.last_mut().expect("a kept bucket has changes") = after / nq;
+            } else {
+                line.breakpoints.push(from_key(bucket.min_key));
+                if bucket.max_key != bucket.min_key {
+                    line.values.push(f64::NEG_INFINITY);
+                    line.breakpoints.push(from_key(bucket.max_key));
+                }
+                line.values.push(after / nq);
+            }
+            sum = after;
+        }
+        line
+    }
+}
+
+/// Marks the buckets that may hold the line's best point under `choice`: those whose value before them plus their
+/// positive changes, less the least penalty over their span, reaches the best objective between buckets (each
+/// interval between two buckets is a real interval of the line).
+fn mark_candidates(buckets: &mut [Bucket], base: f64, nq: f64, choice: &Choice) {
     // The objective of the interval (lo, hi) with mean value `value`, as `Line::best` judges it.
     let objective = |lo: f64, hi: f64, value: f64| -> Option<f64> {
         let (_, t) = choice.point(lo, hi)?;
         Some(value - choice.l2 * (t - choice.centre).powi(2))
     };
-    // The best objective between buckets (each of those intervals is a real interval of the line).
     let mut floor = f64::NEG_INFINITY;
     let mut sum = base;
     let mut lo = f64::NEG_INFINITY;
@@ -551,7 +814,6 @@ fn pruned_line<'s>(
     if let Some(o) = objective(lo, f64::INFINITY, sum / nq) {
         floor = floor.max(o);
     }
-    // Which buckets can reach it.
     let mut sum = base;
     for bucket in buckets.iter_mut().filter(|b| b.count > 0) {
         let (t_lo, t_hi) = (from_key(bucket.min_key), from_key(bucket.max_key));
@@ -562,49 +824,6 @@ fn pruned_line<'s>(
             admissible && (sum + bucket.rise) / nq - least_penalty >= floor - PRUNE_MARGIN;
         sum += bucket.sum;
     }
-    // The kept buckets' changes, grouped by bucket in key order (a counting sort by bucket, then a sort inside).
-    let mut starts: Vec<usize> = Vec::with_capacity(buckets.len() + 1);
-    let mut total = 0usize;
-    for bucket in buckets.iter() {
-        starts.push(total);
-        if bucket.candidate {
-            total += bucket.count as usize;
-        }
-    }
-    *kept = total;
-    members.clear();
-    members.resize(total, (0, 0.0));
-    let mut next = starts.clone();
-    for (c, &b) in changes.iter().zip(of_change.iter()) {
-        let b = b as usize;
-        if buckets[b].candidate {
-            members[next[b]] = *c;
-            next[b] += 1;
-        }
-    }
-    line.breakpoints.clear();
-    line.values.clear();
-    line.values.push(base / nq);
-    let mut sum = base;
-    for (b, bucket) in buckets.iter().enumerate().filter(|(_, b)| b.count > 0) {
-        let after = sum + bucket.sum;
-        if bucket.candidate {
-            let inside = &mut members[starts[b]..starts[b] + bucket.count as usize];
-            inside.sort_by_key(|c| c.0);
-            push_sorted(inside, sum, nq, line);
-            // The value after the bucket is the one its neighbours were judged against.
-            *line.values.last_mut().expect("a kept bucket has changes") = after / nq;
-        } else {
-            line.breakpoints.push(from_key(bucket.min_key));
-            if bucket.max_key != bucket.min_key {
-                line.values.push(f64::NEG_INFINITY);
-                line.breakpoints.push(from_key(bucket.max_key));
-            }
-            line.values.push(after / nq);
-        }
-        sum = after;
-    }
-    line
 }
 
 /// Buffers one run of queries reuses: every per-query array of [`query_line`].

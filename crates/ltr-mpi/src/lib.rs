@@ -71,6 +71,15 @@ mod backend {
             self.world.all_gather_into(local, &mut out[..]);
             Ok(out)
         }
+        fn min_max_u64(&self, mins: &mut [u64], maxs: &mut [u64]) -> Result<()> {
+            let local = mins.to_vec();
+            self.world
+                .all_reduce_into(&local[..], mins, SystemOperation::min());
+            let local = maxs.to_vec();
+            self.world
+                .all_reduce_into(&local[..], maxs, SystemOperation::max());
+            Ok(())
+        }
     }
 }
 

@@ -4,7 +4,7 @@
 use ltr_core::{Allreduce, Fit, FitContext, Fitted, LtrError, ParamGuard, Result, SingleProcess};
 use ltr_data::Dataset;
 use ltr_listwise::{
-    AdaRankParams, CoordinateAscentParams, LambdaRankParams, LineSearch, ListMeasure,
+    AdaRankParams, CoordinateAscentParams, LambdaRankParams, LineExchange, LineSearch, ListMeasure,
 };
 use ltr_metrics::{Convention, Metric};
 
@@ -85,6 +85,15 @@ pub(crate) const COORDINATE_ASCENT_SPECS: &[ParamSpec] = &[
         "growth of the trial steps",
     )
     .when("line-search=ranklib"),
+    ParamSpec::new(
+        "exchange",
+        "auto",
+        choice(&["auto", "points", "buckets"]),
+        "how the ranks of `train --distributed` agree on each line (one process: no effect): points gathers every \
+         crossing point (the single-process model bit for bit); buckets reduces bucket statistics and gathers only \
+         the candidate buckets' points; auto: points up to 2^20 points a line, buckets above",
+    )
+    .when("line-search=exact"),
 ];
 
 /// The optimised measure from `metric`/`convention` (`None`: take the context's).
@@ -144,7 +153,13 @@ fn coordinate_ascent_params(r: &SpecReader<'_>) -> Result<CoordinateAscentParams
         } else {
             LineSearch::RankLibSteps
         });
-    if !exact {
+    if exact {
+        p = p.exchange(match r.choice("exchange")?.as_str() {
+            "points" => LineExchange::Points,
+            "buckets" => LineExchange::Buckets,
+            _ => LineExchange::Auto,
+        });
+    } else {
         p = p
             .iterations(r.int("iterations")?)
             .step_base(r.float("step-base")?)
