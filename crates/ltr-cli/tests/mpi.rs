@@ -146,6 +146,55 @@ fn mpi_ranks_give_the_single_process_model_and_fail_cleanly() {
         }
     }
 
+    // Coordinate Ascent by bucket statistics (every MAP line here has over 8,192 crossing points): MPI's
+    // MPI_MIN/MPI_MAX and rank-order sums give the thread backend's model at the same number of ranks, and the
+    // lines really went through buckets.
+    let buckets = [
+        "--algo",
+        "coordinate-ascent",
+        "--metric",
+        "MAP",
+        "--param",
+        "restarts=1",
+        "--param",
+        "max-sweeps=1",
+        "--param",
+        "exchange=buckets",
+    ];
+    for ranks in [2, 3] {
+        let threads = p(&format!("buckets-threads-{ranks}.json"));
+        let mut args = vec![
+            "train",
+            "--distributed",
+            "--ranks",
+            if ranks == 2 { "2" } else { "3" },
+            "--train",
+            s(&train),
+            "--model",
+            s(&threads),
+        ];
+        args.extend(buckets);
+        ok(&args);
+        let out = p(&format!("buckets-mpi-{ranks}.json"));
+        let o = train_on_ranks(ranks, &train, &out, &buckets, Duration::from_secs(120));
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(
+            model_part(&out),
+            model_part(&threads),
+            "bucket exchange on {ranks} MPI ranks against {ranks} thread ranks"
+        );
+        let file: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        let diagnostics: serde_json::Value =
+            serde_json::from_str(file["diagnostics_json"].as_str().unwrap()).unwrap();
+        let restart = &diagnostics["restarts"][0];
+        let by_buckets = restart["lines_by_buckets"].as_u64().unwrap();
+        assert!(
+            by_buckets > 0 && by_buckets == restart["lines_exchanged"].as_u64().unwrap(),
+            "{restart}"
+        );
+    }
+
     // Three ranks, two shard files: rank 2 names its missing file and takes the job down.
     let out = p("missing.json");
     let o = train_on_ranks(3, &pattern, &out, &common, Duration::from_secs(60));
