@@ -438,3 +438,46 @@ fn same_seed_same_model_bytes_at_one_and_two_threads() {
         );
     }
 }
+
+#[test]
+fn learners_stopped_by_their_caps_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, _, _) = data(dir.path());
+    let model = dir.path().join("m.json");
+    for (algo, cap, needle) in [
+        (
+            "sigmoid",
+            "max-iter=2",
+            "stopped at its cap of max-iter = 2",
+        ),
+        (
+            "ranksvm",
+            "max-iter=1",
+            "stopped at its cap of 1 iterations",
+        ),
+        (
+            "coordinate-ascent",
+            "max-sweeps=1",
+            "stopped at max-sweeps = 1",
+        ),
+    ] {
+        let o = ltr(&[
+            "train",
+            "--train",
+            &train,
+            "--algo",
+            algo,
+            "--param",
+            cap,
+            "--model",
+            s(&model),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{algo}: {err}");
+        assert!(
+            err.contains(needle),
+            "{algo}: stderr `{err}` should say `{needle}`"
+        );
+        assert!(model.exists(), "{algo}: the capped model is still written");
+    }
+}

@@ -256,6 +256,9 @@ impl SigmoidParams {
         } else {
             self.eta
         };
+        // Why the loop ended: the relative decrease of the last step when it was below `tol`, or no step left.
+        let mut settled = false;
+        let mut last_rel = f64::NAN;
         for it in 1..=self.max_iter {
             // Gradient at w (coef holds ∂/∂s from the last pass at w).
             let mut g = ds.transpose_times(&coef);
@@ -274,8 +277,12 @@ impl SigmoidParams {
                 }
                 eta *= 0.5;
             }
-            let Some((wn, ln, auc)) = accepted else { break };
+            let Some((wn, ln, auc)) = accepted else {
+                settled = true;
+                break;
+            };
             let rel = (loss - ln) / loss.abs().max(1e-300);
+            last_rel = rel;
             w = wn;
             loss = ln;
             coef = trial_coef;
@@ -286,8 +293,19 @@ impl SigmoidParams {
                 eta,
             });
             if rel < self.tol {
+                settled = true;
                 break;
             }
+        }
+        if !settled && self.max_iter > 0 {
+            tracing::warn!(
+                "sigmoid: stopped at its cap of max-iter = {} iterations, the loss still falling by {:.1e} a step \
+                 (target {:.0e}); it refines a ranking: start it from a trained model (seed-algo=ranksvm) or raise \
+                 max-iter",
+                self.max_iter,
+                last_rel,
+                self.tol
+            );
         }
         Ok(SigmoidFit {
             model: LinearModel::new(w),
