@@ -343,6 +343,42 @@ fn distributed(c: &mut Criterion) {
     g.bench_function("plain f64 sum of 1M (for scale)", |b| {
         b.iter(|| values.iter().sum::<f64>())
     });
+    // Coordinate Ascent over 2 thread ranks, one MAP sweep: every crossing point gathered against bucket
+    // statistics and the candidate buckets' points (about 50 k points a line here).
+    let web = ltr_data::generate_web(&ltr_data::WebConfig {
+        queries: 40,
+        min_docs: 50,
+        max_docs: 100,
+        seed: 6,
+        ..Default::default()
+    })
+    .unwrap();
+    let halves: Vec<ltr_data::Dataset> = ltr_pairs::balanced_query_ranges(&web, 2)
+        .unwrap()
+        .into_iter()
+        .map(|r| web.select_queries(&r.collect::<Vec<_>>()))
+        .collect();
+    for exchange in ["points", "buckets"] {
+        let grid = ltr_learn::Grid::parse(&[
+            "restarts=1",
+            "max-sweeps=1",
+            "metric=MAP",
+            &format!("exchange={exchange}"),
+        ])
+        .unwrap();
+        g.bench_function(
+            format!("coordinate ascent, MAP, one sweep, 2 thread ranks, exchange={exchange}"),
+            |b| {
+                b.iter(|| {
+                    ltr_core::ThreadGroup::run(2, |comm| {
+                        let req =
+                            ltr_learn::TrainRequest::new(&halves[ltr_core::Allreduce::rank(comm)]);
+                        ltr_learn::train_distributed("coordinate-ascent", &grid, &req, comm)
+                    })
+                })
+            },
+        );
+    }
     g.finish();
 }
 
