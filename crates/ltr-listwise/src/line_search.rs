@@ -645,13 +645,7 @@ fn pruned_line<'s>(
         kept,
         ..
     } = scratch;
-    // The kept buckets' changes, grouped by bucket in key order (a counting sort by bucket, then a sort inside).
-    let total: usize = buckets
-        .iter()
-        .filter(|b| b.candidate)
-        .map(|b| b.count)
-        .sum();
-    *kept = total;
+    // The kept buckets' changes in change order; `build` groups them by bucket.
     members.clear();
     members.extend(
         changes
@@ -660,6 +654,7 @@ fn pruned_line<'s>(
             .filter(|(_, &b)| buckets[b as usize].candidate)
             .map(|(c, _)| *c),
     );
+    *kept = members.len();
     scratch.build(base, nq, line)
 }
 
