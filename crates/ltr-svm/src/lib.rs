@@ -119,6 +119,9 @@ pub struct Weighting {
     pub clicks: Option<ClickWeighting>,
 }
 
+/// From this many documents (on one rank) the cutting-plane solvers say that Newton is the faster choice.
+const LARGE_FOR_PLANES: usize = 1_000_000;
+
 /// The smallest stopping tolerance accepted (relative: objective decrease, duality gap or gradient norm).
 pub const MIN_TOL: f64 = 1e-12;
 
@@ -558,6 +561,18 @@ impl RankSvmParams {
                 None => obj,
             }
         };
+        if matches!(self.solver, Solver::Ocas | Solver::CuttingPlane)
+            && ds.n_docs() >= LARGE_FOR_PLANES
+        {
+            // Measured on 3.77 M generated web documents (BENCHMARKS.md): about 4 s a plane on 2 cores, the
+            // default gap not reached in 27 minutes; Newton on the same weighting took 39 s.
+            tracing::info!(
+                "the cutting-plane solvers sort every query for each plane and each line-search probe: on {} \
+                 documents expect many minutes; solver=newton (squared hinge, the same pair weights) is far faster \
+                 at this size, and max-iter bounds the planes",
+                ds.n_docs()
+            );
+        }
         let (w, report) = match self.solver {
             Solver::Newton => {
                 let obj = objective(PairLoss::SquaredHinge);
