@@ -3,7 +3,7 @@
 
 use ltr_core::{Fit, FitContext, Fitted, LtrError, ParamGuard, Result};
 use ltr_data::{ClickWeighting, Dataset};
-use ltr_svm::{CSetting, RankSvmParams, Weighting};
+use ltr_svm::{CSetting, Weighting};
 
 /// `propensity-ranksvm`'s default C (the spec's default, as a number).
 const DEFAULT_C: f64 = 100.0;
@@ -76,13 +76,8 @@ pub(crate) fn propensity_ranksvm(
         )
     })?;
     let name = r.choice("solver")?;
-    let s = RankSvmParams::default()
+    let s = super::svm::solver_params(r, &name)?
         .c(super::svm::c_setting(r, CSetting::Value(DEFAULT_C))?)
-        .loss(super::svm::loss(r, &name)?)
-        .solver(super::svm::solver(r, &name)?)
-        .tolerance(r.opt_float("tol")?)
-        .max_iter(r.opt_int("max-iter")?)
-        .cg_tolerance(super::svm::cg_tol(r, &name)?)
         .weighting(Weighting {
             clicks: Some(clicks),
             ..Weighting::default()

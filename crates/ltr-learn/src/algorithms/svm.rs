@@ -84,20 +84,20 @@ pub(crate) fn c_setting(r: &SpecReader<'_>, default: CSetting) -> Result<CSettin
     }
 }
 
-pub(crate) fn loss(r: &SpecReader<'_>, solver: &str) -> Result<PairLoss> {
-    let default = if solver == "newton" {
-        "squared-hinge"
-    } else {
-        "hinge"
-    };
-    Ok(match r.choice_or("loss", default)?.as_str() {
+/// RankSVM's parameters with every solver setting of [`SOLVER_SPECS`] read for the solver named `name`: the
+/// loss (its default depends on the solver), the solver and its step, `tol`, `max-iter` and, for Newton only (so
+/// that giving it to another solver is an error naming the setting it belongs to), `cg-tol`. The three RankSVM
+/// forms add their own parameters on top.
+pub(crate) fn solver_params(r: &SpecReader<'_>, name: &str) -> Result<RankSvmParams> {
+    let newton = name == "newton";
+    let loss = match r
+        .choice_or("loss", if newton { "squared-hinge" } else { "hinge" })?
+        .as_str()
+    {
         "hinge" | "l1" => PairLoss::Hinge,
         _ => PairLoss::SquaredHinge,
-    })
-}
-
-pub(crate) fn solver(r: &SpecReader<'_>, solver: &str) -> Result<Solver> {
-    Ok(match solver {
+    };
+    let solver = match name {
         "dual" => Solver::DualCd,
         "cutting-plane" => Solver::CuttingPlane,
         "ocas" => Solver::Ocas,
@@ -109,30 +109,25 @@ pub(crate) fn solver(r: &SpecReader<'_>, solver: &str) -> Result<Solver> {
             }
         }
         _ => Solver::Newton,
-    })
-}
-
-/// Newton's inner tolerance, read only when the solver is Newton (so that giving it to another solver is an
-/// error naming the setting it belongs to).
-pub(crate) fn cg_tol(r: &SpecReader<'_>, solver: &str) -> Result<Option<f64>> {
-    Ok(if solver == "newton" {
-        Some(r.float("cg-tol")?)
-    } else {
-        None
-    })
+    };
+    Ok(RankSvmParams::default()
+        .loss(loss)
+        .solver(solver)
+        .tolerance(r.opt_float("tol")?)
+        .max_iter(r.opt_int("max-iter")?)
+        .cg_tolerance(if newton {
+            Some(r.float("cg-tol")?)
+        } else {
+            None
+        }))
 }
 
 /// RankSVM's parameters.
 pub(crate) fn ranksvm_params(r: &SpecReader<'_>) -> Result<RankSvmParams> {
     let c = c_setting(r, CSetting::Value(1.0))?;
     let name = r.choice("solver")?;
-    RankSvmParams::default()
+    solver_params(r, &name)?
         .c(c)
-        .loss(loss(r, &name)?)
-        .solver(solver(r, &name)?)
-        .tolerance(r.opt_float("tol")?)
-        .max_iter(r.opt_int("max-iter")?)
-        .cg_tolerance(cg_tol(r, &name)?)
         .pairs(match r.choice("pairs")?.as_str() {
             "adjacent" => PairScheme::Adjacent,
             _ => PairScheme::AllDifferent,
@@ -166,7 +161,6 @@ fn rsvm_ir_params(r: &SpecReader<'_>) -> Result<RankSvmParams> {
     // (`solver=dual`) and SVMrank's plain cutting plane (`solver=cutting-plane`, which the seed-004 reproduction
     // keeps) to a 1e-5 relative gap; on MQ2008 Fold1 4 s at C = 100, where the plain method ran for minutes.
     let name = r.choice_or("solver", if variant == "gd" { "gd" } else { "ocas" })?;
-    let loss = loss(r, &name)?;
     let tau = match r.choice("tau")?.as_str() {
         "simulated" => TauSource::Simulated {
             repeats: r.int("tau-repeats")?,
@@ -177,13 +171,8 @@ fn rsvm_ir_params(r: &SpecReader<'_>) -> Result<RankSvmParams> {
         "skip" => MissingGrade::Skip,
         _ => MissingGrade::CountZero,
     };
-    RankSvmParams::default()
+    solver_params(r, &name)?
         .c(c_setting(r, CSetting::SvmLightDefault)?)
-        .loss(loss)
-        .solver(solver(r, &name)?)
-        .tolerance(r.opt_float("tol")?)
-        .max_iter(r.opt_int("max-iter")?)
-        .cg_tolerance(cg_tol(r, &name)?)
         .weighting(Weighting {
             tau: (variant != "query").then_some(tau),
             mu: variant != "rank",
