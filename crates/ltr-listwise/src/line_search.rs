@@ -227,7 +227,8 @@ impl<'a> Problem<'a> {
         choice: Option<&Choice>,
         scratch: &'s mut LineScratch,
     ) -> &'s Line {
-        let parts = self.run_lines(scores, current, j, wj);
+        let mut parts = std::mem::take(&mut scratch.parts);
+        self.run_lines(scores, current, j, wj, &mut parts);
         let nq = self.queries.len().max(1) as f64;
         let base: f64 = parts.iter().flat_map(|(b, _)| b).sum();
         let changes = &mut scratch.changes;
@@ -235,7 +236,7 @@ impl<'a> Problem<'a> {
         for (_, c) in &parts {
             changes.extend_from_slice(c);
         }
-        drop(parts);
+        scratch.parts = parts;
         assemble_line(base, nq, choice, scratch)
     }
 
@@ -263,7 +264,8 @@ impl<'a> Problem<'a> {
         if comm.size() == 1 {
             return Ok(self.line_into(scores, current, j, wj, choice, scratch));
         }
-        let parts = self.run_lines(scores, current, j, wj);
+        let mut parts = std::mem::take(&mut scratch.parts);
+        self.run_lines(scores, current, j, wj, &mut parts);
         if let (Some(choice), Some(from)) = (choice, exchange.buckets_from()) {
             let local = parts.iter().map(|(_, c)| c.len()).sum::<usize>();
             let counts = comm.gather_f64(&[local as f64])?;
@@ -280,7 +282,7 @@ impl<'a> Problem<'a> {
                     .flat_map(|&(key, delta)| [f64::from_bits(key), delta])
             })
             .collect();
-        drop(parts);
+        scratch.parts = parts;
         let all_bases = comm.gather_varying_f64(&bases)?;
         let nq = all_bases.iter().map(Vec::len).sum::<usize>().max(1) as f64;
         let base: f64 = all_bases.iter().flatten().sum();
@@ -331,36 +333,46 @@ impl<'a> Problem<'a> {
         Ok(lo.iter().zip(&hi).map(|(l, h)| l >= h).collect())
     }
 
-    /// Each run's per-query values at t = −∞ and changes along coordinate `j`, in query order.
-    fn run_lines(&self, scores: &[f64], current: &[f64], j: usize, wj: f64) -> Vec<RunLine> {
+    /// Each run's per-query values at t = −∞ and changes along coordinate `j`, in query order, into `parts` (one
+    /// per run; their buffers are reused from line to line, so they grow once, not on every line).
+    fn run_lines(
+        &self,
+        scores: &[f64],
+        current: &[f64],
+        j: usize,
+        wj: f64,
+        parts: &mut Vec<RunLine>,
+    ) {
         // Runs of queries, each swept with one set of buffers (no allocation per query). The values and changes
         // come out in query order whatever the runs, so the line does not depend on them or on the thread count.
+        parts.resize_with(self.runs.len(), Default::default);
         self.runs
             .par_iter()
-            .map(|run| {
-                let mut buffers = QueryScratch::default();
-                let mut x = Vec::new();
-                let mut bases = Vec::with_capacity(run.len());
-                let mut changes = Vec::new();
-                for q in run.clone() {
-                    if self.queries[q].constant || !self.varies[j * self.queries.len() + q] {
-                        bases.push(current[q]);
-                        continue;
+            .zip(parts.par_iter_mut())
+            .for_each(|(run, (bases, changes))| {
+                bases.clear();
+                changes.clear();
+                // Each thread keeps its buffers across runs and lines: fresh ones cost an allocation per buffer,
+                // run and line.
+                QUERY_SCRATCH.with_borrow_mut(|(buffers, x)| {
+                    for q in run.clone() {
+                        if self.queries[q].constant || !self.varies[j * self.queries.len() + q] {
+                            bases.push(current[q]);
+                            continue;
+                        }
+                        let r = self.data.query_range(q);
+                        self.column_into(j, r.clone(), x);
+                        bases.push(query_line(
+                            &self.queries[q],
+                            x,
+                            &scores[r],
+                            wj,
+                            buffers,
+                            changes,
+                        ));
                     }
-                    let r = self.data.query_range(q);
-                    self.column_into(j, r.clone(), &mut x);
-                    bases.push(query_line(
-                        &self.queries[q],
-                        &x,
-                        &scores[r],
-                        wj,
-                        &mut buffers,
-                        &mut changes,
-                    ));
-                }
-                (bases, changes)
-            })
-            .collect()
+                });
+            });
     }
 }
 
@@ -428,6 +440,7 @@ fn line_by_buckets<'s>(
     comm.sum_ordered(&mut head)?;
     let (base, nq) = (head[0], head[1].max(1.0));
     let LineScratch {
+        parts: kept_parts,
         changes,
         buckets: b,
         line,
@@ -437,7 +450,7 @@ fn line_by_buckets<'s>(
     for (_, c) in &parts {
         changes.extend_from_slice(c);
     }
-    drop(parts);
+    *kept_parts = parts;
     // The sample one process would take: every stride-th change of all ranks' changes in rank order.
     let n = counts.iter().map(|&c| c as usize).sum::<usize>();
     let offset = counts[..comm.rank()]
@@ -494,6 +507,11 @@ fn line_by_buckets<'s>(
     Ok(b.build(base, nq, line))
 }
 
+thread_local! {
+    /// A thread's buffers for [`query_line`] and the feature column it reads.
+    static QUERY_SCRATCH: std::cell::RefCell<(QueryScratch, Vec<f32>)> = Default::default();
+}
+
 /// One run's per-query values at t = −∞ and its changes `(order key of t, Δ)`, in query order.
 type RunLine = (Vec<f64>, Vec<(u64, f64)>);
 
@@ -509,6 +527,8 @@ fn query_runs(n_queries: usize) -> Vec<std::ops::Range<usize>> {
 /// Buffers one restart reuses for all its line searches.
 #[derive(Debug, Default)]
 pub(crate) struct LineScratch {
+    /// Each run's values and changes ([`Problem::run_lines`]).
+    parts: Vec<RunLine>,
     changes: Vec<(u64, f64)>,
     buckets: BucketScratch,
     line: Line,
