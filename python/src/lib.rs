@@ -409,7 +409,7 @@ impl NativeModel {
         py.detach(|| self.mf.save(&path)).map_err(py_err)
     }
 
-    /// Load a model file written by `ltr train`, `save`, or RankLib (Coordinate Ascent, MART, LambdaMART).
+    /// Load a model file written by `ltr train`, `save`, or RankLib (Coordinate Ascent, AdaRank, MART, LambdaMART).
     #[staticmethod]
     fn load(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
         let mf = py.detach(|| ModelFile::load(&path)).map_err(py_err)?;

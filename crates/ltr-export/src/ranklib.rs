@@ -1,5 +1,5 @@
-//! Reading RankLib model files (Coordinate Ascent, MART, LambdaMART), so that models trained with RankLib can be
-//! scored, evaluated and compared here.
+//! Reading RankLib model files (Coordinate Ascent, AdaRank, MART, LambdaMART), so that models trained with RankLib
+//! can be scored, evaluated and compared here.
 
 use std::path::Path;
 
@@ -37,8 +37,15 @@ pub fn read_ranklib(text: &str, source: &str) -> Result<ModelFile> {
     let kind = first.trim_start_matches('#').trim();
     let (algorithm, model, n_features) = match kind {
         "Coordinate Ascent" => {
-            let (w, d) = coordinate_ascent(text, source)?;
+            let (w, d) = weight_line(text, source, Repeated::Last)?;
             ("ranklib-coordinate-ascent", Model::Linear(LinearModel::new(w)), d)
+        }
+        // AdaRank's weak rankers are single features with weights α, a feature once per round it was chosen:
+        // RankLib scores Σ_t α_t·x_{f_t}, the linear model whose weight of f is the sum of its α (equal up to the
+        // order of the additions).
+        "AdaRank" => {
+            let (w, d) = weight_line(text, source, Repeated::Sum)?;
+            ("ranklib-adarank", Model::Linear(LinearModel::new(w)), d)
         }
         "MART" | "LambdaMART" => {
             let xml_start = text
@@ -60,7 +67,7 @@ pub fn read_ranklib(text: &str, source: &str) -> Result<ModelFile> {
         other => {
             return Err(bad(
                 source,
-                format!("line 1: RankLib ranker `{other}` is not read here (Coordinate Ascent, MART and LambdaMART are)"),
+                format!("line 1: RankLib ranker `{other}` is not read here (Coordinate Ascent, AdaRank, MART and LambdaMART are)"),
             ))
         }
     };
@@ -76,8 +83,17 @@ pub fn read_ranklib(text: &str, source: &str) -> Result<ModelFile> {
     ))
 }
 
-/// The `k:w` line of a Coordinate Ascent model (RankLib writes one, after the `##` lines).
-fn coordinate_ascent(text: &str, source: &str) -> Result<(Vec<f64>, usize)> {
+/// What a feature named twice on a weight line means.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Repeated {
+    /// The last weight holds (RankLib's Coordinate Ascent loader fills an array by feature).
+    Last,
+    /// The weights add up (AdaRank: one weak ranker per round).
+    Sum,
+}
+
+/// The `k:w` line of a linear RankLib model (RankLib writes one, after the `##` lines).
+fn weight_line(text: &str, source: &str, repeated: Repeated) -> Result<(Vec<f64>, usize)> {
     let (line_no, line) = text
         .lines()
         .enumerate()
@@ -105,7 +121,10 @@ fn coordinate_ascent(text: &str, source: &str) -> Result<(Vec<f64>, usize)> {
     }
     let mut w = vec![0.0; d];
     for (k, v) in pairs {
-        w[k - 1] = v;
+        match repeated {
+            Repeated::Last => w[k - 1] = v,
+            Repeated::Sum => w[k - 1] += v,
+        }
     }
     Ok((w, d))
 }

@@ -513,7 +513,8 @@ fn rankboost_exports_as_depth_one_trees_on_raw_values() {
     }
 }
 
-/// RankLib files read back: our own exports (Coordinate Ascent, MART) score as the models they came from, and a
+/// RankLib files read back: our own exports (Coordinate Ascent, MART) score as the models they came from, an AdaRank
+/// file scores as RankLib sums its weak rankers, and a
 /// hand-written LambdaMART with depth-2 trees scores as RankLib's rule says.
 #[test]
 fn ranklib_models_read_back_and_score() {
@@ -548,8 +549,24 @@ fn ranklib_models_read_back_and_score() {
         };
         assert_eq!(*s, 0.1 * first + 0.5 * 4.0);
     }
+    // RankLib's AdaRank file (the header RankLib 2.x writes): a feature chosen in several rounds adds its α's, and
+    // the score is RankLib's Σ_t α_t·x_{f_t}.
+    let adarank = "## AdaRank\n## Iteration = 500\n## Train with enqueue: Yes\n## Tolerance = 0.002\n## Max consecutive selection count = 5\n2:0.5 1:0.25 2:0.125 3:-0.0625\n";
+    let mut m = read_ranklib(adarank, "ada.txt").unwrap();
+    assert_eq!(m.algorithm, "ranklib-adarank");
+    widen_to(&mut m, test.n_features());
+    let scores = m.score_raw(&test).unwrap();
+    for (i, s) in scores.iter().enumerate() {
+        let x = |f: usize| test.row(i).get(f) as f64;
+        let ranklib = 0.5 * x(1) + 0.25 * x(0) + 0.125 * x(1) - 0.0625 * x(2);
+        assert!(
+            (s - ranklib).abs() <= 1e-12 * (1.0 + ranklib.abs()),
+            "{s} vs {ranklib}"
+        );
+    }
     for (text, needle) in [
         ("## RankNet\n", "RankNet"),
+        ("## AdaRank\n## Iteration = 5\n2:0.5 2:x\n", "line 3: `2:x` is not feature:weight"),
         ("## Coordinate Ascent\n1:0.5 x:2\n", "line 2: `x:2` is not feature:weight"),
         ("## MART\n<ensemble><tree><split><feature>1</feature><threshold>a</threshold></split></tree></ensemble>", "numeric threshold"),
         ("## MART\n<ensemble><tree>", "ensemble XML"),
