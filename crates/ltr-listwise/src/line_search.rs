@@ -849,10 +849,13 @@ struct QueryScratch {
     rank0: Vec<u32>,
     member: Vec<bool>,
     members: Vec<u32>,
+    /// The documents' keys of the order at t = −∞.
     keys: Vec<u128>,
-    /// Each crossing's key cut to its high bits, with its index in `keys` in the low [`SLOT_BITS`].
+    /// Each crossing's sort key: t's order key cut to its high bits, the other document in the low [`DOC_MASK`].
     coarse: Vec<u64>,
-    /// A run of crossings whose coarse keys tie, in full.
+    /// Per document, the order key of t where it crosses the swept document.
+    t_key: Vec<u64>,
+    /// A run of crossings whose cut keys tie, in full.
     tied: Vec<u128>,
     counts: Vec<u32>,
     counted: Vec<u32>,
@@ -885,6 +888,7 @@ fn query_line(
         members,
         keys,
         coarse,
+        t_key,
         tied,
         counts,
         counted,
@@ -907,6 +911,8 @@ fn query_line(
     let class_of = &m.class_of;
     rank0.clear();
     rank0.resize(n, 0);
+    t_key.clear();
+    t_key.resize(n, 0);
     for (p, &d) in order.iter().enumerate() {
         rank0[d as usize] = p as u32;
     }
@@ -944,7 +950,6 @@ fn query_line(
         counts.copy_from_slice(&counted[row..row + n_classes]);
         let mut above: u32 = counts.iter().sum();
         let (xd, bd) = (x[d], b[d]);
-        keys.clear();
         coarse.clear();
         for &e in members.iter() {
             let e = e as usize;
@@ -960,45 +965,52 @@ fn query_line(
                 (b[e], bd, xe, xd)
             };
             let t = (b_lo - b_hi) / (x_hi as f64 - x_lo as f64);
-            // Several lines through one point (identical lines always; distinct ones when they happen to meet
-            // there) cross d at the same t. They are taken in the one order of adjacent exchanges that every
-            // document's sweep agrees on: first those d overtakes, then those that overtake d, each by increasing
-            // x; among identical lines, the one next to d first. Rounding can still split a meeting of distinct
-            // lines; the step is checked on the real ranking before it is taken.
-            let next_to_d = if rising {
-                rank0[e] as u64
-            } else {
-                (n - 1 - rank0[e] as usize) as u64
-            };
-            let tie = ((rising as u64) << 63) | ((to_key32(xe) as u64) << 31) | next_to_d;
             let key = to_key(t);
-            coarse.push((key & !SLOT_MASK) | keys.len() as u64);
-            keys.push(((key as u128) << 64) | tie as u128);
+            t_key[e] = key;
+            coarse.push((key & !DOC_MASK) | e as u64);
         }
-        // The sweep order is that of the full keys. Sorting 64-bit keys (the high bits, the slot below) costs less;
-        // only runs whose high bits tie (equal t, or t within ~1e-9 relative) are sorted again in full.
-        tied.clear();
-        if keys.len() <= SLOT_MASK as usize + 1 {
-            coarse.sort_unstable();
-            tied.extend(coarse.iter().map(|&c| keys[(c & SLOT_MASK) as usize]));
-            let mut start = 0;
-            for i in 1..=coarse.len() {
-                if i == coarse.len() || (coarse[i] ^ coarse[start]) & !SLOT_MASK != 0 {
-                    if i - start > 1 {
-                        tied[start..i].sort_unstable();
-                    }
-                    start = i;
+        // The crossings in order of t, sorted as 64-bit integers: t's order key cut to its high 32 bits (t to about
+        // 1e-6 relative), the document below them. Only runs whose high bits tie are sorted again on the full key
+        // and the tie rule below, so the order is exactly that of (t, tie).
+        coarse.sort_unstable();
+        let mut start = 0;
+        for i in 1..=coarse.len() {
+            if i < coarse.len() && (coarse[i] ^ coarse[start]) & !DOC_MASK == 0 {
+                continue;
+            }
+            if i - start > 1 {
+                tied.clear();
+                tied.extend(coarse[start..i].iter().map(|&c| {
+                    let e = (c & DOC_MASK) as usize;
+                    let rising = x[e] > xd;
+                    // Several lines through one point (identical lines always; distinct ones when they happen to
+                    // meet there) cross d at the same t. They are taken in the one order of adjacent exchanges
+                    // that every document's sweep agrees on: first those d overtakes, then those that overtake d,
+                    // each by increasing x; among identical lines, the one next to d first. Rounding can still
+                    // split a meeting of distinct lines; the step is checked on the real ranking before it is
+                    // taken.
+                    let next_to_d = if rising {
+                        rank0[e] as u64
+                    } else {
+                        (n - 1 - rank0[e] as usize) as u64
+                    };
+                    let tie = ((rising as u64) << 63) | ((to_key32(x[e]) as u64) << 31) | next_to_d;
+                    ((t_key[e] as u128) << 64) | tie as u128
+                }));
+                tied.sort_unstable();
+                for (c, &packed) in coarse[start..i].iter_mut().zip(tied.iter()) {
+                    let tie = packed as u64;
+                    let rank = (tie & ((1 << 31) - 1)) as usize;
+                    let e = order[if tie >> 63 == 1 { rank } else { n - 1 - rank }];
+                    *c = (*c & !DOC_MASK) | e as u64;
                 }
             }
-        } else {
-            tied.extend_from_slice(keys);
-            tied.sort_unstable();
+            start = i;
         }
-        for &packed in tied.iter() {
-            let (key, tie) = ((packed >> 64) as u64, packed as u64);
-            let rank = (tie & ((1 << 31) - 1)) as usize;
-            let rising = tie >> 63 == 1;
-            let e = order[if rising { rank } else { n - 1 - rank }] as usize;
+        for &c in coarse.iter() {
+            let e = (c & DOC_MASK) as usize;
+            let key = t_key[e];
+            let rising = x[e] > xd;
             let we = m.weight[e];
             // 0-based position of the upper of the two: e was just below d when rising, else just above it.
             let upper = if rising { above } else { above - 1 } as usize;
@@ -1026,9 +1038,8 @@ fn query_line(
     base
 }
 
-/// Low bits of a coarse crossing key that hold the crossing's index (queries of up to 2²⁴ members use them).
-const SLOT_BITS: u32 = 24;
-const SLOT_MASK: u64 = (1 << SLOT_BITS) - 1;
+/// The low bits of a crossing's sort key: the other document (a query's documents are numbered in 32 bits).
+const DOC_MASK: u64 = u32::MAX as u64;
 
 /// Buffers of [`top_layers`].
 #[derive(Debug, Default)]
