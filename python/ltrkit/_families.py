@@ -76,7 +76,7 @@ class RankSVMIR(Ranker):
 
     - ``variant`` (one of qp, gd, rank, query; default qp): qp: τ and μ; gd: τ and μ by gradient descent; rank: τ only; query: μ only.
     - ``c`` (c-value; default default): regularisation C, or `default` for SVMlight's 1/mean‖x‖².
-    - ``solver`` (one of newton, dual, gd, cutting-plane, ocas; default (gd with variant=gd; else ocas below 1,000,000 training documents, newton from there unless `loss` is given)): solver override.
+    - ``solver`` (one of newton, dual, gd, cutting-plane, ocas; default (gd with variant=gd; newton with loss=squared-hinge; else ocas below 1,000,000 training documents, newton from there unless loss=hinge is given)): solver override.
     - ``tau`` (one of closed, simulated; default closed): τ by the closed form of the NDCG@1-drop simulation, or by the paper's simulation.
     - ``tau_repeats`` (int in [1, 10000000]; default 1000): swaps per query and rank pair of the simulation. Only with tau=simulated.
     - ``missing_grade`` (one of zero, skip; default zero): queries lacking a grade count zero in τ's average, or are skipped.

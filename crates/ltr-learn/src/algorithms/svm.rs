@@ -43,7 +43,7 @@ pub(crate) const RSVM_IR_SPECS: &[ParamSpec] = &[
     ),
     ParamSpec::new(
         "solver",
-        "(gd with variant=gd; else ocas below 1,000,000 training documents, newton from there unless `loss` is given)",
+        "(gd with variant=gd; newton with loss=squared-hinge; else ocas below 1,000,000 training documents, newton from there unless loss=hinge is given)",
         choice(SOLVERS),
         "solver override",
     ),
@@ -154,7 +154,7 @@ pub(crate) fn ranksvm_distributed(
     s.fit_distributed(shard, ctx, comm)
 }
 
-/// From this many training documents (over every rank) `rsvm-ir` is solved by Newton unless a solver or a loss is
+/// From this many training documents (over every rank) `rsvm-ir` is solved by Newton unless a solver or the hinge is
 /// given: on 3.77 M generated web documents OCAS had not reached its default gap after 27 minutes (about 4 s a
 /// plane, each line-search probe sorting every query), where Newton on the same τ and μ took 39 s and ranked as
 /// well (test NDCG@10 0.8037 against 0.8028 for OCAS stopped at 30 planes).
@@ -167,11 +167,14 @@ fn rsvm_ir_params(r: &SpecReader<'_>, n_docs: u64) -> Result<RankSvmParams> {
     // (`solver=dual`) and SVMrank's plain cutting plane (`solver=cutting-plane`, which the seed-004 reproduction
     // keeps) to a 1e-5 relative gap; on MQ2008 Fold1 4 s at C = 100, where the plain method ran for minutes.
     // From a million documents the planes take hours, so the default becomes Newton (the squared hinge, the only
-    // loss it solves); a user who names the loss keeps the solver of that loss.
-    let large = n_docs >= NEWTON_FROM_DOCS && r.text("loss")?.is_none();
+    // loss it solves); a user who names a loss gets the solver of that loss.
+    // A named squared hinge is Newton's loss at any size (the cutting planes solve the hinge only).
+    let loss = r.text("loss")?;
+    let squared = matches!(loss.as_deref(), Some("squared-hinge" | "l2"));
+    let large = n_docs >= NEWTON_FROM_DOCS && loss.is_none();
     let default = match variant.as_str() {
         "gd" => "gd",
-        _ if large => "newton",
+        _ if large || squared => "newton",
         _ => "ocas",
     };
     let given = r.text("solver")?.is_some();
@@ -239,7 +242,7 @@ mod tests {
     }
 
     #[test]
-    fn rsvm_ir_defaults_to_newton_from_a_million_documents_unless_a_solver_or_loss_is_named() {
+    fn rsvm_ir_defaults_to_newton_from_a_million_documents_unless_a_solver_or_the_hinge_is_named() {
         let ocas = rsvm_ir_at(&[("solver", "ocas")], 10);
         let newton = rsvm_ir_at(&[("solver", "newton")], 10);
         assert_ne!(ocas, newton);
@@ -256,6 +259,9 @@ mod tests {
             rsvm_ir_at(&[("loss", "hinge")], 10)
         );
         assert_eq!(rsvm_ir_at(&[("loss", "hinge")], 10), ocas);
+        // Naming the squared hinge picks the solver that minimises it, at any size.
+        assert_eq!(rsvm_ir_at(&[("loss", "squared-hinge")], 10), newton);
+        assert_eq!(rsvm_ir_at(&[("loss", "l2")], 40 * NEWTON_FROM_DOCS), newton);
         // The gradient-descent variant keeps its own solver at any size.
         assert_eq!(
             rsvm_ir_at(&[("variant", "gd")], 40 * NEWTON_FROM_DOCS),
