@@ -50,6 +50,17 @@ pub struct ScoreGradient {
 }
 
 impl ScoreGradient {
+    /// The gradient from its per-document parts and per-query losses (the loss is their sum in query order).
+    fn new(coef: Vec<f64>, order: Vec<u32>, query_losses: Vec<f64>, scores: &[f64]) -> Self {
+        Self {
+            loss: query_losses.iter().sum(),
+            coef,
+            order,
+            query_losses,
+            scores: scores.to_vec(),
+        }
+    }
+
     /// Each query's weighted loss, in query order (a distributed learner sums them exactly across ranks).
     pub fn query_losses(&self) -> &[f64] {
         &self.query_losses
@@ -129,13 +140,7 @@ impl<'a> PairwiseObjective<'a> {
             .enumerate()
             .map(|(q, (c, o))| self.query_gradient(q, scores, c, o))
             .collect();
-        ScoreGradient {
-            loss: losses.iter().sum(),
-            coef,
-            order,
-            query_losses: losses,
-            scores: scores.to_vec(),
-        }
+        ScoreGradient::new(coef, order, losses, scores)
     }
 
     /// [`gradient`](Self::gradient) at `scores`, and in the same pass over the queries, summed exactly (see
@@ -165,14 +170,7 @@ impl<'a> PairwiseObjective<'a> {
                 acc.add(d, *loss);
             },
         );
-        let gradient = ScoreGradient {
-            loss: losses.iter().sum(),
-            coef,
-            order,
-            query_losses: losses,
-            scores: scores.to_vec(),
-        };
-        (gradient, sums)
+        (ScoreGradient::new(coef, order, losses, scores), sums)
     }
 
     /// The loss alone.
