@@ -167,8 +167,8 @@ fn rsvm_ir_params(r: &SpecReader<'_>, n_docs: u64) -> Result<RankSvmParams> {
     // (`solver=dual`) and SVMrank's plain cutting plane (`solver=cutting-plane`, which the seed-004 reproduction
     // keeps) to a 1e-5 relative gap; on MQ2008 Fold1 4 s at C = 100, where the plain method ran for minutes.
     // From a million documents the planes take hours, so the default becomes Newton (the squared hinge, the only
-    // loss it solves); a user who names a loss gets the solver of that loss.
-    // A named squared hinge is Newton's loss at any size (the cutting planes solve the hinge only).
+    // loss it solves). A user who names a loss gets that loss's solver at any size: OCAS for the hinge, Newton for
+    // the squared hinge.
     let loss = r.text("loss")?;
     let squared = matches!(loss.as_deref(), Some("squared-hinge" | "l2"));
     let large = n_docs >= NEWTON_FROM_DOCS && loss.is_none();
