@@ -227,8 +227,7 @@ impl<'a> Problem<'a> {
         choice: Option<&Choice>,
         scratch: &'s mut LineScratch,
     ) -> &'s Line {
-        let mut parts = std::mem::take(&mut scratch.parts);
-        self.run_lines(scores, current, j, wj, &mut parts);
+        let parts = self.run_lines(scores, current, j, wj);
         let nq = self.queries.len().max(1) as f64;
         let base: f64 = parts.iter().flat_map(|(b, _)| b).sum();
         let changes = &mut scratch.changes;
@@ -236,7 +235,7 @@ impl<'a> Problem<'a> {
         for (_, c) in &parts {
             changes.extend_from_slice(c);
         }
-        scratch.parts = parts;
+        drop(parts);
         assemble_line(base, nq, choice, scratch)
     }
 
@@ -264,8 +263,7 @@ impl<'a> Problem<'a> {
         if comm.size() == 1 {
             return Ok(self.line_into(scores, current, j, wj, choice, scratch));
         }
-        let mut parts = std::mem::take(&mut scratch.parts);
-        self.run_lines(scores, current, j, wj, &mut parts);
+        let parts = self.run_lines(scores, current, j, wj);
         if let (Some(choice), Some(from)) = (choice, exchange.buckets_from()) {
             let local = parts.iter().map(|(_, c)| c.len()).sum::<usize>();
             let counts = comm.gather_f64(&[local as f64])?;
@@ -282,7 +280,7 @@ impl<'a> Problem<'a> {
                     .flat_map(|&(key, delta)| [f64::from_bits(key), delta])
             })
             .collect();
-        scratch.parts = parts;
+        drop(parts);
         let all_bases = comm.gather_varying_f64(&bases)?;
         let nq = all_bases.iter().map(Vec::len).sum::<usize>().max(1) as f64;
         let base: f64 = all_bases.iter().flatten().sum();
@@ -333,25 +331,15 @@ impl<'a> Problem<'a> {
         Ok(lo.iter().zip(&hi).map(|(l, h)| l >= h).collect())
     }
 
-    /// Each run's per-query values at t = −∞ and changes along coordinate `j`, in query order, into `parts` (one
-    /// per run; their buffers are reused from line to line, so they grow once, not on every line).
-    fn run_lines(
-        &self,
-        scores: &[f64],
-        current: &[f64],
-        j: usize,
-        wj: f64,
-        parts: &mut Vec<RunLine>,
-    ) {
+    /// Each run's per-query values at t = −∞ and changes along coordinate `j`, in query order.
+    fn run_lines(&self, scores: &[f64], current: &[f64], j: usize, wj: f64) -> Vec<RunLine> {
         // Runs of queries, each swept with one set of buffers (no allocation per query). The values and changes
         // come out in query order whatever the runs, so the line does not depend on them or on the thread count.
-        parts.resize_with(self.runs.len(), Default::default);
         self.runs
             .par_iter()
-            .zip(parts.par_iter_mut())
-            .for_each(|(run, (bases, changes))| {
-                bases.clear();
-                changes.clear();
+            .map(|run| {
+                let mut bases = Vec::with_capacity(run.len());
+                let mut changes = Vec::new();
                 // Each thread keeps its buffers across runs and lines: fresh ones cost an allocation per buffer,
                 // run and line.
                 QUERY_SCRATCH.with_borrow_mut(|(buffers, x)| {
@@ -368,11 +356,13 @@ impl<'a> Problem<'a> {
                             &scores[r],
                             wj,
                             buffers,
-                            changes,
+                            &mut changes,
                         ));
                     }
                 });
-            });
+                (bases, changes)
+            })
+            .collect()
     }
 }
 
@@ -440,7 +430,6 @@ fn line_by_buckets<'s>(
     comm.sum_ordered(&mut head)?;
     let (base, nq) = (head[0], head[1].max(1.0));
     let LineScratch {
-        parts: kept_parts,
         changes,
         buckets: b,
         line,
@@ -450,7 +439,7 @@ fn line_by_buckets<'s>(
     for (_, c) in &parts {
         changes.extend_from_slice(c);
     }
-    *kept_parts = parts;
+    drop(parts);
     // The sample one process would take: every stride-th change of all ranks' changes in rank order.
     let n = counts.iter().map(|&c| c as usize).sum::<usize>();
     let offset = counts[..comm.rank()]
@@ -527,8 +516,6 @@ fn query_runs(n_queries: usize) -> Vec<std::ops::Range<usize>> {
 /// Buffers one restart reuses for all its line searches.
 #[derive(Debug, Default)]
 pub(crate) struct LineScratch {
-    /// Each run's values and changes ([`Problem::run_lines`]).
-    parts: Vec<RunLine>,
     changes: Vec<(u64, f64)>,
     buckets: BucketScratch,
     line: Line,
