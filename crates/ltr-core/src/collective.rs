@@ -12,9 +12,9 @@
 //! - [`Allreduce::sum_exact`] sums [`ExactVec`] accumulators as integers, so the result is the same bit for bit
 //!   at any number of ranks and threads — Newton RankSVM's loss, gradient and Hessian products go this way, which
 //!   is why its model is identical at 1, 2 and 3 ranks.
-//! - [`Allreduce::sum_ordered`] gathers every rank's f64 values and adds them in rank order: deterministic for a
-//!   given number of ranks, cheaper, and enough where an algorithm's result is only meant to be reproducible
-//!   (parameter mixing of the perceptrons).
+//! - [`Allreduce::sum_ordered`] adds every rank's f64 values in rank order (a long vector in parts, each rank
+//!   adding one part): deterministic for a given number of ranks, cheaper, and enough where an algorithm's result
+//!   is only meant to be reproducible (parameter mixing of the perceptrons).
 
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -91,17 +91,85 @@ pub trait Allreduce {
         Ok(())
     }
 
+    /// All-to-all: `local` is cut into consecutive parts of `counts[r]` values (the same `counts` on every rank,
+    /// summing to `local.len()`), part r goes to rank r, and each rank receives its part from every rank,
+    /// concatenated in rank order (`size × counts[rank]` values). The default gathers every rank's whole buffer;
+    /// MPI overrides it with `MPI_Alltoallv`, which moves only `local.len()` values each way per rank.
+    fn exchange_parts_f64(&self, local: &[f64], counts: &[usize]) -> Result<Vec<f64>> {
+        check_parts(local.len(), counts, self.size())?;
+        let all = self.gather_f64(local)?;
+        let start: usize = counts[..self.rank()].iter().sum();
+        let part = start..start + counts[self.rank()];
+        Ok(all
+            .chunks_exact(local.len().max(1))
+            .flat_map(|rank| &rank[part.clone()])
+            .copied()
+            .collect())
+    }
+
+    /// One vector held in parts, rank r holding `counts[r]` values (the same `counts` on every rank), put together
+    /// in rank order on every rank. The default pads every part to the longest and gathers; MPI overrides it with
+    /// `MPI_Allgatherv`.
+    fn gather_parts_f64(&self, local: &[f64], counts: &[usize]) -> Result<Vec<f64>> {
+        check_parts(counts.iter().sum(), counts, self.size())?;
+        check_length(local.len() * 8, counts[self.rank()] * 8)?;
+        let longest = counts.iter().copied().max().unwrap_or(0);
+        let mut padded = local.to_vec();
+        padded.resize(longest, 0.0);
+        let all = self.gather_f64(&padded)?;
+        Ok(counts
+            .iter()
+            .enumerate()
+            .flat_map(|(r, &n)| &all[r * longest..r * longest + n])
+            .copied()
+            .collect())
+    }
+
     /// Element-wise sum over ranks, added in rank order (rank 0's value first), on every rank.
+    ///
+    /// A short vector is gathered whole. A long one is reduced in parts: each rank receives one part of every
+    /// rank's vector ([`Allreduce::exchange_parts_f64`]), adds it in rank order and the parts are gathered again —
+    /// about 2n values in and out per rank instead of P·n, with the same bits.
     fn sum_ordered(&self, buf: &mut [f64]) -> Result<()> {
-        if self.size() == 1 {
+        let ranks = self.size();
+        if ranks == 1 {
             return Ok(());
         }
-        let all = self.gather_f64(buf)?;
-        let n = buf.len().max(1);
-        for (i, b) in buf.iter_mut().enumerate() {
-            *b = all[i..].iter().step_by(n).sum();
+        let n = buf.len();
+        if n < ORDERED_IN_PARTS_FROM * ranks {
+            let all = self.gather_f64(buf)?;
+            for (i, b) in buf.iter_mut().enumerate() {
+                *b = all[i..].iter().step_by(n).sum();
+            }
+            return Ok(());
         }
+        let counts: Vec<usize> = (0..ranks)
+            .map(|r| n * (r + 1) / ranks - n * r / ranks)
+            .collect();
+        let received = self.exchange_parts_f64(buf, &counts)?;
+        let mine = counts[self.rank()];
+        let part: Vec<f64> = (0..mine)
+            .map(|i| received[i..].iter().step_by(mine).sum())
+            .collect();
+        let all = self.gather_parts_f64(&part, &counts)?;
+        check_length(all.len() * 8, n * 8)?;
+        buf.copy_from_slice(&all);
         Ok(())
+    }
+}
+
+/// From how many values per rank [`Allreduce::sum_ordered`] reduces in parts: below it one gather is cheaper than
+/// the two collectives' latency.
+const ORDERED_IN_PARTS_FROM: usize = 64;
+
+/// Checks that `counts` cuts `len` values into one part per rank.
+fn check_parts(len: usize, counts: &[usize], ranks: usize) -> Result<()> {
+    if counts.len() == ranks && counts.iter().sum::<usize>() == len {
+        Ok(())
+    } else {
+        Err(LtrError::Training(format!(
+            "a collective's parts ({counts:?}) do not cut {len} values into one part for each of {ranks} ranks"
+        )))
     }
 }
 
@@ -297,6 +365,54 @@ fn check_length(got: usize, want: usize) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_ordered_sums_are_reduced_in_parts_with_the_bits_of_one_gather() {
+        // Rounding makes the order visible: 1e16 + 1 − 1e16 is 0 added in rank order, 1 in any other.
+        let value =
+            |rank: usize, i: usize| [1e16, 1.0 + i as f64, -1e16][rank] * (1.0 + (i % 7) as f64);
+        for ranks in [2, 3] {
+            let n = 1000;
+            let results = ThreadGroup::run(ranks, |comm| {
+                let mut buf: Vec<f64> = (0..n).map(|i| value(comm.rank(), i)).collect();
+                comm.sum_ordered(&mut buf)?;
+                Ok(buf)
+            });
+            let want: Vec<u64> = (0..n)
+                .map(|i| (0..ranks).map(|r| value(r, i)).sum::<f64>().to_bits())
+                .collect();
+            for r in results {
+                let buf = r.unwrap();
+                assert_eq!(buf.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), want);
+            }
+        }
+        // Uneven parts, one of them empty.
+        let results = ThreadGroup::run(3, |comm| {
+            let counts = [2, 0, 3];
+            let local: Vec<f64> = (0..5).map(|i| (10 * comm.rank() + i) as f64).collect();
+            let exchanged = comm.exchange_parts_f64(&local, &counts)?;
+            let part: Vec<f64> = (0..counts[comm.rank()])
+                .map(|i| (100 * comm.rank() + i) as f64)
+                .collect();
+            let whole = comm.gather_parts_f64(&part, &counts)?;
+            Ok((exchanged, whole))
+        });
+        let expected_exchange = [
+            vec![0.0, 1.0, 10.0, 11.0, 20.0, 21.0],
+            vec![],
+            vec![2.0, 3.0, 4.0, 12.0, 13.0, 14.0, 22.0, 23.0, 24.0],
+        ];
+        for (rank, r) in results.into_iter().enumerate() {
+            let (exchanged, whole) = r.unwrap();
+            assert_eq!(exchanged, expected_exchange[rank]);
+            assert_eq!(whole, vec![0.0, 1.0, 200.0, 201.0, 202.0]);
+        }
+        // Parts that do not cut the buffer are an error, not a wrong answer.
+        let bad = ThreadGroup::run(2, |comm| comm.exchange_parts_f64(&[1.0, 2.0], &[1, 2]));
+        assert!(bad
+            .iter()
+            .all(|r| r.as_ref().unwrap_err().to_string().contains("do not cut")));
+    }
 
     #[test]
     fn thread_ranks_sum_exactly_and_in_rank_order() {

@@ -4,19 +4,23 @@
 //! only with the `mpi` feature; the default build of the workspace needs no MPI library.
 //!
 //! Exact sums travel as `i64` limbs summed by `MPI_Allreduce(MPI_SUM)` — integer addition, so the reduction order
-//! MPI picks cannot change a bit — and ordered sums as an `MPI_Allgather` of every rank's values, added in rank
-//! order. MPI's default error handler is fatal: a rank that dies makes `mpirun` stop the whole job with a message
-//! naming it, and a rank that fails on its own input calls [`Mpi::abort`] after printing why, so no rank waits
-//! forever.
+//! MPI picks cannot change a bit. Ordered sums of short vectors are an `MPI_Allgather` of every rank's values,
+//! added in rank order; long ones an `MPI_Alltoallv` (each rank receives one part of every rank's vector and adds
+//! it in rank order) and an `MPI_Allgatherv` of the added parts.
+//!
+//! MPI's default error handler is fatal: a rank that dies makes `mpirun` stop the whole job with a message naming
+//! it, and a rank that fails on its own input calls [`Mpi::abort`] after printing why, so no rank waits forever.
 #![deny(missing_docs)]
 
 #[cfg(feature = "mpi")]
 mod backend {
-    use ltr_core::{Allreduce, Result};
+    use ltr_core::{Allreduce, LtrError, Result};
     use mpi::collective::SystemOperation;
+    use mpi::datatype::{Partition, PartitionMut};
     use mpi::environment::Universe;
     use mpi::topology::SimpleCommunicator;
     use mpi::traits::{Communicator, CommunicatorCollectives};
+    use mpi::Count;
 
     /// The MPI world this process belongs to.
     pub struct Mpi {
@@ -71,6 +75,40 @@ mod backend {
             self.world.all_gather_into(local, &mut out[..]);
             Ok(out)
         }
+        fn exchange_parts_f64(&self, local: &[f64], counts: &[usize]) -> Result<Vec<f64>> {
+            let ranks = self.size();
+            let mine = counts.get(self.rank()).copied().unwrap_or(0);
+            if counts.len() != ranks || counts.iter().sum::<usize>() != local.len() {
+                return Err(LtrError::Training(format!(
+                    "a collective's parts ({counts:?}) do not cut {} values into one part for each of {ranks} ranks",
+                    local.len()
+                )));
+            }
+            let send_counts = as_counts(counts.iter().copied())?;
+            let send_displs = displacements(&send_counts)?;
+            let recv_counts = as_counts(std::iter::repeat_n(mine, ranks))?;
+            let recv_displs = displacements(&recv_counts)?;
+            let mut out = vec![0.0; mine * ranks];
+            let send = Partition::new(local, send_counts, send_displs);
+            let mut recv = PartitionMut::new(&mut out[..], recv_counts, recv_displs);
+            self.world.all_to_all_varcount_into(&send, &mut recv);
+            Ok(out)
+        }
+        fn gather_parts_f64(&self, local: &[f64], counts: &[usize]) -> Result<Vec<f64>> {
+            if counts.len() != self.size() || counts[self.rank()] != local.len() {
+                return Err(LtrError::Training(format!(
+                    "a collective's parts ({counts:?}) disagree with rank {}'s {} values",
+                    self.rank(),
+                    local.len()
+                )));
+            }
+            let recv_counts = as_counts(counts.iter().copied())?;
+            let recv_displs = displacements(&recv_counts)?;
+            let mut out = vec![0.0; counts.iter().sum()];
+            let mut recv = PartitionMut::new(&mut out[..], recv_counts, recv_displs);
+            self.world.all_gather_varcount_into(local, &mut recv);
+            Ok(out)
+        }
         fn min_max_u64(&self, mins: &mut [u64], maxs: &mut [u64]) -> Result<()> {
             let local = mins.to_vec();
             self.world
@@ -80,6 +118,36 @@ mod backend {
                 .all_reduce_into(&local[..], maxs, SystemOperation::max());
             Ok(())
         }
+    }
+
+    /// MPI's `int` counts, or an error for a part too large for them.
+    fn as_counts(counts: impl Iterator<Item = usize>) -> Result<Vec<Count>> {
+        counts
+            .map(|c| {
+                Count::try_from(c).map_err(|_| {
+                    LtrError::Training(format!(
+                        "a part of {c} values is more than one MPI message can carry"
+                    ))
+                })
+            })
+            .collect()
+    }
+
+    /// Where each part starts, from the parts' lengths.
+    fn displacements(counts: &[Count]) -> Result<Vec<Count>> {
+        let mut at: Count = 0;
+        counts
+            .iter()
+            .map(|&c| {
+                let start = at;
+                at = at.checked_add(c).ok_or_else(|| {
+                    LtrError::Training(
+                        "a collective of more values than one MPI message can carry".into(),
+                    )
+                })?;
+                Ok(start)
+            })
+            .collect()
     }
 }
 
