@@ -47,21 +47,25 @@ pub trait Allreduce {
     }
 
     /// Every rank's `local`, of any length, one vector per rank in rank order, on every rank: two gathers, the
-    /// lengths first, then the values padded to the longest. Coordinate Ascent's line search gathers its
-    /// per-query values and crossing points so.
+    /// lengths first, then the values ([`Allreduce::gather_parts_f64`]: `MPI_Allgatherv` under MPI). Coordinate
+    /// Ascent's line search gathers its per-query values and crossing points so.
     fn gather_varying_f64(&self, local: &[f64]) -> Result<Vec<Vec<f64>>> {
         if self.size() == 1 {
             return Ok(vec![local.to_vec()]);
         }
-        let lengths = self.gather_f64(&[local.len() as f64])?;
-        let longest = lengths.iter().fold(0.0f64, |a, &b| a.max(b)) as usize;
-        let mut padded = local.to_vec();
-        padded.resize(longest, 0.0);
-        let all = self.gather_f64(&padded)?;
+        let lengths: Vec<usize> = self
+            .gather_f64(&[local.len() as f64])?
+            .iter()
+            .map(|&n| n as usize)
+            .collect();
+        let all = self.gather_parts_f64(local, &lengths)?;
+        let mut start = 0;
         Ok(lengths
             .iter()
-            .enumerate()
-            .map(|(r, &n)| all[r * longest..r * longest + n as usize].to_vec())
+            .map(|&n| {
+                start += n;
+                all[start - n..start].to_vec()
+            })
             .collect())
     }
 

@@ -6,7 +6,8 @@
 //! Exact sums travel as `i64` limbs summed by `MPI_Allreduce(MPI_SUM)` — integer addition, so the reduction order
 //! MPI picks cannot change a bit. Ordered sums of short vectors are an `MPI_Allgather` of every rank's values,
 //! added in rank order; long ones an `MPI_Alltoallv` (each rank receives one part of every rank's vector and adds
-//! it in rank order) and an `MPI_Allgatherv` of the added parts.
+//! it in rank order) and an `MPI_Allgatherv` of the added parts. Gathers of varying length (Coordinate Ascent's
+//! crossing points) are an `MPI_Allgatherv` too, without padding every rank to the longest.
 //!
 //! MPI's default error handler is fatal: a rank that dies makes `mpirun` stop the whole job with a message naming
 //! it, and a rank that fails on its own input calls [`Mpi::abort`] after printing why, so no rank waits forever.
