@@ -166,8 +166,15 @@ pub trait Allreduce {
 /// the two collectives' latency.
 const ORDERED_IN_PARTS_FROM: usize = 64;
 
-/// Checks that `counts` cuts `len` values into one part per rank.
-fn check_parts(len: usize, counts: &[usize], ranks: usize) -> Result<()> {
+/// Checks that `counts` cuts `len` values into one part per rank: the precondition of
+/// [`Allreduce::exchange_parts_f64`] and [`Allreduce::gather_parts_f64`], shared with every backend that overrides them.
+///
+/// ```
+/// use ltr_core::check_parts;
+/// assert!(check_parts(5, &[2, 3], 2).is_ok());
+/// assert!(check_parts(5, &[2, 2], 2).is_err());
+/// ```
+pub fn check_parts(len: usize, counts: &[usize], ranks: usize) -> Result<()> {
     if counts.len() == ranks && counts.iter().sum::<usize>() == len {
         Ok(())
     } else {

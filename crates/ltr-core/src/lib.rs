@@ -25,7 +25,7 @@ mod params;
 mod scorer;
 
 pub use aggregate::{aggregate, positions, Aggregation, RankAggregate};
-pub use collective::{Allreduce, SingleProcess, ThreadGroup};
+pub use collective::{check_parts, Allreduce, SingleProcess, ThreadGroup};
 pub use error::{LtrError, Result};
 pub use learner::{
     best_by_validation, Best, BestSoFar, Fit, FitContext, FitReport, FitWith, Fitted, Measure,

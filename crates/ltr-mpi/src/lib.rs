@@ -15,7 +15,7 @@
 
 #[cfg(feature = "mpi")]
 mod backend {
-    use ltr_core::{Allreduce, LtrError, Result};
+    use ltr_core::{check_parts, Allreduce, LtrError, Result};
     use mpi::collective::SystemOperation;
     use mpi::datatype::{Partition, PartitionMut};
     use mpi::environment::Universe;
@@ -79,12 +79,7 @@ mod backend {
         fn exchange_parts_f64(&self, local: &[f64], counts: &[usize]) -> Result<Vec<f64>> {
             let ranks = self.size();
             let mine = counts.get(self.rank()).copied().unwrap_or(0);
-            if counts.len() != ranks || counts.iter().sum::<usize>() != local.len() {
-                return Err(LtrError::Training(format!(
-                    "a collective's parts ({counts:?}) do not cut {} values into one part for each of {ranks} ranks",
-                    local.len()
-                )));
-            }
+            check_parts(local.len(), counts, ranks)?;
             let send_counts = as_counts(counts.iter().copied())?;
             let send_displs = displacements(&send_counts)?;
             let recv_counts = as_counts(std::iter::repeat_n(mine, ranks))?;
@@ -96,7 +91,8 @@ mod backend {
             Ok(out)
         }
         fn gather_parts_f64(&self, local: &[f64], counts: &[usize]) -> Result<Vec<f64>> {
-            if counts.len() != self.size() || counts[self.rank()] != local.len() {
+            check_parts(counts.iter().sum(), counts, self.size())?;
+            if counts[self.rank()] != local.len() {
                 return Err(LtrError::Training(format!(
                     "a collective's parts ({counts:?}) disagree with rank {}'s {} values",
                     self.rank(),
