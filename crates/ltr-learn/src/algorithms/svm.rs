@@ -158,7 +158,7 @@ pub(crate) fn ranksvm_distributed(
 /// given: on 3.77 M generated web documents OCAS had not reached its default gap after 27 minutes (about 4 s a
 /// plane, each line-search probe sorting every query), where Newton on the same τ and μ took 39 s and ranked as
 /// well (test NDCG@10 0.8037 against 0.8028 for OCAS stopped at 30 planes).
-const NEWTON_FROM_DOCS: u64 = 1_000_000;
+pub(crate) const NEWTON_FROM_DOCS: u64 = 1_000_000;
 
 /// RSVM-IR's parameters for a training set of `n_docs` documents (over every rank).
 fn rsvm_ir_params(r: &SpecReader<'_>, n_docs: u64) -> Result<RankSvmParams> {
