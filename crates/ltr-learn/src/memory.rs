@@ -29,7 +29,9 @@ fn coefficients(algorithm: &str, n_docs: u64) -> (u64, u64, u64) {
     match algorithm {
         // From a million documents `rsvm-ir` solves by Newton unless told otherwise (one that asks for OCAS by
         // name then gets a little more than it needs).
-        "rsvm-ir" if n_docs >= crate::algorithms::svm::NEWTON_FROM_DOCS => coefficients("ranksvm", n_docs),
+        "rsvm-ir" if n_docs >= crate::algorithms::svm::NEWTON_FROM_DOCS => {
+            coefficients("ranksvm", n_docs)
+        }
         // Newton: scores, score gradient, sort order, Hessian product and the line search's copies.
         "ranksvm" | "propensity-ranksvm" => (72, 0, 0),
         // One Newton at a time on one grade pair, with every finished base ranker's scores kept for the
