@@ -97,6 +97,21 @@ impl Planes {
 
     /// Drop planes whose α has been zero for `patience` consecutive solves (SVMrank does the same): they no longer
     /// shape the model, and the inner solve costs O(planes) per step.
+    /// Adds the plane of the loss at `w` — a = −∂L/∂w = −Xᵀ(∂L/∂s), b = L(w) + ⟨a, w⟩ — then retires planes idle
+    /// for 50 rounds. Returns ‖w − C·a‖, the primal objective's gradient norm at `w` (for the report).
+    fn cut_at(&mut self, w: &[f64], loss: f64, gradient: &[f64], c: f64) -> f64 {
+        let a: Vec<f64> = gradient.iter().map(|g| -g).collect();
+        let gnorm = w
+            .iter()
+            .zip(&a)
+            .map(|(wj, aj)| (wj - c * aj).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        let b = loss + dot(&a, w);
+        self.push(a, b);
+        self.retire_idle(50);
+        gnorm
+    }
     fn retire_idle(&mut self, patience: u32) {
         let keep: Vec<bool> = (0..self.a.len())
             .map(|t| self.alpha[t + 1] > 0.0 || self.idle[t] < patience)
@@ -438,17 +453,7 @@ pub(crate) fn cutting_plane_shared(
         if gap <= st.tol * best_p.abs().max(f64::MIN_POSITIVE) {
             break;
         }
-        // The plane at w: a = −∂L/∂w = −Xᵀ(∂L/∂s), b = L(w) + ⟨a, w⟩.
-        let a: Vec<f64> = gradient.iter().map(|g| -g).collect();
-        gnorm = w
-            .iter()
-            .zip(&a)
-            .map(|(wj, aj)| (wj - c * aj).powi(2))
-            .sum::<f64>()
-            .sqrt();
-        let b = loss + dot(&a, &w);
-        planes.push(a, b);
-        planes.retire_idle(50);
+        gnorm = planes.cut_at(&w, loss, &gradient, c);
         // Solve the inner dual a good deal tighter than the current gap (early planes need little precision) and
         // than the final tolerance; its gradient is in loss units, and α sums to C.
         let target = (0.1 * gap).max(0.01 * st.tol * best_p.abs());
@@ -533,17 +538,7 @@ pub(crate) fn ocas_from(
     let mut gnorm = f64::NAN;
     while iterations < st.max_iter {
         iterations += 1;
-        // The plane at the cut point: a = −∂L/∂w = −Xᵀ(∂L/∂s), b = L(w) + ⟨a, w⟩.
-        let a: Vec<f64> = cut_gradient.iter().map(|g| -g).collect();
-        gnorm = cut_w
-            .iter()
-            .zip(&a)
-            .map(|(wj, aj)| (wj - c * aj).powi(2))
-            .sum::<f64>()
-            .sqrt();
-        let b = cut_loss + dot(&a, &cut_w);
-        planes.push(a, b);
-        planes.retire_idle(50);
+        gnorm = planes.cut_at(&cut_w, cut_loss, &cut_gradient, c);
         // Solve the inner dual a good deal tighter than the current gap (early planes need little precision) and
         // than the final tolerance; its gradient is in loss units, and α sums to C.
         let target = if gap.is_finite() {
