@@ -361,14 +361,20 @@ impl ModelFile {
                     .as_ref()
                     .and_then(|p| p.features.as_ref())
                     .map_or(j + 1, |f| f[j]);
-                let name = self
-                    .feature_names
-                    .get(raw - 1)
-                    .cloned()
-                    .unwrap_or_else(|| format!("f{raw}"));
-                (raw, name)
+                (raw, self.feature_name(raw))
             })
             .collect()
+    }
+
+    /// The name of raw feature `feature` (1-based, file numbering): its `feature_names` entry, or `f<feature>` when
+    /// it has none or an empty one (a blank line of a one-name-per-line file leaves its feature unnamed).
+    pub fn feature_name(&self, feature: usize) -> String {
+        feature
+            .checked_sub(1)
+            .and_then(|i| self.feature_names.get(i))
+            .filter(|n| !n.is_empty())
+            .cloned()
+            .unwrap_or_else(|| format!("f{feature}"))
     }
 
     /// Scores of raw data `ds` (one per document, file order): preprocessing, then the model.
@@ -450,6 +456,19 @@ mod tests {
             t,
             Model::Linear(LinearModel::new(vec![0.1, -2.5e-17, 1.0 / 3.0])),
         )
+    }
+
+    #[test]
+    fn unnamed_and_blank_named_features_are_called_by_number() {
+        let mut m = sample();
+        m.feature_names = vec!["bm25".into(), String::new()];
+        let names: Vec<String> = (1..=3).map(|k| m.feature_name(k)).collect();
+        assert_eq!(names, ["bm25", "f2", "f3"]);
+        assert_eq!(
+            m.input_features(),
+            [(1, "bm25".into()), (2, "f2".into()), (3, "f3".into())]
+        );
+        assert_eq!(m.feature_name(0), "f0");
     }
 
     #[test]

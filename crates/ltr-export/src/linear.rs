@@ -177,12 +177,7 @@ pub fn linear_form(model: &ModelFile, target: &str) -> Result<LinearForm> {
             t.weight += w;
             continue;
         }
-        let name = model
-            .feature_names
-            .get(feature - 1)
-            .filter(|n| !n.is_empty())
-            .cloned()
-            .unwrap_or_else(|| format!("f{feature}"));
+        let name = model.feature_name(feature);
         terms.push(Term {
             feature,
             name,

@@ -86,12 +86,7 @@ pub fn raw_stumps(model: &ModelFile, target: &str) -> Result<Vec<RawStump>> {
         let Some(threshold) = threshold else {
             continue;
         };
-        let name = model
-            .feature_names
-            .get(feature - 1)
-            .filter(|n| !n.is_empty())
-            .cloned()
-            .unwrap_or_else(|| format!("f{feature}"));
+        let name = model.feature_name(feature);
         out.push(RawStump {
             feature,
             name,
