@@ -329,6 +329,21 @@ fn bad_inputs_fail_cleanly() {
         ],
         "unknown --algo",
     );
+    // A misspelt parameter is reported before the training file is read (here it does not exist).
+    fails(
+        &[
+            "train",
+            "--train",
+            "no-such-train.txt",
+            "--algo",
+            "ranksvm",
+            "--param",
+            "cc=1",
+            "--model",
+            s(&m),
+        ],
+        "--param: parameter `cc`: unknown parameter for `ranksvm`",
+    );
     fails(
         &[
             "train",

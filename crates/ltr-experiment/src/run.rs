@@ -131,7 +131,7 @@ impl Experiment {
         };
         let mut grids = Vec::new();
         for (m, label) in spec.algorithms.iter().zip(&labels) {
-            ltr_learn::find(&m.algo).ok_or_else(|| {
+            let algo = ltr_learn::find(&m.algo).ok_or_else(|| {
                 let known: Vec<&str> = ltr_learn::ALGORITHMS.iter().map(|a| a.name).collect();
                 ExperimentError::Spec(format!(
                     "unknown algorithm `{}`; known: {}",
@@ -139,7 +139,10 @@ impl Experiment {
                     known.join(", ")
                 ))
             })?;
-            grids.push(Grid::parse(&m.params).map_err(|e| spec_err(label, e))?);
+            let grid = Grid::parse(&m.params).map_err(|e| spec_err(label, e))?;
+            // Every method's names are checked before the folds are read and the first cell runs.
+            grid.check_names(algo).map_err(|e| spec_err(label, e))?;
+            grids.push(grid);
         }
         let preprocess = PreprocessSpec {
             features: None,

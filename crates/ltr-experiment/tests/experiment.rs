@@ -224,6 +224,19 @@ fn bad_experiments_are_refused_before_training() {
         err(ExperimentSpec::new(DataSpec::file(&data, 5), one("nope")))
             .contains("unknown algorithm `nope`")
     );
+    // A misspelt parameter of any method is refused before the folds are read (the file does not exist).
+    let two = vec![
+        MethodSpec::parse("ranksvm:c=1").unwrap(),
+        MethodSpec::parse("rankboost:round=5").unwrap(),
+    ];
+    let e = err(ExperimentSpec::new(
+        DataSpec::file(dir.path().join("none.txt"), 5),
+        two,
+    ));
+    assert!(
+        e.contains("`round`") && e.contains("unknown parameter for `rankboost`"),
+        "{e}"
+    );
     let mut s = ExperimentSpec::new(DataSpec::file(&data, 5), one("ranksvm"));
     s.metric = "NDCG@x".into();
     assert!(err(s).contains("metric"));

@@ -89,6 +89,14 @@ impl Grid {
         }
         out
     }
+    /// Check that every name of the grid is a parameter of `algorithm` ([`Algorithm::check_names`]), before any
+    /// data is read: `ltr train` and `ltr experiment` report a misspelt name at once, not after loading the data
+    /// (or after the cells of the methods before it).
+    pub fn check_names(&self, algorithm: &Algorithm) -> Result<()> {
+        algorithm.check_names(&Params::new(
+            self.axes.iter().map(|(name, values)| (name, &values[0])),
+        ))
+    }
     /// Number of settings.
     pub fn len(&self) -> usize {
         self.axes.iter().map(|(_, v)| v.len()).product()

@@ -239,17 +239,38 @@ impl<'a> SpecReader<'a> {
                         .unwrap_or_default()
                 ),
             ),
-            None => LtrError::param(
-                &name,
-                format!(
-                    "unknown parameter for `{algorithm}`; known: {}",
-                    self.all()
-                        .filter(|s| !s.name.ends_with("KEY"))
-                        .map(|s| s.name)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            ),
+            None => self.unknown(algorithm, &name),
         })
+    }
+    /// Fail on a given name that no spec lists — neither a parameter's name nor `PREFIX-…` under a `PREFIX-KEY`
+    /// spec — without reading anything: the part of [`SpecReader::finish`]'s check that needs no data, so that a
+    /// misspelt name is reported before gigabytes are read. A name a setting leaves unread passes here and is
+    /// reported by `finish`.
+    pub fn check_known(&self, algorithm: &str) -> Result<()> {
+        let listed = |name: &str| {
+            self.all().any(|s| {
+                s.name == name
+                    || s.name
+                        .strip_suffix("KEY")
+                        .is_some_and(|prefix| name.starts_with(prefix))
+            })
+        };
+        match self.params.as_map().keys().find(|n| !listed(n)) {
+            Some(name) => Err(self.unknown(algorithm, name)),
+            None => Ok(()),
+        }
+    }
+    fn unknown(&self, algorithm: &str, name: &str) -> LtrError {
+        LtrError::param(
+            name,
+            format!(
+                "unknown parameter for `{algorithm}`; known: {}",
+                self.all()
+                    .filter(|s| !s.name.ends_with("KEY"))
+                    .map(|s| s.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )
     }
 }

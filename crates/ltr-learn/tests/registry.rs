@@ -171,6 +171,45 @@ fn misspelt_and_unused_parameters_are_errors_naming_what_is_known() {
 }
 
 #[test]
+fn names_are_checked_before_any_data_against_every_spec() {
+    for a in ltr_learn::ALGORITHMS {
+        // Every listed name (a `PREFIX-KEY` spec as `PREFIX-c`), any case, `_` for `-`, passes the early check.
+        let names: Vec<String> = a
+            .param_specs()
+            .map(|s| s.name.replace("KEY", "c").to_uppercase().replace('-', "_"))
+            .collect();
+        a.check_names(&Params::new(names.iter().map(|n| (n, "1"))))
+            .unwrap_or_else(|e| panic!("{}: {e}", a.name));
+        let e = a
+            .check_names(&Params::new([("no-such-name", "1")]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`no-such-name`")
+                && e.contains(&format!("unknown parameter for `{}`", a.name)),
+            "{e}"
+        );
+    }
+    // The same message as fitting gives; a grid is checked by its names.
+    let svm = ltr_learn::find("ranksvm").unwrap();
+    let grid = ltr_learn::Grid::parse(&["c=0.1,1", "solvr=dual"]).unwrap();
+    let early = grid.check_names(svm).unwrap_err().to_string();
+    let (train, _) = data();
+    let late = svm
+        .fit(
+            &Params::new([("solvr", "dual")]),
+            &train,
+            &FitContext::new(1),
+        )
+        .unwrap_err()
+        .to_string();
+    assert_eq!(early, late);
+    // A name a setting leaves unused is only known once the settings are read: fitting reports it.
+    let p = ltr_learn::find("perceptron").unwrap();
+    assert!(p.check_names(&Params::new([("rate", "2")])).is_ok());
+}
+
+#[test]
 fn a_start_model_must_be_another_linear_algorithm_or_a_linear_file() {
     let (train, _) = data();
     let ctx = FitContext::new(1);

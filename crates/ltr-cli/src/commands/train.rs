@@ -152,6 +152,7 @@ pub fn run(a: TrainArgs) -> Result<()> {
     let metric: ltr_metrics::Metric = a.metric.parse().context("--metric")?;
     let convention = super::convention(&a.convention, None)?;
     let grid = Grid::parse(&a.params).context("--param")?;
+    grid.check_names(algo).context("--param")?;
     if grid.len() > 1 && a.validate.is_none() && !a.distributed {
         bail!(
             "--param lists a grid of {} settings; give --validate to choose among them",

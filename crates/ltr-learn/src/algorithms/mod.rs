@@ -67,6 +67,11 @@ impl Algorithm {
     pub fn param_specs(&self) -> impl Iterator<Item = &'static ParamSpec> {
         self.params.iter().flat_map(|g| g.iter())
     }
+    /// Check, before any data is read, that every name in `params` is one of this algorithm's parameters
+    /// ([`SpecReader::check_known`]); [`Algorithm::fit`] checks the rest (values, names a setting leaves unused).
+    pub fn check_names(&self, params: &Params) -> Result<()> {
+        SpecReader::new(params, self.params).check_known(self.name)
+    }
     /// Train one setting: read `params` by the specs (unknown or unused names are errors), then fit.
     pub fn fit(&self, params: &Params, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
         (self.fit)(&SpecReader::new(params, self.params), train, ctx)
