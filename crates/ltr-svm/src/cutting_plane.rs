@@ -95,8 +95,6 @@ impl Planes {
         self.idle.push(0);
     }
 
-    /// Drop planes whose α has been zero for `patience` consecutive solves (SVMrank does the same): they no longer
-    /// shape the model, and the inner solve costs O(planes) per step.
     /// Adds the plane of the loss at `w` — a = −∂L/∂w = −Xᵀ(∂L/∂s), b = L(w) + ⟨a, w⟩ — then retires planes idle
     /// for 50 rounds. Returns ‖w − C·a‖, the primal objective's gradient norm at `w` (for the report).
     fn cut_at(&mut self, w: &[f64], loss: f64, gradient: &[f64], c: f64) -> f64 {
@@ -112,6 +110,9 @@ impl Planes {
         self.retire_idle(50);
         gnorm
     }
+
+    /// Drop planes whose α has been zero for `patience` consecutive solves (SVMrank does the same): they no longer
+    /// shape the model, and the inner solve costs O(planes) per step.
     fn retire_idle(&mut self, patience: u32) {
         let keep: Vec<bool> = (0..self.a.len())
             .map(|t| self.alpha[t + 1] > 0.0 || self.idle[t] < patience)
