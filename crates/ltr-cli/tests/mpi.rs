@@ -203,9 +203,13 @@ fn mpi_ranks_give_the_single_process_model_and_fail_cleanly() {
     assert!(e.contains("rank 2 of 3") && e.contains("part-2.txt"), "{e}");
     assert!(!out.exists());
 
-    // A rank killed mid-training: mpirun stops the others and says which rank died.
+    // A rank killed mid-training: mpirun stops the others and says which rank died. Both ranks hold at the
+    // start of their fit (ltr_core::test_hold) until this test has killed one, so the kill lands during training
+    // on any machine, however fast.
     let big = generate_web(&p("big"), 1500, 4);
     let out = p("killed.json");
+    let hold = p("hold");
+    std::fs::create_dir(&hold).unwrap();
     let mut args = vec![
         "train",
         "--distributed",
@@ -216,34 +220,18 @@ fn mpi_ranks_give_the_single_process_model_and_fail_cleanly() {
     ];
     args.extend(common);
     let child = mpirun(2, &args)
+        .env("LTR_TEST_HOLD_DIR", &hold)
+        .env("LTR_TEST_HOLD_AT", "fit")
         .stderr(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let launcher = child.id();
-    // Wait for both ranks to start, then kill the last one.
-    let t0 = Instant::now();
-    let rank_pids = loop {
-        let o = Command::new("pgrep")
-            .args(["-P", &launcher.to_string()])
-            .output()
-            .unwrap();
-        let pids: Vec<String> = String::from_utf8_lossy(&o.stdout)
-            .split_whitespace()
-            .map(String::from)
-            .collect();
-        if pids.len() == 2 || t0.elapsed() > Duration::from_secs(30) {
-            break pids;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert_eq!(rank_pids.len(), 2, "both ranks should have started");
-    std::thread::sleep(Duration::from_millis(1500));
+    let holding = wait_for_holders(&hold, 2, Duration::from_secs(120));
     Command::new("kill")
-        .args(["-9", rank_pids.last().unwrap()])
+        .args(["-9", &holding[1]])
         .status()
         .unwrap();
-    let o = wait_bounded(child, Duration::from_secs(60));
+    let o = wait_bounded(child, Duration::from_secs(120));
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "{e}");
     assert!(
@@ -251,4 +239,36 @@ fn mpi_ranks_give_the_single_process_model_and_fail_cleanly() {
         "{e}"
     );
     assert!(!out.exists());
+    // Nobody released the hold, so the surviving rank was stopped by mpirun, not by running out of patience.
+    assert!(!hold.join("release").exists());
+}
+
+/// The process ids of the `n` processes holding in `dir` (see `ltr_core::test_hold`), once all `n` are there.
+/// `limit` only bounds a failure (a rank that never reaches the point); it is not a guess at how long training
+/// takes.
+fn wait_for_holders(dir: &Path, n: usize, limit: Duration) -> Vec<String> {
+    let t0 = Instant::now();
+    loop {
+        let mut pids: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(|e| {
+                let path = e.unwrap().path();
+                let name = path.file_name()?.to_str()?.to_string();
+                name.starts_with("holding-")
+                    .then(|| std::fs::read_to_string(&path).ok())
+                    .flatten()
+                    .map(|t| t.trim().to_string())
+            })
+            .collect();
+        pids.sort();
+        if pids.len() >= n {
+            return pids;
+        }
+        assert!(
+            t0.elapsed() < limit,
+            "{} of {n} ranks reached the hold point within {limit:?}",
+            pids.len()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }

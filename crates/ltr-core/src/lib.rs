@@ -23,6 +23,7 @@ mod learner;
 mod model_file;
 mod params;
 mod scorer;
+pub mod test_hold;
 
 pub use aggregate::{aggregate, positions, Aggregation, RankAggregate};
 pub use collective::{check_parts, Allreduce, SingleProcess, ThreadGroup};

@@ -317,6 +317,7 @@ pub fn train(algorithm: &str, grid: &Grid, req: &TrainRequest<'_>) -> Result<Tra
     let mut grid_scores = Vec::new();
     let best = best_by_validation(settings, |setting| {
         let params = Params::new(setting.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        ltr_core::test_hold::point("fit");
         let fitted = algo.fit(&params, &train_data, &ctx).map_err(|e| match e {
             LtrError::Param { .. } | LtrError::Shape(_) | LtrError::Model { .. } => e,
             other if several => LtrError::Training(format!(
@@ -411,6 +412,7 @@ pub fn train_distributed(
         .with_progress(req.progress);
     let setting = &settings[0];
     let params = Params::new(setting.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    ltr_core::test_hold::point("fit");
     let fitted = algo.fit_distributed(&params, &train, &ctx, comm)?;
     Ok(Trained {
         algorithm: algo,
