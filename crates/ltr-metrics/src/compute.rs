@@ -141,7 +141,161 @@ pub fn query_metric(
                 (p.wrong + p.tied) / p.total
             }
         }
+        Metric::Recall(k) => ratio(rel_in_top(q, c, k.unwrap_or(n)), q.total_rel(c) as f64),
+        Metric::Success(k) => success(q, c, k),
+        Metric::NumRet => n as f64,
+        Metric::NumRel => q.total_rel(c) as f64,
+        Metric::NumRelRet => rel_in_top(q, c, n),
+        Metric::IPrec(level) => {
+            resolved(q, metric)?;
+            interpolated_precision(q, c, level.get())
+        }
+        Metric::SetP => ratio(rel_in_top(q, c, n), n as f64),
+        Metric::SetR => ratio(rel_in_top(q, c, n), q.total_rel(c) as f64),
+        Metric::SetF(beta) => {
+            let found = rel_in_top(q, c, n);
+            let (p, r) = (ratio(found, n as f64), ratio(found, q.total_rel(c) as f64));
+            // trec_eval's weight: β itself, not van Rijsbergen's β² (the two agree at β = 1).
+            let b = beta.get();
+            ratio((1.0 + b) * p * r, b * p + r)
+        }
+        Metric::Judged(k) => {
+            let k = k.unwrap_or(n).min(n);
+            ratio(count_in_top(q, k, |d| judged(q.labels[d])), k as f64)
+        }
+        Metric::Rbp(p) => rbp(q, c, p.get()).0,
+        Metric::RbpResidual(p) => rbp(q, c, p.get()).1,
+        Metric::Tuned(base, params) => {
+            let c = match params.rel {
+                Some(r) => c.with_relevance_threshold(r as f32),
+                None => *c,
+            };
+            if params.judged_only {
+                let (labels, scores, ranking) = judged_part(q);
+                let part = QueryInput {
+                    labels: &labels,
+                    scores: &scores,
+                    ranking: &ranking,
+                    unretrieved: q.unretrieved,
+                };
+                query_metric(base.metric(), &part, &c)?
+            } else {
+                query_metric(base.metric(), q, &c)?
+            }
+        }
     })
+}
+
+/// a / b, or 0 when b is 0.
+fn ratio(a: f64, b: f64) -> f64 {
+    if b == 0.0 {
+        0.0
+    } else {
+        a / b
+    }
+}
+
+/// The judged retrieved documents only, in their ranked order (trec_eval's `-J`): labels, scores and a ranking of
+/// the compacted list. Tie groups are rebuilt from the scores when the ranking has any.
+fn judged_part(q: &QueryInput<'_>) -> (Vec<f32>, Vec<f64>, Ranking) {
+    let keep: Vec<usize> = q
+        .ranking
+        .order
+        .iter()
+        .copied()
+        .filter(|&d| judged(q.labels[d]))
+        .collect();
+    let labels: Vec<f32> = keep.iter().map(|&d| q.labels[d]).collect();
+    let scores: Vec<f64> = keep.iter().map(|&d| q.scores[d]).collect();
+    let m = keep.len();
+    let groups = if q.ranking.is_resolved() {
+        (0..m).map(|p| (p, 1)).collect()
+    } else {
+        let mut g = Vec::new();
+        let mut start = 0;
+        for p in 1..=m {
+            if p == m || scores[p] != scores[start] {
+                g.push((start, p - start));
+                start = p;
+            }
+        }
+        g
+    };
+    let ranking = Ranking {
+        order: (0..m).collect(),
+        groups,
+    };
+    (labels, scores, ranking)
+}
+
+/// Success@k: the probability that a relevant document is in the top k (1 or 0 without ties). Only the group that
+/// straddles position k is uncertain: with m members, g relevant and t of its positions inside the top k, no
+/// relevant member lands inside with probability C(m − g, t) / C(m, t).
+fn success(q: &QueryInput<'_>, c: &Convention, k: usize) -> f64 {
+    for &(a, m) in &q.ranking.groups {
+        if a >= k {
+            break;
+        }
+        let g = rel_in_group(q, c, a, m);
+        if g == 0 {
+            continue;
+        }
+        let t = (a + m).min(k) - a;
+        let mut none = 1.0;
+        for i in 0..t {
+            if m - g <= i {
+                none = 0.0;
+                break;
+            }
+            none *= (m - g - i) as f64 / (m - i) as f64;
+        }
+        return 1.0 - none;
+    }
+    0.0
+}
+
+/// Interpolated precision at recall `level` (trec_eval's `iprec_at_recall`): the largest precision at or below the
+/// rank of the j-th relevant document, where trec_eval turns the level into a count j = ⌊level · R + 0.9⌋ (so that
+/// the 11 standard levels keep the historical cut-offs: 0.7 of R = 3 is j = 2, not 3). Precision only rises at
+/// relevant documents, so their ranks suffice; 0 when fewer than j are retrieved or R = 0.
+fn interpolated_precision(q: &QueryInput<'_>, c: &Convention, level: f64) -> f64 {
+    let r = q.total_rel(c);
+    if r == 0 {
+        return 0.0;
+    }
+    let need = (level * r as f64 + 0.9).floor() as usize;
+    let (mut found, mut best) = (0usize, 0.0f64);
+    for (i, &d) in q.ranking.order.iter().enumerate() {
+        if q.rel(c, d) {
+            found += 1;
+            if found >= need {
+                best = best.max(found as f64 / (i + 1) as f64);
+            }
+        }
+    }
+    best
+}
+
+/// RBP and its residual (Moffat & Zobel 2008), in expectation over tie groups: a group's relevant (unjudged) share
+/// spreads evenly over its positions' weights p^(i−1).
+fn rbp(q: &QueryInput<'_>, c: &Convention, p: f64) -> (f64, f64) {
+    let (mut value, mut unjudged) = (0.0, 0.0);
+    for &(a, m) in &q.ranking.groups {
+        let docs = &q.ranking.order[a..a + m];
+        let rel = docs.iter().filter(|&&d| q.rel(c, d)).count();
+        let unj = docs.iter().filter(|&&d| !judged(q.labels[d])).count();
+        if rel + unj == 0 {
+            continue;
+        }
+        let w: f64 = (a..a + m).map(|i| p.powi(i as i32)).sum::<f64>() / m as f64;
+        value += rel as f64 * w;
+        unjudged += unj as f64 * w;
+    }
+    let depth = q.ranking.order.len();
+    (
+        (1.0 - p) * value,
+        (1.0 - p) * unjudged + p.powi(depth as i32),
+    )
 }
 
 fn uses_gain(m: Metric) -> bool {
@@ -285,12 +439,20 @@ fn rel_in_group(q: &QueryInput<'_>, c: &Convention, start: usize, len: usize) ->
 
 /// Expected number of relevant documents in the first `k` positions.
 fn rel_in_top(q: &QueryInput<'_>, c: &Convention, k: usize) -> f64 {
+    count_in_top(q, k, |d| q.rel(c, d))
+}
+
+/// Expected number of documents satisfying `keep` in the first `k` positions.
+fn count_in_top(q: &QueryInput<'_>, k: usize, keep: impl Fn(usize) -> bool) -> f64 {
     let mut s = 0.0;
     for &(start, len) in &q.ranking.groups {
         if start >= k {
             break;
         }
-        let g = rel_in_group(q, c, start, len);
+        let g = q.ranking.order[start..start + len]
+            .iter()
+            .filter(|&&d| keep(d))
+            .count();
         let inside = (start + len).min(k) - start;
         s += g as f64 * inside as f64 / len as f64;
     }

@@ -28,6 +28,15 @@
 //! DCG = 1 + 0 + 1/log2 3 + 0 + 1/log2 5 = 1.6309, the ideal R R R N N N gives 1 + 1 + 1/log2 3 = 2.6309, so
 //! NDCG = 0.7836 (the paper's 0.783); under `standard` the same list scores 0.8855.
 //! Queries with no relevant document score 0 and stay in the mean under every convention.
+//!
+//! ## Measure names
+//! Besides this crate's names (`NDCG@10`, `MAP`, `MRR`, `R-prec`, ...) every metric accepts ir_measures' syntax,
+//! case-insensitively: `nDCG@10`, `AP(rel=2)`, `P(judged_only=True)@10`, `R@100`, `Success@10`, `IPrec@0.5`,
+//! `SetF(beta=0.5)`, `Judged@10`, `RBP(p=0.8)` ([`MEASURES`] lists them all). Under the `trec` convention the
+//! values are trec_eval's (and so ir_measures'); `rel=` and `judged_only=` apply to one measure, where
+//! `--relevance-level` applies to all. Unjudged documents exist only in TREC runs evaluated against qrels: on LETOR
+//! data every document is judged, so `judged_only` changes nothing, `Judged@k` is 1 and RBP's residual is p^n.
+//!
 //! Tie policy is an option of every convention: file order, doc id order, or the exact expectation over the orders
 //! of tied documents (McSherry & Najork 2008).
 #![deny(missing_docs)]
@@ -45,7 +54,7 @@ pub use bounds::{phi as phi_metric, phi_lower_bound};
 pub use compute::{pair_counts, query_metric, PairCounts, QueryInput, Unsupported};
 pub use convention::{Convention, Discount, Gain, ShortList, TiePolicy};
 pub use evaluate::{evaluate, evaluate_mean, fast_ranking, EvalError, Evaluation, MetricResult};
-pub use metric::{Metric, MetricParseError};
+pub use metric::{MeasureInfo, Metric, MetricParseError, Params, Real, Tunable, MEASURES};
 pub use ranking::Ranking;
 pub use significance::{
     bootstrap_ci, holm_adjust, paired_t_test, permutation_test, run_test, sign_test, wilcoxon,

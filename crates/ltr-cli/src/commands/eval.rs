@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use ltr_metrics::{check_scores_fit, evaluate_run, read_qrels, read_run, read_scores};
-use ltr_metrics::{evaluate, Evaluation};
+use ltr_metrics::{evaluate, Evaluation, MEASURES};
 
 /// Default metrics of `ltr eval`.
 pub const DEFAULT_METRICS: &[&str] = &["NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "MAP"];
@@ -14,7 +14,7 @@ pub const DEFAULT_METRICS: &[&str] = &["NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", 
 #[derive(Debug, Args)]
 pub struct EvalArgs {
     /// The LETOR/SVMlight data file (labels and queries).
-    #[arg(long, required_unless_present = "run")]
+    #[arg(long, required_unless_present_any = ["run", "list_measures"])]
     pub data: Option<PathBuf>,
     /// One score per line, in the data file's line order.
     #[arg(long, requires = "data")]
@@ -26,8 +26,10 @@ pub struct EvalArgs {
     #[arg(long)]
     pub qrels: Option<PathBuf>,
     /// Metrics (repeatable or comma separated): NDCG@k, DCG@k, MAP, MAP@k, P@k, MRR, MRR@k, ERR@k, R-prec,
-    /// bpref, RankEff, AUC, OER, OER(s,t), Q, MeanNDCG.
-    #[arg(long = "metric")]
+    /// bpref, RankEff, AUC, OER, OER(s,t), Q, MeanNDCG, R@k, Success@k, NumRet, NumRel, NumRelRet, IPrec@r, SetP,
+    /// SetR, SetF, Judged@k, RBP(p=0.8), RBPResidual(p=0.8); ir_measures' syntax too (nDCG@10, AP(rel=2),
+    /// P(judged_only=True)@10, ...). A comma inside parentheses belongs to the measure. See --list-measures.
+    #[arg(long = "metric", visible_alias = "measure")]
     pub metrics: Vec<String>,
     /// Evaluator convention: letor3, letor4, mslr, trec, standard.
     #[arg(long, default_value = "standard")]
@@ -50,10 +52,46 @@ pub struct EvalArgs {
     /// Accept the same `#docid` twice within one query (default: an error naming both lines).
     #[arg(long)]
     pub allow_duplicate_docids: bool,
+    /// Print every measure with its syntax, options and defaults, definition and source, and exit (with --json: a
+    /// JSON array).
+    #[arg(long)]
+    pub list_measures: bool,
+}
+
+/// Print the measure catalogue (`--list-measures`).
+pub fn list_measures(json: bool) -> Result<()> {
+    if json {
+        let v: Vec<serde_json::Value> = MEASURES
+            .iter()
+            .map(|m| {
+                serde_json::json!({"syntax": m.syntax, "params": m.params, "definition": m.definition, "source": m.source})
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    println!("Measures for --metric (case-insensitive; ir_measures' syntax NAME(option=value,...)@cutoff).");
+    println!("Values equal trec_eval's and ir_measures' under --convention trec; rel=r counts grades >= r as relevant");
+    println!("for that measure only; judged_only=True drops unjudged documents first (TREC runs; no-op on LETOR data).");
+    println!();
+    println!(
+        "{:<22} {:<34} definition [source]",
+        "measure", "options (defaults)"
+    );
+    for m in MEASURES {
+        println!(
+            "{:<22} {:<34} {} [{}]",
+            m.syntax, m.params, m.definition, m.source
+        );
+    }
+    Ok(())
 }
 
 /// Run the command.
 pub fn run(a: EvalArgs) -> Result<()> {
+    if a.list_measures {
+        return list_measures(a.json);
+    }
     let metrics = super::parse_metrics(&a.metrics, DEFAULT_METRICS)?;
     let mut conv = super::convention(&a.convention, a.ties.as_deref())?;
     if let Some(l) = a.relevance_level {
@@ -122,8 +160,15 @@ pub fn print_evaluation(ev: &Evaluation, per_query: bool, json: bool) -> Result<
         ev.convention.name,
         ev.qids.len()
     );
-    for r in &ev.results {
-        println!("{:<10} {:.4}", r.metric.to_string(), r.mean);
+    let names: Vec<String> = ev.results.iter().map(|r| r.metric.to_string()).collect();
+    let width = names
+        .iter()
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(10);
+    for (name, r) in names.iter().zip(&ev.results) {
+        println!("{name:<width$} {:.4}", r.mean);
     }
     Ok(())
 }

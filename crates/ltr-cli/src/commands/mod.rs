@@ -62,27 +62,44 @@ pub fn score_with(m: &mut ltr_core::ModelFile, ds: &Dataset, data_path: &Path) -
     Ok(m.score_raw(ds)?)
 }
 
-/// Parse metric names, with a default list when none is given.
+/// Parse metric names (repeatable, each a comma list split outside parentheses, so `P(rel=2,judged_only=True)@5`
+/// and `OER(2,1)` stay whole), with a default list when none is given.
 pub fn parse_metrics(names: &[String], default: &[&str]) -> Result<Vec<ltr_metrics::Metric>> {
     let list: Vec<String> = if names.is_empty() {
         default.iter().map(|s| s.to_string()).collect()
     } else {
         names.to_vec()
     };
-    list.iter()
-        .flat_map(|s| {
-            s.split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-                .collect::<Vec<_>>()
-        })
+    split_outside_parentheses(&list)
+        .iter()
         .map(|s| {
             s.parse::<ltr_metrics::Metric>()
                 .map_err(anyhow::Error::from)
         })
         .collect::<Result<Vec<_>>>()
         .context("--metric")
+}
+
+/// The comma-separated items of every value, split at the commas outside parentheses, trimmed, empty ones dropped.
+fn split_outside_parentheses(values: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for v in values {
+        let (mut depth, mut start) = (0i32, 0);
+        for (i, ch) in v.char_indices() {
+            match ch {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                ',' if depth == 0 => {
+                    out.push(v[start..i].trim().to_string());
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        out.push(v[start..].trim().to_string());
+    }
+    out.retain(|s| !s.is_empty());
+    out
 }
 
 /// Resolve a convention name and an optional tie policy.
@@ -95,4 +112,27 @@ pub fn convention(name: &str, ties: Option<&str>) -> Result<ltr_metrics::Convent
         c = c.with_ties(t.parse().map_err(anyhow::Error::msg).context("--ties")?);
     }
     Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commas_inside_parentheses_stay_with_their_measure() {
+        let v = vec![
+            "P(judged_only=True,rel=2)@5, MAP".to_string(),
+            "OER(2,1)".to_string(),
+            "nDCG@10,,".to_string(),
+        ];
+        assert_eq!(
+            split_outside_parentheses(&v),
+            ["P(judged_only=True,rel=2)@5", "MAP", "OER(2,1)", "nDCG@10"]
+        );
+        let m = parse_metrics(&v, &[]).unwrap();
+        assert_eq!(m.len(), 4);
+        assert_eq!(m[0].to_string(), "P(judged_only=True,rel=2)@5");
+        assert_eq!(m[2].to_string(), "OER(2,1)");
+        assert_eq!(parse_metrics(&[], &["NDCG@10", "MAP"]).unwrap().len(), 2);
+    }
 }

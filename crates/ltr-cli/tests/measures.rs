@@ -1,0 +1,85 @@
+//! `ltr eval` with ir_measures' measure syntax on a TREC run, and `--list-measures`.
+
+mod common;
+use common::{ltr, ok, s};
+
+#[test]
+fn eval_speaks_ir_measures_syntax() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.txt");
+    let qrels = dir.path().join("qrels.txt");
+    // Ranked as trec_eval does (score descending, ties by docid descending): d1 (2), d3 (1), d2 (0), d4 (unjudged).
+    std::fs::write(
+        &run,
+        "q1 Q0 d1 1 3.0 t\nq1 Q0 d2 2 2.0 t\nq1 Q0 d3 3 2.0 t\nq1 Q0 d4 4 1.0 t\n",
+    )
+    .unwrap();
+    std::fs::write(&qrels, "q1 0 d1 2\nq1 0 d2 0\nq1 0 d3 1\nq1 0 d5 0\n").unwrap();
+    let out = ok(&[
+        "eval",
+        "--run",
+        s(&run),
+        "--qrels",
+        s(&qrels),
+        "--convention",
+        "trec",
+        "--metric",
+        "P(rel=2)@2,Judged@2,Judged@4,RBP(p=0.5),RBPResidual(p=0.5)",
+        "--metric",
+        "SetP,NumRel(rel=2),R@2,IPrec@0.5,Success(judged_only=True,rel=2)@1",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let expect = [
+        ("P(rel=2)@2", 0.5),
+        ("Judged@2", 1.0),
+        ("Judged@4", 0.75),
+        ("RBP(p=0.5)", 0.75),
+        ("RBPResidual(p=0.5)", 0.125),
+        ("SetP", 0.5),
+        ("NumRel(rel=2)", 1.0),
+        ("R@2", 1.0),
+        ("IPrec@0.5", 1.0),
+        ("Success(judged_only=True,rel=2)@1", 1.0),
+    ];
+    for (name, want) in expect {
+        let got = v["metrics"][name]["mean"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{name}: {v}"));
+        assert!((got - want).abs() < 1e-12, "{name}: {got} vs {want}");
+    }
+    let bad = ltr(&[
+        "eval",
+        "--run",
+        s(&run),
+        "--qrels",
+        s(&qrels),
+        "--metric",
+        "nDCG(rel=2)@10",
+    ]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("nDCG(rel=2)@10"));
+}
+
+#[test]
+fn list_measures_gives_syntax_defaults_and_sources() {
+    let text = ok(&["eval", "--list-measures"]);
+    for needle in [
+        "RBP",
+        "p=0.8",
+        "Moffat & Zobel 2008",
+        "IPrec@r",
+        "trec_eval",
+        "judged_only=False",
+    ] {
+        assert!(text.contains(needle), "{needle} missing from:\n{text}");
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&["eval", "--list-measures", "--json"])).unwrap();
+    let all = v.as_array().unwrap();
+    assert!(all.len() >= 25);
+    assert!(all
+        .iter()
+        .all(|m| !m["definition"].as_str().unwrap().is_empty()
+            && !m["source"].as_str().unwrap().is_empty()));
+}
