@@ -202,11 +202,21 @@ class Ranker(_Base):
 
     @property
     def feature_importances_(self) -> np.ndarray:
-        """Share of the model's absolute weight on each raw feature (sums to 1)."""
+        """Share of the model's importance on each raw feature (sums to 1): the absolute weight of a linear model,
+        the summed training gain of the splits of a tree ensemble (``lambdamart``, ``mart``, ``random-forest``)."""
         imp = self._model().feature_importances()
         if imp is None:
             raise AttributeError("this model (trees read from RankLib) has no feature importances")
         return imp
+
+    @property
+    def best_iteration_(self) -> int:
+        """Boosting rounds kept (``lambdamart``, ``mart``): the round best on validation, else every round."""
+        text = self.fit_report_.get("diagnostics_json") or "{}"
+        d = json.loads(text)
+        if not isinstance(d, dict) or "best_iteration" not in d:
+            raise AttributeError(f"a {self._model().algorithm} model has no best_iteration_")
+        return int(d["best_iteration"])
 
     @property
     def best_params_(self) -> Dict[str, str]:

@@ -7,7 +7,7 @@ from typing import Any, Dict, Optional
 
 from ._estimators import Ranker
 
-__all__ = ["RankSVM", "RankSVMIR", "PropensityRankSVM", "Perceptron", "CommitteePerceptron", "MultipleHyperplaneRanker", "SigmoidRanker", "RankBoost", "ListNet", "CoordinateAscent", "AdaRank", "LambdaRank", "SlamPerceptron", "PureOnline", "OnlineListNet"]
+__all__ = ["RankSVM", "RankSVMIR", "PropensityRankSVM", "Perceptron", "CommitteePerceptron", "MultipleHyperplaneRanker", "SigmoidRanker", "RankBoost", "ListNet", "CoordinateAscent", "AdaRank", "LambdaRank", "SlamPerceptron", "PureOnline", "OnlineListNet", "LambdaMART", "MART", "RandomForest"]
 
 
 class RankSVM(Ranker):
@@ -880,6 +880,204 @@ class OnlineListNet(Ranker):
         self.passes = passes
         self.keep = keep
         self.algo = "online-listnet"
+        self.metric = metric
+        self.convention = convention
+        self.seed = seed
+        self.normalize = normalize
+        self.log1p = log1p
+        self.params = params
+        self._extra = []
+
+
+class LambdaMART(Ranker):
+    """lambdamart: Burges 2010, From RankNet to LambdaRank to LambdaMART: gradient-boosted trees on |ΔNDCG|-weighted LambdaRank gradients.
+
+    Parameters (None keeps the registry's default):
+
+    - ``trees`` (int in [1, 1000000]; default 100): boosting rounds at most.
+    - ``learning_rate`` (float in [1e-09, 1000.0]; default 0.1): shrinkage of every leaf value.
+    - ``min_hessian_in_leaf`` (float in [0.0, 1e+300]; default 0.001): hessian sum per leaf at least.
+    - ``l2`` (float in [0.0, 1e+300]; default 0): λ of the leaf values' L2 penalty.
+    - ``stop_after`` (int in [0, 1000000]; default 100): with --validate: stop after this many rounds without a better validation measure (0: never); the ensemble is cut back to its best round.
+    - ``leaves`` (int in [2, 131072]; default 31): leaves per tree at most.
+    - ``max_depth`` (int in [0, 1000]; default 0): depth per tree at most (0: unlimited).
+    - ``min_docs_in_leaf`` (int in [1, 1000000000]; default 20): documents per leaf at least.
+    - ``max_bin`` (int in [2, 255]; default 255): bins per feature at most (quantiles of the training values; one byte a cell).
+    - ``feature_fraction`` (float in [1e-09, 1.0]; default 1): share of the features each tree may split on.
+    - ``query_fraction`` (float in [1e-09, 1.0]; default 1): share of the queries each tree is grown on (drawn without replacement, by --seed).
+    - ``ndcg_at`` (int in [1, 1000000]; default 10): k of the ideal DCG@k that normalises each pair's |ΔNDCG|.
+    - ``truncation`` (int in [1, 1000000]; default 30): only pairs with a document in the current top `truncation` contribute.
+    - ``sigma`` (float in [1e-300, 1e+300]; default 1): σ of the pair sigmoid.
+    - ``norm`` (bool; default true): scale each query's gradients by log2(1 + Σλ)/Σλ.
+    - ``score_gap`` (bool; default true): divide each pair's |ΔNDCG| by 0.01 + |s_i − s_j| (as LightGBM's lambdarank_norm).
+
+    A list is a grid chosen on ``eval_set``. Common settings: see :class:`Ranker`.
+    """
+
+    _algo = "lambdamart"
+    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction", "ndcg_at": "ndcg-at", "truncation": "truncation", "sigma": "sigma", "norm": "norm", "score_gap": "score-gap"}
+
+    def __init__(
+        self,
+        trees: Any = None,
+        learning_rate: Any = None,
+        min_hessian_in_leaf: Any = None,
+        l2: Any = None,
+        stop_after: Any = None,
+        leaves: Any = None,
+        max_depth: Any = None,
+        min_docs_in_leaf: Any = None,
+        max_bin: Any = None,
+        feature_fraction: Any = None,
+        query_fraction: Any = None,
+        ndcg_at: Any = None,
+        truncation: Any = None,
+        sigma: Any = None,
+        norm: Any = None,
+        score_gap: Any = None,
+        *,
+        metric: str = "NDCG@10",
+        convention: str = "standard",
+        seed: int = 1,
+        normalize: str = "auto",
+        log1p: Optional[str] = None,
+        params: Optional[Dict[str, Any]] = None,
+    ) -> None:
+        self.trees = trees
+        self.learning_rate = learning_rate
+        self.min_hessian_in_leaf = min_hessian_in_leaf
+        self.l2 = l2
+        self.stop_after = stop_after
+        self.leaves = leaves
+        self.max_depth = max_depth
+        self.min_docs_in_leaf = min_docs_in_leaf
+        self.max_bin = max_bin
+        self.feature_fraction = feature_fraction
+        self.query_fraction = query_fraction
+        self.ndcg_at = ndcg_at
+        self.truncation = truncation
+        self.sigma = sigma
+        self.norm = norm
+        self.score_gap = score_gap
+        self.algo = "lambdamart"
+        self.metric = metric
+        self.convention = convention
+        self.seed = seed
+        self.normalize = normalize
+        self.log1p = log1p
+        self.params = params
+        self._extra = []
+
+
+class MART(Ranker):
+    """mart: Friedman 2001, Greedy Function Approximation: gradient-boosted regression trees on the labels (RankLib -ranker 0).
+
+    Parameters (None keeps the registry's default):
+
+    - ``trees`` (int in [1, 1000000]; default 100): boosting rounds at most.
+    - ``learning_rate`` (float in [1e-09, 1000.0]; default 0.1): shrinkage of every leaf value.
+    - ``min_hessian_in_leaf`` (float in [0.0, 1e+300]; default 0.001): hessian sum per leaf at least.
+    - ``l2`` (float in [0.0, 1e+300]; default 0): λ of the leaf values' L2 penalty.
+    - ``stop_after`` (int in [0, 1000000]; default 100): with --validate: stop after this many rounds without a better validation measure (0: never); the ensemble is cut back to its best round.
+    - ``leaves`` (int in [2, 131072]; default 31): leaves per tree at most.
+    - ``max_depth`` (int in [0, 1000]; default 0): depth per tree at most (0: unlimited).
+    - ``min_docs_in_leaf`` (int in [1, 1000000000]; default 20): documents per leaf at least.
+    - ``max_bin`` (int in [2, 255]; default 255): bins per feature at most (quantiles of the training values; one byte a cell).
+    - ``feature_fraction`` (float in [1e-09, 1.0]; default 1): share of the features each tree may split on.
+    - ``query_fraction`` (float in [1e-09, 1.0]; default 1): share of the queries each tree is grown on (drawn without replacement, by --seed).
+
+    A list is a grid chosen on ``eval_set``. Common settings: see :class:`Ranker`.
+    """
+
+    _algo = "mart"
+    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction"}
+
+    def __init__(
+        self,
+        trees: Any = None,
+        learning_rate: Any = None,
+        min_hessian_in_leaf: Any = None,
+        l2: Any = None,
+        stop_after: Any = None,
+        leaves: Any = None,
+        max_depth: Any = None,
+        min_docs_in_leaf: Any = None,
+        max_bin: Any = None,
+        feature_fraction: Any = None,
+        query_fraction: Any = None,
+        *,
+        metric: str = "NDCG@10",
+        convention: str = "standard",
+        seed: int = 1,
+        normalize: str = "auto",
+        log1p: Optional[str] = None,
+        params: Optional[Dict[str, Any]] = None,
+    ) -> None:
+        self.trees = trees
+        self.learning_rate = learning_rate
+        self.min_hessian_in_leaf = min_hessian_in_leaf
+        self.l2 = l2
+        self.stop_after = stop_after
+        self.leaves = leaves
+        self.max_depth = max_depth
+        self.min_docs_in_leaf = min_docs_in_leaf
+        self.max_bin = max_bin
+        self.feature_fraction = feature_fraction
+        self.query_fraction = query_fraction
+        self.algo = "mart"
+        self.metric = metric
+        self.convention = convention
+        self.seed = seed
+        self.normalize = normalize
+        self.log1p = log1p
+        self.params = params
+        self._extra = []
+
+
+class RandomForest(Ranker):
+    """random-forest: Breiman 2001, Random Forests: regression trees on query and feature subsamples, averaged (RankLib -ranker 8).
+
+    Parameters (None keeps the registry's default):
+
+    - ``trees`` (int in [1, 1000000]; default 100): trees (averaged).
+    - ``leaves`` (int in [2, 131072]; default 63): leaves per tree at most.
+    - ``max_depth`` (int in [0, 1000]; default 0): depth per tree at most (0: unlimited).
+    - ``min_docs_in_leaf`` (int in [1, 1000000000]; default 10): documents per leaf at least.
+    - ``max_bin`` (int in [2, 255]; default 255): bins per feature at most (quantiles of the training values; one byte a cell).
+    - ``feature_fraction`` (float in [1e-09, 1.0]; default 0.5): share of the features each tree may split on.
+    - ``query_fraction`` (float in [1e-09, 1.0]; default 0.63): share of the queries each tree is grown on (drawn without replacement, by --seed).
+
+    A list is a grid chosen on ``eval_set``. Common settings: see :class:`Ranker`.
+    """
+
+    _algo = "random-forest"
+    _param_map = {"trees": "trees", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction"}
+
+    def __init__(
+        self,
+        trees: Any = None,
+        leaves: Any = None,
+        max_depth: Any = None,
+        min_docs_in_leaf: Any = None,
+        max_bin: Any = None,
+        feature_fraction: Any = None,
+        query_fraction: Any = None,
+        *,
+        metric: str = "NDCG@10",
+        convention: str = "standard",
+        seed: int = 1,
+        normalize: str = "auto",
+        log1p: Optional[str] = None,
+        params: Optional[Dict[str, Any]] = None,
+    ) -> None:
+        self.trees = trees
+        self.leaves = leaves
+        self.max_depth = max_depth
+        self.min_docs_in_leaf = min_docs_in_leaf
+        self.max_bin = max_bin
+        self.feature_fraction = feature_fraction
+        self.query_fraction = query_fraction
+        self.algo = "random-forest"
         self.metric = metric
         self.convention = convention
         self.seed = seed

@@ -470,6 +470,13 @@ impl NativeModel {
                     imp[s.feature] += s.alpha.abs();
                 }
             }
+            // Tree ensembles trained here: the summed training gain of each feature's splits.
+            ltr::core::Model::Forest(f) => {
+                let (_, gains) = f.importance();
+                for (i, g) in gains.into_iter().enumerate().take(width) {
+                    imp[i] = g;
+                }
+            }
             _ => return None,
         }
         // Back to raw feature numbers through the stored feature selection.

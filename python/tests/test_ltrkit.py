@@ -42,6 +42,8 @@ def cli_model(ltr_bin, d, algo, params, seed, tmp_path, extra=()):
         ("rankboost", ["rounds=40"], {"rounds": 40}),
         ("mhr", ["aggregate=wborda"], {"aggregate": "wborda"}),
         ("coordinate-ascent", ["restarts=2"], {"restarts": 2}),
+        ("lambdamart", ["trees=30", "leaves=7", "min-docs-in-leaf=5"], {"trees": 30, "leaves": 7, "min_docs_in_leaf": 5}),
+        ("random-forest", ["trees=10"], {"trees": 10}),
     ],
 )
 def test_same_model_and_scores_as_the_cli(ltr_bin, letor_dir, tmp_path, algo, params, py_params):
@@ -60,6 +62,22 @@ def test_same_model_and_scores_as_the_cli(ltr_bin, letor_dir, tmp_path, algo, pa
     r.save(path)
     again = run(ltr_bin, "predict", "--model", path, "--data", letor_dir / "test.txt")
     np.testing.assert_array_equal(np.array([float(s) for s in again.split()]), cli_scores)
+
+
+def test_tree_models_report_importance_and_best_iteration(letor_dir):
+    X, y, q = load(letor_dir, "train")
+    Xv, yv, qv = load(letor_dir, "vali")
+    m = ltrkit.LambdaMART(trees=40, leaves=7, min_docs_in_leaf=5, stop_after=5)
+    m.fit(X, y, qid=q, eval_set=[(Xv, yv)], eval_qid=[qv])
+    kept = m.best_iteration_
+    assert 1 <= kept <= 40
+    assert len(json.loads(bytes(m.model_.to_bytes(json=True)))["model"]["Forest"]["trees"]) == kept
+    imp = m.feature_importances_
+    assert imp.shape == (X.shape[1],) and abs(imp.sum() - 1.0) < 1e-12 and (imp >= 0).all()
+    # Only features some split uses have importance, and every tree splits at least once here.
+    assert (imp > 0).sum() >= 1
+    with pytest.raises(AttributeError, match="best_iteration_"):
+        _ = ltrkit.RankSVM(c=0.1).fit(X, y, qid=q).best_iteration_
 
 
 def test_raw_web_features_normalised_as_the_cli(ltr_bin, web_dir, tmp_path):

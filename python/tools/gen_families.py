@@ -28,6 +28,9 @@ CLASS_NAMES = {
     "slam-perceptron": "SlamPerceptron",
     "pure-online": "PureOnline",
     "online-listnet": "OnlineListNet",
+    "lambdamart": "LambdaMART",
+    "mart": "MART",
+    "random-forest": "RandomForest",
 }
 
 #: Registry names that clash with the estimator's own settings get another Python name.

@@ -193,7 +193,7 @@ fn every_registered_algorithm_trains_and_predicts() {
         .lines()
         .filter(|l| !l.starts_with(' ') && !l.is_empty())
         .collect();
-    assert_eq!(names.len(), 15, "{names:?}");
+    assert_eq!(names.len(), 18, "{names:?}");
     // Propensity SVM-Rank learns from clicks: a log simulated on the training queries with a first model.
     let production = dir.path().join("production.bin");
     ok(&[

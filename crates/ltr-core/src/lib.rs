@@ -19,6 +19,7 @@
 mod aggregate;
 mod collective;
 mod error;
+mod forest;
 mod learner;
 mod model_file;
 mod params;
@@ -28,6 +29,7 @@ pub mod test_hold;
 pub use aggregate::{aggregate, positions, Aggregation, RankAggregate};
 pub use collective::{check_parts, Allreduce, SingleProcess, ThreadGroup};
 pub use error::{LtrError, Result};
+pub use forest::{Forest, ForestTree};
 pub use learner::{
     best_by_validation, Best, BestSoFar, Fit, FitContext, FitReport, FitWith, Fitted, Measure,
     ParamGuard, Progress, Silent, WarmStarts,

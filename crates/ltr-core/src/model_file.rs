@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::aggregate::RankAggregate;
 use crate::error::{LtrError, Result};
+use crate::forest::Forest;
 use crate::learner::FitReport;
 use crate::scorer::{LinearModel, Scorer, StumpEnsemble, TreeEnsemble};
 
@@ -29,6 +30,9 @@ pub enum Model {
     Stumps(StumpEnsemble),
     /// Regression trees (RankLib MART/LambdaMART models read for evaluation).
     Trees(TreeEnsemble),
+    /// A flat tree ensemble trained here (`lambdamart`, `mart`, `random-forest`). Appended last: postcard encodes
+    /// the variant by its index, so files of the earlier variants read as before.
+    Forest(Forest),
 }
 
 impl Scorer for Model {
@@ -38,6 +42,7 @@ impl Scorer for Model {
             Model::Aggregate(m) => m.score_query(q, out),
             Model::Stumps(m) => m.score_query(q, out),
             Model::Trees(m) => m.score_query(q, out),
+            Model::Forest(m) => m.score_query(q, out),
         }
     }
     fn n_features(&self) -> usize {
@@ -46,6 +51,7 @@ impl Scorer for Model {
             Model::Aggregate(m) => m.n_features(),
             Model::Stumps(m) => m.n_features(),
             Model::Trees(m) => m.n_features(),
+            Model::Forest(m) => m.n_features(),
         }
     }
     fn score_dataset(&self, ds: &Dataset) -> Vec<f64> {
@@ -54,6 +60,7 @@ impl Scorer for Model {
             Model::Aggregate(m) => m.score_dataset(ds),
             Model::Stumps(m) => m.score_dataset(ds),
             Model::Trees(m) => m.score_dataset(ds),
+            Model::Forest(m) => m.score_dataset(ds),
         }
     }
 }
@@ -321,6 +328,7 @@ impl ModelFile {
                 tree.inconsistency(t.n_features)
                     .map(|p| format!("tree {k}: {p}"))
             }),
+            Model::Forest(f) => f.inconsistency(),
         };
         if problem.is_some() {
             return problem;
@@ -483,6 +491,38 @@ mod tests {
     }
 
     #[test]
+    fn forest_models_roundtrip_and_old_variants_keep_their_encoding() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut m = sample();
+        let linear_bytes = postcard::to_stdvec(&m.model).unwrap();
+        // Linear is still variant 0 after appending Forest.
+        assert_eq!(linear_bytes[0], 0);
+        m.model = Model::Forest(crate::Forest {
+            trees: vec![
+                crate::ForestTree {
+                    split_feature: vec![2],
+                    threshold: vec![0.25],
+                    default_left: vec![false],
+                    left: vec![!0],
+                    right: vec![!1],
+                    leaf_value: vec![-0.5, 1.0 / 3.0],
+                    weight: 1.0,
+                    split_gain: vec![0.75],
+                },
+                crate::ForestTree::leaf(0.1, 0.5),
+            ],
+            base_score: 0.125,
+            n_features: 3,
+        });
+        assert_eq!(postcard::to_stdvec(&m.model).unwrap()[0], 4);
+        for name in ["f.json", "f.bin"] {
+            let p = dir.path().join(name);
+            m.save(&p).unwrap();
+            assert_eq!(ModelFile::load(&p).unwrap(), m);
+        }
+    }
+
+    #[test]
     fn version_1_files_still_load_in_both_forms() {
         #[derive(Serialize)]
         struct V1<'a> {
@@ -625,6 +665,23 @@ mod tests {
                     n_features: 3,
                 }),
                 "column 7 of 3",
+            ),
+            (
+                Model::Forest(crate::Forest {
+                    trees: vec![crate::ForestTree {
+                        split_feature: vec![5],
+                        threshold: vec![0.5],
+                        default_left: vec![true],
+                        left: vec![!0],
+                        right: vec![!1],
+                        leaf_value: vec![1.0, 2.0],
+                        weight: 1.0,
+                        split_gain: Vec::new(),
+                    }],
+                    base_score: 0.0,
+                    n_features: 3,
+                }),
+                "tree 0: split 0 is malformed",
             ),
         ];
         for (model, problem) in cases {

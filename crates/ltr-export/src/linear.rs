@@ -128,6 +128,14 @@ pub fn linear_form(model: &ModelFile, target: &str) -> Result<LinearForm> {
                 "RankBoost's threshold rankers are trees, not a linear function; `export` writes them as depth-1 trees (raw_stumps)",
             ))
         }
+        Model::Forest(_) => {
+            return Err(refuse(
+                target,
+                format!(
+                    "exporting lambdamart/mart/random-forest models to {target} is not supported yet"
+                ),
+            ))
+        }
     };
     let pre = model.preprocess.as_ref();
     if let Some(p) = pre {

@@ -60,6 +60,13 @@ fn coefficients(algorithm: &str, n_docs: u64) -> (u64, u64, u64) {
         // 8 bytes); the pairs are enumerated from it on every pass, never stored (measured on 3.77 M documents,
         // 5 epochs: 2.27 GiB peak for 2.08 GiB of data).
         "lambdarank" => (56, 0, 0),
+        // Tree ensembles: each cell's bin (one byte, 255 bins at most) and, while binning, one column of f32
+        // values per thread (sparse data: a transposed f32 copy of all columns); per document its score,
+        // gradient, hessian, its place in the leaf partition (4 B) and the partition's scratch (4 B); histograms
+        // are per leaf and feature, not per document.
+        "lambdamart" | "mart" => (40, 0, 1),
+        // No scores or gradients a round: the labels as gradients and hessians, each tree's document bag.
+        "random-forest" => (24, 0, 1),
         _ => (16, 0, 0),
     }
 }
@@ -197,6 +204,11 @@ mod tests {
             n * 22 + many * 2,
             "streamed above the threshold"
         );
+        assert_eq!(
+            memory_estimate("lambdamart", &ds, false).working,
+            n * 40 + n * 5
+        );
+        assert_eq!(coefficients("random-forest", n), (24, 0, 1));
         let all = memory_estimates(&ds, false);
         assert_eq!(all.len(), crate::ALGORITHMS.len());
         for (name, e) in all {

@@ -133,6 +133,24 @@ fn weights_by_magnitude(m: &ModelFile, w: &[f64]) -> Vec<(usize, String, f64)> {
     v
 }
 
+/// A tree ensemble's features that split at least once: (raw feature number, name, splits, summed gain), largest gain
+/// first. Empty for other models.
+fn importance_by_gain(m: &ModelFile) -> Vec<(usize, String, u64, f64)> {
+    let Model::Forest(f) = &m.model else {
+        return Vec::new();
+    };
+    let (splits, gains) = f.importance();
+    let mut v: Vec<(usize, String, u64, f64)> = m
+        .input_features()
+        .into_iter()
+        .zip(splits.iter().zip(&gains))
+        .filter(|(_, (&n, _))| n > 0)
+        .map(|((raw, name), (&n, &g))| (raw, name, n, g))
+        .collect();
+    v.sort_by(|a, b| b.3.total_cmp(&a.3).then(a.0.cmp(&b.0)));
+    v
+}
+
 fn inspect_model(m: &ModelFile, json: bool) -> Result<()> {
     let kind = match &m.model {
         Model::Linear(_) => "linear".to_string(),
@@ -143,6 +161,11 @@ fn inspect_model(m: &ModelFile, json: bool) -> Result<()> {
         ),
         Model::Stumps(s) => format!("{} threshold weak rankers", s.stumps.len()),
         Model::Trees(t) => format!("{} regression trees", t.trees.len()),
+        Model::Forest(f) => format!(
+            "{} regression trees, {} leaves",
+            f.trees.len(),
+            f.trees.iter().map(|t| t.n_leaves()).sum::<usize>()
+        ),
     };
     let diagnostics: serde_json::Value = if m.diagnostics_json.is_empty() {
         serde_json::Value::Null
@@ -174,6 +197,10 @@ fn inspect_model(m: &ModelFile, json: bool) -> Result<()> {
                     .collect::<Vec<_>>(),
                 _ => Vec::new(),
             },
+            "importance": importance_by_gain(m)
+                .into_iter()
+                .map(|(raw, name, splits, gain)| serde_json::json!({"feature": raw, "name": name, "splits": splits, "gain": gain}))
+                .collect::<Vec<_>>(),
             "preprocess": m.preprocess,
             "diagnostics": diagnostics,
         });
@@ -231,6 +258,16 @@ fn inspect_model(m: &ModelFile, json: bool) -> Result<()> {
         println!("weights by magnitude (--json lists all {}):", ranked.len());
         for (raw, name, w) in ranked.iter().take(20) {
             println!("  {w:+.6}  {name} (feature {raw})");
+        }
+    }
+    let importance = importance_by_gain(m);
+    if !importance.is_empty() {
+        println!(
+            "importance by gain (splits; --json lists all {}):",
+            importance.len()
+        );
+        for (raw, name, splits, gain) in importance.iter().take(20) {
+            println!("  {gain:12.4}  {splits:6} splits  {name} (feature {raw})");
         }
     }
     if !diagnostics.is_null() {

@@ -8,6 +8,7 @@ pub(crate) mod online;
 pub(crate) mod perceptron;
 mod start;
 pub(crate) mod svm;
+pub(crate) mod trees;
 
 use ltr_core::{Allreduce, FitContext, Fitted, Params, Result};
 use ltr_data::Dataset;
@@ -116,6 +117,7 @@ use listwise::{ADARANK_SPECS, COORDINATE_ASCENT_SPECS, LAMBDARANK_SPECS, MEASURE
 use online::{LISTNET_SPECS, ONLINE_LISTNET_SPECS, PURE_ONLINE_SPECS, SLAM_SPECS, STREAM_SPECS};
 use perceptron::{COMMITTEE_SPECS, LOOP_SPECS, PERCEPTRON_SPECS};
 use svm::{RANKSVM_SPECS, RSVM_IR_SPECS, SOLVER_SPECS};
+use trees::{BOOST_SPECS, LAMBDAMART_SPECS, RANDOM_FOREST_SPECS};
 
 /// Every algorithm, in the order `ltr algorithms` lists them.
 pub static ALGORITHMS: &[Algorithm] = &[
@@ -238,6 +240,30 @@ pub static ALGORITHMS: &[Algorithm] = &[
         params: &[ONLINE_LISTNET_SPECS, STREAM_SPECS],
         distributed: None,
         fit: |r, t, c| online::online(r, "online-listnet", t, c),
+    },
+    Algorithm {
+        name: "lambdamart",
+        paper: "Burges 2010, From RankNet to LambdaRank to LambdaMART: gradient-boosted trees on |ΔNDCG|-weighted LambdaRank gradients",
+        code: "crates/ltr-trees (boost.rs, grow.rs, objective.rs)",
+        params: &[BOOST_SPECS, LAMBDAMART_SPECS],
+        distributed: None,
+        fit: trees::lambdamart,
+    },
+    Algorithm {
+        name: "mart",
+        paper: "Friedman 2001, Greedy Function Approximation: gradient-boosted regression trees on the labels (RankLib -ranker 0)",
+        code: "crates/ltr-trees (boost.rs, grow.rs)",
+        params: &[BOOST_SPECS],
+        distributed: None,
+        fit: trees::mart,
+    },
+    Algorithm {
+        name: "random-forest",
+        paper: "Breiman 2001, Random Forests: regression trees on query and feature subsamples, averaged (RankLib -ranker 8)",
+        code: "crates/ltr-trees/src/boost.rs",
+        params: &[RANDOM_FOREST_SPECS],
+        distributed: None,
+        fit: trees::random_forest,
     },
 ];
 

@@ -1,0 +1,142 @@
+//! Per-feature binning of the training data: at most `max_bin` (≤ 255) bins a feature, one byte a cell.
+//!
+//! Bin `b` of a feature holds the values `v` with `bounds[b - 1] < v <= bounds[b]` (the last bin everything above
+//! the last bound). Every bound is a value of the training data, and the model stores a split "bins `0..=b` go left"
+//! as the raw threshold `bounds[b]`, so that `bin(v) <= b` ⇔ `v <= bounds[b]` for every `v`: training-time bins
+//! and predict-time raw comparisons agree exactly. NaN (which parsed data cannot hold today) falls into bin 0,
+//! which every split sends left, matching the model's `default_left = true`.
+
+use ltr_data::{Dataset, FeatureMatrix};
+use rayon::prelude::*;
+
+/// The largest number of bins a feature may have (bins are stored as `u8`).
+pub const MAX_BIN: usize = 255;
+
+/// The training data as bin numbers, feature-major, without its constant features.
+#[derive(Debug, Clone)]
+pub(crate) struct Binned {
+    /// Original 0-based column of each kept feature.
+    pub features: Vec<usize>,
+    /// Upper bound of every bin but the last, per kept feature (strictly increasing).
+    pub bounds: Vec<Vec<f32>>,
+    /// Bin of every document, per kept feature.
+    pub bins: Vec<Vec<u8>>,
+}
+
+/// The bin of raw value `v` under `bounds`.
+#[inline]
+pub(crate) fn bin_of(bounds: &[f32], v: f32) -> u8 {
+    bounds.partition_point(|&u| u < v) as u8
+}
+
+/// Bin upper bounds for one column: every distinct value when there are at most `max_bin`, else quantiles (a bin is
+/// closed at the first distinct value where the running count reaches its share). Empty: the column is constant.
+pub(crate) fn bounds_for(values: &[f32], max_bin: usize) -> Vec<f32> {
+    let mut v: Vec<f32> = values.iter().copied().filter(|x| !x.is_nan()).collect();
+    v.sort_unstable_by(f32::total_cmp);
+    let mut distinct: Vec<(f32, usize)> = Vec::new();
+    for x in v {
+        match distinct.last_mut() {
+            Some((d, c)) if *d == x => *c += 1,
+            _ => distinct.push((x, 1)),
+        }
+    }
+    if distinct.len() <= 1 {
+        return Vec::new();
+    }
+    let last = distinct.len() - 1;
+    if distinct.len() <= max_bin {
+        return distinct[..last].iter().map(|d| d.0).collect();
+    }
+    let n: usize = distinct.iter().map(|d| d.1).sum();
+    let mut bounds = Vec::with_capacity(max_bin - 1);
+    let mut cum = 0usize;
+    for &(x, c) in &distinct[..last] {
+        cum += c;
+        // Close bin `bounds.len()` once it holds its share (k + 1) · n / max_bin of the documents.
+        if bounds.len() < max_bin - 1 && cum * max_bin >= (bounds.len() + 1) * n {
+            bounds.push(x);
+        }
+    }
+    bounds
+}
+
+impl Binned {
+    /// Bin every column of `ds`; constant columns are dropped.
+    pub fn new(ds: &Dataset, max_bin: usize) -> Self {
+        let n = ds.n_docs();
+        let d = ds.n_features();
+        let bin_column = |col: &[f32]| {
+            let bounds = bounds_for(col, max_bin);
+            if bounds.is_empty() {
+                return None;
+            }
+            let bins = col.iter().map(|&v| bin_of(&bounds, v)).collect();
+            Some((bounds, bins))
+        };
+        let per: Vec<Option<(Vec<f32>, Vec<u8>)>> = match ds.features() {
+            // One column per task, dropped once binned: the f32 copy never exists for all features at once.
+            FeatureMatrix::Dense(a) => (0..d)
+                .into_par_iter()
+                .map(|j| bin_column(&a.column(j).iter().copied().collect::<Vec<f32>>()))
+                .collect(),
+            FeatureMatrix::Sparse(_) => {
+                // Transposed once (an absent value is 0); n × d f32 while binning.
+                let mut cols = vec![vec![0.0f32; n]; d];
+                for i in 0..n {
+                    for (j, v) in ds.row(i).entries() {
+                        if j < d {
+                            cols[j][i] = v;
+                        }
+                    }
+                }
+                cols.par_iter().map(|c| bin_column(c)).collect()
+            }
+        };
+        let mut out = Binned {
+            features: Vec::new(),
+            bounds: Vec::new(),
+            bins: Vec::new(),
+        };
+        for (j, p) in per.into_iter().enumerate() {
+            if let Some((b, bins)) = p {
+                out.features.push(j);
+                out.bounds.push(b);
+                out.bins.push(bins);
+            }
+        }
+        out
+    }
+
+    /// Number of bins of kept feature `k`.
+    pub fn n_bins(&self, k: usize) -> usize {
+        self.bounds[k].len() + 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounds_are_data_values_and_bins_agree_with_raw_comparisons() {
+        let vals: Vec<f32> = (0..1000).map(|i| ((i * 37) % 101) as f32 * 0.5).collect();
+        for max_bin in [2, 3, 16, 255] {
+            let b = bounds_for(&vals, max_bin);
+            assert!(!b.is_empty() && b.len() < max_bin);
+            assert!(b.windows(2).all(|w| w[0] < w[1]));
+            for &x in &b {
+                assert!(vals.contains(&x));
+            }
+            for &v in vals.iter().chain(&[-1.0, 1e9, 0.25]) {
+                let bin = bin_of(&b, v) as usize;
+                for t in 0..b.len() {
+                    assert_eq!(bin <= t, v <= b[t], "v {v} bin {bin} bound {t}");
+                }
+            }
+        }
+        assert!(bounds_for(&[3.0; 10], 255).is_empty());
+        assert_eq!(bounds_for(&[1.0, 0.0, -0.0, 2.0], 255), vec![-0.0, 1.0]);
+        assert_eq!(bin_of(&[1.0, 2.0], f32::NAN), 0);
+    }
+}

@@ -1,0 +1,327 @@
+//! The training loops: gradient boosting (`lambdamart`, `mart`) and the random forest.
+
+use ltr_core::{Fit, FitContext, FitReport, Fitted, Forest, ForestTree, LtrError, Model, Result};
+use ltr_data::Dataset;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+use serde_json::json;
+
+use crate::bins::Binned;
+use crate::grow::{grow, BinTree};
+use crate::objective::{lambda_gradients, squared_error_gradients};
+use crate::{GbdtParams, Objective, RandomForestParams, TreeParams};
+
+/// Documents per parallel task when trees are applied to every document.
+const DOC_BLOCK: usize = 4096;
+
+/// What [`train_gbdt`] found.
+#[derive(Debug, Clone)]
+pub struct GbdtRun {
+    /// The ensemble (cut back to the best round on validation when validation data was given).
+    pub forest: Forest,
+    /// The training-time scores of the returned ensemble, computed from bins: equal to its predictions on the
+    /// training data.
+    pub train_scores: Vec<f64>,
+    /// Trees grown before stopping.
+    pub trees_grown: usize,
+    /// The validation measure after each round (empty without validation data).
+    pub curve: Vec<f64>,
+}
+
+/// What [`train_random_forest`] found.
+#[derive(Debug, Clone)]
+pub struct ForestRun {
+    /// The averaged trees.
+    pub forest: Forest,
+    /// The context's measure on the out-of-bag predictions of the training queries some tree left out (`None`
+    /// without a measure or when every query was in every bag).
+    pub out_of_bag: Option<f64>,
+}
+
+fn check_labels(train: &Dataset) -> Result<()> {
+    if train.n_docs() == 0 {
+        return Err(LtrError::Training("no training documents".into()));
+    }
+    if let Some(i) = train.labels().iter().position(|l| !l.is_finite()) {
+        return Err(LtrError::Training(format!(
+            "label of document {i} is not finite"
+        )));
+    }
+    Ok(())
+}
+
+/// The random stream of tree `t`.
+fn rng_for(seed: u64, t: usize) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(seed ^ (t as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+/// The kept features tree `t` may split on and the documents (ascending) it is grown on, with the queries drawn.
+fn sample(
+    rng: &mut ChaCha8Rng,
+    data: &Binned,
+    train: &Dataset,
+    p: &TreeParams,
+) -> (Vec<usize>, Vec<u32>, Vec<bool>) {
+    let nf = data.features.len();
+    let feats: Vec<usize> = if p.feature_fraction < 1.0 && nf > 0 {
+        let k = ((p.feature_fraction * nf as f64).round() as usize).clamp(1, nf);
+        let mut f = rand::seq::index::sample(rng, nf, k).into_vec();
+        f.sort_unstable();
+        f
+    } else {
+        (0..nf).collect()
+    };
+    let nq = train.n_queries();
+    let mut in_bag = vec![true; nq];
+    let docs: Vec<u32> = if p.query_fraction < 1.0 {
+        let k = ((p.query_fraction * nq as f64).ceil() as usize).clamp(1, nq);
+        in_bag = vec![false; nq];
+        for q in rand::seq::index::sample(rng, nq, k) {
+            in_bag[q] = true;
+        }
+        (0..nq)
+            .filter(|&q| in_bag[q])
+            .flat_map(|q| train.query_range(q).map(|i| i as u32))
+            .collect()
+    } else {
+        (0..train.n_docs() as u32).collect()
+    };
+    (feats, docs, in_bag)
+}
+
+/// Per-query mutable slices of `v`.
+fn per_query<'v>(train: &Dataset, v: &'v mut [f64]) -> Vec<&'v mut [f64]> {
+    let mut out = Vec::with_capacity(train.n_queries());
+    let mut rest = v;
+    for w in train.query_offsets().windows(2) {
+        let (a, b) = rest.split_at_mut(w[1] - w[0]);
+        out.push(a);
+        rest = b;
+    }
+    out
+}
+
+/// Add `weight ·` each document's leaf value of `tree` to `scores`, in parallel over document blocks.
+fn add_tree(tree: &BinTree, data: &Binned, weight: f64, scores: &mut [f64]) {
+    scores
+        .par_chunks_mut(DOC_BLOCK)
+        .enumerate()
+        .for_each(|(c, chunk)| {
+            for (o, s) in chunk.iter_mut().enumerate() {
+                *s += weight * tree.leaf_value[tree.leaf_of(data, c * DOC_BLOCK + o)];
+            }
+        });
+}
+
+/// Add `weight ·` each document's output of `tree` on raw features to `scores`.
+fn add_raw(tree: &ForestTree, ds: &Dataset, scores: &mut [f64]) {
+    scores
+        .par_chunks_mut(DOC_BLOCK)
+        .enumerate()
+        .for_each(|(c, chunk)| {
+            for (o, s) in chunk.iter_mut().enumerate() {
+                *s += tree.weight * tree.output(&ds.row(c * DOC_BLOCK + o));
+            }
+        });
+}
+
+/// Gradient boosting: `trees` rounds (fewer when validation stops it), each fitting one tree to the objective's
+/// Newton step on a bag of queries.
+pub fn train_gbdt(p: &GbdtParams, train: &Dataset, ctx: &FitContext<'_>) -> Result<GbdtRun> {
+    p.validate()?;
+    check_labels(train)?;
+    let data = Binned::new(train, p.tree.max_bin);
+    let n = train.n_docs();
+    let labels = train.labels();
+    let base = match p.objective {
+        Objective::LambdaRank(_) => 0.0,
+        Objective::SquaredError => labels.iter().map(|&l| l as f64).sum::<f64>() / n as f64,
+    };
+    let mut forest = Forest {
+        trees: Vec::new(),
+        base_score: base,
+        n_features: train.n_features(),
+    };
+    let mut scores = vec![base; n];
+    let (mut g, mut h) = (vec![0.0; n], vec![0.0; n]);
+    let validation = ctx.validation();
+    let mut val_scores = validation.map(|v| vec![base; v.n_docs()]);
+    let mut curve = Vec::new();
+    // Best round so far on validation: (trees kept, measure, training scores then).
+    let mut best: Option<(usize, f64, Vec<f64>)> = None;
+    let settings = p.tree.grow_settings(p.learning_rate);
+    let progress = ctx.progress();
+    progress.begin("trees", Some(p.trees as u64));
+    let mut grown = 0;
+    for t in 0..p.trees {
+        {
+            let gq = per_query(train, &mut g);
+            let hq = per_query(train, &mut h);
+            gq.into_par_iter()
+                .zip(hq)
+                .enumerate()
+                .for_each(|(q, (gs, hs))| {
+                    let r = train.query_range(q);
+                    match p.objective {
+                        Objective::LambdaRank(l) => {
+                            lambda_gradients(&labels[r.clone()], &scores[r], &l, gs, hs)
+                        }
+                        Objective::SquaredError => {
+                            squared_error_gradients(&labels[r.clone()], &scores[r], gs, hs)
+                        }
+                    }
+                });
+        }
+        let mut rng = rng_for(ctx.seed(), t);
+        let (feats, docs, _) = sample(&mut rng, &data, train, &p.tree);
+        let tree = grow(&data, &feats, docs, &g, &h, &settings);
+        if tree.feature.is_empty() && p.tree.query_fraction >= 1.0 && p.tree.feature_fraction >= 1.0
+        {
+            // Nothing can split with every query and feature: later rounds would repeat this one.
+            break;
+        }
+        add_tree(&tree, &data, 1.0, &mut scores);
+        let ft = tree.to_forest_tree(&data, 1.0);
+        grown += 1;
+        if let (Some(v), Some(vs)) = (validation, val_scores.as_mut()) {
+            add_raw(&ft, v, vs);
+            let m = ctx.measure(v, vs)?;
+            curve.push(m);
+            if best.as_ref().is_none_or(|b| m > b.1) {
+                best = Some((t + 1, m, scores.clone()));
+            }
+            progress.advance(grown as u64, &format!("validation {m:.4}"));
+        } else {
+            progress.advance(grown as u64, "");
+        }
+        forest.trees.push(ft);
+        if p.stop_after > 0 {
+            if let Some((kept, _, _)) = &best {
+                if t + 1 - kept >= p.stop_after {
+                    break;
+                }
+            }
+        }
+    }
+    progress.end();
+    let train_scores = match best {
+        Some((kept, _, s)) => {
+            forest.trees.truncate(kept);
+            s
+        }
+        None => scores,
+    };
+    Ok(GbdtRun {
+        forest,
+        train_scores,
+        trees_grown: grown,
+        curve,
+    })
+}
+
+impl Fit for GbdtParams {
+    fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
+        let run = train_gbdt(self, train, ctx)?;
+        let kept = run.forest.trees.len();
+        let mut report = FitReport {
+            iterations: Some(run.trees_grown as u64),
+            ..Default::default()
+        }
+        .select("trees", kept);
+        if !run.curve.is_empty() {
+            report.validation = run.curve.get(kept.wrapping_sub(1)).copied();
+        }
+        let leaves: usize = run.forest.trees.iter().map(|t| t.n_leaves()).sum();
+        let diagnostics = json!({
+            "best_iteration": kept,
+            "trees_grown": run.trees_grown,
+            "leaves": leaves,
+            "validation_curve": run.curve,
+        });
+        Ok(Fitted::new(Model::Forest(run.forest))
+            .with_report(report)
+            .with_diagnostics(diagnostics))
+    }
+}
+
+/// A random forest: every tree grown in parallel on its own bag of queries and features, fitting the labels.
+pub fn train_random_forest(
+    p: &RandomForestParams,
+    train: &Dataset,
+    ctx: &FitContext<'_>,
+) -> Result<ForestRun> {
+    p.validate()?;
+    check_labels(train)?;
+    let data = Binned::new(train, p.tree.max_bin);
+    let n = train.n_docs();
+    // The first Newton step from score 0 under squared error is the leaf's mean label.
+    let g: Vec<f64> = train.labels().iter().map(|&l| -(l as f64)).collect();
+    let h = vec![1.0; n];
+    let settings = p.tree.grow_settings(1.0);
+    let weight = 1.0 / p.trees as f64;
+    let grown: Vec<(BinTree, Vec<bool>)> = (0..p.trees)
+        .into_par_iter()
+        .map(|t| {
+            let mut rng = rng_for(ctx.seed(), t);
+            let (feats, docs, in_bag) = sample(&mut rng, &data, train, &p.tree);
+            (grow(&data, &feats, docs, &g, &h, &settings), in_bag)
+        })
+        .collect();
+    // Out of bag: each document's mean output over the trees that did not see its query.
+    let nq = train.n_queries();
+    let mut oob_sum = vec![0.0; n];
+    let mut oob_trees = vec![0usize; nq];
+    for (tree, in_bag) in &grown {
+        for q in (0..nq).filter(|&q| !in_bag[q]) {
+            oob_trees[q] += 1;
+            for i in train.query_range(q) {
+                oob_sum[i] += tree.leaf_value[tree.leaf_of(&data, i)];
+            }
+        }
+    }
+    let oob_queries: Vec<usize> = (0..nq).filter(|&q| oob_trees[q] > 0).collect();
+    let out_of_bag = if oob_queries.is_empty() {
+        None
+    } else {
+        let subset = train.select_queries(&oob_queries);
+        let scores: Vec<f64> = oob_queries
+            .iter()
+            .flat_map(|&q| {
+                let k = oob_trees[q] as f64;
+                train.query_range(q).map(move |i| (i, k))
+            })
+            .map(|(i, k)| oob_sum[i] / k)
+            .collect();
+        ctx.measure(&subset, &scores).ok()
+    };
+    let forest = Forest {
+        trees: grown
+            .iter()
+            .map(|(t, _)| t.to_forest_tree(&data, weight))
+            .collect(),
+        base_score: 0.0,
+        n_features: train.n_features(),
+    };
+    Ok(ForestRun { forest, out_of_bag })
+}
+
+impl Fit for RandomForestParams {
+    fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
+        let run = train_random_forest(self, train, ctx)?;
+        let report = FitReport {
+            iterations: Some(run.forest.trees.len() as u64),
+            validation: ctx.validate(&run.forest)?,
+            ..Default::default()
+        };
+        let leaves: usize = run.forest.trees.iter().map(|t| t.n_leaves()).sum();
+        let diagnostics = json!({
+            "trees": run.forest.trees.len(),
+            "leaves": leaves,
+            "out_of_bag": run.out_of_bag,
+        });
+        Ok(Fitted::new(Model::Forest(run.forest))
+            .with_report(report)
+            .with_diagnostics(diagnostics))
+    }
+}

@@ -1,0 +1,381 @@
+//! Histograms of gradient and hessian sums per (feature, bin), the best split of a leaf, and leaf-wise best-first
+//! growth of one regression tree with histogram subtraction.
+//!
+//! Determinism: each feature's histogram is summed over the leaf's documents in ascending document order (the
+//! leaf's document list stays sorted: partitions are stable), work is parallel over features only, and the best
+//! split is chosen by a sequential scan in feature order; so a tree is bit-identical at any thread count.
+
+use ltr_core::ForestTree;
+use rayon::prelude::*;
+
+use crate::bins::Binned;
+
+/// Sums of one histogram bin (or of a leaf): gradients, hessians, documents (a count held as f64 so that bins add
+/// and subtract alike; exact below 2^53).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Cell {
+    /// Σ gradient.
+    pub g: f64,
+    /// Σ hessian.
+    pub h: f64,
+    /// Number of documents.
+    pub n: f64,
+}
+
+impl Cell {
+    fn add(&mut self, g: f64, h: f64) {
+        self.g += g;
+        self.h += h;
+        self.n += 1.0;
+    }
+    fn minus(self, o: Cell) -> Cell {
+        Cell {
+            g: self.g - o.g,
+            h: self.h - o.h,
+            n: self.n - o.n,
+        }
+    }
+}
+
+/// The settings that shape one tree.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GrowSettings {
+    /// Leaves at most (≥ 2).
+    pub leaves: usize,
+    /// Depth at most (0: unlimited).
+    pub max_depth: usize,
+    /// Documents in a leaf at least.
+    pub min_docs_in_leaf: usize,
+    /// Hessian sum in a leaf at least.
+    pub min_hessian_in_leaf: f64,
+    /// L2 penalty on leaf values.
+    pub l2: f64,
+    /// Leaf values are multiplied by this (the learning rate).
+    pub shrinkage: f64,
+}
+
+/// `G² / (H + λ)`, 0 where the denominator is not positive.
+#[inline]
+fn leaf_score(c: Cell, l2: f64) -> f64 {
+    let d = c.h + l2;
+    if d > 0.0 {
+        c.g * c.g / d
+    } else {
+        0.0
+    }
+}
+
+/// The split gain `G_L²/(H_L+λ) + G_R²/(H_R+λ) − G²/(H+λ)`.
+#[inline]
+pub fn split_gain(left: Cell, right: Cell, total: Cell, l2: f64) -> f64 {
+    leaf_score(left, l2) + leaf_score(right, l2) - leaf_score(total, l2)
+}
+
+/// The Newton leaf value `−G / (H + λ)` times `shrinkage` (0 where `H + λ` is not positive).
+pub fn leaf_value(c: Cell, l2: f64, shrinkage: f64) -> f64 {
+    let d = c.h + l2;
+    if d > 0.0 {
+        -c.g / d * shrinkage
+    } else {
+        0.0
+    }
+}
+
+/// Histogram of one feature (`bins`, one per document) over `docs`, summed in the order of `docs`.
+pub fn histogram(bins: &[u8], n_bins: usize, docs: &[u32], g: &[f64], h: &[f64]) -> Vec<Cell> {
+    let mut hist = vec![Cell::default(); n_bins];
+    for &i in docs {
+        let i = i as usize;
+        hist[bins[i] as usize].add(g[i], h[i]);
+    }
+    hist
+}
+
+/// `parent − child`, bin by bin (the sibling's histogram).
+pub fn subtract(parent: &[Cell], child: &[Cell]) -> Vec<Cell> {
+    parent.iter().zip(child).map(|(p, c)| p.minus(*c)).collect()
+}
+
+/// The best split "bins `0..=b` left" of one feature's histogram of a leaf with sums `total`: `(b, gain, left sums)`
+/// of the largest positive gain that leaves both sides enough documents and hessian (ties: the smaller `b`).
+pub fn best_split(hist: &[Cell], total: Cell, s: &GrowSettings) -> Option<(usize, f64, Cell)> {
+    let min_n = s.min_docs_in_leaf as f64;
+    let mut left = Cell::default();
+    let mut best: Option<(usize, f64, Cell)> = None;
+    for b in 0..hist.len().saturating_sub(1) {
+        left.g += hist[b].g;
+        left.h += hist[b].h;
+        left.n += hist[b].n;
+        let right = total.minus(left);
+        if left.n < min_n || right.n < min_n {
+            continue;
+        }
+        if left.h < s.min_hessian_in_leaf || right.h < s.min_hessian_in_leaf {
+            continue;
+        }
+        let gain = split_gain(left, right, total, s.l2);
+        if gain > 0.0 && best.is_none_or(|(_, g, _)| gain > g) {
+            best = Some((b, gain, left));
+        }
+    }
+    best
+}
+
+/// A leaf's chosen split: position in the tree's feature list, bin, gain, left sums.
+#[derive(Debug, Clone, Copy)]
+struct Split {
+    pos: usize,
+    bin: usize,
+    gain: f64,
+}
+
+/// A leaf while the tree grows.
+struct Leaf {
+    start: usize,
+    end: usize,
+    depth: usize,
+    total: Cell,
+    hist: Option<Vec<Vec<Cell>>>,
+    best: Option<Split>,
+    /// The internal node whose child this leaf is, and whether it is the left child.
+    parent: Option<(usize, bool)>,
+}
+
+/// A tree in bin space: internal nodes split kept feature `feature[k]` at bin `bin[k]` (bins `<=` go left).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct BinTree {
+    pub feature: Vec<usize>,
+    pub bin: Vec<u8>,
+    pub left: Vec<i32>,
+    pub right: Vec<i32>,
+    pub leaf_value: Vec<f64>,
+    /// Training gain of each split.
+    pub gain: Vec<f64>,
+}
+
+impl BinTree {
+    /// The leaf document `i` of the binned data falls into.
+    #[inline]
+    pub fn leaf_of(&self, data: &Binned, i: usize) -> usize {
+        if self.feature.is_empty() {
+            return 0;
+        }
+        let mut node = 0usize;
+        loop {
+            let c = if data.bins[self.feature[node]][i] <= self.bin[node] {
+                self.left[node]
+            } else {
+                self.right[node]
+            };
+            if c < 0 {
+                return !c as usize;
+            }
+            node = c as usize;
+        }
+    }
+
+    /// The model's tree: raw thresholds (the bins' upper bounds), original feature columns, NaN to the left.
+    pub fn to_forest_tree(&self, data: &Binned, weight: f64) -> ForestTree {
+        ForestTree {
+            split_feature: self
+                .feature
+                .iter()
+                .map(|&k| data.features[k] as u32)
+                .collect(),
+            threshold: self
+                .feature
+                .iter()
+                .zip(&self.bin)
+                .map(|(&k, &b)| data.bounds[k][b as usize])
+                .collect(),
+            default_left: vec![true; self.feature.len()],
+            left: self.left.clone(),
+            right: self.right.clone(),
+            leaf_value: self.leaf_value.clone(),
+            weight,
+            split_gain: self.gain.clone(),
+        }
+    }
+}
+
+/// Histograms of `feats` over `docs`, in parallel over features. The documents' gradients and hessians are
+/// gathered once into contiguous arrays; each feature then adds them in the order of `docs`, as [`histogram`] does.
+fn histograms(
+    data: &Binned,
+    feats: &[usize],
+    docs: &[u32],
+    g: &[f64],
+    h: &[f64],
+) -> Vec<Vec<Cell>> {
+    let gs: Vec<f64> = docs.iter().map(|&i| g[i as usize]).collect();
+    let hs: Vec<f64> = docs.iter().map(|&i| h[i as usize]).collect();
+    feats
+        .par_iter()
+        .map(|&k| {
+            let bins = &data.bins[k];
+            let mut hist = vec![Cell::default(); data.n_bins(k)];
+            for ((&i, &gv), &hv) in docs.iter().zip(&gs).zip(&hs) {
+                hist[bins[i as usize] as usize].add(gv, hv);
+            }
+            hist
+        })
+        .collect()
+}
+
+/// Sums over `docs` in their order.
+fn totals(docs: &[u32], g: &[f64], h: &[f64]) -> Cell {
+    let mut c = Cell::default();
+    for &i in docs {
+        c.add(g[i as usize], h[i as usize]);
+    }
+    c
+}
+
+/// The best split of a leaf over all features: per-feature bests in parallel, then the largest gain in feature
+/// order (ties: the earlier feature).
+fn find_split(hist: &[Vec<Cell>], total: Cell, s: &GrowSettings) -> Option<Split> {
+    let per: Vec<Option<(usize, f64, Cell)>> =
+        hist.par_iter().map(|hk| best_split(hk, total, s)).collect();
+    let mut best: Option<Split> = None;
+    for (pos, p) in per.into_iter().enumerate() {
+        if let Some((bin, gain, _)) = p {
+            if best.is_none_or(|b| gain > b.gain) {
+                best = Some(Split { pos, bin, gain });
+            }
+        }
+    }
+    best
+}
+
+/// Grow one tree on `docs` (ascending document numbers) over the kept features `feats`, leaf-wise: always split
+/// the leaf with the largest gain (ties: the lowest leaf number) until `leaves` leaves or no leaf can split.
+pub(crate) fn grow(
+    data: &Binned,
+    feats: &[usize],
+    mut docs: Vec<u32>,
+    g: &[f64],
+    h: &[f64],
+    s: &GrowSettings,
+) -> BinTree {
+    let can_split = |depth: usize, n: usize| {
+        (s.max_depth == 0 || depth < s.max_depth) && n >= 2 * s.min_docs_in_leaf.max(1)
+    };
+    let root_total = totals(&docs, g, h);
+    let mut root = Leaf {
+        start: 0,
+        end: docs.len(),
+        depth: 0,
+        total: root_total,
+        hist: None,
+        best: None,
+        parent: None,
+    };
+    if can_split(0, docs.len()) && !feats.is_empty() {
+        let hist = histograms(data, feats, &docs, g, h);
+        root.best = find_split(&hist, root_total, s);
+        root.hist = Some(hist);
+    }
+    let mut leaves = vec![root];
+    let mut tree = BinTree::default();
+    let mut scratch: Vec<u32> = Vec::with_capacity(docs.len());
+    while leaves.len() < s.leaves {
+        let mut pick: Option<(usize, f64)> = None;
+        for (l, leaf) in leaves.iter().enumerate() {
+            if let Some(b) = leaf.best {
+                if pick.is_none_or(|(_, g)| b.gain > g) {
+                    pick = Some((l, b.gain));
+                }
+            }
+        }
+        let Some((l, _)) = pick else { break };
+        let split = leaves[l].best.take().expect("picked leaf has a split");
+        let parent_hist = leaves[l]
+            .hist
+            .take()
+            .expect("a splittable leaf keeps its histogram");
+        let k = feats[split.pos];
+        let node = tree.feature.len();
+        let new_leaf = leaves.len();
+        tree.feature.push(k);
+        tree.bin.push(split.bin as u8);
+        tree.gain.push(split.gain);
+        tree.left.push(!(l as i32));
+        tree.right.push(!(new_leaf as i32));
+        if let Some((p, is_left)) = leaves[l].parent {
+            if is_left {
+                tree.left[p] = node as i32;
+            } else {
+                tree.right[p] = node as i32;
+            }
+        }
+        // Stable partition of the leaf's documents: ascending order is kept on both sides.
+        let (start, end) = (leaves[l].start, leaves[l].end);
+        let bins = &data.bins[k];
+        scratch.clear();
+        let mut w = start;
+        for r in start..end {
+            let i = docs[r];
+            if bins[i as usize] as usize <= split.bin {
+                docs[w] = i;
+                w += 1;
+            } else {
+                scratch.push(i);
+            }
+        }
+        docs[w..end].copy_from_slice(&scratch);
+        let mid = w;
+        let depth = leaves[l].depth + 1;
+        let (ldocs, rdocs) = (&docs[start..mid], &docs[mid..end]);
+        let (lt, rt) = (totals(ldocs, g, h), totals(rdocs, g, h));
+        let (lsplit, rsplit) = (can_split(depth, ldocs.len()), can_split(depth, rdocs.len()));
+        let (mut lhist, mut rhist) = (None, None);
+        if lsplit || rsplit {
+            // Build the smaller child's histograms; the larger one's are the parent's minus them.
+            let left_smaller = ldocs.len() <= rdocs.len();
+            let small_docs = if left_smaller { ldocs } else { rdocs };
+            let small = histograms(data, feats, small_docs, g, h);
+            let large: Vec<Vec<Cell>> = parent_hist
+                .par_iter()
+                .zip(&small)
+                .map(|(p, c)| subtract(p, c))
+                .collect();
+            if left_smaller {
+                (lhist, rhist) = (Some(small), Some(large));
+            } else {
+                (lhist, rhist) = (Some(large), Some(small));
+            }
+        }
+        let child = |start: usize,
+                     end: usize,
+                     total: Cell,
+                     hist: Option<Vec<Vec<Cell>>>,
+                     ok: bool,
+                     is_left: bool| {
+            let (hist, best) = match hist {
+                Some(hh) if ok => {
+                    let b = find_split(&hh, total, s);
+                    (b.map(|_| hh), b)
+                }
+                _ => (None, None),
+            };
+            Leaf {
+                start,
+                end,
+                depth,
+                total,
+                hist,
+                best,
+                parent: Some((node, is_left)),
+            }
+        };
+        let left_leaf = child(start, mid, lt, lhist, lsplit, true);
+        let right_leaf = child(mid, end, rt, rhist, rsplit, false);
+        leaves[l] = left_leaf;
+        leaves.push(right_leaf);
+    }
+    tree.leaf_value = leaves
+        .iter()
+        .map(|leaf| leaf_value(leaf.total, s.l2, s.shrinkage))
+        .collect();
+    tree
+}

@@ -1,0 +1,243 @@
+//! # ltr-trees
+//!
+//! Regression-tree ensembles for ranking, trained on binned features (at most 255 bins a feature, one byte a
+//! cell) with gradient/hessian histograms and leaf-wise best-first growth:
+//!
+//! - [`GbdtParams::lambdamart`]: gradient boosting with LambdaRank gradients weighted by |ΔNDCG| (Burges 2010),
+//! - [`GbdtParams::mart`]: gradient boosting of the squared error (Friedman 2001),
+//! - [`RandomForestParams`]: regression trees fitted to the labels on query subsamples, averaged (Breiman 2001).
+//!
+//! Every model is an [`ltr_core::Forest`]. Work is parallel over features, queries and document blocks, always
+//! summed in a fixed order, so a model is bit-identical at any thread count.
+//!
+//! ```
+//! use ltr_core::{Fit, FitContext, Scorer};
+//! use ltr_data::{generate_letor_like, SyntheticConfig};
+//! use ltr_trees::GbdtParams;
+//!
+//! let ds = generate_letor_like(&SyntheticConfig { queries: 20, ..Default::default() }).unwrap();
+//! let mut p = GbdtParams::lambdamart();
+//! p.trees = 10;
+//! p.tree.min_docs_in_leaf = 5;
+//! let fitted = p.fit(&ds, &FitContext::new(1)).unwrap();
+//! assert_eq!(fitted.model.score_dataset(&ds).len(), ds.n_docs());
+//! ```
+#![deny(missing_docs)]
+
+mod bins;
+mod boost;
+mod grow;
+mod objective;
+
+pub use bins::MAX_BIN;
+pub use boost::{train_gbdt, train_random_forest, ForestRun, GbdtRun};
+pub use grow::{best_split, histogram, leaf_value, split_gain, subtract, Cell, GrowSettings};
+pub use objective::{discount, gain, lambda_gradients, squared_error_gradients, LambdaSettings};
+
+use ltr_core::{LtrError, Result};
+
+/// What gradient boosting minimises.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Objective {
+    /// LambdaRank gradients (`lambdamart`); the ensemble starts at score 0.
+    LambdaRank(LambdaSettings),
+    /// Pointwise squared error against the labels (`mart`); the ensemble starts at the mean label.
+    SquaredError,
+}
+
+/// The settings of each tree and of the data it sees.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TreeParams {
+    /// Leaves per tree at most (≥ 2).
+    pub leaves: usize,
+    /// Depth at most (0: unlimited).
+    pub max_depth: usize,
+    /// Documents per leaf at least (≥ 1).
+    pub min_docs_in_leaf: usize,
+    /// Hessian sum per leaf at least (≥ 0).
+    pub min_hessian_in_leaf: f64,
+    /// L2 penalty λ on leaf values (≥ 0).
+    pub l2: f64,
+    /// Bins per feature at most (2 to [`MAX_BIN`]).
+    pub max_bin: usize,
+    /// Share of the features each tree may split on (0, 1].
+    pub feature_fraction: f64,
+    /// Share of the queries each tree is grown on, drawn without replacement (0, 1].
+    pub query_fraction: f64,
+}
+
+impl Default for TreeParams {
+    fn default() -> Self {
+        Self {
+            leaves: 31,
+            max_depth: 0,
+            min_docs_in_leaf: 20,
+            min_hessian_in_leaf: 1e-3,
+            l2: 0.0,
+            max_bin: MAX_BIN,
+            feature_fraction: 1.0,
+            query_fraction: 1.0,
+        }
+    }
+}
+
+impl TreeParams {
+    fn validate(&self) -> Result<()> {
+        let fraction = |name: &str, v: f64| {
+            if v > 0.0 && v <= 1.0 {
+                Ok(())
+            } else {
+                Err(LtrError::param(name, format!("must be in (0, 1], got {v}")))
+            }
+        };
+        if self.leaves < 2 {
+            return Err(LtrError::param(
+                "leaves",
+                format!("must be at least 2, got {}", self.leaves),
+            ));
+        }
+        if self.min_docs_in_leaf < 1 {
+            return Err(LtrError::param("min-docs-in-leaf", "must be at least 1"));
+        }
+        if !(self.min_hessian_in_leaf >= 0.0 && self.min_hessian_in_leaf.is_finite()) {
+            return Err(LtrError::param(
+                "min-hessian-in-leaf",
+                format!("must be finite and ≥ 0, got {}", self.min_hessian_in_leaf),
+            ));
+        }
+        if !(self.l2 >= 0.0 && self.l2.is_finite()) {
+            return Err(LtrError::param(
+                "l2",
+                format!("must be finite and ≥ 0, got {}", self.l2),
+            ));
+        }
+        if !(2..=MAX_BIN).contains(&self.max_bin) {
+            return Err(LtrError::param(
+                "max-bin",
+                format!("must be in [2, {MAX_BIN}], got {}", self.max_bin),
+            ));
+        }
+        fraction("feature-fraction", self.feature_fraction)?;
+        fraction("query-fraction", self.query_fraction)
+    }
+
+    pub(crate) fn grow_settings(&self, shrinkage: f64) -> GrowSettings {
+        GrowSettings {
+            leaves: self.leaves,
+            max_depth: self.max_depth,
+            min_docs_in_leaf: self.min_docs_in_leaf,
+            min_hessian_in_leaf: self.min_hessian_in_leaf,
+            l2: self.l2,
+            shrinkage,
+        }
+    }
+}
+
+/// Gradient-boosted trees: `lambdamart` or `mart`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GbdtParams {
+    /// What is minimised.
+    pub objective: Objective,
+    /// Boosting rounds (trees) at most.
+    pub trees: usize,
+    /// Shrinkage of every leaf value (0, 1000]; it is folded into the stored leaves (tree weight 1).
+    pub learning_rate: f64,
+    /// With validation data: stop after this many rounds without a better validation measure (0: never stop
+    /// early). The ensemble is always cut back to its best round on validation.
+    pub stop_after: usize,
+    /// Tree and sampling settings.
+    pub tree: TreeParams,
+}
+
+impl Default for GbdtParams {
+    fn default() -> Self {
+        Self::lambdamart()
+    }
+}
+
+impl GbdtParams {
+    /// LambdaMART with the defaults: 100 trees of 31 leaves, learning rate 0.1, ΔNDCG@10 pair weights.
+    pub fn lambdamart() -> Self {
+        Self {
+            objective: Objective::LambdaRank(LambdaSettings::default()),
+            trees: 100,
+            learning_rate: 0.1,
+            stop_after: 100,
+            tree: TreeParams::default(),
+        }
+    }
+    /// MART (squared error) with the same defaults.
+    pub fn mart() -> Self {
+        Self {
+            objective: Objective::SquaredError,
+            ..Self::lambdamart()
+        }
+    }
+    /// Check every setting, naming the first bad one.
+    pub fn validate(&self) -> Result<()> {
+        if self.trees < 1 {
+            return Err(LtrError::param("trees", "must be at least 1"));
+        }
+        if !(self.learning_rate > 0.0 && self.learning_rate <= 1000.0) {
+            return Err(LtrError::param(
+                "learning-rate",
+                format!("must be in (0, 1000], got {}", self.learning_rate),
+            ));
+        }
+        if let Objective::LambdaRank(l) = self.objective {
+            if l.ndcg_at < 1 {
+                return Err(LtrError::param("ndcg-at", "must be at least 1"));
+            }
+            if l.truncation < 1 {
+                return Err(LtrError::param("truncation", "must be at least 1"));
+            }
+            if !(l.sigma > 0.0 && l.sigma.is_finite()) {
+                return Err(LtrError::param(
+                    "sigma",
+                    format!("must be finite and > 0, got {}", l.sigma),
+                ));
+            }
+        }
+        self.tree.validate()
+    }
+}
+
+ltr_core::param_guard!(GbdtParams);
+
+/// A random forest: each tree fits the labels (squared error, no shrinkage) on a subsample of the queries and
+/// features; the model averages the trees.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RandomForestParams {
+    /// Trees (≥ 1).
+    pub trees: usize,
+    /// Tree and sampling settings (defaults: 63 leaves, 10 documents a leaf, 63% of the queries, 50% of the
+    /// features per tree).
+    pub tree: TreeParams,
+}
+
+impl Default for RandomForestParams {
+    fn default() -> Self {
+        Self {
+            trees: 100,
+            tree: TreeParams {
+                leaves: 63,
+                min_docs_in_leaf: 10,
+                query_fraction: 0.63,
+                feature_fraction: 0.5,
+                ..TreeParams::default()
+            },
+        }
+    }
+}
+
+impl RandomForestParams {
+    /// Check every setting, naming the first bad one.
+    pub fn validate(&self) -> Result<()> {
+        if self.trees < 1 {
+            return Err(LtrError::param("trees", "must be at least 1"));
+        }
+        self.tree.validate()
+    }
+}
+
+ltr_core::param_guard!(RandomForestParams);

@@ -1,0 +1,444 @@
+//! The tree engine against brute force and hand computations, its determinism across thread counts, the agreement
+//! of training-time (binned) scores with predictions on raw features, and parameter checks.
+
+use ltr_core::{Fit, FitContext, LtrError, Model, Scorer};
+use ltr_data::{generate_letor_like, Dataset, FeatureMatrix, SyntheticConfig};
+use ltr_trees::{
+    best_split, histogram, lambda_gradients, leaf_value, split_gain, subtract, train_gbdt,
+    train_random_forest, Cell, GbdtParams, GrowSettings, LambdaSettings, RandomForestParams,
+};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+fn synthetic(queries: usize, seed: u64) -> Dataset {
+    generate_letor_like(&SyntheticConfig {
+        queries,
+        min_docs: 10,
+        max_docs: 40,
+        features: 8,
+        seed,
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+fn settings(min_docs: usize, min_hess: f64, l2: f64) -> GrowSettings {
+    GrowSettings {
+        leaves: 31,
+        max_depth: 0,
+        min_docs_in_leaf: min_docs,
+        min_hessian_in_leaf: min_hess,
+        l2,
+        shrinkage: 1.0,
+    }
+}
+
+#[test]
+fn best_split_equals_brute_force_over_all_features_and_thresholds() {
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    for trial in 0..40 {
+        let n = rng.random_range(5..200);
+        let nf = rng.random_range(1..5);
+        let nb: Vec<usize> = (0..nf).map(|_| rng.random_range(2..20)).collect();
+        let bins: Vec<Vec<u8>> = nb
+            .iter()
+            .map(|&b| (0..n).map(|_| rng.random_range(0..b) as u8).collect())
+            .collect();
+        let g: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let h: Vec<f64> = (0..n).map(|_| rng.random_range(0.0..1.0)).collect();
+        let s = settings(rng.random_range(1..6), 0.05, [0.0, 1.0][trial % 2]);
+        let docs: Vec<u32> = (0..n as u32).collect();
+        let sum = |pick: &dyn Fn(usize) -> bool| {
+            let mut c = Cell::default();
+            for i in (0..n).filter(|&i| pick(i)) {
+                c.g += g[i];
+                c.h += h[i];
+                c.n += 1.0;
+            }
+            c
+        };
+        let total = sum(&|_| true);
+        // Engine: per-feature best, then the largest gain in feature order.
+        let mut engine: Option<(usize, usize, f64)> = None;
+        for f in 0..nf {
+            let hist = histogram(&bins[f], nb[f], &docs, &g, &h);
+            if let Some((b, gain, _)) = best_split(&hist, total, &s) {
+                if engine.is_none_or(|e| gain > e.2) {
+                    engine = Some((f, b, gain));
+                }
+            }
+        }
+        // Brute force: every feature and threshold, sums straight from the documents.
+        let mut brute: Option<(usize, usize, f64)> = None;
+        for f in 0..nf {
+            for b in 0..nb[f] - 1 {
+                let l = sum(&|i| bins[f][i] as usize <= b);
+                let r = sum(&|i| bins[f][i] as usize > b);
+                if l.n < s.min_docs_in_leaf as f64 || r.n < s.min_docs_in_leaf as f64 {
+                    continue;
+                }
+                if l.h < s.min_hessian_in_leaf || r.h < s.min_hessian_in_leaf {
+                    continue;
+                }
+                let gain = split_gain(l, r, total, s.l2);
+                if gain > 0.0 && brute.is_none_or(|e| gain > e.2) {
+                    brute = Some((f, b, gain));
+                }
+            }
+        }
+        match (engine, brute) {
+            (None, None) => {}
+            (Some(e), Some(b)) => {
+                assert!(
+                    (e.2 - b.2).abs() <= 1e-9 * b.2.abs().max(1.0),
+                    "trial {trial}: {e:?} vs {b:?}"
+                );
+            }
+            other => panic!("trial {trial}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn histogram_subtraction_equals_direct_accumulation() {
+    let mut rng = ChaCha8Rng::seed_from_u64(9);
+    let n = 5000;
+    let nb = 64;
+    let bins: Vec<u8> = (0..n).map(|_| rng.random_range(0..nb) as u8).collect();
+    let g: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let h: Vec<f64> = (0..n).map(|_| rng.random_range(0.0..1.0)).collect();
+    let all: Vec<u32> = (0..n as u32).collect();
+    let (small, large): (Vec<u32>, Vec<u32>) = all.iter().partition(|_| rng.random_bool(0.3));
+    let parent = histogram(&bins, nb, &all, &g, &h);
+    let by_subtraction = subtract(&parent, &histogram(&bins, nb, &small, &g, &h));
+    let direct = histogram(&bins, nb, &large, &g, &h);
+    for (a, b) in by_subtraction.iter().zip(&direct) {
+        // Counts are exact; sums of a few hundred values in [-1, 1] agree to rounding.
+        assert_eq!(a.n, b.n);
+        assert!(
+            (a.g - b.g).abs() < 1e-12 && (a.h - b.h).abs() < 1e-12,
+            "{a:?} {b:?}"
+        );
+    }
+}
+
+#[test]
+fn lambda_gradients_of_a_three_document_query_match_a_hand_computation() {
+    // Labels 2, 0, 1 with scores 0.5, 1.0, 0.0: ranking is doc1 (label 0), doc0 (2), doc2 (1).
+    let labels = [2.0f32, 0.0, 1.0];
+    let scores = [0.5, 1.0, 0.0];
+    let s = LambdaSettings {
+        ndcg_at: 10,
+        truncation: 30,
+        sigma: 1.0,
+        norm: false,
+        score_gap: false,
+    };
+    let (mut g, mut h) = ([0.0; 3], [0.0; 3]);
+    lambda_gradients(&labels, &scores, &s, &mut g, &mut h);
+    let d = |r: f64| 1.0 / (r + 2.0).log2();
+    // Ideal order 2, 1, 0: gains 3, 1, 0.
+    let idcg = 3.0 * d(0.0) + 1.0 * d(1.0);
+    let sig = |x: f64| 1.0 / (1.0 + x.exp());
+    // Pairs (hi, lo, rank_hi, rank_lo): (0,1,1,0), (0,2,1,2), (2,1,2,0).
+    let pair = |gh: f64, gl: f64, rh: f64, rl: f64, sh: f64, sl: f64| {
+        let delta = (gh - gl) * (d(rh) - d(rl)).abs() / idcg;
+        let rho = sig(sh - sl);
+        (rho * delta, rho * (1.0 - rho) * delta)
+    };
+    let (l01, h01) = pair(3.0, 0.0, 1.0, 0.0, 0.5, 1.0);
+    let (l02, h02) = pair(3.0, 1.0, 1.0, 2.0, 0.5, 0.0);
+    let (l21, h21) = pair(1.0, 0.0, 2.0, 0.0, 0.0, 1.0);
+    let want_g = [-l01 - l02, l01 + l21, l02 - l21];
+    let want_h = [h01 + h02, h01 + h21, h02 + h21];
+    for k in 0..3 {
+        assert!((g[k] - want_g[k]).abs() < 1e-15, "g {g:?} vs {want_g:?}");
+        assert!((h[k] - want_h[k]).abs() < 1e-15, "h {h:?} vs {want_h:?}");
+    }
+    // Normalised: scaled by log2(1 + Σλ)/Σλ, Σλ counting each pair twice.
+    let sum = 2.0 * (l01 + l02 + l21);
+    let f = (1.0 + sum).log2() / sum;
+    let (mut gn, mut hn) = ([0.0; 3], [0.0; 3]);
+    lambda_gradients(
+        &labels,
+        &scores,
+        &LambdaSettings { norm: true, ..s },
+        &mut gn,
+        &mut hn,
+    );
+    for k in 0..3 {
+        assert!((gn[k] - f * want_g[k]).abs() < 1e-15);
+        assert!((hn[k] - f * want_h[k]).abs() < 1e-15);
+    }
+    // Truncation 1: only pairs with the top document (doc 1) count.
+    let (mut gt, mut ht) = ([0.0; 3], [0.0; 3]);
+    let t1 = LambdaSettings { truncation: 1, ..s };
+    lambda_gradients(&labels, &scores, &t1, &mut gt, &mut ht);
+    assert!((gt[0] + l01).abs() < 1e-15 && (gt[2] + l21).abs() < 1e-15);
+    // All-zero labels: no gradient.
+    lambda_gradients(&[0.0; 3], &scores, &s, &mut g, &mut h);
+    assert_eq!((g, h), ([0.0; 3], [0.0; 3]));
+    // Score gaps: each pair's Δ is divided by 0.01 + |s_hi − s_lo| ...
+    let (mut gg, mut hg) = ([0.0; 3], [0.0; 3]);
+    let gap = LambdaSettings {
+        score_gap: true,
+        ..s
+    };
+    lambda_gradients(&labels, &scores, &gap, &mut gg, &mut hg);
+    let (a, b, c) = (1.0 / 0.51, 1.0 / 0.51, 1.0 / 1.01);
+    let want_gg = [-l01 * a - l02 * b, l01 * a + l21 * c, l02 * b - l21 * c];
+    let want_hg = [h01 * a + h02 * b, h01 * a + h21 * c, h02 * b + h21 * c];
+    for k in 0..3 {
+        assert!(
+            (gg[k] - want_gg[k]).abs() < 1e-14,
+            "g {gg:?} vs {want_gg:?}"
+        );
+        assert!(
+            (hg[k] - want_hg[k]).abs() < 1e-14,
+            "h {hg:?} vs {want_hg:?}"
+        );
+    }
+    // ... but not while every score is the same (the first round).
+    lambda_gradients(&labels, &[0.25; 3], &gap, &mut gg, &mut hg);
+    let mut plain = ([0.0; 3], [0.0; 3]);
+    lambda_gradients(&labels, &[0.25; 3], &s, &mut plain.0, &mut plain.1);
+    assert_eq!((gg, hg), plain);
+}
+
+#[test]
+fn newton_leaf_values_match_the_closed_form() {
+    let c = Cell {
+        g: 3.0,
+        h: 2.0,
+        n: 5.0,
+    };
+    assert_eq!(leaf_value(c, 1.0, 0.1), -3.0 / 3.0 * 0.1);
+    assert_eq!(leaf_value(Cell::default(), 0.0, 0.1), 0.0);
+    // One MART tree of two leaves on a feature that separates the labels: each leaf is
+    // learning rate × mean residual of its documents (squared error: g = s − y, h = 1).
+    let x = [0.0f32, 1.0, 2.0, 3.0, 10.0, 11.0, 12.0, 13.0];
+    let y = [0.0f32, 1.0, 0.0, 1.0, 2.0, 2.0, 1.0, 2.0];
+    let ds = Dataset::new(
+        FeatureMatrix::Dense(ndarray::Array2::from_shape_vec((8, 1), x.to_vec()).unwrap()),
+        y.to_vec(),
+        vec![0, 4, 8],
+        vec!["a".into(), "b".into()],
+    )
+    .unwrap();
+    let mut p = GbdtParams::mart();
+    p.trees = 1;
+    p.tree.leaves = 2;
+    p.tree.min_docs_in_leaf = 1;
+    let run = train_gbdt(&p, &ds, &FitContext::new(1)).unwrap();
+    let base = 9.0 / 8.0;
+    assert_eq!(run.forest.base_score, base);
+    let t = &run.forest.trees[0];
+    assert_eq!((t.split_feature[0], t.threshold[0]), (0, 3.0));
+    let mean_res = |ys: &[f32]| ys.iter().map(|&v| v as f64 - base).sum::<f64>() / ys.len() as f64;
+    assert!((t.leaf_value[0] - 0.1 * mean_res(&y[..4])).abs() < 1e-15);
+    assert!((t.leaf_value[1] - 0.1 * mean_res(&y[4..])).abs() < 1e-15);
+}
+
+fn bits(m: &Model) -> String {
+    format!("{m:?}")
+}
+
+#[test]
+fn models_are_bit_identical_at_one_and_two_threads() {
+    let ds = synthetic(30, 4);
+    let vali = synthetic(10, 5);
+    let measure = |d: &Dataset, s: &[f64]| Ok::<f64, LtrError>(lambda_free_measure(d, s));
+    let ctx = FitContext::new(11).with_validation(&vali, &measure);
+    let mut lm = GbdtParams::lambdamart();
+    lm.trees = 15;
+    lm.tree.min_docs_in_leaf = 5;
+    lm.tree.feature_fraction = 0.7;
+    lm.tree.query_fraction = 0.8;
+    let rf = RandomForestParams {
+        trees: 8,
+        ..Default::default()
+    };
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            (
+                bits(&lm.fit(&ds, &ctx).unwrap().model),
+                bits(
+                    &GbdtParams {
+                        ..GbdtParams::mart()
+                    }
+                    .fit(&ds, &ctx)
+                    .unwrap()
+                    .model,
+                ),
+                bits(&rf.fit(&ds, &ctx).unwrap().model),
+            )
+        })
+    };
+    let one = run(1);
+    assert_eq!(one, run(2));
+    assert!(one.0.contains("split_feature"));
+}
+
+/// A cheap deterministic "measure": mean score of label-2 documents minus the rest.
+fn lambda_free_measure(d: &Dataset, s: &[f64]) -> f64 {
+    let (mut a, mut b) = (0.0, 0.0);
+    for (l, v) in d.labels().iter().zip(s) {
+        if *l >= 1.0 {
+            a += v;
+        } else {
+            b += v;
+        }
+    }
+    a - b
+}
+
+#[test]
+fn predictions_on_training_data_equal_training_time_scores() {
+    let ds = synthetic(25, 8);
+    let mut sparse = ds.clone();
+    sparse.to_sparse();
+    for objective in [GbdtParams::lambdamart(), GbdtParams::mart()] {
+        let mut p = objective;
+        p.trees = 20;
+        p.tree.min_docs_in_leaf = 3;
+        p.tree.max_bin = 16; // quantile bins: thresholds are bin bounds, not every value
+        p.tree.query_fraction = 0.7;
+        let run = train_gbdt(&p, &ds, &FitContext::new(2)).unwrap();
+        assert_eq!(run.forest.trees.len(), 20);
+        assert_eq!(run.forest.score_dataset(&ds), run.train_scores);
+        assert_eq!(run.forest.score_dataset(&sparse), run.train_scores);
+        // Sparse storage bins to the same model.
+        let from_sparse = train_gbdt(&p, &sparse, &FitContext::new(2)).unwrap();
+        assert_eq!(from_sparse.forest, run.forest);
+        // Cut back to the best round on validation: the kept scores are that round's.
+        let vali = synthetic(8, 9);
+        let measure = |d: &Dataset, s: &[f64]| Ok::<f64, LtrError>(lambda_free_measure(d, s));
+        let ctx = FitContext::new(2).with_validation(&vali, &measure);
+        p.stop_after = 3;
+        let run = train_gbdt(&p, &ds, &ctx).unwrap();
+        assert_eq!(run.forest.score_dataset(&ds), run.train_scores);
+        let kept = run.forest.trees.len();
+        let best = run.curve.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        assert_eq!(run.curve[kept - 1], best);
+        assert!(run.trees_grown <= kept + 3);
+    }
+    let rf = train_random_forest(&RandomForestParams::default(), &ds, &FitContext::new(1)).unwrap();
+    assert!(rf.forest.score_dataset(&ds).iter().all(|s| s.is_finite()));
+}
+
+#[test]
+fn bad_parameters_and_labels_are_refused_by_name() {
+    let ds = synthetic(5, 1);
+    let ctx = FitContext::new(1);
+    let err = |p: GbdtParams| p.fit(&ds, &ctx).unwrap_err().to_string();
+    let mut p = GbdtParams::lambdamart();
+    p.tree.leaves = 1;
+    assert!(err(p).contains("leaves"));
+    let mut p = GbdtParams::lambdamart();
+    p.learning_rate = 0.0;
+    assert!(err(p).contains("learning-rate"));
+    let mut p = GbdtParams::mart();
+    p.tree.feature_fraction = 1.5;
+    assert!(err(p).contains("feature-fraction"));
+    let mut p = GbdtParams::mart();
+    p.tree.max_bin = 256;
+    assert!(err(p).contains("max-bin"));
+    let mut rf = RandomForestParams::default();
+    rf.tree.query_fraction = 0.0;
+    assert!(rf
+        .fit(&ds, &ctx)
+        .unwrap_err()
+        .to_string()
+        .contains("query-fraction"));
+    // Only constant features: nothing to split, an ensemble of no trees that scores the base everywhere.
+    let flat = Dataset::new(
+        FeatureMatrix::Dense(ndarray::Array2::from_elem((4, 2), 0.5)),
+        vec![0.0, 1.0, 2.0, 1.0],
+        vec![0, 2, 4],
+        vec!["a".into(), "b".into()],
+    )
+    .unwrap();
+    for p in [GbdtParams::lambdamart(), GbdtParams::mart()] {
+        let run = train_gbdt(&p, &flat, &ctx).unwrap();
+        assert!(run.forest.trees.is_empty());
+        assert_eq!(run.forest.score_dataset(&flat), run.train_scores);
+    }
+    let rf = train_random_forest(&RandomForestParams::default(), &flat, &ctx).unwrap();
+    assert!(rf.forest.trees.iter().all(|t| t.n_leaves() == 1));
+    // A NaN label never reaches a learner: the dataset refuses it.
+    let nan = Dataset::new(
+        FeatureMatrix::Dense(ndarray::Array2::zeros((2, 1))),
+        vec![f32::NAN, 1.0],
+        vec![0, 2],
+        vec!["q".into()],
+    );
+    assert!(nan.is_err());
+}
+
+#[test]
+fn trees_respect_their_shape_limits_and_the_report_names_the_kept_round() {
+    let ds = synthetic(30, 12);
+    let rows: Vec<_> = (0..ds.n_docs()).map(|i| ds.row(i)).collect();
+    for (leaves, max_depth, min_docs) in [(31, 0, 20), (8, 2, 5), (50, 0, 1), (2, 0, 3)] {
+        let mut p = GbdtParams::mart();
+        p.trees = 3;
+        p.tree.leaves = leaves;
+        p.tree.max_depth = max_depth;
+        p.tree.min_docs_in_leaf = min_docs;
+        let run = train_gbdt(&p, &ds, &FitContext::new(1)).unwrap();
+        for t in &run.forest.trees {
+            assert!(t.n_leaves() <= leaves);
+            if max_depth > 0 {
+                assert!(t.n_leaves() <= 1 << max_depth);
+            }
+            let mut count = vec![0usize; t.n_leaves()];
+            for r in &rows {
+                count[t.leaf_index(r)] += 1;
+            }
+            assert!(count.iter().all(|&c| c >= min_docs), "{count:?}");
+            assert!(t.n_leaves() > 1, "a tree that never split");
+        }
+    }
+    let vali = synthetic(10, 13);
+    let measure = |d: &Dataset, s: &[f64]| Ok::<f64, LtrError>(lambda_free_measure(d, s));
+    let ctx = FitContext::new(3).with_validation(&vali, &measure);
+    let mut p = GbdtParams::lambdamart();
+    p.trees = 30;
+    p.stop_after = 5;
+    p.tree.min_docs_in_leaf = 5;
+    let fitted = p.fit(&ds, &ctx).unwrap();
+    let Model::Forest(f) = &fitted.model else {
+        panic!("not a forest")
+    };
+    let kept = f.trees.len();
+    assert_eq!(fitted.report.selected["trees"], kept.to_string());
+    let d = fitted.diagnostics.unwrap();
+    assert_eq!(d["best_iteration"], kept);
+    let curve = d["validation_curve"].as_array().unwrap();
+    assert_eq!(curve[kept - 1].as_f64(), fitted.report.validation);
+    assert_eq!(fitted.report.validation, ctx.validate(f).unwrap());
+}
+
+#[test]
+fn the_forest_reports_an_out_of_bag_measure_only_when_some_query_was_left_out() {
+    let ds = synthetic(30, 21);
+    let measure = |d: &Dataset, s: &[f64]| Ok::<f64, LtrError>(lambda_free_measure(d, s));
+    let ctx = FitContext::new(5).with_measure(&measure);
+    let p = RandomForestParams {
+        trees: 10,
+        ..Default::default()
+    };
+    let run = train_random_forest(&p, &ds, &ctx).unwrap();
+    assert!(run.out_of_bag.is_some_and(|m| m.is_finite()));
+    assert!(run.forest.trees.iter().all(|t| t.weight == 0.1));
+    let mut all = p;
+    all.tree.query_fraction = 1.0;
+    assert_eq!(
+        train_random_forest(&all, &ds, &ctx).unwrap().out_of_bag,
+        None
+    );
+}
