@@ -224,13 +224,17 @@ fn run(cli: Cli) -> Result<()> {
                 .progress
                 .add(indicatif::ProgressBar::new(which.len() as u64));
             overall.set_style(
-                indicatif::ProgressStyle::with_template("experiments {bar:30} {pos}/{len} {msg}")
-                    .expect("template"),
+                indicatif::ProgressStyle::with_template(
+                    "experiments {bar:30} {pos}/{len} {elapsed_precise} eta {eta} {msg}",
+                )
+                .expect("template"),
             );
             let mut reports = Vec::new();
+            let mut summary = Vec::new();
             for w in &which {
                 overall.set_message(w.to_string());
                 let t = std::time::Instant::now();
+                let before = ctx.cells.counts();
                 let report = match *w {
                     "committee" => reproduce::committee::run(&ctx)?,
                     "mhr" => reproduce::mhr::run(&ctx)?,
@@ -245,10 +249,18 @@ fn run(cli: Cli) -> Result<()> {
                     report.display(),
                     t.elapsed().as_secs_f64()
                 );
+                let after = ctx.cells.counts();
+                summary.push(format!(
+                    "{w:>16}: {:8.1} s, {} cells computed, {} reused",
+                    t.elapsed().as_secs_f64(),
+                    after.0 - before.0,
+                    after.1 - before.1
+                ));
                 reports.push((w.to_string(), report));
                 overall.inc(1);
             }
             overall.finish_and_clear();
+            eprintln!("{}", summary.join("\n"));
             reproduce::write_index(&ctx, &reports, t0.elapsed().as_secs_f64())?;
             println!("{}", out.join("index.md").display());
             Ok(())

@@ -14,12 +14,20 @@ use ltr_testdata::shared_datasets_dir;
 pub use ltr_experiment::{md_table, mean};
 
 /// The experiment engine's checkpointed cell store, with anyhow errors for the reproduction code.
-pub struct Cells(ltr_experiment::Cells);
+pub struct Cells {
+    store: ltr_experiment::Cells,
+    computed: std::sync::atomic::AtomicU64,
+    reused: std::sync::atomic::AtomicU64,
+}
 
 impl Cells {
     /// A cell store in `dir`.
     pub fn new(dir: PathBuf) -> Self {
-        Self(ltr_experiment::Cells::new(dir))
+        Self {
+            store: ltr_experiment::Cells::new(dir),
+            computed: Default::default(),
+            reused: Default::default(),
+        }
     }
 
     /// The value of `key`, computed by `f` only when not already stored.
@@ -28,12 +36,24 @@ impl Cells {
         key: &str,
         f: impl FnOnce() -> Result<T>,
     ) -> Result<T> {
-        self.0.get(key, f)
+        use std::sync::atomic::Ordering::Relaxed;
+        let (v, origin) = self.store.get_with_origin(key, f)?;
+        match origin {
+            ltr_experiment::CellOrigin::Computed => self.computed.fetch_add(1, Relaxed),
+            ltr_experiment::CellOrigin::Stored => self.reused.fetch_add(1, Relaxed),
+        };
+        Ok(v)
     }
 
     /// Whether `key` is stored.
     pub fn contains(&self, key: &str) -> bool {
-        self.0.path(key).is_file()
+        self.store.path(key).is_file()
+    }
+
+    /// Cells computed and cells read back so far (for the summary of `reproduce`).
+    pub fn counts(&self) -> (u64, u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (self.computed.load(Relaxed), self.reused.load(Relaxed))
     }
 }
 
