@@ -56,7 +56,8 @@ fn python() -> Result<String> {
     bail!("the Python tests need Python >= 3.9 with venv and pip on PATH (python3); install it or pass --no-python")
 }
 
-/// The venv the Python tests use (`target/python-venv`), made when missing, with the build and test requirements.
+/// The venv the Python tests use (`target/python-venv`), made when missing, with the build and test requirements
+/// (LightGBM and XGBoost only as oracles: the import tests train models with them).
 fn venv(root: &Path) -> Result<PathBuf> {
     let dir = root.join("target").join("python-venv");
     let py = dir.join("bin").join("python");
@@ -78,6 +79,9 @@ fn venv(root: &Path) -> Result<PathBuf> {
             "scipy",
             "scikit-learn>=1.4",
             "pytest",
+            // Oracles for the model-import tests (test-only; never a dependency of ltrkit).
+            "lightgbm",
+            "xgboost-cpu",
         ]),
         "installing the Python test requirements",
     )?;

@@ -118,3 +118,170 @@ fn export_writes_each_engine_format_and_refuses_what_it_cannot_express() {
         !o.status.success() && String::from_utf8_lossy(&o.stderr).contains("unknown export target")
     );
 }
+
+/// A LambdaMART model goes out to every engine's tree format; RankLib's file scores as the model through
+/// `ltr predict`; Vespa writes its XGBoost file next to the profile; the missing-value rule is on stderr, and
+/// `--missing strict` refuses where the engine differs.
+#[test]
+fn export_writes_tree_models_for_every_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let web = generate_web(&WebConfig {
+        queries: 12,
+        min_docs: 10,
+        max_docs: 20,
+        features: 10,
+        seed: 3,
+        ..Default::default()
+    })
+    .unwrap();
+    write_letor(&web, p("train.txt").as_ref()).unwrap();
+    ok(&[
+        "train",
+        "--train",
+        &p("train.txt"),
+        "--algo",
+        "lambdamart",
+        "--param",
+        "trees=15",
+        "--param",
+        "leaves=6",
+        "--model",
+        &p("t.json"),
+    ]);
+    let names: String = (1..=10).map(|k| format!("{k} bm25_field_{k}\n")).collect();
+    std::fs::write(p("names.txt"), names).unwrap();
+    let model = p("t.json");
+    let export = |extra: &[&str]| {
+        let mut args = vec!["export", "--model", &model];
+        args.extend_from_slice(extra);
+        std::process::Command::new(env!("CARGO_BIN_EXE_ltr"))
+            .args(&args)
+            .env("RUST_LOG", "info")
+            .output()
+            .unwrap()
+    };
+
+    let o = export(&["--to", "es-ltr", "--feature-names", &p("names.txt")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["model"]["model"]["type"], "model/xgboost+json");
+    let tree = &v["model"]["model"]["definition"][0];
+    assert!(
+        tree.get("leaf").is_some() || tree["split"].as_str().unwrap().starts_with("bm25_field_")
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("missing features:") && err.contains("NaN values:"),
+        "{err}"
+    );
+
+    let es = ok(&[
+        "export",
+        "--model",
+        &p("t.json"),
+        "--to",
+        "opensearch-ltr",
+        "--es-model",
+        "ranklib",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&es).unwrap();
+    assert!(v["model"]["model"]["definition"]
+        .as_str()
+        .unwrap()
+        .contains("<ensemble>"));
+
+    let es8 = ok(&["export", "--model", &p("t.json"), "--to", "es8-ltr"]);
+    let v: serde_json::Value = serde_json::from_str(&es8).unwrap();
+    assert!(v["definition"]["trained_model"]["ensemble"]["trained_models"].is_array());
+    assert!(
+        v["inference_config"]["learning_to_rank"]["feature_extractors"][0]["query_extractor"]
+            .is_object()
+    );
+
+    // Vespa: the profile and, next to it, the XGBoost model it names; both need --out.
+    let o = ltr(&["export", "--model", &p("t.json"), "--to", "vespa"]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("give --out FILE"));
+    ok(&[
+        "export",
+        "--model",
+        &p("t.json"),
+        "--to",
+        "vespa",
+        "--out",
+        &p("ltr.profile"),
+    ]);
+    let profile = std::fs::read_to_string(p("ltr.profile")).unwrap();
+    assert!(profile.contains("xgboost(\"ltr_model.json\")"), "{profile}");
+    let xgb: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p("ltr.profile.xgboost.json")).unwrap())
+            .unwrap();
+    assert!(xgb.as_array().unwrap().len() >= 15);
+
+    ok(&[
+        "export",
+        "--model",
+        &p("t.json"),
+        "--to",
+        "solr-ltr",
+        "--out",
+        &p("solr.json"),
+    ]);
+    let solr: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p("solr.json")).unwrap()).unwrap();
+    assert_eq!(
+        solr["class"],
+        "org.apache.solr.ltr.model.MultipleAdditiveTreesModel"
+    );
+    assert!(std::fs::read_to_string(p("solr.json.feature-store.json"))
+        .unwrap()
+        .contains("SolrFeature"));
+
+    // RankLib: `ltr predict` reads the file back and scores exactly as the model.
+    let ranklib = ok(&["export", "--model", &p("t.json"), "--to", "ranklib"]);
+    assert!(ranklib.starts_with("## LambdaMART"));
+    std::fs::write(p("t.ranklib"), &ranklib).unwrap();
+    let a = ok(&[
+        "predict",
+        "--model",
+        &p("t.json"),
+        "--data",
+        &p("train.txt"),
+    ]);
+    let b = ok(&[
+        "predict",
+        "--model",
+        &p("t.ranklib"),
+        "--data",
+        &p("train.txt"),
+    ]);
+    assert_eq!(a, b);
+
+    // ltr-trees sends NaN left everywhere; Solr sends it right: strict refuses, naming the rule.
+    let o = ltr(&[
+        "export",
+        "--model",
+        &p("t.json"),
+        "--to",
+        "solr-ltr",
+        "--out",
+        &p("s2.json"),
+        "--missing",
+        "strict",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("--missing strict") && err.contains("goes right"),
+        "{err}"
+    );
+    let o = ltr(&[
+        "export",
+        "--model",
+        &p("t.json"),
+        "--to",
+        "es-ltr",
+        "--missing",
+        "lenient",
+    ]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("note or strict"));
+}

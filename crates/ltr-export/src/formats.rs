@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use ltr_core::ModelFile;
 use serde_json::{json, Map, Value};
 
+use crate::forest::export_forest;
 use crate::linear::{linear_form, LinearForm, Normalizer, Term};
 use crate::trees::{raw_stumps, RawStump};
 use crate::{ExportError, Result};
@@ -21,8 +22,12 @@ pub enum Target {
     SolrLtr,
     /// Vespa: a rank profile whose first phase is the linear expression.
     Vespa,
-    /// RankLib: a Coordinate Ascent model file (`-load`), normalisers folded into the weights.
+    /// RankLib: a Coordinate Ascent model file (`-load`), normalisers folded into the weights; tree models as
+    /// RankLib's LambdaMART/MART ensemble XML.
     RankLib,
+    /// Elasticsearch 8's own learning to rank (`PUT _ml/trained_models/<name>`: a `tree_ensemble` with a
+    /// `learning_to_rank` inference config); tree models only.
+    Es8Ltr,
 }
 
 impl Target {
@@ -35,10 +40,16 @@ impl Target {
         ("ranklib", Target::RankLib),
     ];
 
+    /// Targets that take only tree models (`lambdamart`, `mart`, `random-forest`), with their command-line names.
+    pub const TREES_ONLY: [(&'static str, Target); 1] = [("es8-ltr", Target::Es8Ltr)];
+
+    fn every() -> impl Iterator<Item = &'static (&'static str, Target)> {
+        Self::ALL.iter().chain(Self::TREES_ONLY.iter())
+    }
+
     /// The command-line name.
     pub fn name(self) -> &'static str {
-        Self::ALL
-            .iter()
+        Self::every()
             .find(|(_, t)| *t == self)
             .map(|(n, _)| *n)
             .expect("every target is listed")
@@ -48,12 +59,11 @@ impl Target {
 impl std::str::FromStr for Target {
     type Err = ExportError;
     fn from_str(s: &str) -> Result<Self> {
-        Self::ALL
-            .iter()
+        Self::every()
             .find(|(n, _)| n.eq_ignore_ascii_case(s))
             .map(|(_, t)| *t)
             .ok_or_else(|| {
-                let names: Vec<&str> = Self::ALL.iter().map(|(n, _)| *n).collect();
+                let names: Vec<&str> = Self::every().map(|(n, _)| *n).collect();
                 ExportError::Option(format!(
                     "unknown export target `{s}`; use one of {}",
                     names.join(", ")
@@ -71,6 +81,57 @@ pub struct ExportOptions {
     pub feature_set: String,
     /// Fold the normalisers into the weights instead of writing them (RankLib always folds: it has none).
     pub fold_normalizer: bool,
+    /// The Elasticsearch/OpenSearch plugin's model type for tree models.
+    pub es_model: EsModel,
+    /// What to do when the engine treats a missing feature or a NaN value otherwise than `ltr predict`.
+    pub missing: MissingPolicy,
+}
+
+/// The Elasticsearch/OpenSearch LTR plugin's model type for a tree model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EsModel {
+    /// `model/xgboost+json`: XGBoost's JSON dump, features by name.
+    #[default]
+    XgboostJson,
+    /// `model/ranklib`: RankLib's ensemble XML, features by position in the feature set.
+    Ranklib,
+}
+
+impl std::str::FromStr for EsModel {
+    type Err = ExportError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "xgboost" | "xgboost+json" | "model/xgboost+json" => Ok(EsModel::XgboostJson),
+            "ranklib" | "model/ranklib" => Ok(EsModel::Ranklib),
+            _ => Err(ExportError::Option(format!(
+                "unknown Elasticsearch/OpenSearch model type `{s}`; use xgboost or ranklib"
+            ))),
+        }
+    }
+}
+
+/// What [`export`] does when the engine routes a missing feature or a NaN value of a tree model otherwise than
+/// `ltr predict` (an absent feature is 0, a NaN follows the split's `default_left`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MissingPolicy {
+    /// Export, and say where they differ in the notes.
+    #[default]
+    Note,
+    /// Refuse to export.
+    Strict,
+}
+
+impl std::str::FromStr for MissingPolicy {
+    type Err = ExportError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "note" => Ok(MissingPolicy::Note),
+            "strict" => Ok(MissingPolicy::Strict),
+            _ => Err(ExportError::Option(format!(
+                "unknown --missing policy `{s}`; use note or strict"
+            ))),
+        }
+    }
 }
 
 impl Default for ExportOptions {
@@ -79,6 +140,8 @@ impl Default for ExportOptions {
             name: "ltr_model".into(),
             feature_set: "ltr_features".into(),
             fold_normalizer: false,
+            es_model: EsModel::default(),
+            missing: MissingPolicy::default(),
         }
     }
 }
@@ -90,6 +153,8 @@ pub struct Exported {
     pub model: String,
     /// Solr's feature-store skeleton (feature names, a placeholder query for each to fill in).
     pub feature_store: Option<String>,
+    /// Further files the model needs, as (suffix added to the model file's name, contents): Vespa's XGBoost JSON.
+    pub side_files: Vec<(String, String)>,
     /// What the user must know: the request that uploads it, the missing-feature rule, what was folded.
     pub notes: Vec<String>,
 }
@@ -98,8 +163,16 @@ const MISSING_FEATURES: &str = "a feature absent from a document counts as raw v
 
 /// Export `model` to `target`.
 pub fn export(model: &ModelFile, target: Target, opts: &ExportOptions) -> Result<Exported> {
-    if let ltr_core::Model::Stumps(_) = model.model {
-        return export_trees(model, target, opts);
+    match model.model {
+        ltr_core::Model::Forest(_) => return export_forest(model, target, opts),
+        _ if target == Target::Es8Ltr => {
+            return Err(ExportError::Unsupported {
+                target: target.name().into(),
+                reason: "Elasticsearch 8's learning to rank runs tree ensembles; train lambdamart, mart or random-forest, or export this model to es-ltr (the LTR plugin)".into(),
+            })
+        }
+        ltr_core::Model::Stumps(_) => return export_trees(model, target, opts),
+        _ => {}
     }
     let form = linear_form(model, target.name())?;
     if form.terms.is_empty() {
@@ -122,6 +195,7 @@ pub fn export(model: &ModelFile, target: Target, opts: &ExportOptions) -> Result
         Target::SolrLtr => solr_ltr(&form, opts, &mut notes),
         Target::Vespa => vespa(&form, opts, &mut notes),
         Target::RankLib => ranklib(&form, &mut notes),
+        Target::Es8Ltr => unreachable!("refused above"),
     })
 }
 
@@ -180,6 +254,7 @@ fn es_ltr(
     Ok(Exported {
         model: format!("{body:#}\n"),
         feature_store: None,
+        side_files: Vec::new(),
         notes: std::mem::take(notes),
     })
 }
@@ -236,6 +311,7 @@ fn solr_ltr(form: &LinearForm, opts: &ExportOptions, notes: &mut Vec<String>) ->
     Exported {
         model: format!("{model:#}\n"),
         feature_store: Some(format!("{:#}\n", Value::Array(store))),
+        side_files: Vec::new(),
         notes: std::mem::take(notes),
     }
 }
@@ -274,6 +350,7 @@ fn vespa(form: &LinearForm, opts: &ExportOptions, notes: &mut Vec<String>) -> Ex
     Exported {
         model,
         feature_store: None,
+        side_files: Vec::new(),
         notes: std::mem::take(notes),
     }
 }
@@ -297,6 +374,7 @@ fn ranklib(form: &LinearForm, notes: &mut Vec<String>) -> Exported {
     Exported {
         model,
         feature_store: None,
+        side_files: Vec::new(),
         notes: std::mem::take(notes),
     }
 }
@@ -321,6 +399,7 @@ fn export_trees(model: &ModelFile, target: Target, opts: &ExportOptions) -> Resu
             Exported {
                 model: ranklib_mart(&stumps),
                 feature_store: None,
+                side_files: Vec::new(),
                 notes,
             }
         }
@@ -339,6 +418,7 @@ fn export_trees(model: &ModelFile, target: Target, opts: &ExportOptions) -> Resu
             Exported {
                 model: format!("{body:#}\n"),
                 feature_store: None,
+                side_files: Vec::new(),
                 notes,
             }
         }
@@ -380,9 +460,11 @@ fn export_trees(model: &ModelFile, target: Target, opts: &ExportOptions) -> Resu
             Exported {
                 model: format!("{model:#}\n"),
                 feature_store: Some(format!("{:#}\n", Value::Array(store))),
+                side_files: Vec::new(),
                 notes,
             }
         }
+        Target::Es8Ltr => unreachable!("refused in export"),
         Target::Vespa => {
             let terms: Vec<String> = stumps
                 .iter()
@@ -396,6 +478,7 @@ fn export_trees(model: &ModelFile, target: Target, opts: &ExportOptions) -> Resu
                     terms.join("\n            + ")
                 ),
                 feature_store: None,
+                side_files: Vec::new(),
                 notes,
             }
         }

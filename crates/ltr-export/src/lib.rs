@@ -23,14 +23,21 @@
 //! ```
 #![deny(missing_docs)]
 
+mod forest;
 mod formats;
+mod import;
+mod import_lightgbm;
+mod import_xgboost;
 mod linear;
 mod ranklib;
 mod trees;
 
-pub use formats::{export, ExportOptions, Exported, Target};
+pub use formats::{export, EsModel, ExportOptions, Exported, MissingPolicy, Target};
+pub use import::{is_foreign_model, load_model};
+pub use import_lightgbm::{read_lightgbm, read_lightgbm_json, LIGHTGBM_OBJECTIVES};
+pub use import_xgboost::{read_xgboost, XGBOOST_OBJECTIVES};
 pub use linear::{linear_form, LinearForm, Normalizer, Term};
-pub use ranklib::{load_model, read_ranklib, widen_to};
+pub use ranklib::{read_ranklib, widen_to};
 pub use trees::{raw_stumps, RawStump};
 
 /// Why a model cannot be exported.

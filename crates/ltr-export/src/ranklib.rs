@@ -48,8 +48,17 @@ pub fn read_ranklib(text: &str, source: &str) -> Result<ModelFile> {
             ("ranklib-adarank", Model::Linear(LinearModel::new(w)), d)
         }
         "MART" | "LambdaMART" => {
-            let xml_start = text
+            // The XML starts after the `##` header lines (whose comments may contain `<`).
+            let mut body = 0;
+            for line in text.split_inclusive('\n') {
+                if !line.trim_start().starts_with("##") {
+                    break;
+                }
+                body += line.len();
+            }
+            let xml_start = text[body..]
                 .find('<')
+                .map(|p| body + p)
                 .ok_or_else(|| bad(source, "no <ensemble> after the header"))?;
             let trees = ensemble(&text[xml_start..], source)?;
             let d = trees

@@ -19,7 +19,7 @@ pub struct RawStump {
 }
 
 /// f32 in its numeric order as an integer (−0 and +0 share 0).
-fn key(x: f32) -> i64 {
+pub(crate) fn key(x: f32) -> i64 {
     let b = x.to_bits();
     if b >> 31 == 1 {
         -((b & 0x7fff_ffff) as i64)
@@ -28,7 +28,8 @@ fn key(x: f32) -> i64 {
     }
 }
 
-fn value(k: i64) -> f32 {
+/// The f32 at position `k` of [`key`]'s order (0 is +0).
+pub(crate) fn value(k: i64) -> f32 {
     if k >= 0 {
         f32::from_bits(k as u32)
     } else {

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use ltr_core::ModelFile;
 use ltr_export::{export, ExportOptions, Target};
 
 /// Arguments of `ltr export`.
@@ -15,9 +14,18 @@ pub struct ExportArgs {
     /// The model file (`ltr train --model`).
     #[arg(long)]
     pub model: PathBuf,
-    /// es-ltr, opensearch-ltr, solr-ltr, vespa or ranklib.
+    /// es-ltr, opensearch-ltr, solr-ltr, vespa or ranklib; es8-ltr (Elasticsearch 8's own learning to rank) for
+    /// lambdamart, mart and random-forest models.
     #[arg(long)]
     pub to: String,
+    /// Tree models to es-ltr/opensearch-ltr: `xgboost` (model/xgboost+json, features by name) or `ranklib`
+    /// (model/ranklib, features by position).
+    #[arg(long, default_value = "xgboost")]
+    pub es_model: String,
+    /// Tree models: `note` says on stderr where the engine treats a missing feature or a NaN value otherwise than
+    /// `ltr predict`; `strict` refuses to export then.
+    #[arg(long, default_value = "note")]
+    pub missing: String,
     /// Feature names (one per line, or `id name` pairs) when the model has none or others are needed; engines
     /// refer to features by name.
     #[arg(long)]
@@ -31,7 +39,8 @@ pub struct ExportArgs {
     /// Fold the normalisers into the weights (same ranking, scores shifted by a constant).
     #[arg(long)]
     pub fold_normalizer: bool,
-    /// Output file (default: stdout). Solr's feature-store skeleton goes next to it as FILE.feature-store.json.
+    /// Output file (default: stdout). Solr's feature-store skeleton goes next to it as FILE.feature-store.json,
+    /// Vespa's XGBoost model (tree models) as FILE.xgboost.json.
     #[arg(long)]
     pub out: Option<PathBuf>,
 }
@@ -39,7 +48,8 @@ pub struct ExportArgs {
 /// Run `ltr export`.
 pub fn run(a: ExportArgs) -> Result<()> {
     let target: Target = a.to.parse()?;
-    let mut model = ModelFile::load(&a.model)?;
+    // ltr models, and LightGBM, XGBoost and RankLib models, so that one trained elsewhere goes to any engine.
+    let mut model = ltr_export::load_model(&a.model)?;
     if let Some(p) = &a.feature_names {
         model.feature_names = ltr_data::read_feature_names(p)?;
     }
@@ -47,25 +57,40 @@ pub fn run(a: ExportArgs) -> Result<()> {
         name: a.name.clone(),
         feature_set: a.feature_set.clone(),
         fold_normalizer: a.fold_normalizer,
+        es_model: a.es_model.parse()?,
+        missing: a.missing.parse()?,
     };
     let out = export(&model, target, &opts)
         .with_context(|| format!("exporting {}", a.model.display()))?;
-    match (&a.out, &out.feature_store) {
-        (Some(path), store) => {
+    let mut side: Vec<(&str, &str)> = out
+        .side_files
+        .iter()
+        .map(|(suffix, text)| (suffix.as_str(), text.as_str()))
+        .collect();
+    if let Some(store) = &out.feature_store {
+        side.insert(0, (".feature-store.json", store));
+    }
+    match &a.out {
+        Some(path) => {
             ltr_data::write_atomic(path, |w| w.write_all(out.model.as_bytes()))?;
-            if let Some(store) = store {
+            for (suffix, text) in side {
                 let mut p = path.as_os_str().to_owned();
-                p.push(".feature-store.json");
+                p.push(suffix);
                 let p = PathBuf::from(p);
-                ltr_data::write_atomic(&p, |w| w.write_all(store.as_bytes()))?;
-                tracing::info!("feature store skeleton: {}", p.display());
+                ltr_data::write_atomic(&p, |w| w.write_all(text.as_bytes()))?;
+                tracing::info!("also wrote {}", p.display());
             }
         }
-        (None, Some(_)) => bail!(
-            "{} writes two files (the model and its feature store); give --out FILE",
-            target.name()
+        None if !side.is_empty() => bail!(
+            "{} writes {} files (the model and {}); give --out FILE",
+            target.name(),
+            side.len() + 1,
+            side.iter()
+                .map(|(s, _)| format!("FILE{s}"))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
-        (None, None) => {
+        None => {
             let mut stdout = std::io::stdout().lock();
             stdout.write_all(out.model.as_bytes())?;
             stdout.flush()?;

@@ -26,7 +26,7 @@ fn is_model(path: &std::path::Path) -> bool {
     let Ok(mut f) = std::fs::File::open(path) else {
         return false;
     };
-    let mut head = [0u8; 256];
+    let mut head = [0u8; 4096];
     let n = std::io::Read::read(&mut f, &mut head).unwrap_or(0);
     let text = String::from_utf8_lossy(&head[..n]);
     head[..n].starts_with(b"LTRMODEL")
@@ -34,6 +34,7 @@ fn is_model(path: &std::path::Path) -> bool {
         || ["## Coordinate Ascent", "## MART", "## LambdaMART"]
             .iter()
             .any(|h| text.starts_with(h))
+        || ltr_export::is_foreign_model(&head[..n])
 }
 
 /// Run the command.

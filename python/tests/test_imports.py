@@ -1,0 +1,100 @@
+"""LightGBM and XGBoost models, trained here and saved in their own formats, scored by `ltr predict` as the
+libraries score them (raw margins) to 1e-6 relative. LightGBM and XGBoost are test-only dependencies: each test is
+skipped when its library is not installed."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import subprocess
+
+import numpy as np
+import pytest
+
+from conftest import run
+
+
+def read_letor(path: pathlib.Path, width: int):
+    """Dense float32 features (absent entries are 0, as `ltr` reads them), labels and query ids."""
+    xs, ys, qids = [], [], []
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].split()
+        if not line:
+            continue
+        x = np.zeros(width, dtype=np.float32)
+        for tok in line[2:]:
+            k, v = tok.split(":")
+            x[int(k) - 1] = np.float32(v)
+        xs.append(x)
+        ys.append(float(line[0]))
+        qids.append(int(line[1].split(":")[1]))
+    return np.array(xs), np.array(ys), np.array(qids)
+
+
+def width(*paths: pathlib.Path) -> int:
+    """The largest feature number in the files."""
+    lines = (line.split("#", 1)[0].split() for p in paths for line in p.read_text().splitlines())
+    return max(int(tok.split(":")[0]) for toks in lines for tok in toks[2:])
+
+
+@pytest.fixture(scope="module")
+def data(letor_dir):
+    d = width(letor_dir / "train.txt", letor_dir / "test.txt")
+    xtr, ytr, qtr = read_letor(letor_dir / "train.txt", d)
+    xte, _, _ = read_letor(letor_dir / "test.txt", d)
+    _, counts = np.unique(qtr, return_counts=True)
+    assert (np.diff(qtr) >= 0).all(), "queries must be contiguous"
+    return xtr, ytr, qtr, counts, xte, letor_dir / "test.txt"
+
+
+def ltr_scores(ltr_bin, model: pathlib.Path, test: pathlib.Path) -> np.ndarray:
+    return np.array([float(s) for s in run(ltr_bin, "predict", "--model", model, "--data", test).split()])
+
+
+def assert_close(got: np.ndarray, want: np.ndarray):
+    assert got.shape == want.shape
+    bad = np.abs(got - want) > 1e-6 * np.maximum(np.abs(want), 1.0)
+    assert not bad.any(), f"{bad.sum()} scores differ, first at {np.argmax(bad)}: {got[bad][:3]} vs {want[bad][:3]}"
+
+
+@pytest.mark.parametrize("extra", [{}, {"zero_as_missing": True}], ids=["default", "zero_as_missing"])
+def test_lightgbm_text_and_dump(ltr_bin, data, tmp_path, extra):
+    lgb = pytest.importorskip("lightgbm")
+    xtr, ytr, _, counts, xte, test = data
+    params = {"objective": "lambdarank", "num_leaves": 15, "learning_rate": 0.1, "min_data_in_leaf": 5,
+              "verbose": -1, "seed": 1, "deterministic": True, "num_threads": 1, **extra}
+    ds = lgb.Dataset(xtr, ytr, group=counts, params=extra)
+    booster = lgb.train(params, ds, num_boost_round=30)
+    want = booster.predict(xte, raw_score=True)
+    text = tmp_path / "m.txt"
+    booster.save_model(text)
+    assert_close(ltr_scores(ltr_bin, text, test), want)
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps(booster.dump_model()))
+    assert_close(ltr_scores(ltr_bin, dump, test), want)
+
+
+@pytest.mark.parametrize("objective", ["rank:ndcg", "rank:pairwise", "binary:logistic"])
+def test_xgboost_json(ltr_bin, data, tmp_path, objective):
+    xgb = pytest.importorskip("xgboost")
+    xtr, ytr, qtr, _, xte, test = data
+    label = (ytr > 0).astype(float) if objective.startswith("binary") else ytr
+    dtrain = xgb.DMatrix(xtr, label, qid=qtr)
+    params = {"objective": objective, "max_depth": 5, "eta": 0.3, "base_score": 0.3, "seed": 1, "nthread": 1}
+    booster = xgb.train(params, dtrain, 25)
+    want = booster.predict(xgb.DMatrix(xte), output_margin=True).astype(np.float64)
+    path = tmp_path / "m.json"
+    booster.save_model(path)
+    assert_close(ltr_scores(ltr_bin, path, test), want)
+
+
+def test_unknown_objective_is_refused(ltr_bin, data, tmp_path):
+    lgb = pytest.importorskip("lightgbm")
+    xtr, ytr, _, counts, _, test = data
+    booster = lgb.train({"objective": "poisson", "verbose": -1, "num_threads": 1}, lgb.Dataset(xtr, ytr), 3)
+    path = tmp_path / "m.txt"
+    booster.save_model(path)
+    out = subprocess.run([str(ltr_bin), "predict", "--model", str(path), "--data", str(test)],
+                         capture_output=True, text=True)
+    assert out.returncode != 0
+    assert "poisson" in out.stderr and "lambdarank" in out.stderr and str(path) in out.stderr
