@@ -198,8 +198,14 @@ impl BinTree {
     }
 }
 
+/// Independent partial histograms per feature: document `j` of a leaf (in the leaf's order) goes to copy `j % LANES`,
+/// so consecutive documents in the same bin do not wait on each other's read-modify-write, and the copies are added
+/// in a fixed order. The result depends only on the leaf's documents, never on the thread count.
+const LANES: usize = 4;
+
 /// Histograms of `feats` over `docs`, in parallel over features. The documents' gradients and hessians are
-/// gathered once into contiguous arrays; each feature then adds them in the order of `docs`, as [`histogram`] does.
+/// gathered once into contiguous arrays; each feature then adds them into [`LANES`] partial histograms and sums
+/// those as `(c0 + c1) + (c2 + c3)`.
 fn histograms(
     data: &Binned,
     feats: &[usize],
@@ -207,17 +213,54 @@ fn histograms(
     g: &[f64],
     h: &[f64],
 ) -> Vec<Vec<Cell>> {
-    let gs: Vec<f64> = docs.iter().map(|&i| g[i as usize]).collect();
-    let hs: Vec<f64> = docs.iter().map(|&i| h[i as usize]).collect();
+    let gh: Vec<[f64; 2]> = docs
+        .iter()
+        .map(|&i| [g[i as usize], h[i as usize]])
+        .collect();
+    let contiguous = docs.first().is_some_and(|&f| {
+        docs.last()
+            .is_some_and(|&l| (l - f) as usize + 1 == docs.len())
+    });
     feats
         .par_iter()
         .map(|&k| {
-            let bins = &data.bins[k];
-            let mut hist = vec![Cell::default(); data.n_bins(k)];
-            for ((&i, &gv), &hv) in docs.iter().zip(&gs).zip(&hs) {
-                hist[bins[i as usize] as usize].add(gv, hv);
+            let nb = data.n_bins(k);
+            let mut lanes = vec![Cell::default(); LANES * nb];
+            let column = &data.bins[k];
+            // A leaf of consecutive documents (the root, and any leaf that kept a run) reads its bins directly.
+            let bins: &[u8] = if contiguous {
+                &column[docs[0] as usize..docs[0] as usize + docs.len()]
+            } else {
+                &[]
+            };
+            let mut add = |j: usize, b: u8, v: &[f64; 2]| {
+                let c = &mut lanes[(j % LANES) * nb + b as usize];
+                c.g += v[0];
+                c.h += v[1];
+                c.n += 1.0;
+            };
+            if contiguous {
+                for (j, (&b, v)) in bins.iter().zip(&gh).enumerate() {
+                    add(j, b, v);
+                }
+            } else {
+                for (j, (&i, v)) in docs.iter().zip(&gh).enumerate() {
+                    add(j, column[i as usize], v);
+                }
             }
-            hist
+            (0..nb)
+                .map(|b| {
+                    let c = |l: usize| lanes[l * nb + b];
+                    let (a, bb) = (c(0), c(1));
+                    let (cc, d) = (c(2), c(3));
+                    let sum = |x: Cell, y: Cell| Cell {
+                        g: x.g + y.g,
+                        h: x.h + y.h,
+                        n: x.n + y.n,
+                    };
+                    sum(sum(a, bb), sum(cc, d))
+                })
+                .collect()
         })
         .collect()
 }
