@@ -382,12 +382,47 @@ fn distributed(c: &mut Criterion) {
     g.finish();
 }
 
+/// The tree ensembles of `ltr-trees`: 20 rounds of LambdaMART and MART, a 20-tree forest (OHSUMED Fold1), and
+/// scoring with a 100-tree model (documents per second through the flat trees).
+fn trees(c: &mut Criterion) {
+    use ltr_core::{Fit, Scorer};
+    let ds = ohsumed_like();
+    let mut g = c.benchmark_group("trees");
+    g.sample_size(10);
+    for (name, mut p) in [
+        ("lambdamart", ltr_trees::GbdtParams::lambdamart()),
+        ("mart", ltr_trees::GbdtParams::mart()),
+    ] {
+        p.trees = 20;
+        g.bench_function(format!("{name} 20 trees, 31 leaves (OHSUMED Fold1)"), |b| {
+            b.iter(|| p.fit(&ds, &ltr_core::FitContext::new(1)).unwrap())
+        });
+    }
+    let forest = ltr_trees::RandomForestParams {
+        trees: 20,
+        ..Default::default()
+    };
+    g.bench_function("random forest 20 trees (OHSUMED Fold1)", |b| {
+        b.iter(|| forest.fit(&ds, &ltr_core::FitContext::new(1)).unwrap())
+    });
+    let mut p = ltr_trees::GbdtParams::lambdamart();
+    p.trees = 100;
+    p.stop_after = 0;
+    let model = p.fit(&ds, &ltr_core::FitContext::new(1)).unwrap().model;
+    g.throughput(Throughput::Elements(ds.n_docs() as u64));
+    g.bench_function("score with 100 trees x 31 leaves (OHSUMED Fold1)", |b| {
+        b.iter(|| model.score_dataset(&ds))
+    });
+    g.finish();
+}
+
 criterion_group!(
     benches,
     pairwise,
     svm,
     perceptron,
     others,
+    trees,
     clicks,
     distributed
 );

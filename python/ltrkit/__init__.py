@@ -13,7 +13,7 @@ model saved here is the file ``ltr predict`` reads, and the other way round.
 """
 
 from ._data import group_sizes, load_svmlight, save_svmlight
-from ._estimators import Ranker, algorithms
+from ._estimators import Ranker, algorithms, load_model
 from ._families import *  # noqa: F401,F403 - one class per algorithm
 from ._families import __all__ as _family_names
 from ._native import __version__
@@ -25,6 +25,7 @@ __all__ = [
     "compare",
     "evaluate",
     "group_sizes",
+    "load_model",
     "load_svmlight",
     "save_svmlight",
     "__version__",

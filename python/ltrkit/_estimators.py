@@ -237,7 +237,8 @@ class Ranker(_Base):
 
     @classmethod
     def load(cls, path: "os.PathLike[str] | str") -> "Ranker":
-        """A fitted ranker from a model file written by ``save``, ``ltr train`` or RankLib."""
+        """A fitted ranker from a model file written by ``save``, ``ltr train``, RankLib, LightGBM (model text or
+        JSON dump) or XGBoost (JSON)."""
         model = _native.Model.load(os.fspath(path))
         obj = cls() if cls._algo is not None else cls(model.algorithm)
         if cls._algo is not None and cls._algo != model.algorithm:
@@ -245,6 +246,32 @@ class Ranker(_Base):
         obj.model_ = model
         obj.n_features_in_ = model.n_features
         return obj
+
+    def export(
+        self,
+        to: str,
+        path: "os.PathLike[str] | str | None" = None,
+        name: str = "ltr_model",
+        feature_set: str = "ltr_features",
+        missing: str = "note",
+    ) -> str:
+        """The model in a search engine's format, as ``ltr export --to TO`` writes it (es-ltr, opensearch-ltr,
+        es8-ltr, solr-ltr, vespa, ranklib). With ``path``, also writes it there, and its side files (Solr's feature
+        store, Vespa's XGBoost JSON) next to it as ``path + suffix``. ``missing="strict"`` refuses when the engine
+        treats a missing feature or NaN otherwise than ``predict``. Returns the model text."""
+        text, side, notes = self._model().export(to, name=name, feature_set=feature_set, missing=missing)
+        for note in notes:
+            import warnings
+
+            warnings.warn(f"{to}: {note}", stacklevel=2)
+        if path is not None:
+            base = os.fspath(path)
+            with open(base, "w") as f:
+                f.write(text)
+            for suffix, body in side:
+                with open(base + suffix, "w") as f:
+                    f.write(body)
+        return text
 
     def __getstate__(self) -> Dict[str, Any]:
         state = dict(self.__dict__)
@@ -261,3 +288,9 @@ class Ranker(_Base):
 def algorithms() -> List[Dict[str, Any]]:
     """Every algorithm of the registry with its parameters, defaults, allowed values and documentation."""
     return json.loads(_native.algorithms_json())
+
+
+def load_model(path: "os.PathLike[str] | str") -> Ranker:
+    """Any model ``ltr predict`` reads, as a fitted :class:`Ranker` with ``predict``: files of ``ltr train`` or
+    ``save``, RankLib ensembles, LightGBM model text or JSON dumps, XGBoost JSON models."""
+    return Ranker.load(path)

@@ -367,8 +367,19 @@ impl NativeModel {
         py: Python<'py>,
         data: &NativeData,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        self.mf.check_data(&data.ds, "X").map_err(py_err)?;
-        let scores = py.detach(|| self.mf.score_raw(&data.ds)).map_err(py_err)?;
+        // A RankLib file names only the features its model uses: it reads data of any larger width, as in
+        // `ltr predict`.
+        let widened;
+        let mf = if self.mf.algorithm.starts_with("ranklib-") {
+            let mut m = self.mf.clone();
+            ltr::export::widen_to(&mut m, data.ds.n_features());
+            widened = m;
+            &widened
+        } else {
+            &self.mf
+        };
+        mf.check_data(&data.ds, "X").map_err(py_err)?;
+        let scores = py.detach(|| mf.score_raw(&data.ds)).map_err(py_err)?;
         Ok(scores.into_pyarray(py))
     }
 
@@ -409,11 +420,39 @@ impl NativeModel {
         py.detach(|| self.mf.save(&path)).map_err(py_err)
     }
 
-    /// Load a model file written by `ltr train`, `save`, or RankLib (Coordinate Ascent, AdaRank, MART, LambdaMART).
+    /// Load a model file written by `ltr train` or `save`, by RankLib (Coordinate Ascent, AdaRank, MART,
+    /// LambdaMART), LightGBM (model text or JSON dump) or XGBoost (JSON): what `ltr predict` reads.
     #[staticmethod]
     fn load(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
-        let mf = py.detach(|| ModelFile::load(&path)).map_err(py_err)?;
+        let mf = py
+            .detach(|| ltr::export::load_model(&path))
+            .map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
         Ok(Self { mf })
+    }
+
+    /// The model in a search engine's format (`ltr export --to TARGET`): `(model, side files, notes)`, the side
+    /// files as `(suffix, text)` (Solr's feature store, Vespa's XGBoost JSON).
+    #[pyo3(signature = (target, name = "ltr_model".to_string(), feature_set = "ltr_features".to_string(), missing = "note".to_string()))]
+    fn export(
+        &self,
+        target: &str,
+        name: String,
+        feature_set: String,
+        missing: String,
+    ) -> PyResult<ExportedText> {
+        let target: ltr::export::Target = target.parse().map_err(value_err)?;
+        let opts = ltr::export::ExportOptions {
+            name,
+            feature_set,
+            missing: missing.parse().map_err(value_err)?,
+            ..Default::default()
+        };
+        let out = ltr::export::export(&self.mf, target, &opts).map_err(value_err)?;
+        let mut side = out.side_files;
+        if let Some(store) = out.feature_store {
+            side.insert(0, (".feature-store.json".to_string(), store));
+        }
+        Ok((out.model, side, out.notes))
     }
 
     /// Registry name of the algorithm.
@@ -500,6 +539,9 @@ impl NativeModel {
         Ok(v.to_string())
     }
 }
+
+/// An export as Python receives it: the model's text, its side files as (suffix, text), the notes.
+type ExportedText = (String, Vec<(String, String)>, Vec<String>);
 
 /// Metrics of `scores` on `data` (its labels and queries) under `convention`: `{metric: (mean, per_query)}` and
 /// the qids, exactly as `ltr eval` computes them.

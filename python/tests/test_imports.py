@@ -98,3 +98,28 @@ def test_unknown_objective_is_refused(ltr_bin, data, tmp_path):
                          capture_output=True, text=True)
     assert out.returncode != 0
     assert "poisson" in out.stderr and "lambdarank" in out.stderr and str(path) in out.stderr
+
+
+def test_ltrkit_load_model_reads_foreign_models_and_exports_trees(letor_dir, tmp_path):
+    """`ltrkit.load_model` reads a LightGBM model as `ltr predict` does; a LambdaMART fitted in Python exports to an
+    engine format, and the RankLib export reads back to the same scores."""
+    import ltrkit
+
+    fixtures = pathlib.Path(__file__).resolve().parents[2] / "crates" / "ltr-export" / "tests" / "fixtures" / "imports"
+    m = ltrkit.load_model(fixtures / "lgb_lambdarank.txt")
+    assert m.fit_report_["algorithm"] == "lightgbm-lambdarank"
+    X, _, q = ltrkit.load_svmlight(fixtures / "test.txt", dense=True)
+    want = np.loadtxt(fixtures / "lgb_lambdarank.scores")
+    Xw = np.zeros((X.shape[0], m.n_features_in_), dtype=np.float32)
+    Xw[:, : min(X.shape[1], m.n_features_in_)] = X[:, : m.n_features_in_]
+    np.testing.assert_allclose(m.predict(Xw, qid=q), want, rtol=1e-6, atol=1e-6)
+
+    Xt, yt, qt = ltrkit.load_svmlight(letor_dir / "train.txt")
+    lm = ltrkit.LambdaMART(trees=15, leaves=7, min_docs_in_leaf=5).fit(Xt, yt, qid=qt)
+    with pytest.warns(UserWarning):
+        body = lm.export("es-ltr")
+    assert json.loads(body)["model"]["model"]["type"] == "model/xgboost+json"
+    with pytest.warns(UserWarning):
+        lm.export("ranklib", tmp_path / "lm.ranklib")
+    back = ltrkit.load_model(tmp_path / "lm.ranklib")
+    np.testing.assert_array_equal(back.predict(Xt, qid=qt), lm.predict(Xt, qid=qt))

@@ -26,6 +26,7 @@
 
 pub use ltr_core as core;
 pub use ltr_data as data;
+pub use ltr_export as export;
 pub use ltr_learn as learn;
 pub use ltr_metrics as metrics;
 
