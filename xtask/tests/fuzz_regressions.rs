@@ -208,3 +208,53 @@ fn unreachable_solver_tolerance_is_refused_before_training() {
         );
     }
 }
+
+/// The `foreign_model_load` target's seeds (LightGBM text and JSON dump, XGBoost JSON) load and score; every
+/// prefix of each seed at 61 cut points, and each seed with one of 61 bytes overwritten, loads or is refused naming
+/// the file, never a panic (a deterministic sweep in the normal test run; the fuzzer explores beyond it).
+#[test]
+fn foreign_model_seeds_load_and_their_damaged_copies_are_refused_by_name() {
+    let ds = ltr_data::generate_letor_like(&ltr_data::SyntheticConfig {
+        queries: 2,
+        min_docs: 3,
+        max_docs: 3,
+        features: 8,
+        ..Default::default()
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let try_load = |path: &Path| match ltr_export::load_model(path) {
+        Ok(mut m) => {
+            if m.algorithm.starts_with("ranklib-") {
+                ltr_export::widen_to(&mut m, ds.n_features());
+            }
+            if m.check_data(&ds, "d.txt").is_ok() {
+                if let Ok(s) = m.score_raw(&ds) {
+                    assert_eq!(s.len(), ds.n_docs());
+                }
+            }
+        }
+        Err(e) => names_file(&format!("{e:#}"), path),
+    };
+    let seeds = inputs("seeds", "foreign_model_load");
+    assert!(seeds.len() >= 3);
+    for p in &seeds {
+        let m = ltr_export::load_model(p).unwrap_or_else(|e| panic!("seed {}: {e:#}", p.display()));
+        assert!(
+            m.algorithm.starts_with("lightgbm-") || m.algorithm.starts_with("xgboost-"),
+            "{}",
+            m.algorithm
+        );
+        let bytes = std::fs::read(p).unwrap();
+        let damaged = dir.path().join("damaged.model");
+        for k in 1..=61 {
+            let cut = bytes.len() * k / 62;
+            std::fs::write(&damaged, &bytes[..cut]).unwrap();
+            try_load(&damaged);
+            let mut b = bytes.clone();
+            b[cut] = [b'9', b'-', b'}', b'\n', b'e', 0xFF][k % 6];
+            std::fs::write(&damaged, &b).unwrap();
+            try_load(&damaged);
+        }
+    }
+}
