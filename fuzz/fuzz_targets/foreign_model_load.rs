@@ -17,9 +17,7 @@ fuzz_target!(|data: &[u8]| {
                 ..ltr_data::SyntheticConfig::default()
             })
             .expect("valid generator settings");
-            if model.algorithm.starts_with("ranklib-") {
-                ltr_export::widen_to(&mut model, ds.n_features());
-            }
+            ltr_export::widen_to(&mut model, ds.n_features());
             if model.check_data(&ds, "fuzz.txt").is_ok() {
                 if let Ok(scores) = model.score_raw(&ds) {
                     assert_eq!(scores.len(), ds.n_docs());

@@ -368,9 +368,9 @@ impl NativeModel {
         data: &NativeData,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         // A RankLib file names only the features its model uses: it reads data of any larger width, as in
-        // `ltr predict`.
+        // `ltr predict` (`widen_to` leaves every other model as it is, for `check_data` to refuse).
         let widened;
-        let mf = if self.mf.algorithm.starts_with("ranklib-") {
+        let mf = if self.mf.n_features < data.ds.n_features() {
             let mut m = self.mf.clone();
             ltr::export::widen_to(&mut m, data.ds.n_features());
             widened = m;

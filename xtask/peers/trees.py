@@ -81,7 +81,7 @@ np.savetxt(out, s, fmt="%.17g")
 
 def evaluate(ltr, test, scores, convention):
     _, out = timed([ltr, "eval", "--data", test, "--scores", scores, "--metric", "NDCG@10", "--metric", "MAP",
-                    "--convention", convention, "--json", "--per-query"])
+                    "--convention", convention, "--json"])
     return json.loads(out)
 
 
@@ -135,11 +135,8 @@ def main():
             row = {"fold": name, "method": label, "seconds": secs}
             if label == "LightGBM lambdarank":
                 row["load_and_train_seconds"] = lgbm_load_train
-            for m in ev["metrics"] if isinstance(ev.get("metrics"), list) else []:
-                row[m["metric"]] = m["mean"]
-            if isinstance(ev.get("metrics"), dict):
-                for k, v in ev["metrics"].items():
-                    row[k] = v["mean"] if isinstance(v, dict) else v
+            for metric, v in ev["metrics"].items():
+                row[metric] = v["mean"]
             if base is None:
                 base = scores
             else:

@@ -225,9 +225,7 @@ fn foreign_model_seeds_load_and_their_damaged_copies_are_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let try_load = |path: &Path| match ltr_export::load_model(path) {
         Ok(mut m) => {
-            if m.algorithm.starts_with("ranklib-") {
-                ltr_export::widen_to(&mut m, ds.n_features());
-            }
+            ltr_export::widen_to(&mut m, ds.n_features());
             if m.check_data(&ds, "d.txt").is_ok() {
                 if let Ok(s) = m.score_raw(&ds) {
                     assert_eq!(s.len(), ds.n_docs());

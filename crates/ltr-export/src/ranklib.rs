@@ -222,10 +222,11 @@ fn node(
     Ok(at)
 }
 
-/// Widen a model read from RankLib to the width of the data it scores (RankLib files only list the features they
-/// use; an absent feature has weight 0 or is never split on).
+/// Widen a model read from RankLib (algorithm `ranklib-…`) to the width of the data it scores: RankLib files only
+/// list the features they use, and an absent feature has weight 0 or is never split on. Any other model is left as
+/// it is, so every scorer of loaded models can call this before checking the data's width.
 pub fn widen_to(model: &mut ModelFile, width: usize) {
-    if width <= model.n_features {
+    if width <= model.n_features || !model.algorithm.starts_with("ranklib-") {
         return;
     }
     match &mut model.model {

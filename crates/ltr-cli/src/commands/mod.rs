@@ -55,9 +55,7 @@ pub fn load_dataset(path: &Path, regroup: bool, allow_duplicate_docids: bool) ->
 /// Scores of `ds` (read from `data_path`) by a model from `ltr_export::load_model`: a RankLib model is widened to
 /// the data, then the width is checked and the stored preprocessing applied — what `ltr predict` scores with.
 pub fn score_with(m: &mut ltr_core::ModelFile, ds: &Dataset, data_path: &Path) -> Result<Vec<f64>> {
-    if m.algorithm.starts_with("ranklib-") {
-        ltr_export::widen_to(m, ds.n_features());
-    }
+    ltr_export::widen_to(m, ds.n_features());
     m.check_data(ds, &data_path.display().to_string())?;
     Ok(m.score_raw(ds)?)
 }
