@@ -2,8 +2,9 @@
 //! growth of one regression tree with histogram subtraction.
 //!
 //! Determinism: each feature's histogram is summed over the leaf's documents in ascending document order (the
-//! leaf's document list stays sorted: partitions are stable), work is parallel over features only, and the best
-//! split is chosen by a sequential scan in feature order; so a tree is bit-identical at any thread count.
+//! leaf's document list stays sorted: partitions are stable), spread over four partial histograms by position in
+//! that order and added in a fixed order; work is parallel over features only, and the best split is chosen by a
+//! sequential scan in feature order; so a tree is bit-identical at any thread count.
 
 use ltr_core::ForestTree;
 use rayon::prelude::*;
