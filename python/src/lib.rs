@@ -4,12 +4,12 @@
 
 use std::path::PathBuf;
 
-use ltr::core::{LtrError, ModelFile, Scorer, TrainingSummary};
+use ltr::core::{LtrError, ModelFile, Scorer};
 use ltr::data::{
-    read_letor_with, DataError, Dataset, FeatureMatrix, NormalizeKind, ParseOptions,
-    PreprocessSpec, QueryFile, RepeatedQid, SparseMatrix, TextColumn,
+    read_letor_with, DataError, Dataset, FeatureMatrix, ParseOptions, QueryFile, RepeatedQid,
+    SparseMatrix, TextColumn,
 };
-use ltr::learn::{Grid, TrainRequest};
+use ltr::learn::{JobError, TrainData, TrainJob};
 use ltr::metrics::{Alternative, Convention, Metric, TestKind};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
@@ -38,6 +38,23 @@ fn py_err(e: LtrError) -> PyErr {
         LtrError::Data(DataError::Io { .. }) => PyOSError::new_err(text),
         LtrError::Training(_) => PyRuntimeError::new_err(text),
         _ => PyValueError::new_err(text),
+    }
+}
+
+/// A job's error: a refused input is a `ValueError` naming the argument; a failure maps as its cause does.
+fn job_err(e: JobError) -> PyErr {
+    match &e {
+        JobError::Invalid { .. } => {
+            PyValueError::new_err(e.message_with(|input| input.name().replace('-', "_")))
+        }
+        JobError::Failed { error, .. } => {
+            let text = e.to_string();
+            match error.as_ref() {
+                LtrError::Data(DataError::Io { .. }) => PyOSError::new_err(text),
+                LtrError::Training(_) => PyRuntimeError::new_err(text),
+                _ => PyValueError::new_err(text),
+            }
+        }
     }
 }
 
@@ -273,27 +290,6 @@ fn algorithms_json() -> String {
     ltr::learn::algorithms_json().to_string()
 }
 
-fn preprocess_spec(
-    normalize: &str,
-    log1p: Option<&str>,
-    features: Option<&str>,
-) -> PyResult<PreprocessSpec> {
-    let list = |s: Option<&str>, what: &str| {
-        s.map(ltr::data::parse_feature_list)
-            .transpose()
-            .map_err(|e| value_err(format!("{what}: {e}")))
-    };
-    Ok(PreprocessSpec {
-        features: list(features, "features")?,
-        log1p: list(log1p, "log1p")?.unwrap_or_default(),
-        normalize: Some(
-            normalize
-                .parse::<NormalizeKind>()
-                .map_err(|e| value_err(format!("normalize: {e}")))?,
-        ),
-    })
-}
-
 /// Train `algo` by name through the registry (as `ltr train`): `params` are `name=value` strings, a comma list is
 /// a grid chosen on `validation` by `metric` under `convention`.
 #[pyfunction]
@@ -312,44 +308,34 @@ fn train(
     log1p: Option<&str>,
     features: Option<&str>,
 ) -> PyResult<NativeModel> {
-    let metric: Metric = metric.parse().map_err(value_err)?;
-    let convention: Convention = convention.parse().map_err(value_err)?;
-    let grid = Grid::parse(&params).map_err(py_err)?;
-    let spec = preprocess_spec(normalize, log1p, features)?;
-    let mut validation_ds = validation.map(|v| v.ds.clone());
-    if let Some(v) = &mut validation_ds {
-        if v.n_features() > train.ds.n_features() {
-            return Err(PyValueError::new_err(format!(
-                "the validation set has {} features but the training set has {}",
-                v.n_features(),
-                train.ds.n_features()
-            )));
-        }
-        v.set_n_features(train.ds.n_features()).map_err(data_err)?;
+    let mut job = TrainJob::builder(algo)
+        .params(&params)
+        .metric_name(metric)
+        .convention_name(convention)
+        .seed(seed)
+        .normalize_name(normalize);
+    if let Some(list) = log1p {
+        job = job.log1p_list(list);
     }
-    let train_ds = &train.ds;
+    if let Some(list) = features {
+        job = job.features_list(list);
+    }
+    fn in_memory(data: &NativeData) -> TrainData<'_> {
+        TrainData::Memory {
+            data: &data.ds,
+            name: "<python>".into(),
+        }
+    }
+    let job = job
+        .train(in_memory(train))
+        .validation(validation.map(in_memory))
+        .build()
+        .map_err(job_err)?;
     let model = py
-        .detach(|| {
-            let t0 = std::time::Instant::now();
-            let mut req = TrainRequest::new(train_ds)
-                .metric(metric, convention)
-                .seed(seed)
-                .preprocess(&spec);
-            if let Some(v) = &validation_ds {
-                req = req.validation(v);
-            }
-            let trained = ltr::learn::train(algo, &grid, &req)?;
-            Ok::<_, LtrError>(trained.into_model_file(TrainingSummary {
-                train_file: "<python>".into(),
-                validation_file: validation_ds.as_ref().map(|_| "<python>".into()),
-                queries: train_ds.n_queries(),
-                documents: train_ds.n_docs(),
-                features: train_ds.n_features(),
-                seed,
-                seconds: t0.elapsed().as_secs_f64(),
-            }))
-        })
-        .map_err(py_err)?;
+        .detach(|| job.run())
+        .map_err(job_err)?
+        .model
+        .expect("a one-process job returns its model");
     Ok(NativeModel { mf: model })
 }
 

@@ -49,7 +49,7 @@ enum Command {
     /// Compare learners on your data: folds, grids on validation, significance tests, a report.
     Experiment(commands::experiment::ExperimentArgs),
     /// Split a data file into one file per rank (whole queries, balanced by pairs) for `train --distributed`.
-    Shard(commands::distributed::ShardArgs),
+    Shard(commands::shard::ShardArgs),
     /// Export a model to a search engine: es-ltr, opensearch-ltr, solr-ltr, vespa, ranklib.
     Export(commands::export::ExportArgs),
     /// List the algorithms with their parameters, defaults and allowed values.
@@ -87,7 +87,7 @@ fn main() -> ExitCode {
         Command::Inspect(a) => commands::inspect::run(a),
         Command::Generate(a) => commands::generate::run(a),
         Command::Export(a) => commands::export::run(a),
-        Command::Shard(a) => commands::distributed::shard(a),
+        Command::Shard(a) => commands::shard::run(a),
         Command::Experiment(a) => commands::experiment::run(a),
         Command::Clicks(c) => commands::clicks::run(c),
         Command::Algorithms { json } => {

@@ -97,4 +97,7 @@ impl ltr_core::Progress for Bar {
             b.finish_and_clear();
         }
     }
+    fn stage_dyn(&self, what: &str, work: &mut dyn FnMut()) {
+        self.stage(what, work)
+    }
 }

@@ -327,7 +327,7 @@ fn bad_inputs_fail_cleanly() {
             "--model",
             s(&m),
         ],
-        "unknown --algo",
+        "--algo: unknown algorithm `nope`",
     );
     // A misspelt parameter is reported before the training file is read (here it does not exist).
     fails(

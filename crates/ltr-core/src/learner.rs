@@ -59,6 +59,27 @@ pub trait Progress: Sync {
     fn advance(&self, _done: u64, _message: &str) {}
     /// The current stage is over.
     fn end(&self) {}
+    /// Run `work`, a step with no count to show (reading a file, joining a click log), under a display naming it
+    /// ([`stage`] is the typed form).
+    fn stage_dyn(&self, _what: &str, work: &mut dyn FnMut()) {
+        work()
+    }
+}
+
+/// Run `work` as a named step of `progress` ([`Progress::stage_dyn`]) and return its result.
+pub fn stage<T>(progress: &dyn Progress, what: &str, work: impl FnOnce() -> T) -> T {
+    let mut work = Some(work);
+    let mut out = None;
+    progress.stage_dyn(what, &mut || {
+        if let Some(w) = work.take() {
+            out = Some(w());
+        }
+    });
+    match out {
+        Some(v) => v,
+        // A display that did not run the step: run it here.
+        None => (work.take().expect("the step runs once"))(),
+    }
 }
 
 /// A [`Progress`] that shows nothing.

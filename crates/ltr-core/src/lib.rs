@@ -22,6 +22,7 @@ mod error;
 mod forest;
 mod learner;
 mod model_file;
+mod model_summary;
 mod params;
 mod scorer;
 pub mod test_hold;
@@ -31,8 +32,8 @@ pub use collective::{check_parts, Allreduce, SingleProcess, ThreadGroup};
 pub use error::{LtrError, Result};
 pub use forest::{Forest, ForestTree};
 pub use learner::{
-    best_by_validation, Best, BestSoFar, Fit, FitContext, FitReport, FitWith, Fitted, Measure,
-    ParamGuard, Progress, Silent, WarmStarts,
+    best_by_validation, stage, Best, BestSoFar, Fit, FitContext, FitReport, FitWith, Fitted,
+    Measure, ParamGuard, Progress, Silent, WarmStarts,
 };
 pub use model_file::{Model, ModelFile, TrainingSummary, MODEL_FORMAT_VERSION};
 pub use params::{compact_number, Params};

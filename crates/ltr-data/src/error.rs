@@ -115,7 +115,8 @@ pub enum DataError {
 pub type Result<T, E = DataError> = std::result::Result<T, E>;
 
 impl DataError {
-    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+    /// An I/O error on `path` (the error names it).
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Self::Io {
             path: path.into(),
             source,

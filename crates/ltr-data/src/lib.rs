@@ -31,6 +31,7 @@ mod exact_sum;
 mod folds;
 mod generate;
 mod generate_web;
+mod load;
 mod parse;
 mod preprocess;
 mod transform;
@@ -64,6 +65,7 @@ pub use generate::{
     SLAM_SIM_RELEVANCE,
 };
 pub use generate_web::{generate_web, WebConfig};
+pub use load::read_dataset;
 pub use parse::{
     extract_docid, read_group_file, read_letor, read_letor_with, NullPolicy, ParseOptions,
     QueryFile, RepeatedQid,

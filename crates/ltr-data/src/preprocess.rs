@@ -123,6 +123,26 @@ impl StatsReduce for Local {
 }
 
 impl PreprocessSpec {
+    /// Whether fitting on `train` will change its features (and so store a preprocessing in the model): a
+    /// selection, a `log1p`, or a normalisation (`auto` normalises only data with a feature outside [0, 1]).
+    pub fn transforms(&self, train: &Dataset) -> bool {
+        self.features.is_some()
+            || !self.log1p.is_empty()
+            || match self.normalize.unwrap_or(NormalizeKind::Auto) {
+                NormalizeKind::None => false,
+                NormalizeKind::Auto => !train.features_in_unit_interval(),
+                _ => true,
+            }
+    }
+
+    /// Whether preprocessing `train` in place ([`fit_transform_owned`](Self::fit_transform_owned)) holds a second
+    /// copy of it for a while: a selection or `log1p` builds a (narrower) one, and a sparse file grows dense under
+    /// a normalisation; a dense file is normalised where it lies.
+    pub fn copies(&self, train: &Dataset) -> bool {
+        self.transforms(train)
+            && (self.features.is_some() || !self.log1p.is_empty() || !train.is_dense())
+    }
+
     /// Fit on `train`; `None` when the result would change nothing.
     pub fn fit(&self, train: &Dataset) -> Result<Option<Preprocess>> {
         Ok(self.fit_staged(train, &Local)?.map(|(p, _)| p))

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use ltr_core::{Progress, TrainingSummary};
+use ltr_core::{LtrError, Progress};
 use ltr_data::{NormalizeKind, PreprocessSpec};
-use ltr_learn::{Grid, TrainRequest};
+use ltr_learn::{Grid, JobError, TrainData, TrainJob};
 use ltr_metrics::{Convention, Metric, TestKind};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -234,23 +234,37 @@ impl Experiment {
     pub fn compute_cell(&self, fold: &ExperimentFold, m: usize) -> Result<CellRecord> {
         let method = &self.spec.algorithms[m];
         let context = format!("{} on fold {}", self.labels[m], fold.number);
+        let failed = |source: LtrError| ExperimentError::Training {
+            context: context.clone(),
+            source: Box::new(source),
+        };
         let t0 = Instant::now();
-        let mut req = TrainRequest::new(&fold.train)
+        let job = TrainJob::builder(&method.algo)
+            .grid(self.grids[m].clone())
             .metric(self.metric, self.convention)
             .seed(self.spec.seed)
-            .preprocess(&self.preprocess);
-        if let Some(v) = &fold.validation {
-            req = req.validation(v);
-        }
-        let trained = ltr_learn::train(&method.algo, &self.grids[m], &req).map_err(|source| {
-            ExperimentError::Training {
-                context: context.clone(),
-                source: Box::new(source),
-            }
+            .preprocess(self.preprocess.clone())
+            .train(TrainData::Memory {
+                data: &fold.train,
+                name: format!("fold {} training set", fold.number),
+            })
+            .validation(fold.validation.as_ref().map(|v| TrainData::Memory {
+                data: v,
+                name: fold.validation_source.clone(),
+            }))
+            .build()
+            .map_err(|e| failed(LtrError::Training(e.to_string())))?;
+        let outcome = job.run().map_err(|e| match e {
+            JobError::Failed { error, .. } => failed(*error),
+            invalid => failed(LtrError::Training(invalid.to_string())),
         })?;
         let train_seconds = t0.elapsed().as_secs_f64();
-        let params = trained.params.clone();
-        let grid = trained
+        let mut model = outcome.model.expect("a one-process job returns its model");
+        // The provenance the cell's model always had: the fold's validation source, named even without a set.
+        model.training.validation_file = Some(fold.validation_source.clone());
+        model.training.seconds = train_seconds;
+        let params = model.params.clone();
+        let grid = outcome
             .grid_scores
             .iter()
             .map(|(s, v)| GridPoint {
@@ -258,16 +272,7 @@ impl Experiment {
                 validation: v.is_finite().then_some(*v),
             })
             .collect();
-        let validation = trained.fitted.report.validation.filter(|v| v.is_finite());
-        let model = trained.into_model_file(TrainingSummary {
-            train_file: format!("fold {} training set", fold.number),
-            validation_file: Some(fold.validation_source.clone()),
-            queries: fold.train.n_queries(),
-            documents: fold.train.n_docs(),
-            features: fold.train.n_features(),
-            seed: self.spec.seed,
-            seconds: train_seconds,
-        });
+        let validation = model.fit.validation.filter(|v| v.is_finite());
         let t1 = Instant::now();
         let test_scores =
             model

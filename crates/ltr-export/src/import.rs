@@ -64,6 +64,25 @@ pub fn is_foreign_model(head: &[u8]) -> bool {
     }
 }
 
+/// Whether `path` holds a model [`load_model`] reads, judged by its first 4 KiB: an `ltr` model (binary or JSON), a
+/// RankLib ensemble or linear model, or a LightGBM/XGBoost model ([`is_foreign_model`]). `ltr inspect` uses it to
+/// tell a model from a data file.
+pub fn is_model_file(path: &Path) -> bool {
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut head = [0u8; 4096];
+    let n = std::io::Read::read(&mut f, &mut head).unwrap_or(0);
+    let head = &head[..n];
+    let text = String::from_utf8_lossy(head);
+    head.starts_with(b"LTRMODEL")
+        || text.contains("\"format_version\"")
+        || ["## Coordinate Ascent", "## MART", "## LambdaMART"]
+            .iter()
+            .any(|h| text.starts_with(h))
+        || is_foreign_model(head)
+}
+
 /// A model file of any kind this crate reads, told apart by content: an `ltr` model, a RankLib model (its first
 /// line starts with `##`), a LightGBM model (text from `save_model`, or the JSON of `dump_model()`) or an XGBoost
 /// JSON model (`save_model("m.json")`).

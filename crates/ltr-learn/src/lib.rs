@@ -23,8 +23,11 @@
 #![deny(missing_docs)]
 
 mod algorithms;
+mod click_join;
+mod job;
 mod memory;
 mod select;
+mod shards;
 mod spec;
 
 pub use algorithms::{
@@ -41,6 +44,10 @@ pub use select::{
     Trained,
 };
 
+pub use job::{
+    ClickSource, JobError, JobInput, Ranks, TrainData, TrainJob, TrainJobBuilder, TrainOutcome,
+};
+pub use shards::{balanced_ranges, shard_path, write_shards};
 pub use spec::{Allowed, ParamSpec, SpecReader};
 
 /// Train one setting of `algorithm` by name: `train` with a single-setting grid.

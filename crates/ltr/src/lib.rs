@@ -37,6 +37,9 @@ pub mod prelude {
         TrainingSummary,
     };
     pub use ltr_data::{generate_letor_like, read_letor, write_letor, Dataset, SyntheticConfig};
-    pub use ltr_learn::{algorithms_json, find, train, train_one, Grid, TrainRequest, Trained};
+    pub use ltr_learn::{
+        algorithms_json, find, train, train_one, Grid, Ranks, TrainData, TrainJob, TrainRequest,
+        Trained,
+    };
     pub use ltr_metrics::{evaluate, Convention, Metric};
 }

@@ -112,7 +112,7 @@ fn propensity(a: PropensityArgs) -> Result<()> {
                 ltr_data::RelevanceModel::Regression
             };
             let features = match (&a.features, relevance) {
-                (Some(f), _) => Some(super::load_dataset(f, false, false)?),
+                (Some(f), _) => Some(super::load_dataset(f, &Default::default())?),
                 (None, ltr_data::RelevanceModel::Regression) => {
                     bail!("--method regression-em needs --features FILE (the data the log's documents join to)")
                 }
@@ -162,7 +162,7 @@ fn simulate(a: SimulateArgs) -> Result<()> {
     let mut model = ltr_export::load_model(&a.model)?;
     let bar = crate::progress::Bar::for_terminal();
     let ds = bar.stage(&format!("reading {}", a.data.display()), || {
-        super::load_dataset(&a.data, false, false)
+        super::load_dataset(&a.data, &Default::default())
     })?;
     let scores = super::score_with(&mut model, &ds, &a.data)?;
     let sim = ClickSimulation {

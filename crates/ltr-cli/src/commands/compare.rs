@@ -34,9 +34,9 @@ pub struct CompareArgs {
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Accept the same `#docid` twice within one query (default: an error naming both lines).
-    #[arg(long)]
-    pub allow_duplicate_docids: bool,
+    /// How the data file is read.
+    #[command(flatten)]
+    pub read: super::DataOpts,
 }
 
 /// Run the command.
@@ -61,7 +61,7 @@ pub fn run(a: CompareArgs) -> Result<()> {
         .context("--alternative")?;
     let ds = crate::progress::Bar::for_terminal()
         .stage(&format!("reading {}", a.data.display()), || {
-            super::load_dataset(&a.data, false, a.allow_duplicate_docids)
+            super::load_dataset(&a.data, &a.read)
         })?;
     let mut per_query = Vec::new();
     for p in &a.scores {

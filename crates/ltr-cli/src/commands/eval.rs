@@ -46,12 +46,9 @@ pub struct EvalArgs {
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Merge runs of a qid that reappears (default: error).
-    #[arg(long)]
-    pub regroup: bool,
-    /// Accept the same `#docid` twice within one query (default: an error naming both lines).
-    #[arg(long)]
-    pub allow_duplicate_docids: bool,
+    /// How the data file is read.
+    #[command(flatten)]
+    pub read: super::DataOpts,
     /// Print every measure with its syntax, options and defaults, definition and source, and exit (with --json: a
     /// JSON array).
     #[arg(long)]
@@ -110,7 +107,7 @@ pub fn run(a: EvalArgs) -> Result<()> {
             bail!("give --data and --scores (or --run and --qrels)")
         };
         let ds = bar.stage(&format!("reading {}", data.display()), || {
-            super::load_dataset(data, a.regroup, a.allow_duplicate_docids)
+            super::load_dataset(data, &a.read)
         })?;
         let s = read_scores(scores)?;
         check_scores_fit(&s, &ds, scores, data)?;

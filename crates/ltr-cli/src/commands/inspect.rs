@@ -14,37 +14,19 @@ pub struct InspectArgs {
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Merge runs of a qid that reappears (default: error).
-    #[arg(long)]
-    pub regroup: bool,
-    /// Accept the same `#docid` twice within one query (default: an error naming both lines).
-    #[arg(long)]
-    pub allow_duplicate_docids: bool,
-}
-
-fn is_model(path: &std::path::Path) -> bool {
-    let Ok(mut f) = std::fs::File::open(path) else {
-        return false;
-    };
-    let mut head = [0u8; 4096];
-    let n = std::io::Read::read(&mut f, &mut head).unwrap_or(0);
-    let text = String::from_utf8_lossy(&head[..n]);
-    head[..n].starts_with(b"LTRMODEL")
-        || text.contains("\"format_version\"")
-        || ["## Coordinate Ascent", "## MART", "## LambdaMART"]
-            .iter()
-            .any(|h| text.starts_with(h))
-        || ltr_export::is_foreign_model(&head[..n])
+    /// How the data file is read.
+    #[command(flatten)]
+    pub read: super::DataOpts,
 }
 
 /// Run the command.
 pub fn run(a: InspectArgs) -> Result<()> {
-    if is_model(&a.file) {
+    if ltr_export::is_model_file(&a.file) {
         // An ltr model, or a RankLib one.
         let m = ltr_export::load_model(&a.file)?;
         return inspect_model(&m, a.json);
     }
-    let ds = super::load_dataset(&a.file, a.regroup, a.allow_duplicate_docids)?;
+    let ds = super::load_dataset(&a.file, &a.read)?;
     let s = ds.summary();
     let qids: Vec<i64> = ds.qids().iter().filter_map(|q| q.parse().ok()).collect();
     let qid_range = (qids.len() == ds.n_queries() && !qids.is_empty()).then(|| {
@@ -122,52 +104,8 @@ pub fn run(a: InspectArgs) -> Result<()> {
     Ok(())
 }
 
-/// (raw feature number, name, weight), largest |weight| first.
-fn weights_by_magnitude(m: &ModelFile, w: &[f64]) -> Vec<(usize, String, f64)> {
-    let mut v: Vec<(usize, String, f64)> = m
-        .input_features()
-        .into_iter()
-        .zip(w)
-        .map(|((raw, name), &w)| (raw, name, w))
-        .collect();
-    v.sort_by(|a, b| b.2.abs().total_cmp(&a.2.abs()).then(a.0.cmp(&b.0)));
-    v
-}
-
-/// A tree ensemble's features that split at least once: (raw feature number, name, splits, summed gain), largest gain
-/// first. Empty for other models.
-fn importance_by_gain(m: &ModelFile) -> Vec<(usize, String, u64, f64)> {
-    let Model::Forest(f) = &m.model else {
-        return Vec::new();
-    };
-    let (splits, gains) = f.importance();
-    let mut v: Vec<(usize, String, u64, f64)> = m
-        .input_features()
-        .into_iter()
-        .zip(splits.iter().zip(&gains))
-        .filter(|(_, (&n, _))| n > 0)
-        .map(|((raw, name), (&n, &g))| (raw, name, n, g))
-        .collect();
-    v.sort_by(|a, b| b.3.total_cmp(&a.3).then(a.0.cmp(&b.0)));
-    v
-}
-
 fn inspect_model(m: &ModelFile, json: bool) -> Result<()> {
-    let kind = match &m.model {
-        Model::Linear(_) => "linear".to_string(),
-        Model::Aggregate(a) => format!(
-            "rank aggregate of {} linear members ({:?})",
-            a.members.len(),
-            a.method
-        ),
-        Model::Stumps(s) => format!("{} threshold weak rankers", s.stumps.len()),
-        Model::Trees(t) => format!("{} regression trees", t.trees.len()),
-        Model::Forest(f) => format!(
-            "{} regression trees, {} leaves",
-            f.trees.len(),
-            f.trees.iter().map(|t| t.n_leaves()).sum::<usize>()
-        ),
-    };
+    let kind = m.kind_description();
     let diagnostics: serde_json::Value = if m.diagnostics_json.is_empty() {
         serde_json::Value::Null
     } else {
@@ -191,14 +129,11 @@ fn inspect_model(m: &ModelFile, json: bool) -> Result<()> {
             },
             "fit": m.fit,
             "feature_names": m.feature_names,
-            "weights_by_magnitude": match &m.model {
-                Model::Linear(l) => weights_by_magnitude(m, &l.weights)
-                    .into_iter()
-                    .map(|(raw, name, w)| serde_json::json!({"feature": raw, "name": name, "weight": w}))
-                    .collect::<Vec<_>>(),
-                _ => Vec::new(),
-            },
-            "importance": importance_by_gain(m)
+            "weights_by_magnitude": m.weights_by_magnitude()
+                .into_iter()
+                .map(|(raw, name, w)| serde_json::json!({"feature": raw, "name": name, "weight": w}))
+                .collect::<Vec<_>>(),
+            "importance": m.importance_by_gain()
                 .into_iter()
                 .map(|(raw, name, splits, gain)| serde_json::json!({"feature": raw, "name": name, "splits": splits, "gain": gain}))
                 .collect::<Vec<_>>(),
@@ -255,13 +190,13 @@ fn inspect_model(m: &ModelFile, json: bool) -> Result<()> {
     }
     if let Model::Linear(l) = &m.model {
         println!("‖w‖:         {:.6}", l.norm());
-        let ranked = weights_by_magnitude(m, &l.weights);
+        let ranked = m.weights_by_magnitude();
         println!("weights by magnitude (--json lists all {}):", ranked.len());
         for (raw, name, w) in ranked.iter().take(20) {
             println!("  {w:+.6}  {name} (feature {raw})");
         }
     }
-    let importance = importance_by_gain(m);
+    let importance = m.importance_by_gain();
     if !importance.is_empty() {
         println!(
             "importance by gain (splits; --json lists all {}):",

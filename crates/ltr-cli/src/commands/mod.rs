@@ -2,54 +2,49 @@
 
 pub mod clicks;
 pub mod compare;
-pub mod distributed;
 pub mod eval;
 pub mod experiment;
 pub mod export;
 pub mod generate;
 pub mod inspect;
 pub mod predict;
+pub mod shard;
 pub mod train;
 
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use ltr_data::{read_letor_with, Dataset, ParseOptions, RepeatedQid};
+use ltr_data::{Dataset, ParseOptions, RepeatedQid};
 
-/// Read a dataset, optionally regrouping repeated qids or accepting a docid twice within a query. A `.ltrcache`
-/// file (`ltr shard --out F.ltrcache`) is the checked binary cache: loaded, not parsed.
-pub fn load_dataset(path: &Path, regroup: bool, allow_duplicate_docids: bool) -> Result<Dataset> {
-    if path.extension().is_some_and(|e| e == "ltrcache") {
-        let t = std::time::Instant::now();
-        let ds = ltr_data::load_cache(path, None)?;
-        tracing::debug!(
-            "{}: {} queries, {} documents loaded in {:.3}s",
-            path.display(),
-            ds.n_queries(),
-            ds.n_docs(),
-            t.elapsed().as_secs_f64()
-        );
-        return Ok(ds);
+/// How data files are read: the options every command that reads a LETOR file shares.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct DataOpts {
+    /// Merge the runs of a qid that reappears later in a file (default: an error).
+    #[arg(long)]
+    pub regroup: bool,
+    /// Accept the same `#docid` twice within one query (default: an error naming both lines).
+    #[arg(long)]
+    pub allow_duplicate_docids: bool,
+}
+
+impl DataOpts {
+    /// The parser's options.
+    pub fn parse_options(&self) -> ParseOptions {
+        ParseOptions {
+            allow_duplicate_docids: self.allow_duplicate_docids,
+            repeated_qid: if self.regroup {
+                RepeatedQid::Regroup
+            } else {
+                RepeatedQid::Error
+            },
+            ..Default::default()
+        }
     }
-    let opts = ParseOptions {
-        allow_duplicate_docids,
-        repeated_qid: if regroup {
-            RepeatedQid::Regroup
-        } else {
-            RepeatedQid::Error
-        },
-        ..Default::default()
-    };
-    let t = std::time::Instant::now();
-    let ds = read_letor_with(path, &opts)?;
-    tracing::debug!(
-        "{}: {} queries, {} documents in {:.3}s",
-        path.display(),
-        ds.n_queries(),
-        ds.n_docs(),
-        t.elapsed().as_secs_f64()
-    );
-    Ok(ds)
+}
+
+/// Read a dataset ([`ltr_data::read_dataset`]: a `.ltrcache` is loaded, anything else parsed).
+pub fn load_dataset(path: &Path, opts: &DataOpts) -> Result<Dataset> {
+    Ok(ltr_data::read_dataset(path, &opts.parse_options())?)
 }
 
 /// Scores of `ds` (read from `data_path`) by a model from `ltr_export::load_model`: a RankLib model is widened to

@@ -24,12 +24,9 @@ pub struct PredictArgs {
     /// Run tag for the TREC format.
     #[arg(long, default_value = "ltr")]
     pub tag: String,
-    /// Merge runs of a qid that reappears (default: error).
-    #[arg(long)]
-    pub regroup: bool,
-    /// Accept the same `#docid` twice within one query (default: an error naming both lines).
-    #[arg(long)]
-    pub allow_duplicate_docids: bool,
+    /// How the data file is read.
+    #[command(flatten)]
+    pub read: super::DataOpts,
 }
 
 /// Run the command.
@@ -41,7 +38,7 @@ pub fn run(a: PredictArgs) -> Result<()> {
     let mut m = ltr_export::load_model(&a.model)?;
     let bar = crate::progress::Bar::for_terminal();
     let ds = bar.stage(&format!("reading {}", a.data.display()), || {
-        super::load_dataset(&a.data, a.regroup, a.allow_duplicate_docids)
+        super::load_dataset(&a.data, &a.read)
     })?;
     let scores = bar.stage("scoring", || super::score_with(&mut m, &ds, &a.data))?;
     let write = |w: &mut dyn Write| -> std::io::Result<()> {

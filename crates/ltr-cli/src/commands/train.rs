@@ -1,13 +1,11 @@
-//! `ltr train`: fit a model by name through the `ltr-learn` registry, with a validation grid over comma-listed
-//! parameters.
+//! `ltr train`: the flags of a [`TrainJob`] (`ltr-learn`): an algorithm by name, a validation grid over
+//! comma-listed parameters, preprocessing, a click log, and ranks (threads or MPI) for data-parallel training.
 
 use std::path::PathBuf;
-use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 use clap::Args;
-use ltr_core::TrainingSummary;
-use ltr_learn::{Grid, TrainRequest};
+use ltr_learn::{ClickSource, Ranks, TrainData, TrainJob};
 
 use crate::progress::Bar;
 
@@ -49,15 +47,12 @@ pub struct TrainArgs {
     /// -feature file); stored in the model, so predict reads the full file.
     #[arg(long)]
     pub features: Option<String>,
-    /// Merge the runs of a qid that reappears later in a file (default: an error).
-    #[arg(long)]
-    pub regroup: bool,
+    /// How the data files are read.
+    #[command(flatten)]
+    pub read: super::DataOpts,
     /// Feature names stored in the model: one per line (line k names feature k) or `id name` pairs.
     #[arg(long)]
     pub feature_names: Option<PathBuf>,
-    /// Accept the same `#docid` twice within one query (default: an error naming both lines).
-    #[arg(long)]
-    pub allow_duplicate_docids: bool,
     /// Train on this click log (`ltr clicks simulate`'s TSV) instead of --train's labels: --train holds the
     /// features its (qid, docid) pairs join to; each click becomes a query (the clicked document over the others
     /// displayed) with its propensity, for propensity-ranksvm, lambdarank and listnet.
@@ -77,239 +72,39 @@ pub struct TrainArgs {
     pub ranks: Option<usize>,
 }
 
-/// The click training set of `--clicks` on the features of `--train`; errors name the log's line.
-fn click_training(
-    a: &TrainArgs,
-    log_path: &std::path::Path,
-    features: &ltr_data::Dataset,
-) -> Result<ltr_data::Dataset> {
-    let log = ltr_data::read_click_log(log_path)?;
-    let source = match &a.propensities {
-        Some(p) => ltr_data::PropensitySource::ByRank(ltr_data::read_propensity_table(p)?),
-        None => ltr_data::PropensitySource::Logged,
-    };
-    let (ds, stats) = ltr_data::click_training_set(&log, features, &source).map_err(|e| {
-        // A session that cannot be joined: point at its first line of the log.
-        let line = match &e {
-            ltr_data::DataError::ClickSession { session, .. } => {
-                first_line_of_session(log_path, &session.to_string())
-            }
-            _ => None,
-        };
-        match line {
-            Some(n) => {
-                anyhow::anyhow!("{}:{n}: {e} ({})", log_path.display(), a.train.display())
-            }
-            None => anyhow::anyhow!("{}: {e} ({})", log_path.display(), a.train.display()),
-        }
-    })?;
-    tracing::info!(
-        "{}: {} sessions ({} without clicks), {} clicks -> {} training queries",
-        log_path.display(),
-        stats.sessions,
-        stats.sessions_without_clicks,
-        stats.clicks,
-        stats.queries
-    );
-    Ok(ds)
-}
-
-fn first_line_of_session(path: &std::path::Path, session: &str) -> Option<usize> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let prefix = format!("{session}\t");
-    text.lines()
-        .position(|l| l.starts_with(&prefix))
-        .map(|i| i + 1)
-}
-
-fn feature_list(text: &str) -> Result<Vec<usize>> {
-    match text.strip_prefix('@') {
-        Some(path) => {
-            let body = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read the feature file {path}"))?;
-            let mut out = Vec::new();
-            for (i, line) in body.lines().enumerate() {
-                let t = line.split('#').next().unwrap_or("").trim();
-                if t.is_empty() {
-                    continue;
-                }
-                out.extend(
-                    ltr_data::parse_feature_list(t).with_context(|| format!("{path}:{}", i + 1))?,
-                );
-            }
-            Ok(out)
-        }
-        None => Ok(ltr_data::parse_feature_list(text)?),
-    }
-}
-
-/// Run the command.
+/// Run the command: map the flags onto a [`TrainJob`], which checks them all before reading any data.
 pub fn run(a: TrainArgs) -> Result<()> {
-    let algo = ltr_learn::find(&a.algo).with_context(|| {
-        let names: Vec<&str> = ltr_learn::ALGORITHMS.iter().map(|x| x.name).collect();
-        format!("unknown --algo `{}`; known: {}", a.algo, names.join(", "))
-    })?;
-    let metric: ltr_metrics::Metric = a.metric.parse().context("--metric")?;
-    let convention = super::convention(&a.convention, None)?;
-    let grid = Grid::parse(&a.params).context("--param")?;
-    grid.check_names(algo).context("--param")?;
-    if grid.len() > 1 && a.validate.is_none() && !a.distributed {
-        bail!(
-            "--param lists a grid of {} settings; give --validate to choose among them",
-            grid.len()
-        );
-    }
-    let preprocess = ltr_data::PreprocessSpec {
-        features: a
-            .features
-            .as_deref()
-            .map(feature_list)
-            .transpose()
-            .context("--features")?,
-        log1p: a
-            .log1p
-            .as_deref()
-            .map(ltr_data::parse_feature_list)
-            .transpose()
-            .context("--log1p")?
-            .unwrap_or_default(),
-        normalize: Some(
-            a.normalize
-                .parse::<ltr_data::NormalizeKind>()
-                .map_err(anyhow::Error::msg)
-                .context("--normalize")?,
-        ),
-    };
-    if a.distributed {
-        return super::distributed::train(&a, algo.name, &grid, &preprocess, metric, convention);
-    }
     let bar = Bar::for_terminal();
-    let mut train = bar.stage(&format!("reading {}", a.train.display()), || {
-        super::load_dataset(&a.train, a.regroup, a.allow_duplicate_docids)
-    })?;
-    if let Some(log) = &a.clicks {
-        train = bar.stage(&format!("joining {}", log.display()), || {
-            click_training(&a, log, &train)
-        })?;
-    }
-    let validation = match &a.validate {
-        Some(v) => {
-            let mut ds = bar.stage(&format!("reading {}", v.display()), || {
-                super::load_dataset(v, a.regroup, a.allow_duplicate_docids)
-            })?;
-            if ds.n_features() > train.n_features() {
-                bail!(
-                    "{} has {} features but the training file {} has {}",
-                    v.display(),
-                    ds.n_features(),
-                    a.train.display(),
-                    train.n_features()
-                );
-            }
-            ds.set_n_features(train.n_features())?;
-            Some(ds)
-        }
-        None => None,
-    };
-    log_memory(algo.name, &train, validation.as_ref(), &preprocess);
-    let t0 = Instant::now();
-    let raw_features = train.n_features();
-    // Preprocess in place: raw data is held once, not as the raw and the normalised copy.
-    let prepared = ltr_learn::prepare(&preprocess, train, &ltr_core::SingleProcess)
-        .with_context(|| format!("preprocessing {}", a.train.display()))?;
-    let train = &prepared.data;
-    let mut req = TrainRequest::new(train)
-        .metric(metric, convention)
+    let mut job = TrainJob::builder(&a.algo)
+        .params(&a.params)
+        .metric_name(&a.metric)
+        .convention_name(&a.convention)
         .seed(a.seed)
-        .progress(&bar)
-        .prepared(&prepared.preprocess);
-    if let Some(v) = &validation {
-        req = req.validation(v);
+        .normalize_name(&a.normalize);
+    if let Some(list) = &a.log1p {
+        job = job.log1p_list(list);
     }
-    let trained = ltr_learn::train(algo.name, &grid, &req)
-        .with_context(|| format!("training {}", algo.name))?;
-    if trained.grid_scores.len() > 1 {
-        for (setting, score) in &trained.grid_scores {
-            tracing::info!(
-                "{}: validation {metric} = {score:.4}",
-                ltr_learn::describe(setting)
-            );
-        }
+    if let Some(list) = &a.features {
+        job = job.features_list(list);
     }
-    if let Some(p) = &trained.preprocess {
-        tracing::info!(
-            "preprocessing stored in the model: {}",
-            p.describe().join("; ")
-        );
-    }
-    if let Some(v) = trained.fitted.report.validation {
-        tracing::info!(
-            "kept {} (validation {metric} = {v:.4})",
-            ltr_learn::describe(&trained.params)
-        );
-    }
-    let summary = TrainingSummary {
-        train_file: a.train.display().to_string(),
-        validation_file: a.validate.as_ref().map(|p| p.display().to_string()),
-        queries: train.n_queries(),
-        documents: train.n_docs(),
-        features: raw_features,
-        seed: a.seed,
-        seconds: t0.elapsed().as_secs_f64(),
+    let ranks = if a.distributed {
+        Ranks::Distributed { threads: a.ranks }
+    } else {
+        Ranks::Single
     };
-    save(&a, trained.into_model_file(summary), t0)
-}
-
-/// Say before training how much memory the run will need (the data is loaded; the rest is estimated).
-fn log_memory(
-    algo: &str,
-    train: &ltr_data::Dataset,
-    validation: Option<&ltr_data::Dataset>,
-    preprocess: &ltr_data::PreprocessSpec,
-) {
-    use ltr_data::NormalizeKind;
-    let copies = preprocess.features.is_some()
-        || !preprocess.log1p.is_empty()
-        || match preprocess.normalize.unwrap_or(NormalizeKind::Auto) {
-            NormalizeKind::None => false,
-            NormalizeKind::Auto => !train.features_in_unit_interval(),
-            _ => true,
-        };
-    // The normalisation is applied in place; only selection/log1p build a (narrower) copy, and a sparse file
-    // grows to dense under a z-score.
-    let selects = preprocess.features.is_some() || !preprocess.log1p.is_empty();
-    let est = ltr_learn::memory_estimate(algo, train, copies && (selects || !train.is_dense()));
-    let vali = validation.map_or(0, |v| v.memory_bytes() * if copies { 2 } else { 1 });
-    let h = ltr_learn::human_bytes;
-    tracing::info!(
-        "memory: about {} (training data {}, preprocessed copy {}, validation {}, {algo}'s working set {})",
-        h(est.total() + vali),
-        h(est.dataset),
-        h(est.preprocessed),
-        h(vali),
-        h(est.working)
-    );
-}
-
-/// Attach `--feature-names` and write the model atomically.
-pub(crate) fn save(a: &TrainArgs, mut mf: ltr_core::ModelFile, t0: Instant) -> Result<()> {
-    if let Some(f) = &a.feature_names {
-        mf.feature_names = ltr_data::read_feature_names(f)?;
-        if mf.feature_names.len() > mf.training.features {
-            bail!(
-                "{} names {} features but {} has {}",
-                f.display(),
-                mf.feature_names.len(),
-                a.train.display(),
-                mf.training.features
-            );
-        }
-    }
-    mf.save(&a.model)?;
-    tracing::info!(
-        "wrote {} in {:.3}s",
-        a.model.display(),
-        t0.elapsed().as_secs_f64()
-    );
+    let job = job
+        .train(TrainData::File(a.train.clone()))
+        .validation(a.validate.clone().map(TrainData::File))
+        .data_options(a.read.regroup, a.read.allow_duplicate_docids)
+        .clicks(a.clicks.clone().map(|log| ClickSource {
+            log,
+            propensities: a.propensities.clone(),
+        }))
+        .ranks(ranks)
+        .feature_names(a.feature_names.clone())
+        .output(Some(a.model.clone()))
+        .progress(&bar)
+        .build()?;
+    job.run()?;
     Ok(())
 }

@@ -1,0 +1,56 @@
+//! A click log joined to the features of the training data: the click training set a [`crate::TrainJob`] with
+//! [`crate::ClickSource`] trains on (each click a query: the clicked document over the others displayed, with its
+//! propensity).
+
+use ltr_data::{DataError, Dataset};
+
+use crate::job::{ClickSource, JobError};
+
+/// The click training set of `clicks` on `features` (read from `train_label`); a session that cannot be joined is
+/// reported at its first line of the log.
+pub(crate) fn click_training(
+    clicks: &ClickSource,
+    features: &Dataset,
+    train_label: &str,
+) -> Result<Dataset, JobError> {
+    let log_path = &clicks.log;
+    let failed = |context: String, e: DataError| JobError::failed(context, e);
+    let joining = || format!("joining {} to {train_label}", log_path.display());
+    let log = ltr_data::read_click_log(log_path).map_err(|e| failed(joining(), e))?;
+    let source = match &clicks.propensities {
+        Some(p) => ltr_data::PropensitySource::ByRank(
+            ltr_data::read_propensity_table(p).map_err(|e| failed(joining(), e))?,
+        ),
+        None => ltr_data::PropensitySource::Logged,
+    };
+    let (ds, stats) = ltr_data::click_training_set(&log, features, &source).map_err(|e| {
+        let line = match &e {
+            DataError::ClickSession { session, .. } => {
+                first_line_of_session(log_path, &session.to_string())
+            }
+            _ => None,
+        };
+        match line {
+            Some(n) => failed(format!("{}:{n}", log_path.display()), e),
+            None => failed(log_path.display().to_string(), e),
+        }
+    })?;
+    tracing::info!(
+        "{}: {} sessions ({} without clicks), {} clicks -> {} training queries",
+        log_path.display(),
+        stats.sessions,
+        stats.sessions_without_clicks,
+        stats.clicks,
+        stats.queries
+    );
+    Ok(ds)
+}
+
+/// The first line of `session` in the log: the log keeps no line numbers, and this is read only on an error.
+fn first_line_of_session(path: &std::path::Path, session: &str) -> Option<usize> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let prefix = format!("{session}\t");
+    text.lines()
+        .position(|l| l.starts_with(&prefix))
+        .map(|i| i + 1)
+}
