@@ -41,7 +41,7 @@ fn svm(c: &mut Criterion) {
                 .c(ltr_svm::CSetting::Value(0.01))
                 .loss(PairLoss::Hinge)
                 .solver(ltr_svm::Solver::DualCd)
-                .tol(0.1)
+                .tolerance(0.1)
                 .solve(&ds)
                 .unwrap()
         })

@@ -12,27 +12,6 @@ import keyword
 import pathlib
 import sys
 
-CLASS_NAMES = {
-    "ranksvm": "RankSVM",
-    "propensity-ranksvm": "PropensityRankSVM",
-    "rsvm-ir": "RankSVMIR",
-    "perceptron": "Perceptron",
-    "committee-perceptron": "CommitteePerceptron",
-    "mhr": "MultipleHyperplaneRanker",
-    "sigmoid": "SigmoidRanker",
-    "rankboost": "RankBoost",
-    "listnet": "ListNet",
-    "coordinate-ascent": "CoordinateAscent",
-    "adarank": "AdaRank",
-    "lambdarank": "LambdaRank",
-    "slam-perceptron": "SlamPerceptron",
-    "pure-online": "PureOnline",
-    "online-listnet": "OnlineListNet",
-    "lambdamart": "LambdaMART",
-    "mart": "MART",
-    "random-forest": "RandomForest",
-}
-
 #: Registry names that clash with the estimator's own settings get another Python name.
 RENAMED = {"metric": "train_metric", "convention": "train_convention"}
 
@@ -62,11 +41,11 @@ def generate(registry: list) -> str:
         "",
         "from ._estimators import Ranker",
         "",
-        "__all__ = [" + ", ".join(f'"{CLASS_NAMES[a["name"]]}"' for a in registry) + "]",
+        "__all__ = [" + ", ".join(f'"{a["class_name"]}"' for a in registry) + "]",
         "",
     ]
     for a in registry:
-        cls = CLASS_NAMES[a["name"]]
+        cls = a["class_name"]
         params = [p for p in a["params"] if "KEY" not in p["name"]]
         names = [python_name(p["name"]) for p in params]
         doc = [f"{a['name']}: {a['paper']}.", "", "Parameters (None keeps the registry's default):", ""]

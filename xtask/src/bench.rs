@@ -502,10 +502,17 @@ fn learners_section(env: &Env) -> Result<String> {
             .map(|k| read_letor(s.join(format!("MQ2008/Fold{k}/train.txt"))))
             .collect::<Result<_, _>>()?;
         let refs: Vec<&ltr_data::Dataset> = trains.iter().collect();
-        let mut slam = ltr_online::SlamPerceptron::ndcg(trains[0].n_features());
-        let r = ltr_online::replay(&mut slam, &refs, &ltr_online::StreamConfig::default());
+        // The registry's online form of `slam-perceptron` at its defaults (NDCG@10, the paper's Algorithm 1).
+        let none: [(&str, &str); 0] = [];
+        let mut slam = ltr_learn::online_params("slam-perceptron", &ltr_core::Params::new(none))?
+            .learner(trains[0].n_features());
+        let r = ltr_learn::online::replay(
+            slam.as_mut(),
+            &refs,
+            &ltr_learn::online::StreamConfig::default(),
+        );
         section.push_str(&format!("Online SLAM perceptron on MQ2008 (5 training files streamed): {} rounds in {:.3} s = **{:.0} query-rounds/s**.\n\n", r.per_round.len(), r.seconds, r.per_round.len() as f64 / r.seconds));
-        let model = ltr_core::LinearModel::new(slam.w.clone());
+        let model = ltr_core::LinearModel::new(slam.weights().to_vec());
         let _ = model.score_dataset(&trains[0]);
     }
     Ok(section)

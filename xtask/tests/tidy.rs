@@ -110,3 +110,47 @@ fn every_declared_dependency_is_used() {
         unused.join("\n")
     );
 }
+
+/// The crates a front end must not reach around the registry to: the learner families, the pair machinery and the
+/// online learners. `ltr-learn` (the registry and `TrainJob`) is the only way in.
+const BEHIND_THE_REGISTRY: &[&str] = &[
+    "ltr-svm",
+    "ltr-perceptron",
+    "ltr-ensemble",
+    "ltr-online",
+    "ltr-listwise",
+    "ltr-trees",
+    "ltr-pairs",
+];
+
+#[test]
+fn front_ends_train_only_through_the_registry() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let mut found = Vec::new();
+    for front_end in ["crates/ltr-cli", "crates/ltr", "python", "xtask"] {
+        let dir = root.join(front_end);
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        for (section, name) in declared(&manifest) {
+            if section == "dependencies" && BEHIND_THE_REGISTRY.contains(&name.as_str()) {
+                found.push(format!("{front_end}/Cargo.toml: depends on `{name}`"));
+            }
+        }
+        let mut files = Vec::new();
+        rust_files(&dir, &mut files);
+        // Tests may compare against a learner directly; the front end's own code may not.
+        files.retain(|p| !p.strip_prefix(&dir).unwrap().starts_with("tests"));
+        for crate_name in BEHIND_THE_REGISTRY {
+            let ident = crate_name.replace('-', "_");
+            for f in &files {
+                if mentions(std::slice::from_ref(f), &ident) {
+                    found.push(format!("{}: names `{ident}`", f.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "front ends (ltr-cli, the facade, python, xtask) train through ltr-learn's registry and TrainJob only:\n{}",
+        found.join("\n")
+    );
+}

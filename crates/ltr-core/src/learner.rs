@@ -125,7 +125,12 @@ pub struct FitContext<'a> {
     measure: Option<&'a dyn Measure>,
     progress: &'a dyn Progress,
     warm: Option<&'a WarmStarts>,
+    epochs: Option<&'a EpochObserver<'a>>,
 }
+
+/// Sees the model after every epoch (or boosting round) of a learner that reports them, with its 1-based number;
+/// an error stops the training. Reproductions draw learning curves with it while training through the registry.
+pub type EpochObserver<'o> = dyn Fn(usize, &crate::Model) -> Result<()> + Sync + 'o;
 
 impl std::fmt::Debug for FitContext<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -146,7 +151,17 @@ impl<'a> FitContext<'a> {
             measure: None,
             progress: &SILENT,
             warm: None,
+            epochs: None,
         }
+    }
+    /// Show the model after every epoch to `observer` (learners that have epochs: the perceptrons).
+    pub fn with_epoch_observer(mut self, observer: &'a EpochObserver<'a>) -> Self {
+        self.epochs = Some(observer);
+        self
+    }
+    /// The epoch observer, if any.
+    pub fn epoch_observer(&self) -> Option<&'a EpochObserver<'a>> {
+        self.epochs
     }
     /// Let the learner keep state between the settings of a grid (see [`WarmStarts`]).
     pub fn with_warm_starts(mut self, warm: &'a WarmStarts) -> Self {
@@ -305,6 +320,21 @@ macro_rules! param_guard {
 pub trait Fit {
     /// Train on `train`.
     fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted>;
+}
+
+/// A learner that trains data-parallel: every rank calls [`fit_distributed`](Self::fit_distributed) with its own
+/// shard of whole queries and the same parameters and seed, the ranks joined by `comm`, and every rank returns the
+/// same model. Each implementation says which model that is: the single-process model bit for bit (exact sums:
+/// RankSVM, RankBoost, Coordinate Ascent, LambdaRank), or a mixture of per-rank models (iterative parameter mixing:
+/// the perceptrons, ListNet). The registry's distributed trainers all go through this one trait.
+pub trait FitDistributed {
+    /// Train on this rank's `shard` of the queries.
+    fn fit_distributed(
+        &self,
+        shard: &Dataset,
+        ctx: &FitContext<'_>,
+        comm: &dyn crate::Allreduce,
+    ) -> Result<Fitted>;
 }
 
 /// A learner that refines a starting linear model (the sigmoid meta-ranker).

@@ -32,8 +32,8 @@ pub use collective::{check_parts, Allreduce, SingleProcess, ThreadGroup};
 pub use error::{LtrError, Result};
 pub use forest::{Forest, ForestTree};
 pub use learner::{
-    best_by_validation, stage, Best, BestSoFar, Fit, FitContext, FitReport, FitWith, Fitted,
-    Measure, ParamGuard, Progress, Silent, WarmStarts,
+    best_by_validation, stage, Best, BestSoFar, EpochObserver, Fit, FitContext, FitDistributed,
+    FitReport, FitWith, Fitted, Measure, ParamGuard, Progress, Silent, WarmStarts,
 };
 pub use model_file::{Model, ModelFile, TrainingSummary, MODEL_FORMAT_VERSION};
 pub use params::{compact_number, Params};

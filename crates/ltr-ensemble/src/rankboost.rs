@@ -8,8 +8,8 @@
 //! can be spread over ranks ([`RankBoostParams::fit_distributed`]) and give the same model bit for bit.
 
 use ltr_core::{
-    Allreduce, BestSoFar, Fit, FitContext, FitReport, Fitted, LtrError, Model, Result, Scorer,
-    SingleProcess, Stump, StumpEnsemble,
+    Allreduce, BestSoFar, Fit, FitContext, FitDistributed, FitReport, Fitted, LtrError, Model,
+    Result, Scorer, SingleProcess, Stump, StumpEnsemble,
 };
 use ltr_data::{exact_sum_over_queries, Dataset, ExactVec};
 use ltr_pairs::{split_by_offsets, Levels};
@@ -363,32 +363,6 @@ impl RankBoostParams {
         self.train_on(train, ctx, &SingleProcess)
     }
 
-    /// [`Fit::fit`] on this rank's `shard` of the queries: every round's potential sums per candidate threshold
-    /// are summed exactly over the ranks, so every rank picks the same weak ranker and returns the model `fit`
-    /// gives on all the queries, bit for bit. Candidate thresholds are spaced between each feature's extremes over
-    /// all ranks; `thresholds = 0` (every distinct value) and validation data are single-process only.
-    pub fn fit_distributed(
-        &self,
-        shard: &Dataset,
-        ctx: &FitContext<'_>,
-        comm: &dyn Allreduce,
-    ) -> Result<Fitted> {
-        if self.thresholds == 0 && comm.size() > 1 {
-            return Err(LtrError::param(
-                "thresholds",
-                "distributed RankBoost spaces a fixed number of thresholds between each feature's extremes \
-                 (thresholds=10, the default); every distinct value of every rank is a single-process setting",
-            ));
-        }
-        if ctx.validation().is_some() && comm.size() > 1 {
-            return Err(LtrError::param(
-                "select-rounds",
-                "distributed RankBoost keeps every round: validation data is single-process",
-            ));
-        }
-        Ok(fitted(self.train_on(shard, ctx, comm)?))
-    }
-
     fn train_on(
         &self,
         train: &Dataset,
@@ -459,6 +433,34 @@ impl RankBoostParams {
             rounds_used,
             validation_curve: curve,
         })
+    }
+}
+
+impl FitDistributed for RankBoostParams {
+    /// [`Fit::fit`] on this rank's `shard` of the queries: every round's potential sums per candidate threshold
+    /// are summed exactly over the ranks, so every rank picks the same weak ranker and returns the model `fit`
+    /// gives on all the queries, bit for bit. Candidate thresholds are spaced between each feature's extremes over
+    /// all ranks; `thresholds = 0` (every distinct value) and validation data are single-process only.
+    fn fit_distributed(
+        &self,
+        shard: &Dataset,
+        ctx: &FitContext<'_>,
+        comm: &dyn Allreduce,
+    ) -> Result<Fitted> {
+        if self.thresholds == 0 && comm.size() > 1 {
+            return Err(LtrError::param(
+                "thresholds",
+                "distributed RankBoost spaces a fixed number of thresholds between each feature's extremes \
+                 (thresholds=10, the default); every distinct value of every rank is a single-process setting",
+            ));
+        }
+        if ctx.validation().is_some() && comm.size() > 1 {
+            return Err(LtrError::param(
+                "select-rounds",
+                "distributed RankBoost keeps every round: validation data is single-process",
+            ));
+        }
+        Ok(fitted(self.train_on(shard, ctx, comm)?))
     }
 }
 

@@ -64,7 +64,7 @@ impl SigmoidParams {
         self
     }
     /// Set `tol`: stop when the relative loss decrease is below this (1e-8 in the paper).
-    pub fn tol(mut self, tol: f64) -> Self {
+    pub fn tolerance(mut self, tol: f64) -> Self {
         self.tol = tol;
         self
     }

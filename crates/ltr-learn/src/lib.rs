@@ -38,7 +38,7 @@ pub use ltr_core::{
     best_by_validation, Best, BestSoFar, Fit, FitContext, FitReport, FitWith, Fitted, Measure,
     ParamGuard, Params, Progress, Silent,
 };
-pub use memory::{human_bytes, memory_estimate, memory_estimates, MemoryEstimate};
+pub use memory::{human_bytes, memory_estimate, memory_estimates, Memory, MemoryEstimate, Switch};
 pub use select::{
     describe, prepare, train, train_distributed, Grid, MetricMeasure, Prepared, TrainRequest,
     Trained,
@@ -49,6 +49,15 @@ pub use job::{
 };
 pub use shards::{balanced_ranges, shard_path, write_shards};
 pub use spec::{Allowed, ParamSpec, SpecReader};
+
+/// The online form of the registry's online algorithms (a row's `online` part, built by [`online_params`]) and
+/// the stream protocol of seed 002 that replays data through it: what stream experiments (`cargo xtask reproduce
+/// online`) use, so that they too reach the learners only through the registry.
+pub mod online {
+    pub use ltr_online::{
+        mean_measure, replay, OnlineParams, OnlineRanker, StreamConfig, StreamResult,
+    };
+}
 
 /// Train one setting of `algorithm` by name: `train` with a single-setting grid.
 pub fn train_one(

@@ -23,51 +23,69 @@ impl MemoryEstimate {
     }
 }
 
-/// Bytes per document, per different-label pair and per feature value (n × d) of each algorithm's working set on
-/// `n_docs` training documents.
-fn coefficients(algorithm: &str, n_docs: u64) -> (u64, u64, u64) {
-    match algorithm {
-        // From a million documents `rsvm-ir` solves by Newton unless told otherwise (one that asks for OCAS by
-        // name then gets a little more than it needs).
-        "rsvm-ir" if n_docs >= crate::algorithms::svm::NEWTON_FROM_DOCS => {
-            coefficients("ranksvm", n_docs)
+/// An algorithm's working set as its registry row states it, read off its code: bytes per training document, per
+/// different-label pair and per feature value (n × d), and the other layout it switches to by the data's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Memory {
+    /// Bytes per training document.
+    pub per_doc: u64,
+    /// Bytes per different-label pair of a query (pairs are counted only when this is not 0).
+    pub per_pair: u64,
+    /// Bytes per feature value (n × d).
+    pub per_value: u64,
+    /// Another layout the algorithm picks by the data's size.
+    pub switch: Switch,
+}
+
+/// The layout an algorithm switches to by the data's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Switch {
+    /// Always the one layout.
+    Never,
+    /// From this many documents, these bytes per document (RSVM-IR solves by Newton from a million).
+    FromDocs(u64, u64),
+    /// The perceptron loop's own rule for its default pair order (`PairOrder::Auto`): above its pair threshold it
+    /// streams the pairs, with these bytes per document and per pair.
+    StreamedPairs(u64, u64),
+}
+
+impl Memory {
+    /// `per_doc` bytes per document, nothing else.
+    pub const fn per_doc(per_doc: u64) -> Self {
+        Self {
+            per_doc,
+            per_pair: 0,
+            per_value: 0,
+            switch: Switch::Never,
         }
-        // Newton: scores, score gradient, sort order, Hessian product and the line search's copies.
-        "ranksvm" | "propensity-ranksvm" => (72, 0, 0),
-        // One Newton at a time on one grade pair, with every finished base ranker's scores kept for the
-        // aggregation (measured peaks: 2.49 GiB on 3.77 M documents, 6.40 GiB on 10 M).
-        "mhr" => (112, 0, 0),
-        // OCAS / cutting plane: scores, plane coefficients, sort order.
-        "rsvm-ir" => (40, 0, 0),
-        // Pair records of 16 bytes, shuffled per epoch (two row numbers, the query, a mistake counter), built from
-        // a pair set of 12 bytes a pair that is alive at the same time (measured: 6.5 GiB on 3.77 M documents).
-        // Above `STREAM_PAIRS_ABOVE` pairs the default streams them instead (`streamed_perceptron`).
-        "perceptron" | "committee-perceptron" => (16, 30, 0),
-        // Scores, potentials and levels per document; each cell's bucket among its feature's thresholds (one
-        // byte up to 255 thresholds, the default 10; `thresholds=0` presorts columns instead, 8 bytes a cell).
-        "rankboost" => (24, 0, 1),
-        // One running restart: scores and trial scores, a line search's crossing points (about one per document,
-        // 16 bytes, plus its bucket number). From 1 M documents the restarts take turns (two side by side passed
-        // 1.3× the data on 3.77 M documents); below, one per thread runs, on data small enough not to matter. Dense
-        // data is read in place (measured on 3.77 M documents, one restart: 2.60 GB peak for 2.23 GB of data).
-        "coordinate-ascent" => (96, 0, 0),
-        // Scores, each document's weak-ranker values and the ensemble's scores, one measure value per feature and
-        // query (measured peaks: 2.30 GiB on 3.77 M documents, 6.02 GiB on 10 M).
-        "adarank" => (64, 0, 0),
-        "sigmoid" => (48, 0, 0),
-        "listnet" => (48, 0, 0),
-        // Scores, trial scores and lambdas, each document's gain, and the epoch's frozen ranking (order and rank,
-        // 8 bytes); the pairs are enumerated from it on every pass, never stored (measured on 3.77 M documents,
-        // 5 epochs: 2.27 GiB peak for 2.08 GiB of data).
-        "lambdarank" => (56, 0, 0),
-        // Tree ensembles: each cell's bin (one byte, 255 bins at most) and, while binning, one column of f32
-        // values per thread (sparse data: a transposed f32 copy of all columns); per document its score,
-        // gradient, hessian, its place in the leaf partition (4 B) and the partition's scratch (4 B); histograms
-        // are per leaf and feature, not per document.
-        "lambdamart" | "mart" => (40, 0, 1),
-        // No scores or gradients a round: the labels as gradients and hessians, each tree's document bag.
-        "random-forest" => (24, 0, 1),
-        _ => (16, 0, 0),
+    }
+    /// Bytes per document, per pair and per feature value.
+    pub const fn new(per_doc: u64, per_pair: u64, per_value: u64) -> Self {
+        Self {
+            per_doc,
+            per_pair,
+            per_value,
+            switch: Switch::Never,
+        }
+    }
+    /// The same, with another layout by the data's size.
+    pub const fn switching(self, switch: Switch) -> Self {
+        Self { switch, ..self }
+    }
+    /// (per document, per pair, per value) on `n_docs` documents and (when asked) `pairs` pairs.
+    fn coefficients(&self, n_docs: u64, pairs: u64) -> (u64, u64, u64) {
+        match self.switch {
+            Switch::FromDocs(from, per_doc) if n_docs >= from => (per_doc, 0, self.per_value),
+            Switch::StreamedPairs(per_doc, per_pair)
+                if matches!(
+                    ltr_perceptron::PairOrder::Auto(0).resolve_for(pairs),
+                    ltr_perceptron::PairOrder::Streamed(_)
+                ) =>
+            {
+                (per_doc, per_pair, self.per_value)
+            }
+            _ => (self.per_doc, self.per_pair, self.per_value),
+        }
     }
 }
 
@@ -109,18 +127,10 @@ fn estimate(
     pairs: impl FnOnce() -> u64,
 ) -> MemoryEstimate {
     let n = train.n_docs() as u64;
-    let (mut per_doc, mut per_pair, per_value) = coefficients(algorithm, n);
+    let memory = crate::find(algorithm).map_or(Memory::per_doc(16), |a| a.memory);
     let d = train.n_features() as u64;
-    let pairs = if per_pair > 0 { pairs() } else { 0 };
-    // The loop's own rule for the default order decides which layout the estimate describes.
-    if matches!(algorithm, "perceptron" | "committee-perceptron")
-        && matches!(
-            ltr_perceptron::PairOrder::Auto(0).resolve_for(pairs),
-            ltr_perceptron::PairOrder::Streamed(_)
-        )
-    {
-        (per_doc, per_pair) = streamed_perceptron();
-    }
+    let pairs = if memory.per_pair > 0 { pairs() } else { 0 };
+    let (per_doc, per_pair, per_value) = memory.coefficients(n, pairs);
     let preprocessed = if preprocess_copies {
         n * d * 4 + n * 4 + train.n_queries() as u64 * 8
     } else {
@@ -131,13 +141,6 @@ fn estimate(
         preprocessed,
         working: n * per_doc + pairs * per_pair + n * d * per_value,
     }
-}
-
-/// The perceptron's bytes per document and per pair when its pairs are streamed (the default above
-/// `STREAM_PAIRS_ABOVE` pairs): each query's rows by grade (4 B) and their levels while the index is built (2 B),
-/// scores and weights (16 B); the α-bound's counter of 2 bytes a pair.
-fn streamed_perceptron() -> (u64, u64) {
-    (22, 2)
 }
 
 /// `bytes` for people: `512 B`, `3.4 MB`, `2.1 GB`.
@@ -192,10 +195,11 @@ mod tests {
         );
         assert_eq!(memory_estimate("rsvm-ir", &ds, false).working, n * 40);
         let newton = crate::algorithms::svm::NEWTON_FROM_DOCS;
-        assert_eq!(coefficients("rsvm-ir", newton - 1), (40, 0, 0));
+        let row = |name: &str| crate::find(name).unwrap().memory;
+        assert_eq!(row("rsvm-ir").coefficients(newton - 1, 0), (40, 0, 0));
         assert_eq!(
-            coefficients("rsvm-ir", newton),
-            coefficients("ranksvm", newton),
+            row("rsvm-ir").coefficients(newton, 0),
+            row("ranksvm").coefficients(newton, 0),
             "Newton from a million documents"
         );
         let many = ltr_perceptron::STREAM_PAIRS_ABOVE + 1;
@@ -208,7 +212,7 @@ mod tests {
             memory_estimate("lambdamart", &ds, false).working,
             n * 40 + n * 5
         );
-        assert_eq!(coefficients("random-forest", n), (24, 0, 1));
+        assert_eq!(row("random-forest").coefficients(n, 0), (24, 0, 1));
         let all = memory_estimates(&ds, false);
         assert_eq!(all.len(), crate::ALGORITHMS.len());
         for (name, e) in all {

@@ -128,6 +128,8 @@ pub struct TrainRequest<'a> {
     /// `train` is already preprocessed by this (from [`prepare`]): nothing is fitted, this is stored with the model
     /// and applied to the validation data.
     pub prepared: Option<&'a Option<Preprocess>>,
+    /// Sees the model after every epoch ([`FitContext::with_epoch_observer`]).
+    pub epochs: Option<&'a ltr_core::EpochObserver<'a>>,
 }
 
 /// Training data preprocessed in place by [`prepare`].
@@ -190,7 +192,13 @@ impl<'a> TrainRequest<'a> {
             progress: &Silent,
             preprocess: &AUTO,
             prepared: None,
+            epochs: None,
         }
+    }
+    /// Show the model after every epoch to `observer` (learners with epochs: the perceptrons).
+    pub fn epoch_observer(mut self, observer: &'a ltr_core::EpochObserver<'a>) -> Self {
+        self.epochs = Some(observer);
+        self
     }
     /// The training data is already preprocessed by `p` ([`prepare`]'s result): store it, fit nothing.
     pub fn prepared(mut self, p: &'a Option<Preprocess>) -> Self {
@@ -306,6 +314,9 @@ pub fn train(algorithm: &str, grid: &Grid, req: &TrainRequest<'_>) -> Result<Tra
     let mut ctx = FitContext::new(req.seed)
         .with_measure(&measure)
         .with_progress(req.progress);
+    if let Some(observer) = req.epochs {
+        ctx = ctx.with_epoch_observer(observer);
+    }
     if let Some(v) = validation {
         ctx = ctx.with_validation(v, &measure);
     }

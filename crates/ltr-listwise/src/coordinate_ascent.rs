@@ -11,8 +11,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use ltr_core::{
-    Allreduce, BestSoFar, Fit, FitContext, FitReport, Fitted, LinearModel, LtrError, Model, Result,
-    SingleProcess,
+    Allreduce, BestSoFar, Fit, FitContext, FitDistributed, FitReport, Fitted, LinearModel,
+    LtrError, Model, Result, SingleProcess,
 };
 use ltr_data::Dataset;
 use ltr_metrics::{Convention, Metric};
@@ -200,113 +200,6 @@ impl Fit for CoordinateAscentParams {
 }
 
 impl CoordinateAscentParams {
-    /// [`Fit::fit`] with the queries spread over the ranks of `comm` (`train` holds this rank's queries). Every
-    /// line search gathers the ranks' per-query values and crossing points in rank order, so every rank takes the
-    /// same steps; with each rank holding a consecutive run of the queries, in rank order, the model is the
-    /// single-process model bit for bit. Restarts run one after another (each is a sequence of collectives), the
-    /// best kept by its training measure. Communication per line search: the crossing points of every rank, 16
-    /// bytes each (ARCHITECTURE.md).
-    pub fn fit_distributed(
-        &self,
-        train: &Dataset,
-        ctx: &FitContext<'_>,
-        comm: &dyn Allreduce,
-    ) -> Result<Fitted> {
-        self.validate()?;
-        if comm.size() > 1 && ctx.validation().is_some() {
-            return Err(LtrError::param(
-                "validate",
-                "distributed Coordinate Ascent keeps the restart best on the training measure; drop --validate",
-            ));
-        }
-        let measure = resolve_measure(self.measure, ctx)?;
-        let d = train.n_features();
-        if d == 0 || train.n_docs() == 0 {
-            return Err(LtrError::Training(
-                "coordinate ascent needs at least one feature and one document".into(),
-            ));
-        }
-        let problem = Problem::new(train, &measure)?;
-        let constant = problem.constant_features(comm)?;
-        let done = AtomicU64::new(0);
-        ctx.progress().begin("restarts", Some(self.restarts as u64));
-        let run = |r: usize, comm: &dyn Allreduce| -> Result<Restart> {
-            let out = self.restart(&problem, &constant, ctx.seed(), r, comm)?;
-            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-            ctx.progress().advance(
-                n,
-                &format!(
-                    "restart {r}: training {} {:.4}",
-                    measure.metric(),
-                    out.train
-                ),
-            );
-            Ok(out)
-        };
-        // Restarts are independent and seeded by their index: parallel on one process, and the same at any thread
-        // count; over ranks they take turns, so that every rank makes the same collectives in the same order. From
-        // a million documents they take turns on one process too: each line search is parallel over the queries
-        // already, and two restarts' working sets side by side (scores, trial scores, a line's crossing points —
-        // about 200 bytes a document) took 3.77 M documents past 1.3× the data (2.76 GiB for 2.08, still rising
-        // after 40 minutes), where one restart at a time peaks at 2.42 GiB.
-        let side_by_side = comm.size() == 1 && train.n_docs() < RESTARTS_IN_TURN_FROM;
-        let restarts: Vec<Restart> = if side_by_side {
-            (0..self.restarts)
-                .into_par_iter()
-                .map(|r| run(r, &SingleProcess))
-                .collect::<Result<_>>()?
-        } else {
-            (0..self.restarts)
-                .map(|r| run(r, comm))
-                .collect::<Result<_>>()?
-        };
-        ctx.progress().end();
-        let mut best = BestSoFar::new();
-        let mut per_restart = Vec::new();
-        for (r, out) in restarts.iter().enumerate() {
-            let model = LinearModel::new(out.weights.clone());
-            let judged = match ctx.validate(&model)? {
-                Some(v) => v,
-                None => out.train,
-            };
-            per_restart.push(serde_json::json!({
-                "restart": r, "train": out.train, "validation": ctx.validation().map(|_| judged),
-                "sweeps": out.sweeps,
-                "lines_exchanged": out.exchanged.lines, "lines_by_buckets": out.exchanged.by_buckets,
-                "points_gathered": out.exchanged.points,
-            }));
-            best.offer(judged, r);
-        }
-        let kept = best
-            .into_best()
-            .ok_or_else(|| LtrError::Training("no restart produced a finite measure".into()))?;
-        let chosen = &restarts[kept.item];
-        if chosen.capped {
-            tracing::warn!(
-                "coordinate ascent stopped at max-sweeps = {} before a sweep gained less than the tolerance {}",
-                self.max_sweeps,
-                self.tolerance
-            );
-        }
-        let report = FitReport {
-            iterations: Some(restarts.iter().map(|r| r.sweeps as u64).sum()),
-            objective: Some(chosen.train),
-            validation: ctx.validation().map(|_| kept.score),
-            ..FitReport::default()
-        }
-        .select("restart", kept.item);
-        Ok(
-            Fitted::new(Model::Linear(LinearModel::new(chosen.weights.clone())))
-                .with_report(report)
-                .with_diagnostics(serde_json::json!({
-                    "measure": measure.metric().to_string(),
-                    "convention": measure.convention().name,
-                    "line_search": format!("{:?}", self.line_search),
-                    "restarts": per_restart,
-                })),
-        )
-    }
-
     fn restart(
         &self,
         p: &Problem<'_>,
@@ -471,5 +364,114 @@ impl CoordinateAscentParams {
             }
         }
         Ok(best.1)
+    }
+}
+
+impl FitDistributed for CoordinateAscentParams {
+    /// [`Fit::fit`] with the queries spread over the ranks of `comm` (`train` holds this rank's queries). Every
+    /// line search gathers the ranks' per-query values and crossing points in rank order, so every rank takes the
+    /// same steps; with each rank holding a consecutive run of the queries, in rank order, the model is the
+    /// single-process model bit for bit. Restarts run one after another (each is a sequence of collectives), the
+    /// best kept by its training measure. Communication per line search: the crossing points of every rank, 16
+    /// bytes each (ARCHITECTURE.md).
+    fn fit_distributed(
+        &self,
+        train: &Dataset,
+        ctx: &FitContext<'_>,
+        comm: &dyn Allreduce,
+    ) -> Result<Fitted> {
+        self.validate()?;
+        if comm.size() > 1 && ctx.validation().is_some() {
+            return Err(LtrError::param(
+                "validate",
+                "distributed Coordinate Ascent keeps the restart best on the training measure; drop --validate",
+            ));
+        }
+        let measure = resolve_measure(self.measure, ctx)?;
+        let d = train.n_features();
+        if d == 0 || train.n_docs() == 0 {
+            return Err(LtrError::Training(
+                "coordinate ascent needs at least one feature and one document".into(),
+            ));
+        }
+        let problem = Problem::new(train, &measure)?;
+        let constant = problem.constant_features(comm)?;
+        let done = AtomicU64::new(0);
+        ctx.progress().begin("restarts", Some(self.restarts as u64));
+        let run = |r: usize, comm: &dyn Allreduce| -> Result<Restart> {
+            let out = self.restart(&problem, &constant, ctx.seed(), r, comm)?;
+            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+            ctx.progress().advance(
+                n,
+                &format!(
+                    "restart {r}: training {} {:.4}",
+                    measure.metric(),
+                    out.train
+                ),
+            );
+            Ok(out)
+        };
+        // Restarts are independent and seeded by their index: parallel on one process, and the same at any thread
+        // count; over ranks they take turns, so that every rank makes the same collectives in the same order. From
+        // a million documents they take turns on one process too: each line search is parallel over the queries
+        // already, and two restarts' working sets side by side (scores, trial scores, a line's crossing points —
+        // about 200 bytes a document) took 3.77 M documents past 1.3× the data (2.76 GiB for 2.08, still rising
+        // after 40 minutes), where one restart at a time peaks at 2.42 GiB.
+        let side_by_side = comm.size() == 1 && train.n_docs() < RESTARTS_IN_TURN_FROM;
+        let restarts: Vec<Restart> = if side_by_side {
+            (0..self.restarts)
+                .into_par_iter()
+                .map(|r| run(r, &SingleProcess))
+                .collect::<Result<_>>()?
+        } else {
+            (0..self.restarts)
+                .map(|r| run(r, comm))
+                .collect::<Result<_>>()?
+        };
+        ctx.progress().end();
+        let mut best = BestSoFar::new();
+        let mut per_restart = Vec::new();
+        for (r, out) in restarts.iter().enumerate() {
+            let model = LinearModel::new(out.weights.clone());
+            let judged = match ctx.validate(&model)? {
+                Some(v) => v,
+                None => out.train,
+            };
+            per_restart.push(serde_json::json!({
+                "restart": r, "train": out.train, "validation": ctx.validation().map(|_| judged),
+                "sweeps": out.sweeps,
+                "lines_exchanged": out.exchanged.lines, "lines_by_buckets": out.exchanged.by_buckets,
+                "points_gathered": out.exchanged.points,
+            }));
+            best.offer(judged, r);
+        }
+        let kept = best
+            .into_best()
+            .ok_or_else(|| LtrError::Training("no restart produced a finite measure".into()))?;
+        let chosen = &restarts[kept.item];
+        if chosen.capped {
+            tracing::warn!(
+                "coordinate ascent stopped at max-sweeps = {} before a sweep gained less than the tolerance {}",
+                self.max_sweeps,
+                self.tolerance
+            );
+        }
+        let report = FitReport {
+            iterations: Some(restarts.iter().map(|r| r.sweeps as u64).sum()),
+            objective: Some(chosen.train),
+            validation: ctx.validation().map(|_| kept.score),
+            ..FitReport::default()
+        }
+        .select("restart", kept.item);
+        Ok(
+            Fitted::new(Model::Linear(LinearModel::new(chosen.weights.clone())))
+                .with_report(report)
+                .with_diagnostics(serde_json::json!({
+                    "measure": measure.metric().to_string(),
+                    "convention": measure.convention().name,
+                    "line_search": format!("{:?}", self.line_search),
+                    "restarts": per_restart,
+                })),
+        )
     }
 }

@@ -17,8 +17,8 @@
 //! bit for bit.
 
 use ltr_core::{
-    Allreduce, BestSoFar, Fit, FitContext, FitReport, FitWith, Fitted, LinearModel, LtrError,
-    Model, Result, SingleProcess,
+    Allreduce, BestSoFar, Fit, FitContext, FitDistributed, FitReport, FitWith, Fitted, LinearModel,
+    LtrError, Model, Result, SingleProcess,
 };
 use ltr_data::{exact_transpose_times, ClickWeighting, Dataset, ExactVec};
 use ltr_metrics::{Convention, Metric};
@@ -254,18 +254,6 @@ impl FitWith for LambdaRankParams {
 }
 
 impl LambdaRankParams {
-    /// [`Fit::fit`] with the queries spread over the ranks of `comm` (`train` holds this rank's queries): every
-    /// rank returns the model `fit` gives on all the queries, bit for bit. Click weights and validation data need
-    /// one process.
-    pub fn fit_distributed(
-        &self,
-        train: &Dataset,
-        ctx: &FitContext<'_>,
-        comm: &dyn Allreduce,
-    ) -> Result<Fitted> {
-        self.fit_distributed_with(None, train, ctx, comm)
-    }
-
     /// [`LambdaRankParams::fit_distributed`] from `start` ([`FitWith::fit_with`]; `None`: zeros).
     pub fn fit_distributed_with(
         &self,
@@ -419,6 +407,20 @@ impl LambdaRankParams {
         Ok(Fitted::new(Model::Linear(LinearModel::new(weights)))
             .with_report(report)
             .with_diagnostics(serde_json::json!({ "validation_curve": curve })))
+    }
+}
+
+impl FitDistributed for LambdaRankParams {
+    /// [`Fit::fit`] with the queries spread over the ranks of `comm` (`train` holds this rank's queries): every
+    /// rank returns the model `fit` gives on all the queries, bit for bit. Click weights and validation data need
+    /// one process.
+    fn fit_distributed(
+        &self,
+        train: &Dataset,
+        ctx: &FitContext<'_>,
+        comm: &dyn Allreduce,
+    ) -> Result<Fitted> {
+        self.fit_distributed_with(None, train, ctx, comm)
     }
 }
 

@@ -4,12 +4,12 @@
 //! On a click training set ([`ltr_data::click_training_set`]) each query's step and loss are scaled by its clicks
 //! over their propensity (IPS-weighted ListNet) or by its clicks alone (the naive control), normalised to mean 1.
 //!
-//! Data-parallel training ([`ListNetParams::fit_mixing`]) mixes parameters after every epoch (McDonald, Hall &
+//! Data-parallel training ([`FitDistributed::fit_distributed`](ltr_core::FitDistributed)) mixes parameters after every epoch (McDonald, Hall &
 //! Mann 2010), like the perceptron: ListNet's steps are per query, so there is no batch gradient to sum.
 
 use ltr_core::{
-    Allreduce, BestSoFar, Fit, FitContext, FitReport, Fitted, LinearModel, LtrError, Model, Result,
-    SingleProcess,
+    Allreduce, BestSoFar, Fit, FitContext, FitDistributed, FitReport, Fitted, LinearModel,
+    LtrError, Model, Result, SingleProcess,
 };
 use ltr_data::{ClickWeighting, Dataset, ExactVec};
 use rand::seq::SliceRandom;
@@ -132,30 +132,6 @@ impl ListNetParams {
     /// Train, measuring every epoch on the context's validation data.
     pub fn train(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<ListNetFit> {
         self.train_mixing(train, ctx, &SingleProcess)
-    }
-
-    /// Data-parallel ListNet by iterative parameter mixing (McDonald, Hall & Mann, NAACL 2010): every rank runs
-    /// each epoch's per-query steps over its own queries from the shared weights (rank r shuffles with the seed
-    /// plus r), then the weights are averaged with each rank's share of the queries as its weight, in rank order.
-    /// Backtracking judges the mixture by the training loss of all ranks (an exact sum), so every rank undoes the
-    /// same epochs and halves the same rates. With one rank: [`ListNetParams::train`], bit for bit (it is this
-    /// code). Deterministic for a given number of ranks; across rank counts the model differs, within ListNet's
-    /// own spread in quality (test). Click weights and epoch selection on validation need one process.
-    pub fn fit_mixing(
-        &self,
-        shard: &Dataset,
-        ctx: &FitContext<'_>,
-        comm: &dyn Allreduce,
-    ) -> Result<Fitted> {
-        if comm.size() > 1 && (self.clicks.is_some() || ctx.validation().is_some()) {
-            return Err(LtrError::param(
-                "weighting",
-                "distributed ListNet takes judged data without validation (click weights and epoch selection \
-                 need one process)",
-            ));
-        }
-        let fit = self.train_mixing(shard, ctx, comm)?;
-        Ok(self.fitted(fit))
     }
 
     fn train_mixing(
@@ -296,6 +272,32 @@ impl ListNetParams {
                 "rate_halvings": fit.rate_halvings,
                 "final_learning_rate": fit.final_rate,
             }))
+    }
+}
+
+impl FitDistributed for ListNetParams {
+    /// Data-parallel ListNet by iterative parameter mixing (McDonald, Hall & Mann, NAACL 2010): every rank runs
+    /// each epoch's per-query steps over its own queries from the shared weights (rank r shuffles with the seed
+    /// plus r), then the weights are averaged with each rank's share of the queries as its weight, in rank order.
+    /// Backtracking judges the mixture by the training loss of all ranks (an exact sum), so every rank undoes the
+    /// same epochs and halves the same rates. With one rank: [`ListNetParams::train`], bit for bit (it is this
+    /// code). Deterministic for a given number of ranks; across rank counts the model differs, within ListNet's
+    /// own spread in quality (test). Click weights and epoch selection on validation need one process.
+    fn fit_distributed(
+        &self,
+        shard: &Dataset,
+        ctx: &FitContext<'_>,
+        comm: &dyn Allreduce,
+    ) -> Result<Fitted> {
+        if comm.size() > 1 && (self.clicks.is_some() || ctx.validation().is_some()) {
+            return Err(LtrError::param(
+                "weighting",
+                "distributed ListNet takes judged data without validation (click weights and epoch selection \
+                 need one process)",
+            ));
+        }
+        let fit = self.train_mixing(shard, ctx, comm)?;
+        Ok(self.fitted(fit))
     }
 }
 

@@ -32,8 +32,8 @@ mod outputs;
 mod prefetch;
 
 use ltr_core::{
-    Aggregation, BestSoFar, Fit, FitContext, FitReport, Fitted, LinearModel, LtrError, Model,
-    RankAggregate, Result, Scorer,
+    Aggregation, BestSoFar, Fit, FitContext, FitDistributed, FitReport, Fitted, LinearModel,
+    LtrError, Model, RankAggregate, Result, Scorer,
 };
 use ltr_data::Dataset;
 use ltr_pairs::PairScheme;
@@ -341,7 +341,7 @@ impl PerceptronParams {
     }
 }
 
-impl PerceptronParams {
+impl FitDistributed for PerceptronParams {
     /// Data-parallel training by iterative parameter mixing (McDonald, Hall & Mann, NAACL 2010): every rank runs
     /// each epoch over the pairs of its own queries from the shared weights, then the ranks' weights are mixed —
     /// averaged with each rank's share of the pairs as its weight, summed in rank order — and every rank starts the
@@ -351,7 +351,7 @@ impl PerceptronParams {
     /// (one sort per query, summed across ranks) — weighted and combined as in one process. Rank r shuffles its pairs
     /// with the seed plus r. Deterministic for a given number of ranks; across rank counts the model differs (each
     /// epoch is a different mixture), within the perceptron's own run-to-run spread in quality (test).
-    pub fn fit_mixing(
+    fn fit_distributed(
         &self,
         shard: &Dataset,
         ctx: &FitContext<'_>,
@@ -509,10 +509,13 @@ fn committee_model(
 }
 
 impl Fit for PerceptronParams {
-    /// [`PerceptronParams::run`] without an observer; the report holds the epochs kept (`epochs`), the run's
+    /// [`PerceptronParams::run`], showing each epoch to the context's epoch observer; the report holds the epochs kept (`epochs`), the run's
     /// length and the per-epoch curve as diagnostics.
     fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
-        let fit = self.run(train, ctx, None)?;
+        let fit = match ctx.epoch_observer() {
+            Some(observe) => self.run(train, ctx, Some(&mut |r, m| observe(r.epoch, m)))?,
+            None => self.run(train, ctx, None)?,
+        };
         let validation = fit
             .curve
             .get(fit.epochs_used.wrapping_sub(1))

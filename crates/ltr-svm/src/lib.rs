@@ -36,8 +36,8 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use ltr_core::{
-    Allreduce, Fit, FitContext, FitReport, Fitted, LinearModel, LtrError, Model, Result,
-    SingleProcess, WarmStarts,
+    Allreduce, Fit, FitContext, FitDistributed, FitReport, Fitted, LinearModel, LtrError, Model,
+    Result, SingleProcess, WarmStarts,
 };
 use ltr_data::{ClickWeighting, Dataset, ExactVec};
 use ltr_pairs::{
@@ -258,21 +258,6 @@ impl Fit for RankSvmParams {
 }
 
 impl RankSvmParams {
-    /// [`Fit::fit`] on this rank's `shard` of the queries ([`solve_distributed`](Self::solve_distributed)): the
-    /// same model and report as `fit` on all the queries.
-    pub fn fit_distributed(
-        &self,
-        shard: &Dataset,
-        ctx: &FitContext<'_>,
-        comm: &dyn Allreduce,
-    ) -> Result<Fitted> {
-        let fit = self
-            .clone()
-            .seed(ctx.seed())
-            .solve_distributed(shard, comm)?;
-        Ok(self.fitted(fit))
-    }
-
     fn fitted(&self, fit: SvmFit) -> Fitted {
         let mut report = FitReport {
             iterations: Some(fit.report.iterations as u64),
@@ -284,6 +269,23 @@ impl RankSvmParams {
             report = report.select("c", fit.c);
         }
         Fitted::new(Model::Linear(fit.model)).with_report(report)
+    }
+}
+
+impl FitDistributed for RankSvmParams {
+    /// [`Fit::fit`] on this rank's `shard` of the queries ([`solve_distributed`](Self::solve_distributed)): the
+    /// same model and report as `fit` on all the queries.
+    fn fit_distributed(
+        &self,
+        shard: &Dataset,
+        ctx: &FitContext<'_>,
+        comm: &dyn Allreduce,
+    ) -> Result<Fitted> {
+        let fit = self
+            .clone()
+            .seed(ctx.seed())
+            .solve_distributed(shard, comm)?;
+        Ok(self.fitted(fit))
     }
 }
 
@@ -313,14 +315,9 @@ impl RankSvmParams {
         self.pairs = p;
         self
     }
-    /// Set the tolerance.
-    pub fn tol(mut self, t: f64) -> Self {
-        self.tol = Some(t);
-        self
-    }
-    /// Set the tolerance, or `None` for the solver's default.
-    pub fn tolerance(mut self, t: Option<f64>) -> Self {
-        self.tol = t;
+    /// Set the tolerance (`None`: the solver's default).
+    pub fn tolerance(mut self, t: impl Into<Option<f64>>) -> Self {
+        self.tol = t.into();
         self
     }
     /// Set Newton's inner tolerance: each step's conjugate gradients stop once the residual is below this

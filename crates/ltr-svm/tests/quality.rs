@@ -103,10 +103,14 @@ fn primal_and_dual_reach_the_same_objective() {
         let primal = base
             .clone()
             .solver(Solver::Newton)
-            .tol(1e-8)
+            .tolerance(1e-8)
             .solve(&ds)
             .unwrap();
-        let dual = base.solver(Solver::DualCd).tol(1e-6).solve(&ds).unwrap();
+        let dual = base
+            .solver(Solver::DualCd)
+            .tolerance(1e-6)
+            .solve(&ds)
+            .unwrap();
         let (p, d) = (primal.report.objective, dual.report.objective);
         assert!((p - d).abs() <= 1e-4 * p, "C={c}: primal {p} vs dual {d}");
         assert!(
@@ -144,16 +148,20 @@ fn cutting_plane_reaches_the_dual_optimum_with_rsvm_ir_weights() {
         let cp = base
             .clone()
             .solver(Solver::CuttingPlane)
-            .tol(1e-6)
+            .tolerance(1e-6)
             .solve(&ds)
             .unwrap();
         let oc = base
             .clone()
             .solver(Solver::Ocas)
-            .tol(1e-6)
+            .tolerance(1e-6)
             .solve(&ds)
             .unwrap();
-        let dual = base.solver(Solver::DualCd).tol(1e-6).solve(&ds).unwrap();
+        let dual = base
+            .solver(Solver::DualCd)
+            .tolerance(1e-6)
+            .solve(&ds)
+            .unwrap();
         let (p, d) = (cp.report.objective, dual.report.objective);
         // OCAS: the same optimum, in fewer planes once C is not tiny.
         let o = oc.report.objective;
@@ -218,7 +226,7 @@ fn ocas_warm_starts_along_a_c_grid_reach_the_cold_optimum() {
             .c(CSetting::Value(c))
             .loss(PairLoss::Hinge)
             .solver(Solver::Ocas)
-            .tol(1e-6)
+            .tolerance(1e-6)
     };
     for c in [0.1, 1.0, 10.0] {
         let warm_fit = params(c).fit(&ds, &ctx).unwrap();
@@ -267,7 +275,7 @@ fn newton_reaches_the_optimum_on_badly_scaled_features() {
         .solver(Solver::Newton);
     let optimum = base
         .clone()
-        .tol(1e-12)
+        .tolerance(1e-12)
         .max_iter(Some(100))
         .solve(&ds)
         .unwrap()

@@ -6,9 +6,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Result;
-use ltr_core::{FitContext, Scorer};
+use ltr_core::Scorer;
 use ltr_metrics::{evaluate_mean, paired_t_test, Alternative, Metric};
-use ltr_perceptron::{Output, PerceptronParams};
 use serde_json::json;
 
 use super::{
@@ -203,31 +202,41 @@ fn figure1(ctx: &Ctx, bench: &super::Bench) -> Result<String> {
         // One run per output with the same seed visits the same pairs in the same order (the output never
         // changes the loop), so the three curves are those of one run; the epoch observer sees each model.
         let (ndcg, map) = (Metric::Ndcg(Some(10)), Metric::Ap(None));
-        let measure = ltr_learn::MetricMeasure {
-            metric: ndcg,
-            convention: conv,
+        let out = std::sync::Mutex::new((1..=100).map(|e| (e, [0.0; 6])).collect::<Vec<_>>());
+        // The figure shows the raw features the paper's runs read (no stored normalisation).
+        let raw = ltr_data::PreprocessSpec {
+            normalize: Some(ltr_data::NormalizeKind::None),
+            ..Default::default()
         };
-        let fit_ctx = FitContext::new(1).with_validation(&fold.vali, &measure);
-        let mut out: Vec<(usize, [f64; 6])> = (1..=100).map(|e| (e, [0.0; 6])).collect();
-        for (i, output) in [Output::Pocket, Output::Average, Output::committee(20)]
-            .into_iter()
-            .enumerate()
+        for (i, (algo, output)) in [
+            ("perceptron", ("output", "pocket")),
+            ("perceptron", ("output", "average")),
+            ("committee-perceptron", ("committee", "20")),
+        ]
+        .into_iter()
+        .enumerate()
         {
-            let p = PerceptronParams::default()
-                .epochs(100)
-                .select_epochs(false)
-                .output(output);
-            let mut observe = |r: &ltr_perceptron::EpochRecord, m: &ltr_core::Model| {
-                let row = &mut out[r.epoch - 1].1;
+            let observe = |epoch: usize, m: &ltr_core::Model| -> ltr_core::Result<()> {
                 let s = m.score_dataset(&fold.vali);
-                for (at, metric) in [(i, ndcg), (i + 3, map)] {
-                    row[at] = evaluate_mean(&fold.vali, &s, metric, &conv)
+                let mut values = [0.0; 2];
+                for (v, metric) in values.iter_mut().zip([ndcg, map]) {
+                    *v = evaluate_mean(&fold.vali, &s, metric, &conv)
                         .map_err(ltr_core::LtrError::measure)?;
                 }
+                let mut out = out.lock().unwrap_or_else(|p| p.into_inner());
+                (out[epoch - 1].1[i], out[epoch - 1].1[i + 3]) = (values[0], values[1]);
                 Ok(())
             };
-            p.run(&fold.train, &fit_ctx, Some(&mut observe))?;
+            let req = ltr_learn::TrainRequest::new(&fold.train)
+                .validation(&fold.vali)
+                .metric(ndcg, conv)
+                .seed(1)
+                .preprocess(&raw)
+                .epoch_observer(&observe);
+            let params = [("epochs", "100"), ("select-epochs", "false"), output];
+            ltr_learn::train_one(algo, &params, &req)?;
         }
+        let out = out.into_inner().unwrap_or_else(|p| p.into_inner());
         Ok(out)
     })?;
     let dir = ctx.out.join("committee");

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use ltr_data::{generate_slam_stream, read_letor, Dataset};
-use ltr_online::{replay, OnlineRanker, StreamConfig};
+use ltr_learn::online::{replay, OnlineRanker, StreamConfig};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 

@@ -2,8 +2,8 @@
 //! sigmoid's model selection (its seed by name, its λ on validation).
 
 use ltr_core::{
-    best_by_validation, Aggregation, Allreduce, Fit, FitContext, FitWith, Fitted, LinearModel,
-    LtrError, ParamGuard, Params, Result,
+    best_by_validation, Aggregation, Allreduce, Fit, FitContext, FitDistributed, FitWith, Fitted,
+    LinearModel, LtrError, ParamGuard, Params, Result,
 };
 use ltr_data::Dataset;
 use ltr_ensemble::BaseLearner;
@@ -219,7 +219,7 @@ fn sigmoid_settings(r: &SpecReader<'_>) -> Result<(SigmoidParams, Option<f64>)> 
         .sigma(r.float("sigma")?)
         .lambda(0.0)
         .eta(r.float("eta")?)
-        .tol(r.float("tol")?)
+        .tolerance(r.float("tol")?)
         .max_iter(r.int("max-iter")?)
         .min_eta(1e-20)
         .per_pair_step(r.choice("step-scale")? == "per-pair")

@@ -1,7 +1,9 @@
 //! `coordinate-ascent` (Metzler & Croft 2007), `adarank` (Xu & Li 2007) and `lambdarank` (Burges 2010):
 //! parameters → [`CoordinateAscentParams`], [`AdaRankParams`], [`LambdaRankParams`].
 
-use ltr_core::{Allreduce, Fit, FitContext, Fitted, LtrError, ParamGuard, Result, SingleProcess};
+use ltr_core::{
+    Allreduce, Fit, FitContext, FitDistributed, Fitted, LtrError, ParamGuard, Result, SingleProcess,
+};
 use ltr_data::Dataset;
 use ltr_listwise::{
     AdaRankParams, CoordinateAscentParams, LambdaRankParams, LineExchange, LineSearch, ListMeasure,

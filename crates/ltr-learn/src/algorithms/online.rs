@@ -1,7 +1,7 @@
 //! `listnet`, `slam-perceptron`, `pure-online`, `online-listnet` (seed 002 and its baselines): parameters →
 //! [`ListNetParams`] and [`OnlineParams`].
 
-use ltr_core::{Allreduce, Fit, FitContext, Fitted, ParamGuard, Result};
+use ltr_core::{Allreduce, Fit, FitContext, FitDistributed, Fitted, ParamGuard, Result};
 use ltr_data::Dataset;
 use ltr_online::{
     Eta, ListNetParams, Margin, OnlineAlgorithm, OnlineParams, PredictTies, Rml, StepControl,
@@ -131,7 +131,7 @@ pub(crate) fn listnet_distributed(
     ctx: &FitContext<'_>,
     comm: &dyn Allreduce,
 ) -> Result<Fitted> {
-    listnet_params(r, shard)?.fit_mixing(shard, ctx, comm)
+    listnet_params(r, shard)?.fit_distributed(shard, ctx, comm)
 }
 
 fn listnet_params(r: &SpecReader<'_>, train: &Dataset) -> Result<ListNetParams> {
@@ -151,14 +151,35 @@ fn listnet_params(r: &SpecReader<'_>, train: &Dataset) -> Result<ListNetParams> 
     Ok(s)
 }
 
-/// An online learner's parameters; `name` is one of the three online algorithms.
-pub(crate) fn online_params(r: &SpecReader<'_>, name: &str) -> Result<OnlineParams> {
+/// The three online algorithms of seed 002, which share one parameter reader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// `slam-perceptron` (Algorithm 1).
+    Slam,
+    /// `pure-online` (Algorithm 2).
+    PureOnline,
+    /// `online-listnet` (the baseline).
+    ListNet,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Slam => "slam-perceptron",
+            Self::PureOnline => "pure-online",
+            Self::ListNet => "online-listnet",
+        }
+    }
+}
+
+/// An online learner's parameters (the registry row's online form).
+pub(crate) fn online_params(r: &SpecReader<'_>, kind: Kind) -> Result<OnlineParams> {
     let eta0 = r.float("eta0")?;
     let eta = match r.choice("eta")?.as_str() {
         "constant" => Eta::Constant(eta0),
         _ => Eta::InvSqrt(eta0),
     };
-    let ties = if name == "online-listnet" {
+    let ties = if kind == Kind::ListNet {
         PredictTies::ReverseInput
     } else {
         match r.choice("ties")?.as_str() {
@@ -166,7 +187,7 @@ pub(crate) fn online_params(r: &SpecReader<'_>, name: &str) -> Result<OnlinePara
             _ => PredictTies::ReverseInput,
         }
     };
-    let algorithm = if name == "online-listnet" {
+    let algorithm = if kind == Kind::ListNet {
         OnlineAlgorithm::ListNet
     } else {
         let k = r.int("k")?;
@@ -175,7 +196,7 @@ pub(crate) fn online_params(r: &SpecReader<'_>, name: &str) -> Result<OnlinePara
         } else {
             Rml::Ndcg(k)
         };
-        if name == "pure-online" {
+        if kind == Kind::PureOnline {
             OnlineAlgorithm::PureOnline { measure }
         } else {
             let delta = r.float("delta")?;
@@ -205,11 +226,11 @@ pub(crate) fn online_params(r: &SpecReader<'_>, name: &str) -> Result<OnlinePara
 /// `slam-perceptron`, `pure-online` and `online-listnet`.
 pub(crate) fn online(
     r: &SpecReader<'_>,
-    name: &'static str,
+    kind: Kind,
     train: &Dataset,
     ctx: &FitContext<'_>,
 ) -> Result<Fitted> {
-    let s = online_params(r, name)?;
-    r.finish(name)?;
+    let s = online_params(r, kind)?;
+    r.finish(kind.name())?;
     s.fit(train, ctx)
 }

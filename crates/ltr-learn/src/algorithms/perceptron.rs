@@ -1,6 +1,6 @@
 //! `perceptron` and `committee-perceptron` (seed 000): parameters → [`PerceptronParams`].
 
-use ltr_core::{Allreduce, Fit, FitContext, Fitted, ParamGuard, Result};
+use ltr_core::{Allreduce, Fit, FitContext, FitDistributed, Fitted, ParamGuard, Result};
 use ltr_data::Dataset;
 use ltr_perceptron::{
     AlphaBound, Combine, CommitteeParams, LoopSettings, MemberWeight, Output, PairOrder,
@@ -235,7 +235,7 @@ pub(crate) fn perceptron_distributed(
 ) -> Result<Fitted> {
     let s = perceptron_params(r, false, ctx.seed())?;
     r.finish("perceptron")?;
-    s.fit_mixing(shard, ctx, comm)
+    s.fit_distributed(shard, ctx, comm)
 }
 
 /// `committee-perceptron`.
@@ -258,5 +258,5 @@ pub(crate) fn committee_distributed(
 ) -> Result<Fitted> {
     let s = perceptron_params(r, true, ctx.seed())?;
     r.finish("committee-perceptron")?;
-    s.fit_mixing(shard, ctx, comm)
+    s.fit_distributed(shard, ctx, comm)
 }

@@ -1,6 +1,6 @@
 //! `ranksvm` and `rsvm-ir` (seed 004): parameters → [`RankSvmParams`].
 
-use ltr_core::{Allreduce, Fit, FitContext, Fitted, LtrError, ParamGuard, Result};
+use ltr_core::{Allreduce, Fit, FitContext, FitDistributed, Fitted, LtrError, ParamGuard, Result};
 use ltr_data::Dataset;
 use ltr_pairs::{MissingGrade, PairLoss, PairScheme};
 use ltr_svm::{CSetting, RankSvmParams, Solver, StepRule, TauSource, Weighting};
