@@ -83,12 +83,12 @@ fn click_training(
     log_path: &std::path::Path,
     features: &ltr_data::Dataset,
 ) -> Result<ltr_data::Dataset> {
-    let log = ltr_data::read_click_log(log_path)?;
+    let log = ltr_clicks::read_click_log(log_path)?;
     let source = match &a.propensities {
-        Some(p) => ltr_data::PropensitySource::ByRank(ltr_data::read_propensity_table(p)?),
-        None => ltr_data::PropensitySource::Logged,
+        Some(p) => ltr_clicks::PropensitySource::ByRank(ltr_clicks::read_propensity_table(p)?),
+        None => ltr_clicks::PropensitySource::Logged,
     };
-    let (ds, stats) = ltr_data::click_training_set(&log, features, &source).map_err(|e| {
+    let (ds, stats) = ltr_clicks::click_training_set(&log, features, &source).map_err(|e| {
         // A session that cannot be joined: point at its first line of the log.
         let line = match &e {
             ltr_data::DataError::ClickSession { session, .. } => {
