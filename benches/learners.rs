@@ -203,7 +203,7 @@ fn clicks(c: &mut Criterion) {
         .unwrap()
         .model;
     let scores = prod.score_dataset(&ds);
-    let sim = ltr_data::ClickSimulation {
+    let sim = ltr_clicks::ClickSimulation {
         top: usize::MAX,
         sessions: 10_000,
         ..Default::default()
@@ -215,11 +215,11 @@ fn clicks(c: &mut Criterion) {
         b.iter(|| sim.simulate(&ds, &scores).unwrap())
     });
     let log = sim.simulate(&ds, &scores).unwrap();
-    let logged = ltr_data::PropensitySource::Logged;
+    let logged = ltr_clicks::PropensitySource::Logged;
     g.bench_function("click training set of 10k sessions", |b| {
-        b.iter(|| ltr_data::click_training_set(&log, &ds, &logged).unwrap())
+        b.iter(|| ltr_clicks::click_training_set(&log, &ds, &logged).unwrap())
     });
-    let (clicks, _) = ltr_data::click_training_set(&log, &ds, &logged).unwrap();
+    let (clicks, _) = ltr_clicks::click_training_set(&log, &ds, &logged).unwrap();
     let params = ltr_svm::RankSvmParams::default()
         .c(ltr_svm::CSetting::Value(100.0))
         .weighting(ltr_svm::Weighting {
@@ -229,20 +229,20 @@ fn clicks(c: &mut Criterion) {
     g.bench_function("propensity-ranksvm newton C=100, 10k sessions", |b| {
         b.iter(|| params.solve(&clicks).unwrap())
     });
-    let swaps = ltr_data::ClickSimulation {
+    let swaps = ltr_clicks::ClickSimulation {
         top: 10,
-        intervention: ltr_data::Intervention::SwapWithTop,
+        intervention: ltr_clicks::Intervention::SwapWithTop,
         ..sim.clone()
     }
     .simulate(&ds, &scores)
     .unwrap();
-    let em = ltr_data::EmSettings {
-        relevance: ltr_data::RelevanceModel::PerDocument,
+    let em = ltr_clicks::EmSettings {
+        relevance: ltr_clicks::RelevanceModel::PerDocument,
         bootstrap: 0,
         ..Default::default()
     };
     g.bench_function("propensities by EM, 10k swap sessions of 10", |b| {
-        b.iter(|| ltr_data::estimate_propensities_em(&swaps, None, &em).unwrap())
+        b.iter(|| ltr_clicks::estimate_propensities_em(&swaps, None, &em).unwrap())
     });
     g.finish();
 }

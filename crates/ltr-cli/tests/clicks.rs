@@ -131,7 +131,7 @@ fn train_on_clicks_end_to_end_and_its_errors() {
     assert!(e.contains("--features"), "{e}");
     let table = std::fs::read_to_string(&table_tsv).unwrap();
     assert!(
-        table.starts_with(ltr_data::PROPENSITY_TABLE_HEADER),
+        table.starts_with(ltr_clicks::PROPENSITY_TABLE_HEADER),
         "{table}"
     );
     let mut ndcg = Vec::new();

@@ -358,7 +358,7 @@ fn clicks_simulate_writes_a_reproducible_log_and_checks_its_flags() {
     let one = log("one.tsv", "1");
     assert_eq!(one, log("two.tsv", "2"), "the same log at 1 and 2 threads");
     let lines: Vec<&str> = one.lines().collect();
-    assert_eq!(lines[0], ltr_data::CLICK_LOG_HEADER);
+    assert_eq!(lines[0], ltr_clicks::CLICK_LOG_HEADER);
     // 2000 sessions of 10 displayed documents (every generated query has at least 20); rank 2 has propensity 1/4.
     assert_eq!(lines.len(), 1 + 2000 * 10);
     assert!(

@@ -282,7 +282,7 @@ pub struct Dataset {
     propensities: Option<Vec<f64>>,
 }
 
-/// How a click-aware learner weighs the queries of a click training set ([`crate::click_training_set`]).
+/// How a click-aware learner weighs the queries of a click training set (`ltr_clicks::click_training_set`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ClickWeighting {
     /// Inverse propensity weighting (Joachims, Swaminathan & Schnabel 2017): each click counts 1/max(p, clip),
@@ -671,8 +671,10 @@ impl Dataset {
                 .map(|p| queries.iter().map(|&q| p[q]).collect()),
         }
     }
-    /// The feature rows `rows`, in that order.
-    pub(crate) fn select_rows_matrix(&self, rows: &[usize]) -> FeatureMatrix {
+    /// The feature rows `rows`, in that order, copied into a new matrix of the same storage (a row may be listed
+    /// more than once): the features of a dataset whose queries regroup this one's documents, such as a click
+    /// training set (`ltr_clicks::click_training_set`), built with [`Dataset::new`].
+    pub fn select_rows_matrix(&self, rows: &[usize]) -> FeatureMatrix {
         match &self.features {
             FeatureMatrix::Dense(a) => FeatureMatrix::Dense(a.select(ndarray::Axis(0), rows)),
             FeatureMatrix::Sparse(m) => {

@@ -100,8 +100,8 @@ pub enum DataError {
     /// An argument is out of its valid range.
     #[error("invalid argument: {0}")]
     Invalid(String),
-    /// A session of a click log cannot be joined to the feature file (the session id lets a caller that read the
-    /// log point at its lines).
+    /// A session of a click log cannot be joined to the feature file (`ltr_clicks::click_training_set`; the session
+    /// id lets a caller that read the log point at its lines).
     #[error("session {session}: {problem}")]
     ClickSession {
         /// The session id of the log.
@@ -115,7 +115,8 @@ pub enum DataError {
 pub type Result<T, E = DataError> = std::result::Result<T, E>;
 
 impl DataError {
-    /// An I/O error on `path` (the error names it).
+    /// A [`DataError::Io`] naming `path`: how readers of other file formats built on this crate (click logs,
+    /// propensity tables in `ltr-clicks`) report a failed read with the same message.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Self::Io {
             path: path.into(),

@@ -22,9 +22,6 @@
 #![deny(missing_docs)]
 
 mod cache;
-mod click_em;
-mod click_training;
-mod clicks;
 mod dataset;
 mod error;
 mod exact_sum;
@@ -38,15 +35,6 @@ mod transform;
 mod write;
 
 pub use cache::{load_cache, read_cached, save_cache, CACHE_FORMAT_VERSION};
-pub use click_em::{estimate_propensities_em, EmEstimate, EmSettings, RelevanceModel};
-pub use click_training::{
-    click_training_set, ClickTrainingBuilder, ClickTrainingStats, PropensitySource,
-};
-pub use clicks::{
-    estimate_propensities, read_click_log, read_propensity_table, write_click_log,
-    write_propensity_table, ClickModel, ClickRecord, ClickSimulation, Examination, Intervention,
-    PropensityEstimate, CLICK_LOG_HEADER, PROPENSITY_TABLE_HEADER, ULTRA_CURVE,
-};
 pub use dataset::{
     dot_dense, ClickWeighting, Dataset, DatasetSummary, FeatureMatrix, QueryView, Row, RowEntries,
     SparseMatrix, Storage, TextColumn, AUTO_DENSE_DENSITY,

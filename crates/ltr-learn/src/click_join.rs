@@ -16,14 +16,14 @@ pub(crate) fn click_training(
     let log_path = &clicks.log;
     let failed = |context: String, e: DataError| JobError::failed(context, e);
     let joining = || format!("joining {} to {train_label}", log_path.display());
-    let log = ltr_data::read_click_log(log_path).map_err(|e| failed(joining(), e))?;
+    let log = ltr_clicks::read_click_log(log_path).map_err(|e| failed(joining(), e))?;
     let source = match &clicks.propensities {
-        Some(p) => ltr_data::PropensitySource::ByRank(
-            ltr_data::read_propensity_table(p).map_err(|e| failed(joining(), e))?,
+        Some(p) => ltr_clicks::PropensitySource::ByRank(
+            ltr_clicks::read_propensity_table(p).map_err(|e| failed(joining(), e))?,
         ),
-        None => ltr_data::PropensitySource::Logged,
+        None => ltr_clicks::PropensitySource::Logged,
     };
-    let (ds, stats) = ltr_data::click_training_set(&log, features, &source).map_err(|e| {
+    let (ds, stats) = ltr_clicks::click_training_set(&log, features, &source).map_err(|e| {
         let line = match &e {
             DataError::ClickSession { session, .. } => {
                 first_line_of_session(log_path, &session.to_string())

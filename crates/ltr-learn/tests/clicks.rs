@@ -2,7 +2,8 @@
 //! click, click weights reach only the click-aware learners, and on real folds Propensity SVM-Rank beats the naive
 //! control significantly and approaches the full-information RankSVM.
 
-use ltr_data::{click_training_set, ClickSimulation, Dataset, PropensitySource};
+use ltr_clicks::{click_training_set, ClickSimulation, PropensitySource};
+use ltr_data::Dataset;
 use ltr_learn::{train, Grid, TrainRequest};
 use ltr_metrics::{evaluate, paired_t_test, Alternative, Convention, Metric};
 

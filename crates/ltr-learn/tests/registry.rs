@@ -36,13 +36,13 @@ fn as_clicks(train: &Dataset) -> Dataset {
     let production: Vec<f64> = (0..train.n_docs())
         .map(|i| train.row(i).get(0) as f64)
         .collect();
-    let log = ltr_data::ClickSimulation {
+    let log = ltr_clicks::ClickSimulation {
         sessions: 300,
         ..Default::default()
     }
     .simulate(train, &production)
     .unwrap();
-    ltr_data::click_training_set(&log, train, &ltr_data::PropensitySource::Logged)
+    ltr_clicks::click_training_set(&log, train, &ltr_clicks::PropensitySource::Logged)
         .unwrap()
         .0
 }

@@ -71,14 +71,14 @@ fn click_set(train: &Dataset) -> Dataset {
     .unwrap()
     .into_model_file(Default::default());
     let scores = prod.score_raw(train).unwrap();
-    let log = ltr_data::ClickSimulation {
+    let log = ltr_clicks::ClickSimulation {
         top: usize::MAX,
         sessions: 20_000,
         ..Default::default()
     }
     .simulate(train, &scores)
     .unwrap();
-    ltr_data::click_training_set(&log, train, &ltr_data::PropensitySource::Logged)
+    ltr_clicks::click_training_set(&log, train, &ltr_clicks::PropensitySource::Logged)
         .unwrap()
         .0
 }

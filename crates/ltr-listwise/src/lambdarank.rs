@@ -8,7 +8,7 @@
 //! Only pairs with a document in the top k are enumerated (the others have ΔNDCG@k = 0): O(n·k) per query.
 //! The epoch is chosen on validation data.
 //!
-//! On a click training set ([`ltr_data::click_training_set`]) each query's term is weighted by its clicks over
+//! On a click training set (`ltr_clicks::click_training_set`) each query's term is weighted by its clicks over
 //! their propensity instead of 1/Q (IPS-weighted LambdaRank, the linear form of LightGBM's position-debiased
 //! objective's inverse-propensity correction), or by its clicks alone (the naive control): [`ClickWeighting`].
 //!

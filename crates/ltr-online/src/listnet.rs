@@ -1,7 +1,7 @@
 //! Batch top-one ListNet (Cao et al. 2007): stochastic gradient steps query by query over several epochs, the
 //! epoch count chosen on validation data. A baseline of seed 003 and a seed model for the sigmoid meta-ranker.
 //!
-//! On a click training set ([`ltr_data::click_training_set`]) each query's step and loss are scaled by its clicks
+//! On a click training set (`ltr_clicks::click_training_set`) each query's step and loss are scaled by its clicks
 //! over their propensity (IPS-weighted ListNet) or by its clicks alone (the naive control), normalised to mean 1.
 //!
 //! Data-parallel training ([`FitDistributed::fit_distributed`](ltr_core::FitDistributed)) mixes parameters after every epoch (McDonald, Hall &

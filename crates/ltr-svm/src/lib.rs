@@ -114,7 +114,7 @@ pub struct Weighting {
     /// Queries lacking a grade in the τ average.
     pub missing: MissingGrade,
     /// Propensity SVM-Rank (Joachims, Swaminathan & Schnabel 2017): weigh each query of a click training set
-    /// ([`ltr_data::click_training_set`]) by its clicks over their propensity (or by its clicks alone, the naive
+    /// (`ltr_clicks::click_training_set`) by its clicks over their propensity (or by its clicks alone, the naive
     /// control), normalised to sum to 1 (SVMrank's C/n). `None`: every query counts once.
     pub clicks: Option<ClickWeighting>,
 }

@@ -3,7 +3,8 @@
 //! One dependency for the whole toolkit: read LETOR / SVMlight data ([`data`]), train any learner of the
 //! registry by name ([`learn`]: RankSVM, RankSVM for IR, the committee perceptron, MHR, the sigmoid meta-ranker,
 //! RankBoost, ListNet, the online SLAM perceptron …), save and load self-describing model files, score, and
-//! evaluate under the conventions of trec_eval and the LETOR scripts ([`metrics`]).
+//! evaluate under the conventions of trec_eval and the LETOR scripts ([`metrics`]); learn from click logs
+//! ([`clicks`]: simulation, propensities, click training sets).
 //!
 //! ```
 //! use ltr::prelude::*;
@@ -24,6 +25,7 @@
 //! parameters and the [`Fit`](prelude::Fit) contract for users who want one algorithm without the registry.
 #![deny(missing_docs)]
 
+pub use ltr_clicks as clicks;
 pub use ltr_core as core;
 pub use ltr_data as data;
 pub use ltr_export as export;

@@ -9,11 +9,9 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
+use ltr_clicks::{ClickRecord, ClickSimulation, ClickTrainingBuilder, PropensitySource};
 use ltr_core::Scorer;
-use ltr_data::{
-    generate_web, kfold_queries, ClickRecord, ClickSimulation, ClickTrainingBuilder, Dataset,
-    PropensitySource, WebConfig, ZScore,
-};
+use ltr_data::{generate_web, kfold_queries, Dataset, WebConfig, ZScore};
 use ltr_experiment::{line_chart, Series};
 use ltr_metrics::{paired_t_test, Alternative, Convention, Metric};
 use serde_json::json;

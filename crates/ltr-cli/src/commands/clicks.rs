@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
-use ltr_data::{ClickModel, ClickSimulation, Examination, Intervention};
+use ltr_clicks::{ClickModel, ClickSimulation, Examination, Intervention};
 
 /// `ltr clicks …`.
 #[derive(Debug, Subcommand)]
@@ -101,38 +101,38 @@ fn propensity(a: PropensityArgs) -> Result<()> {
             a.z
         );
     }
-    let log = ltr_data::read_click_log(&a.clicks)?;
+    let log = ltr_clicks::read_click_log(&a.clicks)?;
     let est = match a.method.as_str() {
-        "swap" => ltr_data::estimate_propensities(&log, a.z)
+        "swap" => ltr_clicks::estimate_propensities(&log, a.z)
             .with_context(|| a.clicks.display().to_string())?,
         method => {
             let relevance = if method == "em" {
-                ltr_data::RelevanceModel::PerDocument
+                ltr_clicks::RelevanceModel::PerDocument
             } else {
-                ltr_data::RelevanceModel::Regression
+                ltr_clicks::RelevanceModel::Regression
             };
             let features = match (&a.features, relevance) {
                 (Some(f), _) => Some(super::load_dataset(f, &Default::default())?),
-                (None, ltr_data::RelevanceModel::Regression) => {
+                (None, ltr_clicks::RelevanceModel::Regression) => {
                     bail!("--method regression-em needs --features FILE (the data the log's documents join to)")
                 }
                 (None, _) => None,
             };
-            let settings = ltr_data::EmSettings {
+            let settings = ltr_clicks::EmSettings {
                 relevance,
                 bootstrap: a.bootstrap,
                 z: a.z,
                 seed: a.seed,
                 ..Default::default()
             };
-            let est = ltr_data::estimate_propensities_em(&log, features.as_ref(), &settings)
+            let est = ltr_clicks::estimate_propensities_em(&log, features.as_ref(), &settings)
                 .with_context(|| a.clicks.display().to_string())?;
             tracing::info!("EM: {} iterations", est.iterations);
             est.table
         }
     };
     if let Some(out) = &a.out {
-        ltr_data::write_propensity_table(out, &est)?;
+        ltr_clicks::write_propensity_table(out, &est)?;
     }
     if a.json {
         let rows: Vec<serde_json::Value> = est
@@ -184,7 +184,7 @@ fn simulate(a: SimulateArgs) -> Result<()> {
         },
     };
     let log = bar.stage("simulating", || sim.simulate(&ds, &scores))?;
-    ltr_data::write_click_log(&a.out, &log)
+    ltr_clicks::write_click_log(&a.out, &log)
         .with_context(|| format!("writing {}", a.out.display()))?;
     let clicks = log.iter().filter(|r| r.clicked).count();
     tracing::info!(

@@ -1,5 +1,5 @@
 //! Learning from clicks: `propensity-ranksvm` (Joachims, Swaminathan & Schnabel, WSDM 2017) and the click
-//! weighting that `lambdarank` and `listnet` read on a click training set ([`ltr_data::click_training_set`]).
+//! weighting that `lambdarank` and `listnet` read on a click training set (`ltr_clicks::click_training_set`).
 
 use ltr_core::{Fit, FitContext, Fitted, LtrError, ParamGuard, Result};
 use ltr_data::{ClickWeighting, Dataset};

@@ -158,7 +158,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         name: "propensity-ranksvm",
         class_name: "PropensityRankSVM",
         paper: "Joachims, Swaminathan & Schnabel, WSDM 2017, Unbiased Learning-to-Rank with Biased Feedback: Propensity SVM-Rank on clicks (weighting=naive: the naive control)",
-        code: "crates/ltr-learn/src/algorithms/clicks.rs; click training sets in crates/ltr-data/src/click_training.rs",
+        code: "crates/ltr-learn/src/algorithms/clicks.rs; click training sets in crates/ltr-clicks/src/click_training.rs",
         params: &[PROPENSITY_RANKSVM_SPECS, CLICK_SPECS, SOLVER_SPECS],
         distributed: None,
         fit: clicks::propensity_ranksvm,

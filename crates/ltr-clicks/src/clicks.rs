@@ -19,8 +19,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use crate::error::{DataError, Result};
-use crate::Dataset;
+use ltr_data::{DataError, Dataset, Result};
 
 /// One displayed document of one session.
 #[derive(Debug, Clone, PartialEq)]
@@ -193,7 +192,7 @@ pub fn read_click_log(path: &Path) -> Result<Vec<ClickRecord>> {
 
 /// Write a click log (with the propensity column), atomically.
 pub fn write_click_log(path: &Path, records: &[ClickRecord]) -> Result<()> {
-    crate::write_atomic(path, |w| {
+    ltr_data::write_atomic(path, |w| {
         writeln!(w, "{CLICK_LOG_HEADER}")?;
         for r in records {
             let p = r.propensity.map(|p| p.to_string()).unwrap_or_default();
@@ -496,7 +495,7 @@ pub const PROPENSITY_TABLE_HEADER: &str = "rank\tpropensity\tlow\thigh\tsessions
 /// Write a propensity table (tab-separated, [`PROPENSITY_TABLE_HEADER`]), atomically: the form `ltr train
 /// --propensities` reads.
 pub fn write_propensity_table(path: &Path, table: &[PropensityEstimate]) -> Result<()> {
-    crate::write_atomic(path, |w| {
+    ltr_data::write_atomic(path, |w| {
         writeln!(w, "{PROPENSITY_TABLE_HEADER}")?;
         for e in table {
             writeln!(
@@ -579,7 +578,7 @@ pub fn read_propensity_table(path: &Path) -> Result<Vec<f64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{generate_letor_like, SyntheticConfig};
+    use ltr_data::{generate_letor_like, SyntheticConfig};
 
     fn data() -> Dataset {
         generate_letor_like(&SyntheticConfig {

@@ -11,9 +11,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use ltr_data::{DataError, Dataset, Result};
+
 use crate::clicks::ClickRecord;
-use crate::dataset::Dataset;
-use crate::error::{DataError, Result};
 
 /// Where the propensity of a click comes from.
 #[derive(Debug, Clone, PartialEq)]
@@ -246,7 +246,8 @@ impl<'a> ClickTrainingBuilder<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{generate_letor_like, ClickSimulation, ClickWeighting, SyntheticConfig};
+    use crate::ClickSimulation;
+    use ltr_data::{generate_letor_like, ClickWeighting, SyntheticConfig};
 
     /// Synthetic data without docids, so its documents are named `d0`, `d1`, … as in a simulated log.
     fn data() -> Dataset {

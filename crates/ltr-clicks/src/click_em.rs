@@ -20,9 +20,9 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Poisson};
 use rayon::prelude::*;
 
+use ltr_data::{DataError, Dataset, Result};
+
 use crate::clicks::{ClickRecord, PropensityEstimate};
-use crate::dataset::Dataset;
-use crate::error::{DataError, Result};
 
 /// How EM models relevance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -493,7 +493,8 @@ pub fn estimate_propensities_em(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{generate_letor_like, ClickSimulation, SyntheticConfig};
+    use crate::ClickSimulation;
+    use ltr_data::{generate_letor_like, SyntheticConfig};
 
     fn data() -> Dataset {
         generate_letor_like(&SyntheticConfig {

@@ -1,0 +1,45 @@
+//! # ltr-clicks
+//!
+//! Learning to rank from clicks, on top of [`ltr_data`]: click logs in a documented TSV format ([`read_click_log`],
+//! [`write_click_log`]), click simulation from judged data and a production ranking under the position-based and
+//! cascade models with a swap intervention ([`ClickSimulation`]), position bias from swaps
+//! ([`estimate_propensities`]) or by expectation-maximisation ([`estimate_propensities_em`]), and click training
+//! sets ([`click_training_set`], [`ClickTrainingBuilder`]): a log joined to a feature file by (qid, docid), one
+//! weighted query per distinct click.
+//!
+//! A click training set is an ordinary [`ltr_data::Dataset`] carrying per-query weights and propensities; the
+//! click-aware learners read it through [`ltr_data::Dataset::click_weights`] and need not depend on this crate.
+//!
+//! ```
+//! use ltr_clicks::{click_training_set, ClickSimulation, PropensitySource};
+//! use ltr_data::{generate_letor_like, ClickWeighting, SyntheticConfig};
+//!
+//! let ds = generate_letor_like(&SyntheticConfig { queries: 20, seed: 3, ..Default::default() }).unwrap();
+//! // The first feature as the production ranker; 500 sessions under (1/rank)^1, the whole list displayed.
+//! let production: Vec<f64> = (0..ds.n_docs()).map(|i| ds.row(i).get(0) as f64).collect();
+//! let sim = ClickSimulation { sessions: 500, seed: 1, ..Default::default() };
+//! let log = sim.simulate(&ds, &production).unwrap();
+//! let (clicks, stats) = click_training_set(&log, &ds, &PropensitySource::Logged).unwrap();
+//! assert_eq!(clicks.n_queries(), stats.queries);
+//! // What propensity-ranksvm, lambdarank and listnet multiply each query's loss by.
+//! assert!(clicks.click_weights(ClickWeighting::Ips { clip: 0.0 }).is_some());
+//! ```
+//!
+//! Errors are [`ltr_data::DataError`] (for now this crate has no error type of its own): a malformed log line is
+//! [`DataError::Parse`](ltr_data::DataError::Parse) naming the file and line, a session that cannot be joined to
+//! the feature file is [`DataError::ClickSession`](ltr_data::DataError::ClickSession) naming the session.
+#![deny(missing_docs)]
+
+mod click_em;
+mod click_training;
+mod clicks;
+
+pub use click_em::{estimate_propensities_em, EmEstimate, EmSettings, RelevanceModel};
+pub use click_training::{
+    click_training_set, ClickTrainingBuilder, ClickTrainingStats, PropensitySource,
+};
+pub use clicks::{
+    estimate_propensities, read_click_log, read_propensity_table, write_click_log,
+    write_propensity_table, ClickModel, ClickRecord, ClickSimulation, Examination, Intervention,
+    PropensityEstimate, CLICK_LOG_HEADER, PROPENSITY_TABLE_HEADER, ULTRA_CURVE,
+};
