@@ -47,6 +47,7 @@ mod convention;
 mod evaluate;
 mod metric;
 mod ranking;
+mod report;
 mod significance;
 mod trec;
 
@@ -56,6 +57,7 @@ pub use convention::{Convention, Discount, Gain, ShortList, TiePolicy};
 pub use evaluate::{evaluate, evaluate_mean, fast_ranking, EvalError, Evaluation, MetricResult};
 pub use metric::{MeasureInfo, Metric, MetricParseError, Params, Real, Tunable, MEASURES};
 pub use ranking::Ranking;
+pub use report::{measures_json, measures_text};
 pub use significance::{
     bootstrap_ci, holm_adjust, paired_t_test, permutation_test, run_test, sign_test, wilcoxon,
     Alternative, TestKind, TestResult,

@@ -47,7 +47,12 @@ impl Evaluation {
             self.qids.len()
         ));
         let names: Vec<String> = self.results.iter().map(|r| r.metric.to_string()).collect();
-        let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0).max(10);
+        let width = names
+            .iter()
+            .map(|n| n.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(10);
         for (name, r) in names.iter().zip(&self.results) {
             out.push_str(&format!("{name:<width$} {:.4}\n", r.mean));
         }

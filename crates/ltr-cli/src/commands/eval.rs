@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use ltr_metrics::{check_scores_fit, evaluate_run, read_qrels, read_run, read_scores};
-use ltr_metrics::{evaluate, Evaluation, MEASURES};
+use ltr_metrics::{evaluate, Evaluation};
 
 /// Default metrics of `ltr eval`.
 pub const DEFAULT_METRICS: &[&str] = &["NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "MAP"];
@@ -55,39 +55,15 @@ pub struct EvalArgs {
     pub list_measures: bool,
 }
 
-/// Print the measure catalogue (`--list-measures`).
-pub fn list_measures(json: bool) -> Result<()> {
-    if json {
-        let v: Vec<serde_json::Value> = MEASURES
-            .iter()
-            .map(|m| {
-                serde_json::json!({"syntax": m.syntax, "params": m.params, "definition": m.definition, "source": m.source})
-            })
-            .collect();
-        println!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(());
-    }
-    println!("Measures for --metric (case-insensitive; ir_measures' syntax NAME(option=value,...)@cutoff).");
-    println!("Values equal trec_eval's and ir_measures' under --convention trec; rel=r counts grades >= r as relevant");
-    println!("for that measure only; judged_only=True drops unjudged documents first (TREC runs; no-op on LETOR data).");
-    println!();
-    println!(
-        "{:<22} {:<34} definition [source]",
-        "measure", "options (defaults)"
-    );
-    for m in MEASURES {
-        println!(
-            "{:<22} {:<34} {} [{}]",
-            m.syntax, m.params, m.definition, m.source
-        );
-    }
-    Ok(())
-}
-
 /// Run the command.
 pub fn run(a: EvalArgs) -> Result<()> {
     if a.list_measures {
-        return list_measures(a.json);
+        if a.json {
+            println!("{:#}", ltr_metrics::measures_json());
+        } else {
+            print!("{}", ltr_metrics::measures_text());
+        }
+        return Ok(());
     }
     let metrics = super::parse_metrics(&a.metrics, DEFAULT_METRICS)?;
     let mut conv = super::convention(&a.convention, a.ties.as_deref())?;
@@ -120,52 +96,9 @@ pub fn run(a: EvalArgs) -> Result<()> {
 /// Print an evaluation as a table or as JSON.
 pub fn print_evaluation(ev: &Evaluation, per_query: bool, json: bool) -> Result<()> {
     if json {
-        let mut metrics = serde_json::Map::new();
-        for r in &ev.results {
-            let mut o = serde_json::Map::new();
-            o.insert("mean".into(), serde_json::json!(r.mean));
-            if per_query {
-                let pq: serde_json::Map<String, serde_json::Value> = ev
-                    .qids
-                    .iter()
-                    .zip(&r.per_query)
-                    .map(|(q, v)| (q.clone(), serde_json::json!(v)))
-                    .collect();
-                o.insert("per_query".into(), serde_json::Value::Object(pq));
-            }
-            metrics.insert(r.metric.to_string(), serde_json::Value::Object(o));
-        }
-        let v = serde_json::json!({"convention": ev.convention.name, "queries": ev.qids.len(), "metrics": metrics});
-        println!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(());
-    }
-    if per_query {
-        let header: Vec<String> = ev.results.iter().map(|r| r.metric.to_string()).collect();
-        println!("qid\t{}", header.join("\t"));
-        for (i, q) in ev.qids.iter().enumerate() {
-            let row: Vec<String> = ev
-                .results
-                .iter()
-                .map(|r| format!("{:.4}", r.per_query[i]))
-                .collect();
-            println!("{q}\t{}", row.join("\t"));
-        }
-        println!();
-    }
-    println!(
-        "convention: {} ({} queries)",
-        ev.convention.name,
-        ev.qids.len()
-    );
-    let names: Vec<String> = ev.results.iter().map(|r| r.metric.to_string()).collect();
-    let width = names
-        .iter()
-        .map(|n| n.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(10);
-    for (name, r) in names.iter().zip(&ev.results) {
-        println!("{name:<width$} {:.4}", r.mean);
+        println!("{:#}", ev.to_json(per_query));
+    } else {
+        print!("{}", ev.to_text(per_query));
     }
     Ok(())
 }
