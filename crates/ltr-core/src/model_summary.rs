@@ -56,4 +56,124 @@ impl ModelFile {
         v.sort_by(|a, b| b.3.total_cmp(&a.3).then(a.0.cmp(&b.0)));
         v
     }
+
+    /// What `ltr inspect MODEL` prints: everything the file says about the model, as pretty JSON (`json`) or as a
+    /// summary with the 20 largest weights or gains (a newline ends every line).
+    pub fn describe(&self, json: bool) -> String {
+        let m = self;
+        let kind = m.kind_description();
+        let diagnostics: serde_json::Value = if m.diagnostics_json.is_empty() {
+            serde_json::Value::Null
+        } else {
+            serde_json::from_str(&m.diagnostics_json).unwrap_or(serde_json::Value::Null)
+        };
+        if json {
+            let v = serde_json::json!({
+                "algorithm": m.algorithm,
+                "kind": kind,
+                "format_version": m.format_version,
+                "crate_version": m.crate_version,
+                "features": m.n_features,
+                "params": m.params,
+                "training": {
+                    "train_file": m.training.train_file,
+                    "validation_file": m.training.validation_file,
+                    "queries": m.training.queries,
+                    "documents": m.training.documents,
+                    "seed": m.training.seed,
+                    "seconds": m.training.seconds,
+                },
+                "fit": m.fit,
+                "feature_names": m.feature_names,
+                "weights_by_magnitude": m.weights_by_magnitude()
+                    .into_iter()
+                    .map(|(raw, name, w)| serde_json::json!({"feature": raw, "name": name, "weight": w}))
+                    .collect::<Vec<_>>(),
+                "importance": m.importance_by_gain()
+                    .into_iter()
+                    .map(|(raw, name, splits, gain)| serde_json::json!({"feature": raw, "name": name, "splits": splits, "gain": gain}))
+                    .collect::<Vec<_>>(),
+                "preprocess": m.preprocess,
+                "diagnostics": diagnostics,
+            });
+            return format!("{v:#}\n");
+        }
+        let mut out = String::new();
+        let mut line = |text: String| {
+            out.push_str(&text);
+            out.push('\n');
+        };
+        line(format!("algorithm:   {}", m.algorithm));
+        line(format!("kind:        {kind}"));
+        line(format!(
+            "format:      v{} (written by ltr {})",
+            m.format_version, m.crate_version
+        ));
+        line(format!("features:    {}", m.n_features));
+        let params: Vec<String> = m.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        line(format!("params:      {}", params.join(" ")));
+        line(format!(
+            "trained on:  {} ({} queries, {} documents, seed {}, {:.3}s){}",
+            m.training.train_file,
+            m.training.queries,
+            m.training.documents,
+            m.training.seed,
+            m.training.seconds,
+            m.training
+                .validation_file
+                .as_ref()
+                .map_or(String::new(), |v| format!(", validated on {v}"))
+        ));
+        let fit = &m.fit;
+        let mut facts = Vec::new();
+        if let Some(i) = fit.iterations {
+            facts.push(format!("{i} iterations"));
+        }
+        if let Some(o) = fit.objective {
+            facts.push(format!("objective {o:.6}"));
+        }
+        if let Some(g) = fit.duality_gap {
+            facts.push(format!("duality gap {g:.3e}"));
+        }
+        for (k, v) in &fit.selected {
+            facts.push(format!("{k}={v} (chosen)"));
+        }
+        if let Some(v) = fit.validation {
+            facts.push(format!("validation {v:.4}"));
+        }
+        if !facts.is_empty() {
+            line(format!("fit:         {}", facts.join(", ")));
+        }
+        line(match &m.preprocess {
+            Some(p) => format!("preprocess:  {}", p.describe().join("; ")),
+            None => "preprocess:  none (the model reads the features as given)".to_string(),
+        });
+        if let Model::Linear(l) = &m.model {
+            line(format!("‖w‖:         {:.6}", l.norm()));
+            let ranked = m.weights_by_magnitude();
+            line(format!(
+                "weights by magnitude (--json lists all {}):",
+                ranked.len()
+            ));
+            for (raw, name, w) in ranked.iter().take(20) {
+                line(format!("  {w:+.6}  {name} (feature {raw})"));
+            }
+        }
+        let importance = m.importance_by_gain();
+        if !importance.is_empty() {
+            line(format!(
+                "importance by gain (splits; --json lists all {}):",
+                importance.len()
+            ));
+            for (raw, name, splits, gain) in importance.iter().take(20) {
+                line(format!(
+                    "  {gain:12.4}  {splits:6} splits  {name} (feature {raw})"
+                ));
+            }
+        }
+        if !diagnostics.is_null() {
+            line(format!("diagnostics:\n{diagnostics:#}"));
+        }
+        out
+    }
 }

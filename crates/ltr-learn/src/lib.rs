@@ -24,6 +24,7 @@
 
 mod algorithms;
 mod click_join;
+mod inspect;
 mod job;
 mod memory;
 mod select;
@@ -44,6 +45,7 @@ pub use select::{
     Trained,
 };
 
+pub use inspect::describe_dataset;
 pub use job::{
     ClickSource, JobError, JobInput, Ranks, TrainData, TrainJob, TrainJobBuilder, TrainOutcome,
 };
