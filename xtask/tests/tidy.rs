@@ -154,3 +154,115 @@ fn front_ends_train_only_through_the_registry() {
         found.join("\n")
     );
 }
+
+/// Module path (`a::b`) of every `.rs` file under `src`: `lib.rs`/`main.rs` are the root, `x/mod.rs` is `x`.
+fn module_files(src: &Path) -> Vec<(String, PathBuf)> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files
+        .into_iter()
+        .map(|f| {
+            let rel = f.strip_prefix(src).unwrap().with_extension("");
+            let mut parts: Vec<String> = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            if matches!(
+                parts.last().map(String::as_str),
+                Some("lib" | "main" | "mod")
+            ) {
+                parts.pop();
+            }
+            (parts.join("::"), f)
+        })
+        .collect()
+}
+
+/// The modules a file's non-test code names through `crate::` or `super::` paths (the longest known prefix).
+fn module_edges(module: &str, text: &str, known: &[String]) -> Vec<String> {
+    let code = text.split("#[cfg(test)]").next().unwrap_or("");
+    let parent = module.rsplit_once("::").map_or("", |(p, _)| p);
+    let mut out = Vec::new();
+    for (prefix, base) in [("crate::", String::new()), ("super::", parent.to_string())] {
+        for (i, _) in code.match_indices(prefix) {
+            let before = code[..i].chars().next_back();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+                continue;
+            }
+            let path: Vec<&str> = code[i + prefix.len()..]
+                .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                .next()
+                .unwrap_or("")
+                .split("::")
+                .filter(|s| !s.is_empty())
+                .collect();
+            let target = (0..=path.len()).rev().find_map(|k| {
+                let mut name = base.clone();
+                for p in &path[..k] {
+                    if !name.is_empty() {
+                        name.push_str("::");
+                    }
+                    name.push_str(p);
+                }
+                known.contains(&name).then_some(name)
+            });
+            if let Some(t) = target.filter(|t| t != module && !t.is_empty()) {
+                out.push(t);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_module_imports_one_that_imports_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let mut srcs: Vec<PathBuf> = std::fs::read_dir(root.join("crates"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("src"))
+        .filter(|p| p.is_dir())
+        .collect();
+    srcs.extend([root.join("xtask/src"), root.join("python/src")]);
+    srcs.sort();
+    let mut circles = Vec::new();
+    for src in srcs {
+        let files = module_files(&src);
+        let known: Vec<String> = files.iter().map(|(m, _)| m.clone()).collect();
+        let edges: std::collections::BTreeMap<String, Vec<String>> = files
+            .iter()
+            .map(|(m, f)| {
+                let text = std::fs::read_to_string(f).unwrap();
+                (m.clone(), module_edges(m, &text, &known))
+            })
+            .collect();
+        // A module reachable from itself: depth-first search from each module.
+        for start in edges.keys() {
+            let mut stack: Vec<(String, Vec<String>)> = vec![(start.clone(), vec![start.clone()])];
+            let mut seen = std::collections::BTreeSet::new();
+            while let Some((m, path)) = stack.pop() {
+                for next in &edges[&m] {
+                    if next == start {
+                        if path.iter().min() == Some(start) {
+                            circles.push(format!(
+                                "{}: {} -> {start}",
+                                src.display(),
+                                path.join(" -> ")
+                            ));
+                        }
+                    } else if seen.insert(next.clone()) {
+                        let mut p = path.clone();
+                        p.push(next.clone());
+                        stack.push((next.clone(), p));
+                    }
+                }
+            }
+        }
+    }
+    circles.dedup();
+    assert!(
+        circles.is_empty(),
+        "modules that import each other (move the shared type to its own module):\n{}",
+        circles.join("\n")
+    );
+}

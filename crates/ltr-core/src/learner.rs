@@ -24,7 +24,7 @@ use ltr_data::Dataset;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{LtrError, Result};
-use crate::model_file::Model;
+use crate::model::Model;
 use crate::scorer::{LinearModel, Scorer};
 
 /// Judges the ranking that `scores` induce on `data` (one score per document, in file order): higher is better.

@@ -21,6 +21,7 @@ mod collective;
 mod error;
 mod forest;
 mod learner;
+mod model;
 mod model_file;
 mod model_summary;
 mod params;
@@ -35,6 +36,7 @@ pub use learner::{
     best_by_validation, stage, Best, BestSoFar, EpochObserver, Fit, FitContext, FitDistributed,
     FitReport, FitWith, Fitted, Measure, ParamGuard, Progress, Silent, WarmStarts,
 };
-pub use model_file::{Model, ModelFile, TrainingSummary, MODEL_FORMAT_VERSION};
+pub use model::Model;
+pub use model_file::{ModelFile, TrainingSummary, MODEL_FORMAT_VERSION};
 pub use params::{compact_number, Params};
 pub use scorer::{LinearModel, Scorer, Stump, StumpEnsemble, Tree, TreeEnsemble, TreeNode};

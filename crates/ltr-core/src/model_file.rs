@@ -5,65 +5,18 @@ use std::path::Path;
 
 use std::borrow::Cow;
 
-use ltr_data::{Dataset, Preprocess, QueryView};
+use ltr_data::{Dataset, Preprocess};
 use serde::{Deserialize, Serialize};
 
-use crate::aggregate::RankAggregate;
 use crate::error::{LtrError, Result};
-use crate::forest::Forest;
 use crate::learner::FitReport;
-use crate::scorer::{LinearModel, Scorer, StumpEnsemble, TreeEnsemble};
+use crate::model::Model;
+use crate::scorer::Scorer;
 
 /// Version of the model file layout. Version 1 (before the typed [`FitReport`]) and version 2 (before the stored
 /// [`Preprocess`]) files still load; any other version is refused with a clear error.
 pub const MODEL_FORMAT_VERSION: u32 = 3;
 const BINARY_MAGIC: &[u8; 8] = b"LTRMODEL";
-
-/// A trained scoring function of any kind the workspace produces.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum Model {
-    /// A single linear function (perceptrons, RankSVM, RSVM-IR, sigmoid, ListNet, SLAM, committee "A").
-    Linear(LinearModel),
-    /// Several linear functions whose rankings are aggregated (committee "B", MHR).
-    Aggregate(RankAggregate),
-    /// Threshold weak rankers (RankBoost).
-    Stumps(StumpEnsemble),
-    /// Regression trees (RankLib MART/LambdaMART models read for evaluation).
-    Trees(TreeEnsemble),
-    /// A flat tree ensemble trained here (`lambdamart`, `mart`, `random-forest`). Appended last: postcard encodes
-    /// the variant by its index, so files of the earlier variants read as before.
-    Forest(Forest),
-}
-
-impl Scorer for Model {
-    fn score_query(&self, q: &QueryView<'_>, out: &mut [f64]) {
-        match self {
-            Model::Linear(m) => m.score_query(q, out),
-            Model::Aggregate(m) => m.score_query(q, out),
-            Model::Stumps(m) => m.score_query(q, out),
-            Model::Trees(m) => m.score_query(q, out),
-            Model::Forest(m) => m.score_query(q, out),
-        }
-    }
-    fn n_features(&self) -> usize {
-        match self {
-            Model::Linear(m) => m.n_features(),
-            Model::Aggregate(m) => m.n_features(),
-            Model::Stumps(m) => m.n_features(),
-            Model::Trees(m) => m.n_features(),
-            Model::Forest(m) => m.n_features(),
-        }
-    }
-    fn score_dataset(&self, ds: &Dataset) -> Vec<f64> {
-        match self {
-            Model::Linear(m) => m.score_dataset(ds),
-            Model::Aggregate(m) => m.score_dataset(ds),
-            Model::Stumps(m) => m.score_dataset(ds),
-            Model::Trees(m) => m.score_dataset(ds),
-            Model::Forest(m) => m.score_dataset(ds),
-        }
-    }
-}
 
 /// What the model was trained on.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -449,6 +402,7 @@ fn model_err(path: &Path, problem: String) -> LtrError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::LinearModel;
 
     fn sample() -> ModelFile {
         let mut p = BTreeMap::new();

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::dataset::{Dataset, FeatureMatrix};
 use crate::error::{DataError, Result};
 use crate::exact_sum::ExactVec;
-use crate::transform::{select_features_padded, ZScore};
+use crate::transform::{select_features_padded, zscore_value, ZScore};
 
 /// Which normalisation (the `--normalize` values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -463,15 +463,6 @@ fn minmax_value(v: f32, min: f64, max: f64) -> f32 {
     let range = max - min;
     if range > 0.0 {
         ((v as f64 - min) / range) as f32
-    } else {
-        0.0
-    }
-}
-
-/// (v − mean) / std; 0 for a feature constant on the training data.
-pub(crate) fn zscore_value(v: f32, mean: f64, std: f64) -> f32 {
-    if std > 0.0 {
-        ((v as f64 - mean) / std) as f32
     } else {
         0.0
     }

@@ -117,7 +117,7 @@ impl ZScore {
             .into_par_iter()
             .for_each(|mut row| {
                 for (j, v) in row.iter_mut().enumerate() {
-                    *v = crate::preprocess::zscore_value(*v, self.mean[j], self.std[j]);
+                    *v = zscore_value(*v, self.mean[j], self.std[j]);
                 }
             });
         Ok(())
@@ -202,4 +202,13 @@ pub fn parse_feature_list(spec: &str) -> Result<Vec<usize>> {
         }
     }
     Ok(out)
+}
+
+/// (v − mean) / std; 0 for a feature constant on the training data.
+pub(crate) fn zscore_value(v: f32, mean: f64, std: f64) -> f32 {
+    if std > 0.0 {
+        ((v as f64 - mean) / std) as f32
+    } else {
+        0.0
+    }
 }

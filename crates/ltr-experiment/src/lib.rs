@@ -28,6 +28,7 @@
 
 mod cells;
 mod error;
+mod experiment;
 mod folds;
 mod plot;
 mod report;
@@ -36,8 +37,8 @@ mod spec;
 
 pub use cells::{CellOrigin, Cells};
 pub use error::{ExperimentError, Result};
+pub use experiment::{CellRecord, Experiment, GridPoint, Outcome};
 pub use folds::{carve_validation, load_folds, stratified_kfold, ExperimentFold};
 pub use plot::{bar_chart, line_chart, Series};
 pub use report::{md_table, mean, Comparison};
-pub use run::{CellRecord, Experiment, GridPoint, Outcome};
 pub use spec::{DataSpec, ExperimentSpec, MethodSpec};

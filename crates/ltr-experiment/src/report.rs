@@ -10,8 +10,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::error::{ExperimentError, Result};
+use crate::experiment::{CellRecord, Experiment};
 use crate::plot::{line_chart, Series};
-use crate::run::{CellRecord, Experiment};
 
 /// A Markdown table.
 pub fn md_table(header: &[&str], rows: &[Vec<String>]) -> String {

@@ -23,7 +23,7 @@ use ltr_core::{ForestTree, Model, ModelFile};
 use ltr_data::Preprocess;
 use serde_json::{json, Value};
 
-use crate::formats::{EsModel, ExportOptions, Exported, MissingPolicy, Target};
+use crate::target::{EsModel, ExportOptions, Exported, MissingPolicy, Target};
 use crate::trees::{key, value};
 use crate::{ExportError, Result};
 

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use ltr_core::{Forest, ModelFile};
 
-use crate::import::{bad, f32_at_most, model_file, Child, RawNode, RawTree, Test};
+use crate::foreign_tree::{bad, f32_at_most, model_file, Child, RawNode, RawTree, Test};
 use crate::Result;
 
 /// The LightGBM objectives whose models are read (their raw scores rank; `binary` is read as its margin, before the

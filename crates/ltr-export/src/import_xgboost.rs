@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use ltr_core::{Forest, ModelFile};
 
-use crate::import::{bad, f32_below, model_file, Child, RawNode, RawTree, Test};
+use crate::foreign_tree::{bad, f32_below, model_file, Child, RawNode, RawTree, Test};
 use crate::Result;
 
 /// The XGBoost objectives whose models are read (their margins rank; the logistic ones are read as their margin,

@@ -23,6 +23,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod foreign_tree;
 mod forest;
 mod formats;
 mod import;
@@ -30,14 +31,16 @@ mod import_lightgbm;
 mod import_xgboost;
 mod linear;
 mod ranklib;
+mod target;
 mod trees;
 
-pub use formats::{export, EsModel, ExportOptions, Exported, MissingPolicy, Target};
+pub use formats::export;
 pub use import::{is_foreign_model, is_model_file, load_model};
 pub use import_lightgbm::{read_lightgbm, read_lightgbm_json, LIGHTGBM_OBJECTIVES};
 pub use import_xgboost::{read_xgboost, XGBOOST_OBJECTIVES};
 pub use linear::{linear_form, LinearForm, Normalizer, Term};
 pub use ranklib::{read_ranklib, widen_to};
+pub use target::{EsModel, ExportOptions, Exported, MissingPolicy, Target};
 pub use trees::{raw_stumps, RawStump};
 
 /// Why a model cannot be exported.

@@ -2,9 +2,20 @@
 //! [`crate::ClickSource`] trains on (each click a query: the clicked document over the others displayed, with its
 //! propensity).
 
+use std::path::PathBuf;
+
 use ltr_data::{DataError, Dataset};
 
-use crate::job::{ClickSource, JobError};
+use crate::job_error::JobError;
+
+/// A click log to train on instead of the training data's labels.
+#[derive(Debug, Clone)]
+pub struct ClickSource {
+    /// The log (`ltr clicks simulate`'s TSV), joined to the training data's features by (qid, docid).
+    pub log: PathBuf,
+    /// Propensities by rank (`ltr clicks propensity --out`) for a log without a propensity column.
+    pub propensities: Option<PathBuf>,
+}
 
 /// The click training set of `clicks` on `features` (read from `train_label`); a session that cannot be joined is
 /// reported at its first line of the log.

@@ -26,6 +26,7 @@ mod algorithms;
 mod click_join;
 mod inspect;
 mod job;
+mod job_error;
 mod memory;
 mod select;
 mod shards;
@@ -45,10 +46,10 @@ pub use select::{
     Trained,
 };
 
+pub use click_join::ClickSource;
 pub use inspect::describe_dataset;
-pub use job::{
-    ClickSource, JobError, JobInput, Ranks, TrainData, TrainJob, TrainJobBuilder, TrainOutcome,
-};
+pub use job::{Ranks, TrainData, TrainJob, TrainJobBuilder, TrainOutcome};
+pub use job_error::{JobError, JobInput};
 pub use shards::{balanced_ranges, shard_path, write_shards};
 pub use spec::{Allowed, ParamSpec, SpecReader};
 
