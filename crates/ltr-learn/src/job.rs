@@ -82,6 +82,7 @@ pub struct TrainJobBuilder<'a> {
     feature_names: Option<PathBuf>,
     output: Option<PathBuf>,
     progress: &'a dyn Progress,
+    verbose: bool,
 }
 
 /// A checked training run: [`run`](TrainJob::run) it.
@@ -101,6 +102,7 @@ pub struct TrainJob<'a> {
     feature_names_file: Option<PathBuf>,
     output: Option<PathBuf>,
     progress: &'a dyn Progress,
+    verbose: bool,
 }
 
 /// What a finished run gives.
@@ -177,6 +179,7 @@ impl<'a> TrainJob<'a> {
             feature_names: None,
             output: None,
             progress: &Silent,
+            verbose: false,
         }
     }
 }
@@ -288,6 +291,12 @@ impl<'a> TrainJobBuilder<'a> {
         self.progress = p;
         self
     }
+    /// Log the run's summary (memory estimate, every grid setting's score, the setting kept, the stored
+    /// preprocessing) at `info` rather than `debug`: what `ltr train` shows.
+    pub fn verbose(mut self, verbose: bool) -> Self {
+        self.verbose = verbose;
+        self
+    }
 
     /// Check every input before any data is read.
     pub fn build(self) -> Result<TrainJob<'a>, JobError> {
@@ -391,6 +400,7 @@ impl<'a> TrainJobBuilder<'a> {
             feature_names_file: self.feature_names,
             output: self.output,
             progress: self.progress,
+            verbose: self.verbose,
         })
     }
 }
@@ -530,6 +540,18 @@ impl TrainJob<'_> {
             .progress(self.progress)
     }
 
+    /// A line of the run's summary (memory, grid scores, kept setting): `info` for a [`verbose`] job (`ltr
+    /// train`), `debug` otherwise, so that experiment cells and reproductions training many models stay quiet.
+    ///
+    /// [`verbose`]: TrainJobBuilder::verbose
+    fn say(&self, line: String) {
+        if self.verbose {
+            tracing::info!("{line}");
+        } else {
+            tracing::debug!("{line}");
+        }
+    }
+
     /// Say before training how much memory the run will need (the data is loaded; the rest is estimated).
     fn log_memory(&self, train: &Dataset, validation: Option<&Dataset>) {
         let algo = self.algorithm.name;
@@ -541,38 +563,38 @@ impl TrainJob<'_> {
         };
         let vali = validation.map_or(0, |v| v.memory_bytes() * copies);
         let h = crate::human_bytes;
-        tracing::info!(
+        self.say(format!(
             "memory: about {} (training data {}, preprocessed copy {}, validation {}, {algo}'s working set {})",
             h(est.total() + vali),
             h(est.dataset),
             h(est.preprocessed),
             h(vali),
             h(est.working)
-        );
+        ));
     }
 
     fn log_trained(&self, trained: &Trained) {
         if trained.grid_scores.len() > 1 {
             for (setting, score) in &trained.grid_scores {
-                tracing::info!(
+                self.say(format!(
                     "{}: validation {} = {score:.4}",
                     crate::describe(setting),
                     self.metric
-                );
+                ));
             }
         }
         if let Some(p) = &trained.preprocess {
-            tracing::info!(
+            self.say(format!(
                 "preprocessing stored in the model: {}",
                 p.describe().join("; ")
-            );
+            ));
         }
         if let Some(v) = trained.fitted.report.validation {
-            tracing::info!(
+            self.say(format!(
                 "kept {} (validation {} = {v:.4})",
                 crate::describe(&trained.params),
                 self.metric
-            );
+            ));
         }
     }
 

@@ -247,7 +247,7 @@ fn fold_cells(
                     ("training queries".into(), ds.n_queries().to_string()),
                 ]);
                 evaluate(
-                    &t.fitted.model,
+                    &t.model,
                     &fold.test,
                     conv,
                     t0.elapsed().as_secs_f64(),
@@ -335,13 +335,13 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
             let prod_train = fold.train.select_queries(&(0..n_prod).collect::<Vec<_>>());
             let prod = train_fold("ranksvm", &["c=0.1"], &prod_train, None, ndcg, &conv)?;
             production.push(evaluate(
-                &prod.fitted.model,
+                &prod.model,
                 &fold.test,
                 &conv,
                 0.0,
                 BTreeMap::new(),
             )?);
-            let prod_scores = prod.fitted.model.score_dataset(&fold.train);
+            let prod_scores = prod.model.score_dataset(&fold.train);
             // Cells of another production share are other cells.
             let cell_task = if share == PRODUCTION_SHARE {
                 task.name.clone()

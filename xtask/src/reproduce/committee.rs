@@ -55,7 +55,7 @@ pub fn method_cell(
             let value = t
                 .params
                 .get(setting)
-                .or_else(|| t.fitted.report.selected.get(setting))
+                .or_else(|| t.fit.selected.get(setting))
                 .cloned()
                 .unwrap_or_default();
             let seconds = t0.elapsed().as_secs_f64();
@@ -65,7 +65,7 @@ pub fn method_cell(
                 other => other,
             };
             let notes = BTreeMap::from([(note.to_string(), value)]);
-            test_result(&t.fitted.model, &fold.test, &conv, seconds, notes)
+            test_result(&t.model, &fold.test, &conv, seconds, notes)
         })
 }
 
@@ -312,7 +312,7 @@ fn table5(ctx: &Ctx, bench: &super::Bench) -> Result<String> {
                         Metric::Ndcg(Some(10)),
                         &bench.convention,
                     )?;
-                    let _ = fit.fitted.model.score_dataset(&fold.test);
+                    let _ = fit.model.score_dataset(&fold.test);
                     let c = t0.elapsed().as_secs_f64();
                     let (_, _, s) = ranksvm_selected(fold, &bench.convention)?;
                     Ok((c, s))

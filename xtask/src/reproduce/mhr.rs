@@ -47,7 +47,7 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
                             &conv,
                         )?;
                         let rsvm_r = test_result(
-                            &rsvm.fitted.model,
+                            &rsvm.model,
                             &fold.test,
                             &conv,
                             t0.elapsed().as_secs_f64(),
@@ -56,7 +56,7 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
                         let t0 = Instant::now();
                         let bc = train_fold("mhr", &[], &fold.train, None, ndcg10, &conv)?;
                         let bc_r = test_result(
-                            &bc.fitted.model,
+                            &bc.model,
                             &fold.test,
                             &conv,
                             t0.elapsed().as_secs_f64(),
@@ -72,11 +72,11 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
                             &conv,
                         )?;
                         let mut notes = BTreeMap::new();
-                        if let Model::Aggregate(a) = &wbc.fitted.model {
+                        if let Model::Aggregate(a) = &wbc.model {
                             notes.insert("weights".into(), format!("{:?}", a.weights));
                         }
                         let wbc_r = test_result(
-                            &wbc.fitted.model,
+                            &wbc.model,
                             &fold.test,
                             &conv,
                             t0.elapsed().as_secs_f64(),
@@ -86,7 +86,8 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
                             rsvm: rsvm_r,
                             bc: bc_r,
                             wbc: wbc_r,
-                            diagnostics: bc.fitted.diagnostics.unwrap_or_default(),
+                            diagnostics: serde_json::from_str(&bc.diagnostics_json)
+                                .unwrap_or_default(),
                         })
                     })?;
             for (m, r) in [

@@ -61,7 +61,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use ltr_core::{LinearModel, Scorer};
+use ltr_core::{LinearModel, ModelFile, Scorer};
 use ltr_data::{generate_letor_like, kfold_queries, letor_folds, Dataset, SyntheticConfig};
 use ltr_metrics::{evaluate, Convention, Metric};
 use serde::{Deserialize, Serialize};
@@ -162,19 +162,19 @@ pub fn pooled(results: &[FoldResult], metric: &str) -> (f64, Vec<f64>) {
     (fold_mean, v)
 }
 
-/// Train `algo` by name through the registry on a fold: `params` may hold comma grids, chosen on the fold's
-/// validation set by `metric` under `conv` (the registry's one model-selection loop).
+/// Train `algo` by name through the registry on a fold (a [`ltr_learn::TrainJob`]): `params` may hold comma
+/// grids, chosen on the fold's validation set by `metric` under `conv` (the registry's one model-selection loop).
 pub fn train_by_name(
     algo: &str,
     params: &[&str],
     fold: &Fold,
     metric: Metric,
     conv: &Convention,
-) -> Result<ltr_learn::Trained> {
+) -> Result<ModelFile> {
     train_fold(algo, params, &fold.train, Some(&fold.vali), metric, conv)
 }
 
-/// [`train_by_name`] on any training set, with or without validation data.
+/// [`train_by_name`] on any training set, with or without validation data: the model file `ltr train` writes.
 pub fn train_fold(
     algo: &str,
     params: &[&str],
@@ -182,23 +182,26 @@ pub fn train_fold(
     validation: Option<&Dataset>,
     metric: Metric,
     conv: &Convention,
-) -> Result<ltr_learn::Trained> {
-    let mut req = ltr_learn::TrainRequest::new(train).metric(metric, *conv);
-    if let Some(v) = validation {
-        req = req.validation(v);
-    }
-    Ok(ltr_learn::train(
-        algo,
-        &ltr_learn::Grid::parse(params)?,
-        &req,
-    )?)
+) -> Result<ModelFile> {
+    let in_memory = |data| ltr_learn::TrainData::Memory {
+        data,
+        name: "reproduction fold".into(),
+    };
+    let outcome = ltr_learn::TrainJob::builder(algo)
+        .params(params)
+        .metric(metric, *conv)
+        .train(in_memory(train))
+        .validation(validation.map(in_memory))
+        .build()?
+        .run()?;
+    Ok(outcome.model.expect("a one-process job returns its model"))
 }
 
 /// The weights of a linear model trained by name.
-pub fn linear(t: &ltr_learn::Trained) -> Result<LinearModel> {
-    match t.fitted.linear() {
-        Some(l) => Ok(l.clone()),
-        None => bail!("{} did not produce a linear model", t.algorithm.name),
+pub fn linear(t: &ModelFile) -> Result<LinearModel> {
+    match &t.model {
+        ltr_core::Model::Linear(l) => Ok(l.clone()),
+        _ => bail!("{} did not produce a linear model", t.algorithm),
     }
 }
 

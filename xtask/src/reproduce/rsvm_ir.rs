@@ -56,7 +56,7 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
                                 }
                                 train_by_name("rsvm-ir", &p, fold, Metric::Ap(None), &conv)?
                             };
-                            let (c, m): (f64, _) = (t.params["c"].parse()?, t.fitted.model);
+                            let (c, m): (f64, _) = (t.params["c"].parse()?, t.model);
                             let mut notes = BTreeMap::new();
                             notes.insert("C".into(), c.to_string());
                             test_result(&m, &fold.test, &conv, t0.elapsed().as_secs_f64(), notes)

@@ -104,6 +104,7 @@ pub fn run(a: TrainArgs) -> Result<()> {
         .feature_names(a.feature_names.clone())
         .output(Some(a.model.clone()))
         .progress(&bar)
+        .verbose(true)
         .build()?;
     job.run()?;
     Ok(())
