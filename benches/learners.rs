@@ -3,7 +3,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ltr_benches::{generated, ohsumed_like};
-use ltr_core::Fit;
+use ltr_core::{Fit, ParamGuard};
 use ltr_pairs::{count_pairs_per_query, PairLoss, PairwiseObjective};
 use ltr_perceptron::{LoopSettings, Observer, PerceptronLoop};
 
@@ -114,6 +114,8 @@ fn others(c: &mut Criterion) {
         b.iter(|| {
             ltr_ensemble::MhrParams::default()
                 .diagnostics(false)
+                .check()
+                .unwrap()
                 .fit(&ds, &ltr_core::FitContext::new(1))
                 .unwrap()
         })
@@ -131,6 +133,8 @@ fn others(c: &mut Criterion) {
         b.iter(|| {
             ltr_ensemble::RankBoostParams::default()
                 .rounds(50)
+                .check()
+                .unwrap()
                 .fit(&ds, &ltr_core::FitContext::new(1))
                 .unwrap()
         })
@@ -140,6 +144,8 @@ fn others(c: &mut Criterion) {
             ltr_online::ListNetParams::default()
                 .epochs(20)
                 .select_epochs(false)
+                .check()
+                .unwrap()
                 .fit(&ds, &ltr_core::FitContext::new(1))
                 .unwrap()
         })
@@ -158,6 +164,8 @@ fn others(c: &mut Criterion) {
                     ltr_listwise::CoordinateAscentParams::default()
                         .restarts(1)
                         .measure(Some(m))
+                        .check()
+                        .unwrap()
                         .fit(&ds, &ltr_core::FitContext::new(1))
                         .unwrap()
                 })
@@ -167,6 +175,8 @@ fn others(c: &mut Criterion) {
     g.bench_function("adarank (OHSUMED Fold1)", |b| {
         b.iter(|| {
             ltr_listwise::AdaRankParams::default()
+                .check()
+                .unwrap()
                 .fit(&ds, &ltr_core::FitContext::new(1))
                 .unwrap()
         })
@@ -176,6 +186,8 @@ fn others(c: &mut Criterion) {
             ltr_listwise::LambdaRankParams::default()
                 .epochs(20)
                 .select_epochs(false)
+                .check()
+                .unwrap()
                 .fit(&ds, &ltr_core::FitContext::new(1))
                 .unwrap()
         })
@@ -385,7 +397,7 @@ fn distributed(c: &mut Criterion) {
 /// The tree ensembles of `ltr-trees`: 20 rounds of LambdaMART and MART, a 20-tree forest (OHSUMED Fold1), and
 /// scoring with a 100-tree model (documents per second through the flat trees).
 fn trees(c: &mut Criterion) {
-    use ltr_core::{Fit, Scorer};
+    use ltr_core::{Fit, ParamGuard, Scorer};
     let ds = ohsumed_like();
     let mut g = c.benchmark_group("trees");
     g.sample_size(10);
@@ -394,6 +406,7 @@ fn trees(c: &mut Criterion) {
         ("mart", ltr_trees::GbdtParams::mart()),
     ] {
         p.trees = 20;
+        let p = p.check().unwrap();
         g.bench_function(format!("{name} 20 trees, 31 leaves (OHSUMED Fold1)"), |b| {
             b.iter(|| p.fit(&ds, &ltr_core::FitContext::new(1)).unwrap())
         });
@@ -401,14 +414,23 @@ fn trees(c: &mut Criterion) {
     let forest = ltr_trees::RandomForestParams {
         trees: 20,
         ..Default::default()
-    };
+    }
+    .check()
+    .unwrap();
     g.bench_function("random forest 20 trees (OHSUMED Fold1)", |b| {
         b.iter(|| forest.fit(&ds, &ltr_core::FitContext::new(1)).unwrap())
     });
     let mut p = ltr_trees::GbdtParams::lambdamart();
     p.trees = 100;
     p.stop_after = 0;
-    let model = p.fit(&ds, &ltr_core::FitContext::new(1)).unwrap().model;
+    let model = p
+        .check()
+        .unwrap()
+        .check()
+        .unwrap()
+        .fit(&ds, &ltr_core::FitContext::new(1))
+        .unwrap()
+        .model;
     g.throughput(Throughput::Elements(ds.n_docs() as u64));
     g.bench_function("score with 100 trees x 31 leaves (OHSUMED Fold1)", |b| {
         b.iter(|| model.score_dataset(&ds))

@@ -285,32 +285,52 @@ impl Fitted {
 }
 
 /// Checked hyperparameters (linfa's `ParamGuard`): `check` verifies the combination of settings once and returns
-/// the form a learner fits with.
+/// the checked form, the only one the learner's `Fit` is implemented on.
 pub trait ParamGuard {
     /// The checked form.
     type Checked;
-    /// Check without consuming.
-    fn check_ref(&self) -> Result<&Self::Checked>;
+    /// Check a copy, leaving these parameters as they are.
+    fn check_ref(&self) -> Result<Self::Checked>;
     /// Check and convert.
     fn check(self) -> Result<Self::Checked>
     where
         Self: Sized;
 }
 
-/// Implement [`ParamGuard`] for a parameter struct whose `validate(&self) -> Result<()>` checks the combination:
-/// the checked form is the struct itself, returned only when valid.
+/// `param_guard!(FooParams => FooValidParams)`: the checked form of a parameter struct whose `validate(&self) ->
+/// Result<()>` checks the combination of its settings. `FooValidParams` can only be made by
+/// [`ParamGuard::check`], so a learner that implements `Fit` on it never runs on unchecked settings, and each check
+/// is written once, in `validate`. It reads as the parameters it wraps (`Deref`).
 #[macro_export]
 macro_rules! param_guard {
-    ($t:ty) => {
-        impl $crate::ParamGuard for $t {
-            type Checked = $t;
-            fn check_ref(&self) -> $crate::Result<&$t> {
-                self.validate()?;
-                Ok(self)
+    ($t:ident => $valid:ident) => {
+        #[doc = concat!("[`", stringify!($t), "`] that passed `validate` ([`ParamGuard::check`](ltr_core::ParamGuard::check)): the only form that fits.")]
+        #[derive(Debug, Clone)]
+        pub struct $valid($t);
+
+        impl ::std::ops::Deref for $valid {
+            type Target = $t;
+            fn deref(&self) -> &$t {
+                &self.0
             }
-            fn check(self) -> $crate::Result<$t> {
+        }
+
+        impl $valid {
+            /// The parameters, to change (and check again).
+            pub fn into_inner(self) -> $t {
+                self.0
+            }
+        }
+
+        impl $crate::ParamGuard for $t {
+            type Checked = $valid;
+            fn check_ref(&self) -> $crate::Result<$valid> {
                 self.validate()?;
-                Ok(self)
+                Ok($valid(self.clone()))
+            }
+            fn check(self) -> $crate::Result<$valid> {
+                self.validate()?;
+                Ok($valid(self))
             }
         }
     };

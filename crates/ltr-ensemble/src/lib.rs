@@ -7,12 +7,12 @@
 //! - [`RankBoostParams`]: RankBoost (Freund et al. 2003), the seeds' boosting baseline.
 //!
 //! ```
-//! use ltr_core::{Fit, FitContext, Model};
+//! use ltr_core::{Fit, FitContext, Model, ParamGuard};
 //! use ltr_data::{generate_letor_like, SyntheticConfig};
 //! use ltr_ensemble::MhrParams;
 //!
 //! let ds = generate_letor_like(&SyntheticConfig { queries: 20, grades: 3, seed: 5, ..Default::default() }).unwrap();
-//! let fit = MhrParams::default().fit(&ds, &FitContext::new(1)).unwrap();
+//! let fit = MhrParams::default().check().unwrap().fit(&ds, &FitContext::new(1)).unwrap();
 //! let Model::Aggregate(mhr) = &fit.model else { panic!("MHR aggregates") };
 //! assert_eq!(mhr.members.len(), 3); // (2,1), (2,0), (1,0)
 //! ```
@@ -22,6 +22,11 @@ mod mhr;
 mod rankboost;
 mod sigmoid;
 
-pub use mhr::{tune_weights, BaseLearner, GradePairs, MhrDiagnostics, MhrFit, MhrParams, TuneOn};
-pub use rankboost::{RankBoostFit, RankBoostParams};
-pub use sigmoid::{pairwise_score_histogram, sigmoid, SigmoidFit, SigmoidParams, SigmoidStep};
+pub use mhr::{
+    tune_weights, BaseLearner, GradePairs, MhrDiagnostics, MhrFit, MhrParams, MhrValidParams,
+    TuneOn,
+};
+pub use rankboost::{RankBoostFit, RankBoostParams, RankBoostValidParams};
+pub use sigmoid::{
+    pairwise_score_histogram, sigmoid, SigmoidFit, SigmoidParams, SigmoidStep, SigmoidValidParams,
+};

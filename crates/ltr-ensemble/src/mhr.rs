@@ -126,7 +126,7 @@ impl MhrParams {
     }
 }
 
-ltr_core::param_guard!(MhrParams);
+ltr_core::param_guard!(MhrParams => MhrValidParams);
 
 /// The paper's diagnostics (seed 001 Tables 5–7).
 #[derive(Debug, Clone, Serialize)]
@@ -408,7 +408,7 @@ impl MhrParams {
     }
 }
 
-impl Fit for MhrParams {
+impl Fit for MhrValidParams {
     /// [`MhrParams::train`]; the diagnostics (grade pairs, cosines, order error rates, weights) go with the model.
     fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
         let fit = self.train(train, ctx)?;

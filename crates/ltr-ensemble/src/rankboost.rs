@@ -66,7 +66,7 @@ impl RankBoostParams {
     }
 }
 
-ltr_core::param_guard!(RankBoostParams);
+ltr_core::param_guard!(RankBoostParams => RankBoostValidParams);
 
 /// A trained RankBoost.
 #[derive(Debug, Clone)]
@@ -436,7 +436,7 @@ impl RankBoostParams {
     }
 }
 
-impl FitDistributed for RankBoostParams {
+impl FitDistributed for RankBoostValidParams {
     /// [`Fit::fit`] on this rank's `shard` of the queries: every round's potential sums per candidate threshold
     /// are summed exactly over the ranks, so every rank picks the same weak ranker and returns the model `fit`
     /// gives on all the queries, bit for bit. Candidate thresholds are spaced between each feature's extremes over
@@ -481,7 +481,7 @@ fn fitted(fit: RankBoostFit) -> Fitted {
         .with_diagnostics(serde_json::json!({"validation_curve": fit.validation_curve}))
 }
 
-impl Fit for RankBoostParams {
+impl Fit for RankBoostValidParams {
     /// [`RankBoostParams::train`]; the report holds the rounds kept (`rounds`), the diagnostics the validation
     /// curve.
     fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {

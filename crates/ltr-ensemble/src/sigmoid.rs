@@ -85,7 +85,7 @@ impl SigmoidParams {
     }
 }
 
-ltr_core::param_guard!(SigmoidParams);
+ltr_core::param_guard!(SigmoidParams => SigmoidValidParams);
 
 /// One optimisation step.
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -314,7 +314,7 @@ impl SigmoidParams {
     }
 }
 
-impl FitWith for SigmoidParams {
+impl FitWith for SigmoidValidParams {
     /// [`SigmoidParams::refine`] from `start`; the report holds the iterations and the final loss, the
     /// diagnostics the loss/AUC trace.
     fn fit_with(

@@ -58,7 +58,8 @@ pub use spec::{Allowed, ParamSpec, SpecReader};
 /// online`) use, so that they too reach the learners only through the registry.
 pub mod online {
     pub use ltr_online::{
-        mean_measure, replay, OnlineParams, OnlineRanker, StreamConfig, StreamResult,
+        mean_measure, replay, OnlineParams, OnlineRanker, OnlineValidParams, StreamConfig,
+        StreamResult,
     };
 }
 

@@ -257,3 +257,32 @@ fn a_start_model_must_be_another_linear_algorithm_or_a_linear_file() {
     std::fs::remove_file(&path).unwrap();
     assert!(e.contains("wide.json") && e.contains("9 features"), "{e}");
 }
+
+/// Every row carries what the other places read from it: `ltrkit`'s generator a unique class name, stream
+/// experiments an online form for every algorithm that replays a stream (its `passes` parameter says so), and the
+/// memory estimate a working set.
+#[test]
+fn every_row_carries_what_the_front_ends_derive_from_it() {
+    let mut classes = std::collections::BTreeSet::new();
+    let (train, _) = data();
+    for a in ltr_learn::ALGORITHMS {
+        let c = a.class_name;
+        assert!(
+            c.chars().next().is_some_and(|ch| ch.is_ascii_uppercase())
+                && c.chars().all(|ch| ch.is_ascii_alphanumeric()),
+            "{}: class name `{c}` is not a Python class name",
+            a.name
+        );
+        assert!(classes.insert(c), "{}: class name `{c}` twice", a.name);
+        let streams = a.param_specs().any(|p| p.name == "passes");
+        let online = ltr_learn::online_params(a.name, &ltr_core::Params::default());
+        assert_eq!(
+            online.is_ok(),
+            streams,
+            "{}: an algorithm replayed as a stream has an online form, and only it ({online:?})",
+            a.name
+        );
+        let m = ltr_learn::memory_estimate(a.name, &train, false);
+        assert!(m.working > 0 && m.dataset > 0, "{}: {m:?}", a.name);
+    }
+}

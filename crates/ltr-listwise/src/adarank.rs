@@ -76,16 +76,15 @@ impl AdaRankParams {
     }
 }
 
-ltr_core::param_guard!(AdaRankParams);
+ltr_core::param_guard!(AdaRankParams => AdaRankValidParams);
 
 /// Per-query measure of the ranking by `scores`.
 fn per_query(p: &Problem<'_>, scores: &[f64]) -> Vec<f64> {
     p.per_query_values(scores)
 }
 
-impl Fit for AdaRankParams {
+impl Fit for AdaRankValidParams {
     fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
-        self.validate()?;
         let measure = resolve_measure(self.measure, ctx)?;
         if matches!(measure.metric(), Metric::Dcg(_)) {
             return Err(LtrError::param(

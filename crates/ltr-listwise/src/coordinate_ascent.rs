@@ -160,7 +160,7 @@ impl CoordinateAscentParams {
     }
 }
 
-ltr_core::param_guard!(CoordinateAscentParams);
+ltr_core::param_guard!(CoordinateAscentParams => CoordinateAscentValidParams);
 
 /// The measure a learner optimises: the one given, else the context's named measure, else NDCG@10 (standard).
 pub(crate) fn resolve_measure(
@@ -193,7 +193,7 @@ struct Restart {
     exchanged: Exchanged,
 }
 
-impl Fit for CoordinateAscentParams {
+impl Fit for CoordinateAscentValidParams {
     fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
         self.fit_distributed(train, ctx, &SingleProcess)
     }
@@ -367,7 +367,7 @@ impl CoordinateAscentParams {
     }
 }
 
-impl FitDistributed for CoordinateAscentParams {
+impl FitDistributed for CoordinateAscentValidParams {
     /// [`Fit::fit`] with the queries spread over the ranks of `comm` (`train` holds this rank's queries). Every
     /// line search gathers the ranks' per-query values and crossing points in rank order, so every rank takes the
     /// same steps; with each rank holding a consecutive run of the queries, in rank order, the model is the
@@ -380,7 +380,6 @@ impl FitDistributed for CoordinateAscentParams {
         ctx: &FitContext<'_>,
         comm: &dyn Allreduce,
     ) -> Result<Fitted> {
-        self.validate()?;
         if comm.size() > 1 && ctx.validation().is_some() {
             return Err(LtrError::param(
                 "validate",

@@ -108,7 +108,7 @@ impl LambdaRankParams {
     }
 }
 
-ltr_core::param_guard!(LambdaRankParams);
+ltr_core::param_guard!(LambdaRankParams => LambdaRankValidParams);
 
 /// The ranking an epoch freezes, for every query: its documents by descending score (indices within the query) and
 /// each document's position in that order — 8 bytes a document. The pairs and their |ΔNDCG| are enumerated from it
@@ -234,7 +234,7 @@ fn softplus(x: f64) -> f64 {
     }
 }
 
-impl Fit for LambdaRankParams {
+impl Fit for LambdaRankValidParams {
     fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
         self.fit_distributed(train, ctx, &SingleProcess)
     }
@@ -242,7 +242,7 @@ impl Fit for LambdaRankParams {
 
 /// Fine-tuning: the epochs start from `start` (e.g. a RankSVM) instead of zeros, and with validation data the
 /// start itself is epoch 0, kept when no epoch beats it on validation.
-impl FitWith for LambdaRankParams {
+impl FitWith for LambdaRankValidParams {
     fn fit_with(
         &self,
         start: &LinearModel,
@@ -410,7 +410,7 @@ impl LambdaRankParams {
     }
 }
 
-impl FitDistributed for LambdaRankParams {
+impl FitDistributed for LambdaRankValidParams {
     /// [`Fit::fit`] with the queries spread over the ranks of `comm` (`train` holds this rank's queries): every
     /// rank returns the model `fit` gives on all the queries, bit for bit. Click weights and validation data need
     /// one process.
@@ -427,6 +427,7 @@ impl FitDistributed for LambdaRankParams {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ltr_core::ParamGuard;
     use ltr_data::{generate_letor_like, SyntheticConfig};
 
     /// Every query's frozen pairs as `(row, row, |ΔNDCG|)`, rows numbered in the dataset.
@@ -533,7 +534,7 @@ mod tests {
                 .map_err(LtrError::measure)
         };
         let ctx = FitContext::new(1).with_validation(&vali, &measure);
-        let p = LambdaRankParams::default().epochs(30);
+        let p = LambdaRankParams::default().epochs(30).check().unwrap();
         let tuned = p.fit(&train, &ctx).unwrap();
         let Model::Linear(best) = &tuned.model else {
             panic!("linear")

@@ -29,8 +29,8 @@ mod lambdarank;
 mod line_search;
 mod measure;
 
-pub use adarank::AdaRankParams;
-pub use coordinate_ascent::{CoordinateAscentParams, LineSearch};
-pub use lambdarank::LambdaRankParams;
+pub use adarank::{AdaRankParams, AdaRankValidParams};
+pub use coordinate_ascent::{CoordinateAscentParams, CoordinateAscentValidParams, LineSearch};
+pub use lambdarank::{LambdaRankParams, LambdaRankValidParams};
 pub use line_search::LineExchange;
 pub use measure::ListMeasure;

@@ -1,7 +1,7 @@
 //! Coordinate Ascent and LambdaRank on a real LETOR fold (skipped with a reason when ../shared/datasets is absent),
 //! and the exact line search against RankLib's trial steps on the same data, seed and feature orders.
 
-use ltr_core::{Fit, FitContext, Scorer};
+use ltr_core::{Fit, FitContext, ParamGuard, Scorer};
 use ltr_data::{generate_letor_like, load_letor_folds, SyntheticConfig};
 use ltr_listwise::{CoordinateAscentParams, LambdaRankParams, LineSearch, ListMeasure};
 use ltr_metrics::{evaluate_mean, Convention, Metric};
@@ -28,6 +28,8 @@ fn coordinate_ascent_and_lambdarank_reach_their_floors_on_mq2008_fold1() {
     let ctx = FitContext::new(1).with_validation(&f.vali, &measure);
     let ca = CoordinateAscentParams::default()
         .measure(Some(ListMeasure::new(map(), conv).unwrap()))
+        .check()
+        .unwrap()
         .fit(&f.train, &ctx)
         .unwrap();
     let test_map = evaluate_mean(&f.test, &ca.model.score_dataset(&f.test), map(), &conv).unwrap();
@@ -36,6 +38,8 @@ fn coordinate_ascent_and_lambdarank_reach_their_floors_on_mq2008_fold1() {
     assert!(test_map > 0.445, "coordinate ascent MAP {test_map}");
     let lr = LambdaRankParams::default()
         .convention(conv)
+        .check()
+        .unwrap()
         .fit(&f.train, &ctx)
         .unwrap();
     let test_map = evaluate_mean(&f.test, &lr.model.score_dataset(&f.test), map(), &conv).unwrap();
@@ -60,6 +64,8 @@ fn the_exact_line_search_ends_at_least_as_high_as_ranklibs_trial_steps() {
                 .max_sweeps(1)
                 .measure(Some(m))
                 .line_search(ls)
+                .check()
+                .unwrap()
                 .fit(&data, &FitContext::new(3))
                 .unwrap()
                 .report

@@ -36,8 +36,8 @@ pub use learners::{
     listnet_gradient, rml, Eta, OnlineListNet, OnlineRanker, PredictTies, PureOnline, Rml,
     SlamPerceptron,
 };
-pub use listnet::{ListNetFit, ListNetParams, StepControl};
-pub use params::{OnlineAlgorithm, OnlineParams};
+pub use listnet::{ListNetFit, ListNetParams, ListNetValidParams, StepControl};
+pub use params::{OnlineAlgorithm, OnlineParams, OnlineValidParams};
 pub use runner::{mean_measure, replay, StreamConfig, StreamResult};
 pub use slam::{
     phi, phi_explicit, phi_mean, phi_mean_explicit, weights, Margin, Measure, Violators,

@@ -111,7 +111,7 @@ impl ListNetParams {
     }
 }
 
-ltr_core::param_guard!(ListNetParams);
+ltr_core::param_guard!(ListNetParams => ListNetValidParams);
 
 /// A trained ListNet (the [`Fit`] impl turns it into a [`Fitted`]).
 #[derive(Debug, Clone)]
@@ -275,7 +275,7 @@ impl ListNetParams {
     }
 }
 
-impl FitDistributed for ListNetParams {
+impl FitDistributed for ListNetValidParams {
     /// Data-parallel ListNet by iterative parameter mixing (McDonald, Hall & Mann, NAACL 2010): every rank runs
     /// each epoch's per-query steps over its own queries from the shared weights (rank r shuffles with the seed
     /// plus r), then the weights are averaged with each rank's share of the queries as its weight, in rank order.
@@ -301,7 +301,7 @@ impl FitDistributed for ListNetParams {
     }
 }
 
-impl Fit for ListNetParams {
+impl Fit for ListNetValidParams {
     /// [`ListNetParams::train`]; the report holds the epochs kept (`epochs`), the diagnostics the validation curve.
     fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
         let fit = self.train(train, ctx)?;

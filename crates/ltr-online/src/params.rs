@@ -78,7 +78,7 @@ impl OnlineParams {
     }
 }
 
-ltr_core::param_guard!(OnlineParams);
+ltr_core::param_guard!(OnlineParams => OnlineValidParams);
 
 impl OnlineParams {
     /// The SLAM perceptron with the authors' defaults (NDCG@10, relevance-scaled margin, η_t = 1/√t).
@@ -160,11 +160,10 @@ impl OnlineParams {
     }
 }
 
-impl Fit for OnlineParams {
+impl Fit for OnlineValidParams {
     /// Replay `train` (in file order, subsampled with the context's seed) through a fresh learner. The report
     /// holds the rounds; the diagnostics the final average cumulative NDCG@10 and its curve (200 points).
     fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
-        self.validate()?;
         let mut learner = self.learner(train.n_features());
         let res = replay(learner.as_mut(), &[train], &self.stream(ctx.seed()));
         let last = res.average_cumulative.last().copied().unwrap_or(0.0);

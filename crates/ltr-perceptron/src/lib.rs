@@ -5,7 +5,7 @@
 //! **committee perceptron**, with per-query balancing η_q = 1/|S_q| and the α-bound.
 //!
 //! ```
-//! use ltr_core::{Fit, FitContext, Scorer};
+//! use ltr_core::{Fit, FitContext, ParamGuard, Scorer};
 //! use ltr_data::{generate_letor_like, Dataset, SyntheticConfig};
 //! use ltr_perceptron::{Output, PerceptronParams};
 //!
@@ -19,7 +19,8 @@
 //!     for i in 0..l.len() { for j in 0..l.len() { if l[i] > l[j] { all += 1.0; if s[i] > s[j] { good += 1.0 } } } }
 //!     Ok(if all > 0.0 { good / all } else { 0.0 })
 //! };
-//! let params = PerceptronParams::default().epochs(5).output(Output::committee(20));
+//! // Only checked parameters fit: `check` validates the combination once.
+//! let params = PerceptronParams::default().epochs(5).output(Output::committee(20)).check().unwrap();
 //! let fit = params.fit(&parts[0], &FitContext::new(1).with_validation(&parts[1], &measure)).unwrap();
 //! let epochs: usize = fit.report.selected["epochs"].parse().unwrap();
 //! assert!((1..=5).contains(&epochs));
@@ -171,7 +172,7 @@ impl PerceptronParams {
     }
 }
 
-ltr_core::param_guard!(PerceptronParams);
+ltr_core::param_guard!(PerceptronParams => PerceptronValidParams);
 
 /// One epoch of a run.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -341,7 +342,7 @@ impl PerceptronParams {
     }
 }
 
-impl FitDistributed for PerceptronParams {
+impl FitDistributed for PerceptronValidParams {
     /// Data-parallel training by iterative parameter mixing (McDonald, Hall & Mann, NAACL 2010): every rank runs
     /// each epoch over the pairs of its own queries from the shared weights, then the ranks' weights are mixed —
     /// averaged with each rank's share of the pairs as its weight, summed in rank order — and every rank starts the
@@ -357,7 +358,6 @@ impl FitDistributed for PerceptronParams {
         ctx: &FitContext<'_>,
         comm: &dyn ltr_core::Allreduce,
     ) -> Result<Fitted> {
-        self.validate()?;
         if !matches!(
             self.output,
             Output::Last | Output::Average | Output::Committee(_)
@@ -508,7 +508,7 @@ fn committee_model(
     })
 }
 
-impl Fit for PerceptronParams {
+impl Fit for PerceptronValidParams {
     /// [`PerceptronParams::run`], showing each epoch to the context's epoch observer; the report holds the epochs kept (`epochs`), the run's
     /// length and the per-epoch curve as diagnostics.
     fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {

@@ -4,11 +4,12 @@
 //!
 //! ```
 //! use ltr_data::{generate_letor_like, SyntheticConfig};
-//! use ltr_core::{Fit, FitContext};
+//! use ltr_core::{Fit, FitContext, ParamGuard};
 //! use ltr_svm::{CSetting, RankSvmParams};
 //!
 //! let ds = generate_letor_like(&SyntheticConfig { queries: 20, seed: 3, ..Default::default() }).unwrap();
-//! let fit = RankSvmParams::default().c(CSetting::Value(0.1)).fit(&ds, &FitContext::new(1)).unwrap();
+//! let params = RankSvmParams::default().c(CSetting::Value(0.1)).check().unwrap();
+//! let fit = params.fit(&ds, &FitContext::new(1)).unwrap();
 //! assert_eq!(fit.linear().unwrap().weights.len(), ds.n_features());
 //! assert!(fit.report.objective.unwrap() > 0.0);
 //! ```
@@ -173,7 +174,7 @@ impl RankSvmParams {
     }
 }
 
-ltr_core::param_guard!(RankSvmParams);
+ltr_core::param_guard!(RankSvmParams => RankSvmValidParams);
 
 /// A trained RankSVM.
 #[derive(Debug, Clone, PartialEq)]
@@ -245,11 +246,12 @@ pub fn svmlight_default_c_distributed(ds: &Dataset, comm: &dyn Allreduce) -> Res
     Ok(if mean > 0.0 { 1.0 / mean } else { 1.0 })
 }
 
-impl Fit for RankSvmParams {
+impl Fit for RankSvmValidParams {
     /// Solve with the context's seed; the report carries the solver's iterations, objective and duality gap, and
     /// the C used when it was SVMlight's default.
     fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
-        let fit = self
+        // Checked settings with the context's seed (a seed has no range to check).
+        let fit = (**self)
             .clone()
             .seed(ctx.seed())
             .solve_warm(train, ctx.warm_starts())?;
@@ -272,7 +274,7 @@ impl RankSvmParams {
     }
 }
 
-impl FitDistributed for RankSvmParams {
+impl FitDistributed for RankSvmValidParams {
     /// [`Fit::fit`] on this rank's `shard` of the queries ([`solve_distributed`](Self::solve_distributed)): the
     /// same model and report as `fit` on all the queries.
     fn fit_distributed(
@@ -281,10 +283,11 @@ impl FitDistributed for RankSvmParams {
         ctx: &FitContext<'_>,
         comm: &dyn Allreduce,
     ) -> Result<Fitted> {
-        let fit = self
+        // Checked settings with the context's seed (a seed has no range to check).
+        let fit = (**self)
             .clone()
             .seed(ctx.seed())
-            .solve_distributed(shard, comm)?;
+            .solve_distributed_checked(shard, comm)?;
         Ok(self.fitted(fit))
     }
 }
@@ -339,7 +342,7 @@ impl RankSvmParams {
             if !(c > 0.0 && c.is_finite()) {
                 return Err(LtrError::param(
                     "c",
-                    format!("{c} must be a positive finite number"),
+                    format!("`{c}` is not a positive number or `default` (SVMlight's rule)"),
                 ));
             }
         }
@@ -466,6 +469,11 @@ impl RankSvmParams {
     /// simulated τ or click weights.
     pub fn solve_distributed(&self, shard: &Dataset, comm: &dyn Allreduce) -> Result<SvmFit> {
         self.validate()?;
+        self.solve_distributed_checked(shard, comm)
+    }
+
+    /// [`solve_distributed`](Self::solve_distributed) on settings already checked.
+    fn solve_distributed_checked(&self, shard: &Dataset, comm: &dyn Allreduce) -> Result<SvmFit> {
         self.refuse_distributed()?;
         self.solve_on(shard, None, comm)
     }
@@ -497,13 +505,13 @@ impl RankSvmParams {
 
     /// Solve on `ds` with this struct's seed, returning the solver's own report (the [`Fit`] impl wraps this).
     pub fn solve(&self, ds: &Dataset) -> Result<SvmFit> {
+        self.validate()?;
         self.solve_warm(ds, None)
     }
 
-    /// [`solve`](Self::solve), keeping OCAS's planes in `warm` for the next C of a grid on the same data and
-    /// settings (the other solvers start cold: their reproductions stay bit for bit).
+    /// [`solve`](Self::solve) on settings already checked, keeping OCAS's planes in `warm` for the next C of a grid
+    /// on the same data and settings (the other solvers start cold: their reproductions stay bit for bit).
     fn solve_warm(&self, ds: &Dataset, warm: Option<&WarmStarts>) -> Result<SvmFit> {
-        self.validate()?;
         self.solve_on(ds, warm, &SingleProcess)
     }
 

@@ -3,7 +3,7 @@
 
 use ltr_testdata::shared_datasets_dir;
 
-use ltr_core::Scorer;
+use ltr_core::{ParamGuard, Scorer};
 use ltr_data::{generate_letor_like, load_letor_folds, SyntheticConfig};
 use ltr_metrics::{evaluate, evaluate_mean, Convention, Metric};
 use ltr_pairs::PairLoss;
@@ -229,7 +229,7 @@ fn ocas_warm_starts_along_a_c_grid_reach_the_cold_optimum() {
             .tolerance(1e-6)
     };
     for c in [0.1, 1.0, 10.0] {
-        let warm_fit = params(c).fit(&ds, &ctx).unwrap();
+        let warm_fit = params(c).check().unwrap().fit(&ds, &ctx).unwrap();
         let cold = params(c).solve(&ds).unwrap();
         let (w, k) = (warm_fit.report.objective.unwrap(), cold.report.objective);
         assert!((w - k).abs() <= 2e-6 * k, "C={c}: warm {w} vs cold {k}");

@@ -10,7 +10,9 @@ use serde_json::json;
 use crate::bins::Binned;
 use crate::grow::{grow, BinTree};
 use crate::objective::{lambda_gradients, squared_error_gradients};
-use crate::{GbdtParams, Objective, RandomForestParams, TreeParams};
+use crate::{
+    GbdtParams, GbdtValidParams, Objective, RandomForestParams, RandomForestValidParams, TreeParams,
+};
 
 /// Documents per parallel task when trees are applied to every document.
 const DOC_BLOCK: usize = 4096;
@@ -220,7 +222,7 @@ pub fn train_gbdt(p: &GbdtParams, train: &Dataset, ctx: &FitContext<'_>) -> Resu
     })
 }
 
-impl Fit for GbdtParams {
+impl Fit for GbdtValidParams {
     fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
         let run = train_gbdt(self, train, ctx)?;
         let kept = run.forest.trees.len();
@@ -306,7 +308,7 @@ pub fn train_random_forest(
     Ok(ForestRun { forest, out_of_bag })
 }
 
-impl Fit for RandomForestParams {
+impl Fit for RandomForestValidParams {
     fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
         let run = train_random_forest(self, train, ctx)?;
         let report = FitReport {

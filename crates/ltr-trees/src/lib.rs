@@ -11,7 +11,7 @@
 //! summed in a fixed order, so a model is bit-identical at any thread count.
 //!
 //! ```
-//! use ltr_core::{Fit, FitContext, Scorer};
+//! use ltr_core::{Fit, FitContext, ParamGuard, Scorer};
 //! use ltr_data::{generate_letor_like, SyntheticConfig};
 //! use ltr_trees::GbdtParams;
 //!
@@ -19,7 +19,7 @@
 //! let mut p = GbdtParams::lambdamart();
 //! p.trees = 10;
 //! p.tree.min_docs_in_leaf = 5;
-//! let fitted = p.fit(&ds, &FitContext::new(1)).unwrap();
+//! let fitted = p.check().unwrap().fit(&ds, &FitContext::new(1)).unwrap();
 //! assert_eq!(fitted.model.score_dataset(&ds).len(), ds.n_docs());
 //! ```
 #![deny(missing_docs)]
@@ -202,7 +202,7 @@ impl GbdtParams {
     }
 }
 
-ltr_core::param_guard!(GbdtParams);
+ltr_core::param_guard!(GbdtParams => GbdtValidParams);
 
 /// A random forest: each tree fits the labels (squared error, no shrinkage) on a subsample of the queries and
 /// features; the model averages the trees.
@@ -240,4 +240,4 @@ impl RandomForestParams {
     }
 }
 
-ltr_core::param_guard!(RandomForestParams);
+ltr_core::param_guard!(RandomForestParams => RandomForestValidParams);

@@ -1,7 +1,7 @@
 //! The tree engine against brute force and hand computations, its determinism across thread counts, the agreement
 //! of training-time (binned) scores with predictions on raw features, and parameter checks.
 
-use ltr_core::{Fit, FitContext, LtrError, Model, Scorer};
+use ltr_core::{Fit, FitContext, LtrError, Model, ParamGuard, Scorer};
 use ltr_data::{generate_letor_like, Dataset, FeatureMatrix, SyntheticConfig};
 use ltr_trees::{
     best_split, histogram, lambda_gradients, leaf_value, split_gain, subtract, train_gbdt,
@@ -265,16 +265,19 @@ fn models_are_bit_identical_at_one_and_two_threads() {
             .unwrap();
         pool.install(|| {
             (
-                bits(&lm.fit(&ds, &ctx).unwrap().model),
+                bits(&lm.check_ref().and_then(|v| v.fit(&ds, &ctx)).unwrap().model),
                 bits(
                     &GbdtParams {
                         ..GbdtParams::mart()
                     }
-                    .fit(&ds, &ctx)
+                    .check()
+                    .unwrap()
+                    .check_ref()
+                    .and_then(|v| v.fit(&ds, &ctx))
                     .unwrap()
                     .model,
                 ),
-                bits(&rf.fit(&ds, &ctx).unwrap().model),
+                bits(&rf.check_ref().and_then(|v| v.fit(&ds, &ctx)).unwrap().model),
             )
         })
     };
@@ -334,7 +337,12 @@ fn predictions_on_training_data_equal_training_time_scores() {
 fn bad_parameters_and_labels_are_refused_by_name() {
     let ds = synthetic(5, 1);
     let ctx = FitContext::new(1);
-    let err = |p: GbdtParams| p.fit(&ds, &ctx).unwrap_err().to_string();
+    let err = |p: GbdtParams| {
+        p.check_ref()
+            .and_then(|v| v.fit(&ds, &ctx))
+            .unwrap_err()
+            .to_string()
+    };
     let mut p = GbdtParams::lambdamart();
     p.tree.leaves = 1;
     assert!(err(p).contains("leaves"));
@@ -350,7 +358,8 @@ fn bad_parameters_and_labels_are_refused_by_name() {
     let mut rf = RandomForestParams::default();
     rf.tree.query_fraction = 0.0;
     assert!(rf
-        .fit(&ds, &ctx)
+        .check_ref()
+        .and_then(|v| v.fit(&ds, &ctx))
         .unwrap_err()
         .to_string()
         .contains("query-fraction"));
@@ -410,7 +419,7 @@ fn trees_respect_their_shape_limits_and_the_report_names_the_kept_round() {
     p.trees = 30;
     p.stop_after = 5;
     p.tree.min_docs_in_leaf = 5;
-    let fitted = p.fit(&ds, &ctx).unwrap();
+    let fitted = p.check_ref().and_then(|v| v.fit(&ds, &ctx)).unwrap();
     let Model::Forest(f) = &fitted.model else {
         panic!("not a forest")
     };

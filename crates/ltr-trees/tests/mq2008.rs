@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use ltr_core::{Fit, FitContext, LtrError, Scorer};
+use ltr_core::{Fit, FitContext, LtrError, ParamGuard, Scorer};
 use ltr_data::{read_letor, Dataset};
 use ltr_metrics::{evaluate_mean, Convention, Metric};
 use ltr_trees::{GbdtParams, RandomForestParams};
@@ -54,10 +54,16 @@ fn tree_learners_reach_their_floors_on_mq2008_fold1() {
             "{name} NDCG@10 {n} MAP {m} below RankSVM's 0.2133 / 0.4549 minus 0.02"
         );
     };
-    floor("lambdamart", judge("lambdamart", &GbdtParams::lambdamart()));
-    floor("mart", judge("mart", &GbdtParams::mart()));
+    floor(
+        "lambdamart",
+        judge("lambdamart", &GbdtParams::lambdamart().check().unwrap()),
+    );
+    floor("mart", judge("mart", &GbdtParams::mart().check().unwrap()));
     floor(
         "random-forest",
-        judge("random-forest", &RandomForestParams::default()),
+        judge(
+            "random-forest",
+            &RandomForestParams::default().check().unwrap(),
+        ),
     );
 }

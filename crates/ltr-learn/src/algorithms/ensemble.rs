@@ -7,7 +7,10 @@ use ltr_core::{
 };
 use ltr_data::Dataset;
 use ltr_ensemble::BaseLearner;
-use ltr_ensemble::{GradePairs, MhrParams, RankBoostParams, SigmoidParams, TuneOn};
+use ltr_ensemble::{
+    GradePairs, MhrParams, RankBoostParams, RankBoostValidParams, SigmoidParams,
+    SigmoidValidParams, TuneOn,
+};
 use ltr_svm::{CSetting, RankSvmParams, Solver};
 
 use crate::spec::{choice, float, int, Allowed, ParamSpec, SpecReader};
@@ -157,7 +160,7 @@ pub(crate) fn mhr(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) -> 
     s.fit(train, ctx)
 }
 
-fn rankboost_params(r: &SpecReader<'_>) -> Result<RankBoostParams> {
+fn rankboost_params(r: &SpecReader<'_>) -> Result<RankBoostValidParams> {
     let s = RankBoostParams::default()
         .rounds(r.int("rounds")?)
         .thresholds(r.int("thresholds")?)
@@ -214,7 +217,7 @@ pub(crate) fn sigmoid(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>)
 }
 
 /// The sigmoid's own settings (everything but its start) and the λ if given.
-fn sigmoid_settings(r: &SpecReader<'_>) -> Result<(SigmoidParams, Option<f64>)> {
+fn sigmoid_settings(r: &SpecReader<'_>) -> Result<(SigmoidValidParams, Option<f64>)> {
     let base = SigmoidParams::default()
         .sigma(r.float("sigma")?)
         .lambda(0.0)
@@ -242,7 +245,11 @@ fn select_lambda(
         (None, None) => vec![1e-3],
     };
     let best = best_by_validation(candidates, |l| {
-        let fit = base.clone().lambda(l).fit_with(start, train, ctx)?;
+        let fit = base
+            .clone()
+            .lambda(l)
+            .check()?
+            .fit_with(start, train, ctx)?;
         Ok((ctx.validate(&fit.model)?.unwrap_or(0.0), (l, fit)))
     })?
     .expect("at least one candidate");

@@ -6,7 +6,8 @@ use ltr_core::{
 };
 use ltr_data::Dataset;
 use ltr_listwise::{
-    AdaRankParams, CoordinateAscentParams, LambdaRankParams, LineExchange, LineSearch, ListMeasure,
+    AdaRankParams, CoordinateAscentParams, CoordinateAscentValidParams, LambdaRankParams,
+    LambdaRankValidParams, LineExchange, LineSearch, ListMeasure,
 };
 use ltr_metrics::{Convention, Metric};
 
@@ -141,7 +142,7 @@ pub(crate) fn coordinate_ascent_distributed(
     coordinate_ascent_params(r)?.fit_distributed(shard, ctx, comm)
 }
 
-fn coordinate_ascent_params(r: &SpecReader<'_>) -> Result<CoordinateAscentParams> {
+fn coordinate_ascent_params(r: &SpecReader<'_>) -> Result<CoordinateAscentValidParams> {
     let exact = r.choice("line-search")? == "exact";
     let mut p = CoordinateAscentParams::default()
         .restarts(r.int("restarts")?)
@@ -277,7 +278,7 @@ fn lambdarank_params(
     r: &SpecReader<'_>,
     train: &Dataset,
     ctx: &FitContext<'_>,
-) -> Result<LambdaRankParams> {
+) -> Result<LambdaRankValidParams> {
     let convention = match r.choice("convention")?.as_str() {
         "auto" => ctx
             .measure_names()

@@ -20,7 +20,7 @@ use crate::spec::{ParamSpec, SpecReader};
 pub use ensemble::{refine_sigmoid, SIGMOID_LAMBDA_GRID};
 
 type FitFn = fn(&SpecReader<'_>, &Dataset, &FitContext<'_>) -> Result<Fitted>;
-type OnlineFn = fn(&SpecReader<'_>) -> Result<ltr_online::OnlineParams>;
+type OnlineFn = fn(&SpecReader<'_>) -> Result<ltr_online::OnlineValidParams>;
 type DistributedFitFn =
     fn(&SpecReader<'_>, &Dataset, &FitContext<'_>, &dyn Allreduce) -> Result<Fitted>;
 
@@ -382,7 +382,7 @@ pub fn find_or_err(name: &str) -> Result<&'static Algorithm> {
 
 /// Build the typed parameters of an online algorithm by name (for stream experiments that replay their own data):
 /// the row's online form, an error for an algorithm without one.
-pub fn online_params(name: &str, params: &Params) -> Result<ltr_online::OnlineParams> {
+pub fn online_params(name: &str, params: &Params) -> Result<ltr_online::OnlineValidParams> {
     let a = find_or_err(name)?;
     let Some(online) = a.online else {
         return Err(ltr_core::LtrError::param(

@@ -4,8 +4,8 @@
 use ltr_core::{Allreduce, Fit, FitContext, FitDistributed, Fitted, ParamGuard, Result};
 use ltr_data::Dataset;
 use ltr_online::{
-    Eta, ListNetParams, Margin, OnlineAlgorithm, OnlineParams, PredictTies, Rml, StepControl,
-    Violators,
+    Eta, ListNetParams, ListNetValidParams, Margin, OnlineAlgorithm, OnlineParams,
+    OnlineValidParams, PredictTies, Rml, StepControl, Violators,
 };
 
 use crate::spec::{choice, float, int, Allowed, ParamSpec, SpecReader};
@@ -134,7 +134,7 @@ pub(crate) fn listnet_distributed(
     listnet_params(r, shard)?.fit_distributed(shard, ctx, comm)
 }
 
-fn listnet_params(r: &SpecReader<'_>, train: &Dataset) -> Result<ListNetParams> {
+fn listnet_params(r: &SpecReader<'_>, train: &Dataset) -> Result<ListNetValidParams> {
     let s = ListNetParams::default()
         .epochs(r.int("epochs")?)
         .learning_rate(r.float("learning-rate")?)
@@ -173,7 +173,7 @@ impl Kind {
 }
 
 /// An online learner's parameters (the registry row's online form).
-pub(crate) fn online_params(r: &SpecReader<'_>, kind: Kind) -> Result<OnlineParams> {
+pub(crate) fn online_params(r: &SpecReader<'_>, kind: Kind) -> Result<OnlineValidParams> {
     let eta0 = r.float("eta0")?;
     let eta = match r.choice("eta")?.as_str() {
         "constant" => Eta::Constant(eta0),

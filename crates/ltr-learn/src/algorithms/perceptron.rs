@@ -4,7 +4,7 @@ use ltr_core::{Allreduce, Fit, FitContext, FitDistributed, Fitted, ParamGuard, R
 use ltr_data::Dataset;
 use ltr_perceptron::{
     AlphaBound, Combine, CommitteeParams, LoopSettings, MemberWeight, Output, PairOrder,
-    PerceptronParams, StepSize, Transform,
+    PerceptronParams, PerceptronValidParams, StepSize, Transform,
 };
 
 use crate::spec::{choice, float, int, Allowed, ParamSpec, SpecReader};
@@ -200,7 +200,7 @@ pub(crate) fn perceptron_params(
     r: &SpecReader<'_>,
     committee: bool,
     seed: u64,
-) -> Result<PerceptronParams> {
+) -> Result<PerceptronValidParams> {
     let (epochs, settings) = loop_settings(r, seed)?;
     let output = if committee {
         committee_output(r)?

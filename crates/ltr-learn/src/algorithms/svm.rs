@@ -3,7 +3,9 @@
 use ltr_core::{Allreduce, Fit, FitContext, FitDistributed, Fitted, LtrError, ParamGuard, Result};
 use ltr_data::Dataset;
 use ltr_pairs::{MissingGrade, PairLoss, PairScheme};
-use ltr_svm::{CSetting, RankSvmParams, Solver, StepRule, TauSource, Weighting};
+use ltr_svm::{
+    CSetting, RankSvmParams, RankSvmValidParams, Solver, StepRule, TauSource, Weighting,
+};
 
 use crate::spec::{choice, float, int, Allowed, ParamSpec, SpecReader};
 
@@ -73,14 +75,10 @@ pub(crate) fn c_setting(r: &SpecReader<'_>, default: CSetting) -> Result<CSettin
     match r.text("c")?.as_deref() {
         None => Ok(default),
         Some("default" | "svmlight") => Ok(CSetting::SvmLightDefault),
-        Some(v) => v
-            .parse::<f64>()
-            .ok()
-            .filter(|c| *c > 0.0 && c.is_finite())
-            .map(CSetting::Value)
-            .ok_or_else(|| {
-                LtrError::param("c", format!("`{v}` is not a positive number or `default`"))
-            }),
+        // Its range is `RankSvmParams::validate`'s to check, once, when the parameters are checked.
+        Some(v) => v.parse::<f64>().map(CSetting::Value).map_err(|_| {
+            LtrError::param("c", format!("`{v}` is not a positive number or `default`"))
+        }),
     }
 }
 
@@ -123,7 +121,7 @@ pub(crate) fn solver_params(r: &SpecReader<'_>, name: &str) -> Result<RankSvmPar
 }
 
 /// RankSVM's parameters.
-pub(crate) fn ranksvm_params(r: &SpecReader<'_>) -> Result<RankSvmParams> {
+pub(crate) fn ranksvm_params(r: &SpecReader<'_>) -> Result<RankSvmValidParams> {
     let c = c_setting(r, CSetting::Value(1.0))?;
     let name = r.choice("solver")?;
     solver_params(r, &name)?
@@ -161,7 +159,7 @@ pub(crate) fn ranksvm_distributed(
 pub(crate) const NEWTON_FROM_DOCS: u64 = 1_000_000;
 
 /// RSVM-IR's parameters for a training set of `n_docs` documents (over every rank).
-fn rsvm_ir_params(r: &SpecReader<'_>, n_docs: u64) -> Result<RankSvmParams> {
+fn rsvm_ir_params(r: &SpecReader<'_>, n_docs: u64) -> Result<RankSvmValidParams> {
     let variant = r.choice("variant")?;
     // The QP variants are solved by OCAS by default: the same optimum as the dual coordinate descent
     // (`solver=dual`) and SVMrank's plain cutting plane (`solver=cutting-plane`, which the seed-004 reproduction
@@ -238,7 +236,7 @@ mod tests {
         let r = SpecReader::new(&params, &[RSVM_IR_SPECS, SOLVER_SPECS]);
         let p = rsvm_ir_params(&r, n_docs).unwrap();
         r.finish("rsvm-ir").unwrap();
-        p
+        p.into_inner()
     }
 
     #[test]
