@@ -38,9 +38,9 @@ pub struct PropensityArgs {
     /// Interval half-width in standard errors (1.96: 95%): of the log ratio (swap), of the bootstrap (EM).
     #[arg(long, default_value_t = 1.96)]
     pub z: f64,
-    /// Print JSON on stdout.
-    #[arg(long)]
-    pub json: bool,
+    /// Output options.
+    #[command(flatten)]
+    pub output: super::OutputOpts,
     /// Also write the table (TSV) to this file, atomically: the form `ltr train --propensities` reads.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -134,7 +134,7 @@ fn propensity(a: PropensityArgs) -> Result<()> {
     if let Some(out) = &a.out {
         ltr_clicks::write_propensity_table(out, &est)?;
     }
-    if a.json {
+    if a.output.json {
         let rows: Vec<serde_json::Value> = est
             .iter()
             .map(|e| {

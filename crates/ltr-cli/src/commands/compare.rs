@@ -31,9 +31,9 @@ pub struct CompareArgs {
     /// Seed of the permutation test and the bootstrap.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Print one JSON object on stdout.
-    #[arg(long)]
-    pub json: bool,
+    /// Output options.
+    #[command(flatten)]
+    pub output: super::OutputOpts,
     /// How the data file is read.
     #[command(flatten)]
     pub read: super::DataOpts,
@@ -84,7 +84,7 @@ pub fn run(a: CompareArgs) -> Result<()> {
         .zip(&rb.per_query)
         .filter(|(x, y)| x < y)
         .count();
-    if a.json {
+    if a.output.json {
         let v = serde_json::json!({
             "metric": metric.to_string(),
             "convention": conv.name,

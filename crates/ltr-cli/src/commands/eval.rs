@@ -43,9 +43,9 @@ pub struct EvalArgs {
     /// Also print per-query values.
     #[arg(long)]
     pub per_query: bool,
-    /// Print one JSON object on stdout.
-    #[arg(long)]
-    pub json: bool,
+    /// Output options.
+    #[command(flatten)]
+    pub output: super::OutputOpts,
     /// How the data file is read.
     #[command(flatten)]
     pub read: super::DataOpts,
@@ -58,7 +58,7 @@ pub struct EvalArgs {
 /// Run the command.
 pub fn run(a: EvalArgs) -> Result<()> {
     if a.list_measures {
-        if a.json {
+        if a.output.json {
             println!("{:#}", ltr_metrics::measures_json());
         } else {
             print!("{}", ltr_metrics::measures_text());
@@ -90,7 +90,7 @@ pub fn run(a: EvalArgs) -> Result<()> {
         bar.stage("evaluating", || evaluate(&ds, &s, &metrics, &conv))
             .with_context(|| format!("evaluating {}", scores.display()))?
     };
-    print_evaluation(&ev, a.per_query, a.json)
+    print_evaluation(&ev, a.per_query, a.output.json)
 }
 
 /// Print an evaluation as a table or as JSON.

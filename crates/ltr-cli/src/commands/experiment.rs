@@ -63,9 +63,9 @@ pub struct ExperimentArgs {
     /// Output folder (report.md, results.json, results.csv, plots/, cells/, experiment.toml).
     #[arg(long)]
     pub out: PathBuf,
-    /// Print a JSON summary on stdout (the report's files are written either way).
-    #[arg(long)]
-    pub json: bool,
+    /// Output options.
+    #[command(flatten)]
+    pub output: super::OutputOpts,
 }
 
 fn split_list(items: &[String]) -> Vec<String> {
@@ -156,7 +156,7 @@ pub fn run(a: ExperimentArgs) -> Result<()> {
         outcome.report.display(),
         t0.elapsed().as_secs_f64()
     );
-    if a.json {
+    if a.output.json {
         let v = serde_json::json!({
             "report": outcome.report,
             "results": a.out.join("results.json"),

@@ -10,9 +10,9 @@ use clap::Args;
 pub struct InspectArgs {
     /// A LETOR/SVMlight data file or a model file.
     pub file: PathBuf,
-    /// Print one JSON object on stdout.
-    #[arg(long)]
-    pub json: bool,
+    /// Output options.
+    #[command(flatten)]
+    pub output: super::OutputOpts,
     /// How the data file is read.
     #[command(flatten)]
     pub read: super::DataOpts,
@@ -23,13 +23,13 @@ pub fn run(a: InspectArgs) -> Result<()> {
     if ltr_export::is_model_file(&a.file) {
         // An ltr model, or a RankLib one.
         let m = ltr_export::load_model(&a.file)?;
-        print!("{}", m.describe(a.json));
+        print!("{}", m.describe(a.output.json));
         return Ok(());
     }
     let ds = super::load_dataset(&a.file, &a.read)?;
     print!(
         "{}",
-        ltr_learn::describe_dataset(&ds, &a.file.display().to_string(), a.json)
+        ltr_learn::describe_dataset(&ds, &a.file.display().to_string(), a.output.json)
     );
     Ok(())
 }

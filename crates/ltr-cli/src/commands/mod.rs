@@ -42,6 +42,14 @@ impl DataOpts {
     }
 }
 
+/// What a command prints: the options every command with a machine-readable form shares.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct OutputOpts {
+    /// Print JSON on stdout (logs and progress stay on stderr).
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Read a dataset ([`ltr_data::read_dataset`]: a `.ltrcache` is loaded, anything else parsed).
 pub fn load_dataset(path: &Path, opts: &DataOpts) -> Result<Dataset> {
     Ok(ltr_data::read_dataset(path, &opts.parse_options())?)
