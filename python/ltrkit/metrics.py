@@ -15,28 +15,89 @@ def _labels_only(y: Any, qid: Any, group: Any, docids: Optional[Sequence[str]]):
     return native_data(np.zeros((len(y), 0), dtype=np.float32), y, qid, group, docids=docids)
 
 
+def _is_run_form(x: Any) -> bool:
+    """A dict of dicts (ir_measures, ranx, pytrec_eval) or a pandas DataFrame (PyTerrier's columns)."""
+    return isinstance(x, dict) or (hasattr(x, "columns") and hasattr(x, "itertuples"))
+
+
+def _frame_rows(df: Any, value: str, what: str):
+    missing = [c for c in ("qid", "docno", value) if c not in df.columns]
+    if missing:
+        raise ValueError(f"{what}: a DataFrame needs the columns qid, docno, {value} (missing {', '.join(missing)})")
+    return df[["qid", "docno", value]].itertuples(index=False, name=None)
+
+
+def _run_queries(run: Any):
+    """``[(qid, [(docno, score), ...]), ...]`` in first-appearance order."""
+    out: Dict[str, list] = {}
+    if isinstance(run, dict):
+        for q, docs in run.items():
+            if not isinstance(docs, dict):
+                raise ValueError(f"run: query {q} maps to {type(docs).__name__}, expected {{docno: score}}")
+            out.setdefault(str(q), []).extend((str(d), float(v)) for d, v in docs.items())
+    else:
+        for q, d, v in _frame_rows(run, "score", "run"):
+            out.setdefault(str(q), []).append((str(d), float(v)))
+    return list(out.items())
+
+
+def _qrels(qrels: Any) -> Dict[str, Dict[str, float]]:
+    out: Dict[str, Dict[str, float]] = {}
+    if isinstance(qrels, dict):
+        for q, docs in qrels.items():
+            if not isinstance(docs, dict):
+                raise ValueError(f"qrels: query {q} maps to {type(docs).__name__}, expected {{docno: relevance}}")
+            out.setdefault(str(q), {}).update((str(d), float(r)) for d, r in docs.items())
+    else:
+        for q, d, r in _frame_rows(qrels, "label", "qrels"):
+            out.setdefault(str(q), {})[str(d)] = float(r)
+    return out
+
+
 def evaluate(
     y: Any,
-    scores: Any,
+    scores: Any = None,
     qid: Any = None,
     group: Any = None,
     metrics: Sequence[str] = ("NDCG@10", "MAP"),
-    convention: str = "standard",
+    convention: Optional[str] = None,
     per_query: bool = False,
     docids: Optional[Sequence[str]] = None,
+    measures: Optional[Sequence[str]] = None,
 ) -> Dict[str, Any]:
-    """Evaluate ``scores`` (one per row) against labels ``y`` per query (``qid`` per row or ``group`` sizes).
+    """Evaluate a ranking, in either of two forms.
 
-    ``metrics``: NDCG@k, DCG@k, MAP[@k], P@k, MRR[@k], ERR@k, R-prec, bpref, … as ``ltr eval`` names them;
-    ``convention``: ``standard``, ``trec``, ``letor3``, ``letor4`` or ``mslr`` (gain, discount, ties and short-list
-    rules of each evaluator). Returns ``{metric: mean}``; with ``per_query`` ``{metric: array}`` plus ``"qid"``, the
-    query ids in order. ``docids`` (one per row) break score ties under the ``trec`` convention as trec_eval does.
+    **Qrels and a run**, as ir_measures, ranx and pytrec_eval take them: ``evaluate(qrels, run,
+    measures=["nDCG@10", "RBP(p=0.8)"])`` with dicts of dicts (``{qid: {docno: relevance}}``,
+    ``{qid: {docno: score}}``) or pandas DataFrames in PyTerrier's columns (``qid, docno, label`` /
+    ``qid, docno, score``). The convention defaults to ``trec`` (trec_eval's), as ``ltr eval --run`` does; queries
+    of the run without judgments are skipped, as trec_eval skips them. Returns ``{measure: mean}``; with
+    ``per_query`` ``{measure: {qid: value}}``.
+
+    **Labels and scores per row**: ``evaluate(y, scores, qid=... | group=...)``, as ``ltr eval --data --scores``
+    (convention ``standard`` unless given). Returns ``{metric: mean}``; with ``per_query`` ``{metric: array}`` plus
+    ``"qid"``, the query ids in order. ``docids`` (one per row) break score ties under the ``trec`` convention as
+    trec_eval does.
+
+    ``measures`` (or ``metrics``): NDCG@k, DCG@k, AP/MAP[@k], P@k, RR/MRR[@k], ERR@k, R-prec, bpref, RBP(p=…),
+    Judged@k, … in ``ltr eval``'s or ir_measures' syntax (``ltr eval --list-measures``); conventions ``standard``,
+    ``trec``, ``letor3``, ``letor4``, ``mslr``.
     """
+    names = list(measures if measures is not None else metrics)
+    if _is_run_form(y):
+        if scores is None or not _is_run_form(scores):
+            raise ValueError("evaluate(qrels, run): give the run as a dict of dicts or a DataFrame too")
+        qids, out = _native.evaluate_run(_run_queries(scores), _qrels(y), names, convention or "trec")
+        if per_query:
+            return {m: dict(zip(qids, map(float, v[1]))) for m, v in out.items()}
+        return {m: v[0] for m, v in out.items()}
+    if scores is None:
+        raise ValueError("evaluate(y, scores, qid=...): give the scores, one per row")
     data = _labels_only(y, qid, group, docids)
     s = np.ascontiguousarray(scores, dtype=np.float64)
     if s.ndim != 1 or len(s) != data.n_rows:
         raise ValueError(f"scores must have one value per row ({data.n_rows}), got shape {s.shape}")
-    out = _native.evaluate(data, s, list(metrics), convention)
+    out = _native.evaluate(data, s, names, convention or "standard")
     if per_query:
         res: Dict[str, Any] = {m: v[1] for m, v in out.items()}
         res["qid"] = queries_of(len(s), qid, group)[1]

@@ -555,6 +555,46 @@ fn evaluate<'py>(
     Ok(out)
 }
 
+/// Metrics of a TREC-style run against qrels held in memory (as `ltr eval --run --qrels` computes them):
+/// `run` is `[(qid, [(docno, score), …]), …]`, `qrels` `{qid: {docno: relevance}}`. Returns the qids evaluated
+/// (those of the run that have judgments, in run order) and `{metric: (mean, per_query)}`.
+#[pyfunction]
+fn evaluate_run<'py>(
+    py: Python<'py>,
+    run: Vec<(String, Vec<(String, f64)>)>,
+    qrels: std::collections::HashMap<String, std::collections::HashMap<String, f32>>,
+    metrics: Vec<String>,
+    convention: &str,
+) -> PyResult<(Vec<String>, Bound<'py, PyDict>)> {
+    let metrics: Vec<Metric> = metrics
+        .iter()
+        .map(|m| m.parse::<Metric>().map_err(value_err))
+        .collect::<PyResult<_>>()?;
+    let convention: Convention = convention.parse().map_err(value_err)?;
+    for (qid, docs) in &run {
+        if let Some((doc, score)) = docs.iter().find(|(_, s)| !s.is_finite()) {
+            return Err(PyValueError::new_err(format!(
+                "run: query {qid}, document {doc}: score {score} is not finite"
+            )));
+        }
+    }
+    for (qid, docs) in &qrels {
+        if let Some((doc, rel)) = docs.iter().find(|(_, r)| !r.is_finite()) {
+            return Err(PyValueError::new_err(format!(
+                "qrels: query {qid}, document {doc}: relevance {rel} is not finite"
+            )));
+        }
+    }
+    let ev = py
+        .detach(|| ltr::metrics::evaluate_run(&run, &qrels, &metrics, &convention))
+        .map_err(value_err)?;
+    let out = PyDict::new(py);
+    for r in ev.results {
+        out.set_item(r.metric.to_string(), (r.mean, r.per_query.into_pyarray(py)))?;
+    }
+    Ok((ev.qids, out))
+}
+
 /// A paired test of per-query values `a` against `b` (as `ltr compare`): the test's statistic, p-value, method and
 /// pairs used, the mean difference, wins and losses, and a 95% bootstrap interval.
 #[pyfunction]
@@ -606,6 +646,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithms_json, m)?)?;
     m.add_function(wrap_pyfunction!(train, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluate_run, m)?)?;
     m.add_function(wrap_pyfunction!(paired_test, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -79,9 +79,12 @@ fn venv(root: &Path) -> Result<PathBuf> {
             "scipy",
             "scikit-learn>=1.4",
             "pytest",
-            // Oracles for the model-import tests (test-only; never a dependency of ltrkit).
+            // Oracles for the model-import tests and the run evaluation (test-only; never a dependency of ltrkit),
+            // and pandas for PyTerrier's DataFrames.
             "lightgbm",
             "xgboost-cpu",
+            "pytrec-eval-terrier",
+            "pandas",
         ]),
         "installing the Python test requirements",
     )?;

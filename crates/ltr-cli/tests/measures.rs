@@ -48,6 +48,22 @@ fn eval_speaks_ir_measures_syntax() {
             .unwrap_or_else(|| panic!("{name}: {v}"));
         assert!((got - want).abs() < 1e-12, "{name}: {got} vs {want}");
     }
+    // A run is evaluated under trec_eval's convention unless told otherwise.
+    let default = ok(&["eval", "--run", s(&run), "--qrels", s(&qrels), "--json"]);
+    let d: serde_json::Value = serde_json::from_str(&default).unwrap();
+    assert_eq!(d["convention"], "trec", "{d}");
+    let standard = ok(&[
+        "eval",
+        "--run",
+        s(&run),
+        "--qrels",
+        s(&qrels),
+        "--convention",
+        "standard",
+        "--json",
+    ]);
+    let st: serde_json::Value = serde_json::from_str(&standard).unwrap();
+    assert_eq!(st["convention"], "standard", "{st}");
     let bad = ltr(&[
         "eval",
         "--run",

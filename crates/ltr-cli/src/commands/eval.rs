@@ -31,9 +31,10 @@ pub struct EvalArgs {
     /// P(judged_only=True)@10, ...). A comma inside parentheses belongs to the measure. See --list-measures.
     #[arg(long = "metric", visible_alias = "measure")]
     pub metrics: Vec<String>,
-    /// Evaluator convention: letor3, letor4, mslr, trec, standard.
-    #[arg(long, default_value = "standard")]
-    pub convention: String,
+    /// Evaluator convention: letor3, letor4, mslr, trec, standard (default: trec for --run, as trec_eval and
+    /// ir_measures evaluate runs; standard for --data).
+    #[arg(long)]
+    pub convention: Option<String>,
     /// Tie policy overriding the convention's: input, docid, expected.
     #[arg(long)]
     pub ties: Option<String>,
@@ -66,7 +67,9 @@ pub fn run(a: EvalArgs) -> Result<()> {
         return Ok(());
     }
     let metrics = super::parse_metrics(&a.metrics, DEFAULT_METRICS)?;
-    let mut conv = super::convention(&a.convention, a.ties.as_deref())?;
+    let default = if a.run.is_some() { "trec" } else { "standard" };
+    let name = a.convention.as_deref().unwrap_or(default);
+    let mut conv = super::convention(name, a.ties.as_deref())?;
     if let Some(l) = a.relevance_level {
         conv = conv.with_relevance_threshold(l);
     }

@@ -1,0 +1,81 @@
+"""``ltrkit.evaluate(qrels, run)``: the dict-of-dicts form of ir_measures, ranx and pytrec_eval, and PyTerrier's
+DataFrames, checked against pytrec_eval (trec_eval's own code) on a run with ties, unjudged and unretrieved
+documents, and a query without judgments."""
+
+import random
+
+import pandas as pd
+import pytest
+import pytrec_eval
+
+import ltrkit
+
+
+def make_run(seed: int):
+    rng = random.Random(seed)
+    qrels, run = {}, {}
+    for q in range(25):
+        docs = [f"d{q}-{i}" for i in range(60)]
+        # Judge 40 of them (some never retrieved), grades 0-3.
+        qrels[f"q{q}"] = {d: rng.choice([0, 0, 0, 1, 1, 2, 3]) for d in rng.sample(docs, 40)}
+        # Retrieve 45, with scores rounded so that ties occur (trec_eval breaks them by docno, descending).
+        run[f"q{q}"] = {d: round(rng.random(), 1) for d in rng.sample(docs, 45)}
+    run["q-unjudged"] = {"x": 1.0, "y": 0.5}
+    return qrels, run
+
+
+# ltr's name, pytrec_eval's measure and its per-query key.
+MEASURES = [
+    ("nDCG@10", "ndcg_cut.10", "ndcg_cut_10"),
+    ("nDCG", "ndcg", "ndcg"),
+    ("AP", "map", "map"),
+    ("P@5", "P.5", "P_5"),
+    ("RR", "recip_rank", "recip_rank"),
+    ("R-prec", "Rprec", "Rprec"),
+    ("bpref", "bpref", "bpref"),
+]
+
+
+def test_dicts_of_dicts_match_pytrec_eval_per_query():
+    qrels, run = make_run(3)
+    ours = ltrkit.evaluate(qrels, run, measures=[m for m, _, _ in MEASURES], per_query=True)
+    oracle = pytrec_eval.RelevanceEvaluator(qrels, {m for _, m, _ in MEASURES}).evaluate(run)
+    assert len(ours) == len(MEASURES)
+    for (name, _, key), (got_name, per_query) in zip(MEASURES, ours.items()):
+        assert set(per_query) == set(oracle), f"{name}: queries {sorted(per_query)} vs {sorted(oracle)}"
+        for q, v in per_query.items():
+            assert v == pytest.approx(oracle[q][key], abs=1e-9), f"{name} ({got_name}) query {q}"
+    means = ltrkit.evaluate(qrels, run, measures=["nDCG@10"])
+    (mean,) = means.values()
+    assert mean == pytest.approx(sum(oracle[q]["ndcg_cut_10"] for q in oracle) / len(oracle), abs=1e-12)
+
+
+def test_pyterrier_dataframes_give_the_dict_results():
+    qrels, run = make_run(5)
+    run_df = pd.DataFrame(
+        [(q, d, s) for q, docs in run.items() for d, s in docs.items()], columns=["qid", "docno", "score"]
+    )
+    qrels_df = pd.DataFrame(
+        [(q, d, r) for q, docs in qrels.items() for d, r in docs.items()], columns=["qid", "docno", "label"]
+    )
+    names = ["nDCG@10", "AP", "P(rel=2)@10"]
+    assert ltrkit.evaluate(qrels_df, run_df, measures=names, per_query=True) == ltrkit.evaluate(
+        qrels, run, measures=names, per_query=True
+    )
+    # The convention is trec_eval's unless asked otherwise: the standard one breaks ties differently.
+    trec = ltrkit.evaluate(qrels, run, measures=["nDCG@10"])
+    assert trec == ltrkit.evaluate(qrels, run, measures=["nDCG@10"], convention="trec")
+
+
+def test_bad_runs_are_refused_with_the_reason():
+    qrels, run = make_run(7)
+    with pytest.raises(ValueError, match="expected \\{docno: score\\}"):
+        ltrkit.evaluate(qrels, {"q0": [("d", 1.0)]})
+    with pytest.raises(ValueError, match="not finite"):
+        ltrkit.evaluate(qrels, {"q0": {"d0-1": float("nan")}})
+    with pytest.raises(ValueError, match="missing score"):
+        ltrkit.evaluate(qrels, pd.DataFrame({"qid": ["q0"], "docno": ["d0-1"]}))
+    with pytest.raises(ValueError, match="give the run"):
+        ltrkit.evaluate(qrels, None)
+    with pytest.raises(ValueError):
+        ltrkit.evaluate(qrels, run, measures=["nDCG@x"])
