@@ -496,3 +496,41 @@ fn learners_stopped_by_their_caps_say_so() {
         assert!(model.exists(), "{algo}: the capped model is still written");
     }
 }
+
+/// A validation metric the data cannot give — ERR under LETOR 4.0's convention (largest grade 2) on web data with
+/// grades up to 4 — is refused before training, naming the metric, the file and the grade; no model is written.
+#[test]
+fn a_validation_metric_the_data_cannot_give_is_refused_before_training() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = common::generate_web(dir.path(), 60, 3);
+    let vali = dir.path().join("vali.txt");
+    let model = dir.path().join("m.json");
+    for algo in ["lambdamart", "ranksvm", "coordinate-ascent"] {
+        let o = ltr(&[
+            "train",
+            "--train",
+            common::s(&train),
+            "--validate",
+            common::s(&vali),
+            "--algo",
+            algo,
+            "--metric",
+            "ERR@10",
+            "--convention",
+            "letor4",
+            "--model",
+            common::s(&model),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{algo}: {err}");
+        assert!(
+            err.contains("--metric: ERR@10 cannot be computed on")
+                && err.contains("vali.txt")
+                && err.contains("largest ERR grade 2"),
+            "{algo}: {err}"
+        );
+        // Refused before any training: no memory estimate was logged, no model written.
+        assert!(!err.contains("memory: about"), "{algo}: {err}");
+        assert!(!model.exists(), "{algo}");
+    }
+}
