@@ -49,6 +49,8 @@ enum Command {
     /// Compare learners on your data: folds, grids on validation, significance tests, a report.
     Experiment(commands::experiment::ExperimentArgs),
     /// Split a data file into one file per rank (whole queries, balanced by pairs) for `train --distributed`.
+    /// Fuse TREC runs into one (RRF, CombSUM/MNZ/MAX, Borda, weighted sum; weights tunable on qrels).
+    Fuse(commands::fuse::FuseArgs),
     Shard(commands::shard::ShardArgs),
     /// Export a model to a search engine: es-ltr, opensearch-ltr, solr-ltr, vespa, ranklib.
     Export(commands::export::ExportArgs),
@@ -88,6 +90,7 @@ fn main() -> ExitCode {
         Command::Generate(a) => commands::generate::run(a),
         Command::Export(a) => commands::export::run(a),
         Command::Shard(a) => commands::shard::run(a),
+        Command::Fuse(a) => commands::fuse::run(a),
         Command::Experiment(a) => commands::experiment::run(a),
         Command::Clicks(c) => commands::clicks::run(c),
         Command::Algorithms { json } => {

@@ -99,3 +99,89 @@ fn list_measures_gives_syntax_defaults_and_sources() {
         .all(|m| !m["definition"].as_str().unwrap().is_empty()
             && !m["source"].as_str().unwrap().is_empty()));
 }
+
+/// `ltr fuse`: Borda on two runs by hand, RRF's ranks, weights tuned on qrels, and the bad inputs.
+#[test]
+fn fuse_combines_runs_as_computed_by_hand_and_refuses_bad_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let (ra, rb, qrels) = (p("a"), p("b"), p("qrels"));
+    let (out, x, missing) = (p("fused"), p("x"), p("missing"));
+    // Run A ranks d1, d2, d3; run B ranks d2, d4 (in a shuffled file order: ranks come from the scores).
+    std::fs::write(
+        &ra,
+        "q1 Q0 d3 3 1.0 a\nq1 Q0 d1 1 3.0 a\nq1 Q0 d2 2 2.0 a\n",
+    )
+    .unwrap();
+    std::fs::write(&rb, "q1 Q0 d4 2 0.5 b\nq1 Q0 d2 1 0.9 b\n").unwrap();
+    std::fs::write(&qrels, "q1 0 d1 1\nq1 0 d2 0\n").unwrap();
+    let fused = |extra: &[&str]| {
+        let mut args = vec![
+            "fuse",
+            "--run",
+            ra.as_str(),
+            "--run",
+            rb.as_str(),
+            "--out",
+            out.as_str(),
+        ];
+        args.extend(extra);
+        ok(&args);
+        std::fs::read_to_string(&out).unwrap()
+    };
+    // Borda: A gives d1 3, d2 2, d3 1; B gives d2 2, d4 1 → d2 4, d1 3, then d4 and d3 tie at 1 (docid descending).
+    assert_eq!(
+        fused(&["--method", "borda"]),
+        "q1 Q0 d2 1 4 ltr-fuse-borda\nq1 Q0 d1 2 3 ltr-fuse-borda\nq1 Q0 d4 3 1 ltr-fuse-borda\nq1 Q0 d3 4 1 ltr-fuse-borda\n"
+    );
+    let rrf = fused(&["--method", "rrf", "--k", "1"]);
+    let first: Vec<&str> = rrf.lines().map(|l| l.split(' ').nth(2).unwrap()).collect();
+    // k = 1: d2 = 1/3 + 1/2, d1 = 1/2, d4 = 1/3, d3 = 1/4.
+    assert_eq!(first, ["d2", "d1", "d4", "d3"], "{rrf}");
+    // Tuned on qrels where only d1 is relevant: min-max CombSUM needs w_A > 2 w_B, first met at (0.1, 0).
+    let tuned = fused(&[
+        "--method",
+        "wsum",
+        "--tune-on",
+        qrels.as_str(),
+        "--measure",
+        "RR",
+    ]);
+    assert!(tuned.starts_with("q1 Q0 d1 1 "), "{tuned}");
+    for (args, needle) in [
+        (vec!["--method", "nope"], "unknown fusion method `nope`"),
+        (vec!["--norm", "l2"], "unknown normalisation `l2`"),
+        (vec!["--weights", "1"], "1 weights for 2 runs"),
+        (vec!["--weights", "1,-2"], "-2 is not a non-negative number"),
+    ] {
+        let mut a = vec![
+            "fuse",
+            "--run",
+            ra.as_str(),
+            "--run",
+            rb.as_str(),
+            "--out",
+            x.as_str(),
+        ];
+        a.extend(args);
+        let o = ltr(&a);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(needle), "{a:?}: {err}");
+    }
+    let o = ltr(&[
+        "fuse",
+        "--run",
+        ra.as_str(),
+        "--run",
+        missing.as_str(),
+        "--out",
+        x.as_str(),
+    ]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("missing"));
+    let o = ltr(&["fuse", "--run", ra.as_str(), "--out", x.as_str()]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("two runs or more"));
+    assert!(
+        !std::path::Path::new(&x).exists(),
+        "nothing written on a refusal"
+    );
+}

@@ -477,12 +477,14 @@ impl TrainJob<'_> {
                 // A metric the validation data cannot give (ERR on grades above the convention's largest, …) is
                 // refused now, not after the first rounds of training.
                 let zeros = vec![0.0; ds.n_docs()];
-                ltr_metrics::evaluate_mean(&ds, &zeros, self.metric, &self.convention).map_err(|e| {
-                    JobError::invalid(
-                        JobInput::Metric,
-                        format!("{} cannot be computed on {}: {e}", self.metric, v.label()),
-                    )
-                })?;
+                ltr_metrics::evaluate_mean(&ds, &zeros, self.metric, &self.convention).map_err(
+                    |e| {
+                        JobError::invalid(
+                            JobInput::Metric,
+                            format!("{} cannot be computed on {}: {e}", self.metric, v.label()),
+                        )
+                    },
+                )?;
                 Some(ds)
             }
         };

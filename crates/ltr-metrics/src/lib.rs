@@ -45,6 +45,7 @@ mod bounds;
 mod compute;
 mod convention;
 mod evaluate;
+mod fusion;
 mod metric;
 mod ranking;
 mod report;
@@ -55,6 +56,9 @@ pub use bounds::{phi as phi_metric, phi_lower_bound};
 pub use compute::{pair_counts, query_metric, PairCounts, QueryInput, Unsupported};
 pub use convention::{Convention, Discount, Gain, ShortList, TiePolicy};
 pub use evaluate::{evaluate, evaluate_mean, fast_ranking, EvalError, Evaluation, MetricResult};
+pub use fusion::{
+    fuse, fusion_weights, tune_weights, write_trec_run, FusionError, FusionMethod, FusionNorm,
+};
 pub use metric::{MeasureInfo, Metric, MetricParseError, Params, Real, Tunable, MEASURES};
 pub use ranking::Ranking;
 pub use report::{measures_json, measures_text};

@@ -5,6 +5,7 @@ pub mod compare;
 pub mod eval;
 pub mod experiment;
 pub mod export;
+pub mod fuse;
 pub mod generate;
 pub mod inspect;
 pub mod predict;

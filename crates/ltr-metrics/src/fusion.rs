@@ -1,0 +1,446 @@
+//! Rank fusion: several TREC runs of the same queries combined into one (`ltr fuse`), by score (CombSUM, CombMNZ,
+//! CombMAX, a weighted sum) after a per-query normalisation, or by rank (reciprocal rank fusion, Borda), with the
+//! weights optionally tuned on training qrels by a grid search.
+//!
+//! Ranks are trec_eval's: score descending, ties by docid descending, so fusing is independent of file order.
+
+use std::collections::HashMap;
+
+use crate::convention::Convention;
+use crate::metric::Metric;
+use crate::trec::{evaluate_run, FileError, Qrels, RunQuery};
+
+/// A fusion setting that cannot be used: an unknown method or normalisation, or weights that do not fit the runs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct FusionError(String);
+
+/// How runs are combined.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FusionMethod {
+    /// Σ_i w_i · s_i(d) over the runs that retrieved d (Fox & Shaw 1994); `wsum` is the same with given weights.
+    CombSum,
+    /// CombSUM × the number of runs that retrieved d.
+    CombMnz,
+    /// max_i w_i · s_i(d).
+    CombMax,
+    /// Reciprocal rank fusion (Cormack, Clarke & Büttcher 2009): Σ_i w_i / (k + rank_i(d)).
+    Rrf {
+        /// The constant k (60 in the paper).
+        k: f64,
+    },
+    /// Borda count: Σ_i w_i · (n_i − rank_i(d) + 1), n_i the length of run i's list for the query.
+    Borda,
+}
+
+impl FusionMethod {
+    /// The same method, with RRF's constant set to `k` (other methods have none).
+    pub fn with_rrf_k(self, k: f64) -> Self {
+        match self {
+            Self::Rrf { .. } => Self::Rrf { k },
+            other => other,
+        }
+    }
+}
+
+impl std::str::FromStr for FusionMethod {
+    type Err = FusionError;
+    fn from_str(s: &str) -> Result<Self, FusionError> {
+        Ok(match s.to_ascii_lowercase().as_str() {
+            "combsum" | "wsum" => Self::CombSum,
+            "combmnz" => Self::CombMnz,
+            "combmax" => Self::CombMax,
+            "rrf" => Self::Rrf { k: 60.0 },
+            "borda" => Self::Borda,
+            other => {
+                return Err(FusionError(format!(
+                    "unknown fusion method `{other}`; known: rrf, combsum, combmnz, combmax, borda, wsum"
+                )))
+            }
+        })
+    }
+}
+
+/// The per-query normalisation of each run's scores before a score-based method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FusionNorm {
+    /// Scores as given.
+    None,
+    /// (s − min) / (max − min); every score 0 when they are all equal.
+    MinMax,
+    /// (s − mean) / standard deviation (population); 0 when they are all equal.
+    ZScore,
+    /// s / Σ s (scores as given when they sum to 0).
+    Sum,
+    /// (n − rank + 1) / n: the rank, not the score, on (0, 1].
+    Rank,
+}
+
+impl std::str::FromStr for FusionNorm {
+    type Err = FusionError;
+    fn from_str(s: &str) -> Result<Self, FusionError> {
+        Ok(match s.to_ascii_lowercase().as_str() {
+            "none" => Self::None,
+            "minmax" | "min-max" => Self::MinMax,
+            "zscore" => Self::ZScore,
+            "sum" => Self::Sum,
+            "rank" => Self::Rank,
+            other => {
+                return Err(FusionError(format!(
+                    "unknown normalisation `{other}`; known: none, minmax, zscore, sum, rank"
+                )))
+            }
+        })
+    }
+}
+
+/// Each document's 1-based rank in `docs` by trec_eval's order (score descending, ties by docid descending).
+fn ranks(docs: &[(String, f64)]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..docs.len()).collect();
+    order.sort_by(|&a, &b| {
+        docs[b]
+            .1
+            .total_cmp(&docs[a].1)
+            .then_with(|| docs[b].0.cmp(&docs[a].0))
+    });
+    let mut rank = vec![0; docs.len()];
+    for (r, &i) in order.iter().enumerate() {
+        rank[i] = r + 1;
+    }
+    rank
+}
+
+fn normalised(docs: &[(String, f64)], norm: FusionNorm) -> Vec<f64> {
+    let s: Vec<f64> = docs.iter().map(|d| d.1).collect();
+    let n = s.len() as f64;
+    match norm {
+        FusionNorm::None => s,
+        FusionNorm::MinMax => {
+            let (lo, hi) = s
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| {
+                    (l.min(v), h.max(v))
+                });
+            s.iter()
+                .map(|&v| if hi > lo { (v - lo) / (hi - lo) } else { 0.0 })
+                .collect()
+        }
+        FusionNorm::ZScore => {
+            let mean = s.iter().sum::<f64>() / n;
+            let sd = (s.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt();
+            s.iter()
+                .map(|&v| if sd > 0.0 { (v - mean) / sd } else { 0.0 })
+                .collect()
+        }
+        FusionNorm::Sum => {
+            let total: f64 = s.iter().sum();
+            s.iter()
+                .map(|&v| if total != 0.0 { v / total } else { v })
+                .collect()
+        }
+        FusionNorm::Rank => ranks(docs)
+            .into_iter()
+            .map(|r| (n - r as f64 + 1.0) / n)
+            .collect(),
+    }
+}
+
+/// The weights of `runs` runs: `given` (one non-negative number per run, not all zero), or 1 each when none are
+/// given; an error saying what is wrong otherwise. Fusion needs two runs or more.
+pub fn fusion_weights(runs: usize, given: &[f64]) -> Result<Vec<f64>, FusionError> {
+    if runs < 2 {
+        return Err(FusionError(format!(
+            "fusion needs two runs or more, got {runs}"
+        )));
+    }
+    if given.is_empty() {
+        return Ok(vec![1.0; runs]);
+    }
+    if given.len() != runs {
+        return Err(FusionError(format!(
+            "{} weights for {runs} runs: give one per run",
+            given.len()
+        )));
+    }
+    if let Some(w) = given.iter().find(|w| !(w.is_finite() && **w >= 0.0)) {
+        return Err(FusionError(format!(
+            "weight {w} is not a non-negative number"
+        )));
+    }
+    if given.iter().all(|&w| w == 0.0) {
+        return Err(FusionError("every weight is 0".into()));
+    }
+    Ok(given.to_vec())
+}
+
+/// Fuse `runs` (each a list of queries with their documents and scores) into one run: every query any run has, in
+/// order of first appearance, its documents sorted by fused score (ties by docid descending). `weights` has one
+/// weight per run (all 1 for the unweighted methods).
+pub fn fuse(
+    runs: &[Vec<RunQuery>],
+    method: FusionMethod,
+    norm: FusionNorm,
+    weights: &[f64],
+) -> Vec<RunQuery> {
+    assert_eq!(runs.len(), weights.len(), "one weight per run");
+    let mut order: Vec<String> = Vec::new();
+    // qid → docid → (fused score, runs that retrieved it)
+    let mut fused: HashMap<String, HashMap<String, (f64, usize)>> = HashMap::new();
+    for (run, &w) in runs.iter().zip(weights) {
+        for (qid, docs) in run {
+            let table = fused.entry(qid.clone()).or_insert_with(|| {
+                order.push(qid.clone());
+                HashMap::new()
+            });
+            let n = docs.len() as f64;
+            let rank = ranks(docs);
+            let values = normalised(docs, norm);
+            for (i, (doc, _)) in docs.iter().enumerate() {
+                let contribution = match method {
+                    FusionMethod::CombSum | FusionMethod::CombMnz | FusionMethod::CombMax => {
+                        w * values[i]
+                    }
+                    FusionMethod::Rrf { k } => w / (k + rank[i] as f64),
+                    FusionMethod::Borda => w * (n - rank[i] as f64 + 1.0),
+                };
+                let e = table.entry(doc.clone()).or_insert((f64::NEG_INFINITY, 0));
+                e.0 = match (method, e.1) {
+                    (_, 0) => contribution,
+                    (FusionMethod::CombMax, _) => e.0.max(contribution),
+                    _ => e.0 + contribution,
+                };
+                e.1 += 1;
+            }
+        }
+    }
+    order
+        .into_iter()
+        .map(|qid| {
+            let table = fused.remove(&qid).unwrap_or_default();
+            let mut docs: Vec<(String, f64)> = table
+                .into_iter()
+                .map(|(d, (s, hits))| {
+                    let s = if method == FusionMethod::CombMnz {
+                        s * hits as f64
+                    } else {
+                        s
+                    };
+                    (d, s)
+                })
+                .collect();
+            docs.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
+            (qid, docs)
+        })
+        .collect()
+}
+
+/// The weights (one per run, each in {0, 0.1, …, 1}, not all 0) whose fusion scores best on `qrels` by `measure`
+/// under `convention`, with that score: an exhaustive grid for up to four runs, then coordinate ascent over the same
+/// grid from equal weights (sweeps until no single weight change improves). Ties keep the earlier grid point.
+pub fn tune_weights(
+    runs: &[Vec<RunQuery>],
+    method: FusionMethod,
+    norm: FusionNorm,
+    qrels: &Qrels,
+    measure: Metric,
+    convention: &Convention,
+) -> Result<(Vec<f64>, f64), FileError> {
+    let grid: Vec<f64> = (0..=10).map(|i| i as f64 / 10.0).collect();
+    let score = |w: &[f64]| -> Result<f64, FileError> {
+        let fused = fuse(runs, method, norm, w);
+        Ok(evaluate_run(&fused, qrels, &[measure], convention)?.results[0].mean)
+    };
+    let mut best: Option<(Vec<f64>, f64)> = None;
+    let consider = |w: Vec<f64>, best: &mut Option<(Vec<f64>, f64)>| -> Result<(), FileError> {
+        if w.iter().all(|&x| x == 0.0) {
+            return Ok(());
+        }
+        let s = score(&w)?;
+        if best.as_ref().is_none_or(|(_, b)| s > *b) {
+            *best = Some((w, s));
+        }
+        Ok(())
+    };
+    if runs.len() <= 4 {
+        let mut idx = vec![0usize; runs.len()];
+        loop {
+            consider(idx.iter().map(|&i| grid[i]).collect(), &mut best)?;
+            // Next point of the grid, the last run's weight varying fastest.
+            let mut j = runs.len();
+            loop {
+                if j == 0 {
+                    return Ok(best.expect("a grid point with a non-zero weight"));
+                }
+                j -= 1;
+                idx[j] += 1;
+                if idx[j] < grid.len() {
+                    break;
+                }
+                idx[j] = 0;
+            }
+        }
+    }
+    consider(vec![1.0; runs.len()], &mut best)?;
+    loop {
+        let (start, start_score) = best.clone().expect("equal weights are a point");
+        for j in 0..runs.len() {
+            for &g in &grid {
+                let mut w = best.as_ref().expect("set").0.clone();
+                w[j] = g;
+                consider(w, &mut best)?;
+            }
+        }
+        let (now, now_score) = best.clone().expect("set");
+        if now == start || now_score <= start_score {
+            return Ok((now, now_score));
+        }
+    }
+}
+
+/// Write `run` as a TREC run (`qid Q0 docid rank score tag`, ranks from 1 in the given order), atomically.
+pub fn write_trec_run(
+    path: &std::path::Path,
+    run: &[RunQuery],
+    tag: &str,
+) -> Result<(), FileError> {
+    ltr_data::write_atomic(path, |w| {
+        for (qid, docs) in run {
+            for (r, (doc, score)) in docs.iter().enumerate() {
+                writeln!(w, "{qid} Q0 {doc} {} {score} {tag}", r + 1)?;
+            }
+        }
+        Ok(())
+    })
+    .map_err(|e| FileError::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::other(e.to_string()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runs() -> Vec<Vec<RunQuery>> {
+        let q = |docs: &[(&str, f64)]| {
+            vec![(
+                "q1".to_string(),
+                docs.iter().map(|(d, s)| (d.to_string(), *s)).collect(),
+            )]
+        };
+        vec![
+            q(&[("d1", 3.0), ("d2", 2.0), ("d3", 1.0)]),
+            q(&[("d2", 0.9), ("d4", 0.5)]),
+        ]
+    }
+
+    fn fused(method: FusionMethod, norm: FusionNorm, w: &[f64]) -> Vec<(String, f64)> {
+        let mut out = fuse(&runs(), method, norm, w);
+        assert_eq!(out.len(), 1);
+        out.remove(0).1
+    }
+
+    fn check(got: Vec<(String, f64)>, want: &[(&str, f64)]) {
+        assert_eq!(got.len(), want.len(), "{got:?}");
+        for ((d, s), (wd, ws)) in got.iter().zip(want) {
+            assert_eq!(d, wd, "{got:?}");
+            assert!((s - ws).abs() < 1e-12, "{d}: {s} vs {ws}");
+        }
+    }
+
+    // Run A ranks d1 (3.0), d2 (2.0), d3 (1.0); run B ranks d2 (0.9), d4 (0.5). Each expectation is worked out by
+    // hand from the method's definition.
+    #[test]
+    fn each_method_matches_a_hand_computation() {
+        use FusionMethod::*;
+        use FusionNorm as N;
+        let one = [1.0, 1.0];
+        check(
+            fused(CombSum, N::None, &one),
+            &[("d1", 3.0), ("d2", 2.9), ("d3", 1.0), ("d4", 0.5)],
+        );
+        // min-max: A → 1, 0.5, 0; B → 1, 0. d4 and d3 tie at 0: docid descending puts d4 first.
+        check(
+            fused(CombSum, N::MinMax, &one),
+            &[("d2", 1.5), ("d1", 1.0), ("d4", 0.0), ("d3", 0.0)],
+        );
+        check(
+            fused(CombMnz, N::MinMax, &one),
+            &[("d2", 3.0), ("d1", 1.0), ("d4", 0.0), ("d3", 0.0)],
+        );
+        check(
+            fused(CombMax, N::None, &one),
+            &[("d1", 3.0), ("d2", 2.0), ("d3", 1.0), ("d4", 0.5)],
+        );
+        check(
+            fused(Rrf { k: 60.0 }, N::None, &one),
+            &[
+                ("d2", 1.0 / 62.0 + 1.0 / 61.0),
+                ("d1", 1.0 / 61.0),
+                ("d4", 1.0 / 62.0),
+                ("d3", 1.0 / 63.0),
+            ],
+        );
+        // Borda: A gives 3, 2, 1; B gives 2, 1.
+        check(
+            fused(Borda, N::None, &one),
+            &[("d2", 4.0), ("d1", 3.0), ("d4", 1.0), ("d3", 1.0)],
+        );
+        // wsum: 0.5 · A + 2 · B.
+        check(
+            fused(CombSum, N::None, &[0.5, 2.0]),
+            &[("d2", 2.8), ("d1", 1.5), ("d4", 1.0), ("d3", 0.5)],
+        );
+        // rank: A → 1, 2/3, 1/3; B → 1, 1/2.
+        check(
+            fused(CombSum, N::Rank, &one),
+            &[
+                ("d2", 5.0 / 3.0),
+                ("d1", 1.0),
+                ("d4", 0.5),
+                ("d3", 1.0 / 3.0),
+            ],
+        );
+        // z-score: A has mean 2, sd √(2/3); B mean 0.7, sd 0.2.
+        let z = 1.0 / (2.0f64 / 3.0).sqrt();
+        check(
+            fused(CombSum, N::ZScore, &one),
+            &[("d1", z), ("d2", 1.0), ("d4", -1.0), ("d3", -z)],
+        );
+        // sum: A → 1/2, 1/3, 1/6; B → 9/14, 5/14.
+        check(
+            fused(CombSum, N::Sum, &one),
+            &[
+                ("d2", 1.0 / 3.0 + 9.0 / 14.0),
+                ("d1", 0.5),
+                ("d4", 5.0 / 14.0),
+                ("d3", 1.0 / 6.0),
+            ],
+        );
+    }
+
+    #[test]
+    fn tuned_weights_favour_the_run_that_ranks_the_relevant_document_first() {
+        // Only d1 is relevant; run A ranks it first, run B lacks it. Under min-max CombSUM d1 (wA) beats d2
+        // (wA/2 + wB) when wA > 2 wB.
+        let mut qrels = Qrels::new();
+        qrels.insert(
+            "q1".into(),
+            [("d1".to_string(), 1.0f32), ("d2".to_string(), 0.0)]
+                .into_iter()
+                .collect(),
+        );
+        let (w, score) = tune_weights(
+            &runs(),
+            FusionMethod::CombSum,
+            FusionNorm::MinMax,
+            &qrels,
+            Metric::Rr(None),
+            &Convention::TREC,
+        )
+        .unwrap();
+        assert_eq!(score, 1.0);
+        // The grid runs the last weight fastest: (0, 0.1) … (0, 1) rank d2 first, (0.1, 0) is the first with RR 1.
+        assert_eq!(w, vec![0.1, 0.0], "the first grid point that reaches RR 1");
+    }
+}
