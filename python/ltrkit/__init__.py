@@ -17,13 +17,14 @@ from ._estimators import Ranker, algorithms, load_model
 from ._families import *  # noqa: F401,F403 - one class per algorithm
 from ._families import __all__ as _family_names
 from ._native import __version__
-from .metrics import compare, evaluate
+from .metrics import compare, evaluate, fuse
 
 __all__ = [
     "Ranker",
     "algorithms",
     "compare",
     "evaluate",
+    "fuse",
     "group_sizes",
     "load_model",
     "load_svmlight",

@@ -113,17 +113,33 @@ def compare(
     group: Any = None,
     metric: str = "NDCG@10",
     test: str = "ttest",
-    convention: str = "standard",
+    convention: Optional[str] = None,
     alternative: str = "two-sided",
     seed: int = 1,
 ) -> Dict[str, Any]:
     """Compare two rankings of the same queries on ``metric`` with a paired test (``ttest``, ``wilcoxon``,
     ``sign``, ``permutation``), as ``ltr compare --json``: the means, their difference, the statistic, the p-value,
-    wins and losses and a 95% bootstrap interval of the difference."""
-    ra = evaluate(y, scores_a, qid, group, [metric], convention, per_query=True)
-    rb = evaluate(y, scores_b, qid, group, [metric], convention, per_query=True)
-    name = next(iter(ra))  # the metric's canonical name (ndcg@10 -> NDCG@10)
-    a, b = ra[name], rb[name]
+    wins and losses and a 95% bootstrap interval of the difference.
+
+    Runs compare the same way: ``compare(qrels, run_a, run_b, metric="AP")`` with dicts of dicts or DataFrames (as
+    :func:`evaluate` takes them, trec convention by default), paired over the queries both runs answer."""
+    if _is_run_form(y):
+        conv = convention or "trec"
+        ra = evaluate(y, scores_a, metrics=[metric], convention=conv, per_query=True)
+        rb = evaluate(y, scores_b, metrics=[metric], convention=conv, per_query=True)
+        name = next(iter(ra))
+        shared = [q for q in ra[name] if q in rb[name]]
+        if not shared:
+            raise ValueError("the two runs share no judged query")
+        a = np.array([ra[name][q] for q in shared])
+        b = np.array([rb[name][q] for q in shared])
+        convention = conv
+    else:
+        convention = convention or "standard"
+        ra = evaluate(y, scores_a, qid, group, [metric], convention, per_query=True)
+        rb = evaluate(y, scores_b, qid, group, [metric], convention, per_query=True)
+        name = next(iter(ra))  # the metric's canonical name (ndcg@10 -> NDCG@10)
+        a, b = ra[name], rb[name]
     out = _native.paired_test(list(map(float, a)), list(map(float, b)), test, alternative, seed)
     out["metric"] = name
     out["convention"] = convention
@@ -131,3 +147,34 @@ def compare(
     out["a"] = float(np.mean(a))
     out["b"] = float(np.mean(b))
     return out
+
+
+def fuse(
+    runs: Sequence[Any],
+    method: str = "rrf",
+    norm: str = "minmax",
+    k: float = 60.0,
+    weights: Optional[Sequence[float]] = None,
+    tune_on: Any = None,
+    measure: str = "nDCG@10",
+) -> Dict[str, Any]:
+    """Fuse runs into one, as ``ltr fuse``: ``rrf`` (with ``k``), ``combsum``, ``combmnz``, ``combmax``, ``borda`` or
+    ``wsum``, after a per-query ``norm`` (``none``, ``minmax``, ``zscore``, ``sum``, ``rank``) for the score methods.
+    Each run is a dict of dicts ``{qid: {docno: score}}`` or a DataFrame (``qid, docno, score``). ``weights``: one per
+    run; or ``tune_on`` qrels (dict of dicts or DataFrame) to choose them from {0, 0.1, ..., 1} by ``measure``.
+    Returns ``{"run": {qid: {docno: score}}, "weights": [...]}``, each query's documents best first."""
+    if len(runs) < 2:
+        raise ValueError(f"fusion needs two runs or more, got {len(runs)}")
+    for r in runs:
+        if not _is_run_form(r):
+            raise ValueError("each run must be a dict of dicts {qid: {docno: score}} or a DataFrame")
+    fused, used = _native.fuse_runs(
+        [_run_queries(r) for r in runs],
+        method,
+        norm,
+        float(k),
+        None if weights is None else [float(w) for w in weights],
+        None if tune_on is None else _qrels(tune_on),
+        measure,
+    )
+    return {"run": {q: dict(docs) for q, docs in fused}, "weights": list(used)}

@@ -595,6 +595,50 @@ fn evaluate_run<'py>(
     Ok((ev.qids, out))
 }
 
+/// Runs fused into one (as `ltr fuse`): each run `[(qid, [(docno, score), …]), …]`; with `qrels` the weights are
+/// tuned on them by `measure` (trec convention). Returns the fused run and the weights used.
+#[pyfunction]
+#[pyo3(signature = (runs, method="rrf", norm="minmax", k=60.0, weights=None, qrels=None, measure="nDCG@10"))]
+#[allow(clippy::type_complexity)]
+fn fuse_runs(
+    py: Python<'_>,
+    runs: Vec<Vec<(String, Vec<(String, f64)>)>>,
+    method: &str,
+    norm: &str,
+    k: f64,
+    weights: Option<Vec<f64>>,
+    qrels: Option<std::collections::HashMap<String, std::collections::HashMap<String, f32>>>,
+    measure: &str,
+) -> PyResult<(Vec<(String, Vec<(String, f64)>)>, Vec<f64>)> {
+    use ltr::metrics::{FusionMethod, FusionNorm};
+    let method = method
+        .parse::<FusionMethod>()
+        .map_err(value_err)?
+        .with_rrf_k(k);
+    let norm: FusionNorm = norm.parse().map_err(value_err)?;
+    let mut w = ltr::metrics::fusion_weights(runs.len(), weights.as_deref().unwrap_or(&[]))
+        .map_err(value_err)?;
+    if runs
+        .iter()
+        .flatten()
+        .flat_map(|(_, d)| d)
+        .any(|(_, s)| !s.is_finite())
+    {
+        return Err(PyValueError::new_err(
+            "a run holds a score that is not finite",
+        ));
+    }
+    if let Some(q) = &qrels {
+        let m: Metric = measure.parse().map_err(value_err)?;
+        w = py
+            .detach(|| ltr::metrics::tune_weights(&runs, method, norm, q, m, &Convention::TREC))
+            .map_err(value_err)?
+            .0;
+    }
+    let fused = py.detach(|| ltr::metrics::fuse(&runs, method, norm, &w));
+    Ok((fused, w))
+}
+
 /// A paired test of per-query values `a` against `b` (as `ltr compare`): the test's statistic, p-value, method and
 /// pairs used, the mean difference, wins and losses, and a 95% bootstrap interval.
 #[pyfunction]
@@ -647,6 +691,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(train, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate_run, m)?)?;
+    m.add_function(wrap_pyfunction!(fuse_runs, m)?)?;
     m.add_function(wrap_pyfunction!(paired_test, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -79,3 +79,37 @@ def test_bad_runs_are_refused_with_the_reason():
         ltrkit.evaluate(qrels, None)
     with pytest.raises(ValueError):
         ltrkit.evaluate(qrels, run, measures=["nDCG@x"])
+
+
+def test_fuse_mirrors_ltr_fuse_by_hand():
+    a = {"q1": {"d3": 1.0, "d1": 3.0, "d2": 2.0}}
+    b = {"q1": {"d4": 0.5, "d2": 0.9}}
+    # Borda: A gives d1 3, d2 2, d3 1; B gives d2 2, d4 1 -> d2 4, d1 3, d4 1, d3 1 (ties by docno descending).
+    out = ltrkit.fuse([a, b], method="borda")
+    assert list(out["run"]["q1"].items()) == [("d2", 4.0), ("d1", 3.0), ("d4", 1.0), ("d3", 1.0)]
+    assert out["weights"] == [1.0, 1.0]
+    rrf = ltrkit.fuse([a, b], method="rrf", k=1)["run"]["q1"]
+    assert rrf == pytest.approx({"d2": 1 / 3 + 1 / 2, "d1": 1 / 2, "d4": 1 / 3, "d3": 1 / 4})
+    # Only d1 relevant: min-max CombSUM ranks it first once w_A > 2 w_B, first at the grid point (0.1, 0).
+    tuned = ltrkit.fuse([a, b], method="wsum", tune_on={"q1": {"d1": 1, "d2": 0}}, measure="RR")
+    assert tuned["weights"] == [0.1, 0.0]
+    assert next(iter(tuned["run"]["q1"])) == "d1"
+    with pytest.raises(ValueError, match="two runs or more"):
+        ltrkit.fuse([a])
+    with pytest.raises(ValueError, match="1 weights for 2 runs"):
+        ltrkit.fuse([a, b], weights=[1.0])
+    with pytest.raises(ValueError, match="unknown fusion method"):
+        ltrkit.fuse([a, b], method="nope")
+
+
+def test_compare_runs_pairs_the_queries_both_answer():
+    qrels, run = make_run(11)
+    # A run that knows the grades (the random run's order only breaks their ties) beats the random one.
+    better = {q: {d: qrels.get(q, {}).get(d, 0) + s / 10 for d, s in docs.items()} for q, docs in run.items()}
+    out = ltrkit.compare(qrels, better, run, metric="AP", test="ttest")
+    per_a = ltrkit.evaluate(qrels, better, measures=["AP"], per_query=True)
+    (name,) = per_a
+    assert out["metric"] == name and out["convention"] == "trec"
+    assert out["queries"] == len(per_a[name]) == 25
+    assert out["a"] == pytest.approx(sum(per_a[name].values()) / 25, abs=1e-12)
+    assert out["a"] > out["b"] and out["p_value"] < 0.05
