@@ -256,3 +256,97 @@ fn foreign_model_seeds_load_and_their_damaged_copies_are_refused_by_name() {
         }
     }
 }
+
+/// The `experiment_toml` target's inputs (`ltr experiment --config FILE`): each seed and regression is written as an
+/// experiment file into a folder that holds the target's tiny dataset (`all.txt`, 10 queries) and fold folder
+/// (`folds/Fold1` with `vali.txt`, `folds/Fold2` without), then read and checked as `ltr experiment --config` does
+/// (`Experiment::from_file`; nothing is trained). A refusal names the experiment file; what loads is written as TOML
+/// that loads again to an equal spec and the same text. The seeds named `refused-*` must be refused, every other seed
+/// prepared. Finding 8: `prepare`'s refusals (no methods, an unknown algorithm or metric, ...) did not name the
+/// experiment file; `from_file` now does.
+#[test]
+fn experiment_files_prepare_or_are_refused_naming_the_file() {
+    use ltr_experiment::{Experiment, ExperimentSpec};
+    let dir = tempfile::tempdir().unwrap();
+    let dir = std::fs::canonicalize(dir.path()).unwrap();
+    let ds = ltr_data::generate_letor_like(&ltr_data::SyntheticConfig {
+        queries: 10,
+        min_docs: 3,
+        max_docs: 4,
+        features: 4,
+        ..Default::default()
+    })
+    .unwrap();
+    let write = |rel: &str, queries: &[usize]| {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        ltr_data::write_letor(&ds.select_queries(queries), &p).unwrap();
+    };
+    write("all.txt", &(0..10).collect::<Vec<_>>());
+    write("folds/Fold1/train.txt", &[0, 1, 2, 3, 4, 5]);
+    write("folds/Fold1/vali.txt", &[6, 7]);
+    write("folds/Fold1/test.txt", &[8, 9]);
+    write("folds/Fold2/train.txt", &[2, 3, 4, 5, 6, 7, 8, 9]);
+    write("folds/Fold2/test.txt", &[0, 1]);
+    let path = dir.join("experiment.toml");
+    // What the target checks: `None` when prepared, else the refusal (which names the file).
+    let check = |input: &Path| -> Option<String> {
+        std::fs::copy(input, &path).unwrap();
+        let spec = match ExperimentSpec::load(&path) {
+            Ok(spec) => spec,
+            Err(e) => {
+                names_file(&e.to_string(), &path);
+                return Some(e.to_string());
+            }
+        };
+        let text = spec.to_toml().unwrap();
+        let again_path = dir.join("again.toml");
+        std::fs::write(&again_path, &text).unwrap();
+        let again = ExperimentSpec::load(&again_path)
+            .unwrap_or_else(|e| panic!("{}: written spec does not load: {e}", input.display()));
+        if !spec.data.validation_share.is_nan() {
+            assert_eq!(again, spec, "{}", input.display());
+        }
+        assert_eq!(again.to_toml().unwrap(), text, "{}", input.display());
+        match Experiment::from_file(&path) {
+            Ok(_) => None,
+            Err(e) => {
+                names_file(&e.to_string(), &path);
+                Some(e.to_string())
+            }
+        }
+    };
+    let seeds = inputs("seeds", "experiment_toml");
+    assert!(seeds.len() >= 10);
+    for p in &seeds {
+        let refused = p
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("refused-");
+        let refusal = check(p);
+        assert_eq!(
+            refusal.is_some(),
+            refused,
+            "seed {}: {refusal:?}",
+            p.display()
+        );
+    }
+    let regressions =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions/experiment_toml");
+    if regressions.is_dir() {
+        for p in inputs("regressions", "experiment_toml") {
+            let refusal = check(&p);
+            // Finding 9: `log1p = "1-99999999999"` expanded the range into memory; a feature number must now fit in
+            // 32 bits and a list name at most 2^24 features.
+            if p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("log1p-")
+            {
+                let e = refusal.unwrap_or_else(|| panic!("{} was prepared", p.display()));
+                assert!(e.contains("log1p") && e.contains("4294967295"), "{e}");
+            }
+        }
+    }
+}

@@ -294,6 +294,21 @@ fn experiment_flags_are_checked() {
         s(&out)
     ])
     .contains("cannot be used with"));
+    // What an experiment file describes is refused naming the file, not only its syntax.
+    let config = dir.path().join("typo.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[data]\nfile = {:?}\n[[algorithm]]\nalgo = \"ranksvn\"\n",
+            s(&train)
+        ),
+    )
+    .unwrap();
+    let e = err(&["experiment", "--config", s(&config), "--out", s(&out)]);
+    assert!(
+        e.contains("typo.toml") && e.contains("unknown algorithm `ranksvn`"),
+        "{e}"
+    );
     // A malformed line in the data names the file and line, and nothing panics.
     let bad = dir.path().join("bad.txt");
     std::fs::write(&bad, "1 qid:1 1:0.5\n0 qid:1 1:zz\n").unwrap();

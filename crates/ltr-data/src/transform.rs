@@ -177,29 +177,39 @@ pub(crate) fn select_features_padded(ds: &Dataset, features: &[usize]) -> Result
     Ok(out)
 }
 
-/// Parse a feature list such as `1-5,7,10-12` (1-based, inclusive ranges).
+/// The most features a feature list may name (ranges expanded): 2^24, far above any dataset's width.
+const MAX_FEATURE_LIST: usize = 1 << 24;
+
+/// Parse a feature list such as `1-5,7,10-12` (1-based, inclusive ranges). A feature number must fit in 32 bits (as
+/// a file's feature index must), and the list may name at most 2^24 features: a range such as `1-99999999999` is
+/// refused instead of being expanded into memory that cannot be had.
 pub fn parse_feature_list(spec: &str) -> Result<Vec<usize>> {
     let mut out = Vec::new();
     for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let bad = || {
             DataError::Invalid(format!(
-                "`{part}` in feature list `{spec}`: expected N or N-M with N, M >= 1"
+                "`{part}` in feature list `{spec}`: expected N or N-M with 1 <= N <= M <= 4294967295"
             ))
         };
-        if let Some((a, b)) = part.split_once('-') {
-            let a: usize = a.trim().parse().map_err(|_| bad())?;
-            let b: usize = b.trim().parse().map_err(|_| bad())?;
-            if a == 0 || b < a {
-                return Err(bad());
+        let number = |s: &str| -> Result<usize> {
+            match s.trim().parse::<u32>() {
+                Ok(n) if n > 0 => Ok(n as usize),
+                _ => Err(bad()),
             }
-            out.extend(a..=b);
-        } else {
-            let a: usize = part.parse().map_err(|_| bad())?;
-            if a == 0 {
-                return Err(bad());
-            }
-            out.push(a);
+        };
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (number(a)?, number(b)?),
+            None => (number(part)?, number(part)?),
+        };
+        if b < a {
+            return Err(bad());
         }
+        if b - a + 1 > MAX_FEATURE_LIST - out.len() {
+            return Err(DataError::Invalid(format!(
+                "feature list `{spec}` names more than {MAX_FEATURE_LIST} features"
+            )));
+        }
+        out.extend(a..=b);
     }
     Ok(out)
 }
@@ -210,5 +220,28 @@ pub(crate) fn zscore_value(v: f32, mean: f64, std: f64) -> f32 {
         ((v as f64 - mean) / std) as f32
     } else {
         0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn feature_lists_expand_ranges_and_refuse_what_cannot_be_a_feature() {
+        assert_eq!(
+            parse_feature_list("1-3, 7,10-11").unwrap(),
+            vec![1, 2, 3, 7, 10, 11]
+        );
+        assert_eq!(parse_feature_list("").unwrap(), Vec::<usize>::new());
+        for bad in ["0", "3-2", "x", "1-", "-4", "4294967296", "1-4294967296"] {
+            assert!(parse_feature_list(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_feature_list("4294967295").unwrap(), vec![4294967295]);
+        // Found while writing the `experiment_toml` fuzz target (its binary reproduces it): `log1p = "1-99999999999"`
+        // expanded the range into memory (800 GB asked of the allocator). A list naming more than 2^24 features is
+        // now refused before anything is expanded.
+        let e = parse_feature_list("1-4294967295").unwrap_err().to_string();
+        assert!(e.contains("more than 16777216 features"), "{e}");
     }
 }

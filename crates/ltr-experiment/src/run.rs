@@ -121,6 +121,20 @@ impl Experiment {
         })
     }
 
+    /// Read an experiment file and prepare it (`ltr experiment --config FILE`). Every refusal names the file: its
+    /// syntax ([`ExperimentSpec::load`]) and what it describes (an unknown algorithm or metric, a bad grid, data that
+    /// cannot be read), so a user with several experiment files knows which one to fix.
+    pub fn from_file(path: &Path) -> Result<Self> {
+        let spec = ExperimentSpec::load(path)?;
+        Self::prepare(spec).map_err(|e| match e {
+            e @ ExperimentError::SpecFile { .. } => e,
+            other => ExperimentError::SpecFile {
+                path: path.to_path_buf(),
+                message: other.to_string(),
+            },
+        })
+    }
+
     /// The description being run.
     pub fn spec(&self) -> &ExperimentSpec {
         &self.spec

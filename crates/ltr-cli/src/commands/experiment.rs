@@ -79,10 +79,8 @@ fn split_list(items: &[String]) -> Vec<String> {
 }
 
 impl ExperimentArgs {
+    /// The experiment the flags describe (without `--config`).
     fn spec(&self) -> Result<ExperimentSpec> {
-        if let Some(path) = &self.config {
-            return Ok(ExperimentSpec::load(path)?);
-        }
         let mut data = match (&self.data, &self.fold_dir) {
             (Some(f), None) => DataSpec::file(f, self.folds.unwrap_or(5)),
             (None, Some(d)) => {
@@ -134,9 +132,15 @@ impl ExperimentArgs {
 
 /// Run the command.
 pub fn run(a: ExperimentArgs) -> Result<()> {
-    let spec = a.spec()?;
     let bar = crate::progress::Bar::for_terminal();
-    let exp = bar.stage("reading the data", || Experiment::prepare(spec))?;
+    // A refusal of an experiment file names it (`Experiment::from_file`).
+    let exp = match &a.config {
+        Some(path) => bar.stage("reading the data", || Experiment::from_file(path))?,
+        None => {
+            let spec = a.spec()?;
+            bar.stage("reading the data", || Experiment::prepare(spec))?
+        }
+    };
     tracing::info!(
         "{} folds × {} methods = {} cells; output in {}",
         exp.folds().len(),
