@@ -66,6 +66,21 @@ fn training_by_name_in_code_gives_the_cli_model_bytes() {
         assert_eq!(bytes(&cli.model), bytes(&ours.fitted.model), "{algo}");
         assert_eq!(cli.params, ours.params, "{algo}");
         assert_eq!(cli.fit, ours.fitted.report, "{algo}");
+        // The facade's TrainJob is the run `ltr train` makes: the same model, setting, report and provenance.
+        let job = TrainJob::builder(algo)
+            .params(params)
+            .seed(4)
+            .train(TrainData::File(tf.clone()))
+            .validation(Some(TrainData::File(vf.clone())))
+            .build()
+            .unwrap()
+            .run()
+            .unwrap()
+            .model
+            .unwrap();
+        assert_eq!(bytes(&cli.model), bytes(&job.model), "{algo}");
+        assert_eq!((&cli.params, &cli.fit), (&job.params, &job.fit), "{algo}");
+        assert_eq!(cli.training.train_file, job.training.train_file, "{algo}");
     }
 }
 

@@ -83,6 +83,7 @@ pub struct TrainJobBuilder<'a> {
     output: Option<PathBuf>,
     progress: &'a dyn Progress,
     verbose: bool,
+    epochs: Option<&'a ltr_core::EpochObserver<'a>>,
 }
 
 /// A checked training run: [`run`](TrainJob::run) it.
@@ -103,6 +104,7 @@ pub struct TrainJob<'a> {
     output: Option<PathBuf>,
     progress: &'a dyn Progress,
     verbose: bool,
+    epochs: Option<&'a ltr_core::EpochObserver<'a>>,
 }
 
 /// What a finished run gives.
@@ -180,6 +182,7 @@ impl<'a> TrainJob<'a> {
             output: None,
             progress: &Silent,
             verbose: false,
+            epochs: None,
         }
     }
 }
@@ -289,6 +292,12 @@ impl<'a> TrainJobBuilder<'a> {
     /// Report progress to `p`.
     pub fn progress(mut self, p: &'a dyn Progress) -> Self {
         self.progress = p;
+        self
+    }
+    /// Show the model after every epoch to `observer` (learners with epochs: the perceptrons), as reproductions
+    /// draw learning curves.
+    pub fn epoch_observer(mut self, observer: &'a ltr_core::EpochObserver<'a>) -> Self {
+        self.epochs = Some(observer);
         self
     }
     /// Log the run's summary (memory estimate, every grid setting's score, the setting kept, the stored
@@ -401,6 +410,7 @@ impl<'a> TrainJobBuilder<'a> {
             output: self.output,
             progress: self.progress,
             verbose: self.verbose,
+            epochs: self.epochs,
         })
     }
 }
@@ -545,10 +555,14 @@ impl TrainJob<'_> {
     }
 
     fn request<'r>(&'r self, data: &'r Dataset) -> TrainRequest<'r> {
-        TrainRequest::new(data)
+        let req = TrainRequest::new(data)
             .metric(self.metric, self.convention)
             .seed(self.seed)
-            .progress(self.progress)
+            .progress(self.progress);
+        match self.epochs {
+            Some(observer) => req.epoch_observer(observer),
+            None => req,
+        }
     }
 
     /// A line of the run's summary (memory, grid scores, kept setting): `info` for a [`verbose`] job (`ltr

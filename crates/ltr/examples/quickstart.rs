@@ -1,4 +1,4 @@
-//! Read a LETOR file, train a learner by name, save, load, score and evaluate:
+//! Train a learner by name on a LETOR file (a `TrainJob`, as `ltr train` runs), load, score and evaluate:
 //! `cargo run --release -p ltr --example quickstart -- [TRAIN [TEST [ALGO]]]` (generated data without arguments).
 
 use ltr::prelude::*;
@@ -22,12 +22,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let algo = args.get(2).map_or("ranksvm", String::as_str);
 
-    let train = read_letor(&train_file)?;
-    let trained = train_one(algo, &[], &TrainRequest::new(&train))?;
     let model_file = dir.join("model.json");
-    trained
-        .into_model_file(TrainingSummary::default())
-        .save(&model_file)?;
+    // The run `ltr train --train TRAIN --algo ALGO --model model.json` makes: checked, read, trained, written.
+    TrainJob::builder(algo)
+        .train(TrainData::File(train_file))
+        .output(Some(model_file.clone()))
+        .build()?
+        .run()?;
     let model = ModelFile::load(&model_file)?;
     let test = read_letor(&test_file)?;
     let scores = model.score_raw(&test)?; // the stored preprocessing, then the model

@@ -11,10 +11,15 @@
 //! # let dir = tempfile::tempdir().unwrap();
 //! # let (train_file, model_file) = (dir.path().join("train.txt"), dir.path().join("m.bin"));
 //! # write_letor(&generate_letor_like(&SyntheticConfig { queries: 30, ..Default::default() }).unwrap(), &train_file).unwrap();
-//! let train = read_letor(&train_file)?;
-//! let trained = train_one("committee-perceptron", &[("committee", "10")], &TrainRequest::new(&train))?;
-//! trained.into_model_file(TrainingSummary::default()).save(&model_file)?;
+//! // One training run, checked before any data is read, as `ltr train` runs it.
+//! TrainJob::builder("committee-perceptron")
+//!     .params(&["committee=10"])
+//!     .train(TrainData::File(train_file.clone()))
+//!     .output(Some(model_file.clone()))
+//!     .build()?
+//!     .run()?;
 //! let model = ModelFile::load(&model_file)?;
+//! let train = read_letor(&train_file)?;
 //! let scores = model.score_raw(&train)?; // the stored preprocessing, then the model
 //! let ndcg = evaluate(&train, &scores, &["NDCG@10".parse()?], &Convention::STANDARD)?;
 //! assert!(ndcg.results[0].mean > 0.5);

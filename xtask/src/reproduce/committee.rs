@@ -209,9 +209,9 @@ fn figure1(ctx: &Ctx, bench: &super::Bench) -> Result<String> {
             ..Default::default()
         };
         for (i, (algo, output)) in [
-            ("perceptron", ("output", "pocket")),
-            ("perceptron", ("output", "average")),
-            ("committee-perceptron", ("committee", "20")),
+            ("perceptron", "output=pocket"),
+            ("perceptron", "output=average"),
+            ("committee-perceptron", "committee=20"),
         ]
         .into_iter()
         .enumerate()
@@ -227,14 +227,23 @@ fn figure1(ctx: &Ctx, bench: &super::Bench) -> Result<String> {
                 (out[epoch - 1].1[i], out[epoch - 1].1[i + 3]) = (values[0], values[1]);
                 Ok(())
             };
-            let req = ltr_learn::TrainRequest::new(&fold.train)
-                .validation(&fold.vali)
+            let params = ["epochs=100", "select-epochs=false", output];
+            ltr_learn::TrainJob::builder(algo)
+                .params(&params)
                 .metric(ndcg, conv)
                 .seed(1)
-                .preprocess(&raw)
-                .epoch_observer(&observe);
-            let params = [("epochs", "100"), ("select-epochs", "false"), output];
-            ltr_learn::train_one(algo, &params, &req)?;
+                .preprocess(raw.clone())
+                .train(ltr_learn::TrainData::Memory {
+                    data: &fold.train,
+                    name: "Figure 1 training fold".into(),
+                })
+                .validation(Some(ltr_learn::TrainData::Memory {
+                    data: &fold.vali,
+                    name: "Figure 1 validation fold".into(),
+                }))
+                .epoch_observer(&observe)
+                .build()?
+                .run()?;
         }
         let out = out.into_inner().unwrap_or_else(|p| p.into_inner());
         Ok(out)
