@@ -128,8 +128,9 @@ pub struct FitContext<'a> {
     epochs: Option<&'a EpochObserver<'a>>,
 }
 
-/// Sees the model after every epoch (or boosting round) of a learner that reports them, with its 1-based number;
-/// an error stops the training. Reproductions draw learning curves with it while training through the registry.
+/// Sees the model after every epoch of a learner that reports them, with its 1-based number: the perceptrons' epochs,
+/// the boosting rounds of LambdaMART and MART. An error stops the training. Reproductions draw learning curves with
+/// it while training through the registry.
 pub type EpochObserver<'o> = dyn Fn(usize, &crate::Model) -> Result<()> + Sync + 'o;
 
 impl std::fmt::Debug for FitContext<'_> {
@@ -154,7 +155,7 @@ impl<'a> FitContext<'a> {
             epochs: None,
         }
     }
-    /// Show the model after every epoch to `observer` (learners that have epochs: the perceptrons).
+    /// Show the model after every epoch or boosting round to `observer` (the perceptrons, LambdaMART, MART).
     pub fn with_epoch_observer(mut self, observer: &'a EpochObserver<'a>) -> Self {
         self.epochs = Some(observer);
         self

@@ -198,6 +198,10 @@ pub fn train_gbdt(p: &GbdtParams, train: &Dataset, ctx: &FitContext<'_>) -> Resu
             progress.advance(grown as u64, "");
         }
         forest.trees.push(ft);
+        if let Some(observe) = ctx.epoch_observer() {
+            // A boosting round is the observer's epoch: the ensemble so far, as it would score.
+            observe(t + 1, &Model::Forest(forest.clone()))?;
+        }
         if p.stop_after > 0 {
             if let Some((kept, _, _)) = &best {
                 if t + 1 - kept >= p.stop_after {

@@ -451,3 +451,43 @@ fn the_forest_reports_an_out_of_bag_measure_only_when_some_query_was_left_out() 
         None
     );
 }
+
+/// The context's epoch observer sees the ensemble after every boosting round: rounds 1, 2, … each with one more
+/// tree, the last one the model `fit` returns (no validation, so nothing is truncated).
+#[test]
+fn the_epoch_observer_sees_each_boosting_round() {
+    let ds = synthetic(30, 4);
+    let seen = std::sync::Mutex::new(Vec::new());
+    let observe = |round: usize, m: &Model| -> ltr_core::Result<()> {
+        let Model::Forest(f) = m else {
+            panic!("a forest")
+        };
+        seen.lock().unwrap().push((round, f.trees.len(), bits(m)));
+        Ok(())
+    };
+    let mut p = GbdtParams::lambdamart();
+    p.trees = 6;
+    let fitted = p
+        .check()
+        .unwrap()
+        .fit(&ds, &FitContext::new(1).with_epoch_observer(&observe))
+        .unwrap();
+    let seen = seen.into_inner().unwrap();
+    let rounds: Vec<(usize, usize)> = seen.iter().map(|(r, n, _)| (*r, *n)).collect();
+    assert_eq!(rounds, (1..=6).map(|r| (r, r)).collect::<Vec<_>>());
+    assert_eq!(seen.last().unwrap().2, bits(&fitted.model));
+    // An observer's error stops the training and is the fit's error.
+    let stop = |round: usize, _: &Model| -> ltr_core::Result<()> {
+        if round == 2 {
+            Err(LtrError::Training("stopped by the observer".into()))
+        } else {
+            Ok(())
+        }
+    };
+    let e = p
+        .check()
+        .unwrap()
+        .fit(&ds, &FitContext::new(1).with_epoch_observer(&stop))
+        .unwrap_err();
+    assert!(e.to_string().contains("stopped by the observer"), "{e}");
+}
