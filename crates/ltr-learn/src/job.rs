@@ -8,6 +8,7 @@
 //! joins a click log, logs the memory it will need, preprocesses, trains through the registry on one process,
 //! thread ranks or MPI ranks, and returns the model file — written atomically when an output is set.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -429,14 +430,16 @@ impl TrainJob<'_> {
         }
     }
 
-    fn read(&self, data: &TrainData<'_>) -> Result<Dataset, JobError> {
+    /// A file is read; data in memory is borrowed, and copied only by whoever must change it.
+    fn read<'d>(&self, data: &'d TrainData<'_>) -> Result<Cow<'d, Dataset>, JobError> {
         match data {
             TrainData::File(path) => ltr_core::stage(
                 self.progress,
                 &format!("reading {}", path.display()),
                 || ltr_data::read_dataset(path, &self.parse).map_err(LtrError::from),
-            ),
-            TrainData::Memory { data, .. } => Ok((*data).clone()),
+            )
+            .map(Cow::Owned),
+            TrainData::Memory { data, .. } => Ok(Cow::Borrowed(*data)),
         }
         .map_err(|e| JobError::failed("reading the data", e))
     }
@@ -449,17 +452,14 @@ impl TrainJob<'_> {
         let owned_train = match (&self.train, &self.clicks) {
             (TrainData::Memory { .. }, None) => None,
             (source, clicks) => {
-                let features = match source {
-                    TrainData::File(_) => self.read(source)?,
-                    TrainData::Memory { data, .. } => (*data).clone(),
-                };
+                let features = self.read(source)?;
                 Some(match clicks {
                     Some(c) => ltr_core::stage(
                         self.progress,
                         &format!("joining {}", c.log.display()),
                         || crate::click_join::click_training(c, &features, &train_label),
                     )?,
-                    None => features,
+                    None => features.into_owned(),
                 })
             }
         };
@@ -482,8 +482,11 @@ impl TrainJob<'_> {
                         )),
                     ));
                 }
-                ds.set_n_features(width)
-                    .map_err(|e| JobError::failed("reading the validation data", e))?;
+                if ds.n_features() < width {
+                    ds.to_mut()
+                        .set_n_features(width)
+                        .map_err(|e| JobError::failed("reading the validation data", e))?;
+                }
                 // A metric the validation data cannot give (ERR on grades above the convention's largest, …) is
                 // refused now, not after the first rounds of training.
                 let zeros = vec![0.0; ds.n_docs()];
@@ -502,7 +505,7 @@ impl TrainJob<'_> {
         let measure_owned;
         let (trained, queries, documents, features) = match owned_train {
             Some(data) => {
-                self.log_memory(&data, validation.as_ref());
+                self.log_memory(&data, validation.as_deref());
                 let (queries, documents, raw) =
                     (data.n_queries(), data.n_docs(), data.n_features());
                 // Preprocessed in place: raw data is held once, not as the raw and the normalised copy.
@@ -526,7 +529,7 @@ impl TrainJob<'_> {
                 let TrainData::Memory { data, .. } = &self.train else {
                     unreachable!("only in-memory data is borrowed")
                 };
-                self.log_memory(data, validation.as_ref());
+                self.log_memory(data, validation.as_deref());
                 let mut req = self.request(data).preprocess(&self.preprocess);
                 if let Some(v) = &validation {
                     req = req.validation(v);
