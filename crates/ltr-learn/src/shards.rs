@@ -61,6 +61,17 @@ pub(crate) fn load_all(pattern: &Path, opts: &ParseOptions, ranks: usize) -> Res
     }
 }
 
+/// Why `out` cannot name the files of `ranks` shards, if it cannot: more than one rank needs `{rank}` in the path.
+/// [`write_shards`] refuses such an output; `ltr shard` asks before it reads the data.
+pub fn shard_output_problem(out: &Path, ranks: usize) -> Option<String> {
+    (shard_path(out, 0).is_none() && ranks != 1).then(|| {
+        format!(
+            "{} has no `{{rank}}` to number the shards by",
+            out.display()
+        )
+    })
+}
+
 /// Write `ds` (read from `source`) as `ranks` shard files of whole queries balanced by pairs, at `out` with
 /// `{rank}` replaced (`out` itself for one rank); a name ending in `.ltrcache` writes the checked binary cache.
 /// One part is in memory at a time (none for one rank), so the peak is the data and its largest part. Returns
@@ -74,14 +85,8 @@ pub fn write_shards(
     if ranks == 0 {
         return Err(LtrError::param("ranks", "must be at least 1"));
     }
-    if shard_path(out, 0).is_none() && ranks != 1 {
-        return Err(LtrError::param(
-            "out",
-            format!(
-                "{} has no `{{rank}}` to number the shards by",
-                out.display()
-            ),
-        ));
+    if let Some(problem) = shard_output_problem(out, ranks) {
+        return Err(LtrError::param("out", problem));
     }
     let mut written = Vec::with_capacity(ranks);
     for (rank, range) in balanced_ranges(ds, ranks, source)?.into_iter().enumerate() {

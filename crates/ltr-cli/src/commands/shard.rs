@@ -27,11 +27,8 @@ pub struct ShardArgs {
 
 /// Run the command.
 pub fn run(a: ShardArgs) -> Result<()> {
-    if ltr_learn::shard_path(&a.out, 0).is_none() && a.ranks != 1 {
-        anyhow::bail!(
-            "--out {} has no `{{rank}}` to number the shards by",
-            a.out.display()
-        );
+    if let Some(problem) = ltr_learn::shard_output_problem(&a.out, a.ranks) {
+        anyhow::bail!("--out {problem}");
     }
     let ds = super::load_dataset(&a.data, &a.read)?;
     for (path, queries, documents) in ltr_learn::write_shards(&ds, &a.data, a.ranks, &a.out)? {
