@@ -15,6 +15,37 @@ use rayon::prelude::*;
 
 use crate::levels::{LevelWeights, Levels};
 
+/// `order` = the documents `0..scores.len()` by ascending score ([`f64::total_cmp`]), ties by index: the one
+/// permutation that order defines. Sorted as (score key, index) records in a reused per-thread buffer instead of
+/// by a comparator that reads the scores through the indices: the same permutation, about twice as fast (the
+/// sort was a third of a RankSVM-IR solve).
+pub(crate) fn sort_by_score(order: &mut [u32], scores: &[f64]) {
+    thread_local! {
+        static KEYED: std::cell::RefCell<Vec<(u64, u32)>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    KEYED.with_borrow_mut(|keyed| {
+        keyed.clear();
+        keyed.extend(
+            scores
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (total_order_key(*s), i as u32)),
+        );
+        keyed.sort_unstable();
+        for (o, &(_, i)) in order.iter_mut().zip(keyed.iter()) {
+            *o = i;
+        }
+    });
+}
+
+/// An unsigned key whose order is [`f64::total_cmp`]'s: the sign-magnitude bits made two's complement (as
+/// `total_cmp` does), then offset so that unsigned comparison agrees.
+fn total_order_key(x: f64) -> u64 {
+    let bits = x.to_bits() as i64;
+    let twos = bits ^ ((((bits >> 63) as u64) >> 1) as i64);
+    (twos as u64) ^ (1 << 63)
+}
+
 /// Which pairwise loss.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PairLoss {
@@ -185,14 +216,7 @@ impl<'a> PairwiseObjective<'a> {
         let k = self.levels.count();
         let lev = &self.levels.of_doc[rows.clone()];
         let s_raw = &scores[rows.clone()];
-        for (i, o) in order.iter_mut().enumerate() {
-            *o = i as u32;
-        }
-        order.sort_unstable_by(|&a, &b| {
-            s_raw[a as usize]
-                .total_cmp(&s_raw[b as usize])
-                .then(a.cmp(&b))
-        });
+        sort_by_score(order, s_raw);
         if wq == 0.0 || n < 2 {
             coef.iter_mut().for_each(|c| *c = 0.0);
             return 0.0;
@@ -463,5 +487,46 @@ impl<'a> PairwiseObjective<'a> {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The keyed sort is the comparator sort's permutation: ties by index, −0 before +0, NaNs and infinities where
+    /// `total_cmp` puts them, on random scores with many ties.
+    #[test]
+    fn keyed_sort_is_the_total_order_sort() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let specials = [
+            0.0,
+            -0.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            -f64::NAN,
+            1e-310,
+            -1e-310,
+        ];
+        for n in [0usize, 1, 2, 3, 17, 150, 1000] {
+            let scores: Vec<f64> = (0..n)
+                .map(|_| match rng.random_range(0..4) {
+                    0 => specials[rng.random_range(0..specials.len())],
+                    1 => rng.random_range(-3..3) as f64,
+                    _ => rng.random::<f64>() * 2.0 - 1.0,
+                })
+                .collect();
+            let mut expected: Vec<u32> = (0..n as u32).collect();
+            expected.sort_by(|&a, &b| {
+                scores[a as usize]
+                    .total_cmp(&scores[b as usize])
+                    .then(a.cmp(&b))
+            });
+            let mut order = vec![u32::MAX; n];
+            sort_by_score(&mut order, &scores);
+            assert_eq!(order, expected, "{scores:?}");
+        }
     }
 }
