@@ -13,7 +13,10 @@ use std::collections::{BTreeMap, HashMap};
 
 use ltr_data::{DataError, Dataset, Result};
 
-use crate::clicks::ClickRecord;
+use crate::clicks::{ClickRecord, SimulatedSession};
+
+/// (clicked row, propensity bits) → clicks, within one displayed set.
+type ClicksByDocument = BTreeMap<(u32, u64), f64>;
 
 /// Where the propensity of a click comes from.
 #[derive(Debug, Clone, PartialEq)]
@@ -87,9 +90,16 @@ pub struct ClickTrainingBuilder<'a> {
     qids: std::collections::HashSet<&'a str>,
     rows: HashMap<(&'a str, String), u32>,
     stats: ClickTrainingStats,
-    // (displayed rows sorted, clicked row, propensity bits) → clicks. Sorted keys make the output order the
-    // feature file's, whatever the log's.
-    groups: BTreeMap<(Vec<u32>, u32, u64), f64>,
+    // Displayed rows (sorted) → their group in `groups`; looked up by slice, so a click clones no set.
+    group_of_set: HashMap<Vec<u32>, usize>,
+    // Per group: its displayed rows and (clicked row, propensity bits) → clicks. `finish` sorts the groups by
+    // their rows, so the output order is the feature file's, whatever the log's.
+    groups: Vec<(Vec<u32>, ClicksByDocument)>,
+    // Per query of a simulation joined by position: the documents its last session displayed, in display order,
+    // and their group (a session showing the same documents in the same order needs no sort and no lookup).
+    last_display: HashMap<usize, (Vec<u32>, usize)>,
+    // Each feature row's own (qid, docid) row, for simulations joined by position ([`Self::add_simulated`]).
+    row_of_position: Option<Vec<u32>>,
 }
 
 impl<'a> ClickTrainingBuilder<'a> {
@@ -115,7 +125,10 @@ impl<'a> ClickTrainingBuilder<'a> {
             qids,
             rows,
             stats: ClickTrainingStats::default(),
-            groups: BTreeMap::new(),
+            group_of_set: HashMap::new(),
+            groups: Vec::new(),
+            last_display: HashMap::new(),
+            row_of_position: None,
         })
     }
 
@@ -130,6 +143,148 @@ impl<'a> ClickTrainingBuilder<'a> {
             self.add_session(session)?;
         }
         Ok(())
+    }
+
+    /// Add whole sessions of a simulation that ran on this builder's own feature set
+    /// ([`crate::ClickSimulation::simulate_compact`] on the `features` given to [`new`](Self::new)): the same
+    /// training set as [`add`](Self::add) of the same sessions as records, joined by position instead of by
+    /// (qid, docid) strings. Sessions simulated on another dataset are refused.
+    pub fn add_simulated(
+        &mut self,
+        simulated_on: &Dataset,
+        sessions: &[SimulatedSession],
+    ) -> Result<()> {
+        if !std::ptr::eq(simulated_on, self.features) {
+            return Err(DataError::Invalid(
+                "add_simulated needs sessions simulated on the builder's own feature set; join others by name \
+                 with `add`"
+                    .into(),
+            ));
+        }
+        for s in sessions {
+            self.add_simulated_session(s)?;
+        }
+        Ok(())
+    }
+
+    /// [`add_session`](Self::add_session) of one simulated session: each displayed document's row is the one
+    /// its (qid, docid) names, so duplicate docids behave exactly as in a log.
+    fn add_simulated_session(&mut self, session: &SimulatedSession) -> Result<()> {
+        if !session.shown.iter().any(|d| d.clicked) {
+            self.stats.sessions += 1;
+            self.stats.sessions_without_clicks += 1;
+            return Ok(());
+        }
+        let start = self.features.query(session.query).rows().start;
+        let same_as_last = self
+            .last_display
+            .get(&session.query)
+            .is_some_and(|(docs, _)| {
+                docs.len() == session.shown.len()
+                    && docs.iter().zip(&session.shown).all(|(&d, s)| d == s.doc)
+            });
+        if !same_as_last {
+            let row_of = self.row_of_position.get_or_insert_with(|| {
+                let features = self.features;
+                (0..features.n_queries())
+                    .flat_map(|q| {
+                        let view = features.query(q);
+                        (0..view.len()).map(move |i| (q, i))
+                    })
+                    .map(|(q, i)| {
+                        let view = features.query(q);
+                        let id = view
+                            .docid(i)
+                            .map_or_else(|| format!("d{i}"), str::to_string);
+                        self.rows[&(features.qids()[q].as_str(), id)]
+                    })
+                    .collect()
+            });
+            let mut set: Vec<u32> = session
+                .shown
+                .iter()
+                .map(|d| row_of[start + d.doc as usize])
+                .collect();
+            set.sort_unstable();
+            if set.windows(2).any(|w| w[0] == w[1]) {
+                // The rare case (duplicate docids): the record path words the error.
+                let q = self.features.query(session.query);
+                let records: Vec<ClickRecord> = session
+                    .shown
+                    .iter()
+                    .enumerate()
+                    .map(|(i, d)| ClickRecord {
+                        session: session.session,
+                        qid: q.qid().to_string(),
+                        docid: q
+                            .docid(d.doc as usize)
+                            .map_or_else(|| format!("d{}", d.doc), str::to_string),
+                        rank: i as u32 + 1,
+                        clicked: d.clicked,
+                        propensity: d.propensity,
+                        production_rank: session.swapped.then_some(d.production + 1),
+                    })
+                    .collect();
+                return self.add_session(&records);
+            }
+            let group = if set.len() < 2 {
+                usize::MAX
+            } else {
+                self.group(&set)
+            };
+            let docs = session.shown.iter().map(|d| d.doc).collect();
+            self.last_display.insert(session.query, (docs, group));
+        }
+        let group = self.last_display[&session.query].1;
+        self.stats.sessions += 1;
+        for (rank0, d) in session.shown.iter().enumerate() {
+            if !d.clicked {
+                continue;
+            }
+            if group == usize::MAX {
+                self.stats.clicks_dropped += 1;
+                continue;
+            }
+            let p = self.click_propensity(session.session, rank0 as u32 + 1, d.propensity)?;
+            let row =
+                self.row_of_position.as_ref().expect("made with the group")[start + d.doc as usize];
+            self.count_click(group, row, p);
+        }
+        Ok(())
+    }
+
+    /// The propensity of a click at `rank` under this builder's source.
+    fn click_propensity(&self, session: u64, rank: u32, logged: Option<f64>) -> Result<f64> {
+        match &self.propensities {
+            PropensitySource::Logged => logged.ok_or_else(|| DataError::ClickSession {
+                session,
+                problem: format!(
+                    "the click at rank {rank} has no propensity in the log; give a propensity table (`ltr clicks \
+                     propensity`)"
+                ),
+            }),
+            PropensitySource::ByRank(t) => Ok(t[(rank as usize - 1).min(t.len() - 1)]),
+        }
+    }
+
+    /// The group of the displayed rows `set` (sorted), made when new.
+    fn group(&mut self, set: &[u32]) -> usize {
+        if let Some(&g) = self.group_of_set.get(set) {
+            return g;
+        }
+        self.groups.push((set.to_vec(), BTreeMap::new()));
+        self.group_of_set
+            .insert(set.to_vec(), self.groups.len() - 1);
+        self.groups.len() - 1
+    }
+
+    /// Count one click on `row` in group `group` with propensity `p`.
+    fn count_click(&mut self, group: usize, row: u32, p: f64) {
+        self.stats.clicks += 1;
+        *self.groups[group]
+            .1
+            .entry((row, p.to_bits()))
+            .or_insert(0.0) += 1.0;
     }
 
     fn add_session(&mut self, session: &[ClickRecord]) -> Result<()> {
@@ -174,24 +329,9 @@ impl<'a> ClickTrainingBuilder<'a> {
                 self.stats.clicks_dropped += 1;
                 continue;
             }
-            let p = match &self.propensities {
-                PropensitySource::Logged => r.propensity.ok_or_else(|| {
-                    DataError::ClickSession {
-                        session: id,
-                        problem: format!(
-                            "the click at rank {} has no propensity in the log; give a propensity table (`ltr \
-                             clicks propensity`)",
-                            r.rank
-                        ),
-                    }
-                })?,
-                PropensitySource::ByRank(t) => t[(r.rank as usize - 1).min(t.len() - 1)],
-            };
-            self.stats.clicks += 1;
-            *self
-                .groups
-                .entry((set.clone(), row, p.to_bits()))
-                .or_insert(0.0) += 1.0;
+            let p = self.click_propensity(id, r.rank, r.propensity)?;
+            let group = self.group(&set);
+            self.count_click(group, row, p);
         }
         Ok(())
     }
@@ -206,22 +346,29 @@ impl<'a> ClickTrainingBuilder<'a> {
                 stats.sessions, stats.sessions_without_clicks, stats.clicks_dropped
             )));
         }
-        stats.queries = self.groups.len();
+        let mut groups = self.groups;
+        groups.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        stats.queries = groups.iter().map(|g| g.1.len()).sum();
         let features = self.features;
         let mut all_rows = Vec::new();
         let mut labels = Vec::new();
         let mut offsets = vec![0];
-        let mut qids = Vec::with_capacity(self.groups.len());
-        let mut weights = Vec::with_capacity(self.groups.len());
-        let mut props = Vec::with_capacity(self.groups.len());
+        let mut qids = Vec::with_capacity(stats.queries);
+        let mut weights = Vec::with_capacity(stats.queries);
+        let mut props = Vec::with_capacity(stats.queries);
         let mut per_query: HashMap<usize, usize> = HashMap::new();
         let offsets_in = features.query_offsets();
-        for ((set, clicked, p), n) in self.groups {
+        let flat = groups.iter().flat_map(|(set, by_click)| {
+            by_click
+                .iter()
+                .map(move |(&(clicked, p), &n)| (set, clicked, p, n))
+        });
+        for (set, clicked, p, n) in flat {
             let q = offsets_in.partition_point(|&o| o <= set[0] as usize) - 1;
             let k = per_query.entry(q).or_insert(0);
             qids.push(format!("{}/c{k}", features.qids()[q]));
             *k += 1;
-            for &r in &set {
+            for &r in set {
                 all_rows.push(r as usize);
                 labels.push(if r == clicked { 1.0 } else { 0.0 });
             }
@@ -246,7 +393,7 @@ impl<'a> ClickTrainingBuilder<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ClickSimulation;
+    use crate::{ClickSimulation, Intervention};
     use ltr_data::{generate_letor_like, ClickWeighting, SyntheticConfig};
 
     /// Synthetic data without docids, so its documents are named `d0`, `d1`, … as in a simulated log.
@@ -420,5 +567,98 @@ mod tests {
         let a = sim.simulate_sessions(&ds, &scores, 0..700).unwrap();
         let b = sim.simulate_sessions(&ds, &scores, 700..2000).unwrap();
         assert_eq!([a, b].concat(), log);
+    }
+
+    /// Joining a simulation by position gives the training set that joining its log by name gives, bit for bit:
+    /// with docids and without, with the swap intervention (production ranks), with a propensity table, and with
+    /// duplicate docids (both refuse the same session).
+    #[test]
+    fn simulations_joined_by_position_equal_their_logs_joined_by_name() {
+        let unnamed = data();
+        let named_by = |name: &dyn Fn(usize) -> String| {
+            let mut ids = ltr_data::TextColumn::new();
+            for i in 0..unnamed.n_docs() {
+                ids.push(&name(i));
+            }
+            unnamed.clone().with_docids(ids).unwrap()
+        };
+        let named = named_by(&|i| format!("doc-{}", 1000 - i));
+        let table = PropensitySource::ByRank(vec![1.0, 0.5, 0.3]);
+        for (ds, intervention, source) in [
+            (&named, Intervention::None, PropensitySource::Logged),
+            (&named, Intervention::SwapWithTop, table.clone()),
+            (&unnamed, Intervention::None, PropensitySource::Logged),
+            (
+                &unnamed,
+                Intervention::SwapWithTop,
+                PropensitySource::Logged,
+            ),
+        ] {
+            let scores: Vec<f64> = (0..ds.n_docs()).map(|i| (i % 5) as f64).collect();
+            let sim = ClickSimulation {
+                sessions: 1500,
+                top: 6,
+                intervention,
+                ..Default::default()
+            };
+            let log = sim.simulate(ds, &scores).unwrap();
+            let compact = sim.simulate_compact(ds, &scores, 0..1500).unwrap();
+            let by_name = click_training_set(&log, ds, &source).unwrap();
+            let mut b = ClickTrainingBuilder::new(ds, source.clone()).unwrap();
+            b.add_simulated(ds, &compact[..900]).unwrap();
+            b.add_simulated(ds, &compact[900..]).unwrap();
+            let by_position = b.finish().unwrap();
+            assert_eq!(by_name.1, by_position.1);
+            let (x, y) = (&by_name.0, &by_position.0);
+            assert_eq!(x.labels(), y.labels());
+            assert_eq!(x.query_offsets(), y.query_offsets());
+            assert_eq!(x.qids(), y.qids());
+            assert_eq!(x.query_weights(), y.query_weights());
+            assert_eq!(x.propensities(), y.propensities());
+            for i in 0..x.n_docs() {
+                for j in 0..x.n_features() {
+                    assert_eq!(x.row(i).get(j).to_bits(), y.row(i).get(j).to_bits());
+                }
+            }
+        }
+        // Two documents of a query sharing a docid: both joins refuse the first clicked session that shows them.
+        let twice = named_by(&|i| {
+            if i == 1 {
+                "doc-0".into()
+            } else {
+                format!("doc-{i}")
+            }
+        });
+        let scores: Vec<f64> = (0..twice.n_docs()).map(|i| i as f64).collect();
+        let sim = ClickSimulation {
+            sessions: 300,
+            ..Default::default()
+        };
+        let by_name = click_training_set(
+            &sim.simulate(&twice, &scores).unwrap(),
+            &twice,
+            &PropensitySource::Logged,
+        )
+        .unwrap_err()
+        .to_string();
+        let mut b = ClickTrainingBuilder::new(&twice, PropensitySource::Logged).unwrap();
+        let by_position = b
+            .add_simulated(
+                &twice,
+                &sim.simulate_compact(&twice, &scores, 0..300).unwrap(),
+            )
+            .unwrap_err()
+            .to_string();
+        assert_eq!(by_name, by_position);
+        assert!(by_name.contains("displayed twice"), "{by_name}");
+        // Sessions simulated on another dataset are refused, not joined by position.
+        let other = named.clone();
+        let scores = vec![0.0; other.n_docs()];
+        let compact = ClickSimulation::default()
+            .simulate_compact(&other, &scores, 0..10)
+            .unwrap();
+        let mut b = ClickTrainingBuilder::new(&named, PropensitySource::Logged).unwrap();
+        let err = b.add_simulated(&other, &compact).unwrap_err().to_string();
+        assert!(err.contains("own feature set"), "{err}");
     }
 }

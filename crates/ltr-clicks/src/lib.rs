@@ -41,5 +41,6 @@ pub use click_training::{
 pub use clicks::{
     estimate_propensities, read_click_log, read_propensity_table, write_click_log,
     write_propensity_table, ClickModel, ClickRecord, ClickSimulation, Examination, Intervention,
-    PropensityEstimate, CLICK_LOG_HEADER, PROPENSITY_TABLE_HEADER, ULTRA_CURVE,
+    PropensityEstimate, ShownDocument, SimulatedSession, CLICK_LOG_HEADER, PROPENSITY_TABLE_HEADER,
+    ULTRA_CURVE,
 };
