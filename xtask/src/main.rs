@@ -54,6 +54,10 @@ enum Cmd {
         /// Output folder.
         #[arg(long, default_value = "results")]
         out: PathBuf,
+        /// Independent cells computed at once (default: the cores this process may use). The numbers do not
+        /// depend on it.
+        #[arg(long)]
+        jobs: Option<usize>,
     },
     /// Run every test: the Rust workspace with the MPI backend (installing Open MPI with scripts/setup-mpi.sh),
     /// then the Python package (built into target/python-venv) and pytest.
@@ -173,6 +177,7 @@ fn run(cli: Cli) -> Result<()> {
             data,
             folds,
             out,
+            jobs,
         } => {
             let folds: Vec<usize> = folds
                 .split(',')
@@ -218,14 +223,25 @@ fn run(cli: Cli) -> Result<()> {
                 out: out.clone(),
                 cells: reproduce::Cells::new(cells_dir),
                 progress: indicatif::MultiProgress::new(),
+                jobs: jobs.unwrap_or_else(|| {
+                    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+                }),
                 data_roots: reproduce::data_roots(data.as_deref()),
             };
-            let overall = ctx
-                .progress
-                .add(indicatif::ProgressBar::new(which.len() as u64));
+            // One bar over every paper, advanced by each paper's share of the work (its CPU seconds in a fresh
+            // run), so that the ETA is not that of seven equal steps.
+            let weight = |w: &str| {
+                reproduce::EXPERIMENT_CPU_SECONDS
+                    .iter()
+                    .find(|e| e.0 == w)
+                    .map_or(1, |e| e.1)
+            };
+            let overall = ctx.progress.add(indicatif::ProgressBar::new(
+                which.iter().map(|w| weight(w)).sum(),
+            ));
             overall.set_style(
                 indicatif::ProgressStyle::with_template(
-                    "experiments {bar:30} {pos}/{len} {elapsed_precise} eta {eta} {msg}",
+                    "papers {bar:30} {percent}% {elapsed_precise} eta {eta} {msg}",
                 )
                 .expect("template"),
             );
@@ -257,7 +273,7 @@ fn run(cli: Cli) -> Result<()> {
                     after.1 - before.1
                 ));
                 reports.push((w.to_string(), report));
-                overall.inc(1);
+                overall.inc(weight(w));
             }
             overall.finish_and_clear();
             eprintln!("{}", summary.join("\n"));

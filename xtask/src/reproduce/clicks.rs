@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use ltr_clicks::{ClickRecord, ClickSimulation, ClickTrainingBuilder, PropensitySource};
+use ltr_clicks::{ClickSimulation, ClickTrainingBuilder, PropensitySource, SimulatedSession};
 use ltr_core::Scorer;
 use ltr_data::{generate_web, kfold_queries, Dataset, WebConfig, ZScore};
 use ltr_experiment::{line_chart, Series};
@@ -17,7 +17,8 @@ use ltr_metrics::{paired_t_test, Alternative, Convention, Metric};
 use serde_json::json;
 
 use super::{
-    f4, md_table, mean, ranksvm_selected, test_result_of_scores, train_fold, Ctx, Fold, FoldResult,
+    f4, in_parallel, md_table, mean, ranksvm_selected, test_result_of_scores, train_fold, Ctx,
+    Fold, FoldResult,
 };
 
 /// Severities of position bias (the paper's Figure 2 spans 0.5–2).
@@ -183,7 +184,7 @@ fn fold_cells(
         )
     };
     // Simulated lazily: nothing is simulated when every cell of this fold and η is stored.
-    let mut state: Option<(ClickTrainingBuilder<'_>, u64, Vec<ClickRecord>)> = None;
+    let mut state: Option<(ClickTrainingBuilder<'_>, u64, Vec<SimulatedSession>)> = None;
     let mut out = Vec::new();
     for &n in budgets {
         let needed = METHODS
@@ -203,14 +204,14 @@ fn fold_cells(
             while (builder.stats().clicks as u64) < n {
                 if pending.is_empty() {
                     *pending =
-                        sim.simulate_sessions(&fold.train, prod_scores, *next..*next + CHUNK)?;
+                        sim.simulate_compact(&fold.train, prod_scores, *next..*next + CHUNK)?;
                     *next += CHUNK;
                 }
                 // Whole sessions until the budget is met; the rest waits for the next budget.
                 let mut used = 0;
-                for s in pending.chunk_by(|a, b| a.session == b.session) {
-                    builder.add(s)?;
-                    used += s.len();
+                for s in pending.iter() {
+                    builder.add_simulated(&fold.train, std::slice::from_ref(s))?;
+                    used += 1;
                     if builder.stats().clicks as u64 >= n {
                         break;
                     }
@@ -267,6 +268,52 @@ fn pooled_values(r: &[&FoldResult], metric: &str) -> Vec<f64> {
         .collect()
 }
 
+/// What every η of one fold starts from.
+struct FoldStart {
+    /// The full-information RankSVM's test results.
+    full: FoldResult,
+    /// The production ranker's test results.
+    production: FoldResult,
+    /// The production ranker's scores of the training documents (what the simulation displays by).
+    prod_scores: Vec<f64>,
+    /// Training queries the production ranker learnt from.
+    n_prod: usize,
+}
+
+/// The full-information cell (stored) and the production ranker (cheap, needed to simulate: always trained, never
+/// stored) of one fold.
+fn fold_start(ctx: &Ctx, task: &Task<'_>, fold: &Fold, share: f64) -> Result<FoldStart> {
+    let conv = task.conv;
+    let key = format!("clicks-{}-f{}-full", task.name, fold.number);
+    let full = ctx.cells.get(&key, || {
+        let (m, c, s) = ranksvm_selected(fold, &conv)?;
+        evaluate(
+            &m,
+            &fold.test,
+            &conv,
+            s,
+            BTreeMap::from([("C".into(), c.to_string())]),
+        )
+    })?;
+    let n_prod = ((fold.train.n_queries() as f64 * share).round() as usize).max(3);
+    let prod_train = fold.train.select_queries(&(0..n_prod).collect::<Vec<_>>());
+    let prod = train_fold(
+        "ranksvm",
+        &["c=0.1"],
+        &prod_train,
+        None,
+        Metric::Ndcg(Some(10)),
+        &conv,
+    )?;
+    let production = evaluate(&prod.model, &fold.test, &conv, 0.0, BTreeMap::new())?;
+    Ok(FoldStart {
+        full,
+        production,
+        prod_scores: prod.model.score_dataset(&fold.train),
+        n_prod,
+    })
+}
+
 /// Run the experiment.
 pub fn run(ctx: &Ctx) -> Result<PathBuf> {
     let budgets = budgets();
@@ -287,7 +334,6 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
         conv: "mslr".parse().map_err(anyhow::Error::msg)?,
         folds: vec![&web],
     });
-    let ndcg = Metric::Ndcg(Some(10));
     let mut md = String::from(
         "# Unbiased learning to rank from clicks (Joachims, Swaminathan & Schnabel, WSDM 2017)\n\n",
     );
@@ -310,58 +356,80 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
          Sessions: the mean per fold.\n\n",
         share * 100.0
     ));
-    let mut rows = Vec::new();
-    for task in &tasks {
-        let conv = task.conv;
-        let mut full = Vec::new();
-        let mut production = Vec::new();
-        // (η index, budget index) → [propensity, naive] per fold.
-        let mut cells: BTreeMap<(usize, usize), Vec<[FoldResult; 2]>> = BTreeMap::new();
-        let mut n_prod = 0;
-        for fold in &task.folds {
-            let key = format!("clicks-{}-f{}-full", task.name, fold.number);
-            full.push(ctx.cells.get(&key, || {
-                let (m, c, s) = ranksvm_selected(fold, &conv)?;
-                evaluate(
-                    &m,
-                    &fold.test,
-                    &conv,
-                    s,
-                    BTreeMap::from([("C".into(), c.to_string())]),
-                )
-            })?);
-            // The production ranker is cheap and needed to simulate: always trained, never stored.
-            n_prod = ((fold.train.n_queries() as f64 * share).round() as usize).max(3);
-            let prod_train = fold.train.select_queries(&(0..n_prod).collect::<Vec<_>>());
-            let prod = train_fold("ranksvm", &["c=0.1"], &prod_train, None, ndcg, &conv)?;
-            production.push(evaluate(
-                &prod.model,
-                &fold.test,
-                &conv,
-                0.0,
-                BTreeMap::new(),
-            )?);
-            let prod_scores = prod.model.score_dataset(&fold.train);
+    // Every (benchmark, fold) first: its full-information cell and the production ranker that displays results.
+    let fold_keys: Vec<(usize, usize)> = tasks
+        .iter()
+        .enumerate()
+        .flat_map(|(t, task)| (0..task.folds.len()).map(move |f| (t, f)))
+        .collect();
+    let starts = in_parallel(
+        ctx,
+        "click folds: full-information and production rankers",
+        &fold_keys,
+        |&(t, f)| tasks[t].folds[f].train.n_docs() as f64,
+        |&(t, f)| fold_start(ctx, &tasks[t], tasks[t].folds[f], share),
+    )?;
+    // Then every (benchmark, fold, η): a simulation and its click budgets, independent of the others.
+    let units: Vec<(usize, usize)> = (0..fold_keys.len())
+        .flat_map(|k| (0..etas.len()).map(move |e| (k, e)))
+        .collect();
+    let per_unit = in_parallel(
+        ctx,
+        "click simulations (fold × η, every budget)",
+        &units,
+        |&(k, e)| {
+            let fold = tasks[fold_keys[k].0].folds[fold_keys[k].1];
+            // Training rows grow with the displayed list; sessions per click with η.
+            fold.train.n_docs() as f64 / fold.train.n_queries() as f64 * (1.0 + etas[e].1)
+        },
+        |&(k, e)| {
+            let (task, fold) = (
+                &tasks[fold_keys[k].0],
+                tasks[fold_keys[k].0].folds[fold_keys[k].1],
+            );
             // Cells of another production share are other cells.
             let cell_task = if share == PRODUCTION_SHARE {
                 task.name.clone()
             } else {
                 format!("{}-share{share}", task.name)
             };
-            for &(ei, eta) in &etas {
-                let seed = 2017 + ei as u64;
-                let per_budget = fold_cells(
-                    ctx,
-                    &cell_task,
-                    fold,
-                    &conv,
-                    eta,
-                    seed,
-                    &prod_scores,
-                    &budgets,
-                )?;
-                for (bi, r) in per_budget.into_iter().enumerate() {
-                    for (label, x) in METHODS.iter().map(|m| m.0).zip(&r) {
+            let (ei, eta) = etas[e];
+            fold_cells(
+                ctx,
+                &cell_task,
+                fold,
+                &task.conv,
+                eta,
+                2017 + ei as u64,
+                &starts[k].prod_scores,
+                &budgets,
+            )
+        },
+    )?;
+    let mut rows = Vec::new();
+    for (t, task) in tasks.iter().enumerate() {
+        let conv = task.conv;
+        let mut full = Vec::new();
+        let mut production = Vec::new();
+        // (η index, budget index) → [propensity, naive] per fold.
+        let mut cells: BTreeMap<(usize, usize), Vec<[FoldResult; 2]>> = BTreeMap::new();
+        let mut n_prod = 0;
+        for (k, fold) in fold_keys
+            .iter()
+            .enumerate()
+            .filter(|(_, key)| key.0 == t)
+            .map(|(k, key)| (k, task.folds[key.1]))
+        {
+            full.push(starts[k].full.clone());
+            production.push(starts[k].production.clone());
+            n_prod = starts[k].n_prod;
+            for (e, &(ei, eta)) in etas.iter().enumerate() {
+                let per_budget = &per_unit[units
+                    .iter()
+                    .position(|&u| u == (k, e))
+                    .expect("every unit ran")];
+                for (bi, r) in per_budget.iter().enumerate() {
+                    for (label, x) in METHODS.iter().map(|m| m.0).zip(r) {
                         rows.push(BTreeMap::from([
                             ("experiment".to_string(), json!("clicks")),
                             ("dataset".to_string(), json!(task.name)),
@@ -378,7 +446,7 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
                             ("train_s".to_string(), json!(x.seconds)),
                         ]));
                     }
-                    cells.entry((ei, bi)).or_default().push(r);
+                    cells.entry((ei, bi)).or_default().push(r.clone());
                 }
             }
         }

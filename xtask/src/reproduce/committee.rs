@@ -69,6 +69,29 @@ pub fn method_cell(
         })
 }
 
+/// [`method_cell`] of every (method, fold) of `bench`, up to `--jobs` at once: per method, its folds in order.
+pub fn method_cells(
+    ctx: &Ctx,
+    bench: &super::Bench,
+    methods: &[&str],
+) -> Result<Vec<Vec<FoldResult>>> {
+    let keys: Vec<(usize, usize)> = (0..methods.len())
+        .flat_map(|m| (0..bench.folds.len()).map(move |f| (m, f)))
+        .collect();
+    let mut computed = super::in_parallel(
+        ctx,
+        "LETOR methods",
+        &keys,
+        |&(_, f)| bench.folds[f].train.n_docs() as f64,
+        |&(m, f)| method_cell(ctx, bench, &bench.folds[f], methods[m]),
+    )?
+    .into_iter();
+    Ok(methods
+        .iter()
+        .map(|_| computed.by_ref().take(bench.folds.len()).collect())
+        .collect())
+}
+
 const METHODS: [&str; 6] = [
     "RankSVM",
     "RankBoost",
@@ -106,9 +129,10 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
     );
     for bench in &ctx.benches {
         let mut res: BTreeMap<&str, Vec<FoldResult>> = BTreeMap::new();
-        for fold in &bench.folds {
-            for m in METHODS {
-                let r = method_cell(ctx, bench, fold, m)?;
+        let computed = method_cells(ctx, bench, &METHODS)?;
+        for (f, fold) in bench.folds.iter().enumerate() {
+            for (m, by_fold) in METHODS.into_iter().zip(&computed) {
+                let r = by_fold[f].clone();
                 rows.push(BTreeMap::from([
                     ("experiment".to_string(), json!("committee")),
                     ("dataset".to_string(), json!(bench.name)),

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use serde_json::json;
 
-use super::committee::method_cell;
+use super::committee::method_cells;
 use super::{f4, md_table, pooled, write_report, Ctx};
 
 const METHODS: [&str; 5] = ["RankSVM", "RankBoost", "ListNet", "Com30-A", "Average"];
@@ -31,12 +31,7 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
     let mut rows = Vec::new();
     for bench in &ctx.benches {
         let mut table = Vec::new();
-        for m in METHODS {
-            let res: Vec<_> = bench
-                .folds
-                .iter()
-                .map(|f| method_cell(ctx, bench, f, m))
-                .collect::<Result<_>>()?;
+        for (m, res) in METHODS.into_iter().zip(method_cells(ctx, bench, &METHODS)?) {
             let mut row = vec![m.to_string()];
             let pubd = published(&bench.name, m);
             for (k, metric) in ["NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "MAP"]

@@ -91,9 +91,78 @@ pub struct Ctx {
     pub cells: Cells,
     /// Progress display.
     pub progress: indicatif::MultiProgress,
+    /// Independent cells computed at once ([`in_parallel`]): `--jobs`, by default the cores this process may use.
+    pub jobs: usize,
     /// Folders searched for the larger benchmarks some papers used (MSLR-WEB10K, Yahoo set 1), as installed by
     /// `cargo xtask download`: `NAME/...` under any of them.
     pub data_roots: Vec<PathBuf>,
+}
+
+/// `f` on every item, at most `jobs` at a time, the costliest first (longest-processing-time order keeps every
+/// core busy to the end), with the results in the items' order: a report never depends on the schedule, and each
+/// cell is computed exactly as it would be alone. The first error (in item order) is returned; items not yet
+/// started are skipped once one fails. A bar under the overall one counts the cells of `what` as they finish.
+pub fn in_parallel<I: Sync, T: Send>(
+    ctx: &Ctx,
+    what: &str,
+    items: &[I],
+    cost: impl Fn(&I) -> f64,
+    f: impl Fn(&I) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by(|&a, &b| cost(&items[b]).total_cmp(&cost(&items[a])).then(a.cmp(&b)));
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let slots: Vec<std::sync::Mutex<Option<Result<T>>>> =
+        items.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let bar = ctx
+        .progress
+        .add(indicatif::ProgressBar::new(items.len() as u64));
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(&format!(
+            "  {what} {{bar:30}} {{pos}}/{{len}} cells, {} at once {{elapsed_precise}}",
+            ctx.jobs
+        ))
+        .expect("template"),
+    );
+    std::thread::scope(|scope| {
+        for _ in 0..ctx.jobs.clamp(1, items.len().max(1)) {
+            scope.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                if k >= order.len() || failed.load(Ordering::Relaxed) {
+                    break;
+                }
+                let i = order[k];
+                let r = f(&items[i]);
+                failed.fetch_or(r.is_err(), Ordering::Relaxed);
+                *slots[i]
+                    .lock()
+                    .expect("no worker panics while holding a slot") = Some(r);
+                bar.inc(1);
+            });
+        }
+    });
+    bar.finish_and_clear();
+    let mut out = Vec::with_capacity(items.len());
+    let mut first_error = None;
+    for slot in slots {
+        match slot.into_inner().expect("no worker panicked") {
+            Some(Ok(v)) => out.push(v),
+            Some(Err(e)) => {
+                first_error.get_or_insert(e);
+            }
+            None => {}
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    anyhow::ensure!(
+        out.len() == items.len(),
+        "a cell was skipped without an error"
+    );
+    Ok(out)
 }
 
 /// Test-set results of one method on one fold.
@@ -403,7 +472,6 @@ pub fn f4(x: f64) -> String {
     format!("{x:.4}")
 }
 
-/// Write `index.md` linking every report.
 /// The experiments of `cargo xtask reproduce`, in report order; each writes `NAME/report.md`.
 pub const EXPERIMENTS: [&str; 7] = [
     "letor-baselines",
@@ -415,14 +483,28 @@ pub const EXPERIMENTS: [&str; 7] = [
     "clicks",
 ];
 
+/// CPU seconds each experiment took in a fresh run on the developers' 2-core machine (weights of the overall
+/// progress bar; the order of [`EXPERIMENTS`]).
+pub const EXPERIMENT_CPU_SECONDS: [(&str, u64); 7] = [
+    ("letor-baselines", 40),
+    ("committee", 50),
+    ("mhr", 25),
+    ("rsvm-ir", 450),
+    ("sigmoid", 300),
+    ("online", 1),
+    ("clicks", 900),
+];
+
+/// Write `index.md` linking every report.
 pub fn write_index(ctx: &Ctx, reports: &[(String, PathBuf)], seconds: f64) -> Result<()> {
     let mut md = String::from("# ltr — reproduction of the seed papers\n\n");
     if ctx.synthetic {
         md.push_str(SYNTHETIC_BANNER);
     }
     md.push_str(&format!(
-        "Data: {}. Wall time of this run: {seconds:.1} s (cells already computed in an earlier run are reused from `cells/`).\n\n",
-        ctx.benches.iter().map(|b| format!("{} ({} folds, {} convention)", b.name, b.folds.len(), b.convention.name)).collect::<Vec<_>>().join(", ")
+        "Data: {}. Wall time of this run: {seconds:.1} s, up to {} cells at once (cells already computed in an earlier run are reused from `cells/`; the tables' training times are per cell, measured while other cells ran beside it).\n\n",
+        ctx.benches.iter().map(|b| format!("{} ({} folds, {} convention)", b.name, b.folds.len(), b.convention.name)).collect::<Vec<_>>().join(", "),
+        ctx.jobs
     ));
     // Every report present under the output folder, not only this run's, so that reproducing one experiment
     // never hides the others.

@@ -301,6 +301,7 @@ mod tests {
             progress: indicatif::MultiProgress::with_draw_target(
                 indicatif::ProgressDrawTarget::hidden(),
             ),
+            jobs: 2,
             data_roots: vec![root.path().to_path_buf()],
         };
         let report = std::fs::read_to_string(run(&ctx).unwrap()).unwrap();

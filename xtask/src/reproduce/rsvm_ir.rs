@@ -9,7 +9,9 @@ use anyhow::Result;
 use ltr_metrics::{sign_test, Alternative, Metric};
 use serde_json::json;
 
-use super::{f4, md_table, pooled, test_result, train_by_name, write_report, Ctx, FoldResult};
+use super::{
+    f4, in_parallel, md_table, pooled, test_result, train_by_name, write_report, Ctx, FoldResult,
+};
 use ltr_experiment::bar_chart;
 
 /// OCAS's stopping gap. The objective is 1-strongly convex, so a relative gap g leaves the weights within
@@ -34,55 +36,66 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
     for bench in &ctx.benches {
         let conv = bench.convention;
         let mut res: BTreeMap<&str, Vec<FoldResult>> = BTreeMap::new();
-        for fold in &bench.folds {
-            for (name, variant) in VARIANTS {
-                let r: FoldResult =
-                    ctx.cells
-                        .get(&format!("{}-f{}-{name}", bench.name, fold.number), || {
-                            let t0 = Instant::now();
-                            let c_grid = "c=0.001,0.01,0.1";
-                            let t = if variant.is_empty() {
-                                // The same solver as the QP variants: the comparison is of weightings.
-                                let p = [c_grid, "solver=ocas", "loss=hinge", TIGHT];
-                                train_by_name("ranksvm", &p, fold, Metric::Ap(None), &conv)?
-                            } else {
-                                let v = format!("variant={variant}");
-                                let mut p = vec![c_grid, v.as_str()];
-                                if variant != "gd" {
-                                    p.push(TIGHT);
-                                }
-                                if variant == "gd" {
-                                    p.extend(["max-iter=500", "tol=1e-5"]);
-                                }
-                                train_by_name("rsvm-ir", &p, fold, Metric::Ap(None), &conv)?
-                            };
-                            let (c, m): (f64, _) = (t.params["c"].parse()?, t.model);
-                            let mut notes = BTreeMap::new();
-                            notes.insert("C".into(), c.to_string());
-                            test_result(&m, &fold.test, &conv, t0.elapsed().as_secs_f64(), notes)
-                        })?;
-                rows.push(BTreeMap::from([
-                    ("experiment".to_string(), json!("rsvm-ir")),
-                    ("dataset".to_string(), json!(bench.name)),
-                    ("fold".to_string(), json!(fold.number)),
-                    ("method".to_string(), json!(name)),
-                    (
-                        "NDCG@1".to_string(),
-                        json!(super::mean(&r.per_query["NDCG@1"])),
-                    ),
-                    (
-                        "NDCG@3".to_string(),
-                        json!(super::mean(&r.per_query["NDCG@3"])),
-                    ),
-                    (
-                        "NDCG@5".to_string(),
-                        json!(super::mean(&r.per_query["NDCG@5"])),
-                    ),
-                    ("MAP".to_string(), json!(super::mean(&r.per_query["MAP"]))),
-                    ("C".to_string(), json!(r.notes.get("C"))),
-                ]));
-                res.entry(name).or_default().push(r);
-            }
+        // Every (fold, variant) cell at once, up to --jobs; the results come back in this order.
+        let keys: Vec<(usize, usize)> = (0..bench.folds.len())
+            .flat_map(|f| (0..VARIANTS.len()).map(move |v| (f, v)))
+            .collect();
+        let computed = in_parallel(
+            ctx,
+            "RSVM variants",
+            &keys,
+            |&(f, v)| bench.folds[f].train.n_docs() as f64 * if v == 2 { 2.0 } else { 1.0 },
+            |&(f, v)| {
+                let (fold, (name, variant)) = (&bench.folds[f], VARIANTS[v]);
+                ctx.cells
+                    .get(&format!("{}-f{}-{name}", bench.name, fold.number), || {
+                        let t0 = Instant::now();
+                        let c_grid = "c=0.001,0.01,0.1";
+                        let t = if variant.is_empty() {
+                            // The same solver as the QP variants: the comparison is of weightings.
+                            let p = [c_grid, "solver=ocas", "loss=hinge", TIGHT];
+                            train_by_name("ranksvm", &p, fold, Metric::Ap(None), &conv)?
+                        } else {
+                            let v = format!("variant={variant}");
+                            let mut p = vec![c_grid, v.as_str()];
+                            if variant != "gd" {
+                                p.push(TIGHT);
+                            }
+                            if variant == "gd" {
+                                p.extend(["max-iter=500", "tol=1e-5"]);
+                            }
+                            train_by_name("rsvm-ir", &p, fold, Metric::Ap(None), &conv)?
+                        };
+                        let (c, m): (f64, _) = (t.params["c"].parse()?, t.model);
+                        let mut notes = BTreeMap::new();
+                        notes.insert("C".into(), c.to_string());
+                        test_result(&m, &fold.test, &conv, t0.elapsed().as_secs_f64(), notes)
+                    })
+            },
+        )?;
+        for (&(f, v), r) in keys.iter().zip(computed) {
+            let (fold, name) = (&bench.folds[f], VARIANTS[v].0);
+            rows.push(BTreeMap::from([
+                ("experiment".to_string(), json!("rsvm-ir")),
+                ("dataset".to_string(), json!(bench.name)),
+                ("fold".to_string(), json!(fold.number)),
+                ("method".to_string(), json!(name)),
+                (
+                    "NDCG@1".to_string(),
+                    json!(super::mean(&r.per_query["NDCG@1"])),
+                ),
+                (
+                    "NDCG@3".to_string(),
+                    json!(super::mean(&r.per_query["NDCG@3"])),
+                ),
+                (
+                    "NDCG@5".to_string(),
+                    json!(super::mean(&r.per_query["NDCG@5"])),
+                ),
+                ("MAP".to_string(), json!(super::mean(&r.per_query["MAP"]))),
+                ("C".to_string(), json!(r.notes.get("C"))),
+            ]));
+            res.entry(name).or_default().push(r);
         }
         let mut table = Vec::new();
         let (_, base1) = pooled(&res["RSVM"], "NDCG@1");

@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::{
-    f4, linear, md_table, pooled, ranksvm_selected, test_result, train_by_name, train_fold,
-    write_report, Ctx, Fold, FoldResult,
+    f4, in_parallel, linear, md_table, pooled, ranksvm_selected, test_result, train_by_name,
+    train_fold, write_report, Ctx, Fold, FoldResult,
 };
 use ltr_experiment::{line_chart, Series};
 
@@ -23,6 +23,22 @@ struct SigmoidCell {
     refined: FoldResult,
     lambda: f64,
     auc_trace: Vec<f64>,
+}
+
+/// The σ values of the sweep (Figure 8).
+const SIGMAS: [f64; 6] = [0.1, 1.0, 2.0, 5.0, 7.0, 10.0];
+
+/// A cell of one benchmark: the table's (seed, fold) or the sweep's (σ, fold), by index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum CellKey {
+    Table(usize, usize),
+    Sweep(usize, usize),
+}
+
+/// What a [`CellKey`] computes.
+enum Computed {
+    Table(SigmoidCell),
+    Sweep(FoldResult),
 }
 
 fn seed_model(name: &str, fold: &Fold, conv: &ltr_metrics::Convention) -> Result<Vec<f64>> {
@@ -100,38 +116,92 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
         let conv = bench.convention;
         let mut table = Vec::new();
         let mut traces: Vec<Series> = Vec::new();
-        for (seed_name, pb, pr) in paper {
+        // Every cell of this benchmark at once, up to --jobs: the table's (seed, fold) and the sweep's (σ, fold).
+        // The RankSVM seed of a fold is trained once and shared by its table cell and its six σ cells.
+        let ranksvm_seeds: Vec<std::sync::OnceLock<Vec<f64>>> =
+            bench.folds.iter().map(|_| Default::default()).collect();
+        let seed_of = |name: &str, f: usize| -> Result<Vec<f64>> {
+            if name != "RankSVM" {
+                return seed_model(name, &bench.folds[f], &conv);
+            }
+            if let Some(w) = ranksvm_seeds[f].get() {
+                return Ok(w.clone());
+            }
+            let w = seed_model(name, &bench.folds[f], &conv)?;
+            Ok(ranksvm_seeds[f].get_or_init(|| w).clone())
+        };
+        let keys: Vec<CellKey> = (0..paper.len())
+            .flat_map(|s| (0..bench.folds.len()).map(move |f| CellKey::Table(s, f)))
+            .chain(
+                (0..SIGMAS.len())
+                    .flat_map(|s| (0..bench.folds.len()).map(move |f| CellKey::Sweep(s, f))),
+            )
+            .collect();
+        let computed = in_parallel(
+            ctx,
+            "sigmoid",
+            &keys,
+            |_| 1.0,
+            |&key| match key {
+                CellKey::Table(s, f) => {
+                    let (seed_name, fold) = (paper[s].0, &bench.folds[f]);
+                    ctx.cells
+                        .get(
+                            &format!("{}-f{}-sigmoid-{seed_name}", bench.name, fold.number),
+                            || {
+                                let t0 = Instant::now();
+                                let seed = seed_of(seed_name, f)?;
+                                let base = test_result(
+                                    &LinearModel::new(seed.clone()),
+                                    &fold.test,
+                                    &conv,
+                                    t0.elapsed().as_secs_f64(),
+                                    BTreeMap::new(),
+                                )?;
+                                let t1 = Instant::now();
+                                let (m, lambda, auc_trace) = refine(fold, &conv, &seed, 1.0, None)?;
+                                let refined = test_result(
+                                    &m,
+                                    &fold.test,
+                                    &conv,
+                                    t1.elapsed().as_secs_f64(),
+                                    BTreeMap::new(),
+                                )?;
+                                Ok(SigmoidCell {
+                                    base,
+                                    refined,
+                                    lambda,
+                                    auc_trace,
+                                })
+                            },
+                        )
+                        .map(Computed::Table)
+                }
+                CellKey::Sweep(s, f) => {
+                    let (sigma, fold) = (SIGMAS[s], &bench.folds[f]);
+                    ctx.cells
+                        .get(
+                            &format!("{}-f{}-sigma-{sigma}", bench.name, fold.number),
+                            || {
+                                let seed = seed_of("RankSVM", f)?;
+                                let (m, _, _) = refine(fold, &conv, &seed, sigma, None)?;
+                                test_result(&m, &fold.test, &conv, 0.0, BTreeMap::new())
+                            },
+                        )
+                        .map(Computed::Sweep)
+                }
+            },
+        )?;
+        let mut computed: BTreeMap<CellKey, Computed> = keys.into_iter().zip(computed).collect();
+        for (s, (seed_name, pb, pr)) in paper.into_iter().enumerate() {
             let mut cells = Vec::new();
-            for fold in &bench.folds {
-                let cell: SigmoidCell = ctx.cells.get(
-                    &format!("{}-f{}-sigmoid-{seed_name}", bench.name, fold.number),
-                    || {
-                        let t0 = Instant::now();
-                        let seed = seed_model(seed_name, fold, &conv)?;
-                        let base = test_result(
-                            &LinearModel::new(seed.clone()),
-                            &fold.test,
-                            &conv,
-                            t0.elapsed().as_secs_f64(),
-                            BTreeMap::new(),
-                        )?;
-                        let t1 = Instant::now();
-                        let (m, lambda, auc_trace) = refine(fold, &conv, &seed, 1.0, None)?;
-                        let refined = test_result(
-                            &m,
-                            &fold.test,
-                            &conv,
-                            t1.elapsed().as_secs_f64(),
-                            BTreeMap::new(),
-                        )?;
-                        Ok(SigmoidCell {
-                            base,
-                            refined,
-                            lambda,
-                            auc_trace,
-                        })
-                    },
-                )?;
+            for (f, fold) in bench.folds.iter().enumerate() {
+                let Some(Computed::Table(cell)) = computed.remove(&CellKey::Table(s, f)) else {
+                    anyhow::bail!(
+                        "the table cell of {seed_name}, fold {} was not computed",
+                        fold.number
+                    );
+                };
                 rows.push(BTreeMap::from([
                     ("experiment".to_string(), json!("sigmoid")),
                     ("dataset".to_string(), json!(bench.name)),
@@ -227,17 +297,15 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
         // σ sweep with the RankSVM seed (Figure 8).
         let mut sweep = Vec::new();
         let mut sweep_rows = Vec::new();
-        for sigma in [0.1, 1.0, 2.0, 5.0, 7.0, 10.0] {
+        for (s, sigma) in SIGMAS.into_iter().enumerate() {
             let mut res = Vec::new();
-            for fold in &bench.folds {
-                let r: FoldResult = ctx.cells.get(
-                    &format!("{}-f{}-sigma-{sigma}", bench.name, fold.number),
-                    || {
-                        let seed = seed_model("RankSVM", fold, &conv)?;
-                        let (m, _, _) = refine(fold, &conv, &seed, sigma, None)?;
-                        test_result(&m, &fold.test, &conv, 0.0, BTreeMap::new())
-                    },
-                )?;
+            for (f, fold) in bench.folds.iter().enumerate() {
+                let Some(Computed::Sweep(r)) = computed.remove(&CellKey::Sweep(s, f)) else {
+                    anyhow::bail!(
+                        "the σ = {sigma} cell of fold {} was not computed",
+                        fold.number
+                    );
+                };
                 res.push(r);
             }
             let (m, _) = pooled(&res, "MAP");
