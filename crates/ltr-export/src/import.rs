@@ -4,9 +4,10 @@
 use std::path::Path;
 
 use ltr_core::ModelFile;
+use ltr_data::Dataset;
 
 use crate::foreign_tree::bad;
-use crate::Result;
+use crate::{ExportError, Result};
 
 /// What kind of foreign model `bytes` hold, judged by their content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,4 +87,23 @@ pub fn load_model(path: &Path) -> Result<ModelFile> {
         }
         None => crate::ranklib::load_model(path),
     }
+}
+
+/// The number of raw features a loaded model reads: the input width of its stored preprocessing, else its own.
+pub fn model_width(model: &ModelFile) -> usize {
+    model
+        .preprocess
+        .as_ref()
+        .map_or(model.n_features, |p| p.raw_features)
+}
+
+/// Scores of `ds` by a model from [`load_model`], one per document in file order — what `ltr predict` writes: a
+/// RankLib model is widened to the data ([`crate::widen_to`]), data wider than the model is refused and the stored
+/// preprocessing applied. `data` names the data in errors.
+pub fn score_loaded(model: &mut ModelFile, ds: &Dataset, data: &str) -> Result<Vec<f64>> {
+    crate::widen_to(model, ds.n_features());
+    model
+        .check_data(ds, data)
+        .and_then(|()| model.score_raw(ds))
+        .map_err(|e| ExportError::Model(e.to_string()))
 }

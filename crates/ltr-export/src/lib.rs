@@ -35,7 +35,7 @@ mod target;
 mod trees;
 
 pub use formats::export;
-pub use import::{is_foreign_model, is_model_file, load_model};
+pub use import::{is_foreign_model, is_model_file, load_model, model_width, score_loaded};
 pub use import_lightgbm::{read_lightgbm, read_lightgbm_json, LIGHTGBM_OBJECTIVES};
 pub use import_xgboost::{read_xgboost, XGBOOST_OBJECTIVES};
 pub use linear::{linear_form, LinearForm, Normalizer, Term};
