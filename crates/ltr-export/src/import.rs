@@ -63,9 +63,15 @@ pub fn is_model_file(path: &Path) -> bool {
     let text = String::from_utf8_lossy(head);
     head.starts_with(b"LTRMODEL")
         || text.contains("\"format_version\"")
-        || ["## Coordinate Ascent", "## MART", "## LambdaMART"]
-            .iter()
-            .any(|h| text.starts_with(h))
+        || [
+            "## Coordinate Ascent",
+            "## AdaRank",
+            "## MART",
+            "## LambdaMART",
+            "## Random Forests",
+        ]
+        .iter()
+        .any(|h| text.starts_with(h))
         || is_foreign_model(head)
 }
 
