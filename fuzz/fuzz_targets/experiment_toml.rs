@@ -2,8 +2,8 @@
 //! (`Experiment::from_file`: `ExperimentSpec::load`, then `Experiment::prepare`, which checks the methods,
 //! parameters, metrics, tests and preprocessing and reads the folds; nothing is trained). The file lies in a folder
 //! that also holds a tiny dataset (`all.txt`, 10 queries) and a fold folder (`folds/Fold1` with `vali.txt`,
-//! `folds/Fold2` without), so the seeds' relative data paths reach real data. A data path that exists outside that
-//! folder is not read (it could name `/dev/zero`). Invariants: a refusal names the experiment file; a spec that loads
+//! `folds/Fold2` without), so the seeds' relative data paths reach real data. A data or `model:` path that exists
+//! outside that folder is not read (it could name `/dev/zero`). Invariants: a refusal names the experiment file; a spec that loads
 //! is written (`to_toml`, what the command saves as `experiment.toml`) as TOML that loads again to an equal spec and
 //! is written again to the same text.
 #![no_main]
@@ -42,11 +42,14 @@ fn fixture() -> &'static Path {
     })
 }
 
-/// Data paths that exist outside the fixture folder are not read.
+/// Data paths and `model:FILE` files that exist outside the fixture folder are not read.
 fn stays_inside(spec: &ExperimentSpec, dir: &Path) -> bool {
+    let models = spec.algorithms.iter().filter_map(|m| m.model_file());
     [&spec.data.file, &spec.data.fold_dir]
         .into_iter()
         .flatten()
+        .map(PathBuf::as_path)
+        .chain(models)
         .all(|p| std::fs::canonicalize(p).map_or(true, |c| c.starts_with(dir)))
 }
 

@@ -1,4 +1,4 @@
-"""LightGBM and XGBoost models, trained here and saved in their own formats, scored by `ltr predict` as the
+"""LightGBM and XGBoost models (XGBoost's in JSON and UBJSON), trained here and saved in their own formats, scored by `ltr predict` as the
 libraries score them (raw margins) to 1e-6 relative. LightGBM and XGBoost are test-only dependencies: each test is
 skipped when its library is not installed."""
 
@@ -83,9 +83,25 @@ def test_xgboost_json(ltr_bin, data, tmp_path, objective):
     params = {"objective": objective, "max_depth": 5, "eta": 0.3, "base_score": 0.3, "seed": 1, "nthread": 1}
     booster = xgb.train(params, dtrain, 25)
     want = booster.predict(xgb.DMatrix(xte), output_margin=True).astype(np.float64)
-    path = tmp_path / "m.json"
-    booster.save_model(path)
-    assert_close(ltr_scores(ltr_bin, path, test), want)
+    # JSON, and UBJSON (XGBoost >= 2's binary form of the same document), chosen by the file's extension.
+    for name in ["m.json", "m.ubj"]:
+        path = tmp_path / name
+        booster.save_model(path)
+        assert_close(ltr_scores(ltr_bin, path, test), want)
+
+
+def test_truncated_xgboost_ubjson_is_refused(ltr_bin, data, tmp_path):
+    xgb = pytest.importorskip("xgboost")
+    xtr, ytr, qtr, _, _, test = data
+    booster = xgb.train({"objective": "rank:ndcg", "max_depth": 3, "nthread": 1}, xgb.DMatrix(xtr, ytr, qid=qtr), 5)
+    whole = tmp_path / "m.ubj"
+    booster.save_model(whole)
+    path = tmp_path / "cut.ubj"
+    path.write_bytes(whole.read_bytes()[: whole.stat().st_size * 2 // 3])
+    out = subprocess.run([str(ltr_bin), "predict", "--model", str(path), "--data", str(test)],
+                         capture_output=True, text=True)
+    assert out.returncode != 0
+    assert str(path) in out.stderr and "UBJSON: truncated at byte" in out.stderr, out.stderr
 
 
 def test_unknown_objective_is_refused(ltr_bin, data, tmp_path):

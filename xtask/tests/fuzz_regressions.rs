@@ -209,7 +209,7 @@ fn unreachable_solver_tolerance_is_refused_before_training() {
     }
 }
 
-/// The `foreign_model_load` target's seeds (LightGBM text and JSON dump, XGBoost JSON) load and score; every
+/// The `foreign_model_load` target's seeds (LightGBM text and JSON dump, XGBoost JSON and UBJSON) load and score; every
 /// prefix of each seed at 61 cut points, and each seed with one of 61 bytes overwritten, loads or is refused naming
 /// the file, never a panic (a deterministic sweep in the normal test run; the fuzzer explores beyond it).
 #[test]

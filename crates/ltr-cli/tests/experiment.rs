@@ -450,3 +450,196 @@ fn clicks_simulate_writes_a_reproducible_log_and_checks_its_flags() {
     assert!(err(&["--sessions", "0"]).contains("--sessions"));
     assert!(err(&["--click-model", "dbn"]).contains("dbn"));
 }
+
+/// The scores a kept-scores experiment wrote for `label` on `fold`.
+fn kept(out: &Path, label: &str, fold: usize) -> String {
+    std::fs::read_to_string(out.join(format!("scores/{label}/fold{fold}.txt"))).unwrap()
+}
+
+#[test]
+fn a_model_file_scores_each_fold_as_ltr_predict_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    fold_dir(&data, 2);
+    let fold1 = data.join("Fold1");
+    // The ranksvm of fold 1, trained beforehand as the experiment trains it (defaults, seed 1, vali.txt).
+    let model = dir.path().join("ranksvm-fold1.json");
+    ok(&[
+        "train",
+        "--train",
+        s(&fold1.join("train.txt")),
+        "--validate",
+        s(&fold1.join("vali.txt")),
+        "--algo",
+        "ranksvm",
+        "--model",
+        s(&model),
+    ]);
+    let out = dir.path().join("out");
+    let model_algo = format!("model:{}", s(&model));
+    let stdout = ok(&[
+        "experiment",
+        "--fold-dir",
+        s(&data),
+        "--algo",
+        "ranksvm",
+        "--algo",
+        &model_algo,
+        "--keep-scores",
+        "--out",
+        s(&out),
+        "--json",
+    ]);
+    let summary: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(summary["computed"], 4);
+    // Fold 1: the file is the model the experiment trains there, so every score is the same.
+    let label = model_algo.replace(
+        |c: char| !c.is_ascii_alphanumeric() && !"-_.".contains(c),
+        "_",
+    );
+    assert_eq!(kept(&out, "ranksvm", 1), kept(&out, &label, 1));
+    // Fold 2: the same file, not retrained, scores fold 2's test set as `ltr predict` does.
+    let predicted = ok(&[
+        "predict",
+        "--model",
+        s(&model),
+        "--data",
+        s(&data.join("Fold2/test.txt")),
+    ]);
+    assert_eq!(kept(&out, &label, 2), predicted);
+    assert_ne!(
+        kept(&out, "ranksvm", 2),
+        predicted,
+        "fold 2's ranksvm is retrained"
+    );
+    // It takes part in the tables and the tests: the baseline (ranksvm) against it, with no difference on fold 1.
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let sig = results["significance"].as_array().unwrap();
+    assert!(
+        sig.iter().any(|c| c["method"] == model_algo.as_str()),
+        "{sig:?}"
+    );
+    let means = |fold: u64, method: &str| {
+        results["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["fold"] == fold && c["method"] == method)
+            .unwrap()["means"]
+            .clone()
+    };
+    assert_eq!(means(1, "ranksvm"), means(1, &model_algo));
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains(&format!("| {model_algo} |")), "{report}");
+}
+
+#[test]
+fn a_lightgbm_model_in_an_experiment_file_scores_as_ltr_predict() {
+    let fixtures =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../ltr-export/tests/fixtures/imports");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        fixtures.join("lgb_lambdarank.txt"),
+        dir.path().join("lgb.txt"),
+    )
+    .unwrap();
+    std::fs::copy(fixtures.join("test.txt"), dir.path().join("data.txt")).unwrap();
+    // Relative paths in an experiment file are the file's folder's; the model is compared with a trained method.
+    let config = dir.path().join("experiment.toml");
+    std::fs::write(
+        &config,
+        "keep_scores = true\n[data]\nfile = \"data.txt\"\nfolds = 3\nvalidation_share = 0.0\n\
+         [[algorithm]]\nalgo = \"model:lgb.txt\"\n[[algorithm]]\nalgo = \"ranksvm\"\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let run = || -> serde_json::Value {
+        let args = [
+            "experiment",
+            "--config",
+            s(&config),
+            "--out",
+            s(&out),
+            "--json",
+        ];
+        serde_json::from_str(&ok(&args)).unwrap()
+    };
+    assert_eq!(run()["computed"], 6);
+    for fold in 1..=3 {
+        let test = out.join(format!("folds/fold{fold}/test.txt"));
+        let lgb = dir.path().join("lgb.txt");
+        let predicted = ok(&["predict", "--model", s(&lgb), "--data", s(&test)]);
+        assert_eq!(kept(&out, "model_lgb.txt", fold), predicted, "fold {fold}");
+    }
+    // The written experiment file names the model by its absolute path and keeps its label: a rerun from it reuses
+    // every cell.
+    let written = out.join("experiment.toml");
+    let args = [
+        "experiment",
+        "--config",
+        s(&written),
+        "--out",
+        s(&out),
+        "--json",
+    ];
+    let again: serde_json::Value = serde_json::from_str(&ok(&args)).unwrap();
+    assert_eq!(
+        (again["computed"].clone(), again["reused"].clone()),
+        (0.into(), 6.into())
+    );
+}
+
+#[test]
+fn model_files_that_cannot_score_the_data_are_refused_naming_the_file() {
+    let fixtures =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../ltr-export/tests/fixtures/imports");
+    let lgb = fixtures.join("lgb_lambdarank.txt");
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    fold_dir(&data, 1);
+    let refusal = |model: &Path, data_flag: &str, data: &Path| {
+        let algo = format!("model:{}", s(model));
+        let out = dir.path().join("out");
+        let mut args = vec![
+            "experiment",
+            data_flag,
+            s(data),
+            "--algo",
+            &algo,
+            "--out",
+            s(&out),
+        ];
+        if data_flag == "--data" {
+            args.extend(["--folds", "2"]);
+        }
+        let o = ltr(&args);
+        assert!(!o.status.success());
+        assert!(!out.join("cells").exists(), "refused before any cell");
+        String::from_utf8_lossy(&o.stderr).to_string()
+    };
+    // A missing file.
+    let missing = dir.path().join("no-such-model.txt");
+    let e = refusal(&missing, "--fold-dir", &data);
+    assert!(e.contains(s(&missing)) && e.contains("cannot read"), "{e}");
+    // The LightGBM model reads 8 features; five-feature data would score it on zeros.
+    let narrow = dir.path().join("narrow.txt");
+    let lines: String = (0..12)
+        .map(|i| format!("{} qid:{} 1:0.{i} 2:{} 5:0.25\n", i % 3, 1 + i / 4, i % 4))
+        .collect();
+    std::fs::write(&narrow, lines).unwrap();
+    let e = refusal(&lgb, "--data", &narrow);
+    assert!(
+        e.contains(s(&lgb)) && e.contains("reads 8 features") && e.contains("has 5"),
+        "{e}"
+    );
+    // Data wider than the model (generated: 46 features) is refused as `ltr predict` refuses it.
+    let e = refusal(&lgb, "--fold-dir", &data);
+    assert!(
+        e.contains(s(&lgb)) && e.contains("trained on 8 features"),
+        "{e}"
+    );
+    // Not a model.
+    let e = refusal(&data.join("Fold1/train.txt"), "--fold-dir", &data);
+    assert!(e.contains("Fold1/train.txt"), "{e}");
+}

@@ -51,6 +51,8 @@ pub struct Experiment {
     pub(crate) spec: ExperimentSpec,
     pub(crate) labels: Vec<String>,
     pub(crate) grids: Vec<Grid>,
+    /// For each method, the model of a `model:FILE` method (scored, never trained); `None` for a trained one.
+    pub(crate) fixed: Vec<Option<FixedModel>>,
     pub(crate) folds: Vec<ExperimentFold>,
     pub(crate) metric: Metric,
     pub(crate) convention: Convention,
@@ -59,6 +61,14 @@ pub struct Experiment {
     pub(crate) baseline: usize,
     pub(crate) preprocess: PreprocessSpec,
     pub(crate) fingerprint: String,
+}
+
+/// A `model:FILE` method's model, loaded once by `ltr_export::load_model` (what `ltr predict` reads).
+#[derive(Debug)]
+pub(crate) struct FixedModel {
+    pub(crate) model: ltr_core::ModelFile,
+    /// A hash of the file's bytes: the cell key's identity of the model, whatever path names it.
+    pub(crate) hash: String,
 }
 
 /// What a run did.

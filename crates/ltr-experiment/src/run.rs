@@ -13,9 +13,9 @@ use rayon::prelude::*;
 
 use crate::cells::{CellOrigin, Cells};
 use crate::error::{ExperimentError, Result};
-use crate::experiment::{CellRecord, Experiment, GridPoint, Outcome};
+use crate::experiment::{CellRecord, Experiment, FixedModel, GridPoint, Outcome};
 use crate::folds::{load_folds, ExperimentFold};
-use crate::spec::ExperimentSpec;
+use crate::spec::{ExperimentSpec, MethodSpec};
 
 fn spec_err(what: &str, e: impl std::fmt::Display) -> ExperimentError {
     ExperimentError::Spec(format!("{what}: {e}"))
@@ -67,7 +67,24 @@ impl Experiment {
                 })?,
         };
         let mut grids = Vec::new();
+        let mut fixed = Vec::new();
         for (m, label) in spec.algorithms.iter().zip(&labels) {
+            if let Some(file) = m.model_file() {
+                if !m.params.is_empty() {
+                    let params = m.params.join(", ");
+                    return Err(model_refusal(
+                        m,
+                        label,
+                        format!(
+                            "a model file is scored as it is and takes no parameters ({params})"
+                        ),
+                    ));
+                }
+                fixed.push(Some(load_fixed(m, file, label)?));
+                grids.push(Grid::default());
+                continue;
+            }
+            fixed.push(None);
             let algo = ltr_learn::find(&m.algo).ok_or_else(|| {
                 let known: Vec<&str> = ltr_learn::ALGORITHMS.iter().map(|a| a.name).collect();
                 ExperimentError::Spec(format!(
@@ -97,6 +114,12 @@ impl Experiment {
             ),
         };
         let (folds, fingerprint) = load_folds(&spec.data, spec.seed)?;
+        for ((f, m), label) in fixed.iter().zip(&spec.algorithms).zip(&labels) {
+            if let Some(f) = f {
+                check_width(&f.model, &folds)
+                    .map_err(|problem| model_refusal(m, label, problem))?;
+            }
+        }
         if folds.iter().any(|f| f.validation.is_none()) {
             if let Some((label, g)) = labels.iter().zip(&grids).find(|(_, g)| g.len() > 1) {
                 return Err(ExperimentError::Spec(format!(
@@ -110,6 +133,7 @@ impl Experiment {
             spec,
             labels,
             grids,
+            fixed,
             folds,
             metric,
             convention,
@@ -161,7 +185,7 @@ impl Experiment {
     fn cell_key(&self, fold: &ExperimentFold, m: usize) -> String {
         let method = &self.spec.algorithms[m];
         let d = &self.spec.data;
-        let identity = serde_json::json!({
+        let mut identity = serde_json::json!({
             "data": self.fingerprint,
             "folds": d.folds,
             "validation_share": d.validation_share,
@@ -176,15 +200,24 @@ impl Experiment {
             "seed": self.spec.seed,
             "version": env!("CARGO_PKG_VERSION"),
         });
+        if let Some(f) = &self.fixed[m] {
+            // The file's content, not its path, so the same model named by another path reuses its cells.
+            identity["algo"] = "model".into();
+            identity["model"] = f.hash.clone().into();
+        }
         let hash = xxhash_rust::xxh3::xxh3_64(identity.to_string().as_bytes());
         format!("fold{}-{}-{hash:016x}", fold.number, self.labels[m])
     }
 
     /// Train method `m` on `fold` through the registry and score the fold's test set with the resulting model file
     /// — exactly `ltr train` then `ltr predict`.
+    /// A `model:FILE` method is not trained: its model scores the test set as `ltr predict` would.
     pub fn compute_cell(&self, fold: &ExperimentFold, m: usize) -> Result<CellRecord> {
         let method = &self.spec.algorithms[m];
         let context = format!("{} on fold {}", self.labels[m], fold.number);
+        if let Some(f) = &self.fixed[m] {
+            return self.score_fixed(f, fold, m, context);
+        }
         let failed = |source: LtrError| ExperimentError::Training {
             context: context.clone(),
             source: Box::new(source),
@@ -241,6 +274,34 @@ impl Experiment {
             validation,
             train_seconds,
             predict_seconds: t1.elapsed().as_secs_f64(),
+            test_scores,
+        })
+    }
+
+    /// The cell of a `model:FILE` method: the fold's test set scored by the model as it is.
+    fn score_fixed(
+        &self,
+        f: &FixedModel,
+        fold: &ExperimentFold,
+        m: usize,
+        context: String,
+    ) -> Result<CellRecord> {
+        let t0 = Instant::now();
+        let mut model = f.model.clone();
+        let test_scores = ltr_export::score_loaded(&mut model, &fold.test, &test_name(fold))
+            .map_err(|e| ExperimentError::Training {
+                context,
+                source: Box::new(LtrError::Shape(e.to_string())),
+            })?;
+        Ok(CellRecord {
+            fold: fold.number,
+            label: self.labels[m].clone(),
+            algo: "model".into(),
+            params: [("model".to_string(), f.model.algorithm.clone())].into(),
+            grid: Vec::new(),
+            validation: None,
+            train_seconds: 0.0,
+            predict_seconds: t0.elapsed().as_secs_f64(),
             test_scores,
         })
     }
@@ -308,6 +369,67 @@ impl Experiment {
                 *p = abs;
             }
         }
+        for m in &mut s.algorithms {
+            if let Some(abs) = m.model_file().and_then(|f| std::fs::canonicalize(f).ok()) {
+                m.set_model_file(&abs);
+            }
+        }
         s
     }
+}
+
+/// Why the model of method `m` (labelled `label`) is refused: `model:FILE: problem`, the label first when it is
+/// another name. `problem` may start with the file's name (the loaders' messages do); it is said once.
+fn model_refusal(m: &MethodSpec, label: &str, problem: impl std::fmt::Display) -> ExperimentError {
+    let problem = problem.to_string();
+    let file = m.model_file().map(|f| format!("{}: ", f.display()));
+    let problem = file
+        .and_then(|f| problem.strip_prefix(&f).map(str::to_string))
+        .unwrap_or(problem);
+    let who = if label == m.algo {
+        m.algo.clone()
+    } else {
+        format!("{label} ({})", m.algo)
+    };
+    ExperimentError::Spec(format!("{who}: {problem}"))
+}
+
+/// Load the model of a `model:FILE` method; a refusal names the method and the file.
+fn load_fixed(m: &MethodSpec, file: &Path, label: &str) -> Result<FixedModel> {
+    let bytes =
+        std::fs::read(file).map_err(|e| model_refusal(m, label, format!("cannot read: {e}")))?;
+    let model = ltr_export::load_model(file).map_err(|e| model_refusal(m, label, e))?;
+    let hash = format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes));
+    Ok(FixedModel { model, hash })
+}
+
+/// How a fold's test set is named in messages: its file, or its place in the split.
+fn test_name(fold: &ExperimentFold) -> String {
+    match &fold.test_file {
+        Some(p) => p.display().to_string(),
+        None => format!("the test set of fold {}", fold.number),
+    }
+}
+
+/// A model file must read no feature beyond the data (scoring it would see zeros there: the wrong model, silently)
+/// and the data no feature beyond the model (what `ltr predict` refuses). The problem, if any.
+fn check_width(
+    model: &ltr_core::ModelFile,
+    folds: &[ExperimentFold],
+) -> std::result::Result<(), String> {
+    for fold in folds {
+        let (width, data) = (ltr_export::model_width(model), fold.test.n_features());
+        if width > data {
+            return Err(format!(
+                "the model reads {width} features but {} has {data}; use a model trained on data of this width",
+                test_name(fold)
+            ));
+        }
+        let mut widened = model.clone();
+        ltr_export::widen_to(&mut widened, data);
+        widened
+            .check_data(&fold.test, &test_name(fold))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }

@@ -68,19 +68,24 @@ pub struct DataSpec {
     pub regroup: bool,
 }
 
-/// One method: an algorithm of the registry with fixed parameters or grids (chosen on validation per fold).
+/// One method: an algorithm of the registry with fixed parameters or grids (chosen on validation per fold), or a
+/// model trained elsewhere, `model:FILE` (any file `ltr predict` reads), which scores every fold's test set as it is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MethodSpec {
     /// The name in the report (default: the algorithm, or the whole `--algo` text when the algorithm repeats).
     #[serde(default)]
     pub label: Option<String>,
-    /// The registry name (`ltr algorithms`).
+    /// The registry name (`ltr algorithms`), or `model:FILE` for a model that is not trained (relative to the
+    /// experiment file's folder in a file).
     pub algo: String,
     /// `name=value` or a grid `name=v1,v2,v3`, as `ltr train --param`.
     #[serde(default)]
     pub params: Vec<String>,
 }
+
+/// What starts a method that is a model file rather than an algorithm.
+const MODEL_PREFIX: &str = "model:";
 
 fn default_metric() -> String {
     "NDCG@10".into()
@@ -130,7 +135,20 @@ impl DataSpec {
 impl MethodSpec {
     /// Parse the CLI form `NAME[:k=v,k=v1,v2,...]`: after the colon, a piece with `=` starts a parameter and a
     /// piece without one adds a value to the previous parameter's grid (`ranksvm:c=0.01,0.1,1,solver=dual`).
+    /// `model:FILE` is a model file as it is, every character after the colon its path.
     pub fn parse(text: &str) -> Result<Self> {
+        if let Some(file) = text.trim().strip_prefix(MODEL_PREFIX) {
+            if file.is_empty() {
+                return Err(ExperimentError::Spec(format!(
+                    "--algo `{text}`: no file after `{MODEL_PREFIX}`"
+                )));
+            }
+            return Ok(Self {
+                label: None,
+                algo: format!("{MODEL_PREFIX}{file}"),
+                params: Vec::new(),
+            });
+        }
         let (algo, rest) = match text.split_once(':') {
             Some((a, r)) => (a.trim(), Some(r)),
             None => (text.trim(), None),
@@ -169,6 +187,20 @@ impl MethodSpec {
             algo: algo.to_string(),
             params,
         })
+    }
+
+    /// The file of a `model:FILE` method, which is scored as it is rather than trained.
+    pub fn model_file(&self) -> Option<&Path> {
+        self.algo.strip_prefix(MODEL_PREFIX).map(Path::new)
+    }
+
+    /// Point a `model:FILE` method at `file` (the same file by another path), keeping the label it had: its own,
+    /// else the `model:FILE` text as first written, so the report and the stored cells keep their names.
+    pub(crate) fn set_model_file(&mut self, file: &Path) {
+        if self.label.is_none() {
+            self.label = Some(self.algo.clone());
+        }
+        self.algo = format!("{MODEL_PREFIX}{}", file.display());
     }
 
     /// The CLI form of this method (`NAME:k=v,k=v1,v2`).
@@ -216,6 +248,12 @@ impl ExperimentSpec {
         {
             if p.is_relative() {
                 *p = base.join(&*p);
+            }
+        }
+        for m in &mut spec.algorithms {
+            if let Some(file) = m.model_file().filter(|f| f.is_relative()) {
+                let absolute = base.join(file);
+                m.set_model_file(&absolute);
             }
         }
         Ok(spec)

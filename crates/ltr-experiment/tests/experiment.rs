@@ -327,3 +327,42 @@ fn ohsumed_ranksvm_matches_the_reproduction_table() {
         assert!((got - want).abs() < 5e-5, "{metric}: {got} vs {want}");
     }
 }
+
+#[test]
+fn a_model_method_names_a_file_that_an_experiment_file_resolves() {
+    // Everything after `model:` is the path, colons and commas included; an empty path is refused.
+    let m = MethodSpec::parse("model:runs/a:b,c=1.txt").unwrap();
+    assert_eq!(m.model_file(), Some(Path::new("runs/a:b,c=1.txt")));
+    assert!(m.params.is_empty());
+    assert!(MethodSpec::parse("ranksvm:c=1")
+        .unwrap()
+        .model_file()
+        .is_none());
+    let e = MethodSpec::parse("model:").unwrap_err().to_string();
+    assert!(e.contains("no file after `model:`"), "{e}");
+    // In a file, a relative model path is the file's folder's; the label stays what was written, and the spec
+    // written back loads to the same spec.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("e.toml");
+    std::fs::write(
+        &path,
+        "[data]\nfile = \"all.txt\"\n[[algorithm]]\nalgo = \"model:m/lgb.txt\"\n",
+    )
+    .unwrap();
+    let spec = ExperimentSpec::load(&path).unwrap();
+    let m = &spec.algorithms[0];
+    assert_eq!(m.model_file(), Some(dir.path().join("m/lgb.txt").as_path()));
+    assert_eq!(m.label.as_deref(), Some("model:m/lgb.txt"));
+    assert_eq!(spec.labels().unwrap(), ["model:m/lgb.txt"]);
+    let again = dir.path().join("again.toml");
+    std::fs::write(&again, spec.to_toml().unwrap()).unwrap();
+    assert_eq!(ExperimentSpec::load(&again).unwrap(), spec);
+    // Parameters on a model are refused before any data is read (all.txt does not exist).
+    std::fs::write(
+        &path,
+        "[data]\nfile = \"all.txt\"\n[[algorithm]]\nalgo = \"model:m/lgb.txt\"\nparams = [\"c=1\"]\n",
+    )
+    .unwrap();
+    let e = Experiment::from_file(&path).unwrap_err().to_string();
+    assert!(e.contains("takes no parameters"), "{e}");
+}

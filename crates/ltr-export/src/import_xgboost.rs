@@ -1,5 +1,5 @@
-//! XGBoost JSON models (`booster.save_model("m.json")`), read into an exact [`Forest`] (see `import.rs` for the
-//! split rules).
+//! XGBoost JSON models (`booster.save_model("m.json")`, or `"m.ubj"`: the same document in UBJSON, decoded by
+//! `ubjson.rs`), read into an exact [`Forest`] (see `import.rs` for the split rules).
 //!
 //! Read: `gbtree` and `dart` boosters (dart trees weigh their `weight_drop`), numerical splits, one output. A leaf's
 //! output is its `split_conditions` entry (XGBoost keeps the leaf value there; `base_weights` hold the weights before
@@ -31,6 +31,22 @@ pub fn read_xgboost(text: &str, source: &str) -> Result<ModelFile> {
     let v: Value =
         serde_json::from_str(text).map_err(|e| bad(source, format!("invalid JSON: {e}")))?;
     from_value(&v, source)
+}
+
+/// Parse an XGBoost UBJSON model (`booster.save_model("m.ubj")`, XGBoost ≥ 2), the JSON model in Universal Binary
+/// JSON; `source` names it in errors.
+pub fn read_xgboost_ubjson(bytes: &[u8], source: &str) -> Result<ModelFile> {
+    let v = crate::ubjson::decode(bytes).map_err(|e| bad(source, e))?;
+    if v.get("learner").is_none() {
+        return Err(bad(
+            source,
+            "a UBJSON document without `learner` is not an XGBoost model",
+        ));
+    }
+    let mut m = from_value(&v, source)?;
+    m.params
+        .insert("source_format".into(), "xgboost-ubjson".into());
+    Ok(m)
 }
 
 /// `v[path…]`, or an error naming the path.

@@ -33,11 +33,12 @@ mod linear;
 mod ranklib;
 mod target;
 mod trees;
+mod ubjson;
 
 pub use formats::export;
-pub use import::{is_foreign_model, is_model_file, load_model};
+pub use import::{is_foreign_model, is_model_file, load_model, model_width, score_loaded};
 pub use import_lightgbm::{read_lightgbm, read_lightgbm_json, LIGHTGBM_OBJECTIVES};
-pub use import_xgboost::{read_xgboost, XGBOOST_OBJECTIVES};
+pub use import_xgboost::{read_xgboost, read_xgboost_ubjson, XGBOOST_OBJECTIVES};
 pub use linear::{linear_form, LinearForm, Normalizer, Term};
 pub use ranklib::{read_ranklib, widen_to};
 pub use target::{EsModel, ExportOptions, Exported, MissingPolicy, Target};

@@ -1,5 +1,5 @@
-//! Reading RankLib model files (Coordinate Ascent, AdaRank, MART, LambdaMART), so that models trained with RankLib
-//! can be scored, evaluated and compared here.
+//! Reading RankLib model files (Coordinate Ascent, AdaRank, MART, LambdaMART, Random Forests), so that models trained
+//! with RankLib can be scored, evaluated and compared here.
 
 use std::path::Path;
 
@@ -47,7 +47,7 @@ pub fn read_ranklib(text: &str, source: &str) -> Result<ModelFile> {
             let (w, d) = weight_line(text, source, Repeated::Sum)?;
             ("ranklib-adarank", Model::Linear(LinearModel::new(w)), d)
         }
-        "MART" | "LambdaMART" => {
+        "MART" | "LambdaMART" | "Random Forests" => {
             // The XML starts after the `##` header lines (whose comments may contain `<`).
             let mut body = 0;
             for line in text.split_inclusive('\n') {
@@ -60,7 +60,11 @@ pub fn read_ranklib(text: &str, source: &str) -> Result<ModelFile> {
                 .find('<')
                 .map(|p| body + p)
                 .ok_or_else(|| bad(source, "no <ensemble> after the header"))?;
-            let trees = ensemble(&text[xml_start..], source)?;
+            let trees = if kind == "Random Forests" {
+                forest(&text[xml_start..], source)?
+            } else {
+                ensemble(&text[xml_start..], source)?
+            };
             let d = trees
                 .iter()
                 .flat_map(|t| t.nodes.iter())
@@ -70,13 +74,17 @@ pub fn read_ranklib(text: &str, source: &str) -> Result<ModelFile> {
                 })
                 .max()
                 .unwrap_or(1);
-            let algorithm = if kind == "MART" { "ranklib-mart" } else { "ranklib-lambdamart" };
+            let algorithm = match kind {
+                "MART" => "ranklib-mart",
+                "LambdaMART" => "ranklib-lambdamart",
+                _ => "ranklib-random-forests",
+            };
             (algorithm, Model::Trees(TreeEnsemble { trees, n_features: d }), d)
         }
         other => {
             return Err(bad(
                 source,
-                format!("line 1: RankLib ranker `{other}` is not read here (Coordinate Ascent, AdaRank, MART and LambdaMART are)"),
+                format!("line 1: RankLib ranker `{other}` is not read here (Coordinate Ascent, AdaRank, MART, LambdaMART and Random Forests are)"),
             ))
         }
     };
@@ -136,6 +144,36 @@ fn weight_line(text: &str, source: &str, repeated: Repeated) -> Result<(Vec<f64>
         }
     }
     Ok((w, d))
+}
+
+/// A Random Forest: one `<ensemble>` per bag, one after the other (not one XML document). RankLib scores the mean of
+/// the bags' scores, so every tree is kept with its weight divided by the number of bags.
+fn forest(xml: &str, source: &str) -> Result<Vec<Tree>> {
+    let mut bags: Vec<Vec<Tree>> = Vec::new();
+    let mut rest = xml;
+    while let Some(start) = rest.find("<ensemble") {
+        let end = rest[start..]
+            .find("</ensemble>")
+            .map(|e| start + e + "</ensemble>".len())
+            .ok_or_else(|| bad(source, format!("bag {} has no </ensemble>", bags.len() + 1)))?;
+        bags.push(ensemble(&rest[start..end], source)?);
+        rest = &rest[end..];
+    }
+    if bags.is_empty() {
+        return Err(bad(source, "a Random Forest without an <ensemble>"));
+    }
+    if !rest.trim().is_empty() {
+        return Err(bad(source, "text after the last </ensemble>"));
+    }
+    let n = bags.len() as f64;
+    Ok(bags
+        .into_iter()
+        .flatten()
+        .map(|t| Tree {
+            weight: t.weight / n,
+            nodes: t.nodes,
+        })
+        .collect())
 }
 
 /// `<ensemble><tree id weight><split>…</split></tree>…</ensemble>`.

@@ -93,6 +93,54 @@ fn xgboost_json_scores_as_xgboost() {
 }
 
 #[test]
+fn xgboost_ubjson_scores_as_xgboost_and_is_the_json_model() {
+    check("xgb_ndcg.ubj", "xgb_ndcg.scores", "xgboost-rank:ndcg");
+    assert!(ltr_export::is_model_file(&fixture("xgb_ndcg.ubj")));
+    // The same booster saved both ways: every threshold, leaf and base score is the same f32 (the JSON prints f32
+    // values that read back exactly), so the forests are equal.
+    let ubj = load_model(&fixture("xgb_ndcg.ubj")).unwrap();
+    let json = load_model(&fixture("xgb_ndcg.json")).unwrap();
+    assert_eq!(ubj.model, json.model);
+    assert_eq!(ubj.n_features, json.n_features);
+}
+
+#[test]
+fn damaged_ubjson_models_are_refused_naming_the_file() {
+    let bytes = std::fs::read(fixture("xgb_ndcg.ubj")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("cut.ubj");
+    let err = |b: &[u8]| {
+        std::fs::write(&p, b).unwrap();
+        load_model(&p).unwrap_err().to_string()
+    };
+    let e = err(&bytes[..bytes.len() / 2]);
+    assert!(
+        e.contains("cut.ubj") && e.contains("UBJSON: truncated at byte"),
+        "{e}"
+    );
+    // Still told apart from data by its head, so `ltr inspect` reports the truncation instead of a LETOR error.
+    assert!(ltr_export::is_model_file(&p));
+    let e = err(&bytes[..bytes.len() - 1]);
+    assert!(e.contains("cut.ubj") && e.contains("truncated"), "{e}");
+    let mut extra = bytes.clone();
+    extra.push(b'Z');
+    let e = err(&extra);
+    assert!(e.contains("1 bytes after the document"), "{e}");
+    // A UBJSON document that is not an XGBoost model.
+    let e = err(b"{i\x03abci\x01}");
+    assert!(
+        e.contains("cut.ubj") && e.contains("without `learner`"),
+        "{e}"
+    );
+    // An objective outside the accepted list is refused as in JSON (the name is stored as a string).
+    let at = bytes.windows(9).position(|w| w == b"rank:ndcg").unwrap();
+    let mut other = bytes.clone();
+    other[at..at + 9].copy_from_slice(b"rank:xxxx");
+    let e = err(&other);
+    assert!(e.contains("objective `rank:xxxx` is not read"), "{e}");
+}
+
+#[test]
 fn wider_data_is_refused_with_both_widths() {
     let m = load_model(&fixture("lgb_lambdarank.txt")).unwrap();
     let wide = read_letor_text("1 qid:1 1:0.5 9:2\n");

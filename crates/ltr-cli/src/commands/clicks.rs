@@ -164,7 +164,7 @@ fn simulate(a: SimulateArgs) -> Result<()> {
     let ds = bar.stage(&format!("reading {}", a.data.display()), || {
         super::load_dataset(&a.data, &Default::default())
     })?;
-    let scores = super::score_with(&mut model, &ds, &a.data)?;
+    let scores = ltr_export::score_loaded(&mut model, &ds, &a.data.display().to_string())?;
     let sim = ClickSimulation {
         model: match a.click_model.as_str() {
             "pbm" => ClickModel::PositionBased(Examination::Inverse),

@@ -24,7 +24,8 @@ pub struct ExperimentArgs {
     /// Number of folds for --data.
     #[arg(long)]
     pub folds: Option<usize>,
-    /// A method, `NAME[:k=v,k=v1,v2,...]` (a comma list after `=` is a grid chosen on validation); repeat it.
+    /// A method, `NAME[:k=v,k=v1,v2,...]` (a comma list after `=` is a grid chosen on validation), or
+    /// `model:FILE`, a trained model scored as it is (as `ltr predict` reads it); repeat it.
     #[arg(long = "algo")]
     pub algos: Vec<String>,
     /// Validation metric (grids, epochs, rounds) and the report's first metric.

@@ -56,14 +56,6 @@ pub fn load_dataset(path: &Path, opts: &DataOpts) -> Result<Dataset> {
     Ok(ltr_data::read_dataset(path, &opts.parse_options())?)
 }
 
-/// Scores of `ds` (read from `data_path`) by a model from `ltr_export::load_model`: a RankLib model is widened to
-/// the data, then the width is checked and the stored preprocessing applied — what `ltr predict` scores with.
-pub fn score_with(m: &mut ltr_core::ModelFile, ds: &Dataset, data_path: &Path) -> Result<Vec<f64>> {
-    ltr_export::widen_to(m, ds.n_features());
-    m.check_data(ds, &data_path.display().to_string())?;
-    Ok(m.score_raw(ds)?)
-}
-
 /// Parse metric names (repeatable, each a comma list split outside parentheses, so `P(rel=2,judged_only=True)@5`
 /// and `OER(2,1)` stay whole), with a default list when none is given.
 pub fn parse_metrics(names: &[String], default: &[&str]) -> Result<Vec<ltr_metrics::Metric>> {

@@ -40,7 +40,9 @@ pub fn run(a: PredictArgs) -> Result<()> {
     let ds = bar.stage(&format!("reading {}", a.data.display()), || {
         super::load_dataset(&a.data, &a.read)
     })?;
-    let scores = bar.stage("scoring", || super::score_with(&mut m, &ds, &a.data))?;
+    let scores = bar.stage("scoring", || {
+        ltr_export::score_loaded(&mut m, &ds, &a.data.display().to_string())
+    })?;
     let write = |w: &mut dyn Write| -> std::io::Result<()> {
         if a.format == "trec" {
             ltr_metrics::write_run_to(w, &ds, &scores, &a.tag)
