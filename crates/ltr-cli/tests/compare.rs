@@ -136,7 +136,7 @@ fn five_runs_give_the_tukey_matrix_in_every_format() {
     );
     assert!(md.contains("| colbert | 0.7500 |"), "{md}");
     assert!(
-        md.contains("| colbert |  |  |  | +0.4191 (p=<5e-5*, d=+1.28) |"),
+        md.contains("| colbert |  |  |  | +0.4191 (p<5e-5*, d=+1.28) |"),
         "{md}"
     );
     let tex = ok(&args(

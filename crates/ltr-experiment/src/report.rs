@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use ltr_metrics::{compare_runs, evaluate, holm_adjust, run_test, Alternative, Metric, TestKind};
-use ltr_metrics::{ManyComparison, ManyOptions};
+use ltr_metrics::{p_value_text, ManyComparison, ManyOptions};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -193,16 +193,6 @@ fn f4(x: f64) -> String {
     format!("{x:.4}")
 }
 
-fn p_text(p: f64) -> String {
-    if p.is_nan() {
-        "—".into()
-    } else if p < 1e-4 {
-        format!("{p:.1e}")
-    } else {
-        format!("{p:.4}")
-    }
-}
-
 /// Write every output of the experiment into `out`; returns the path of `report.md`.
 pub(crate) fn write_report(exp: &Experiment, cells: &[CellRecord], out: &Path) -> Result<PathBuf> {
     let values = per_query_values(exp, cells)?;
@@ -355,8 +345,8 @@ fn markdown(
                         let star = if c.p_holm < 0.05 { " *" } else { "" };
                         row.push(format!(
                             "{}{star} ({})",
-                            p_text(c.p_holm),
-                            p_text(c.p_value)
+                            p_value_text(c.p_holm),
+                            p_value_text(c.p_value)
                         ));
                     }
                     row.push(format!("{}/{}/{}", first.wins, first.ties, first.losses));

@@ -64,16 +64,16 @@ pub use fusion::{
 };
 pub use metric::{MeasureInfo, Metric, MetricParseError, Params, Real, Tunable, MEASURES};
 pub use multiple::{
-    align_queries, bh_adjust, bonferroni_adjust, cohens_d, compare_runs, mean_ci, resolve_baseline,
+    align_queries, bh_adjust, bonferroni_adjust, cohens_d, compare_runs, resolve_baseline,
     run_names, tukey_hsd, AlignedRuns, Correction, ManyComparison, ManyOptions, ManyTest,
     PairResult, RunSummary,
 };
-pub use multiple_format::ReportFormat;
+pub use multiple_format::{p_value_text, ReportFormat};
 pub use ranking::Ranking;
 pub use report::{measures_json, measures_text};
 pub use significance::{
-    bootstrap_ci, holm_adjust, paired_t_test, permutation_test, run_test, sign_test, wilcoxon,
-    Alternative, PairedComparison, TestKind, TestResult,
+    bootstrap_ci, holm_adjust, mean_ci, paired_t_test, permutation_test, run_test, sign_test,
+    wilcoxon, Alternative, PairedComparison, TestKind, TestResult,
 };
 pub use trec::{
     check_scores_fit, evaluate_run, evaluate_run_files, evaluate_score_files, read_qrels, read_run,

@@ -9,12 +9,13 @@
 //! `multipletests` methods `holm`, `bonferroni`, `fdr_bh`).
 
 use rand::seq::SliceRandom;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::evaluate::EvalError;
 use crate::significance::{
-    holm_adjust, paired_t_test, permutation_test, sign_test, wilcoxon, Alternative, TestKind,
+    holm_adjust, mean_ci, paired_t_test, permutation_test, sign_test, wilcoxon, Alternative,
+    TestKind,
 };
 
 /// How the pairs of a many-run comparison are tested.
@@ -144,28 +145,6 @@ pub fn cohens_d(a: &[f64], b: &[f64]) -> f64 {
     } else {
         f64::NAN
     }
-}
-
-/// Percentile bootstrap interval of the mean of `v` at `level` (e.g. 0.95): `resamples` seeded resamples of the
-/// values with replacement, quantiles interpolated linearly (numpy's default). The same seed draws the same
-/// resampled positions for every list of the same length, so the runs of one comparison share their resamples.
-pub fn mean_ci(v: &[f64], level: f64, resamples: usize, seed: u64) -> (f64, f64) {
-    let n = v.len();
-    if n == 0 {
-        return (f64::NAN, f64::NAN);
-    }
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut means: Vec<f64> = (0..resamples.max(1))
-        .map(|_| (0..n).map(|_| v[rng.random_range(0..n)]).sum::<f64>() / n as f64)
-        .collect();
-    means.sort_by(f64::total_cmp);
-    let q = |p: f64| {
-        let pos = p * (means.len() - 1) as f64;
-        let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
-        means[lo] + (means[hi] - means[lo]) * (pos - lo as f64)
-    };
-    let alpha = (1.0 - level) / 2.0;
-    (q(alpha), q(1.0 - alpha))
 }
 
 /// Randomised Tukey HSD p-values of every pair of runs: `runs[r][q]` is run r's value on query q (all of equal

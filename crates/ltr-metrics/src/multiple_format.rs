@@ -44,7 +44,8 @@ fn signed(x: f64) -> String {
     }
 }
 
-fn p_text(p: f64) -> String {
+/// A p-value as the tables print it: 4 decimals, scientific below 1e-4, `—` for NaN.
+pub fn p_value_text(p: f64) -> String {
     if p.is_nan() {
         "—".into()
     } else if p < 1e-4 {
@@ -109,11 +110,11 @@ impl ManyComparison {
     fn cell(&self, i: usize, j: usize, star: &str) -> String {
         let p_of = |p: f64| match p {
             0.0 => format!("<{:.0e}", 1.0 / self.options.trials as f64),
-            p => p_text(p),
+            p => format!("={}", p_value_text(p)),
         };
         match self.pair(i, j) {
             Some(p) if i < j => format!(
-                "{} (p={}{}, d={})",
+                "{} (p{}{}, d={})",
                 signed(self.runs[i].mean - self.runs[j].mean),
                 p_of(p.p_adjusted),
                 if p.significant { star } else { "" },

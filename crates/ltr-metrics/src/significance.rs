@@ -329,13 +329,22 @@ pub fn permutation_test(
 }
 
 /// Percentile bootstrap confidence interval of the mean of `a − b` at `level` (e.g. 0.95), with `resamples`
-/// seeded resamples of the query pairs.
+/// seeded resamples of the query pairs ([`mean_ci`] of the differences).
 pub fn bootstrap_ci(a: &[f64], b: &[f64], level: f64, resamples: usize, seed: u64) -> (f64, f64) {
-    let d = diffs(a, b);
-    let n = d.len();
+    mean_ci(&diffs(a, b), level, resamples, seed)
+}
+
+/// Percentile bootstrap interval of the mean of `v` at `level` (e.g. 0.95): `resamples` seeded resamples of the
+/// values with replacement, quantiles interpolated linearly (numpy's default). The same seed draws the same
+/// resampled positions for every list of the same length, so the runs of one comparison share their resamples.
+pub fn mean_ci(v: &[f64], level: f64, resamples: usize, seed: u64) -> (f64, f64) {
+    let n = v.len();
+    if n == 0 {
+        return (f64::NAN, f64::NAN);
+    }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut means: Vec<f64> = (0..resamples.max(1))
-        .map(|_| (0..n).map(|_| d[rng.random_range(0..n)]).sum::<f64>() / n as f64)
+        .map(|_| (0..n).map(|_| v[rng.random_range(0..n)]).sum::<f64>() / n as f64)
         .collect();
     means.sort_by(f64::total_cmp);
     let q = |p: f64| {
