@@ -240,3 +240,73 @@ fn bad_inputs_are_refused() {
     two[1] = bad;
     fails(&args(&two, &qrels, &[]), 1, "bad.trec:2");
 }
+
+#[test]
+fn three_score_files_of_one_data_file_compare_like_the_library() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&["generate", "--out", s(d), "--queries", "60", "--seed", "4"]);
+    let data = d.join("test.txt");
+    let ds = ltr::data::read_letor(&data).unwrap();
+    // Three rankers: feature 1, feature 2, and their sum.
+    let scores: Vec<Vec<f64>> = (0..3)
+        .map(|k| {
+            (0..ds.n_docs())
+                .map(|i| {
+                    let (a, b) = (ds.row(i).get(0) as f64, ds.row(i).get(1) as f64);
+                    [a, b, a + b][k]
+                })
+                .collect()
+        })
+        .collect();
+    let mut files = Vec::new();
+    for (k, sc) in scores.iter().enumerate() {
+        let p = d.join(format!("f{k}.txt"));
+        let text: Vec<String> = sc.iter().map(|x| format!("{x:?}")).collect();
+        std::fs::write(&p, text.join("\n") + "\n").unwrap();
+        files.push(p);
+    }
+    let mut a = vec!["compare", "--data", s(&data), "--metric", "MAP"];
+    for f in &files {
+        a.extend(["--scores", s(f)]);
+    }
+    a.extend(["--test", "wilcoxon", "--correction", "bh", "--json"]);
+    let got: serde_json::Value = serde_json::from_str(&ok(&a)).unwrap();
+    let metric: ltr::metrics::Metric = "MAP".parse().unwrap();
+    let conv = ltr::metrics::Convention::STANDARD;
+    let values: Vec<Vec<f64>> = scores
+        .iter()
+        .map(|sc| {
+            ltr::metrics::evaluate(&ds, sc, &[metric], &conv)
+                .unwrap()
+                .results[0]
+                .per_query
+                .clone()
+        })
+        .collect();
+    let names: Vec<String> = ["f0", "f1", "f2"].iter().map(|n| n.to_string()).collect();
+    let opts = ltr::metrics::ManyOptions {
+        test: "wilcoxon".parse().unwrap(),
+        correction: ltr::metrics::Correction::BenjaminiHochberg,
+        ..Default::default()
+    };
+    let want = ltr::metrics::compare_runs(&names, &values, 0, "MAP (standard)", &opts).unwrap();
+    assert_eq!(got, want.to_json());
+    assert_eq!(got["queries"], ds.n_queries());
+    // Two score files with --format keep the many-run tables; without, the two-run report.
+    let two = [
+        "compare",
+        "--data",
+        s(&data),
+        "--scores",
+        s(&files[0]),
+        "--scores",
+        s(&files[1]),
+    ];
+    let tables = ok(&[&two[..], &["--format", "markdown"]].concat());
+    assert!(
+        tables.contains("| run | mean | 95% CI | vs baseline |"),
+        "{tables}"
+    );
+    assert!(ok(&two).contains("A − B = "));
+}
