@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import warnings
 from typing import Any, Dict, Optional, Sequence
 
 import numpy as np
@@ -18,6 +20,17 @@ def _labels_only(y: Any, qid: Any, group: Any, docids: Optional[Sequence[str]]):
 def _is_run_form(x: Any) -> bool:
     """A dict of dicts (ir_measures, ranx, pytrec_eval) or a pandas DataFrame (PyTerrier's columns)."""
     return isinstance(x, dict) or (hasattr(x, "columns") and hasattr(x, "itertuples"))
+
+
+def _is_named_runs(x: Any) -> bool:
+    """A dict {name: run or scores}: its values are runs (dicts of dicts, DataFrames) or score arrays, not a run's
+    {docno: score} dicts."""
+    if not isinstance(x, dict) or not x:
+        return False
+    first = next(iter(x.values()))
+    if isinstance(first, dict):
+        return bool(first) and _is_run_form(next(iter(first.values())))
+    return True
 
 
 def _frame_rows(df: Any, value: str, what: str):
@@ -108,21 +121,48 @@ def evaluate(
 def compare(
     y: Any,
     scores_a: Any,
-    scores_b: Any,
+    scores_b: Any = None,
     qid: Any = None,
     group: Any = None,
     metric: str = "NDCG@10",
-    test: str = "ttest",
+    test: Optional[str] = None,
     convention: Optional[str] = None,
     alternative: str = "two-sided",
     seed: int = 1,
-) -> Dict[str, Any]:
-    """Compare two rankings of the same queries on ``metric`` with a paired test (``ttest``, ``wilcoxon``,
-    ``sign``, ``permutation``), as ``ltr compare --json``: the means, their difference, the statistic, the p-value,
-    wins and losses and a 95% bootstrap interval of the difference.
+    correction: str = "holm",
+    baseline: str = "first",
+    alpha: float = 0.05,
+    resamples: int = 10_000,
+    trials: int = 10_000,
+    format: str = "json",
+) -> Any:
+    """Compare rankings of the same queries on ``metric``, as ``ltr compare``.
 
-    Runs compare the same way: ``compare(qrels, run_a, run_b, metric="AP")`` with dicts of dicts or DataFrames (as
-    :func:`evaluate` takes them, trec convention by default), paired over the queries both runs answer."""
+    **Two rankings** (``compare(y, scores_a, scores_b, qid=...)``): a paired test (``test``: ``ttest`` by default,
+    ``wilcoxon``, ``sign``, ``permutation``), as ``ltr compare --json`` for two score files: the means, their
+    difference, the statistic, the p-value, wins and losses and a 95% bootstrap interval of the difference.
+
+    **Many rankings** (``compare(y, [s1, s2, s3], qid=...)`` or ``compare(qrels, {"bm25": run1, "bert": run2, ...})``;
+    a list names them ``run1``, ``run2``, …): as ``ltr compare --run A --run B ... --format json``: each run's mean
+    with a percentile bootstrap 95% interval (``resamples``), every pair's difference with a p-value from randomised
+    Tukey HSD (``test="tukey-hsd"``, the default; ``trials``) or a paired test adjusted over all pairs
+    (``correction``: ``holm``, ``bonferroni``, ``bh``, ``none``), Cohen's d of the per-query differences, and the
+    runs significantly better or worse than ``baseline`` (``"first"`` or a name) at ``alpha``. Returns the JSON as
+    a dict (``format="markdown"`` or ``"latex"``: the tables as text).
+
+    Runs are dicts of dicts or DataFrames (as :func:`evaluate` takes them, trec convention by default), compared
+    over the judged queries they all answer (a warning says how many each loses)."""
+    many = scores_b is None or (test or "").lower() in ("tukey-hsd", "tukey", "hsd")
+    if many:
+        collection = {"a": scores_a, "b": scores_b} if scores_b is not None else scores_a
+        if _is_named_runs(collection):
+            names, items = [str(k) for k in collection], list(collection.values())
+        elif isinstance(collection, (list, tuple)):
+            names, items = [f"run{i + 1}" for i in range(len(collection))], list(collection)
+        else:
+            raise ValueError("compare(y, runs): give the runs as a list or a dict {name: run}, or two rankings")
+        return _compare_many(y, names, items, qid, group, metric, test or "tukey-hsd", convention, seed,
+                             correction, baseline, alpha, resamples, trials, format)
     if _is_run_form(y):
         conv = convention or "trec"
         ra = evaluate(y, scores_a, metrics=[metric], convention=conv, per_query=True)
@@ -140,13 +180,39 @@ def compare(
         rb = evaluate(y, scores_b, qid, group, [metric], convention, per_query=True)
         name = next(iter(ra))  # the metric's canonical name (ndcg@10 -> NDCG@10)
         a, b = ra[name], rb[name]
-    out = _native.paired_test(list(map(float, a)), list(map(float, b)), test, alternative, seed)
+    out = _native.paired_test(list(map(float, a)), list(map(float, b)), test or "ttest", alternative, seed)
     out["metric"] = name
     out["convention"] = convention
     out["queries"] = len(a)
     out["a"] = float(np.mean(a))
     out["b"] = float(np.mean(b))
     return out
+
+
+def _compare_many(y, names, items, qid, group, metric, test, convention, seed, correction, baseline, alpha,
+                  resamples, trials, format):
+    if len(items) < 2:
+        raise ValueError(f"comparing needs two runs or more, got {len(items)}")
+    if _is_run_form(y):
+        conv = convention or "trec"
+        per = [evaluate(y, r, metrics=[metric], convention=conv, per_query=True) for r in items]
+        name = next(iter(per[0]))
+        values = [p[name] for p in per]
+        shared = [q for q in values[0] if all(q in v for v in values)]
+        if not shared:
+            raise ValueError(f"the runs {', '.join(names)} share no evaluated query")
+        for n, v in zip(names, values):
+            if len(v) > len(shared):
+                warnings.warn(f"{n}: {len(v) - len(shared)} evaluated queries left out, not answered by every run")
+        matrix = [[float(v[q]) for q in shared] for v in values]
+    else:
+        conv = convention or "standard"
+        per = [evaluate(y, s, qid, group, [metric], conv, per_query=True) for s in items]
+        name = next(iter(per[0]))
+        matrix = [[float(x) for x in p[name]] for p in per]
+    text = _native.compare_many(names, matrix, name, conv, test, correction, baseline, float(alpha),
+                                int(resamples), int(trials), int(seed), format)
+    return json.loads(text) if format == "json" else text
 
 
 def fuse(

@@ -680,6 +680,45 @@ fn paired_test<'py>(
     Ok(out)
 }
 
+/// Many runs' per-query values compared (as `ltr compare` with many runs): the JSON of `--format json`, as text.
+#[pyfunction]
+#[pyo3(signature = (names, values, measure, convention, test="tukey-hsd", correction="holm", baseline="first", alpha=0.05,
+                    resamples=10_000, trials=10_000, seed=1, format="json"))]
+#[allow(clippy::too_many_arguments)]
+fn compare_many(
+    py: Python<'_>,
+    names: Vec<String>,
+    values: Vec<Vec<f64>>,
+    measure: &str,
+    convention: &str,
+    test: &str,
+    correction: &str,
+    baseline: &str,
+    alpha: f64,
+    resamples: usize,
+    trials: usize,
+    seed: u64,
+    format: &str,
+) -> PyResult<String> {
+    let metric: Metric = measure.parse().map_err(value_err)?;
+    let format: ltr::metrics::ReportFormat = format.parse().map_err(value_err)?;
+    let opts = ltr::metrics::ManyOptions {
+        test: test.parse().map_err(value_err)?,
+        correction: correction.parse().map_err(value_err)?,
+        alpha,
+        resamples,
+        trials,
+        seed,
+        higher_is_better: metric.higher_is_better(),
+    };
+    let base = ltr::metrics::resolve_baseline(&names, baseline).map_err(value_err)?;
+    let label = format!("{metric} ({convention})");
+    let cmp = py
+        .detach(|| ltr::metrics::compare_runs(&names, &values, base, &label, &opts))
+        .map_err(value_err)?;
+    Ok(cmp.render(format))
+}
+
 /// The native module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -693,6 +732,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(evaluate_run, m)?)?;
     m.add_function(wrap_pyfunction!(fuse_runs, m)?)?;
     m.add_function(wrap_pyfunction!(paired_test, m)?)?;
+    m.add_function(wrap_pyfunction!(compare_many, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

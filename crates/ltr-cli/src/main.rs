@@ -4,7 +4,7 @@
 //! ltr train   --train F [--validate F] --algo NAME [--param k=v]... [--metric NDCG@10] [--seed N] --model OUT
 //! ltr predict --model F --data F [--out F] [--format scores|trec]
 //! ltr eval    --data F --scores F [--metric M]... [--convention C] [--per-query] [--json]
-//! ltr compare --data F --scores A --scores B --metric M [--test ttest|wilcoxon|sign|permutation] [--json]
+//! ltr compare (--run A --run B … --qrels Q | --data F --scores A --scores B …) [--test tukey-hsd|ttest|…] [--json]
 //! ltr inspect F
 //! ltr experiment (--data F --folds K | --fold-dir D | --config E.toml) --algo NAME[:k=v,...]... --out DIR
 //! ltr algorithms [--json]
@@ -37,7 +37,7 @@ enum Command {
     Predict(commands::predict::PredictArgs),
     /// Evaluate a score file (or a TREC run against qrels).
     Eval(commands::eval::EvalArgs),
-    /// Compare two score files with a paired significance test.
+    /// Compare runs: two score files with a paired test, or many with Tukey HSD or corrected paired tests.
     Compare(commands::compare::CompareArgs),
     /// Summarise a dataset or a model file.
     Inspect(commands::inspect::InspectArgs),

@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use ltr_metrics::{evaluate, holm_adjust, run_test, Alternative, Metric, TestKind};
+use ltr_metrics::{compare_runs, evaluate, holm_adjust, run_test, Alternative, Metric, TestKind};
+use ltr_metrics::{p_value_text, ManyComparison, ManyOptions};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -153,6 +154,32 @@ fn comparisons(exp: &Experiment, values: &Values) -> Vec<Comparison> {
     out
 }
 
+/// Randomised Tukey HSD over every pair of methods, one comparison per metric (none for two methods or fewer: the
+/// tests against the baseline cover them). Methods are ordered baseline first.
+fn all_pairs(exp: &Experiment, values: &Values) -> Vec<ManyComparison> {
+    if exp.labels.len() <= 2 {
+        return Vec::new();
+    }
+    let order: Vec<usize> = std::iter::once(exp.baseline)
+        .chain((0..exp.labels.len()).filter(|&m| m != exp.baseline))
+        .collect();
+    let names: Vec<String> = order.iter().map(|&m| exp.labels[m].clone()).collect();
+    exp.report_metrics
+        .iter()
+        .enumerate()
+        .filter_map(|(k, metric)| {
+            let v: Vec<Vec<f64>> = order.iter().map(|&m| pooled(values, m, k)).collect();
+            let opts = ManyOptions {
+                seed: exp.spec.seed,
+                higher_is_better: metric.higher_is_better(),
+                ..ManyOptions::default()
+            };
+            // Metric values are finite and every fold has test queries, so this cannot fail.
+            compare_runs(&names, &v, 0, &metric.to_string(), &opts).ok()
+        })
+        .collect()
+}
+
 fn test_name(t: TestKind) -> &'static str {
     match t {
         TestKind::TTest => "ttest",
@@ -166,27 +193,18 @@ fn f4(x: f64) -> String {
     format!("{x:.4}")
 }
 
-fn p_text(p: f64) -> String {
-    if p.is_nan() {
-        "—".into()
-    } else if p < 1e-4 {
-        format!("{p:.1e}")
-    } else {
-        format!("{p:.4}")
-    }
-}
-
 /// Write every output of the experiment into `out`; returns the path of `report.md`.
 pub(crate) fn write_report(exp: &Experiment, cells: &[CellRecord], out: &Path) -> Result<PathBuf> {
     let values = per_query_values(exp, cells)?;
     let comps = comparisons(exp, &values);
-    write_json(exp, cells, &values, &comps, out)?;
+    let many = all_pairs(exp, &values);
+    write_json(exp, cells, &values, &comps, &many, out)?;
     write_csv(exp, &values, out)?;
     let plots = write_plots(exp, &values, out)?;
     if exp.spec.keep_scores {
         write_scores(exp, cells, out)?;
     }
-    let md = markdown(exp, cells, &values, &comps, &plots);
+    let md = markdown(exp, cells, &values, &comps, &many, &plots);
     let path = out.join("report.md");
     ltr_data::write_atomic(&path, |w| w.write_all(md.as_bytes()))?;
     Ok(path)
@@ -220,6 +238,7 @@ fn markdown(
     cells: &[CellRecord],
     values: &Values,
     comps: &[Comparison],
+    many: &[ManyComparison],
     plots: &[PathBuf],
 ) -> String {
     let n_methods = exp.labels.len();
@@ -326,8 +345,8 @@ fn markdown(
                         let star = if c.p_holm < 0.05 { " *" } else { "" };
                         row.push(format!(
                             "{}{star} ({})",
-                            p_text(c.p_holm),
-                            p_text(c.p_value)
+                            p_value_text(c.p_holm),
+                            p_value_text(c.p_value)
                         ));
                     }
                     row.push(format!("{}/{}/{}", first.wins, first.ties, first.losses));
@@ -338,6 +357,15 @@ fn markdown(
             md.push_str(&format!("### {metric}\n\n{}\n", md_table(&h, &rows)));
         }
         md.push_str("`*`: below 0.05 after correction.\n\n");
+    }
+    if n_methods > 2 {
+        md.push_str(&format!(
+            "## All methods against each other\n\nEvery pair of methods over all {test_queries} test queries \
+             (pooled over folds), the baseline `{base}` first; `ltr compare` computes the same tables.\n\n"
+        ));
+        for c in many {
+            md.push_str(&format!("### {}\n\n{}\n", c.measure, c.to_markdown()));
+        }
     }
     // Per fold.
     md.push_str("## Per fold\n\n");
@@ -409,6 +437,7 @@ fn write_json(
     cells: &[CellRecord],
     values: &Values,
     comps: &[Comparison],
+    many: &[ManyComparison],
     out: &Path,
 ) -> Result<()> {
     let n_methods = exp.labels.len();
@@ -478,6 +507,7 @@ fn write_json(
         "folds": folds,
         "fold_means": fold_means,
         "significance": comps,
+        "all_pairs": many.iter().map(|c| c.to_json()).collect::<Vec<_>>(),
         "cells": cell_json,
     });
     let text = serde_json::to_string_pretty(&doc).map_err(std::io::Error::other)?;

@@ -114,6 +114,35 @@ fn one_file_split_into_folds_gives_a_complete_report() {
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("## Against the baseline `ranksvm`"), "{md}");
     assert!(md.contains("**"), "best values in bold");
+    // Three methods: every pair by randomised Tukey HSD, per metric, computed from the pooled per-query values
+    // in the CSV exactly as `ltr compare` would (same seed, 10,000 trials).
+    assert!(md.contains("## All methods against each other"), "{md}");
+    assert!(md.contains("|  | rankboost | perceptron |"), "{md}");
+    let all = r["all_pairs"].as_array().unwrap();
+    assert_eq!(all.len(), 5, "one per metric");
+    let ndcg = all.iter().find(|c| c["measure"] == "NDCG@10").unwrap();
+    let names: Vec<String> = ["ranksvm", "rankboost", "perceptron"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let values: Vec<Vec<f64>> = names
+        .iter()
+        .map(|m| {
+            csv.lines()
+                .skip(1)
+                .map(|l| l.split(',').collect::<Vec<_>>())
+                .filter(|f| f[1] == m)
+                .map(|f| f[col].parse::<f64>().unwrap())
+                .collect()
+        })
+        .collect();
+    let opts = ltr_metrics::ManyOptions {
+        seed: spec.seed,
+        ..Default::default()
+    };
+    let want = ltr_metrics::compare_runs(&names, &values, 0, "NDCG@10", &opts).unwrap();
+    assert_eq!(*ndcg, want.to_json());
+    assert_eq!(ndcg["pairs"].as_array().unwrap().len(), 3);
 }
 
 #[test]

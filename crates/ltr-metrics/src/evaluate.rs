@@ -15,6 +15,9 @@ pub enum EvalError {
     /// The score list does not fit the data.
     #[error("{0}")]
     Scores(String),
+    /// Runs cannot be compared as given (too few, of different lengths, an unknown baseline, bad settings).
+    #[error("{0}")]
+    Runs(String),
     /// A metric cannot be computed as configured.
     #[error(transparent)]
     Unsupported(#[from] Unsupported),

@@ -1,6 +1,7 @@
 //! # ltr-metrics
 //!
-//! Exact IR metrics under named evaluator conventions, and paired significance tests.
+//! Exact IR metrics under named evaluator conventions, paired significance tests, and the comparison of many
+//! runs (randomised Tukey HSD or corrected paired tests, bootstrap intervals, effect sizes).
 //!
 //! ```
 //! use ltr_metrics::{evaluate, Convention, Metric};
@@ -47,6 +48,8 @@ mod convention;
 mod evaluate;
 mod fusion;
 mod metric;
+mod multiple;
+mod multiple_format;
 mod ranking;
 mod report;
 mod significance;
@@ -60,15 +63,21 @@ pub use fusion::{
     fuse, fusion_weights, tune_weights, write_trec_run, FusionError, FusionMethod, FusionNorm,
 };
 pub use metric::{MeasureInfo, Metric, MetricParseError, Params, Real, Tunable, MEASURES};
+pub use multiple::{
+    align_queries, bh_adjust, bonferroni_adjust, cohens_d, compare_runs, resolve_baseline,
+    run_names, tukey_hsd, AlignedRuns, Correction, ManyComparison, ManyOptions, ManyTest,
+    PairResult, RunSummary,
+};
+pub use multiple_format::{p_value_text, ReportFormat};
 pub use ranking::Ranking;
 pub use report::{measures_json, measures_text};
 pub use significance::{
-    bootstrap_ci, holm_adjust, paired_t_test, permutation_test, run_test, sign_test, wilcoxon,
-    Alternative, TestKind, TestResult,
+    bootstrap_ci, holm_adjust, mean_ci, paired_t_test, permutation_test, run_test, sign_test,
+    wilcoxon, Alternative, PairedComparison, TestKind, TestResult,
 };
 pub use trec::{
-    check_scores_fit, evaluate_run, read_qrels, read_run, read_scores, write_qrels_to, write_run,
-    write_run_to, FileError, Qrels, RunQuery,
+    check_scores_fit, evaluate_run, evaluate_run_files, evaluate_score_files, read_qrels, read_run,
+    read_scores, write_qrels_to, write_run, write_run_to, FileError, Qrels, RunQuery,
 };
 
 /// Evaluate one query given its labels and scores (ties resolved by `convention.ties`, input order without doc ids).

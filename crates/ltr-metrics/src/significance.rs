@@ -20,6 +20,17 @@ pub enum Alternative {
     Less,
 }
 
+impl Alternative {
+    /// The name `--alternative` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::TwoSided => "two-sided",
+            Self::Greater => "greater",
+            Self::Less => "less",
+        }
+    }
+}
+
 impl std::str::FromStr for Alternative {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
@@ -318,13 +329,22 @@ pub fn permutation_test(
 }
 
 /// Percentile bootstrap confidence interval of the mean of `a − b` at `level` (e.g. 0.95), with `resamples`
-/// seeded resamples of the query pairs.
+/// seeded resamples of the query pairs ([`mean_ci`] of the differences).
 pub fn bootstrap_ci(a: &[f64], b: &[f64], level: f64, resamples: usize, seed: u64) -> (f64, f64) {
-    let d = diffs(a, b);
-    let n = d.len();
+    mean_ci(&diffs(a, b), level, resamples, seed)
+}
+
+/// Percentile bootstrap interval of the mean of `v` at `level` (e.g. 0.95): `resamples` seeded resamples of the
+/// values with replacement, quantiles interpolated linearly (numpy's default). The same seed draws the same
+/// resampled positions for every list of the same length, so the runs of one comparison share their resamples.
+pub fn mean_ci(v: &[f64], level: f64, resamples: usize, seed: u64) -> (f64, f64) {
+    let n = v.len();
+    if n == 0 {
+        return (f64::NAN, f64::NAN);
+    }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut means: Vec<f64> = (0..resamples.max(1))
-        .map(|_| (0..n).map(|_| d[rng.random_range(0..n)]).sum::<f64>() / n as f64)
+        .map(|_| (0..n).map(|_| v[rng.random_range(0..n)]).sum::<f64>() / n as f64)
         .collect();
     means.sort_by(f64::total_cmp);
     let q = |p: f64| {
@@ -387,6 +407,90 @@ pub fn run_test(kind: TestKind, a: &[f64], b: &[f64], alt: Alternative, seed: u6
         TestKind::Wilcoxon => wilcoxon(a, b, alt),
         TestKind::Sign => sign_test(a, b, alt),
         TestKind::Permutation => permutation_test(a, b, alt, 100_000, seed),
+    }
+}
+
+/// Two runs' per-query values compared: the test, the bootstrap interval of the difference, wins and losses
+/// (what `ltr compare` prints for two score files and `ltrkit.compare` returns for two rankings).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairedComparison {
+    /// Mean of `a`.
+    pub mean_a: f64,
+    /// Mean of `b`.
+    pub mean_b: f64,
+    /// The test's outcome.
+    pub test: TestResult,
+    /// 95% percentile bootstrap interval of the mean of `a − b` (10,000 resamples).
+    pub ci95: (f64, f64),
+    /// Queries where `a` is larger.
+    pub wins: usize,
+    /// Queries where `a` is smaller.
+    pub losses: usize,
+}
+
+impl PairedComparison {
+    /// Compare `a` with `b` (equal, non-zero lengths).
+    pub fn new(a: &[f64], b: &[f64], kind: TestKind, alt: Alternative, seed: u64) -> Self {
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        Self {
+            mean_a: mean(a),
+            mean_b: mean(b),
+            test: run_test(kind, a, b, alt, seed),
+            ci95: bootstrap_ci(a, b, 0.95, 10_000, seed),
+            wins: a.iter().zip(b).filter(|(x, y)| x > y).count(),
+            losses: a.iter().zip(b).filter(|(x, y)| x < y).count(),
+        }
+    }
+
+    /// What `ltr compare` prints for two score files `files` (A, B; more are ignored): JSON (pretty, as `--json`) or text lines.
+    pub fn render(
+        &self,
+        json: bool,
+        measure: &str,
+        convention: &str,
+        queries: usize,
+        files: &[std::path::PathBuf],
+    ) -> String {
+        let files: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+        let t = &self.test;
+        if json {
+            let v = serde_json::json!({
+                "metric": measure,
+                "convention": convention,
+                "queries": queries,
+                "a": {"file": files[0], "mean": self.mean_a},
+                "b": {"file": files[1], "mean": self.mean_b},
+                "difference": self.mean_a - self.mean_b,
+                "test": t.test,
+                "alternative": t.alternative.name(),
+                "method": t.method,
+                "statistic": t.statistic,
+                "p_value": t.p_value,
+                "n": t.n,
+                "wins": self.wins,
+                "losses": self.losses,
+                "bootstrap_ci95": [self.ci95.0, self.ci95.1],
+            });
+            return format!("{v:#}\n");
+        }
+        format!(
+            "{measure} ({convention}), {queries} queries\nA {:.4}  {}\nB {:.4}  {}\nA − B = {:+.4}  (95% bootstrap CI \
+             [{:+.4}, {:+.4}]); A wins {}, loses {}\n{} ({}, {}): statistic {:.4}, p = {:.4e}\n",
+            self.mean_a,
+            files[0],
+            self.mean_b,
+            files[1],
+            self.mean_a - self.mean_b,
+            self.ci95.0,
+            self.ci95.1,
+            self.wins,
+            self.losses,
+            t.test,
+            t.alternative.name(),
+            t.method,
+            t.statistic,
+            t.p_value
+        )
     }
 }
 

@@ -277,3 +277,37 @@ pub fn evaluate_run(
     }
     Ok(assemble(qids, metrics, conv, table))
 }
+
+/// Evaluate TREC runs against one qrels file on `metric`, as `ltr eval --run` does for each.
+pub fn evaluate_run_files(
+    runs: &[PathBuf],
+    qrels: &Path,
+    metric: Metric,
+    conv: &Convention,
+) -> Result<Vec<Evaluation>, FileError> {
+    let q = read_qrels(qrels)?;
+    runs.iter()
+        .map(|p| evaluate_run(&read_run(p)?, &q, &[metric], conv))
+        .collect()
+}
+
+/// Evaluate score files of `ds` (read from `data`) on `metric`, as `ltr eval --data --scores` does for each.
+pub fn evaluate_score_files(
+    ds: &Dataset,
+    data: &Path,
+    files: &[PathBuf],
+    metric: Metric,
+    conv: &Convention,
+) -> Result<Vec<Evaluation>, FileError> {
+    files
+        .iter()
+        .map(|p| {
+            let s = read_scores(p)?;
+            check_scores_fit(&s, ds, p, data)?;
+            crate::evaluate::evaluate(ds, &s, &[metric], conv).map_err(|e| match e {
+                crate::evaluate::EvalError::Unsupported(u) => FileError::Unsupported(u),
+                e => io(p, std::io::Error::other(e.to_string())),
+            })
+        })
+        .collect()
+}
