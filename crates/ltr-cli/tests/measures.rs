@@ -78,6 +78,111 @@ fn eval_speaks_ir_measures_syntax() {
 }
 
 #[test]
+fn eval_reads_diversity_qrels_for_diversity_measures_and_samples_for_infap() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.txt");
+    let qrels = dir.path().join("div.txt");
+    std::fs::write(
+        &run,
+        "q1 Q0 d1 1 3.0 t\nq1 Q0 d2 2 2.0 t\nq1 Q0 d3 3 1.0 t\n",
+    )
+    .unwrap();
+    // ndeval's format, qid subtopic docid rel: d1 covers subtopics 1 and 2, d2 subtopic 1, d3 and d4 subtopic 3.
+    std::fs::write(
+        &qrels,
+        "q1 1 d1 1\nq1 2 d1 1\nq1 1 d2 1\nq1 3 d3 1\nq1 3 d4 1\nq1 2 d3 0\n",
+    )
+    .unwrap();
+    let measures = "alpha_nDCG@3,StRecall@2,P_IA@3,NRBP";
+    let out = ok(&[
+        "eval",
+        "--run",
+        s(&run),
+        "--qrels",
+        s(&qrels),
+        "--measure",
+        measures,
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    // Gains with α = 0.5: the run 2, 0.5, 1; ndeval's greedy ideal d1, d4, d3 (ties to the larger doc id): 2, 1, 0.5.
+    let l3 = 3f64.log2();
+    let expect = [
+        (
+            "alpha_nDCG@3",
+            (2.0 + 0.5 / l3 + 1.0 / 2.0) / (2.0 + 1.0 / l3 + 0.5 / 2.0),
+        ),
+        ("StRecall@2", 2.0 / 3.0),
+        ("P_IA@3", 4.0 / 9.0),
+        (
+            "NRBP",
+            (1.0 - 0.5 * 0.5) / 3.0 * (2.0 + 0.5 * 0.5 + 1.0 * 0.25),
+        ),
+    ];
+    for (name, want) in expect {
+        let got = v["metrics"][name]["mean"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{name}: {v}"));
+        assert!((got - want).abs() < 1e-12, "{name}: {got} vs {want}");
+    }
+    // Ad hoc and diversity measures read the file differently: asked together, refused with the reason.
+    let mixed = ltr(&[
+        "eval",
+        "--run",
+        s(&run),
+        "--qrels",
+        s(&qrels),
+        "--measure",
+        "alpha_nDCG@3,P@2",
+    ]);
+    assert!(!mixed.status.success());
+    assert!(String::from_utf8_lossy(&mixed.stderr).contains("separate calls"));
+    // A malformed diversity qrels line is named by file and line.
+    std::fs::write(&qrels, "q1 1 d1 1\nq1 one d2 1\n").unwrap();
+    let bad = ltr(&[
+        "eval",
+        "--run",
+        s(&run),
+        "--qrels",
+        s(&qrels),
+        "--measure",
+        "ERR_IA@20",
+    ]);
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        !bad.status.success() && err.contains("div.txt:2: subtopic `one`"),
+        "{err}"
+    );
+    // infAP on a sampled pool (trec_eval: -1 is pooled but unjudged; x is outside the pool): 0.5, as pytrec_eval.
+    std::fs::write(
+        &run,
+        "1 Q0 x 1 9 t\n1 Q0 b 2 8 t\n1 Q0 a 3 7 t\n1 Q0 c 4 6 t\n1 Q0 e 5 5 t\n1 Q0 d 6 4 t\n",
+    )
+    .unwrap();
+    std::fs::write(&qrels, "1 0 a 1\n1 0 b -1\n1 0 c 0\n1 0 d 2\n1 0 e -1\n").unwrap();
+    let out = ok(&[
+        "eval",
+        "--run",
+        s(&run),
+        "--qrels",
+        s(&qrels),
+        "--measure",
+        "infAP,AP",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        (v["metrics"]["infAP"]["mean"].as_f64().unwrap() - 0.5).abs() < 1e-9,
+        "{v}"
+    );
+    assert!(
+        (v["metrics"]["MAP"]["mean"].as_f64().unwrap() - (1.0 / 3.0 + 2.0 / 6.0) / 2.0).abs()
+            < 1e-12,
+        "{v}"
+    );
+}
+
+#[test]
 fn list_measures_gives_syntax_defaults_and_sources() {
     let text = ok(&["eval", "--list-measures"]);
     for needle in [
