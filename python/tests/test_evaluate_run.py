@@ -33,6 +33,7 @@ MEASURES = [
     ("RR", "recip_rank", "recip_rank"),
     ("R-prec", "Rprec", "Rprec"),
     ("bpref", "bpref", "bpref"),
+    ("infAP", "infAP", "infAP"),
 ]
 
 
@@ -48,6 +49,22 @@ def test_dicts_of_dicts_match_pytrec_eval_per_query():
     means = ltrkit.evaluate(qrels, run, measures=["nDCG@10"])
     (mean,) = means.values()
     assert mean == pytest.approx(sum(oracle[q]["ndcg_cut_10"] for q in oracle) / len(oracle), abs=1e-12)
+
+
+def test_sampled_pool_infap_matches_pytrec_eval():
+    # A judged sample of the pool: about a third of the judgments replaced by -1 (pooled but unjudged). infAP counts
+    # them as pooled, every other measure as unjudged, as trec_eval does.
+    qrels, run = make_run(11)
+    rng = random.Random(12)
+    sampled = {q: {d: (-1 if rng.random() < 0.35 else r) for d, r in docs.items()} for q, docs in qrels.items()}
+    names = [m for m, _, _ in MEASURES]
+    ours = ltrkit.evaluate(sampled, run, measures=names, per_query=True)
+    oracle = pytrec_eval.RelevanceEvaluator(sampled, {m for _, m, _ in MEASURES}).evaluate(run)
+    for (name, _, key), per_query in zip(MEASURES, ours.values()):
+        for q, v in per_query.items():
+            assert v == pytest.approx(oracle[q][key], abs=1e-9), f"{name} query {q}"
+    # The sample makes a difference: infAP is not AP over the judged sample.
+    assert ours["infAP"] != ours["MAP"]
 
 
 def test_pyterrier_dataframes_give_the_dict_results():
