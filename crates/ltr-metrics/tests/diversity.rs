@@ -227,3 +227,45 @@ fn diversity_names_parse_in_ir_measures_syntax() {
         assert!(bad.parse::<Metric>().is_err(), "{bad}");
     }
 }
+
+proptest::proptest! {
+    /// Any run and subtopic qrels (negative grades, subtopics without relevant documents, empty queries): every value
+    /// finite and ≥ 0, subtopic recall and intent-aware precision at most 1.
+    #[test]
+    fn diversity_values_are_finite_and_bounded(
+        judged in proptest::collection::vec((0u8..3, 0u64..5, 0u8..12, -1i64..3), 0..60),
+        retrieved in proptest::collection::vec((0u8..3, 0u8..16, 0u8..4), 0..40),
+        alpha in 0.0f64..=1.0,
+    ) {
+        let mut qrels = DiversityQrels::new();
+        for (q, s, d, g) in judged {
+            let js = qrels.entry(format!("q{q}")).or_default().entry(format!("d{d}")).or_default();
+            if let Err(at) = js.binary_search_by_key(&s, |(t, _)| *t) {
+                js.insert(at, (s, g));
+            }
+        }
+        let mut run: Vec<RunQuery> = (0..3).map(|q| (format!("q{q}"), Vec::new())).collect();
+        for (q, d, score) in retrieved {
+            let docs = &mut run[q as usize].1;
+            let id = format!("d{d}");
+            if docs.iter().all(|(x, _)| *x != id) {
+                docs.push((id, f64::from(score)));
+            }
+        }
+        let names = [
+            format!("alpha_nDCG(alpha={alpha})@5"), format!("alpha_DCG(alpha={alpha})@5"), "ERR_IA@3".into(),
+            "nERR_IA@3".into(), format!("NRBP(alpha={alpha},beta=0.7)"), "nNRBP".into(), "AP_IA".into(),
+            "P_IA@4".into(), "StRecall@4".into(), "alpha_nDCG(judged_only=True,rel=2)@4".into(),
+        ];
+        let metrics: Vec<Metric> = names.iter().map(|n| n.parse().unwrap()).collect();
+        let ev = evaluate_diversity_run(&run, &qrels, &metrics, &Convention::TREC).unwrap();
+        for r in &ev.results {
+            for v in &r.per_query {
+                proptest::prop_assert!(v.is_finite() && *v >= 0.0, "{}: {v}", r.metric);
+            }
+            if matches!(r.metric.to_string().as_str(), "P_IA@4" | "StRecall@4") {
+                proptest::prop_assert!(r.per_query.iter().all(|v| *v <= 1.0 + 1e-12));
+            }
+        }
+    }
+}
