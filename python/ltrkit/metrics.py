@@ -126,8 +126,9 @@ def evaluate(
     trec_eval does.
 
     ``measures`` (or ``metrics``): NDCG@k, DCG@k, AP/MAP[@k], P@k, RR/MRR[@k], ERR@k, R-prec, bpref, RBP(p=…),
-    Judged@k, infAP (a negative relevance marks a pooled but unjudged document, as in trec_eval), … in ``ltr eval``'s or ir_measures' syntax (``ltr eval --list-measures``); conventions ``standard``,
-    ``trec``, ``letor3``, ``letor4``, ``mslr``.
+    Judged@k, infAP (a negative relevance marks a pooled but unjudged document, as in trec_eval), … in
+    ``ltr eval``'s or ir_measures' syntax (``ltr eval --list-measures``); conventions ``standard``, ``trec``,
+    ``letor3``, ``letor4``, ``mslr``.
     """
     names = list(measures if measures is not None else metrics)
     if _is_run_form(y):
