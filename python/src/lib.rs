@@ -539,17 +539,33 @@ fn evaluate<'py>(
     metrics: Vec<String>,
     convention: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let metrics: Vec<Metric> = metrics
-        .iter()
-        .map(|m| m.parse::<Metric>().map_err(value_err))
-        .collect::<PyResult<_>>()?;
-    let convention: Convention = convention.parse().map_err(value_err)?;
+    let (metrics, convention) = measures_and_convention(&metrics, convention)?;
     let s = scores.as_array().to_vec();
     let ev = py
         .detach(|| ltr::metrics::evaluate(&data.ds, &s, &metrics, &convention))
         .map_err(|e| value_err(message(&e)))?;
+    results_dict(py, ev.results)
+}
+
+/// Measure names and a convention name, parsed (a bad one is a `ValueError` with the parser's message).
+fn measures_and_convention(
+    metrics: &[String],
+    convention: &str,
+) -> PyResult<(Vec<Metric>, Convention)> {
+    let metrics: Vec<Metric> = metrics
+        .iter()
+        .map(|m| m.parse::<Metric>().map_err(value_err))
+        .collect::<PyResult<_>>()?;
+    Ok((metrics, convention.parse().map_err(value_err)?))
+}
+
+/// `{metric: (mean, per_query)}`.
+fn results_dict(
+    py: Python<'_>,
+    results: Vec<ltr::metrics::MetricResult>,
+) -> PyResult<Bound<'_, PyDict>> {
     let out = PyDict::new(py);
-    for r in ev.results {
+    for r in results {
         out.set_item(r.metric.to_string(), (r.mean, r.per_query.into_pyarray(py)))?;
     }
     Ok(out)
@@ -566,11 +582,7 @@ fn evaluate_run<'py>(
     metrics: Vec<String>,
     convention: &str,
 ) -> PyResult<(Vec<String>, Bound<'py, PyDict>)> {
-    let metrics: Vec<Metric> = metrics
-        .iter()
-        .map(|m| m.parse::<Metric>().map_err(value_err))
-        .collect::<PyResult<_>>()?;
-    let convention: Convention = convention.parse().map_err(value_err)?;
+    let (metrics, convention) = measures_and_convention(&metrics, convention)?;
     for (qid, docs) in &run {
         if let Some((doc, score)) = docs.iter().find(|(_, s)| !s.is_finite()) {
             return Err(PyValueError::new_err(format!(
@@ -588,11 +600,7 @@ fn evaluate_run<'py>(
     let ev = py
         .detach(|| ltr::metrics::evaluate_run(&run, &qrels, &metrics, &convention))
         .map_err(value_err)?;
-    let out = PyDict::new(py);
-    for r in ev.results {
-        out.set_item(r.metric.to_string(), (r.mean, r.per_query.into_pyarray(py)))?;
-    }
-    Ok((ev.qids, out))
+    Ok((ev.qids, results_dict(py, ev.results)?))
 }
 
 /// Diversity measures of a run against subtopic qrels held in memory (as `ltr eval --run --qrels` computes them
@@ -605,11 +613,7 @@ fn evaluate_diversity_run<'py>(
     metrics: Vec<String>,
     convention: &str,
 ) -> PyResult<(Vec<String>, Bound<'py, PyDict>)> {
-    let metrics: Vec<Metric> = metrics
-        .iter()
-        .map(|m| m.parse::<Metric>().map_err(value_err))
-        .collect::<PyResult<_>>()?;
-    let convention: Convention = convention.parse().map_err(value_err)?;
+    let (metrics, convention) = measures_and_convention(&metrics, convention)?;
     let mut qrels = qrels;
     for (qid, docs) in qrels.iter_mut() {
         for (doc, js) in docs.iter_mut() {
@@ -634,11 +638,7 @@ fn evaluate_diversity_run<'py>(
     let ev = py
         .detach(|| ltr::metrics::evaluate_diversity_run(&run, &qrels, &metrics, &convention))
         .map_err(value_err)?;
-    let out = PyDict::new(py);
-    for r in ev.results {
-        out.set_item(r.metric.to_string(), (r.mean, r.per_query.into_pyarray(py)))?;
-    }
-    Ok((ev.qids, out))
+    Ok((ev.qids, results_dict(py, ev.results)?))
 }
 
 /// Runs fused into one (as `ltr fuse`): each run `[(qid, [(docno, score), …]), …]`; with `qrels` the weights are

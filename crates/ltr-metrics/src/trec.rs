@@ -105,18 +105,16 @@ pub fn check_scores_fit(
     Ok(())
 }
 
-/// One query of a TREC run: `(docid, score)` in file order.
-pub type RunQuery = (String, Vec<(String, f64)>);
-
-/// Read a TREC run (`qid Q0 docid rank score tag`), grouped by qid in order of first appearance. The rank column is
-/// ignored (trec_eval re-sorts by score).
-pub fn read_run(path: &Path) -> Result<Vec<RunQuery>, FileError> {
+/// Call `each` with the whitespace-separated fields of every non-blank line of `path` and a maker of errors that name
+/// the file and that line.
+fn for_each_record(
+    path: &Path,
+    mut each: impl FnMut(&[&str], &dyn Fn(String) -> FileError) -> Result<(), FileError>,
+) -> Result<(), FileError> {
     let text = read_text(path)?;
-    let mut out: Vec<RunQuery> = Vec::new();
-    let mut index: HashMap<String, usize> = HashMap::new();
     for (i, line) in text.lines().enumerate() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.is_empty() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.is_empty() {
             continue;
         }
         let err = |problem: String| FileError::Parse {
@@ -124,6 +122,20 @@ pub fn read_run(path: &Path) -> Result<Vec<RunQuery>, FileError> {
             line: i + 1,
             problem,
         };
+        each(&fields, &err)?;
+    }
+    Ok(())
+}
+
+/// One query of a TREC run: `(docid, score)` in file order.
+pub type RunQuery = (String, Vec<(String, f64)>);
+
+/// Read a TREC run (`qid Q0 docid rank score tag`), grouped by qid in order of first appearance. The rank column is
+/// ignored (trec_eval re-sorts by score).
+pub fn read_run(path: &Path) -> Result<Vec<RunQuery>, FileError> {
+    let mut out: Vec<RunQuery> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for_each_record(path, |f, err| {
         if f.len() < 5 {
             return Err(err(format!(
                 "{} fields; a run line is `qid Q0 docid rank score [tag]`",
@@ -141,7 +153,8 @@ pub fn read_run(path: &Path) -> Result<Vec<RunQuery>, FileError> {
             out.len() - 1
         });
         out[q].1.push((f[2].to_string(), score));
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 
@@ -150,18 +163,8 @@ pub type Qrels = HashMap<String, HashMap<String, f32>>;
 
 /// Read qrels (`qid iter docid rel`).
 pub fn read_qrels(path: &Path) -> Result<Qrels, FileError> {
-    let text = read_text(path)?;
     let mut out: Qrels = HashMap::new();
-    for (i, line) in text.lines().enumerate() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.is_empty() {
-            continue;
-        }
-        let err = |problem: String| FileError::Parse {
-            path: path.to_path_buf(),
-            line: i + 1,
-            problem,
-        };
+    for_each_record(path, |f, err| {
         if f.len() != 4 {
             return Err(err(format!(
                 "{} fields; a qrels line is `qid iter docid rel`",
@@ -177,7 +180,8 @@ pub fn read_qrels(path: &Path) -> Result<Qrels, FileError> {
         out.entry(f[0].to_string())
             .or_default()
             .insert(f[2].to_string(), rel);
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 
@@ -290,18 +294,8 @@ fn run_ranking(docs: &[(String, f64)], scores: &[f64], conv: &Convention) -> Ran
 /// an integer (relevant to the subtopic from `rel=`, default 1, as ndeval's binary judgments). A (qid, subtopic,
 /// docid) given twice is an error.
 pub fn read_diversity_qrels(path: &Path) -> Result<DiversityQrels, FileError> {
-    let text = read_text(path)?;
     let mut out = DiversityQrels::new();
-    for (i, line) in text.lines().enumerate() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.is_empty() {
-            continue;
-        }
-        let err = |problem: String| FileError::Parse {
-            path: path.to_path_buf(),
-            line: i + 1,
-            problem,
-        };
+    for_each_record(path, |f, err| {
         if f.len() != 4 {
             return Err(err(format!(
                 "{} fields; a diversity qrels line is `qid subtopic docid rel`",
@@ -331,7 +325,8 @@ pub fn read_diversity_qrels(path: &Path) -> Result<DiversityQrels, FileError> {
             }
             Err(at) => js.insert(at, (subtopic, grade)),
         }
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 

@@ -2,32 +2,14 @@
 //! `fixtures/measures.json` built by `fixtures/make_measures.py`: subtopic qrels for the run of `measures.rs` (score
 //! ties, unjudged documents, queries without relevant documents, queries of 1,000 documents). Tolerance 1e-9.
 
-use std::collections::{HashMap, HashSet};
+mod common;
+
+use std::collections::HashSet;
 use std::path::PathBuf;
 
+use common::{fixture, run};
 use ltr_metrics::*;
 use serde_json::Value;
-
-fn fixture() -> Value {
-    serde_json::from_str(include_str!("fixtures/measures.json")).unwrap()
-}
-
-fn run(f: &Value) -> Vec<RunQuery> {
-    let mut run: Vec<RunQuery> = Vec::new();
-    let mut index: HashMap<String, usize> = HashMap::new();
-    for row in f["run"].as_array().unwrap() {
-        let qid = row[0].as_str().unwrap().to_string();
-        let i = *index.entry(qid.clone()).or_insert_with(|| {
-            run.push((qid, Vec::new()));
-            run.len() - 1
-        });
-        run[i].1.push((
-            row[1].as_str().unwrap().to_string(),
-            row[2].as_f64().unwrap(),
-        ));
-    }
-    run
-}
 
 /// The fixture's diversity qrels, written as ndeval's file and read back by the reader under test.
 fn qrels(f: &Value, name: &str) -> DiversityQrels {

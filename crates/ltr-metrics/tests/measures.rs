@@ -5,29 +5,14 @@
 //! in the script. Every measure key is ir_measures' own syntax, parsed here as `ltr eval --metric` parses it.
 //! Tolerance 1e-9. The tie-aware forms are checked against enumeration over every order of the documents.
 
-use std::collections::HashMap;
+mod common;
 
+use common::{fixture, run};
 use ltr_metrics::*;
 use serde_json::Value;
 
-fn fixture() -> Value {
-    serde_json::from_str(include_str!("fixtures/measures.json")).unwrap()
-}
-
 fn run_and_qrels(f: &Value, qrels_key: &str) -> (Vec<RunQuery>, Qrels) {
-    let mut run: Vec<RunQuery> = Vec::new();
-    let mut index: HashMap<String, usize> = HashMap::new();
-    for row in f["run"].as_array().unwrap() {
-        let qid = row[0].as_str().unwrap().to_string();
-        let i = *index.entry(qid.clone()).or_insert_with(|| {
-            run.push((qid, Vec::new()));
-            run.len() - 1
-        });
-        run[i].1.push((
-            row[1].as_str().unwrap().to_string(),
-            row[2].as_f64().unwrap(),
-        ));
-    }
+    let run = run(f);
     let mut qrels = Qrels::new();
     for row in f[qrels_key].as_array().unwrap() {
         qrels
