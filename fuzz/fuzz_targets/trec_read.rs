@@ -1,8 +1,12 @@
-//! TREC run and qrels readers (split at the first 0xFF byte) and the run evaluation that joins them.
+//! TREC run and qrels readers (split at the first 0xFF byte) and the run evaluation that joins them; the qrels bytes
+//! are also read as ndeval's diversity qrels and evaluated with the diversity measures.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use ltr_fuzz::{assert_names_file, write_scratch};
-use ltr_metrics::{evaluate_run, read_qrels, read_run, read_scores, Convention, Metric};
+use ltr_metrics::{
+    evaluate_diversity_run, evaluate_run, read_diversity_qrels, read_qrels, read_run, read_scores, Convention,
+    Metric,
+};
 
 fuzz_target!(|data: &[u8]| {
     let cut = data.iter().position(|&b| b == 0xFF).unwrap_or(data.len());
@@ -13,6 +17,20 @@ fuzz_target!(|data: &[u8]| {
         assert_names_file(&e.to_string(), &run_path);
     }
     let run = read_run(&run_path);
+    match (&run, read_diversity_qrels(&qrels_path)) {
+        (Ok(run), Ok(dq)) => {
+            let metrics: Vec<Metric> = ["alpha_nDCG@10", "ERR_IA@5", "NRBP", "nNRBP", "AP_IA", "P_IA@3", "StRecall@2"]
+                .iter()
+                .map(|m| m.parse().expect("known metric"))
+                .collect();
+            let ev = evaluate_diversity_run(run, &dq, &metrics, &Convention::TREC).expect("resolved ties");
+            for m in &ev.results {
+                assert!(m.per_query.iter().all(|v| v.is_finite() && *v >= 0.0));
+            }
+        }
+        (_, Err(e)) => assert_names_file(&e.to_string(), &qrels_path),
+        _ => {}
+    }
     let qrels = read_qrels(&qrels_path);
     match (run, qrels) {
         (Ok(run), Ok(qrels)) => {

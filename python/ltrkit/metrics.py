@@ -67,6 +67,50 @@ def _qrels(qrels: Any) -> Dict[str, Dict[str, float]]:
     return out
 
 
+def _has_subtopics(qrels: Any) -> bool:
+    """Subtopic qrels: a DataFrame with ir_measures' ``iteration`` column, or ``{qid: {docno: {subtopic: rel}}}``."""
+    if isinstance(qrels, dict):
+        return any(isinstance(r, dict) for docs in qrels.values() if isinstance(docs, dict) for r in docs.values())
+    return "iteration" in qrels.columns
+
+
+def _subtopic(q: Any, d: Any, s: Any) -> int:
+    try:
+        value = int(str(s))
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ValueError(f"qrels: query {q}, document {d}: subtopic {s!r} is not a non-negative integer (ndeval's)")
+    return value
+
+
+def _grade(q: Any, d: Any, r: Any) -> int:
+    if float(r) != int(float(r)):
+        raise ValueError(f"qrels: query {q}, document {d}: relevance {r!r} is not an integer")
+    return int(float(r))
+
+
+def _diversity_qrels(qrels: Any) -> Dict[str, Dict[str, list]]:
+    out: Dict[str, Dict[str, list]] = {}
+    if isinstance(qrels, dict):
+        rows = []
+        for q, docs in qrels.items():
+            for d, subs in docs.items():
+                if not isinstance(subs, dict):
+                    raise ValueError(f"qrels: query {q}, document {d}: expected {{subtopic: relevance}}")
+                rows += [(q, d, r, s) for s, r in subs.items()]
+    else:
+        missing = [c for c in ("qid", "docno", "label", "iteration") if c not in qrels.columns]
+        if missing:
+            raise ValueError(
+                f"qrels: subtopic qrels need the columns qid, docno, label, iteration (missing {', '.join(missing)})"
+            )
+        rows = qrels[["qid", "docno", "label", "iteration"]].itertuples(index=False, name=None)
+    for q, d, r, s in rows:
+        out.setdefault(str(q), {}).setdefault(str(d), []).append((_subtopic(q, d, s), _grade(q, d, r)))
+    return out
+
+
 def evaluate(
     y: Any,
     scores: Any = None,
@@ -85,7 +129,9 @@ def evaluate(
     ``{qid: {docno: score}}``) or pandas DataFrames in PyTerrier's columns (``qid, docno, label`` /
     ``qid, docno, score``). The convention defaults to ``trec`` (trec_eval's), as ``ltr eval --run`` does; queries
     of the run without judgments are skipped, as trec_eval skips them. Returns ``{measure: mean}``; with
-    ``per_query`` ``{measure: {qid: value}}``.
+    ``per_query`` ``{measure: {qid: value}}``. Diversity measures (``alpha_nDCG@20``, ``ERR_IA@20``, ``NRBP``,
+    ``P_IA@20``, ``StRecall@20``, …; ndeval's values) take subtopic qrels: a DataFrame with ir_measures'
+    ``iteration`` column holding the subtopic, or ``{qid: {docno: {subtopic: relevance}}}``.
 
     **Labels and scores per row**: ``evaluate(y, scores, qid=... | group=...)``, as ``ltr eval --data --scores``
     (convention ``standard`` unless given). Returns ``{metric: mean}``; with ``per_query`` ``{metric: array}`` plus
@@ -93,14 +139,20 @@ def evaluate(
     trec_eval does.
 
     ``measures`` (or ``metrics``): NDCG@k, DCG@k, AP/MAP[@k], P@k, RR/MRR[@k], ERR@k, R-prec, bpref, RBP(p=…),
-    Judged@k, … in ``ltr eval``'s or ir_measures' syntax (``ltr eval --list-measures``); conventions ``standard``,
-    ``trec``, ``letor3``, ``letor4``, ``mslr``.
+    Judged@k, infAP (a negative relevance marks a pooled but unjudged document, as in trec_eval), … in
+    ``ltr eval``'s or ir_measures' syntax (``ltr eval --list-measures``); conventions ``standard``, ``trec``,
+    ``letor3``, ``letor4``, ``mslr``.
     """
     names = list(measures if measures is not None else metrics)
     if _is_run_form(y):
         if scores is None or not _is_run_form(scores):
             raise ValueError("evaluate(qrels, run): give the run as a dict of dicts or a DataFrame too")
-        qids, out = _native.evaluate_run(_run_queries(scores), _qrels(y), names, convention or "trec")
+        if _has_subtopics(y):
+            qids, out = _native.evaluate_diversity_run(
+                _run_queries(scores), _diversity_qrels(y), names, convention or "trec"
+            )
+        else:
+            qids, out = _native.evaluate_run(_run_queries(scores), _qrels(y), names, convention or "trec")
         if per_query:
             return {m: dict(zip(qids, map(float, v[1]))) for m, v in out.items()}
         return {m: v[0] for m, v in out.items()}

@@ -539,17 +539,33 @@ fn evaluate<'py>(
     metrics: Vec<String>,
     convention: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let metrics: Vec<Metric> = metrics
-        .iter()
-        .map(|m| m.parse::<Metric>().map_err(value_err))
-        .collect::<PyResult<_>>()?;
-    let convention: Convention = convention.parse().map_err(value_err)?;
+    let (metrics, convention) = measures_and_convention(&metrics, convention)?;
     let s = scores.as_array().to_vec();
     let ev = py
         .detach(|| ltr::metrics::evaluate(&data.ds, &s, &metrics, &convention))
         .map_err(|e| value_err(message(&e)))?;
+    results_dict(py, ev.results)
+}
+
+/// Measure names and a convention name, parsed (a bad one is a `ValueError` with the parser's message).
+fn measures_and_convention(
+    metrics: &[String],
+    convention: &str,
+) -> PyResult<(Vec<Metric>, Convention)> {
+    let metrics: Vec<Metric> = metrics
+        .iter()
+        .map(|m| m.parse::<Metric>().map_err(value_err))
+        .collect::<PyResult<_>>()?;
+    Ok((metrics, convention.parse().map_err(value_err)?))
+}
+
+/// `{metric: (mean, per_query)}`.
+fn results_dict(
+    py: Python<'_>,
+    results: Vec<ltr::metrics::MetricResult>,
+) -> PyResult<Bound<'_, PyDict>> {
     let out = PyDict::new(py);
-    for r in ev.results {
+    for r in results {
         out.set_item(r.metric.to_string(), (r.mean, r.per_query.into_pyarray(py)))?;
     }
     Ok(out)
@@ -566,11 +582,7 @@ fn evaluate_run<'py>(
     metrics: Vec<String>,
     convention: &str,
 ) -> PyResult<(Vec<String>, Bound<'py, PyDict>)> {
-    let metrics: Vec<Metric> = metrics
-        .iter()
-        .map(|m| m.parse::<Metric>().map_err(value_err))
-        .collect::<PyResult<_>>()?;
-    let convention: Convention = convention.parse().map_err(value_err)?;
+    let (metrics, convention) = measures_and_convention(&metrics, convention)?;
     for (qid, docs) in &run {
         if let Some((doc, score)) = docs.iter().find(|(_, s)| !s.is_finite()) {
             return Err(PyValueError::new_err(format!(
@@ -588,11 +600,45 @@ fn evaluate_run<'py>(
     let ev = py
         .detach(|| ltr::metrics::evaluate_run(&run, &qrels, &metrics, &convention))
         .map_err(value_err)?;
-    let out = PyDict::new(py);
-    for r in ev.results {
-        out.set_item(r.metric.to_string(), (r.mean, r.per_query.into_pyarray(py)))?;
+    Ok((ev.qids, results_dict(py, ev.results)?))
+}
+
+/// Diversity measures of a run against subtopic qrels held in memory (as `ltr eval --run --qrels` computes them
+/// from ndeval's file): `qrels` is `{qid: {docno: [(subtopic, relevance), …]}}`; the rest as [`evaluate_run`].
+#[pyfunction]
+fn evaluate_diversity_run<'py>(
+    py: Python<'py>,
+    run: Vec<(String, Vec<(String, f64)>)>,
+    qrels: ltr::metrics::DiversityQrels,
+    metrics: Vec<String>,
+    convention: &str,
+) -> PyResult<(Vec<String>, Bound<'py, PyDict>)> {
+    let (metrics, convention) = measures_and_convention(&metrics, convention)?;
+    let mut qrels = qrels;
+    for (qid, docs) in qrels.iter_mut() {
+        for (doc, js) in docs.iter_mut() {
+            js.sort_unstable();
+            if let Some(w) = js.windows(2).find(|w| w[0].0 == w[1].0) {
+                return Err(PyValueError::new_err(format!(
+                    "qrels: query {qid}, document {doc}: subtopic {} judged twice",
+                    w[0].0
+                )));
+            }
+        }
     }
-    Ok((ev.qids, out))
+    if let Some((qid, doc, score)) = run
+        .iter()
+        .flat_map(|(q, docs)| docs.iter().map(move |(d, s)| (q, d, s)))
+        .find(|(_, _, s)| !s.is_finite())
+    {
+        return Err(PyValueError::new_err(format!(
+            "run: query {qid}, document {doc}: score {score} is not finite"
+        )));
+    }
+    let ev = py
+        .detach(|| ltr::metrics::evaluate_diversity_run(&run, &qrels, &metrics, &convention))
+        .map_err(value_err)?;
+    Ok((ev.qids, results_dict(py, ev.results)?))
 }
 
 /// Runs fused into one (as `ltr fuse`): each run `[(qid, [(docno, score), …]), …]`; with `qrels` the weights are
@@ -730,6 +776,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(train, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate_run, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluate_diversity_run, m)?)?;
     m.add_function(wrap_pyfunction!(fuse_runs, m)?)?;
     m.add_function(wrap_pyfunction!(paired_test, m)?)?;
     m.add_function(wrap_pyfunction!(compare_many, m)?)?;

@@ -33,6 +33,7 @@ MEASURES = [
     ("RR", "recip_rank", "recip_rank"),
     ("R-prec", "Rprec", "Rprec"),
     ("bpref", "bpref", "bpref"),
+    ("infAP", "infAP", "infAP"),
 ]
 
 
@@ -48,6 +49,22 @@ def test_dicts_of_dicts_match_pytrec_eval_per_query():
     means = ltrkit.evaluate(qrels, run, measures=["nDCG@10"])
     (mean,) = means.values()
     assert mean == pytest.approx(sum(oracle[q]["ndcg_cut_10"] for q in oracle) / len(oracle), abs=1e-12)
+
+
+def test_sampled_pool_infap_matches_pytrec_eval():
+    # A judged sample of the pool: about a third of the judgments replaced by -1 (pooled but unjudged). infAP counts
+    # them as pooled, every other measure as unjudged, as trec_eval does.
+    qrels, run = make_run(11)
+    rng = random.Random(12)
+    sampled = {q: {d: (-1 if rng.random() < 0.35 else r) for d, r in docs.items()} for q, docs in qrels.items()}
+    names = [m for m, _, _ in MEASURES]
+    ours = ltrkit.evaluate(sampled, run, measures=names, per_query=True)
+    oracle = pytrec_eval.RelevanceEvaluator(sampled, {m for _, m, _ in MEASURES}).evaluate(run)
+    for (name, _, key), per_query in zip(MEASURES, ours.values()):
+        for q, v in per_query.items():
+            assert v == pytest.approx(oracle[q][key], abs=1e-9), f"{name} query {q}"
+    # The sample makes a difference: infAP is not AP over the judged sample.
+    assert ours["infAP"] != ours["MAP"]
 
 
 def test_pyterrier_dataframes_give_the_dict_results():
@@ -113,3 +130,62 @@ def test_compare_runs_pairs_the_queries_both_answer():
     assert out["queries"] == len(per_a[name]) == 25
     assert out["a"] == pytest.approx(sum(per_a[name].values()) / 25, abs=1e-12)
     assert out["a"] > out["b"] and out["p_value"] < 0.05
+
+
+def make_diversity(seed: int):
+    """Subtopic qrels (1-4 subtopics a query, grades 0-2) and a run with distinct scores (pyndeval breaks ties by
+    docno ascending, trec_eval's order by docno descending), a query without relevant subtopics among them."""
+    rng = random.Random(seed)
+    rows, run = [], {}
+    for q in range(12):
+        docs = [f"d{q}-{i}" for i in range(40)]
+        for d in rng.sample(docs, 25):
+            for s in range(1, rng.choice([1, 2, 3, 4]) + 1):
+                rows.append((f"{q}", s, d, 0 if q == 3 else rng.choice([0, 0, 0, 1, 2])))
+        run[f"{q}"] = {d: float(i) for i, d in enumerate(rng.sample(docs, 30))}
+    return rows, run
+
+
+def test_diversity_measures_match_pyndeval():
+    pyndeval = pytest.importorskip("pyndeval")
+    rows, run = make_diversity(21)
+    qrels_df = pd.DataFrame(
+        [(q, d, g, str(s)) for q, s, d, g in rows], columns=["qid", "docno", "label", "iteration"]
+    )
+    names = {
+        "alpha_nDCG@10": "alpha-nDCG@10", "alpha_DCG@5": "alpha-DCG@5", "ERR_IA@20": "ERR-IA@20",
+        "nERR_IA@10": "nERR-IA@10", "NRBP": "NRBP", "AP_IA": "MAP-IA", "P_IA@5": "P-IA@5", "StRecall@10": "strec@10",
+    }
+    ours = ltrkit.evaluate(qrels_df, run, measures=list(names), per_query=True)
+    oracle = pyndeval.ndeval(
+        [(q, str(s), d, g) for q, s, d, g in rows],
+        [(q, d, v) for q, docs in run.items() for d, v in docs.items()],
+        measures=list(names.values()),
+    )
+    assert set(oracle) == {str(q) for q in range(12)}
+    checked = 0
+    for (name, key), per_query in zip(names.items(), ours.values()):
+        for q, v in per_query.items():
+            assert v == pytest.approx(oracle[q][key], abs=1e-9), f"{name} query {q}"
+            checked += v > 0
+    assert checked > 40
+    # The dict form {qid: {docno: {subtopic: relevance}}} gives the same values.
+    nested: dict = {}
+    for q, s, d, g in rows:
+        nested.setdefault(q, {}).setdefault(d, {})[s] = g
+    assert ltrkit.evaluate(nested, run, measures=list(names), per_query=True) == ours
+
+
+def test_diversity_refusals_name_the_problem():
+    rows, run = make_diversity(22)
+    nested: dict = {}
+    for q, s, d, g in rows:
+        nested.setdefault(q, {}).setdefault(d, {})[s] = g
+    with pytest.raises(ValueError, match="separate calls"):
+        ltrkit.evaluate(nested, run, measures=["alpha_nDCG@10", "P@10"])
+    with pytest.raises(ValueError, match="diversity qrels"):
+        ltrkit.evaluate({"0": {"d0-1": 1}}, run, measures=["alpha_nDCG@10"])
+    with pytest.raises(ValueError, match="subtopic 'x' is not a non-negative integer"):
+        ltrkit.evaluate({"0": {"d0-1": {"x": 1}}}, run, measures=["alpha_nDCG@10"])
+    with pytest.raises(ValueError, match="relevance 0.5 is not an integer"):
+        ltrkit.evaluate({"0": {"d0-1": {1: 0.5}}}, run, measures=["StRecall@5"])

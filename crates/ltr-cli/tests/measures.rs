@@ -1,6 +1,8 @@
 //! `ltr eval` with ir_measures' measure syntax on a TREC run, and `--list-measures`.
 
 mod common;
+use std::path::Path;
+
 use common::{ltr, ok, s};
 
 #[test]
@@ -75,6 +77,91 @@ fn eval_speaks_ir_measures_syntax() {
     ]);
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("nDCG(rel=2)@10"));
+}
+
+/// `ltr eval --run RUN --qrels QRELS --measure MEASURES [--json]`.
+fn eval_run(run: &Path, qrels: &Path, measures: &str, json: bool) -> std::process::Output {
+    let mut args = vec![
+        "eval",
+        "--run",
+        s(run),
+        "--qrels",
+        s(qrels),
+        "--measure",
+        measures,
+    ];
+    if json {
+        args.push("--json");
+    }
+    ltr(&args)
+}
+
+/// The mean of each measure of `ltr eval --json`, by name.
+fn means(run: &Path, qrels: &Path, measures: &str) -> serde_json::Value {
+    let out = eval_run(run, qrels, measures, true);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["metrics"].clone()
+}
+
+#[test]
+fn eval_reads_diversity_qrels_for_diversity_measures_and_samples_for_infap() {
+    let dir = tempfile::tempdir().unwrap();
+    let (run, qrels) = (dir.path().join("run.txt"), dir.path().join("div.txt"));
+    std::fs::write(&run, "q1 Q0 d1 1 3 t\nq1 Q0 d2 2 2 t\nq1 Q0 d3 3 1 t\n").unwrap();
+    // ndeval's format, qid subtopic docid rel: d1 covers subtopics 1 and 2, d2 subtopic 1, d3 and d4 subtopic 3.
+    let text = "q1 1 d1 1\nq1 2 d1 1\nq1 1 d2 1\nq1 3 d3 1\nq1 3 d4 1\nq1 2 d3 0\n";
+    std::fs::write(&qrels, text).unwrap();
+    let v = means(&run, &qrels, "alpha_nDCG@3,StRecall@2,P_IA@3,NRBP");
+    // Gains with α = 0.5: the run 2, 0.5, 1; ndeval's greedy ideal d1, d4, d3 (ties to the larger doc id): 2, 1, 0.5.
+    let l3 = 3f64.log2();
+    let ndcg = (2.0 + 0.5 / l3 + 1.0 / 2.0) / (2.0 + 1.0 / l3 + 0.5 / 2.0);
+    let nrbp = (1.0 - 0.5 * 0.5) / 3.0 * (2.0 + 0.5 * 0.5 + 1.0 * 0.25);
+    let expect = [
+        ("alpha_nDCG@3", ndcg),
+        ("StRecall@2", 2.0 / 3.0),
+        ("P_IA@3", 4.0 / 9.0),
+        ("NRBP", nrbp),
+    ];
+    for (name, want) in expect {
+        let got = v[name]["mean"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{name}: {v}"));
+        assert!((got - want).abs() < 1e-12, "{name}: {got} vs {want}");
+    }
+    // Ad hoc and diversity measures read the file differently: asked together, refused with the reason.
+    let mixed = eval_run(&run, &qrels, "alpha_nDCG@3,P@2", false);
+    assert!(!mixed.status.success());
+    assert!(String::from_utf8_lossy(&mixed.stderr).contains("separate calls"));
+    // A malformed diversity qrels line is named by file and line.
+    std::fs::write(&qrels, "q1 1 d1 1\nq1 one d2 1\n").unwrap();
+    let bad = eval_run(&run, &qrels, "ERR_IA@20", false);
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        !bad.status.success() && err.contains("div.txt:2: subtopic `one`"),
+        "{err}"
+    );
+    // infAP on a sampled pool (trec_eval: -1 is pooled but unjudged; x is outside the pool): 0.5, as pytrec_eval.
+    let lines: Vec<String> = ["x", "b", "a", "c", "e", "d"]
+        .iter()
+        .enumerate()
+        .map(|(i, d)| format!("1 Q0 {d} {} {} t\n", i + 1, 9 - i))
+        .collect();
+    std::fs::write(&run, lines.concat()).unwrap();
+    std::fs::write(&qrels, "1 0 a 1\n1 0 b -1\n1 0 c 0\n1 0 d 2\n1 0 e -1\n").unwrap();
+    let v = means(&run, &qrels, "infAP,AP");
+    assert!(
+        (v["infAP"]["mean"].as_f64().unwrap() - 0.5).abs() < 1e-9,
+        "{v}"
+    );
+    // AP: a at rank 3 and d at rank 6 of R = 2 (b and e unjudged).
+    assert!(
+        (v["MAP"]["mean"].as_f64().unwrap() - (1.0 / 3.0 + 2.0 / 6.0) / 2.0).abs() < 1e-12,
+        "{v}"
+    );
 }
 
 #[test]

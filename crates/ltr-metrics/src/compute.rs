@@ -1,7 +1,9 @@
 //! Per-query metric values.
 //!
 //! Everything here works on one query: its labels, its scores and a [`Ranking`]. A label that is not finite marks an
-//! unjudged document (only TREC runs have them): it gains nothing, is never relevant, and bpref skips it.
+//! unjudged document (only TREC runs have them): it gains nothing, is never relevant, and bpref skips it. NaN is a
+//! document absent from the qrels; −∞ one whose qrels value is negative (trec_eval: in the pool but unjudged), which
+//! only infAP and Judged@k tell apart.
 //! Judged documents that the run did not retrieve (TREC runs only) are passed as `unretrieved` labels: they count in
 //! the ideal DCG and in R and N, as in trec_eval.
 //!
@@ -25,7 +27,7 @@ pub struct Unsupported {
 /// One query's inputs.
 #[derive(Debug, Clone, Copy)]
 pub struct QueryInput<'a> {
-    /// Labels of the retrieved documents (NaN = unjudged).
+    /// Labels of the retrieved documents (NaN = absent from the qrels, −∞ = pooled but unjudged).
     pub labels: &'a [f32],
     /// Their scores.
     pub scores: &'a [f64],
@@ -161,7 +163,19 @@ pub fn query_metric(
         }
         Metric::Judged(k) => {
             let k = k.unwrap_or(n).min(n);
-            ratio(count_in_top(q, k, |d| judged(q.labels[d])), k as f64)
+            // In the qrels at all: a negative value (pooled, unjudged: −∞ here) counts, as in ir_measures.
+            ratio(count_in_top(q, k, |d| !q.labels[d].is_nan()), k as f64)
+        }
+        Metric::InfAp => {
+            resolved(q, metric)?;
+            let relevant = |l: f32| c.is_relevant(l);
+            crate::infap::inf_ap(q.labels, &q.ranking.order, q.total_rel(c), relevant)
+        }
+        Metric::Diversity(_) => {
+            return Err(Unsupported {
+                metric: metric.to_string(),
+                reason: "needs diversity qrels (`qid subtopic docid rel`): evaluate a TREC run against them (`ltr eval --run R --qrels Q`)".into(),
+            })
         }
         Metric::Rbp(p) => rbp(q, c, p.get()).0,
         Metric::RbpResidual(p) => rbp(q, c, p.get()).1,

@@ -37,6 +37,9 @@
 //! values are trec_eval's (and so ir_measures'); `rel=` and `judged_only=` apply to one measure, where
 //! `--relevance-level` applies to all. Unjudged documents exist only in TREC runs evaluated against qrels: on LETOR
 //! data every document is judged, so `judged_only` changes nothing, `Judged@k` is 1 and RBP's residual is p^n.
+//! A negative qrels value marks a pooled but unjudged document (trec_eval's sampling mark): every measure treats it
+//! as unjudged, infAP as in the pool. The diversity measures (`alpha_nDCG@20`, `ERR_IA@20`, `NRBP`, `P_IA@20`,
+//! `StRecall@20`, …) need subtopic qrels ([`read_diversity_qrels`], [`evaluate_diversity_run`]) and follow ndeval.
 //!
 //! Tie policy is an option of every convention: file order, doc id order, or the exact expectation over the orders
 //! of tied documents (McSherry & Najork 2008).
@@ -45,12 +48,15 @@
 mod bounds;
 mod compute;
 mod convention;
+mod diversity;
 mod evaluate;
 mod fusion;
+mod infap;
 mod metric;
 mod multiple;
 mod multiple_format;
 mod ranking;
+mod real;
 mod report;
 mod significance;
 mod trec;
@@ -58,11 +64,12 @@ mod trec;
 pub use bounds::{phi as phi_metric, phi_lower_bound};
 pub use compute::{pair_counts, query_metric, PairCounts, QueryInput, Unsupported};
 pub use convention::{Convention, Discount, Gain, ShortList, TiePolicy};
+pub use diversity::{DiversityKind, DiversityMeasure, DiversityQrels};
 pub use evaluate::{evaluate, evaluate_mean, fast_ranking, EvalError, Evaluation, MetricResult};
 pub use fusion::{
     fuse, fusion_weights, tune_weights, write_trec_run, FusionError, FusionMethod, FusionNorm,
 };
-pub use metric::{MeasureInfo, Metric, MetricParseError, Params, Real, Tunable, MEASURES};
+pub use metric::{MeasureInfo, Metric, MetricParseError, Params, Tunable, MEASURES};
 pub use multiple::{
     align_queries, bh_adjust, bonferroni_adjust, cohens_d, compare_runs, resolve_baseline,
     run_names, tukey_hsd, AlignedRuns, Correction, ManyComparison, ManyOptions, ManyTest,
@@ -70,14 +77,16 @@ pub use multiple::{
 };
 pub use multiple_format::{p_value_text, ReportFormat};
 pub use ranking::Ranking;
+pub use real::Real;
 pub use report::{measures_json, measures_text};
 pub use significance::{
     bootstrap_ci, holm_adjust, mean_ci, paired_t_test, permutation_test, run_test, sign_test,
     wilcoxon, Alternative, PairedComparison, TestKind, TestResult,
 };
 pub use trec::{
-    check_scores_fit, evaluate_run, evaluate_run_files, evaluate_score_files, read_qrels, read_run,
-    read_scores, write_qrels_to, write_run, write_run_to, FileError, Qrels, RunQuery,
+    check_scores_fit, evaluate_diversity_run, evaluate_run, evaluate_run_files,
+    evaluate_score_files, read_diversity_qrels, read_judgments, read_qrels, read_run, read_scores,
+    write_qrels_to, write_run, write_run_to, FileError, Judgments, Qrels, RunQuery,
 };
 
 /// Evaluate one query given its labels and scores (ties resolved by `convention.ties`, input order without doc ids).

@@ -5,31 +5,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-/// A real-valued measure parameter (RBP's p, SetF's β, IPrec's recall level), kept by its bits so that [`Metric`]
-/// stays `Eq + Hash`; −0 is stored as +0.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Real(u64);
-
-impl Real {
-    /// Wrap a finite value.
-    pub fn new(v: f64) -> Self {
-        Real(if v == 0.0 {
-            0f64.to_bits()
-        } else {
-            v.to_bits()
-        })
-    }
-    /// The value.
-    pub fn get(self) -> f64 {
-        f64::from_bits(self.0)
-    }
-}
-
-impl fmt::Display for Real {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.get())
-    }
-}
+use crate::diversity::{DiversityKind, DiversityMeasure};
+use crate::real::Real;
 
 /// ir_measures' per-measure options that are not part of a measure's own identity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -108,6 +85,13 @@ pub enum Metric {
     /// RBP's residual (Moffat & Zobel 2008): (1 − p) Σ over unjudged ranks i of p^(i−1) + p^n, the most that RBP
     /// could still grow if every unjudged document and every document past the list's depth n were relevant.
     RbpResidual(Real),
+    /// Inferred AP (Yilmaz & Aslam 2006), trec_eval's `infAP`: AP estimated from a judged sample of the pool. A
+    /// retrieved document absent from the qrels is outside the pool and skipped; one with a negative qrels value is
+    /// in the pool but unjudged (trec_eval's sampling mark); see `infap.rs`.
+    InfAp,
+    /// A novelty/diversity measure over subtopic qrels (α-nDCG, ERR-IA, NRBP, …; see [`DiversityMeasure`]). Only a
+    /// TREC run evaluated against diversity qrels has subtopics.
+    Diversity(DiversityMeasure),
     /// A measure with ir_measures' `rel=` / `judged_only=True` options.
     Tuned(Tunable, Params),
 }
@@ -132,6 +116,7 @@ pub enum Tunable {
     SetF(Real),
     Rbp(Real),
     RbpResidual(Real),
+    InfAp,
 }
 
 impl Tunable {
@@ -154,6 +139,7 @@ impl Tunable {
             Tunable::SetF(b) => Metric::SetF(b),
             Tunable::Rbp(p) => Metric::Rbp(p),
             Tunable::RbpResidual(p) => Metric::RbpResidual(p),
+            Tunable::InfAp => Metric::InfAp,
         }
     }
 }
@@ -205,6 +191,8 @@ impl fmt::Display for Metric {
             Metric::Judged(k) => at(f, "Judged", k),
             Metric::Rbp(p) => write!(f, "RBP(p={p})"),
             Metric::RbpResidual(p) => write!(f, "RBPResidual(p={p})"),
+            Metric::InfAp => write!(f, "infAP"),
+            Metric::Diversity(d) => write!(f, "{d}"),
             Metric::Tuned(base, params) => {
                 // Options go between the name (and its own parameters) and the cut-off, as in ir_measures.
                 let plain = base.metric().to_string();
@@ -231,7 +219,7 @@ impl fmt::Display for Metric {
 
 /// An unknown or malformed metric name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown metric `{0}` (or malformed options); expected one of NDCG[@k], DCG[@k], MAP[@k], AP, P@k, MRR[@k], RR, ERR[@k], R-prec, bpref, RankEff, AUC, OER, OER(s,t), Q, MeanNDCG, R[@k], Success@k, NumRet, NumRel, NumRelRet, IPrec@r, SetP, SetR, SetF, Judged[@k], RBP(p=0.8), RBPResidual(p=0.8), with ir_measures' options such as P(rel=2)@5 or nDCG(judged_only=True)@10 (`ltr eval --list-measures` lists them)")]
+#[error("unknown metric `{0}` (or malformed options); expected one of NDCG[@k], DCG[@k], MAP[@k], AP, P@k, MRR[@k], RR, ERR[@k], R-prec, bpref, RankEff, AUC, OER, OER(s,t), Q, MeanNDCG, R[@k], Success@k, NumRet, NumRel, NumRelRet, IPrec@r, SetP, SetR, SetF, Judged[@k], RBP(p=0.8), RBPResidual(p=0.8), infAP, alpha_nDCG@k, alpha_DCG@k, ERR_IA@k, nERR_IA@k, NRBP, nNRBP, AP_IA, P_IA@k, StRecall@k, with ir_measures' options such as P(rel=2)@5 or nDCG(judged_only=True)@10 (`ltr eval --list-measures` lists them)")]
 pub struct MetricParseError(pub String);
 
 /// Options allowed per measure name, as in ir_measures' registry.
@@ -239,6 +227,7 @@ const REL: u8 = 1;
 const JUDGED: u8 = 2;
 const P: u8 = 4;
 const BETA: u8 = 8;
+const ALPHA: u8 = 16;
 
 impl FromStr for Metric {
     type Err = MetricParseError;
@@ -278,7 +267,8 @@ impl FromStr for Metric {
             };
         }
         // Options: key=value, comma separated.
-        let (mut rel, mut judged_only, mut p, mut beta) = (None, false, None, None);
+        let (mut rel, mut judged_only, mut p, mut beta, mut alpha) =
+            (None, false, None, None, None);
         let mut given = 0u8;
         for kv in opts.into_iter().flat_map(|o| o.split(',')) {
             let kv = kv.trim();
@@ -311,6 +301,10 @@ impl FromStr for Metric {
                 "beta" => {
                     beta = Some(real()?);
                     given |= BETA;
+                }
+                "alpha" => {
+                    alpha = Some(real()?);
+                    given |= ALPHA;
                 }
                 _ => return Err(bad()),
             }
@@ -366,7 +360,38 @@ impl FromStr for Metric {
                 };
                 (Ok(t), REL | P)
             }
-            _ => return Err(bad()),
+            "infap" if none => (Ok(Tunable::InfAp), REL),
+            _ => {
+                let kind = diversity_kind(name).ok_or_else(bad)?;
+                if kind.has_cutoff() != k.is_some() {
+                    return Err(bad());
+                }
+                let mut allowed = REL;
+                if kind.takes_alpha() {
+                    allowed |= ALPHA;
+                }
+                if matches!(kind, DiversityKind::Nrbp | DiversityKind::NNrbp) {
+                    allowed |= BETA;
+                }
+                if kind.takes_judged_only() {
+                    allowed |= JUDGED;
+                }
+                let unit = |v: Option<f64>| match v.unwrap_or(0.5) {
+                    x if (0.0..=1.0).contains(&x) => Ok(Real::new(x)),
+                    _ => Err(bad()),
+                };
+                if given & !allowed != 0 {
+                    return Err(bad());
+                }
+                return Ok(Metric::Diversity(DiversityMeasure {
+                    kind,
+                    k,
+                    alpha: unit(alpha)?,
+                    beta: unit(beta)?,
+                    rel,
+                    judged_only,
+                }));
+            }
         };
         if given & !allowed != 0 {
             return Err(bad());
@@ -378,6 +403,22 @@ impl FromStr for Metric {
             Ok(t) => Metric::Tuned(t, params),
         })
     }
+}
+
+/// ir_measures' diversity measure names (lower case), with ndeval's spellings as aliases.
+fn diversity_kind(name: &str) -> Option<DiversityKind> {
+    Some(match name {
+        "alpha_ndcg" | "alpha-ndcg" => DiversityKind::AlphaNdcg,
+        "alpha_dcg" | "alpha-dcg" => DiversityKind::AlphaDcg,
+        "err_ia" | "err-ia" => DiversityKind::ErrIa,
+        "nerr_ia" | "nerr-ia" => DiversityKind::NErrIa,
+        "nrbp" => DiversityKind::Nrbp,
+        "nnrbp" => DiversityKind::NNrbp,
+        "ap_ia" | "map_ia" | "map-ia" => DiversityKind::ApIa,
+        "p_ia" | "p-ia" => DiversityKind::PIa,
+        "strecall" | "strec" => DiversityKind::StRecall,
+        _ => return None,
+    })
 }
 
 /// One measure of the catalogue printed by `ltr eval --list-measures`.
@@ -431,6 +472,16 @@ pub const MEASURES: &[MeasureInfo] = &[
     info("Judged[@k]", "-", "share of the top min(k, n) documents that have a judgment (trec convention: needs qrels; 1 on LETOR data)", "MacAvaney et al.; ir_measures Judged"),
     info("RBP", "p=0.8, rel=1", "(1 − p) sum over ranks i of r_i p^(i−1), binary r_i, unjudged 0", "Moffat & Zobel 2008"),
     info("RBPResidual", "p=0.8, rel=1", "(1 − p) sum over unjudged ranks i of p^(i−1) + p^depth: how much RBP could still grow", "Moffat & Zobel 2008"),
+    info("infAP", "rel=1", "AP estimated from a judged sample of the pool: at each relevant document, 1/r + ((r−1)/r)·(share of the r−1 documents above in the pool)·(rel + ε)/(rel + nonrel + 2ε) over the judged ones above (ε = 1e-5); / R. Documents outside the qrels are skipped, negative qrels values are pooled but unjudged", "Yilmaz & Aslam 2006; trec_eval infAP"),
+    info("alpha_nDCG@k", "alpha=0.5, rel=1, judged_only=False", "diversity qrels: Σ_r gain_r / log2(r + 1), gain_r = Σ over the subtopics of document r of (1 − α)^(earlier documents relevant to it), / the same for ndeval's greedy ideal ranking", "Clarke et al. 2008; ndeval alpha-nDCG"),
+    info("alpha_DCG@k", "alpha=0.5, rel=1, judged_only=False", "diversity qrels: α-nDCG's sum / that of a list relevant to all N subtopics at every rank (collection-independent)", "Clarke et al. 2008; ndeval alpha-DCG"),
+    info("ERR_IA@k", "rel=1, judged_only=False", "diversity qrels: Σ_r gain_r / r (α = 0.5) / that of a list relevant to all N subtopics at every rank (collection-independent)", "Chapelle et al. 2011; Agrawal et al. 2009; ndeval ERR-IA"),
+    info("nERR_IA@k", "rel=1, judged_only=False", "diversity qrels: Σ_r gain_r / r (α = 0.5) / the same for the greedy ideal ranking", "Chapelle et al. 2011; ndeval nERR-IA"),
+    info("NRBP", "alpha=0.5, beta=0.5, rel=1", "diversity qrels: (1 − (1 − α)β) / N · Σ_r gain_r β^(r−1) over the whole list", "Clarke et al. 2009; ndeval NRBP"),
+    info("nNRBP", "alpha=0.5, beta=0.5, rel=1", "diversity qrels: Σ_r gain_r β^(r−1) / the same for the greedy ideal ranking", "Clarke et al. 2009; ndeval nNRBP"),
+    info("AP_IA | MAP_IA", "rel=1, judged_only=False", "diversity qrels: mean over the N subtopics of AP with the subtopic's relevant documents", "Agrawal et al. 2009; ndeval MAP-IA"),
+    info("P_IA@k", "rel=1, judged_only=False", "diversity qrels: (subtopic, document) hits in the top k / (k·N)", "Agrawal et al. 2009; ndeval P-IA"),
+    info("StRecall@k", "rel=1", "diversity qrels: subtopics covered by the top k / N", "Zhai et al. 2003; ndeval strec"),
     info("bpref", "-", "alias of Bpref", "trec_eval bpref"),
     info("RankEff", "-", "1 − Q / (N·R): share of (relevant, non-relevant) pairs in order, binary relevance", "Ahlgren & Grönqvist 2006"),
     info("AUC", "-", "share of differently-labelled pairs scored in order, score ties one half", "Hanley & McNeil 1982"),

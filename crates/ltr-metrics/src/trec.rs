@@ -8,6 +8,7 @@ use ltr_data::Dataset;
 
 use crate::compute::{query_metric, QueryInput, Unsupported};
 use crate::convention::{Convention, TiePolicy};
+use crate::diversity::{query_diversity, DiversityMeasure, DiversityQrels};
 use crate::evaluate::{assemble, fast_ranking, Evaluation};
 use crate::metric::Metric;
 use crate::ranking::Ranking;
@@ -104,18 +105,16 @@ pub fn check_scores_fit(
     Ok(())
 }
 
-/// One query of a TREC run: `(docid, score)` in file order.
-pub type RunQuery = (String, Vec<(String, f64)>);
-
-/// Read a TREC run (`qid Q0 docid rank score tag`), grouped by qid in order of first appearance. The rank column is
-/// ignored (trec_eval re-sorts by score).
-pub fn read_run(path: &Path) -> Result<Vec<RunQuery>, FileError> {
+/// Call `each` with the whitespace-separated fields of every non-blank line of `path` and a maker of errors that name
+/// the file and that line.
+fn for_each_record(
+    path: &Path,
+    mut each: impl FnMut(&[&str], &dyn Fn(String) -> FileError) -> Result<(), FileError>,
+) -> Result<(), FileError> {
     let text = read_text(path)?;
-    let mut out: Vec<RunQuery> = Vec::new();
-    let mut index: HashMap<String, usize> = HashMap::new();
     for (i, line) in text.lines().enumerate() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.is_empty() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.is_empty() {
             continue;
         }
         let err = |problem: String| FileError::Parse {
@@ -123,6 +122,20 @@ pub fn read_run(path: &Path) -> Result<Vec<RunQuery>, FileError> {
             line: i + 1,
             problem,
         };
+        each(&fields, &err)?;
+    }
+    Ok(())
+}
+
+/// One query of a TREC run: `(docid, score)` in file order.
+pub type RunQuery = (String, Vec<(String, f64)>);
+
+/// Read a TREC run (`qid Q0 docid rank score tag`), grouped by qid in order of first appearance. The rank column is
+/// ignored (trec_eval re-sorts by score).
+pub fn read_run(path: &Path) -> Result<Vec<RunQuery>, FileError> {
+    let mut out: Vec<RunQuery> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for_each_record(path, |f, err| {
         if f.len() < 5 {
             return Err(err(format!(
                 "{} fields; a run line is `qid Q0 docid rank score [tag]`",
@@ -140,7 +153,8 @@ pub fn read_run(path: &Path) -> Result<Vec<RunQuery>, FileError> {
             out.len() - 1
         });
         out[q].1.push((f[2].to_string(), score));
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 
@@ -149,18 +163,8 @@ pub type Qrels = HashMap<String, HashMap<String, f32>>;
 
 /// Read qrels (`qid iter docid rel`).
 pub fn read_qrels(path: &Path) -> Result<Qrels, FileError> {
-    let text = read_text(path)?;
     let mut out: Qrels = HashMap::new();
-    for (i, line) in text.lines().enumerate() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.is_empty() {
-            continue;
-        }
-        let err = |problem: String| FileError::Parse {
-            path: path.to_path_buf(),
-            line: i + 1,
-            problem,
-        };
+    for_each_record(path, |f, err| {
         if f.len() != 4 {
             return Err(err(format!(
                 "{} fields; a qrels line is `qid iter docid rel`",
@@ -176,7 +180,8 @@ pub fn read_qrels(path: &Path) -> Result<Qrels, FileError> {
         out.entry(f[0].to_string())
             .or_default()
             .insert(f[2].to_string(), rel);
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 
@@ -244,9 +249,11 @@ pub fn evaluate_run(
         let Some(judgments) = qrels.get(qid) else {
             continue;
         };
+        // A negative qrels value: in the pool but unjudged (trec_eval), −∞ for the metrics.
+        let pooled = |l: f32| if l < 0.0 { f32::NEG_INFINITY } else { l };
         let labels: Vec<f32> = docs
             .iter()
-            .map(|(d, _)| judgments.get(d).copied().unwrap_or(f32::NAN))
+            .map(|(d, _)| judgments.get(d).copied().map_or(f32::NAN, pooled))
             .collect();
         let scores: Vec<f64> = docs.iter().map(|(_, s)| *s).collect();
         let retrieved: std::collections::HashSet<&str> =
@@ -254,14 +261,9 @@ pub fn evaluate_run(
         let unretrieved: Vec<f32> = judgments
             .iter()
             .filter(|(d, _)| !retrieved.contains(d.as_str()))
-            .map(|(_, &l)| l)
+            .map(|(_, &l)| pooled(l))
             .collect();
-        let ranking = if conv.ties == TiePolicy::DocIdDescending {
-            let f = |i: usize| docs[i].0.as_str();
-            Ranking::new(&scores, conv.ties, Some(&f))
-        } else {
-            fast_ranking(&scores, conv.ties)
-        };
+        let ranking = run_ranking(docs, &scores, conv);
         let input = QueryInput {
             labels: &labels,
             scores: &scores,
@@ -310,4 +312,140 @@ pub fn evaluate_score_files(
             })
         })
         .collect()
+}
+
+/// The ranking of one run query under the convention's tie policy (doc ids for `docid`).
+fn run_ranking(docs: &[(String, f64)], scores: &[f64], conv: &Convention) -> Ranking {
+    if conv.ties == TiePolicy::DocIdDescending {
+        let f = |i: usize| docs[i].0.as_str();
+        Ranking::new(scores, conv.ties, Some(&f))
+    } else {
+        fast_ranking(scores, conv.ties)
+    }
+}
+
+/// Read diversity qrels in ndeval's format, `qid subtopic docid rel`: the subtopic a non-negative integer, the grade
+/// an integer (relevant to the subtopic from `rel=`, default 1, as ndeval's binary judgments). A (qid, subtopic,
+/// docid) given twice is an error.
+pub fn read_diversity_qrels(path: &Path) -> Result<DiversityQrels, FileError> {
+    let mut out = DiversityQrels::new();
+    for_each_record(path, |f, err| {
+        if f.len() != 4 {
+            return Err(err(format!(
+                "{} fields; a diversity qrels line is `qid subtopic docid rel`",
+                f.len()
+            )));
+        }
+        let subtopic: u64 = f[1].parse().map_err(|_| {
+            err(format!(
+                "subtopic `{}` is not a non-negative integer (ndeval's format: `qid subtopic docid rel`)",
+                f[1]
+            ))
+        })?;
+        let grade: i64 = f[3]
+            .parse()
+            .map_err(|_| err(format!("relevance `{}` is not an integer", f[3])))?;
+        let js = out
+            .entry(f[0].to_string())
+            .or_default()
+            .entry(f[2].to_string())
+            .or_default();
+        match js.binary_search_by_key(&subtopic, |(s, _)| *s) {
+            Ok(_) => {
+                return Err(err(format!(
+                    "document `{}` is judged twice for query `{}`, subtopic {subtopic}",
+                    f[2], f[0]
+                )))
+            }
+            Err(at) => js.insert(at, (subtopic, grade)),
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Evaluate a run against diversity qrels as ndeval does (see the diversity measures' conventions): only queries in
+/// both are evaluated; every metric must be a [`Metric::Diversity`] measure.
+pub fn evaluate_diversity_run(
+    run: &[RunQuery],
+    qrels: &DiversityQrels,
+    metrics: &[Metric],
+    conv: &Convention,
+) -> Result<Evaluation, FileError> {
+    let measures: Vec<DiversityMeasure> = metrics
+        .iter()
+        .map(|m| match m {
+            Metric::Diversity(d) => Ok(*d),
+            _ => Err(mixed(*m)),
+        })
+        .collect::<Result<_, _>>()?;
+    if conv.ties == TiePolicy::Expected {
+        return Err(FileError::Unsupported(Unsupported {
+            metric: metrics[0].to_string(),
+            reason: "has no exact tie-aware form here; use --ties input or docid".into(),
+        }));
+    }
+    let mut qids = Vec::new();
+    let mut table = Vec::new();
+    for (qid, docs) in run {
+        let Some(judgments) = qrels.get(qid) else {
+            continue;
+        };
+        let scores: Vec<f64> = docs.iter().map(|(_, s)| *s).collect();
+        let ranking = run_ranking(docs, &scores, conv);
+        let ranked: Vec<&str> = ranking.order.iter().map(|&i| docs[i].0.as_str()).collect();
+        table.push(
+            measures
+                .iter()
+                .map(|m| query_diversity(m, &ranked, judgments, conv.relevance_threshold))
+                .collect(),
+        );
+        qids.push(qid.clone());
+    }
+    Ok(assemble(qids, metrics, conv, table))
+}
+
+fn mixed(m: Metric) -> FileError {
+    FileError::Unsupported(Unsupported {
+        metric: m.to_string(),
+        reason: "diversity measures read diversity qrels (`qid subtopic docid rel`) and the others ad hoc qrels \
+                 (`qid iter docid rel`): evaluate the two kinds in separate calls"
+            .into(),
+    })
+}
+
+/// Judgments read for a set of measures: ad hoc qrels, or diversity qrels when every measure is a diversity measure.
+#[derive(Debug, Clone)]
+pub enum Judgments {
+    /// `qid iter docid rel`.
+    AdHoc(Qrels),
+    /// `qid subtopic docid rel` (ndeval).
+    Diversity(DiversityQrels),
+}
+
+/// Read `path` as the measures need it: as diversity qrels when every measure is a diversity measure (`alpha_nDCG@20`,
+/// `ERR_IA@20`, …), as ad hoc qrels when none is; a mix is an error (the two files have the same four columns, and
+/// the measures decide how the second is read).
+pub fn read_judgments(path: &Path, metrics: &[Metric]) -> Result<Judgments, FileError> {
+    let diversity = |m: &Metric| matches!(m, Metric::Diversity(_));
+    match metrics.iter().find(|m| !diversity(m)) {
+        None if !metrics.is_empty() => Ok(Judgments::Diversity(read_diversity_qrels(path)?)),
+        Some(m) if metrics.iter().any(diversity) => Err(mixed(*m)),
+        _ => Ok(Judgments::AdHoc(read_qrels(path)?)),
+    }
+}
+
+impl Judgments {
+    /// Evaluate `run` ([`evaluate_run`] or [`evaluate_diversity_run`]).
+    pub fn evaluate(
+        &self,
+        run: &[RunQuery],
+        metrics: &[Metric],
+        conv: &Convention,
+    ) -> Result<Evaluation, FileError> {
+        match self {
+            Judgments::AdHoc(q) => evaluate_run(run, q, metrics, conv),
+            Judgments::Diversity(q) => evaluate_diversity_run(run, q, metrics, conv),
+        }
+    }
 }

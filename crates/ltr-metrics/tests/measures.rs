@@ -5,31 +5,16 @@
 //! in the script. Every measure key is ir_measures' own syntax, parsed here as `ltr eval --metric` parses it.
 //! Tolerance 1e-9. The tie-aware forms are checked against enumeration over every order of the documents.
 
-use std::collections::HashMap;
+mod common;
 
+use common::{fixture, run};
 use ltr_metrics::*;
 use serde_json::Value;
 
-fn fixture() -> Value {
-    serde_json::from_str(include_str!("fixtures/measures.json")).unwrap()
-}
-
-fn run_and_qrels(f: &Value) -> (Vec<RunQuery>, Qrels) {
-    let mut run: Vec<RunQuery> = Vec::new();
-    let mut index: HashMap<String, usize> = HashMap::new();
-    for row in f["run"].as_array().unwrap() {
-        let qid = row[0].as_str().unwrap().to_string();
-        let i = *index.entry(qid.clone()).or_insert_with(|| {
-            run.push((qid, Vec::new()));
-            run.len() - 1
-        });
-        run[i].1.push((
-            row[1].as_str().unwrap().to_string(),
-            row[2].as_f64().unwrap(),
-        ));
-    }
+fn run_and_qrels(f: &Value, qrels_key: &str) -> (Vec<RunQuery>, Qrels) {
+    let run = run(f);
     let mut qrels = Qrels::new();
-    for row in f["qrels"].as_array().unwrap() {
+    for row in f[qrels_key].as_array().unwrap() {
         qrels
             .entry(row[0].as_str().unwrap().to_string())
             .or_default()
@@ -44,8 +29,28 @@ fn run_and_qrels(f: &Value) -> (Vec<RunQuery>, Qrels) {
 #[test]
 fn trec_measures_match_trec_eval_and_ir_measures() {
     let f = fixture();
-    let (run, qrels) = run_and_qrels(&f);
-    let expected = f["expected"].as_object().unwrap();
+    let checked = check_against(&f, "qrels", "expected");
+    assert!(checked >= 60 * 28, "{checked}");
+}
+
+/// infAP's sampled pool: a third of the judged documents marked -1 (pooled, unjudged). infAP counts them as pooled;
+/// every other trec_eval measure (and ir_measures' Judged@k) must treat them as trec_eval does.
+#[test]
+fn sampled_qrels_match_trec_eval() {
+    let f = fixture();
+    let checked = check_against(&f, "sampled_qrels", "expected_sampled");
+    assert!(checked >= 55 * 28, "{checked}");
+    let (run, qrels) = run_and_qrels(&f, "sampled_qrels");
+    let infap = ["infAP".parse().unwrap(), Metric::Ap(None)];
+    let ev = evaluate_run(&run, &qrels, &infap, &Convention::TREC).unwrap();
+    // On a sampled pool the estimate differs from AP over the judged sample: the test can tell them apart.
+    assert!(ev.results[0].per_query != ev.results[1].per_query);
+}
+
+/// Every measure of `expected_key` on the fixture's run against `qrels_key`, to 1e-9; returns the values checked.
+fn check_against(f: &Value, qrels_key: &str, expected_key: &str) -> usize {
+    let (run, qrels) = run_and_qrels(f, qrels_key);
+    let expected = f[expected_key].as_object().unwrap();
     let metrics: Vec<Metric> = expected
         .keys()
         .map(|k| k.parse().unwrap_or_else(|e| panic!("{e}")))
@@ -65,7 +70,8 @@ fn trec_measures_match_trec_eval_and_ir_measures() {
             checked += 1;
         }
     }
-    assert!(expected.len() >= 60 && checked >= 60 * 28, "{checked}");
+    assert!(expected.len() >= 55, "{}", expected.len());
+    checked
 }
 
 /// All orders of `labels`/`scores` (each tie order equally often), evaluated with input-order ties, averaged.

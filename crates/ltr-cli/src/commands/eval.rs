@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use ltr_metrics::{check_scores_fit, evaluate_run, read_qrels, read_run, read_scores};
+use ltr_metrics::{check_scores_fit, read_judgments, read_run, read_scores};
 use ltr_metrics::{evaluate, Evaluation};
 
 /// Default metrics of `ltr eval`.
@@ -22,13 +22,15 @@ pub struct EvalArgs {
     /// A TREC run (`qid Q0 docid rank score tag`), evaluated against --qrels instead of --data/--scores.
     #[arg(long, requires = "qrels", conflicts_with_all = ["data", "scores"])]
     pub run: Option<PathBuf>,
-    /// TREC qrels (`qid iter docid rel`).
+    /// TREC qrels (`qid iter docid rel`; a negative rel: pooled but unjudged, for infAP), or, when every measure is
+    /// a diversity measure (alpha_nDCG@k, ERR_IA@k, NRBP, P_IA@k, StRecall@k, ...), ndeval's `qid subtopic docid rel`.
     #[arg(long)]
     pub qrels: Option<PathBuf>,
     /// Metrics (repeatable or comma separated): NDCG@k, DCG@k, MAP, MAP@k, P@k, MRR, MRR@k, ERR@k, R-prec,
     /// bpref, RankEff, AUC, OER, OER(s,t), Q, MeanNDCG, R@k, Success@k, NumRet, NumRel, NumRelRet, IPrec@r, SetP,
-    /// SetR, SetF, Judged@k, RBP(p=0.8), RBPResidual(p=0.8); ir_measures' syntax too (nDCG@10, AP(rel=2),
-    /// P(judged_only=True)@10, ...). A comma inside parentheses belongs to the measure. See --list-measures.
+    /// SetR, SetF, Judged@k, RBP(p=0.8), RBPResidual(p=0.8), infAP, diversity measures; ir_measures' syntax (AP(rel=2),
+    /// P(judged_only=True)@10, alpha_nDCG(alpha=0.5)@20, ...). A comma inside parentheses belongs to the measure. See
+    /// --list-measures.
     #[arg(long = "metric", visible_alias = "measure")]
     pub metrics: Vec<String>,
     /// Evaluator convention: letor3, letor4, mslr, trec, standard (default: trec for --run, as trec_eval and
@@ -78,9 +80,9 @@ pub fn run(a: EvalArgs) -> Result<()> {
         let qrels = a.qrels.as_ref().context("--run needs --qrels")?;
         let r = bar.stage(&format!("reading {}", run.display()), || read_run(run))?;
         let q = bar.stage(&format!("reading {}", qrels.display()), || {
-            read_qrels(qrels)
+            read_judgments(qrels, &metrics)
         })?;
-        bar.stage("evaluating", || evaluate_run(&r, &q, &metrics, &conv))?
+        bar.stage("evaluating", || q.evaluate(&r, &metrics, &conv))?
     } else {
         let (Some(data), Some(scores)) = (&a.data, &a.scores) else {
             bail!("give --data and --scores (or --run and --qrels)")
