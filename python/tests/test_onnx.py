@@ -9,27 +9,9 @@ import pathlib
 import numpy as np
 import pytest
 
-from conftest import run
+from conftest import read_letor, run
 
 ort = pytest.importorskip("onnxruntime")
-
-
-def read_letor(path: pathlib.Path, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Dense float32 features (an absent feature is 0, as `ltr` reads it), labels and query ids."""
-    xs, ys, qids = [], [], []
-    for line in path.read_text().splitlines():
-        toks = line.split("#", 1)[0].split()
-        if not toks:
-            continue
-        x = np.zeros(width, dtype=np.float32)
-        for tok in toks[2:]:
-            k, v = tok.split(":")
-            if int(k) <= width:
-                x[int(k) - 1] = np.float32(v)
-        xs.append(x)
-        ys.append(float(toks[0]))
-        qids.append(int(toks[1].split(":")[1]))
-    return np.array(xs), np.array(ys), np.array(qids)
 
 
 def onnx_scores(model: "pathlib.Path | bytes", X: np.ndarray) -> np.ndarray:

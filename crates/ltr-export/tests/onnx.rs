@@ -19,36 +19,14 @@ mod onnx_pb;
 use std::collections::HashMap;
 
 use ltr_core::{Model, ModelFile, TrainingSummary};
-use ltr_data::{generate_web, split_by_queries, Dataset, NormalizeKind, PreprocessSpec, WebConfig};
+use ltr_data::{Dataset, NormalizeKind, PreprocessSpec};
 use ltr_export::{export, load_model, read_ranklib, ExportOptions, MissingPolicy, Target};
 use ltr_learn::{Grid, TrainRequest};
 use onnx_pb as pb;
 use prost::Message;
 
-/// Web-like raw data; features 1-4 shifted to be mostly negative, so that many splits send raw 0 right.
-fn data() -> (Dataset, Dataset) {
-    let mut all = generate_web(&WebConfig {
-        queries: 40,
-        min_docs: 10,
-        max_docs: 30,
-        features: 16,
-        seed: 11,
-        ..Default::default()
-    })
-    .unwrap();
-    all.to_dense();
-    let ltr_data::FeatureMatrix::Dense(a) = all.features_mut() else {
-        unreachable!()
-    };
-    for mut row in a.rows_mut() {
-        for j in 0..4 {
-            row[j] -= 5.0;
-        }
-    }
-    let mut parts = split_by_queries(&all, &[0.7, 0.3], 3).unwrap();
-    let test = parts.pop().unwrap();
-    (parts.pop().unwrap(), test)
-}
+mod common;
+use common::{data, edited, with_missing};
 
 fn trained(algo: &str, params: &[(&str, &str)], normalize: NormalizeKind) -> ModelFile {
     let (train, _) = data();
@@ -62,11 +40,6 @@ fn trained(algo: &str, params: &[(&str, &str)], normalize: NormalizeKind) -> Mod
         .into_model_file(TrainingSummary::default())
 }
 
-/// The test data with some values removed (stored sparse: the documents lack those features).
-fn with_missing(test: &Dataset) -> Dataset {
-    edited(test, |i, j| ((i * 7 + j * 3) % 5 < 2).then_some(0.0), true)
-}
-
 /// The test data with some values NaN (dense, in memory: `ltr predict`'s reader refuses NaN, a caller's matrix may
 /// hold them).
 fn with_nan(test: &Dataset) -> Dataset {
@@ -75,26 +48,6 @@ fn with_nan(test: &Dataset) -> Dataset {
         |i, j| ((i * 5 + j) % 4 == 0).then_some(f32::NAN),
         false,
     )
-}
-
-fn edited(test: &Dataset, f: impl Fn(usize, usize) -> Option<f32>, sparse: bool) -> Dataset {
-    let mut d = test.clone();
-    d.to_dense();
-    let ltr_data::FeatureMatrix::Dense(a) = d.features_mut() else {
-        unreachable!()
-    };
-    let cols = a.ncols();
-    for (i, mut row) in a.rows_mut().into_iter().enumerate() {
-        for j in 0..cols {
-            if let Some(v) = f(i, j) {
-                row[j] = v;
-            }
-        }
-    }
-    if sparse {
-        d.to_sparse();
-    }
-    d
 }
 
 /// A tensor of the reference runtime: values (f64) and shape, `f32` when its element type is float32.
