@@ -11,8 +11,8 @@
 //!   `base_values`. Double (the `*_as_tensor` attributes) makes onnxruntime add the leaves in double, as `ltr`
 //!   does; only the output is rounded to float32.
 //! - Linear models become `Gather` (the columns the model reads) → `Cast` to double → `Sub`/`Div` (the stored
-//!   z-score or min-max, as `ltr` computes it) → `Cast` to float32 and back (`ltr` keeps a preprocessed value as a
-//!   float32) → `MatMul` with the weights → `Cast` to float32.
+//!   z-score or min-max, as `ltr` computes it) → `Cast` to float32, `Neg`, `Cast` back (`ltr` keeps a preprocessed
+//!   value as a float32; the weights are negated) → `MatMul` with the weights → `Cast` to float32.
 
 use ltr_core::{Forest, ForestTree, Model, ModelFile, TreeNode};
 use ltr_data::Normalization;
@@ -316,19 +316,13 @@ fn linear_graph(model: &ModelFile, width: usize) -> Result<(pb::GraphProto, Vec<
         ));
     }
     let k = cols.len() as i64;
-    let mut init = vec![
-        pb::TensorProto {
-            dims: vec![k],
-            data_type: Dtype::Int64 as i32,
-            int64_data: cols.iter().map(|c| c.0).collect(),
-            name: "columns".into(),
-            ..Default::default()
-        },
-        named(
-            tensor_f64(vec![k, 1], cols.iter().map(|c| c.1).collect()),
-            "weights",
-        ),
-    ];
+    let mut init = vec![pb::TensorProto {
+        dims: vec![k],
+        data_type: Dtype::Int64 as i32,
+        int64_data: cols.iter().map(|c| c.0).collect(),
+        name: "columns".into(),
+        ..Default::default()
+    }];
     let mut node = vec![
         pb::NodeProto {
             input: vec!["features".into(), "columns".into()],
@@ -341,6 +335,7 @@ fn linear_graph(model: &ModelFile, width: usize) -> Result<(pb::GraphProto, Vec<
         cast("read", "read_f64", Dtype::Double),
     ];
     let mut x = "read_f64";
+    let mut negate = false;
     if norm.is_some() {
         init.push(named(
             tensor_f64(vec![k], cols.iter().map(|c| c.2).collect()),
@@ -353,12 +348,21 @@ fn linear_graph(model: &ModelFile, width: usize) -> Result<(pb::GraphProto, Vec<
         node.extend([
             binary("Sub", "read_f64", "shift", "centred"),
             binary("Div", "centred", "divisor", "normalised"),
-            // `ltr` keeps each preprocessed value as a float32.
+            // `ltr` keeps each preprocessed value as a float32. An exact `Neg` keeps the two casts apart (the
+            // weights are negated to match): onnxruntime 1.16 drops a double → float → double cast pair, and its
+            // rounding, even with every optimisation off, and its optimiser removes a `Mul` by 1.
             cast("normalised", "normalised_f32", Dtype::Float),
-            cast("normalised_f32", "normalised_f64", Dtype::Double),
+            unary("Neg", "normalised_f32", "negated"),
+            cast("negated", "normalised_f64", Dtype::Double),
         ]);
+        negate = true;
         x = "normalised_f64";
     }
+    let sign = if negate { -1.0 } else { 1.0 };
+    init.push(named(
+        tensor_f64(vec![k, 1], cols.iter().map(|c| sign * c.1).collect()),
+        "weights",
+    ));
     node.extend([
         binary("MatMul", x, "weights", "scores_f64"),
         cast("scores_f64", "scores", Dtype::Float),
@@ -433,6 +437,16 @@ fn cast(from: &str, to: &str, dtype: Dtype) -> pb::NodeProto {
         name: to.into(),
         op_type: "Cast".into(),
         attribute: vec![attr_int("to", dtype as i64)],
+        ..Default::default()
+    }
+}
+
+fn unary(op: &str, a: &str, out: &str) -> pb::NodeProto {
+    pb::NodeProto {
+        input: vec![a.into()],
+        output: vec![out.into()],
+        name: out.into(),
+        op_type: op.into(),
         ..Default::default()
     }
 }

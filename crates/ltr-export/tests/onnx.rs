@@ -29,11 +29,15 @@ mod common;
 use common::{data, edited, with_missing};
 
 fn trained(algo: &str, params: &[(&str, &str)], normalize: NormalizeKind) -> ModelFile {
-    let (train, _) = data();
     let spec = PreprocessSpec {
         normalize: Some(normalize),
         ..Default::default()
     };
+    trained_with(algo, params, spec)
+}
+
+fn trained_with(algo: &str, params: &[(&str, &str)], spec: PreprocessSpec) -> ModelFile {
+    let (train, _) = data();
     let req = TrainRequest::new(&train).preprocess(&spec);
     ltr_learn::train(algo, &Grid::single(params.iter().copied()), &req)
         .unwrap()
@@ -184,15 +188,17 @@ fn tree_ensemble(n: &pb::NodeProto, x: &Tensor) -> Tensor {
     }
 }
 
-/// Broadcast `a op b` with `b` of the last dimension's length (or the same shape).
+/// Broadcast `a op b` with `b` one value or a row of the last dimension's length; a float32 result is rounded to
+/// float32.
 fn elementwise(a: &Tensor, b: &Tensor, op: impl Fn(f64, f64) -> f64) -> Tensor {
     let k = b.v.len();
-    assert!(a.v.len().is_multiple_of(k) && a.shape.last() == Some(&k));
+    assert!(k == 1 || a.shape.last() == Some(&k));
     assert_eq!(a.f32, b.f32, "operands of one type");
+    let round = |v: f64| if a.f32 { v as f32 as f64 } else { v };
     let v =
         a.v.iter()
             .enumerate()
-            .map(|(i, &x)| op(x, b.v[i % k]))
+            .map(|(i, &x)| round(op(x, b.v[i % k])))
             .collect();
     Tensor { v, ..a.clone() }
 }
@@ -247,6 +253,11 @@ fn run(model: &pb::ModelProto, x: Vec<f32>, n: usize) -> Vec<f64> {
             }
             ("", "Sub") => elementwise(&arg(0), &arg(1), |a, b| a - b),
             ("", "Div") => elementwise(&arg(0), &arg(1), |a, b| a / b),
+            ("", "Neg") => {
+                let mut t = arg(0);
+                t.v.iter_mut().for_each(|v| *v = -*v);
+                t
+            }
             ("", "MatMul") => {
                 let (a, b) = (arg(0), arg(1));
                 let (k, m) = (b.shape[0], b.shape[1]);
@@ -485,6 +496,49 @@ fn linear_models_score_as_ltr_with_their_normalisation() {
         );
         check(&m, &with_nan(&test), &format!("{what}, NaN values"));
     }
+}
+
+#[test]
+fn log1p_and_feature_selection_travel_with_the_model() {
+    let (_, test) = data();
+    // Features 1-4 are mostly negative: the signed log1p and a selection that reorders and drops features.
+    let spec = PreprocessSpec {
+        features: Some(vec![9, 2, 1, 4, 12, 3, 7]),
+        log1p: vec![1, 2, 9],
+        normalize: Some(NormalizeKind::ZScore),
+    };
+    let m = trained_with("lambdamart", &[("trees", "30")], spec.clone());
+    let decoded = check(&m, &test, "lambdamart, log1p + selection");
+    check(
+        &m,
+        &with_missing(&test),
+        "lambdamart, log1p + selection, features missing",
+    );
+    check(
+        &m,
+        &with_nan(&test),
+        "lambdamart, log1p + selection, NaN values",
+    );
+    let used: Vec<i64> = ints(ensemble_node(&decoded), "nodes_featureids");
+    assert!(used.iter().all(|f| [8, 1, 0, 3, 11, 2, 6].contains(f)));
+    // A linear model with log1p is refused, as by every engine (ONNX has no log1p; log(1 + |x|) is not it).
+    let linear = trained_with("ranksvm", &[], spec);
+    let e = export(&linear, Target::Onnx, &ExportOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("onnx") && e.contains("log1p"), "{e}");
+    // Without log1p the selected, reordered columns are read by a Gather.
+    let linear = trained_with(
+        "ranksvm",
+        &[],
+        PreprocessSpec {
+            features: Some(vec![9, 2, 1, 4, 12, 3, 7]),
+            log1p: vec![],
+            normalize: Some(NormalizeKind::MinMax),
+        },
+    );
+    check(&linear, &test, "ranksvm, selection");
+    check(&linear, &with_nan(&test), "ranksvm, selection, NaN values");
 }
 
 #[test]
