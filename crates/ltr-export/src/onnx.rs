@@ -54,10 +54,7 @@ pub(crate) fn export_onnx(model: &ModelFile, opts: &ExportOptions) -> Result<Exp
             tree_graph(&as_forest, width)?
         }
     };
-    let names = (1..=width)
-        .map(|k| model.feature_name(k))
-        .collect::<Vec<_>>()
-        .join(",");
+    let names: Vec<String> = (1..=width).map(|k| model.feature_name(k)).collect();
     notes.insert(0, format!("input `features`: float32 [N, {width}], column k-1 = feature k (feature ids 1..{width}; a feature a document lacks is 0, as `ltr predict` reads it); output `scores`: float32 [N, 1]"));
     if opts.fold_normalizer {
         notes.push("--fold-normalizer is ignored: the graph computes the stored normalisation itself, so its scores are `ltr predict`'s".into());
@@ -74,13 +71,14 @@ pub(crate) fn export_onnx(model: &ModelFile, opts: &ExportOptions) -> Result<Exp
         ),
         graph: Some(pb::GraphProto {
             name: opts.name.clone(),
-            input: vec![value_info("features", Some(width))],
-            output: vec![value_info("scores", Some(1))],
+            input: vec![value_info("features", width)],
+            output: vec![value_info("scores", 1)],
             ..graph
         }),
+        // Column k-1's name, as a JSON array.
         metadata_props: vec![pb::StringStringEntryProto {
             key: "feature_names".into(),
-            value: names,
+            value: serde_json::Value::from(names).to_string(),
         }],
         ..Default::default()
     };
@@ -395,14 +393,16 @@ fn opset(domain: &str, version: i64) -> pb::OperatorSetIdProto {
 }
 
 /// A float32 `[N, cols]` tensor's description (`N` symbolic).
-fn value_info(name: &str, cols: Option<usize>) -> pb::ValueInfoProto {
+fn value_info(name: &str, cols: usize) -> pb::ValueInfoProto {
     use pb::tensor_shape_proto::{dimension::Value, Dimension};
     let dim = |v| Dimension {
         value: Some(v),
         ..Default::default()
     };
-    let mut shape = vec![dim(Value::DimParam("N".into()))];
-    shape.extend(cols.map(|c| dim(Value::DimValue(c as i64))));
+    let shape = vec![
+        dim(Value::DimParam("N".into())),
+        dim(Value::DimValue(cols as i64)),
+    ];
     pb::ValueInfoProto {
         name: name.into(),
         r#type: Some(pb::TypeProto {

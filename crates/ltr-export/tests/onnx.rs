@@ -303,6 +303,14 @@ fn decode(bytes: &[u8], width: usize) -> pb::ModelProto {
     };
     assert!(opset("").is_some_and(|v| v >= 13));
     assert!(opset("ai.onnx.ml").is_some_and(|v| v >= 3));
+    let names = &m
+        .metadata_props
+        .iter()
+        .find(|p| p.key == "feature_names")
+        .unwrap()
+        .value;
+    let names: Vec<String> = serde_json::from_str(names).unwrap();
+    assert_eq!(names.len(), width);
     let g = m.graph.as_ref().unwrap();
     let Some(pb::type_proto::Value::TensorType(t)) =
         g.input[0].r#type.as_ref().and_then(|t| t.value.clone())
