@@ -254,11 +254,12 @@ class Ranker(_Base):
         name: str = "ltr_model",
         feature_set: str = "ltr_features",
         missing: str = "note",
-    ) -> str:
+    ) -> "str | bytes":
         """The model in a search engine's format, as ``ltr export --to TO`` writes it (es-ltr, opensearch-ltr,
-        es8-ltr, solr-ltr, vespa, ranklib). With ``path``, also writes it there, and its side files (Solr's feature
-        store, Vespa's XGBoost JSON) next to it as ``path + suffix``. ``missing="strict"`` refuses when the engine
-        treats a missing feature or NaN otherwise than ``predict``. Returns the model text."""
+        es8-ltr, solr-ltr, vespa, ranklib, onnx). With ``path``, also writes it there, and its side files (Solr's
+        feature store, Vespa's XGBoost JSON) next to it as ``path + suffix``. ``missing="strict"`` refuses when the
+        engine treats a missing feature or NaN otherwise than ``predict``. Returns the model text (bytes for ONNX:
+        ``onnxruntime.InferenceSession(data)`` reads them)."""
         text, side, notes = self._model().export(to, name=name, feature_set=feature_set, missing=missing)
         for note in notes:
             import warnings
@@ -266,7 +267,7 @@ class Ranker(_Base):
             warnings.warn(f"{to}: {note}", stacklevel=2)
         if path is not None:
             base = os.fspath(path)
-            with open(base, "w") as f:
+            with open(base, "wb" if isinstance(text, bytes) else "w") as f:
                 f.write(text)
             for suffix, body in side:
                 with open(base + suffix, "w") as f:

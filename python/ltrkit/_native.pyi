@@ -1,6 +1,6 @@
 """Type stubs of the Rust extension module (python/src/lib.rs)."""
 
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -55,7 +55,7 @@ class Model:
     def load(path: str) -> "Model": ...
     def export(
         self, target: str, name: str = ..., feature_set: str = ..., missing: str = ...
-    ) -> Tuple[str, List[Tuple[str, str]], List[str]]: ...
+    ) -> Tuple[Union[str, bytes], List[Tuple[str, str]], List[str]]: ...
     @property
     def algorithm(self) -> str: ...
     @property

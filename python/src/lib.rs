@@ -416,11 +416,12 @@ impl NativeModel {
         Ok(Self { mf })
     }
 
-    /// The model in a search engine's format (`ltr export --to TARGET`): `(model, side files, notes)`, the side
-    /// files as `(suffix, text)` (Solr's feature store, Vespa's XGBoost JSON).
+    /// The model in a search engine's format (`ltr export --to TARGET`): `(model, side files, notes)`, the model as
+    /// text (bytes for ONNX), the side files as `(suffix, text)` (Solr's feature store, Vespa's XGBoost JSON).
     #[pyo3(signature = (target, name = "ltr_model".to_string(), feature_set = "ltr_features".to_string(), missing = "note".to_string()))]
     fn export(
         &self,
+        py: Python<'_>,
         target: &str,
         name: String,
         feature_set: String,
@@ -438,7 +439,11 @@ impl NativeModel {
         if let Some(store) = out.feature_store {
             side.insert(0, (".feature-store.json".to_string(), store));
         }
-        Ok((out.model, side, out.notes))
+        let model = match &out.binary {
+            Some(b) => PyBytes::new(py, b).into_any().unbind(),
+            None => out.model.into_pyobject(py)?.into_any().unbind(),
+        };
+        Ok((model, side, out.notes))
     }
 
     /// Registry name of the algorithm.
@@ -526,8 +531,9 @@ impl NativeModel {
     }
 }
 
-/// An export as Python receives it: the model's text, its side files as (suffix, text), the notes.
-type ExportedText = (String, Vec<(String, String)>, Vec<String>);
+/// An export as Python receives it: the model's text (bytes for a binary format), its side files as (suffix, text),
+/// the notes.
+type ExportedText = (Py<PyAny>, Vec<(String, String)>, Vec<String>);
 
 /// Metrics of `scores` on `data` (its labels and queries) under `convention`: `{metric: (mean, per_query)}` and
 /// the qids, exactly as `ltr eval` computes them.

@@ -6,6 +6,7 @@ import os
 import pathlib
 import subprocess
 
+import numpy as np
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -19,6 +20,24 @@ def ltr_bin() -> pathlib.Path:
         return pathlib.Path(env)
     subprocess.run(["cargo", "build", "-q", "-p", "ltr-cli"], cwd=ROOT, check=True)
     return ROOT / "target" / "debug" / "ltr"
+
+
+def read_letor(path: pathlib.Path, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Dense float32 features (an absent feature is 0, as `ltr` reads it), labels and query ids."""
+    xs, ys, qids = [], [], []
+    for line in path.read_text().splitlines():
+        toks = line.split("#", 1)[0].split()
+        if not toks:
+            continue
+        x = np.zeros(width, dtype=np.float32)
+        for tok in toks[2:]:
+            k, v = tok.split(":")
+            if int(k) <= width:
+                x[int(k) - 1] = np.float32(v)
+        xs.append(x)
+        ys.append(float(toks[0]))
+        qids.append(int(toks[1].split(":")[1]))
+    return np.array(xs), np.array(ys), np.array(qids)
 
 
 def run(ltr_bin: pathlib.Path, *args: str) -> str:

@@ -11,24 +11,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import run
-
-
-def read_letor(path: pathlib.Path, width: int):
-    """Dense float32 features (absent entries are 0, as `ltr` reads them), labels and query ids."""
-    xs, ys, qids = [], [], []
-    for line in path.read_text().splitlines():
-        line = line.split("#", 1)[0].split()
-        if not line:
-            continue
-        x = np.zeros(width, dtype=np.float32)
-        for tok in line[2:]:
-            k, v = tok.split(":")
-            x[int(k) - 1] = np.float32(v)
-        xs.append(x)
-        ys.append(float(line[0]))
-        qids.append(int(line[1].split(":")[1]))
-    return np.array(xs), np.array(ys), np.array(qids)
+from conftest import read_letor, run
 
 
 def width(*paths: pathlib.Path) -> int:

@@ -79,10 +79,12 @@ fn venv(root: &Path) -> Result<PathBuf> {
             "scipy",
             "scikit-learn>=1.4",
             "pytest",
-            // Oracles for the model-import tests and the run evaluation (test-only; never a dependency of ltrkit):
-            // pyndeval is ndeval.c for the diversity measures; pandas for PyTerrier's DataFrames.
+            // Oracles for the model-import tests, the ONNX export and the run evaluation (test-only; never a
+            // dependency of ltrkit): pyndeval is ndeval.c for the diversity measures; pandas for PyTerrier's
+            // DataFrames.
             "lightgbm",
             "xgboost-cpu",
+            "onnxruntime>=1.16",
             "pytrec-eval-terrier",
             "pyndeval",
             "pandas",

@@ -52,7 +52,7 @@ enum Command {
     /// Fuse TREC runs into one (RRF, CombSUM/MNZ/MAX, Borda, weighted sum; weights tunable on qrels).
     Fuse(commands::fuse::FuseArgs),
     Shard(commands::shard::ShardArgs),
-    /// Export a model to a search engine: es-ltr, opensearch-ltr, solr-ltr, vespa, ranklib.
+    /// Export a model to a search engine (es-ltr, opensearch-ltr, solr-ltr, vespa, ranklib) or to ONNX.
     Export(commands::export::ExportArgs),
     /// List the algorithms with their parameters, defaults and allowed values.
     Algorithms {

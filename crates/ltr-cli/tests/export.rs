@@ -285,3 +285,69 @@ fn export_writes_tree_models_for_every_engine() {
     ]);
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("note or strict"));
 }
+
+/// `--to onnx` writes a binary ModelProto (to --out, or the same bytes to stdout); a model no graph can score is
+/// refused with the reason and nothing is written. (The graph's scores are checked in ltr-export's tests/onnx.rs
+/// and, through onnxruntime, in python/tests/test_onnx.py.)
+#[test]
+fn export_writes_onnx_and_refuses_rank_aggregates() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let web = generate_web(&WebConfig {
+        queries: 12,
+        min_docs: 10,
+        max_docs: 20,
+        features: 10,
+        seed: 4,
+        ..Default::default()
+    })
+    .unwrap();
+    write_letor(&web, p("train.txt").as_ref()).unwrap();
+    let train = |algo: &str, model: &str| {
+        ok(&[
+            "train",
+            "--train",
+            &p("train.txt"),
+            "--algo",
+            algo,
+            "--model",
+            &p(model),
+        ]);
+    };
+    train("lambdamart", "t.json");
+    ok(&[
+        "export",
+        "--model",
+        &p("t.json"),
+        "--to",
+        "onnx",
+        "--out",
+        &p("t.onnx"),
+    ]);
+    let bytes = std::fs::read(p("t.onnx")).unwrap();
+    // Field 1 (ir_version) first, a varint: 8.
+    assert_eq!(&bytes[..2], &[0x08, 0x08]);
+    let has = |s: &str| bytes.windows(s.len()).any(|w| w == s.as_bytes());
+    assert!(has("TreeEnsembleRegressor") && has("ai.onnx.ml") && has("BRANCH_LEQ"));
+    let o = ltr(&["export", "--model", &p("t.json"), "--to", "onnx"]);
+    assert!(o.status.success() && o.stdout == bytes);
+    train("mhr", "mhr.json");
+    let o = ltr(&[
+        "export",
+        "--model",
+        &p("mhr.json"),
+        "--to",
+        "onnx",
+        "--out",
+        &p("mhr.onnx"),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success()
+            && err.contains("onnx cannot run this model")
+            && err.contains("aggregates the rankings")
+            && err.contains("mhr.json"),
+        "{err}"
+    );
+    assert!(!std::path::Path::new(&p("mhr.onnx")).exists());
+}

@@ -368,6 +368,7 @@ pub(crate) fn export_forest(
             notes.push(RANKLIB_THRESHOLDS.into());
             Ok(Exported {
                 model: ranklib_xml(model, &f, &notes)?,
+                binary: None,
                 feature_store: None,
                 side_files: Vec::new(),
                 notes,
@@ -376,6 +377,7 @@ pub(crate) fn export_forest(
         Target::SolrLtr => solr(model, &f, target, opts),
         Target::Vespa => vespa(model, &f, target, opts),
         Target::Es8Ltr => es8(model, &f, target, opts),
+        Target::Onnx => unreachable!("`export` writes ONNX itself"),
     }
 }
 
@@ -477,6 +479,7 @@ fn es_xgboost(
     }}});
     Ok(Exported {
         model: format!("{body:#}\n"),
+        binary: None,
         feature_store: None,
         side_files: Vec::new(),
         notes,
@@ -511,6 +514,7 @@ fn es_ranklib(
     }}});
     Ok(Exported {
         model: format!("{body:#}\n"),
+        binary: None,
         feature_store: None,
         side_files: Vec::new(),
         notes,
@@ -657,6 +661,7 @@ fn solr(
     notes.push(th);
     Ok(Exported {
         model: format!("{model_json:#}\n"),
+        binary: None,
         feature_store: Some(feature_store(model, f, opts)),
         side_files: Vec::new(),
         notes,
@@ -695,6 +700,7 @@ fn vespa(
     let trees = xgboost_trees(model, f, target)?;
     Ok(Exported {
         model: profile,
+        binary: None,
         feature_store: None,
         side_files: vec![(".xgboost.json".into(), format!("{trees:#}\n"))],
         notes,
@@ -777,6 +783,7 @@ fn es8(model: &ModelFile, f: &RawForest, target: Target, opts: &ExportOptions) -
     });
     Ok(Exported {
         model: format!("{body:#}\n"),
+        binary: None,
         feature_store: None,
         side_files: Vec::new(),
         notes,

@@ -7,6 +7,7 @@ use serde_json::{json, Map, Value};
 
 use crate::forest::export_forest;
 use crate::linear::{linear_form, LinearForm, Normalizer, Term};
+use crate::onnx::export_onnx;
 use crate::target::{ExportOptions, Exported, Target};
 use crate::trees::{raw_stumps, RawStump};
 use crate::{ExportError, Result};
@@ -15,6 +16,9 @@ const MISSING_FEATURES: &str = "a feature absent from a document counts as raw v
 
 /// Export `model` to `target`.
 pub fn export(model: &ModelFile, target: Target, opts: &ExportOptions) -> Result<Exported> {
+    if target == Target::Onnx {
+        return export_onnx(model, opts);
+    }
     match model.model {
         ltr_core::Model::Forest(_) => return export_forest(model, target, opts),
         _ if target == Target::Es8Ltr => {
@@ -47,7 +51,7 @@ pub fn export(model: &ModelFile, target: Target, opts: &ExportOptions) -> Result
         Target::SolrLtr => solr_ltr(&form, opts, &mut notes),
         Target::Vespa => vespa(&form, opts, &mut notes),
         Target::RankLib => ranklib(&form, &mut notes),
-        Target::Es8Ltr => unreachable!("refused above"),
+        Target::Es8Ltr | Target::Onnx => unreachable!("written above"),
     })
 }
 
@@ -105,6 +109,7 @@ fn es_ltr(
     );
     Ok(Exported {
         model: format!("{body:#}\n"),
+        binary: None,
         feature_store: None,
         side_files: Vec::new(),
         notes: std::mem::take(notes),
@@ -162,6 +167,7 @@ fn solr_ltr(form: &LinearForm, opts: &ExportOptions, notes: &mut Vec<String>) ->
     );
     Exported {
         model: format!("{model:#}\n"),
+        binary: None,
         feature_store: Some(format!("{:#}\n", Value::Array(store))),
         side_files: Vec::new(),
         notes: std::mem::take(notes),
@@ -201,6 +207,7 @@ fn vespa(form: &LinearForm, opts: &ExportOptions, notes: &mut Vec<String>) -> Ex
     );
     Exported {
         model,
+        binary: None,
         feature_store: None,
         side_files: Vec::new(),
         notes: std::mem::take(notes),
@@ -225,6 +232,7 @@ fn ranklib(form: &LinearForm, notes: &mut Vec<String>) -> Exported {
     );
     Exported {
         model,
+        binary: None,
         feature_store: None,
         side_files: Vec::new(),
         notes: std::mem::take(notes),
@@ -250,6 +258,7 @@ fn export_trees(model: &ModelFile, target: Target, opts: &ExportOptions) -> Resu
             notes.insert(0, "load with RankLib's -load, without -norm".into());
             Exported {
                 model: ranklib_mart(&stumps),
+                binary: None,
                 feature_store: None,
                 side_files: Vec::new(),
                 notes,
@@ -269,6 +278,7 @@ fn export_trees(model: &ModelFile, target: Target, opts: &ExportOptions) -> Resu
             );
             Exported {
                 model: format!("{body:#}\n"),
+                binary: None,
                 feature_store: None,
                 side_files: Vec::new(),
                 notes,
@@ -311,12 +321,13 @@ fn export_trees(model: &ModelFile, target: Target, opts: &ExportOptions) -> Resu
             notes.insert(0, format!("upload: the feature store to /solr/<core>/schema/feature-store, then this model to /solr/<core>/schema/model-store; query with rq={{!ltr model={}}}", opts.name));
             Exported {
                 model: format!("{model:#}\n"),
+                binary: None,
                 feature_store: Some(format!("{:#}\n", Value::Array(store))),
                 side_files: Vec::new(),
                 notes,
             }
         }
-        Target::Es8Ltr => unreachable!("refused in export"),
+        Target::Es8Ltr | Target::Onnx => unreachable!("written in export"),
         Target::Vespa => {
             let terms: Vec<String> = stumps
                 .iter()
@@ -329,6 +340,7 @@ fn export_trees(model: &ModelFile, target: Target, opts: &ExportOptions) -> Resu
                     opts.name,
                     terms.join("\n            + ")
                 ),
+                binary: None,
                 feature_store: None,
                 side_files: Vec::new(),
                 notes,

@@ -1,5 +1,5 @@
 //! Export `ltr` models to the engines that serve rankings: the Elasticsearch and OpenSearch LTR plugins, Solr LTR,
-//! Vespa and RankLib.
+//! Vespa and RankLib, and to ONNX (a `TreeEnsembleRegressor` or a linear graph, for onnxruntime).
 //!
 //! A model is first reduced to a [`LinearForm`]: one term per raw feature (its file number and name), a weight, and
 //! the normaliser the engine must apply to the raw value (none, standard or min-max), read off the preprocessing
@@ -30,6 +30,15 @@ mod import;
 mod import_lightgbm;
 mod import_xgboost;
 mod linear;
+mod onnx;
+// Generated from ONNX's onnx-ml.proto3 by tools/onnx-proto: the schema's own names, undocumented here.
+#[allow(
+    missing_docs,
+    missing_debug_implementations,
+    clippy::all,
+    clippy::pedantic
+)]
+mod onnx_pb;
 mod ranklib;
 mod target;
 mod trees;

@@ -18,6 +18,9 @@ pub enum Target {
     /// RankLib: a Coordinate Ascent model file (`-load`), normalisers folded into the weights; tree models as
     /// RankLib's LambdaMART/MART ensemble XML.
     RankLib,
+    /// ONNX: a binary `ModelProto` that onnxruntime scores (`features` float32 [N, F] → `scores` [N, 1]); tree
+    /// models as an `ai.onnx.ml` `TreeEnsembleRegressor`, linear models as `MatMul` with the stored normalisation.
+    Onnx,
     /// Elasticsearch 8's own learning to rank (`PUT _ml/trained_models/<name>`: a `tree_ensemble` with a
     /// `learning_to_rank` inference config); tree models only.
     Es8Ltr,
@@ -25,12 +28,13 @@ pub enum Target {
 
 impl Target {
     /// Every target with its command-line name.
-    pub const ALL: [(&'static str, Target); 5] = [
+    pub const ALL: [(&'static str, Target); 6] = [
         ("es-ltr", Target::EsLtr),
         ("opensearch-ltr", Target::OpenSearchLtr),
         ("solr-ltr", Target::SolrLtr),
         ("vespa", Target::Vespa),
         ("ranklib", Target::RankLib),
+        ("onnx", Target::Onnx),
     ];
 
     /// Targets that take only tree models (`lambdamart`, `mart`, `random-forest`), with their command-line names.
@@ -142,12 +146,21 @@ impl Default for ExportOptions {
 /// An exported model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Exported {
-    /// The model in the engine's format.
+    /// The model in the engine's format (empty when the format is binary: see `binary`).
     pub model: String,
+    /// The model's bytes when the format is binary (ONNX).
+    pub binary: Option<Vec<u8>>,
     /// Solr's feature-store skeleton (feature names, a placeholder query for each to fill in).
     pub feature_store: Option<String>,
     /// Further files the model needs, as (suffix added to the model file's name, contents): Vespa's XGBoost JSON.
     pub side_files: Vec<(String, String)>,
     /// What the user must know: the request that uploads it, the missing-feature rule, what was folded.
     pub notes: Vec<String>,
+}
+
+impl Exported {
+    /// What goes into the model file: the binary model, or the text.
+    pub fn contents(&self) -> &[u8] {
+        self.binary.as_deref().unwrap_or(self.model.as_bytes())
+    }
 }

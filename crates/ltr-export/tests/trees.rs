@@ -8,35 +8,13 @@
 //! doubles) and add the outputs in f64: the engines' float32 sums move a score by ~1e-7 relative, not a route.
 
 use ltr_core::{Forest, ForestTree, Model, ModelFile, TrainingSummary};
-use ltr_data::{generate_web, split_by_queries, Dataset, NormalizeKind, PreprocessSpec, WebConfig};
+use ltr_data::{Dataset, NormalizeKind, PreprocessSpec};
 use ltr_export::{export, read_ranklib, widen_to, EsModel, ExportOptions, MissingPolicy, Target};
 use ltr_learn::{Grid, TrainRequest};
 use serde_json::Value;
 
-/// Web-like raw data; features 1-4 shifted to be mostly negative, so that many splits send raw 0 right.
-fn data() -> (Dataset, Dataset) {
-    let mut all = generate_web(&WebConfig {
-        queries: 40,
-        min_docs: 10,
-        max_docs: 30,
-        features: 16,
-        seed: 11,
-        ..Default::default()
-    })
-    .unwrap();
-    all.to_dense();
-    let ltr_data::FeatureMatrix::Dense(a) = all.features_mut() else {
-        unreachable!()
-    };
-    for mut row in a.rows_mut() {
-        for j in 0..4 {
-            row[j] -= 5.0;
-        }
-    }
-    let mut parts = split_by_queries(&all, &[0.7, 0.3], 3).unwrap();
-    let test = parts.pop().unwrap();
-    (parts.pop().unwrap(), test)
-}
+mod common;
+use common::{data, with_missing};
 
 fn trained(algo: &str, params: &[(&str, &str)], spec: PreprocessSpec) -> ModelFile {
     let (train, _) = data();
@@ -55,26 +33,6 @@ fn normalize(kind: NormalizeKind) -> PreprocessSpec {
         normalize: Some(kind),
         ..Default::default()
     }
-}
-
-/// The test data with some values removed: every document lacks a few features (stored sparse, so the engine's
-/// feature queries would not match them). Removed values are those `ltr predict` reads as 0.
-fn with_missing(test: &Dataset) -> Dataset {
-    let mut d = test.clone();
-    d.to_dense();
-    let ltr_data::FeatureMatrix::Dense(a) = d.features_mut() else {
-        unreachable!()
-    };
-    let cols = a.ncols();
-    for (i, mut row) in a.rows_mut().into_iter().enumerate() {
-        for j in 0..cols {
-            if (i * 7 + j * 3) % 5 < 2 {
-                row[j] = 0.0;
-            }
-        }
-    }
-    d.to_sparse();
-    d
 }
 
 /// A document's raw feature `feat_k`: `None` when the document does not have it (absent from a sparse row).

@@ -1,5 +1,5 @@
 //! `ltr export`: a trained model in a search engine's format (Elasticsearch/OpenSearch LTR, Solr LTR, Vespa,
-//! RankLib), with its stored normalisation; the logic is `ltr-export`'s.
+//! RankLib) or as ONNX, with its stored normalisation; the logic is `ltr-export`'s.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -14,8 +14,8 @@ pub struct ExportArgs {
     /// The model file (`ltr train --model`).
     #[arg(long)]
     pub model: PathBuf,
-    /// es-ltr, opensearch-ltr, solr-ltr, vespa or ranklib; es8-ltr (Elasticsearch 8's own learning to rank) for
-    /// lambdamart, mart and random-forest models.
+    /// es-ltr, opensearch-ltr, solr-ltr, vespa, ranklib or onnx (a binary file); es8-ltr (Elasticsearch 8's
+    /// own learning to rank) for lambdamart, mart and random-forest models.
     #[arg(long)]
     pub to: String,
     /// Tree models to es-ltr/opensearch-ltr: `xgboost` (model/xgboost+json, features by name) or `ranklib`
@@ -72,7 +72,7 @@ pub fn run(a: ExportArgs) -> Result<()> {
     }
     match &a.out {
         Some(path) => {
-            ltr_data::write_atomic(path, |w| w.write_all(out.model.as_bytes()))?;
+            ltr_data::write_atomic(path, |w| w.write_all(out.contents()))?;
             for (suffix, text) in side {
                 let mut p = path.as_os_str().to_owned();
                 p.push(suffix);
@@ -92,7 +92,7 @@ pub fn run(a: ExportArgs) -> Result<()> {
         ),
         None => {
             let mut stdout = std::io::stdout().lock();
-            stdout.write_all(out.model.as_bytes())?;
+            stdout.write_all(out.contents())?;
             stdout.flush()?;
         }
     }

@@ -1,0 +1,507 @@
+//! ONNX (`--to onnx`): a model as an ONNX graph that onnxruntime (≥ 1.16) and other ONNX runtimes score.
+//!
+//! Input `features`, float32 `[N, F]`: column `k − 1` holds raw feature `k` (`F` = the raw width the model was
+//! trained on); a feature a document lacks is 0, as `ltr predict` reads it. Output `scores`, float32 `[N, 1]`.
+//!
+//! - Tree models (`lambdamart`, `mart`, `random-forest`, LightGBM/XGBoost imports, RankLib ensembles, RankBoost's
+//!   stumps as depth-1 trees) become one `ai.onnx.ml` `TreeEnsembleRegressor` after a `Cast` to double: the
+//!   thresholds are the raw float32 thresholds of `forest.rs` (stored preprocessing carried into them exactly),
+//!   compared `BRANCH_LEQ` — `ltr`'s own rule, so no threshold moves; a NaN follows each split's default direction
+//!   (`nodes_missing_value_tracks_true`); tree weights are multiplied into `target_weights`, the base score is
+//!   `base_values`. Double (the `*_as_tensor` attributes) makes onnxruntime add the leaves in double, as `ltr`
+//!   does; only the output is rounded to float32.
+//! - Linear models become `Gather` (the columns the model reads) → `Cast` to double → `Sub`/`Div` (the stored
+//!   z-score or min-max, as `ltr` computes it) → `Cast` to float32, `Neg`, `Cast` back (`ltr` keeps a preprocessed
+//!   value as a float32; the weights are negated) → `MatMul` with the weights → `Cast` to float32.
+
+use ltr_core::{Forest, ForestTree, Model, ModelFile, TreeNode};
+use ltr_data::Normalization;
+use prost::Message;
+
+use crate::forest::{raw_forest, RawForest, RawNode};
+use crate::linear::linear_form;
+use crate::onnx_pb as pb;
+use crate::target::{ExportOptions, Exported, Target};
+use crate::{ExportError, Result};
+
+/// The ONNX IR version written: 8 (ONNX 1.10), which every onnxruntime since 1.10 loads.
+const IR_VERSION: i64 = 8;
+/// Opset of the default domain (`Cast`, `Gather`, `Sub`, `Div`, `MatMul`).
+const OPSET: i64 = 13;
+/// Opset of `ai.onnx.ml` (`TreeEnsembleRegressor` with the double `*_as_tensor` attributes).
+const ML_OPSET: i64 = 3;
+const ML: &str = "ai.onnx.ml";
+
+fn refuse(reason: impl Into<String>) -> ExportError {
+    ExportError::Unsupported {
+        target: Target::Onnx.name().into(),
+        reason: reason.into(),
+    }
+}
+
+/// Export `model` as an ONNX model.
+pub(crate) fn export_onnx(model: &ModelFile, opts: &ExportOptions) -> Result<Exported> {
+    let width = model
+        .preprocess
+        .as_ref()
+        .map_or(model.n_features, |p| p.raw_features);
+    let (graph, mut notes) = match &model.model {
+        Model::Linear(_) | Model::Aggregate(_) => linear_graph(model, width)?,
+        Model::Forest(_) => tree_graph(model, width)?,
+        Model::Trees(_) | Model::Stumps(_) => {
+            let mut as_forest = model.clone();
+            as_forest.model = Model::Forest(to_forest(&model.model));
+            tree_graph(&as_forest, width)?
+        }
+    };
+    let names: Vec<String> = (1..=width).map(|k| model.feature_name(k)).collect();
+    notes.insert(0, format!("input `features`: float32 [N, {width}], column k-1 = feature k (feature ids 1..{width}; a feature a document lacks is 0, as `ltr predict` reads it); output `scores`: float32 [N, 1]"));
+    if opts.fold_normalizer {
+        notes.push("--fold-normalizer is ignored: the graph computes the stored normalisation itself, so its scores are `ltr predict`'s".into());
+    }
+    let proto = pb::ModelProto {
+        ir_version: IR_VERSION,
+        opset_import: vec![opset("", OPSET), opset(ML, ML_OPSET)],
+        producer_name: "ltr".into(),
+        producer_version: env!("CARGO_PKG_VERSION").into(),
+        doc_string: format!(
+            "Exported by ltr from a {} model. {}",
+            model.algorithm,
+            notes.join(". ")
+        ),
+        graph: Some(pb::GraphProto {
+            name: opts.name.clone(),
+            input: vec![value_info("features", width)],
+            output: vec![value_info("scores", 1)],
+            ..graph
+        }),
+        // Column k-1's name, as a JSON array.
+        metadata_props: vec![pb::StringStringEntryProto {
+            key: "feature_names".into(),
+            value: serde_json::Value::from(names).to_string(),
+        }],
+        ..Default::default()
+    };
+    Ok(Exported {
+        model: String::new(),
+        binary: Some(proto.encode_to_vec()),
+        feature_store: None,
+        side_files: Vec::new(),
+        notes,
+    })
+}
+
+/// A RankLib ensemble or RankBoost's stumps as the equivalent forest: RankLib sends `v <= t` left and a NaN right
+/// (`NaN <= t` is false); a stump adds its weight when `v > t`, so 0 on the left, its weight on the right, and a
+/// NaN (which never fires) left.
+fn to_forest(model: &Model) -> Forest {
+    match model {
+        Model::Trees(e) => Forest {
+            trees: e.trees.iter().map(ranklib_tree).collect(),
+            base_score: 0.0,
+            n_features: e.n_features,
+        },
+        Model::Stumps(e) => Forest {
+            trees: e
+                .stumps
+                .iter()
+                .map(|s| ForestTree {
+                    split_feature: vec![s.feature as u32],
+                    threshold: vec![s.threshold],
+                    default_left: vec![true],
+                    left: vec![!0],
+                    right: vec![!1],
+                    leaf_value: vec![0.0, s.alpha],
+                    weight: 1.0,
+                    split_gain: Vec::new(),
+                })
+                .collect(),
+            base_score: 0.0,
+            n_features: e.n_features,
+        },
+        _ => unreachable!("only called on Trees and Stumps"),
+    }
+}
+
+/// A RankLib tree (children after their parents) as a [`ForestTree`]: splits numbered in node order, leaves too.
+fn ranklib_tree(t: &ltr_core::Tree) -> ForestTree {
+    let mut code = vec![0i32; t.nodes.len()];
+    let (mut splits, mut leaves) = (0i32, 0i32);
+    for (i, n) in t.nodes.iter().enumerate() {
+        code[i] = match n {
+            TreeNode::Split { .. } => {
+                splits += 1;
+                splits - 1
+            }
+            TreeNode::Leaf { .. } => {
+                leaves += 1;
+                !(leaves - 1)
+            }
+        };
+    }
+    let mut f = ForestTree {
+        weight: t.weight,
+        ..Default::default()
+    };
+    let child = |c: u32| code.get(c as usize).copied().unwrap_or(i32::MAX);
+    for n in &t.nodes {
+        match *n {
+            TreeNode::Split {
+                feature,
+                threshold,
+                left,
+                right,
+            } => {
+                f.split_feature.push(feature as u32);
+                f.threshold.push(threshold);
+                f.default_left.push(false);
+                f.left.push(child(left));
+                f.right.push(child(right));
+            }
+            TreeNode::Leaf { value } => f.leaf_value.push(value),
+        }
+    }
+    f
+}
+
+/// The ensemble as one `TreeEnsembleRegressor` on the features cast to double.
+fn tree_graph(model: &ModelFile, width: usize) -> Result<(pb::GraphProto, Vec<String>)> {
+    let f: RawForest = raw_forest(model, Target::Onnx)?;
+    if let Some(&k) = f.features.iter().find(|&&k| k > width) {
+        return Err(refuse(format!(
+            "a split uses feature {k} but the model reads {width} features"
+        )));
+    }
+    let base = match &model.model {
+        Model::Forest(forest) => forest.base_score,
+        _ => 0.0,
+    };
+    // raw_forest writes a non-zero base score as a first one-leaf tree of weight 1: it goes to base_values.
+    let trees = if base != 0.0 {
+        &f.trees[1..]
+    } else {
+        &f.trees[..]
+    };
+    let mut a = TreeAttrs::default();
+    for (tree, t) in trees.iter().enumerate() {
+        for (i, n) in t.nodes.iter().enumerate() {
+            a.tree.push(tree as i64);
+            a.node.push(i as i64);
+            match *n {
+                RawNode::Split {
+                    feature,
+                    threshold,
+                    default_left,
+                    left,
+                    right,
+                } => {
+                    a.feature.push(feature as i64 - 1);
+                    a.mode.push(b"BRANCH_LEQ".to_vec());
+                    a.value.push(threshold as f64);
+                    a.yes.push(left as i64);
+                    a.no.push(right as i64);
+                    a.nan_yes.push(i64::from(default_left));
+                }
+                RawNode::Leaf(v) => {
+                    a.feature.push(0);
+                    a.mode.push(b"LEAF".to_vec());
+                    a.value.push(0.0);
+                    a.yes.push(0);
+                    a.no.push(0);
+                    a.nan_yes.push(0);
+                    a.target_tree.push(tree as i64);
+                    a.target_node.push(i as i64);
+                    a.target_weight.push(v * t.weight);
+                }
+            }
+        }
+    }
+    let n_targets = a.target_tree.len();
+    let ensemble = pb::NodeProto {
+        input: vec!["features_f64".into()],
+        output: vec!["scores".into()],
+        name: "trees".into(),
+        op_type: "TreeEnsembleRegressor".into(),
+        domain: ML.into(),
+        attribute: vec![
+            attr_int("n_targets", 1),
+            attr_string("aggregate_function", "SUM"),
+            attr_string("post_transform", "NONE"),
+            attr_tensor("base_values_as_tensor", tensor_f64(vec![1], vec![base])),
+            attr_ints("nodes_treeids", a.tree),
+            attr_ints("nodes_nodeids", a.node),
+            attr_ints("nodes_featureids", a.feature),
+            attr_strings("nodes_modes", a.mode),
+            attr_tensor(
+                "nodes_values_as_tensor",
+                tensor_f64(vec![a.value.len() as i64], a.value),
+            ),
+            attr_ints("nodes_truenodeids", a.yes),
+            attr_ints("nodes_falsenodeids", a.no),
+            attr_ints("nodes_missing_value_tracks_true", a.nan_yes),
+            attr_ints("target_treeids", a.target_tree),
+            attr_ints("target_nodeids", a.target_node),
+            attr_ints("target_ids", vec![0; n_targets]),
+            attr_tensor(
+                "target_weights_as_tensor",
+                tensor_f64(vec![n_targets as i64], a.target_weight),
+            ),
+        ],
+        ..Default::default()
+    };
+    let graph = pb::GraphProto {
+        node: vec![cast("features", "features_f64", Dtype::Double), ensemble],
+        ..Default::default()
+    };
+    let notes = vec![
+        "NaN values: each split sends a NaN its default direction (nodes_missing_value_tracks_true), as `ltr predict` does".into(),
+        format!("thresholds: {} trees, `value <= threshold` (BRANCH_LEQ) on the raw float32 thresholds (the stored normalisation carried into them exactly), compared and summed in double; tree weights are multiplied into target_weights, the base score is base_values", trees.len()),
+    ];
+    Ok((graph, notes))
+}
+
+/// The parallel attribute lists of a `TreeEnsembleRegressor`.
+#[derive(Default)]
+struct TreeAttrs {
+    tree: Vec<i64>,
+    node: Vec<i64>,
+    feature: Vec<i64>,
+    mode: Vec<Vec<u8>>,
+    value: Vec<f64>,
+    yes: Vec<i64>,
+    no: Vec<i64>,
+    nan_yes: Vec<i64>,
+    target_tree: Vec<i64>,
+    target_node: Vec<i64>,
+    target_weight: Vec<f64>,
+}
+
+/// A linear model: the columns it reads, normalised as `ltr` does, times its weights.
+fn linear_graph(model: &ModelFile, width: usize) -> Result<(pb::GraphProto, Vec<String>)> {
+    // The refusals every engine shares: rank aggregates, log1p, per-query normalisation.
+    let _ = linear_form(model, Target::Onnx.name())?;
+    let Model::Linear(m) = &model.model else {
+        unreachable!("linear_form refuses every other model")
+    };
+    let pre = model.preprocess.as_ref();
+    let norm = pre.and_then(|p| p.normalization.as_ref());
+    // One entry per model column whose value can vary: (raw column, weight, shift, divisor). A column constant on
+    // the training data reads 0 whatever its value (a NaN too), so it is left out.
+    let mut cols: Vec<(i64, f64, f64, f64)> = Vec::new();
+    for (j, &w) in m.weights.iter().enumerate() {
+        let feature = pre
+            .and_then(|p| p.features.as_ref())
+            .map_or(j + 1, |f| f[j]);
+        let (shift, divisor) = match norm {
+            None => (0.0, 1.0),
+            Some(Normalization::ZScore(z)) => (z.mean[j], z.std[j]),
+            Some(Normalization::MinMax { min, max }) => (min[j], max[j] - min[j]),
+            Some(_) => unreachable!("linear_form refuses per-query normalisation"),
+        };
+        if divisor <= 0.0 {
+            continue;
+        }
+        if feature == 0 || feature > width {
+            return Err(refuse(format!(
+                "weight {j} reads feature {feature} but the model reads {width} features"
+            )));
+        }
+        cols.push((feature as i64 - 1, w, shift, divisor));
+    }
+    if cols.is_empty() {
+        return Err(refuse(
+            "no weight reads a feature that varied in training: the model gives every document the same score",
+        ));
+    }
+    let k = cols.len() as i64;
+    let mut init = vec![pb::TensorProto {
+        dims: vec![k],
+        data_type: Dtype::Int64 as i32,
+        int64_data: cols.iter().map(|c| c.0).collect(),
+        name: "columns".into(),
+        ..Default::default()
+    }];
+    let mut node = vec![
+        pb::NodeProto {
+            input: vec!["features".into(), "columns".into()],
+            output: vec!["read".into()],
+            name: "read".into(),
+            op_type: "Gather".into(),
+            attribute: vec![attr_int("axis", 1)],
+            ..Default::default()
+        },
+        cast("read", "read_f64", Dtype::Double),
+    ];
+    let mut x = "read_f64";
+    let mut negate = false;
+    if norm.is_some() {
+        init.push(named(
+            tensor_f64(vec![k], cols.iter().map(|c| c.2).collect()),
+            "shift",
+        ));
+        init.push(named(
+            tensor_f64(vec![k], cols.iter().map(|c| c.3).collect()),
+            "divisor",
+        ));
+        node.extend([
+            binary("Sub", "read_f64", "shift", "centred"),
+            binary("Div", "centred", "divisor", "normalised"),
+            // `ltr` keeps each preprocessed value as a float32. An exact `Neg` keeps the two casts apart (the
+            // weights are negated to match): onnxruntime 1.16 drops a double → float → double cast pair, and its
+            // rounding, even with every optimisation off, and its optimiser removes a `Mul` by 1.
+            cast("normalised", "normalised_f32", Dtype::Float),
+            unary("Neg", "normalised_f32", "negated"),
+            cast("negated", "normalised_f64", Dtype::Double),
+        ]);
+        negate = true;
+        x = "normalised_f64";
+    }
+    let sign = if negate { -1.0 } else { 1.0 };
+    init.push(named(
+        tensor_f64(vec![k, 1], cols.iter().map(|c| sign * c.1).collect()),
+        "weights",
+    ));
+    node.extend([
+        binary("MatMul", x, "weights", "scores_f64"),
+        cast("scores_f64", "scores", Dtype::Float),
+    ]);
+    let graph = pb::GraphProto {
+        node,
+        initializer: init,
+        ..Default::default()
+    };
+    let notes = vec![
+        "NaN values: a NaN in a feature the model reads makes the score NaN, as in `ltr predict`".into(),
+        format!("weights: {k} columns, normalised as `ltr predict` normalises them (float32 values) and summed in double"),
+    ];
+    Ok((graph, notes))
+}
+
+/// The tensor element types used here (ONNX's `TensorProto.DataType` numbers).
+#[derive(Clone, Copy)]
+enum Dtype {
+    Float = 1,
+    Int64 = 7,
+    Double = 11,
+}
+
+fn opset(domain: &str, version: i64) -> pb::OperatorSetIdProto {
+    pb::OperatorSetIdProto {
+        domain: domain.into(),
+        version,
+    }
+}
+
+/// A float32 `[N, cols]` tensor's description (`N` symbolic).
+fn value_info(name: &str, cols: usize) -> pb::ValueInfoProto {
+    use pb::tensor_shape_proto::{dimension::Value, Dimension};
+    let dim = |v| Dimension {
+        value: Some(v),
+        ..Default::default()
+    };
+    let shape = vec![
+        dim(Value::DimParam("N".into())),
+        dim(Value::DimValue(cols as i64)),
+    ];
+    pb::ValueInfoProto {
+        name: name.into(),
+        r#type: Some(pb::TypeProto {
+            value: Some(pb::type_proto::Value::TensorType(pb::type_proto::Tensor {
+                elem_type: Dtype::Float as i32,
+                shape: Some(pb::TensorShapeProto { dim: shape }),
+            })),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+fn tensor_f64(dims: Vec<i64>, data: Vec<f64>) -> pb::TensorProto {
+    pb::TensorProto {
+        dims,
+        data_type: Dtype::Double as i32,
+        double_data: data,
+        ..Default::default()
+    }
+}
+
+fn named(mut t: pb::TensorProto, name: &str) -> pb::TensorProto {
+    t.name = name.into();
+    t
+}
+
+fn cast(from: &str, to: &str, dtype: Dtype) -> pb::NodeProto {
+    pb::NodeProto {
+        input: vec![from.into()],
+        output: vec![to.into()],
+        name: to.into(),
+        op_type: "Cast".into(),
+        attribute: vec![attr_int("to", dtype as i64)],
+        ..Default::default()
+    }
+}
+
+fn unary(op: &str, a: &str, out: &str) -> pb::NodeProto {
+    pb::NodeProto {
+        input: vec![a.into()],
+        output: vec![out.into()],
+        name: out.into(),
+        op_type: op.into(),
+        ..Default::default()
+    }
+}
+
+fn binary(op: &str, a: &str, b: &str, out: &str) -> pb::NodeProto {
+    pb::NodeProto {
+        input: vec![a.into(), b.into()],
+        output: vec![out.into()],
+        name: out.into(),
+        op_type: op.into(),
+        ..Default::default()
+    }
+}
+
+use pb::attribute_proto::AttributeType;
+
+fn attr(name: &str, kind: AttributeType) -> pb::AttributeProto {
+    pb::AttributeProto {
+        name: name.into(),
+        r#type: kind as i32,
+        ..Default::default()
+    }
+}
+
+fn attr_int(name: &str, i: i64) -> pb::AttributeProto {
+    pb::AttributeProto {
+        i,
+        ..attr(name, AttributeType::Int)
+    }
+}
+
+fn attr_ints(name: &str, ints: Vec<i64>) -> pb::AttributeProto {
+    pb::AttributeProto {
+        ints,
+        ..attr(name, AttributeType::Ints)
+    }
+}
+
+fn attr_string(name: &str, s: &str) -> pb::AttributeProto {
+    pb::AttributeProto {
+        s: s.as_bytes().to_vec(),
+        ..attr(name, AttributeType::String)
+    }
+}
+
+fn attr_strings(name: &str, strings: Vec<Vec<u8>>) -> pb::AttributeProto {
+    pb::AttributeProto {
+        strings,
+        ..attr(name, AttributeType::Strings)
+    }
+}
+
+fn attr_tensor(name: &str, t: pb::TensorProto) -> pb::AttributeProto {
+    pb::AttributeProto {
+        t: Some(t),
+        ..attr(name, AttributeType::Tensor)
+    }
+}
