@@ -40,6 +40,6 @@ pub use cells::{CellOrigin, Cells};
 pub use error::{ExperimentError, Result};
 pub use experiment::{CellRecord, Experiment, GridPoint, Outcome};
 pub use folds::{carve_validation, load_folds, stratified_kfold, ExperimentFold};
-pub use plot::{bar_chart, line_chart, Series};
+pub use plot::{bar_chart, line_chart, line_chart_styled, palette, ChartStyle, Series};
 pub use report::{md_table, mean, Comparison};
 pub use spec::{DataSpec, ExperimentSpec, MethodSpec};

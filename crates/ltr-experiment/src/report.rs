@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::error::{ExperimentError, Result};
 use crate::experiment::{CellRecord, Experiment};
-use crate::plot::{line_chart, Series};
+use crate::plot::{line_chart_styled, ChartStyle, Series};
 
 /// A Markdown table.
 pub fn md_table(header: &[&str], rows: &[Vec<String>]) -> String {
@@ -570,6 +570,14 @@ fn write_plots(exp: &Experiment, values: &Values, out: &Path) -> Result<Vec<Path
     let dir = out.join("plots");
     std::fs::create_dir_all(&dir).map_err(|e| ExperimentError::io(&dir, e))?;
     let base = &exp.labels[exp.baseline];
+    // One colour per method in every figure: the palette follows the experiment's method list.
+    let style = ChartStyle::report(&exp.labels);
+    let by_fold = style.clone().with_categories(
+        exp.folds
+            .iter()
+            .map(|f| format!("Fold {}", f.number))
+            .collect(),
+    );
     let mut paths = Vec::new();
     for (k, metric) in exp.report_metrics.iter().enumerate() {
         let name = plot_name(metric);
@@ -596,12 +604,13 @@ fn write_plots(exp: &Experiment, values: &Values, out: &Path) -> Result<Vec<Path
                 })
                 .collect();
             let p = dir.join(format!("difference-{name}.svg"));
-            line_chart(
+            line_chart_styled(
                 &p,
                 &format!("{metric}: method − {base} per test query, sorted"),
                 "share of test queries",
                 &format!("{metric} difference"),
                 &series,
+                &style,
             )?;
             paths.push(p);
         }
@@ -613,17 +622,18 @@ fn write_plots(exp: &Experiment, values: &Values, out: &Path) -> Result<Vec<Path
                         .folds
                         .iter()
                         .enumerate()
-                        .map(|(f, fold)| (fold.number as f64, mean(&values[m][f][k])))
+                        .map(|(f, _)| ((f + 1) as f64, mean(&values[m][f][k])))
                         .collect(),
                 })
                 .collect();
             let p = dir.join(format!("by-fold-{name}.svg"));
-            line_chart(
+            line_chart_styled(
                 &p,
                 &format!("{metric} by fold (test)"),
                 "fold",
                 &metric.to_string(),
                 &series,
+                &by_fold,
             )?;
             paths.push(p);
         }

@@ -77,3 +77,68 @@ fn the_default_bar_chart_keeps_its_bytes() {
         bar_chart(p, "MAP on the test folds", "MAP", &bars)
     });
 }
+
+/// The text of every `<text>` element of an SVG.
+fn texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let body = &t[t.find('>')? + 1..];
+            Some(body[..body.find("</text>")?].trim().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn the_report_style_draws_folds_as_categories_with_method_colours() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = dir.path().join("by-fold.svg");
+    let methods: Vec<String> = ["ranksvm", "rankboost", "lambdamart"]
+        .map(String::from)
+        .to_vec();
+    // Listed in another order than the methods: each still takes its method's colour.
+    let series: Vec<Series> = [(2, -0.01), (0, 0.3), (1, 0.2)]
+        .iter()
+        .map(|&(m, base)| Series {
+            label: methods[m].clone(),
+            points: vec![(1.0, base), (2.0, base + 0.05), (3.0, base - 0.02)],
+        })
+        .collect();
+    let style = ltr_experiment::ChartStyle::report(&methods).with_categories(vec![
+        "Fold 1".into(),
+        "Fold 2".into(),
+        "Fold 3".into(),
+    ]);
+    ltr_experiment::line_chart_styled(&path, "NDCG@10 by fold", "fold", "NDCG@10", &series, &style)
+        .expect("the chart renders");
+    let svg = std::fs::read_to_string(&path).expect("the chart was written");
+    let labels = texts(&svg);
+    for f in ["Fold 1", "Fold 2", "Fold 3"] {
+        assert_eq!(
+            labels.iter().filter(|l| *l == f).count(),
+            1,
+            "{f}: {labels:?}"
+        );
+    }
+    for bad in ["1.5", "2.5", "-0.0", "0.0"] {
+        assert!(!labels.iter().any(|l| l == bad), "{bad} in {labels:?}");
+    }
+    // Ticks cross zero: it prints as 0.
+    assert!(labels.iter().any(|l| l == "0"), "{labels:?}");
+    // Palette slot k for the k-th method, whatever the series order: markers and lines in all three.
+    let palette = ltr_experiment::palette();
+    let fills: Vec<String> = svg
+        .split("<circle")
+        .skip(1)
+        .filter_map(|c| c.split("fill=\"").nth(1)?.split('"').next())
+        .map(str::to_lowercase)
+        .collect();
+    let want: Vec<String> = [2, 0, 1]
+        .iter()
+        .flat_map(|&m| std::iter::repeat_n(palette[m].clone(), 3))
+        .collect();
+    assert_eq!(fills, want, "one marker per point, in its method's colour");
+    // The light grid: no black mesh lines.
+    assert!(svg.contains("#DDDDDD"));
+    assert!(!svg.contains(r##"opacity="0.2" stroke="#000000""##));
+}
