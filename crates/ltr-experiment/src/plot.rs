@@ -49,21 +49,21 @@ pub struct ChartStyle {
 }
 
 impl ChartStyle {
-    /// The experiment report's style: colours from the experiment's method list, markers, `0` for zero ticks, a
-    /// light grid.
+    /// The experiment report's style: colours from the experiment's method list, `0` for zero ticks, a light grid.
     pub fn report(methods: &[String]) -> Self {
         Self {
             palette_order: methods.to_vec(),
             x_categories: None,
-            markers: true,
+            markers: false,
             clean_zero: true,
             light_grid: true,
         }
     }
 
-    /// The same style with discrete x categories.
+    /// The same style with discrete x categories, each point marked and joined to the next by a thin line.
     pub fn with_categories(mut self, names: Vec<String>) -> Self {
         self.x_categories = Some(names);
+        self.markers = true;
         self
     }
 
@@ -199,8 +199,9 @@ fn line_chart_svg(
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(x_label).y_desc(y_label);
     if style.light_grid {
-        mesh.bold_line_style(RGBColor(221, 221, 221).stroke_width(1))
-            .light_line_style(RGBColor(242, 242, 242).stroke_width(1));
+        // One thin light grey line per tick, none between ticks.
+        mesh.bold_line_style(RGBColor(225, 225, 225).stroke_width(1))
+            .max_light_lines(0);
     }
     if style.clean_zero {
         mesh.x_label_formatter(&clean).y_label_formatter(&clean);

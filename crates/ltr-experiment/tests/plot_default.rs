@@ -139,6 +139,6 @@ fn the_report_style_draws_folds_as_categories_with_method_colours() {
         .collect();
     assert_eq!(fills, want, "one marker per point, in its method's colour");
     // The light grid: no black mesh lines.
-    assert!(svg.contains("#DDDDDD"));
+    assert!(svg.contains(r##"stroke="#E1E1E1" stroke-width="1""##));
     assert!(!svg.contains(r##"opacity="0.2" stroke="#000000""##));
 }
