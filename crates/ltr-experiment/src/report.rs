@@ -1,6 +1,6 @@
 //! The report of an experiment: per-query metrics from every cell's test scores, fold means, paired tests against
 //! the baseline over all test queries with Holm's correction across methods, win/tie/loss counts, the settings kept
-//! per fold, and the files — `report.md`, `results.json`, `results.csv`, SVG plots, optional score files.
+//! per fold, and the files — `report.md` and `report.html`, `results.json`, `results.csv`, SVG plots, optional score files.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -207,6 +207,13 @@ pub(crate) fn write_report(exp: &Experiment, cells: &[CellRecord], out: &Path) -
     let md = markdown(exp, cells, &values, &comps, &many, &plots);
     let path = out.join("report.md");
     ltr_data::write_atomic(&path, |w| w.write_all(md.as_bytes()))?;
+    let colours: Vec<(String, String)> = exp
+        .labels
+        .iter()
+        .cloned()
+        .zip(crate::plot::palette().into_iter().cycle())
+        .collect();
+    crate::html::write_html(&md, out, &colours)?;
     Ok(path)
 }
 
