@@ -232,6 +232,32 @@ const SCRIPT: &str = r#"(function () {
   });
 })();"#;
 
+/// A heading's anchor (`report.html#plots`): lower-case letters and digits joined by `-`, a number appended when
+/// an earlier heading took the same anchor.
+fn anchor(text: &str, taken: &[String]) -> String {
+    let mut slug = String::new();
+    for c in text.chars() {
+        if c.is_alphanumeric() {
+            slug.extend(c.to_lowercase());
+        } else if !slug.is_empty() && !slug.ends_with('-') {
+            slug.push('-');
+        }
+    }
+    let slug = slug.trim_end_matches('-').to_string();
+    let slug = if slug.is_empty() {
+        "section".into()
+    } else {
+        slug
+    };
+    let mut id = slug.clone();
+    let mut k = 1;
+    while taken.contains(&id) {
+        k += 1;
+        id = format!("{slug}-{k}");
+    }
+    id
+}
+
 /// The page for the report's Markdown `md`; images under `out` are embedded as their SVG text. `colours` pairs
 /// each method with its plot colour.
 fn page(md: &str, out: &Path, colours: &[(String, String)]) -> Result<String> {
@@ -244,9 +270,14 @@ fn page(md: &str, out: &Path, colours: &[(String, String)]) -> Result<String> {
         })
         .unwrap_or_else(|| "Experiment".into());
     let mut body = String::new();
+    let mut ids: Vec<String> = Vec::new();
     for b in &bs {
         match b {
-            Block::Heading(l, t) => body.push_str(&format!("<h{l}>{}</h{l}>\n", inline(t))),
+            Block::Heading(l, t) => {
+                let id = anchor(t, &ids);
+                body.push_str(&format!("<h{l} id=\"{id}\">{}</h{l}>\n", inline(t)));
+                ids.push(id);
+            }
             Block::Paragraph(p) => body.push_str(&format!("<p>{}</p>\n", inline(p))),
             Block::Table(t) => body.push_str(&table_html(t, colours)),
             Block::Image(alt, target) => {
@@ -317,6 +348,25 @@ mod tests {
         );
         // Unclosed marks stay text.
         assert_eq!(inline("`open ** [x](y"), "`open ** [x](y");
+    }
+
+    #[test]
+    fn headings_get_unique_anchors() {
+        let mut taken = Vec::new();
+        for (t, want) in [
+            ("Plots", "plots"),
+            (
+                "Against the baseline `ranksvm`",
+                "against-the-baseline-ranksvm",
+            ),
+            ("NDCG@10", "ndcg-10"),
+            ("NDCG@10", "ndcg-10-2"),
+            ("—", "section"),
+        ] {
+            let id = anchor(t, &taken);
+            assert_eq!(id, want);
+            taken.push(id);
+        }
     }
 
     #[test]
