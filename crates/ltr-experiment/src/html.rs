@@ -31,12 +31,29 @@ enum Block {
     Image(String, String),
 }
 
-/// The cells of a pipe-table line.
+/// The cells of a pipe-table line; `\|` is a `|` inside a cell.
 fn cells(line: &str) -> Vec<String> {
     let t = line.trim();
     let t = t.strip_prefix('|').unwrap_or(t);
-    let t = t.strip_suffix('|').unwrap_or(t);
-    t.split('|').map(|c| c.trim().to_string()).collect()
+    let t = t
+        .strip_suffix('|')
+        .filter(|r| !r.ends_with('\\'))
+        .unwrap_or(t);
+    let mut out = Vec::new();
+    let mut cell = String::new();
+    let mut chars = t.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'|') => {
+                cell.push('|');
+                chars.next();
+            }
+            '|' => out.push(std::mem::take(&mut cell).trim().to_string()),
+            _ => cell.push(c),
+        }
+    }
+    out.push(cell.trim().to_string());
+    out
 }
 
 fn is_separator(line: &str) -> bool {
@@ -336,6 +353,22 @@ mod tests {
                 Block::Image("p.svg".into(), "plots/p.svg".into()),
                 Block::Paragraph("Other: [q](plots/q.svg).".into()),
             ]
+        );
+    }
+
+    #[test]
+    fn a_pipe_in_a_cell_survives_the_round_trip() {
+        let md = crate::md_table(
+            &["method", "MAP"],
+            &[vec!["boost|pipe".into(), "0.5".into()]],
+        );
+        assert_eq!(md, "| method | MAP |\n|---|---|\n| boost\\|pipe | 0.5 |\n");
+        assert_eq!(
+            blocks(&md),
+            vec![Block::Table(Table {
+                header: vec!["method".into(), "MAP".into()],
+                rows: vec![vec!["boost|pipe".into(), "0.5".into()]],
+            })]
         );
     }
 

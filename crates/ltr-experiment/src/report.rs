@@ -14,15 +14,21 @@ use crate::error::{ExperimentError, Result};
 use crate::experiment::{CellRecord, Experiment};
 use crate::plot::{line_chart_styled, ChartStyle, Series};
 
-/// A Markdown table.
+/// A Markdown table; a `|` inside a cell (a method's label) is written `\|`.
 pub fn md_table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let row = |cells: &mut dyn Iterator<Item = &str>| -> String {
+        cells
+            .map(|c| c.replace('|', "\\|"))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    };
     let mut s = format!(
         "| {} |\n|{}|\n",
-        header.join(" | "),
+        row(&mut header.iter().copied()),
         header.iter().map(|_| "---").collect::<Vec<_>>().join("|")
     );
     for r in rows {
-        s.push_str(&format!("| {} |\n", r.join(" | ")));
+        s.push_str(&format!("| {} |\n", row(&mut r.iter().map(String::as_str))));
     }
     s
 }
