@@ -1,7 +1,7 @@
 //! `cargo xtask test`: every test the project has — the Rust workspace built with the MPI backend (Open MPI
-//! installed by `scripts/setup-mpi.sh` when missing; `ltr-cli/tests/mpi.rs` runs `mpirun` with 1–3 ranks), then
-//! the Python package built into a virtual environment (installing what it needs from the package registries) and
-//! its pytest suite.
+//! installed by `scripts/setup-mpi.sh` when missing; `ltr-cli/tests/mpi.rs` runs `mpirun` with 1–3 ranks; Debian's
+//! chromium installed by `scripts/setup-chromium.sh` for `ltr-cli/tests/report_html.rs`), then the Python package
+//! built into a virtual environment (installing what it needs from the package registries) and its pytest suite.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -105,6 +105,12 @@ pub fn run(root: &Path, parts: Parts) -> Result<()> {
         )?;
     }
     if parts.rust {
+        status(
+            Command::new("bash")
+                .arg(root.join("scripts").join("setup-chromium.sh"))
+                .current_dir(root),
+            "installing chromium for the report.html screenshot test (scripts/setup-chromium.sh)",
+        )?;
         status(
             Command::new(env!("CARGO"))
                 .args(["test", "--workspace"])

@@ -6,8 +6,9 @@
 //! checks it and loads the folds; [`Experiment::run`] trains every (fold × method) cell through the `ltr-learn`
 //! registry — the same path as `ltr train` then `ltr predict` — in parallel, checkpoints each cell in a [`Cells`]
 //! store as it finishes (a killed run resumes with nothing finished recomputed) and writes `report.md`,
-//! `results.json`, `results.csv` and SVG plots. A method `model:FILE` is a model trained elsewhere (anything
-//! `ltr_export::load_model` reads): it is not trained, it scores each fold's test set as `ltr predict` does.
+//! `report.html`, `results.json`, `results.csv` and SVG plots. A method `model:FILE` is a model trained elsewhere
+//! (anything `ltr_export::load_model` reads): it is not trained, it scores each fold's test set as `ltr predict`
+//! does.
 //!
 //! ```
 //! use ltr_experiment::{DataSpec, Experiment, ExperimentSpec, MethodSpec};
@@ -31,6 +32,7 @@ mod cells;
 mod error;
 mod experiment;
 mod folds;
+mod html;
 mod plot;
 mod report;
 mod run;
@@ -40,6 +42,6 @@ pub use cells::{CellOrigin, Cells};
 pub use error::{ExperimentError, Result};
 pub use experiment::{CellRecord, Experiment, GridPoint, Outcome};
 pub use folds::{carve_validation, load_folds, stratified_kfold, ExperimentFold};
-pub use plot::{bar_chart, line_chart, Series};
+pub use plot::{bar_chart, line_chart, line_chart_styled, palette, ChartStyle, Series};
 pub use report::{md_table, mean, Comparison};
 pub use spec::{DataSpec, ExperimentSpec, MethodSpec};

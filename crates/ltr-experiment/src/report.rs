@@ -1,6 +1,6 @@
 //! The report of an experiment: per-query metrics from every cell's test scores, fold means, paired tests against
 //! the baseline over all test queries with Holm's correction across methods, win/tie/loss counts, the settings kept
-//! per fold, and the files — `report.md`, `results.json`, `results.csv`, SVG plots, optional score files.
+//! per fold, and the files — `report.md` and `report.html`, `results.json`, `results.csv`, SVG plots, optional score files.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -12,17 +12,23 @@ use serde::Serialize;
 
 use crate::error::{ExperimentError, Result};
 use crate::experiment::{CellRecord, Experiment};
-use crate::plot::{line_chart, Series};
+use crate::plot::{line_chart_styled, ChartStyle, Series};
 
-/// A Markdown table.
+/// A Markdown table; a `|` inside a cell (a method's label) is written `\|`.
 pub fn md_table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let row = |cells: &mut dyn Iterator<Item = &str>| -> String {
+        cells
+            .map(|c| c.replace('|', "\\|"))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    };
     let mut s = format!(
         "| {} |\n|{}|\n",
-        header.join(" | "),
+        row(&mut header.iter().copied()),
         header.iter().map(|_| "---").collect::<Vec<_>>().join("|")
     );
     for r in rows {
-        s.push_str(&format!("| {} |\n", r.join(" | ")));
+        s.push_str(&format!("| {} |\n", row(&mut r.iter().map(String::as_str))));
     }
     s
 }
@@ -207,6 +213,13 @@ pub(crate) fn write_report(exp: &Experiment, cells: &[CellRecord], out: &Path) -
     let md = markdown(exp, cells, &values, &comps, &many, &plots);
     let path = out.join("report.md");
     ltr_data::write_atomic(&path, |w| w.write_all(md.as_bytes()))?;
+    let colours: Vec<(String, String)> = exp
+        .labels
+        .iter()
+        .cloned()
+        .zip(crate::plot::palette().into_iter().cycle())
+        .collect();
+    crate::html::write_html(&md, out, &colours)?;
     Ok(path)
 }
 
@@ -570,6 +583,14 @@ fn write_plots(exp: &Experiment, values: &Values, out: &Path) -> Result<Vec<Path
     let dir = out.join("plots");
     std::fs::create_dir_all(&dir).map_err(|e| ExperimentError::io(&dir, e))?;
     let base = &exp.labels[exp.baseline];
+    // One colour per method in every figure: the palette follows the experiment's method list.
+    let style = ChartStyle::report(&exp.labels);
+    let by_fold = style.clone().with_categories(
+        exp.folds
+            .iter()
+            .map(|f| format!("Fold {}", f.number))
+            .collect(),
+    );
     let mut paths = Vec::new();
     for (k, metric) in exp.report_metrics.iter().enumerate() {
         let name = plot_name(metric);
@@ -596,12 +617,13 @@ fn write_plots(exp: &Experiment, values: &Values, out: &Path) -> Result<Vec<Path
                 })
                 .collect();
             let p = dir.join(format!("difference-{name}.svg"));
-            line_chart(
+            line_chart_styled(
                 &p,
                 &format!("{metric}: method − {base} per test query, sorted"),
                 "share of test queries",
                 &format!("{metric} difference"),
                 &series,
+                &style,
             )?;
             paths.push(p);
         }
@@ -613,17 +635,18 @@ fn write_plots(exp: &Experiment, values: &Values, out: &Path) -> Result<Vec<Path
                         .folds
                         .iter()
                         .enumerate()
-                        .map(|(f, fold)| (fold.number as f64, mean(&values[m][f][k])))
+                        .map(|(f, _)| ((f + 1) as f64, mean(&values[m][f][k])))
                         .collect(),
                 })
                 .collect();
             let p = dir.join(format!("by-fold-{name}.svg"));
-            line_chart(
+            line_chart_styled(
                 &p,
                 &format!("{metric} by fold (test)"),
                 "fold",
                 &metric.to_string(),
                 &series,
+                &by_fold,
             )?;
             paths.push(p);
         }

@@ -49,6 +49,7 @@ fn one_file_split_into_folds_gives_a_complete_report() {
     assert_eq!((outcome.computed, outcome.reused), (15, 0));
     for f in [
         "report.md",
+        "report.html",
         "results.json",
         "results.csv",
         "experiment.toml",
