@@ -313,6 +313,21 @@ fn rbp_with(q: &QueryInput<'_>, c: &Convention, p: f64, table: &mut (u64, Vec<f6
     }
     let pow = |i: usize| powers.get(i).copied().unwrap_or_else(|| p.powi(i as i32));
     let (mut value, mut unjudged) = (0.0, 0.0);
+    if q.ranking.is_resolved() {
+        // Groups of one: the weight is p^i itself (a sum of one term divided by 1), added once.
+        for (i, &d) in q.ranking.order.iter().enumerate() {
+            let l = q.labels[d];
+            if !judged(l) {
+                unjudged += pow(i);
+            } else if c.is_relevant(l) {
+                value += pow(i);
+            }
+        }
+        return (
+            (1.0 - p) * value,
+            (1.0 - p) * unjudged + p.powi(depth as i32),
+        );
+    }
     for &(a, m) in &q.ranking.groups {
         let docs = &q.ranking.order[a..a + m];
         let rel = docs.iter().filter(|&&d| q.rel(c, d)).count();

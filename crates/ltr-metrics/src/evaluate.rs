@@ -402,16 +402,74 @@ mod tests {
 
     /// RBP as first written: `p.powi(i)` at every relevant position.
     fn plain_rbp(q: &QueryInput<'_>, c: &Convention, p: f64) -> f64 {
-        let mut value = 0.0;
+        plain_rbp_both(q, c, p).0
+    }
+
+    fn plain_rbp_both(q: &QueryInput<'_>, c: &Convention, p: f64) -> (f64, f64) {
+        let (mut value, mut unjudged) = (0.0, 0.0);
         for &(a, m) in &q.ranking.groups {
             let docs = &q.ranking.order[a..a + m];
             let rel = docs
                 .iter()
                 .filter(|&&d| q.labels[d].is_finite() && c.is_relevant(q.labels[d]))
                 .count();
+            let unj = docs.iter().filter(|&&d| !q.labels[d].is_finite()).count();
+            if rel + unj == 0 {
+                continue;
+            }
             let w: f64 = (a..a + m).map(|i| p.powi(i as i32)).sum::<f64>() / m as f64;
             value += rel as f64 * w;
+            unjudged += unj as f64 * w;
         }
-        (1.0 - p) * value
+        let depth = q.ranking.order.len();
+        (
+            (1.0 - p) * value,
+            (1.0 - p) * unjudged + p.powi(depth as i32),
+        )
+    }
+
+    /// RBP and its residual with unjudged documents (NaN, −∞), ties and no ties, against the first form.
+    #[test]
+    fn rbp_and_residual_match_plain_form_with_unjudged() {
+        let mut state = 0x1234_5678_9abc_def1u64;
+        let mut next = move |m: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % m
+        };
+        for n in [0usize, 1, 5, 300, 1200] {
+            let labels: Vec<f32> = (0..n)
+                .map(|_| match next(6) {
+                    0 => f32::NAN,
+                    1 => f32::NEG_INFINITY,
+                    g => (g - 2) as f32,
+                })
+                .collect();
+            let scores: Vec<f64> = (0..n).map(|_| next(50) as f64).collect();
+            for ties in [TiePolicy::InputOrder, TiePolicy::Expected] {
+                let ranking = Ranking::new(&scores, ties, None);
+                let q = QueryInput {
+                    labels: &labels,
+                    scores: &scores,
+                    ranking: &ranking,
+                    unretrieved: &[],
+                };
+                for p in ["0.8", "0.5", "0.95"] {
+                    for rel in [1, 2] {
+                        let conv = Convention::TREC.with_relevance_threshold(rel as f32);
+                        let m: Metric = format!("RBP(p={p})").parse().unwrap();
+                        let r: Metric = format!("RBPResidual(p={p})").parse().unwrap();
+                        let want = plain_rbp_both(&q, &conv, p.parse().unwrap());
+                        let got = (
+                            query_metric(m, &q, &conv).unwrap(),
+                            query_metric(r, &q, &conv).unwrap(),
+                        );
+                        assert_eq!(got.0.to_bits(), want.0.to_bits(), "{m} n {n} {ties:?}");
+                        assert_eq!(got.1.to_bits(), want.1.to_bits(), "{r} n {n} {ties:?}");
+                    }
+                }
+            }
+        }
     }
 }
