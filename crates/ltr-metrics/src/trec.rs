@@ -653,6 +653,38 @@ mod tests {
         }
     }
 
+    /// The fuzz target's seeds and regressions (run and qrels split at the first 0xFF byte, as the target does):
+    /// the block readers agree with the serial ones.
+    #[test]
+    fn block_readers_match_serial_readers_on_fuzz_inputs() {
+        let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz");
+        let dir = std::env::temp_dir().join(format!("ltr-trec-fuzz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut seen = 0;
+        for sub in ["seeds/trec_read", "regressions/trec_read"] {
+            let Ok(entries) = std::fs::read_dir(fuzz.join(sub)) else {
+                continue;
+            };
+            for e in entries {
+                let bytes = std::fs::read(e.unwrap().path()).unwrap();
+                let cut = bytes.iter().position(|&b| b == 0xFF).unwrap_or(bytes.len());
+                let (rp, qp) = (dir.join("run"), dir.join("qrels"));
+                std::fs::write(&rp, &bytes[..cut]).unwrap();
+                std::fs::write(&qp, bytes.get(cut + 1..).unwrap_or_default()).unwrap();
+                for block in [1, 7, BLOCK] {
+                    assert_eq!(show(read_run_in_blocks(&rp, block)), show(serial_run(&rp)));
+                    match (read_qrels_in_blocks(&qp, block), serial_qrels(&qp)) {
+                        (Ok(got), Ok(want)) => assert_eq!(got, want),
+                        (got, want) => assert_eq!(show(got.map(|_| ())), show(want.map(|_| ()))),
+                    }
+                }
+                seen += 1;
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(seen >= 3, "the fuzz inputs were not found");
+    }
+
     /// Random files (interleaved queries, blank lines, CRLF, tabs, repeated judgments, one bad line or none) read
     /// in blocks of many sizes give the serial reader's result, and its error with the same line.
     #[test]
