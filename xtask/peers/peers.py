@@ -2,7 +2,9 @@
 
 Each subcommand prints one JSON object with wall seconds of the timed part.
   parse FILE                      sklearn.datasets.load_svmlight_file(query_id=True)
-  eval QRELS RUN                  pytrec_eval and ranx, NDCG@10 + MAP (evaluation only, data already in memory)
+  eval QRELS RUN                  NDCG@10 + AP (evaluation only, data already in memory): pytrec_eval and ranx;
+                                  NDCG@10 + AP + RBP(p=0.8): ranx and ir_measures (pytrec_eval has no RBP)
+  fuse RUN1 RUN2 RUN3             ranx.fuse RRF (k=60, no normalisation) of three runs (fusion only, runs in memory)
   xgb FILE                        XGBoost gblinear + rank:pairwise, 50 rounds (whole run incl. load)
   lgbm TRAIN                      LightGBM lambdarank, 100 rounds (whole run incl. load)
   lgbm-ltrkit TRAIN               the same, the data read by ltrkit's Rust parser (sklearn's loader is too slow for
@@ -45,14 +47,48 @@ def evaluate(qrels_path, run_path):
     try:
         from ranx import Qrels, Run, evaluate as rx
         qr, rn = Qrels(qrels), Run(run)
-        rx(qr, rn, ["ndcg@10", "map"])  # JIT warm-up (numba), not timed
+        rx(qr, rn, ["ndcg@10", "map", "rbp.8"])  # JIT warm-up (numba), not timed
         t = time.perf_counter()
         r = rx(qr, rn, ["ndcg@10", "map"])
         out["ranx"] = time.perf_counter() - t
         out["ranx_ndcg10"] = r["ndcg@10"]
+        t = time.perf_counter()
+        r = rx(qr, rn, ["ndcg@10", "map", "rbp.8"])
+        out["ranx_rbp"] = time.perf_counter() - t
+        out["ranx_rbp08"] = r["rbp.8"]
     except Exception as e:  # ranx may be unavailable
         out["ranx_error"] = str(e)
+    try:
+        import ir_measures
+        ms = [ir_measures.parse_measure(m) for m in ["nDCG@10", "AP", "RBP(p=0.8)"]]
+        t = time.perf_counter()
+        agg = ir_measures.calc_aggregate(ms, qrels, run)
+        out["ir_measures_rbp"] = time.perf_counter() - t
+        out["ir_measures_rbp08"] = agg[ms[2]]
+    except Exception as e:  # ir_measures may be unavailable
+        out["ir_measures_error"] = str(e)
     return out
+
+
+def read_runs(paths):
+    runs = []
+    for p in paths:
+        run = {}
+        with open(p) as f:
+            for line in f:
+                q, _, d, _, s, _ = line.split()
+                run.setdefault(q, {})[d] = float(s)
+        runs.append(run)
+    return runs
+
+
+def fuse(*paths):
+    from ranx import Run, fuse as rx_fuse
+    runs = [Run(r) for r in read_runs(paths)]
+    rx_fuse(runs, norm=None, method="rrf")  # JIT warm-up (numba), not timed; RRF needs no normalisation
+    t = time.perf_counter()
+    rx_fuse(runs, norm=None, method="rrf")
+    return {"ranx": time.perf_counter() - t}
 
 
 def group_sizes(q):
@@ -104,5 +140,5 @@ def lgbm_ltrkit(path):
 
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
-    fn = {"parse": parse, "eval": evaluate, "xgb": xgb, "lgbm": lgbm, "lgbm-ltrkit": lgbm_ltrkit}[cmd]
+    fn = {"parse": parse, "eval": evaluate, "fuse": fuse, "xgb": xgb, "lgbm": lgbm, "lgbm-ltrkit": lgbm_ltrkit}[cmd]
     print(json.dumps(fn(*args)))

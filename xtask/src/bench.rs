@@ -326,13 +326,13 @@ fn eval_section(env: &Env) -> Result<String> {
         (10_000, 1_000)
     };
     section.push_str(&format!(
-        "## Evaluate NDCG@10 + MAP ({nq} queries × {nd} documents, trec convention)\n\n"
+        "## Evaluate NDCG@10 + AP (+ RBP(p=0.8)) ({nq} queries × {nd} documents, trec convention)\n\n"
     ));
     let (ds, scores) = ltr_data::generate_judged_run(nq, nd, true)?;
-    let metrics = [Metric::Ndcg(Some(10)), Metric::Ap(None)];
-    let (ours, ev) = best_of(3, || {
-        Ok(evaluate(&ds, &scores, &metrics, &Convention::TREC)?)
-    })?;
+    let two = [Metric::Ndcg(Some(10)), Metric::Ap(None)];
+    let three = [two[0], two[1], "RBP(p=0.8)".parse()?];
+    let (ours, ev) = best_of(5, || Ok(evaluate(&ds, &scores, &two, &Convention::TREC)?))?;
+    let (ours_rbp, ev_rbp) = best_of(5, || Ok(evaluate(&ds, &scores, &three, &Convention::TREC)?))?;
     let (qrels, run) = (dir.join("qrels.txt"), dir.join("run.txt"));
     ltr_data::write_atomic(&qrels, |w| ltr_metrics::write_qrels_to(w, &ds))?;
     ltr_data::write_atomic(&run, |w| {
@@ -341,25 +341,89 @@ fn eval_section(env: &Env) -> Result<String> {
     let pe = py
         .as_ref()
         .and_then(|p| peer(p, &["eval", qrels.to_str().unwrap(), run.to_str().unwrap()]));
-    let pt = pe.as_ref().and_then(|v| v["pytrec_eval"].as_f64());
-    let rx = pe.as_ref().and_then(|v| v["ranx"].as_f64());
+    let num = |key: &str| pe.as_ref().and_then(|v| v[key].as_f64());
+    let secs = |s: Option<f64>| s.map_or("—".into(), |s| format!("{s:.3}"));
+    let val = |s: Option<f64>| s.map_or("—".into(), |v| format!("{v:.6}"));
+    let (pt, rx, rx_rbp, irm) = (
+        num("pytrec_eval"),
+        num("ranx"),
+        num("ranx_rbp"),
+        num("ir_measures_rbp"),
+    );
     section.push_str(&format!(
-    "| tool | seconds | ratio | NDCG@10 |\n|---|---|---|---|\n| ltr | {ours:.3} | 1× | {:.6} |\n| pytrec_eval | {} | {} | {} |\n| ranx | {} | {} | {} |\n\n",
-    ev.results[0].mean,
-    pt.map_or("—".into(), |s| format!("{s:.3}")),
-    ratio(pt, ours),
-    pe.as_ref().and_then(|v| v["pytrec_eval_ndcg10"].as_f64()).map_or("—".into(), |v| format!("{v:.6}")),
-    rx.map_or("—".into(), |s| format!("{s:.3}")),
-    ratio(rx, ours),
-    pe.as_ref().and_then(|v| v["ranx_ndcg10"].as_f64()).map_or("—".into(), |v| format!("{v:.6}")),
-));
+        "| tool | measures | seconds | peer ÷ ltr | NDCG@10 | RBP(p=0.8) |\n|---|---|---|---|---|---|\n\
+         | ltr | NDCG@10 + AP | {ours:.3} | 1× | {:.6} | |\n\
+         | pytrec_eval | NDCG@10 + AP (no RBP in pytrec_eval) | {} | {} | {} | |\n\
+         | ranx | NDCG@10 + AP | {} | {} | {} | |\n\
+         | ltr | NDCG@10 + AP + RBP | {ours_rbp:.3} | 1× | {:.6} | {:.6} |\n\
+         | ranx | NDCG@10 + AP + RBP | {} | {} | | {} |\n\
+         | ir_measures (pytrec_eval + its RBP) | NDCG@10 + AP + RBP | {} | {} | | {} |\n\n",
+        ev.results[0].mean,
+        secs(pt),
+        ratio(pt, ours),
+        val(num("pytrec_eval_ndcg10")),
+        secs(rx),
+        ratio(rx, ours),
+        val(num("ranx_ndcg10")),
+        ev_rbp.results[0].mean,
+        ev_rbp.results[2].mean,
+        secs(rx_rbp),
+        ratio(rx_rbp, ours_rbp),
+        val(num("ranx_rbp08")),
+        secs(irm),
+        ratio(irm, ours_rbp),
+        val(num("ir_measures_rbp08")),
+    ));
+    // Reading the same run and qrels as TREC files.
+    let mb = |p: &Path| std::fs::metadata(p).map_or(0.0, |m| m.len() as f64 / 1e6);
+    let (rs, _) = best_of(3, || Ok(ltr_metrics::read_run(&run)?))?;
+    let (qs, _) = best_of(3, || Ok(ltr_metrics::read_qrels(&qrels)?))?;
+    section.push_str(&format!(
+        "Reading them (best of 3): `read_run` {:.0} MB in {rs:.3} s = {:.0} MB/s; `read_qrels` {:.0} MB in \
+         {qs:.3} s = {:.0} MB/s.\n\n",
+        mb(&run),
+        mb(&run) / rs,
+        mb(&qrels),
+        mb(&qrels) / qs
+    ));
+    // RRF of three runs.
+    let (fq, fd) = if quick { (200, 1_000) } else { (1_000, 1_000) };
+    let (fds, fscores) = ltr_data::generate_judged_run(fq, fd, true)?;
+    let mut paths = Vec::new();
+    let mut runs = Vec::new();
+    for k in 0..3usize {
+        let p = dir.join(format!("fuse-run{k}.txt"));
+        let n = fscores.len();
+        let s: Vec<f64> = (0..n).map(|i| fscores[(i + 7919 * k) % n]).collect();
+        ltr_data::write_atomic(&p, |w| ltr_metrics::write_run_to(w, &fds, &s, "b"))?;
+        runs.push(ltr_metrics::read_run(&p)?);
+        paths.push(p.to_str().unwrap().to_string());
+    }
+    let (fs, _) = best_of(3, || {
+        Ok(ltr_metrics::fuse(
+            &runs,
+            ltr_metrics::FusionMethod::Rrf { k: 60.0 },
+            ltr_metrics::FusionNorm::None,
+            &[1.0; 3],
+        ))
+    })?;
+    let rf = py
+        .as_ref()
+        .and_then(|p| peer(p, &["fuse", &paths[0], &paths[1], &paths[2]]))
+        .and_then(|v| v["ranx"].as_f64());
+    section.push_str(&format!(
+        "RRF (k = 60) of three runs of {fq} queries × {fd} documents, runs in memory: `ltr_metrics::fuse` \
+         {fs:.3} s, ranx.fuse {} s ({}).\n\n",
+        secs(rf),
+        ratio(rf, fs)
+    ));
     if !quick {
         let (ds, scores) = ltr_data::generate_judged_run(100_000, 1000, false)?;
         let (secs, _) = best_of(1, || {
-            Ok(evaluate(&ds, &scores, &metrics, &Convention::STANDARD)?)
+            Ok(evaluate(&ds, &scores, &two, &Convention::STANDARD)?)
         })?;
         section.push_str(&format!(
-            "ltr alone on 100,000 queries × 1,000 documents (10⁸): {secs:.2} s.\n\n"
+            "ltr alone on 100,000 queries × 1,000 documents (10⁸), NDCG@10 + AP: {secs:.2} s.\n\n"
         ));
     }
     Ok(section)

@@ -293,7 +293,41 @@ fn interpolated_precision(q: &QueryInput<'_>, c: &Convention, level: f64) -> f64
 /// RBP and its residual (Moffat & Zobel 2008), in expectation over tie groups: a group's relevant (unjudged) share
 /// spreads evenly over its positions' weights p^(i−1).
 fn rbp(q: &QueryInput<'_>, c: &Convention, p: f64) -> (f64, f64) {
+    POWERS.with_borrow_mut(|t| rbp_with(q, c, p, t))
+}
+
+thread_local! {
+    /// `p.powi(i)` for the last `p` seen by this thread, i = 0, 1, …: RBP's weights, computed once per thread
+    /// instead of once per relevant document (the same calls, so the same bits).
+    static POWERS: std::cell::RefCell<(u64, Vec<f64>)> = const { std::cell::RefCell::new((0, Vec::new())) };
+}
+
+fn rbp_with(q: &QueryInput<'_>, c: &Convention, p: f64, table: &mut (u64, Vec<f64>)) -> (f64, f64) {
+    let depth = q.ranking.order.len();
+    if table.0 != p.to_bits() {
+        *table = (p.to_bits(), Vec::new());
+    }
+    let powers = &mut table.1;
+    while powers.len() < depth.min(i32::MAX as usize) {
+        powers.push(p.powi(powers.len() as i32));
+    }
+    let pow = |i: usize| powers.get(i).copied().unwrap_or_else(|| p.powi(i as i32));
     let (mut value, mut unjudged) = (0.0, 0.0);
+    if q.ranking.is_resolved() {
+        // Groups of one: the weight is p^i itself (a sum of one term divided by 1), added once.
+        for (i, &d) in q.ranking.order.iter().enumerate() {
+            let l = q.labels[d];
+            if !judged(l) {
+                unjudged += pow(i);
+            } else if c.is_relevant(l) {
+                value += pow(i);
+            }
+        }
+        return (
+            (1.0 - p) * value,
+            (1.0 - p) * unjudged + p.powi(depth as i32),
+        );
+    }
     for &(a, m) in &q.ranking.groups {
         let docs = &q.ranking.order[a..a + m];
         let rel = docs.iter().filter(|&&d| q.rel(c, d)).count();
@@ -301,11 +335,10 @@ fn rbp(q: &QueryInput<'_>, c: &Convention, p: f64) -> (f64, f64) {
         if rel + unj == 0 {
             continue;
         }
-        let w: f64 = (a..a + m).map(|i| p.powi(i as i32)).sum::<f64>() / m as f64;
+        let w: f64 = (a..a + m).map(pow).sum::<f64>() / m as f64;
         value += rel as f64 * w;
         unjudged += unj as f64 * w;
     }
-    let depth = q.ranking.order.len();
     (
         (1.0 - p) * value,
         (1.0 - p) * unjudged + p.powi(depth as i32),

@@ -130,59 +130,201 @@ fn for_each_record(
 /// One query of a TREC run: `(docid, score)` in file order.
 pub type RunQuery = (String, Vec<(String, f64)>);
 
+/// Blocks of about this many bytes are parsed in parallel by the TREC readers.
+const BLOCK: usize = 1 << 20;
+
+/// The whitespace-separated fields of a line (`str::split_whitespace`'s): the first `N` and how many there are in
+/// all. `ascii` says the line is ASCII without a vertical tab, where ASCII whitespace is the same set and
+/// splitting bytes is faster.
+#[inline]
+fn fields<const N: usize>(line: &str, ascii: bool) -> ([&str; N], usize) {
+    let mut f = [""; N];
+    let mut n = 0;
+    let mut put = |w| {
+        if n < N {
+            f[n] = w;
+        }
+        n += 1;
+    };
+    if ascii {
+        line.split_ascii_whitespace().for_each(&mut put);
+    } else {
+        line.split_whitespace().for_each(&mut put);
+    }
+    (f, n)
+}
+
+/// What one block of a file gave: consecutive runs of lines of one query (`(qid, items)`), the number of lines
+/// it holds, and its first bad line (0-based within the block) with the problem.
+struct Block<'a, T> {
+    segments: Vec<(&'a str, Vec<T>)>,
+    lines: usize,
+    error: Option<(usize, String)>,
+}
+
+/// Parse `text` in blocks that start at line starts, in parallel: `line` turns the fields of a non-blank line (the
+/// first 6 and their count) into its qid and item, or a problem. The blocks come back in file order; the first
+/// error of the file (as a serial reader would meet it) names the file and its 1-based line.
+fn parse_blocks<'a, T: Send>(
+    path: &Path,
+    text: &'a str,
+    block: usize,
+    line: impl Fn(&[&'a str; 6], usize) -> Result<(&'a str, T), String> + Sync,
+) -> Result<Vec<Block<'a, T>>, FileError> {
+    use rayon::prelude::*;
+    let bytes = text.as_bytes();
+    let mut starts = vec![0];
+    let mut at = block;
+    while at < bytes.len() {
+        match memchr::memchr(b'\n', &bytes[at..]) {
+            Some(i) if at + i + 1 < bytes.len() => {
+                starts.push(at + i + 1);
+                at += i + 1 + block;
+            }
+            _ => break,
+        }
+    }
+    starts.push(bytes.len());
+    let blocks: Vec<Block<'a, T>> = starts
+        .par_windows(2)
+        .map(|w| {
+            let chunk = &text[w[0]..w[1]];
+            let mut b = Block {
+                segments: Vec::new(),
+                lines: 0,
+                error: None,
+            };
+            // Lines as `str::lines` gives them (a trailing `\r` is whitespace to the field split).
+            let ascii = chunk.is_ascii() && memchr::memchr(0x0b, chunk.as_bytes()).is_none();
+            let mut from = 0;
+            let ends = memchr::memchr_iter(b'\n', chunk.as_bytes())
+                .chain((!chunk.ends_with('\n') && !chunk.is_empty()).then_some(chunk.len()));
+            for (i, end) in ends.enumerate() {
+                let l = &chunk[from..end];
+                from = end + 1;
+                b.lines = i + 1;
+                if b.error.is_some() {
+                    break;
+                }
+                let (f, n) = fields::<6>(l, ascii);
+                if n == 0 {
+                    continue;
+                }
+                match line(&f, n) {
+                    Ok((qid, item)) => match b.segments.last_mut() {
+                        Some((q, items)) if *q == qid => items.push(item),
+                        _ => b.segments.push((qid, vec![item])),
+                    },
+                    Err(problem) => b.error = Some((i, problem)),
+                }
+            }
+            b
+        })
+        .collect();
+    let mut before = 0;
+    for b in &blocks {
+        if let Some((i, problem)) = &b.error {
+            return Err(FileError::Parse {
+                path: path.to_path_buf(),
+                line: before + i + 1,
+                problem: problem.clone(),
+            });
+        }
+        before += b.lines;
+    }
+    Ok(blocks)
+}
+
 /// Read a TREC run (`qid Q0 docid rank score tag`), grouped by qid in order of first appearance. The rank column is
-/// ignored (trec_eval re-sorts by score).
+/// ignored (trec_eval re-sorts by score). Large files are parsed in parallel blocks; the result and the errors are
+/// those of a line-by-line read.
 pub fn read_run(path: &Path) -> Result<Vec<RunQuery>, FileError> {
-    let mut out: Vec<RunQuery> = Vec::new();
-    let mut index: HashMap<String, usize> = HashMap::new();
-    for_each_record(path, |f, err| {
-        if f.len() < 5 {
-            return Err(err(format!(
-                "{} fields; a run line is `qid Q0 docid rank score [tag]`",
-                f.len()
-            )));
+    read_run_in_blocks(path, BLOCK)
+}
+
+fn read_run_in_blocks(path: &Path, block: usize) -> Result<Vec<RunQuery>, FileError> {
+    let text = read_text(path)?;
+    let blocks = parse_blocks(path, &text, block, |f, n| {
+        if n < 5 {
+            return Err(format!(
+                "{n} fields; a run line is `qid Q0 docid rank score [tag]`"
+            ));
         }
         let score: f64 = f[4]
             .parse()
-            .map_err(|_| err(format!("score `{}` is not a number", f[4])))?;
+            .map_err(|_| format!("score `{}` is not a number", f[4]))?;
         if !score.is_finite() {
-            return Err(err(format!("score `{}` is not finite", f[4])));
+            return Err(format!("score `{}` is not finite", f[4]));
         }
-        let q = *index.entry(f[0].to_string()).or_insert_with(|| {
-            out.push((f[0].to_string(), Vec::new()));
-            out.len() - 1
-        });
-        out[q].1.push((f[2].to_string(), score));
-        Ok(())
+        Ok((f[0], (f[2].to_string(), score)))
     })?;
+    let mut out: Vec<RunQuery> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    for b in blocks {
+        for (qid, docs) in b.segments {
+            match index.get(qid) {
+                Some(&q) => out[q].1.extend(docs),
+                None => {
+                    index.insert(qid, out.len());
+                    out.push((qid.to_string(), docs));
+                }
+            }
+        }
+    }
     Ok(out)
 }
+
+/// A run of consecutive qrels lines of one query: `(docid, relevance)`.
+type Judged<'a> = Vec<(&'a str, f32)>;
 
 /// qid → docid → relevance.
 pub type Qrels = HashMap<String, HashMap<String, f32>>;
 
-/// Read qrels (`qid iter docid rel`).
+/// Read qrels (`qid iter docid rel`). A (qid, docid) given twice keeps its last value. Large files are parsed in
+/// parallel blocks and each query's judgments collected in parallel; the result and the errors are those of a
+/// line-by-line read.
 pub fn read_qrels(path: &Path) -> Result<Qrels, FileError> {
-    let mut out: Qrels = HashMap::new();
-    for_each_record(path, |f, err| {
-        if f.len() != 4 {
-            return Err(err(format!(
-                "{} fields; a qrels line is `qid iter docid rel`",
-                f.len()
-            )));
+    read_qrels_in_blocks(path, BLOCK)
+}
+
+fn read_qrels_in_blocks(path: &Path, block: usize) -> Result<Qrels, FileError> {
+    use rayon::prelude::*;
+    let text = read_text(path)?;
+    let blocks = parse_blocks(path, &text, block, |f, n| {
+        if n != 4 {
+            return Err(format!("{n} fields; a qrels line is `qid iter docid rel`"));
         }
         let rel: f32 = f[3]
             .parse()
-            .map_err(|_| err(format!("relevance `{}` is not a number", f[3])))?;
+            .map_err(|_| format!("relevance `{}` is not a number", f[3]))?;
         if !rel.is_finite() {
-            return Err(err("relevance is not finite".into()));
+            return Err("relevance is not finite".into());
         }
-        out.entry(f[0].to_string())
-            .or_default()
-            .insert(f[2].to_string(), rel);
-        Ok(())
+        Ok((f[0], (f[2], rel)))
     })?;
-    Ok(out)
+    // Each query's runs of lines, in file order, then each query's map built on its own.
+    let mut by_qid: Vec<(&str, Vec<Judged<'_>>)> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    for b in blocks {
+        for (qid, docs) in b.segments {
+            let q = *index.entry(qid).or_insert_with(|| {
+                by_qid.push((qid, Vec::new()));
+                by_qid.len() - 1
+            });
+            by_qid[q].1.push(docs);
+        }
+    }
+    let maps: Vec<(String, HashMap<String, f32>)> = by_qid
+        .into_par_iter()
+        .map(|(qid, parts)| {
+            let mut m = HashMap::with_capacity(parts.iter().map(Vec::len).sum());
+            for (d, rel) in parts.into_iter().flatten() {
+                m.insert(d.to_string(), rel);
+            }
+            (qid.to_string(), m)
+        })
+        .collect();
+    Ok(maps.into_iter().collect())
 }
 
 /// Write a TREC run for `ds` and `scores` (ranked by score, ties by input order), atomically. Documents without a
@@ -447,5 +589,170 @@ impl Judgments {
             Judgments::AdHoc(q) => evaluate_run(run, q, metrics, conv),
             Judgments::Diversity(q) => evaluate_diversity_run(run, q, metrics, conv),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The line-by-line reader that the block readers replaced.
+    fn serial_run(path: &Path) -> Result<Vec<RunQuery>, FileError> {
+        let mut out: Vec<RunQuery> = Vec::new();
+        let mut index: HashMap<String, usize> = HashMap::new();
+        for_each_record(path, |f, err| {
+            if f.len() < 5 {
+                return Err(err(format!(
+                    "{} fields; a run line is `qid Q0 docid rank score [tag]`",
+                    f.len()
+                )));
+            }
+            let score: f64 = f[4]
+                .parse()
+                .map_err(|_| err(format!("score `{}` is not a number", f[4])))?;
+            if !score.is_finite() {
+                return Err(err(format!("score `{}` is not finite", f[4])));
+            }
+            let q = *index.entry(f[0].to_string()).or_insert_with(|| {
+                out.push((f[0].to_string(), Vec::new()));
+                out.len() - 1
+            });
+            out[q].1.push((f[2].to_string(), score));
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    fn serial_qrels(path: &Path) -> Result<Qrels, FileError> {
+        let mut out: Qrels = HashMap::new();
+        for_each_record(path, |f, err| {
+            if f.len() != 4 {
+                return Err(err(format!(
+                    "{} fields; a qrels line is `qid iter docid rel`",
+                    f.len()
+                )));
+            }
+            let rel: f32 = f[3]
+                .parse()
+                .map_err(|_| err(format!("relevance `{}` is not a number", f[3])))?;
+            if !rel.is_finite() {
+                return Err(err("relevance is not finite".into()));
+            }
+            out.entry(f[0].to_string())
+                .or_default()
+                .insert(f[2].to_string(), rel);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    fn show<T: std::fmt::Debug>(r: Result<T, FileError>) -> String {
+        match r {
+            Ok(v) => format!("ok {v:?}"),
+            Err(e) => format!("err {e}"),
+        }
+    }
+
+    /// The fuzz target's seeds and regressions (run and qrels split at the first 0xFF byte, as the target does):
+    /// the block readers agree with the serial ones.
+    #[test]
+    fn block_readers_match_serial_readers_on_fuzz_inputs() {
+        let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz");
+        let dir = std::env::temp_dir().join(format!("ltr-trec-fuzz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut seen = 0;
+        for sub in ["seeds/trec_read", "regressions/trec_read"] {
+            let Ok(entries) = std::fs::read_dir(fuzz.join(sub)) else {
+                continue;
+            };
+            for e in entries {
+                let bytes = std::fs::read(e.unwrap().path()).unwrap();
+                let cut = bytes.iter().position(|&b| b == 0xFF).unwrap_or(bytes.len());
+                let (rp, qp) = (dir.join("run"), dir.join("qrels"));
+                std::fs::write(&rp, &bytes[..cut]).unwrap();
+                std::fs::write(&qp, bytes.get(cut + 1..).unwrap_or_default()).unwrap();
+                for block in [1, 7, BLOCK] {
+                    assert_eq!(show(read_run_in_blocks(&rp, block)), show(serial_run(&rp)));
+                    match (read_qrels_in_blocks(&qp, block), serial_qrels(&qp)) {
+                        (Ok(got), Ok(want)) => assert_eq!(got, want),
+                        (got, want) => assert_eq!(show(got.map(|_| ())), show(want.map(|_| ()))),
+                    }
+                }
+                seen += 1;
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(seen >= 3, "the fuzz inputs were not found");
+    }
+
+    /// Random files (interleaved queries, blank lines, CRLF, tabs, repeated judgments, one bad line or none) read
+    /// in blocks of many sizes give the serial reader's result, and its error with the same line.
+    #[test]
+    fn block_readers_match_serial_readers() {
+        let dir = std::env::temp_dir().join(format!("ltr-trec-blocks-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |m: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % m
+        };
+        for case in 0..60 {
+            let lines = 1 + next(300) as usize;
+            let bad = (case % 3 != 0).then(|| next(lines as u64) as usize);
+            let (mut run, mut qrels) = (String::new(), String::new());
+            for i in 0..lines {
+                let q = next(7);
+                let d = next(40);
+                let end = if next(5) == 0 { "\r\n" } else { "\n" };
+                if next(10) == 0 {
+                    run.push_str(if next(2) == 0 { "\n" } else { "  \t \r\n" });
+                    qrels.push('\n');
+                }
+                let score = match (Some(i) == bad, next(4)) {
+                    (true, 0) => "x1".to_string(),
+                    (true, 1) => "inf".to_string(),
+                    (true, 2) => "1 extra extra".to_string(),
+                    _ => format!("{}", next(1000) as f64 / 7.0 - 50.0),
+                };
+                let short = Some(i) == bad && next(4) == 3;
+                if short {
+                    run.push_str(&format!("q{q} Q0 d{d}{end}"));
+                    qrels.push_str(&format!("q{q} 0 d{d}{end}"));
+                } else {
+                    // Whitespace that ASCII splitting and `split_whitespace` disagree on, and non-ASCII ids.
+                    let sep = ["\t", " ", "\x0b", "\u{a0}", "\u{3000}", " "][next(6) as usize];
+                    let id = if next(9) == 0 { "é" } else { "d" };
+                    run.push_str(&format!("q{q}{sep}Q0 {id}{d} {i} {score} tag{end}"));
+                    qrels.push_str(&format!("q{q} 0 d{d} {score}{end}"));
+                }
+            }
+            if next(2) == 0 {
+                run.push_str("q1 Q0 last 1 0.5 t");
+                qrels.push_str("q1 0 last 2");
+            }
+            let (rp, qp) = (dir.join("run"), dir.join("qrels"));
+            std::fs::write(&rp, &run).unwrap();
+            std::fs::write(&qp, &qrels).unwrap();
+            let want_run = show(serial_run(&rp));
+            let want_qrels = show(serial_qrels(&qp));
+            for block in [1, 2, 7, 30, 100, 1000, BLOCK] {
+                assert_eq!(
+                    show(read_run_in_blocks(&rp, block)),
+                    want_run,
+                    "case {case}, block {block}"
+                );
+                match (read_qrels_in_blocks(&qp, block), serial_qrels(&qp)) {
+                    (Ok(got), Ok(want)) => assert_eq!(got, want, "case {case}, block {block}"),
+                    (got, _) => assert_eq!(
+                        show(got.map(|_| ())),
+                        want_qrels,
+                        "case {case}, block {block}"
+                    ),
+                }
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,0 +1,104 @@
+//! Time NDCG@10 + AP + RBP(p=0.8) (trec convention) on a generated run of Q queries × 1,000 documents, and reading
+//! that run and its qrels as TREC files (`cargo run --release -p ltr-metrics --example trec_speed -- 10000 DIR [REPS] [eval]`;
+//! `eval` skips the reading).
+//! Prints a fingerprint of every per-query value's bits, so two builds can be compared for bit identity.
+use std::time::Instant;
+
+use ltr_metrics::{evaluate, read_qrels, read_run, Convention, Metric};
+
+fn best<T>(reps: usize, mut f: impl FnMut() -> T) -> (f64, T) {
+    let mut best = f64::INFINITY;
+    let mut out = None;
+    for _ in 0..reps {
+        let t = Instant::now();
+        let v = f();
+        best = best.min(t.elapsed().as_secs_f64());
+        out = Some(v);
+    }
+    (best, out.expect("at least one repetition"))
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let nq: usize = args.next().map_or(10_000, |s| s.parse().unwrap());
+    let dir = std::path::PathBuf::from(args.next().unwrap_or_else(|| "/tmp".into()));
+    let reps: usize = args.next().map_or(5, |s| s.parse().unwrap());
+    let (ds, scores) = ltr_data::generate_judged_run(nq, 1000, true).unwrap();
+    let metrics: Vec<Metric> = ["nDCG@10", "AP", "RBP(p=0.8)"]
+        .iter()
+        .map(|m| m.parse().unwrap())
+        .collect();
+    let (secs, ev) = best(reps, || {
+        evaluate(&ds, &scores, &metrics, &Convention::TREC).unwrap()
+    });
+    let mut fp = 0u64;
+    for r in &ev.results {
+        for v in &r.per_query {
+            fp = fp.rotate_left(7) ^ v.to_bits();
+        }
+    }
+    println!(
+        "evaluate {} queries: {secs:.4} s; means {:?}; fingerprint {fp:016x}",
+        nq,
+        ev.results.iter().map(|r| r.mean).collect::<Vec<_>>()
+    );
+    let (secs2, _) = best(reps, || {
+        evaluate(&ds, &scores, &metrics[..2], &Convention::TREC).unwrap()
+    });
+    println!("evaluate {nq} queries, NDCG@10 + AP only: {secs2:.4} s");
+    if args.next().as_deref() == Some("eval") {
+        return;
+    }
+    let (qrels, run) = (
+        dir.join(format!("qrels-{nq}.txt")),
+        dir.join(format!("run-{nq}.txt")),
+    );
+    if !run.exists() {
+        ltr_data::write_atomic(&qrels, |w| ltr_metrics::write_qrels_to(w, &ds)).unwrap();
+        ltr_data::write_atomic(&run, |w| {
+            ltr_metrics::write_run_to(w, &ds, &scores, "bench")
+        })
+        .unwrap();
+    }
+    let mb = |p: &std::path::Path| std::fs::metadata(p).unwrap().len() as f64 / 1e6;
+    let (rs, r) = best(reps.min(3), || read_run(&run).unwrap());
+    let (qs, q) = best(reps.min(3), || read_qrels(&qrels).unwrap());
+    let docs: usize = r.iter().map(|(_, d)| d.len()).sum();
+    let judged: usize = q.values().map(|m| m.len()).sum();
+    println!(
+        "read_run {:.1} MB: {rs:.4} s = {:.0} MB/s ({} queries, {docs} lines)",
+        mb(&run),
+        mb(&run) / rs,
+        r.len()
+    );
+    println!(
+        "read_qrels {:.1} MB: {qs:.4} s = {:.0} MB/s ({} queries, {judged} judgments)",
+        mb(&qrels),
+        mb(&qrels) / qs,
+        q.len()
+    );
+    // RRF of three runs of 1,000 queries × 1,000 documents (the first run's scores, shifted per run).
+    let (ds, scores) = ltr_data::generate_judged_run(1000, 1000, true).unwrap();
+    let mut runs = Vec::new();
+    for k in 0..3usize {
+        let p = dir.join(format!("fuse-run{k}.txt"));
+        if !p.exists() {
+            let n = scores.len();
+            let s: Vec<f64> = (0..n).map(|i| scores[(i + 7919 * k) % n]).collect();
+            ltr_data::write_atomic(&p, |w| ltr_metrics::write_run_to(w, &ds, &s, "b")).unwrap();
+        }
+        runs.push(read_run(&p).unwrap());
+    }
+    let (fs, fused) = best(reps.min(3), || {
+        ltr_metrics::fuse(
+            &runs,
+            ltr_metrics::FusionMethod::Rrf { k: 60.0 },
+            ltr_metrics::FusionNorm::None,
+            &[1.0; 3],
+        )
+    });
+    println!(
+        "fuse RRF of 3 runs of 1,000 × 1,000: {fs:.4} s ({} queries)",
+        fused.len()
+    );
+}
