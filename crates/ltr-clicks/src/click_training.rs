@@ -208,23 +208,7 @@ impl<'a> ClickTrainingBuilder<'a> {
             set.sort_unstable();
             if set.windows(2).any(|w| w[0] == w[1]) {
                 // The rare case (duplicate docids): the record path words the error.
-                let q = self.features.query(session.query);
-                let records: Vec<ClickRecord> = session
-                    .shown
-                    .iter()
-                    .enumerate()
-                    .map(|(i, d)| ClickRecord {
-                        session: session.session,
-                        qid: q.qid().to_string(),
-                        docid: q
-                            .docid(d.doc as usize)
-                            .map_or_else(|| format!("d{}", d.doc), str::to_string),
-                        rank: i as u32 + 1,
-                        clicked: d.clicked,
-                        propensity: d.propensity,
-                        production_rank: session.swapped.then_some(d.production + 1),
-                    })
-                    .collect();
+                let records = session.records(self.features);
                 return self.add_session(&records);
             }
             let group = if set.len() < 2 {

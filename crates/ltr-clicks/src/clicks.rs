@@ -325,26 +325,7 @@ impl ClickSimulation {
         range: std::ops::Range<u64>,
     ) -> Result<Vec<ClickRecord>> {
         let sessions = self.simulate_compact(ds, scores, range)?;
-        Ok(sessions
-            .iter()
-            .flat_map(|s| {
-                let q = ds.query(s.query);
-                s.shown
-                    .iter()
-                    .enumerate()
-                    .map(move |(i, shown)| ClickRecord {
-                        session: s.session,
-                        qid: q.qid().to_string(),
-                        docid: q
-                            .docid(shown.doc as usize)
-                            .map_or_else(|| format!("d{}", shown.doc), str::to_string),
-                        rank: i as u32 + 1,
-                        clicked: shown.clicked,
-                        propensity: shown.propensity,
-                        production_rank: s.swapped.then_some(shown.production + 1),
-                    })
-            })
-            .collect())
+        Ok(sessions.iter().flat_map(|s| s.records(ds)).collect())
     }
 
     /// The sessions `range` of [`Self::simulate_sessions`] by position instead of by name: the same random draws
@@ -465,6 +446,29 @@ pub struct SimulatedSession {
     pub swapped: bool,
     /// The displayed documents, rank 1 first.
     pub shown: Vec<ShownDocument>,
+}
+
+impl SimulatedSession {
+    /// The session as log records ([`ClickSimulation::simulate_sessions`]' form), `ds` being the simulated
+    /// dataset: documents named by their docid, or `d0`, `d1`, … by position.
+    pub fn records(&self, ds: &Dataset) -> Vec<ClickRecord> {
+        let q = ds.query(self.query);
+        self.shown
+            .iter()
+            .enumerate()
+            .map(|(i, shown)| ClickRecord {
+                session: self.session,
+                qid: q.qid().to_string(),
+                docid: q
+                    .docid(shown.doc as usize)
+                    .map_or_else(|| format!("d{}", shown.doc), str::to_string),
+                rank: i as u32 + 1,
+                clicked: shown.clicked,
+                propensity: shown.propensity,
+                production_rank: self.swapped.then_some(shown.production + 1),
+            })
+            .collect()
+    }
 }
 
 /// One displayed document of a [`SimulatedSession`].
