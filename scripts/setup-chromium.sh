@@ -10,17 +10,11 @@ set -euo pipefail
 if command -v chromium >/dev/null 2>&1; then
     exit 0
 fi
-if ! command -v apt-get >/dev/null 2>&1; then
+status=0
+"$(dirname "$0")/apt-install.sh" setup-chromium --no-recommends chromium || status=$?
+if [ "$status" -eq 2 ]; then
     echo "setup-chromium: no chromium and no apt-get; install chromium with your package manager to run the" \
         "report.html screenshot test (it skips without it)" >&2
     exit 0
 fi
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-    sudo="sudo"
-fi
-echo "setup-chromium: installing chromium" >&2
-export DEBIAN_FRONTEND=noninteractive
-# A fresh machine may have no package lists yet: update once when the first attempt cannot find the package.
-$sudo apt-get install -y -q --no-install-recommends chromium >/dev/null ||
-    { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q --no-install-recommends chromium >/dev/null; }
+exit "$status"

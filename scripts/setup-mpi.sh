@@ -14,17 +14,11 @@ dpkg -s libclang-dev >/dev/null 2>&1 || missing+=(libclang-dev)
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0
 fi
-if ! command -v apt-get >/dev/null 2>&1; then
+status=0
+"$(dirname "$0")/apt-install.sh" setup-mpi "${missing[@]}" || status=$?
+if [ "$status" -eq 2 ]; then
     echo "setup-mpi: need ${missing[*]} (Open MPI with headers, and libclang), and this system has no apt-get;" \
         "install them with your package manager, or run 'cargo xtask test --no-mpi'" >&2
     exit 1
 fi
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-    sudo="sudo"
-fi
-echo "setup-mpi: installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-# A fresh machine may have no package lists yet: update once when the first attempt cannot find the packages.
-$sudo apt-get install -y -q "${missing[@]}" >/dev/null ||
-    { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q "${missing[@]}" >/dev/null; }
+exit "$status"

@@ -6,32 +6,13 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{ltr, ok};
-
-fn fold_dir(root: &Path, folds: usize) {
-    for k in 1..=folds {
-        let f = root.join(format!("Fold{k}"));
-        ok(&[
-            "generate",
-            "--out",
-            f.to_str().unwrap(),
-            "--queries",
-            "40",
-            "--seed",
-            &k.to_string(),
-        ]);
-    }
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use common::{generate_folds, ltr, ok, s};
 
 #[test]
 fn a_cell_equals_separate_train_predict_eval() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    fold_dir(&data, 2);
+    generate_folds(&data, 2, 40);
     let out = dir.path().join("out");
     let stdout = ok(&[
         "experiment",
@@ -141,18 +122,7 @@ fn a_cell_equals_separate_train_predict_eval() {
 fn a_killed_experiment_resumes_without_recomputing_finished_cells() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    for k in 1..=3 {
-        let f = data.join(format!("Fold{k}"));
-        ok(&[
-            "generate",
-            "--out",
-            s(&f),
-            "--queries",
-            "60",
-            "--seed",
-            &k.to_string(),
-        ]);
-    }
+    generate_folds(&data, 3, 60);
     let out = dir.path().join("out");
     let args = [
         "experiment",
@@ -240,7 +210,7 @@ fn a_killed_experiment_resumes_without_recomputing_finished_cells() {
 fn experiment_flags_are_checked() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    fold_dir(&data, 1);
+    generate_folds(&data, 1, 40);
     let out = dir.path().join("out");
     let err = |args: &[&str]| {
         let o = ltr(args);
@@ -460,7 +430,7 @@ fn kept(out: &Path, label: &str, fold: usize) -> String {
 fn a_model_file_scores_each_fold_as_ltr_predict_does() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    fold_dir(&data, 2);
+    generate_folds(&data, 2, 40);
     let fold1 = data.join("Fold1");
     // The ranksvm of fold 1, trained beforehand as the experiment trains it (defaults, seed 1, vali.txt).
     let model = dir.path().join("ranksvm-fold1.json");
@@ -597,7 +567,7 @@ fn model_files_that_cannot_score_the_data_are_refused_naming_the_file() {
     let lgb = fixtures.join("lgb_lambdarank.txt");
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    fold_dir(&data, 1);
+    generate_folds(&data, 1, 40);
     let refusal = |model: &Path, data_flag: &str, data: &Path| {
         let algo = format!("model:{}", s(model));
         let out = dir.path().join("out");

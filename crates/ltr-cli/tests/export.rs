@@ -3,23 +3,13 @@
 
 mod common;
 
-use common::{ltr, ok};
-use ltr_data::{generate_web, write_letor, WebConfig};
+use common::{ltr, ok, write_small_web};
 
 #[test]
 fn export_writes_each_engine_format_and_refuses_what_it_cannot_express() {
     let dir = tempfile::tempdir().unwrap();
     let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
-    let web = generate_web(&WebConfig {
-        queries: 12,
-        min_docs: 10,
-        max_docs: 20,
-        features: 10,
-        seed: 2,
-        ..Default::default()
-    })
-    .unwrap();
-    write_letor(&web, p("train.txt").as_ref()).unwrap();
+    write_small_web(p("train.txt").as_ref(), 2);
     ok(&[
         "train",
         "--train",
@@ -126,16 +116,7 @@ fn export_writes_each_engine_format_and_refuses_what_it_cannot_express() {
 fn export_writes_tree_models_for_every_engine() {
     let dir = tempfile::tempdir().unwrap();
     let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
-    let web = generate_web(&WebConfig {
-        queries: 12,
-        min_docs: 10,
-        max_docs: 20,
-        features: 10,
-        seed: 3,
-        ..Default::default()
-    })
-    .unwrap();
-    write_letor(&web, p("train.txt").as_ref()).unwrap();
+    write_small_web(p("train.txt").as_ref(), 3);
     ok(&[
         "train",
         "--train",
@@ -293,16 +274,7 @@ fn export_writes_tree_models_for_every_engine() {
 fn export_writes_onnx_and_refuses_rank_aggregates() {
     let dir = tempfile::tempdir().unwrap();
     let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
-    let web = generate_web(&WebConfig {
-        queries: 12,
-        min_docs: 10,
-        max_docs: 20,
-        features: 10,
-        seed: 4,
-        ..Default::default()
-    })
-    .unwrap();
-    write_letor(&web, p("train.txt").as_ref()).unwrap();
+    write_small_web(p("train.txt").as_ref(), 4);
     let train = |algo: &str, model: &str| {
         ok(&[
             "train",

@@ -7,7 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{ok, s};
+use common::{generate_folds, ok, s};
 
 /// `chromium` on the PATH.
 fn chromium() -> Option<PathBuf> {
@@ -123,18 +123,7 @@ fn report_html_renders_in_chromium_with_sortable_tables() {
     };
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    for k in 1..=2 {
-        let fold = data.join(format!("Fold{k}"));
-        ok(&[
-            "generate",
-            "--out",
-            s(&fold),
-            "--queries",
-            "40",
-            "--seed",
-            &k.to_string(),
-        ]);
-    }
+    generate_folds(&data, 2, 40);
     let out = dir.path().join("out");
     // Two metrics: the validation metric NDCG@10, whose plots the page shows, and MAP.
     ok(&[

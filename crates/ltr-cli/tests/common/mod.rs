@@ -53,3 +53,37 @@ pub fn generate_web(dir: &std::path::Path, queries: usize, seed: u64) -> std::pa
     ]);
     dir.join("train.txt")
 }
+
+/// A small web-profile training file at `path`: 12 queries of 10–20 documents and 10 raw features, from `seed`
+/// (written by the library, so no `ltr generate` process is spent on it).
+#[allow(dead_code)]
+pub fn write_small_web(path: &std::path::Path, seed: u64) {
+    let web = ltr_data::generate_web(&ltr_data::WebConfig {
+        queries: 12,
+        min_docs: 10,
+        max_docs: 20,
+        features: 10,
+        seed,
+        ..Default::default()
+    })
+    .unwrap();
+    ltr_data::write_letor(&web, path).unwrap();
+}
+
+/// `ltr generate` (the LETOR-like profile) into `root/Fold1` … `root/Fold{folds}`, fold `k` from seed `k`.
+#[allow(dead_code)]
+pub fn generate_folds(root: &std::path::Path, folds: usize, queries: usize) {
+    let q = queries.to_string();
+    for k in 1..=folds {
+        let fold = root.join(format!("Fold{k}"));
+        ok(&[
+            "generate",
+            "--out",
+            s(&fold),
+            "--queries",
+            &q,
+            "--seed",
+            &k.to_string(),
+        ]);
+    }
+}
