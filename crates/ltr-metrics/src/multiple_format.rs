@@ -131,7 +131,7 @@ impl ManyComparison {
         for (r, run) in self.runs.iter().enumerate() {
             s.push_str(&format!(
                 "| {} | {} | [{}, {}] | {} |\n",
-                run.name,
+                markdown_cell(&run.name),
                 num(run.mean),
                 num(run.ci.0),
                 num(run.ci.1),
@@ -141,11 +141,11 @@ impl ManyComparison {
         let k = self.runs.len();
         s.push_str("\nDifference row − column, p-value, Cohen's d; `*`: p < α.\n\n|  |");
         for run in &self.runs[1..] {
-            s.push_str(&format!(" {} |", run.name));
+            s.push_str(&format!(" {} |", markdown_cell(&run.name)));
         }
         s.push_str(&format!("\n|---|{}\n", "---|".repeat(k - 1)));
         for i in 0..k - 1 {
-            s.push_str(&format!("| {} |", self.runs[i].name));
+            s.push_str(&format!("| {} |", markdown_cell(&self.runs[i].name)));
             for j in 1..k {
                 s.push_str(&format!(" {} |", self.cell(i, j, "*")));
             }
@@ -251,6 +251,12 @@ impl ManyComparison {
     }
 }
 
+/// A run label as a Markdown table cell: a `|` inside it is written `\|`, as the experiment report writes a
+/// method's label, so that a label such as `bm25|rm3` stays one cell instead of splitting the row.
+fn markdown_cell(label: &str) -> String {
+    label.replace('|', "\\|")
+}
+
 /// Escape LaTeX's special characters in text.
 fn latex_escape(t: &str) -> String {
     let mut s = String::with_capacity(t.len());
@@ -269,4 +275,41 @@ fn latex_escape(t: &str) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::multiple::{compare_runs, ManyOptions};
+
+    /// A `|` in a run label is escaped in every Markdown cell that names the run, so each table row keeps its
+    /// column count.
+    #[test]
+    fn markdown_escapes_pipes_in_run_labels() {
+        let names = vec![
+            "bm25|rm3".to_string(),
+            "plain".to_string(),
+            "a|b|c".to_string(),
+        ];
+        let values = vec![
+            vec![0.5, 0.25, 0.75],
+            vec![0.5, 0.0, 0.25],
+            vec![1.0, 0.5, 0.5],
+        ];
+        let opts = ManyOptions {
+            resamples: 10,
+            trials: 10,
+            ..ManyOptions::default()
+        };
+        let md = compare_runs(&names, &values, 0, "AP", &opts)
+            .unwrap()
+            .to_markdown();
+        assert!(md.contains("| bm25\\|rm3 | 0.5000 |"), "{md}");
+        assert!(md.contains("| a\\|b\\|c | 0.6667 |"), "{md}");
+        assert!(md.contains("|  | plain | a\\|b\\|c |"), "{md}");
+        assert!(!md.contains("bm25|rm3"), "{md}");
+        for line in md.lines().filter(|l| l.starts_with('|')) {
+            let cells = line.replace("\\|", "").matches('|').count();
+            assert!(cells == 5 || cells == 4, "{line}");
+        }
+    }
 }
