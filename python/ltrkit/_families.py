@@ -894,7 +894,7 @@ class LambdaMART(Ranker):
 
     Parameters (None keeps the registry's default):
 
-    - ``trees`` (int in [1, 1000000]; default 100): boosting rounds at most.
+    - ``trees`` (int in [0, 1000000]; default 100): boosting rounds at most (0 only with init-model or init-algo: the start model alone).
     - ``learning_rate`` (float in [1e-09, 1000.0]; default 0.1): shrinkage of every leaf value.
     - ``min_hessian_in_leaf`` (float in [0.0, 1e+300]; default 0.001): hessian sum per leaf at least.
     - ``l2`` (float in [0.0, 1e+300]; default 0): λ of the leaf values' L2 penalty.
@@ -910,12 +910,14 @@ class LambdaMART(Ranker):
     - ``sigma`` (float in [1e-300, 1e+300]; default 1): σ of the pair sigmoid.
     - ``norm`` (bool; default true): scale each query's gradients by log2(1 + Σλ)/Σλ.
     - ``score_gap`` (bool; default true): divide each pair's |ΔNDCG| by 0.01 + |s_i − s_j| (as LightGBM's lambdarank_norm).
+    - ``init_model`` (text; default (none)): a model file of any kind to boost from: the trees start from its scores (through the preprocessing it stored) and the saved model is it plus the trees.
+    - ``init_algo`` (text; default (none)): an algorithm of this registry trained first on the same data and seed, to boost from (its parameters as init-KEY=V).
 
     A list is a grid chosen on ``eval_set``. Common settings: see :class:`Ranker`.
     """
 
     _algo = "lambdamart"
-    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction", "ndcg_at": "ndcg-at", "truncation": "truncation", "sigma": "sigma", "norm": "norm", "score_gap": "score-gap"}
+    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction", "ndcg_at": "ndcg-at", "truncation": "truncation", "sigma": "sigma", "norm": "norm", "score_gap": "score-gap", "init_model": "init-model", "init_algo": "init-algo"}
 
     def __init__(
         self,
@@ -935,6 +937,8 @@ class LambdaMART(Ranker):
         sigma: Any = None,
         norm: Any = None,
         score_gap: Any = None,
+        init_model: Any = None,
+        init_algo: Any = None,
         *,
         metric: str = "NDCG@10",
         convention: str = "standard",
@@ -959,6 +963,8 @@ class LambdaMART(Ranker):
         self.sigma = sigma
         self.norm = norm
         self.score_gap = score_gap
+        self.init_model = init_model
+        self.init_algo = init_algo
         self.algo = "lambdamart"
         self.metric = metric
         self.convention = convention
@@ -974,7 +980,7 @@ class MART(Ranker):
 
     Parameters (None keeps the registry's default):
 
-    - ``trees`` (int in [1, 1000000]; default 100): boosting rounds at most.
+    - ``trees`` (int in [0, 1000000]; default 100): boosting rounds at most (0 only with init-model or init-algo: the start model alone).
     - ``learning_rate`` (float in [1e-09, 1000.0]; default 0.1): shrinkage of every leaf value.
     - ``min_hessian_in_leaf`` (float in [0.0, 1e+300]; default 0.001): hessian sum per leaf at least.
     - ``l2`` (float in [0.0, 1e+300]; default 0): λ of the leaf values' L2 penalty.
@@ -985,12 +991,14 @@ class MART(Ranker):
     - ``max_bin`` (int in [2, 255]; default 255): bins per feature at most (quantiles of the training values; one byte a cell).
     - ``feature_fraction`` (float in [1e-09, 1.0]; default 1): share of the features each tree may split on.
     - ``query_fraction`` (float in [1e-09, 1.0]; default 1): share of the queries each tree is grown on (drawn without replacement, by --seed).
+    - ``init_model`` (text; default (none)): a model file of any kind to boost from: the trees start from its scores (through the preprocessing it stored) and the saved model is it plus the trees.
+    - ``init_algo`` (text; default (none)): an algorithm of this registry trained first on the same data and seed, to boost from (its parameters as init-KEY=V).
 
     A list is a grid chosen on ``eval_set``. Common settings: see :class:`Ranker`.
     """
 
     _algo = "mart"
-    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction"}
+    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction", "init_model": "init-model", "init_algo": "init-algo"}
 
     def __init__(
         self,
@@ -1005,6 +1013,8 @@ class MART(Ranker):
         max_bin: Any = None,
         feature_fraction: Any = None,
         query_fraction: Any = None,
+        init_model: Any = None,
+        init_algo: Any = None,
         *,
         metric: str = "NDCG@10",
         convention: str = "standard",
@@ -1024,6 +1034,8 @@ class MART(Ranker):
         self.max_bin = max_bin
         self.feature_fraction = feature_fraction
         self.query_fraction = query_fraction
+        self.init_model = init_model
+        self.init_algo = init_algo
         self.algo = "mart"
         self.metric = metric
         self.convention = convention

@@ -500,8 +500,10 @@ impl NativeModel {
                     imp[s.feature] += s.alpha.abs();
                 }
             }
-            // Tree ensembles trained here: the summed training gain of each feature's splits.
-            ltr::core::Model::Forest(f) => {
+            // Tree ensembles trained here: the summed training gain of each feature's splits (a boosted model's
+            // start model adds none).
+            ltr::core::Model::Forest(f)
+            | ltr::core::Model::Boosted(ltr::core::Boosted { forest: f, .. }) => {
                 let (_, gains) = f.importance();
                 for (i, g) in gains.into_iter().enumerate().take(width) {
                     imp[i] = g;

@@ -6,14 +6,25 @@ Run inside the peer venv (never a dependency of the crates):
     cargo build --release -p ltr-cli
     .venv-peers/bin/python xtask/peers/trees.py --ltr target/release/ltr --threads 2 \
         --fold ../shared/datasets/MQ2008/Fold1 [--fold ...] [--convention letor4] [--out bench-trees]
+    # OHSUMED, five folds, with the defaults' rows:
+    .venv-peers/bin/python xtask/peers/trees.py --ltr target/release/ltr --defaults --convention letor3 \
+        --fold ../shared/datasets/OHSUMED/QueryLevelNorm/Fold1 ... --fold .../Fold5 --out bench-ohsumed
+    # RankLib, interleaved, fastest of 3 (the jar from xtask/peers/build-ranklib.sh):
+    .venv-peers/bin/python xtask/peers/trees.py --ltr target/release/ltr --no-lightgbm --repeat 3 \
+        --ranklib target/peers/RankLib.jar --fold ../shared/datasets/MQ2008/Fold1
 
 Per fold it writes LightGBM's own input (the LibSVM lines without `qid:` and comments, plus `.query` sidecars; not
 timed), then times whole processes, each reading its text files itself:
   - `ltr train --algo lambdamart` with LightGBM's lambdarank settings (100 trees, 31 leaves, learning rate 0.1,
     20 documents a leaf, 255 bins, pairs truncated at 30, ideal DCG@30, per-query normalisation), no early stopping;
   - LightGBM `lambdarank` with the same settings, loading the files through its own loader;
-  - with `--defaults`: `ltr`'s lambdamart defaults with validation, and XGBoost `rank:ndcg` with its defaults.
-Both models score the test file; `ltr eval` computes NDCG@10 and MAP under the convention, and `ltr compare` the
+  - with `--defaults`: `ltr`'s lambdamart defaults with validation, and XGBoost `rank:ndcg` with its defaults;
+  - with `--ranklib JAR` (built by xtask/peers/build-ranklib.sh): RankLib LambdaMART matched to `ltr` (`-ranker 6
+    -tree 100 -leaf 31 -shrinkage 0.1 -mls 20 -metric2t NDCG@10`, no validation) and, with `--defaults`, RankLib's
+    defaults (`-ranker 6 -metric2t NDCG@10`: 1000 trees of 10 leaves, early stopping on the validation file).
+With `--repeat N` every timed training runs N times, interleaved (ltr, peer, ltr, peer, ...), and the fastest run
+of each counts: on a shared machine, load hits both alike. A fold may also be a folder holding only train.txt and
+test.txt (generated data). Every model scores the test file; `ltr eval` computes NDCG@10 and MAP under the convention, and `ltr compare` the
 paired t-test over test queries. Prints a Markdown table and writes results.json under --out.
 """
 import argparse
@@ -95,6 +106,9 @@ def main():
     ap.add_argument("--defaults", action="store_true", help="also ltr defaults with validation and XGBoost rank:ndcg")
     ap.add_argument("--out", default="bench-trees")
     ap.add_argument("--ltr-param", action="append", default=[], help="extra --param for ltr's matched run")
+    ap.add_argument("--ranklib", help="RankLib jar: also RankLib LambdaMART")
+    ap.add_argument("--no-lightgbm", action="store_true", help="leave LightGBM out (a RankLib-only comparison)")
+    ap.add_argument("--repeat", type=int, default=1, help="timed runs of each training, interleaved; fastest kept")
     a = ap.parse_args()
     out = pathlib.Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -108,31 +122,63 @@ def main():
             if (fold / f"{part}.txt").exists():
                 strip_to_lightgbm(fold / f"{part}.txt", work / f"{part}.lgb")
         test = str(fold / "test.txt")
-        runs = {}
+        vali = fold / "vali.txt"
+        # Each job: (label, training command, prediction command or None, scores file, extra stdout parser).
+        jobs = []
         model = work / "lambdamart.bin"
-        secs, _ = timed([a.ltr, "train", "--train", str(fold / "train.txt"), "--algo", "lambdamart",
-                         "--param", f"trees={a.rounds}", "--param", "stop-after=0", "--param", "ndcg-at=30",
-                         "--normalize", "none", "--model", str(model)]
-                        + [x for p in a.ltr_param for x in ("--param", p)], env)
-        timed([a.ltr, "predict", "--model", str(model), "--data", test, "--out", str(work / "ltr.scores")], env)
-        runs["ltr lambdamart"] = (secs, work / "ltr.scores")
-        secs, inner = timed([sys.executable, "-c", LGBM_SCRIPT, str(work / "train.lgb"), str(work / "test.lgb"),
-                             str(work / "lgbm.scores"), str(a.threads), str(a.rounds)])
-        runs["LightGBM lambdarank"] = (secs, work / "lgbm.scores")
-        lgbm_load_train = float(inner.split()[0])
+        jobs.append(("ltr lambdamart", [a.ltr, "train", "--train", str(fold / "train.txt"), "--algo", "lambdamart",
+                     "--param", f"trees={a.rounds}", "--param", "stop-after=0", "--param", "ndcg-at=30",
+                     "--normalize", "none", "--model", str(model)]
+                     + [x for p in a.ltr_param for x in ("--param", p)],
+                     [a.ltr, "predict", "--model", str(model), "--data", test, "--out", str(work / "ltr.scores")],
+                     work / "ltr.scores"))
+        if not a.no_lightgbm:
+            jobs.append(("LightGBM lambdarank", [sys.executable, "-c", LGBM_SCRIPT, str(work / "train.lgb"),
+                         str(work / "test.lgb"), str(work / "lgbm.scores"), str(a.threads), str(a.rounds)],
+                         None, work / "lgbm.scores"))
+        if a.ranklib:
+            # RankLib scores through `ltr predict`, which reads its LambdaMART model files.
+            rl = work / "ranklib.txt"
+            jobs.append(("RankLib LambdaMART, matched", ["java", "-jar", a.ranklib, "-train", str(fold / "train.txt"),
+                         "-ranker", "6", "-tree", str(a.rounds), "-leaf", "31", "-shrinkage", "0.1", "-mls", "20",
+                         "-metric2t", "NDCG@10", "-save", str(rl)],
+                         [a.ltr, "predict", "--model", str(rl), "--data", test, "--out", str(work / "rl.scores")],
+                         work / "rl.scores"))
         if a.defaults:
             model = work / "lambdamart-defaults.bin"
-            secs, _ = timed([a.ltr, "train", "--train", str(fold / "train.txt"), "--validate", str(fold / "vali.txt"),
-                             "--algo", "lambdamart", "--model", str(model)], env)
-            timed([a.ltr, "predict", "--model", str(model), "--data", test, "--out", str(work / "ltr-def.scores")], env)
-            runs["ltr lambdamart defaults (validated)"] = (secs, work / "ltr-def.scores")
-            secs, _ = timed([sys.executable, "-c", XGB_SCRIPT, str(work / "train.lgb"), str(work / "test.lgb"),
-                             str(work / "xgb.scores"), str(a.threads)])
-            runs["XGBoost rank:ndcg defaults"] = (secs, work / "xgb.scores")
+            with_vali = ["--validate", str(vali)] if vali.exists() else []
+            jobs.append(("ltr lambdamart defaults (validated)", [a.ltr, "train", "--train", str(fold / "train.txt")]
+                         + with_vali + ["--algo", "lambdamart", "--model", str(model)],
+                         [a.ltr, "predict", "--model", str(model), "--data", test, "--out",
+                          str(work / "ltr-def.scores")], work / "ltr-def.scores"))
+            if not a.no_lightgbm:
+                jobs.append(("XGBoost rank:ndcg defaults", [sys.executable, "-c", XGB_SCRIPT, str(work / "train.lgb"),
+                             str(work / "test.lgb"), str(work / "xgb.scores"), str(a.threads)], None,
+                             work / "xgb.scores"))
+            if a.ranklib:
+                rl = work / "ranklib-defaults.txt"
+                rl_vali = ["-validate", str(vali)] if vali.exists() else []
+                jobs.append(("RankLib LambdaMART defaults", ["java", "-jar", a.ranklib, "-train",
+                             str(fold / "train.txt")] + rl_vali + ["-ranker", "6", "-metric2t", "NDCG@10",
+                             "-save", str(rl)],
+                             [a.ltr, "predict", "--model", str(rl), "--data", test, "--out",
+                              str(work / "rl-def.scores")], work / "rl-def.scores"))
+        runs, lgbm_load_train = {}, None
+        for _ in range(a.repeat):
+            for label, train_cmd, predict_cmd, scores in jobs:
+                secs, out_text = timed(train_cmd, env)
+                if label == "LightGBM lambdarank":
+                    inner = float(out_text.split()[0])
+                    lgbm_load_train = inner if lgbm_load_train is None else min(lgbm_load_train, inner)
+                best = runs.get(label, (float("inf"), scores, []))
+                runs[label] = (min(best[0], secs), scores, best[2] + [secs])
+        for label, train_cmd, predict_cmd, scores in jobs:
+            if predict_cmd:
+                timed(predict_cmd, env)
         base = None
-        for label, (secs, scores) in runs.items():
+        for label, (secs, scores, all_secs) in runs.items():
             ev = evaluate(a.ltr, test, str(scores), a.convention)
-            row = {"fold": name, "method": label, "seconds": secs}
+            row = {"fold": name, "method": label, "seconds": secs, "every_run_seconds": all_secs}
             if label == "LightGBM lambdarank":
                 row["load_and_train_seconds"] = lgbm_load_train
             for metric, v in ev["metrics"].items():

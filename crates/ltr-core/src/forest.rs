@@ -184,6 +184,12 @@ impl Forest {
     /// Score `rows` into `out`: tree by tree over the block, each document's outputs added in tree order.
     pub fn score_rows(&self, rows: &[Row<'_>], out: &mut [f64]) {
         out.fill(self.base_score);
+        self.add_rows(rows, out);
+    }
+
+    /// Add the trees' outputs for `rows` to `out` (without the base score), tree by tree in tree order: boosting
+    /// from another model's scores sums in this order.
+    pub fn add_rows(&self, rows: &[Row<'_>], out: &mut [f64]) {
         for t in &self.trees {
             for (o, row) in out.iter_mut().zip(rows) {
                 *o += t.weight * t.output(row);

@@ -17,6 +17,7 @@
 #![deny(missing_docs)]
 
 mod aggregate;
+mod boosted;
 mod collective;
 mod error;
 mod forest;
@@ -29,6 +30,7 @@ mod scorer;
 pub mod test_hold;
 
 pub use aggregate::{aggregate, positions, Aggregation, RankAggregate};
+pub use boosted::{Boosted, InitModel};
 pub use collective::{check_parts, Allreduce, SingleProcess, ThreadGroup};
 pub use error::{LtrError, Result};
 pub use forest::{Forest, ForestTree};

@@ -5,6 +5,7 @@ use ltr_data::{Dataset, QueryView};
 use serde::{Deserialize, Serialize};
 
 use crate::aggregate::RankAggregate;
+use crate::boosted::Boosted;
 use crate::forest::Forest;
 use crate::scorer::{LinearModel, Scorer, StumpEnsemble, TreeEnsemble};
 
@@ -22,6 +23,9 @@ pub enum Model {
     /// A flat tree ensemble trained here (`lambdamart`, `mart`, `random-forest`). Appended last: postcard encodes
     /// the variant by its index, so files of the earlier variants read as before.
     Forest(Forest),
+    /// Trees boosted from another model's scores (`lambdamart`/`mart` with `init-model` or `init-algo`). Appended
+    /// after `Forest` for the same reason.
+    Boosted(Boosted),
 }
 
 impl Scorer for Model {
@@ -32,6 +36,7 @@ impl Scorer for Model {
             Model::Stumps(m) => m.score_query(q, out),
             Model::Trees(m) => m.score_query(q, out),
             Model::Forest(m) => m.score_query(q, out),
+            Model::Boosted(m) => m.score_query(q, out),
         }
     }
     fn n_features(&self) -> usize {
@@ -41,6 +46,7 @@ impl Scorer for Model {
             Model::Stumps(m) => m.n_features(),
             Model::Trees(m) => m.n_features(),
             Model::Forest(m) => m.n_features(),
+            Model::Boosted(m) => m.n_features(),
         }
     }
     fn score_dataset(&self, ds: &Dataset) -> Vec<f64> {
@@ -50,6 +56,7 @@ impl Scorer for Model {
             Model::Stumps(m) => m.score_dataset(ds),
             Model::Trees(m) => m.score_dataset(ds),
             Model::Forest(m) => m.score_dataset(ds),
+            Model::Boosted(m) => m.score_dataset(ds),
         }
     }
 }

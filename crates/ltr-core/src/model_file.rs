@@ -282,6 +282,7 @@ impl ModelFile {
                     .map(|p| format!("tree {k}: {p}"))
             }),
             Model::Forest(f) => f.inconsistency(),
+            Model::Boosted(b) => b.inconsistency(),
         };
         if problem.is_some() {
             return problem;

@@ -6,21 +6,7 @@ use crate::{Model, ModelFile};
 impl ModelFile {
     /// The kind of model, in words (`linear`, `120 regression trees, 3,720 leaves`, …).
     pub fn kind_description(&self) -> String {
-        match &self.model {
-            Model::Linear(_) => "linear".to_string(),
-            Model::Aggregate(a) => format!(
-                "rank aggregate of {} linear members ({:?})",
-                a.members.len(),
-                a.method
-            ),
-            Model::Stumps(s) => format!("{} threshold weak rankers", s.stumps.len()),
-            Model::Trees(t) => format!("{} regression trees", t.trees.len()),
-            Model::Forest(f) => format!(
-                "{} regression trees, {} leaves",
-                f.trees.len(),
-                f.trees.iter().map(|t| t.n_leaves()).sum::<usize>()
-            ),
-        }
+        kind_of(&self.model)
     }
 
     /// A linear model's weights as (raw feature number, name, weight), largest |weight| first (ties by feature);
@@ -42,8 +28,11 @@ impl ModelFile {
     /// A tree ensemble's features that split at least once, as (raw feature number, name, splits, summed gain),
     /// largest gain first (ties by feature); empty for other models.
     pub fn importance_by_gain(&self) -> Vec<(usize, String, u64, f64)> {
-        let Model::Forest(f) = &self.model else {
-            return Vec::new();
+        // A boosted model's importance is its trees' (the start model's share is not a split gain).
+        let f = match &self.model {
+            Model::Forest(f) => f,
+            Model::Boosted(b) => &b.forest,
+            _ => return Vec::new(),
         };
         let (splits, gains) = f.importance();
         let mut v: Vec<(usize, String, u64, f64)> = self
@@ -175,5 +164,30 @@ impl ModelFile {
             line(format!("diagnostics:\n{diagnostics:#}"));
         }
         out
+    }
+}
+
+/// A model's kind, in words.
+fn kind_of(model: &Model) -> String {
+    match model {
+        Model::Linear(_) => "linear".to_string(),
+        Model::Aggregate(a) => format!(
+            "rank aggregate of {} linear members ({:?})",
+            a.members.len(),
+            a.method
+        ),
+        Model::Stumps(s) => format!("{} threshold weak rankers", s.stumps.len()),
+        Model::Trees(t) => format!("{} regression trees", t.trees.len()),
+        Model::Forest(f) => format!(
+            "{} regression trees, {} leaves",
+            f.trees.len(),
+            f.trees.iter().map(|t| t.n_leaves()).sum::<usize>()
+        ),
+        Model::Boosted(b) => format!(
+            "{} regression trees, {} leaves, boosted from a start model: {}",
+            b.forest.trees.len(),
+            b.forest.trees.iter().map(|t| t.n_leaves()).sum::<usize>(),
+            kind_of(&b.init.model)
+        ),
     }
 }

@@ -20,6 +20,12 @@ pub fn export(model: &ModelFile, target: Target, opts: &ExportOptions) -> Result
         return export_onnx(model, opts);
     }
     match model.model {
+        ltr_core::Model::Boosted(_) => {
+            return Err(ExportError::Unsupported {
+                target: target.name().into(),
+                reason: "it is trees boosted from another model (init-model/init-algo), which no export target expresses as one model; export the start model and a model trained without init-… instead".into(),
+            })
+        }
         ltr_core::Model::Forest(_) => return export_forest(model, target, opts),
         _ if target == Target::Es8Ltr => {
             return Err(ExportError::Unsupported {

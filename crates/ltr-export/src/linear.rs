@@ -128,6 +128,7 @@ pub fn linear_form(model: &ModelFile, target: &str) -> Result<LinearForm> {
                 "RankBoost's threshold rankers are trees, not a linear function; `export` writes them as depth-1 trees (raw_stumps)",
             ))
         }
+        Model::Boosted(_) => return Err(refuse(target, "it is trees boosted from another model (init-model/init-algo), which no export target expresses as one model; export the start model and a model trained without init-… instead")),
         Model::Forest(_) => {
             return Err(refuse(
                 target,

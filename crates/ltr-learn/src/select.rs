@@ -306,6 +306,24 @@ pub fn train(algorithm: &str, grid: &Grid, req: &TrainRequest<'_>) -> Result<Tra
             ),
         },
     };
+    // A tree booster's `init-model` scores the raw features through its own stored preprocessing; features this
+    // job transformed first would reach it changed.
+    if let Some(p) = &preprocess {
+        let boosts_from_file = matches!(algo.name, "lambdamart" | "mart")
+            && settings
+                .iter()
+                .any(|s| s.iter().any(|(k, _)| k == "init-model"));
+        if boosts_from_file {
+            return Err(LtrError::param(
+                "init-model",
+                format!(
+                    "the start model reads raw features, but this run preprocesses them first ({}); train with \
+                     --normalize none (trees need no normalisation)",
+                    p.describe().join("; ")
+                ),
+            ));
+        }
+    }
     let validation = validation_data.as_deref();
     let measure = MetricMeasure {
         metric: req.metric,

@@ -1,6 +1,9 @@
 //! The training loops: gradient boosting (`lambdamart`, `mart`) and the random forest.
 
-use ltr_core::{Fit, FitContext, FitReport, Fitted, Forest, ForestTree, LtrError, Model, Result};
+use ltr_core::{
+    Boosted, Fit, FitContext, FitReport, Fitted, Forest, ForestTree, InitModel, LtrError, Model,
+    Result,
+};
 use ltr_data::Dataset;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -131,27 +134,72 @@ fn add_raw(tree: &ForestTree, ds: &Dataset, scores: &mut [f64]) {
 /// Gradient boosting: `trees` rounds (fewer when validation stops it), each fitting one tree to the objective's
 /// Newton step on a bag of queries.
 pub fn train_gbdt(p: &GbdtParams, train: &Dataset, ctx: &FitContext<'_>) -> Result<GbdtRun> {
-    p.validate()?;
+    train_gbdt_from(p, train, ctx, None)
+}
+
+/// [`train_gbdt`] starting from `init`'s scores of the training and validation data instead of 0 (`lambdamart`)
+/// or the mean label (`mart`); the forest's base score is then 0 and the model is `init` plus the forest
+/// ([`Boosted`]).
+pub fn train_gbdt_from(
+    p: &GbdtParams,
+    train: &Dataset,
+    ctx: &FitContext<'_>,
+    init: Option<&InitModel>,
+) -> Result<GbdtRun> {
+    match init {
+        // Zero rounds are the start model itself: a check that boosting adds nothing by itself.
+        Some(_) => GbdtParams {
+            trees: p.trees.max(1),
+            ..*p
+        }
+        .validate()?,
+        None => p.validate()?,
+    }
     check_labels(train)?;
     let data = Binned::new(train, p.tree.max_bin);
     let n = train.n_docs();
     let labels = train.labels();
-    let base = match p.objective {
-        Objective::LambdaRank(_) => 0.0,
-        Objective::SquaredError => labels.iter().map(|&l| l as f64).sum::<f64>() / n as f64,
+    let base = match (init, p.objective) {
+        (Some(_), _) | (None, Objective::LambdaRank(_)) => 0.0,
+        (None, Objective::SquaredError) => labels.iter().map(|&l| l as f64).sum::<f64>() / n as f64,
+    };
+    // Every document starts at the start model's score plus the base, the order the model file sums them in.
+    let start = |ds: &Dataset| -> Result<Vec<f64>> {
+        let Some(init) = init else {
+            return Ok(vec![base; ds.n_docs()]);
+        };
+        let s = init.scores(ds)?;
+        if let Some(i) = s.iter().position(|v| !v.is_finite()) {
+            return Err(LtrError::Training(format!(
+                "the start model's score of document {i} is {}",
+                s[i]
+            )));
+        }
+        Ok(s.into_iter().map(|v| v + base).collect())
+    };
+    let as_model = |forest: &Forest| match init {
+        Some(init) => Model::Boosted(Boosted {
+            init: init.clone(),
+            forest: forest.clone(),
+        }),
+        None => Model::Forest(forest.clone()),
     };
     let mut forest = Forest {
         trees: Vec::new(),
         base_score: base,
         n_features: train.n_features(),
     };
-    let mut scores = vec![base; n];
+    let mut scores = start(train)?;
     let (mut g, mut h) = (vec![0.0; n], vec![0.0; n]);
     let validation = ctx.validation();
-    let mut val_scores = validation.map(|v| vec![base; v.n_docs()]);
+    let mut val_scores = validation.map(start).transpose()?;
     let mut curve = Vec::new();
     // Best round so far on validation: (trees kept, measure, training scores then).
     let mut best: Option<(usize, f64, Vec<f64>)> = None;
+    // A start model is round 0: boosting keeps no tree that does not beat it on validation.
+    if let (Some(_), Some(v), Some(vs)) = (init, validation, val_scores.as_ref()) {
+        best = Some((0, ctx.measure(v, vs)?, scores.clone()));
+    }
     let settings = p.tree.grow_settings(p.learning_rate);
     let progress = ctx.progress();
     progress.begin("trees", Some(p.trees as u64));
@@ -200,7 +248,7 @@ pub fn train_gbdt(p: &GbdtParams, train: &Dataset, ctx: &FitContext<'_>) -> Resu
         forest.trees.push(ft);
         if let Some(observe) = ctx.epoch_observer() {
             // A boosting round is the observer's epoch: the ensemble so far, as it would score.
-            observe(t + 1, &Model::Forest(forest.clone()))?;
+            observe(t + 1, &as_model(&forest))?;
         }
         if p.stop_after > 0 {
             if let Some((kept, _, _)) = &best {
@@ -228,27 +276,45 @@ pub fn train_gbdt(p: &GbdtParams, train: &Dataset, ctx: &FitContext<'_>) -> Resu
 
 impl Fit for GbdtValidParams {
     fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
-        let run = train_gbdt(self, train, ctx)?;
-        let kept = run.forest.trees.len();
-        let mut report = FitReport {
-            iterations: Some(run.trees_grown as u64),
-            ..Default::default()
-        }
-        .select("trees", kept);
-        if !run.curve.is_empty() {
-            report.validation = run.curve.get(kept.wrapping_sub(1)).copied();
-        }
-        let leaves: usize = run.forest.trees.iter().map(|t| t.n_leaves()).sum();
-        let diagnostics = json!({
-            "best_iteration": kept,
-            "trees_grown": run.trees_grown,
-            "leaves": leaves,
-            "validation_curve": run.curve,
-        });
-        Ok(Fitted::new(Model::Forest(run.forest))
-            .with_report(report)
-            .with_diagnostics(diagnostics))
+        fit_gbdt_from(self, train, ctx, None)
     }
+}
+
+/// Fit gradient-boosted trees from `init`'s scores ([`train_gbdt_from`]): a [`Model::Boosted`] with a start model
+/// (`trees` may then be 0), a [`Model::Forest`] without.
+pub fn fit_gbdt_from(
+    p: &GbdtParams,
+    train: &Dataset,
+    ctx: &FitContext<'_>,
+    init: Option<InitModel>,
+) -> Result<Fitted> {
+    let run = train_gbdt_from(p, train, ctx, init.as_ref())?;
+    let kept = run.forest.trees.len();
+    let mut report = FitReport {
+        iterations: Some(run.trees_grown as u64),
+        ..Default::default()
+    }
+    .select("trees", kept);
+    if !run.curve.is_empty() {
+        report.validation = run.curve.get(kept.wrapping_sub(1)).copied();
+    }
+    let leaves: usize = run.forest.trees.iter().map(|t| t.n_leaves()).sum();
+    let diagnostics = json!({
+        "best_iteration": kept,
+        "trees_grown": run.trees_grown,
+        "leaves": leaves,
+        "validation_curve": run.curve,
+    });
+    let model = match init {
+        Some(init) => Model::Boosted(Boosted {
+            init,
+            forest: run.forest,
+        }),
+        None => Model::Forest(run.forest),
+    };
+    Ok(Fitted::new(model)
+        .with_report(report)
+        .with_diagnostics(diagnostics))
 }
 
 /// A random forest: every tree grown in parallel on its own bag of queries and features, fitting the labels.

@@ -30,7 +30,9 @@ mod grow;
 mod objective;
 
 pub use bins::MAX_BIN;
-pub use boost::{train_gbdt, train_random_forest, ForestRun, GbdtRun};
+pub use boost::{
+    fit_gbdt_from, train_gbdt, train_gbdt_from, train_random_forest, ForestRun, GbdtRun,
+};
 pub use grow::{best_split, histogram, leaf_value, split_gain, subtract, Cell, GrowSettings};
 pub use objective::{discount, gain, lambda_gradients, squared_error_gradients, LambdaSettings};
 
@@ -39,9 +41,10 @@ use ltr_core::{LtrError, Result};
 /// What gradient boosting minimises.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Objective {
-    /// LambdaRank gradients (`lambdamart`); the ensemble starts at score 0.
+    /// LambdaRank gradients (`lambdamart`); the ensemble starts at score 0 (or a start model's scores).
     LambdaRank(LambdaSettings),
-    /// Pointwise squared error against the labels (`mart`); the ensemble starts at the mean label.
+    /// Pointwise squared error against the labels (`mart`); the ensemble starts at the mean label (or a start
+    /// model's scores).
     SquaredError,
 }
 
@@ -176,7 +179,10 @@ impl GbdtParams {
     /// Check every setting, naming the first bad one.
     pub fn validate(&self) -> Result<()> {
         if self.trees < 1 {
-            return Err(LtrError::param("trees", "must be at least 1"));
+            return Err(LtrError::param(
+                "trees",
+                "must be at least 1 (0 only when boosting from a start model: init-model or init-algo)",
+            ));
         }
         if !(self.learning_rate > 0.0 && self.learning_rate <= 1000.0) {
             return Err(LtrError::param(

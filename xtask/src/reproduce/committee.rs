@@ -29,6 +29,10 @@ fn method_algorithm(name: &str) -> (&'static str, &'static [&'static str], &'sta
             "epochs",
         ),
         "Average" => ("perceptron", &["output=average"], "epochs"),
+        // Tree ensembles at their defaults; boosting stops early on validation NDCG@10.
+        "LambdaMART" => ("lambdamart", &[], "trees"),
+        "MART" => ("mart", &[], "trees"),
+        "RandomForest" => ("random-forest", &[], "trees"),
         _ => ("perceptron", &["output=pocket"], "epochs"),
     }
 }

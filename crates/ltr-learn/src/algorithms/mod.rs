@@ -125,7 +125,7 @@ use listwise::{ADARANK_SPECS, COORDINATE_ASCENT_SPECS, LAMBDARANK_SPECS, MEASURE
 use online::{LISTNET_SPECS, ONLINE_LISTNET_SPECS, PURE_ONLINE_SPECS, SLAM_SPECS, STREAM_SPECS};
 use perceptron::{COMMITTEE_SPECS, LOOP_SPECS, PERCEPTRON_SPECS};
 use svm::{RANKSVM_SPECS, RSVM_IR_SPECS, SOLVER_SPECS};
-use trees::{BOOST_SPECS, LAMBDAMART_SPECS, RANDOM_FOREST_SPECS};
+use trees::{BOOST_SPECS, INIT_SPECS, LAMBDAMART_SPECS, RANDOM_FOREST_SPECS};
 
 /// Every algorithm, in the order `ltr algorithms` lists them.
 pub static ALGORITHMS: &[Algorithm] = &[
@@ -321,7 +321,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         class_name: "LambdaMART",
         paper: "Burges 2010, From RankNet to LambdaRank to LambdaMART: gradient-boosted trees on |ΔNDCG|-weighted LambdaRank gradients",
         code: "crates/ltr-trees (boost.rs, grow.rs, objective.rs)",
-        params: &[BOOST_SPECS, LAMBDAMART_SPECS],
+        params: &[BOOST_SPECS, LAMBDAMART_SPECS, INIT_SPECS],
         distributed: None,
         fit: trees::lambdamart,
         online: None,
@@ -335,7 +335,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         class_name: "MART",
         paper: "Friedman 2001, Greedy Function Approximation: gradient-boosted regression trees on the labels (RankLib -ranker 0)",
         code: "crates/ltr-trees (boost.rs, grow.rs)",
-        params: &[BOOST_SPECS],
+        params: &[BOOST_SPECS, INIT_SPECS],
         distributed: None,
         fit: trees::mart,
         online: None,

@@ -3,7 +3,7 @@
 //! same data, with its parameters given as `PREFIX-KEY=V`.
 
 use ltr_core::{Allreduce, FitContext, LinearModel, LtrError, Model, ModelFile, Params, Result};
-use ltr_data::Dataset;
+use ltr_data::{Dataset, Preprocess};
 
 use crate::spec::SpecReader;
 
@@ -31,22 +31,28 @@ pub(crate) fn read_start(r: &SpecReader<'_>, prefix: &str, own: &[&str]) -> Resu
     Ok(Some(Start::Algorithm(algo, Params::new(sub))))
 }
 
-/// The start model with `d` features (a shorter file model is padded with zeros) and, when an algorithm made it,
-/// that algorithm's name for the report. `owner` (the algorithm being started) cannot start itself. With `comm`,
-/// the start algorithm is trained on this rank's shard like its owner.
-pub(crate) fn resolve_start(
+/// The start model as its source gives it: a label for errors (the file, or the start algorithm), the model, the
+/// preprocessing its file stored (none for a start trained here on the same data), and the algorithm's name when one
+/// made it. `owner` (the algorithm being started) cannot start itself. With `comm`, the start algorithm is trained
+/// on this rank's shard like its owner.
+pub(crate) fn start_model(
     start: Start,
     prefix: &str,
     owner: &str,
     train: &Dataset,
     ctx: &FitContext<'_>,
     comm: Option<&dyn Allreduce>,
-) -> Result<(LinearModel, Option<&'static str>)> {
-    let d = train.n_features();
-    let (path, model, by) = match start {
+) -> Result<StartModel> {
+    Ok(match start {
         Start::File(path) => {
-            let model = ModelFile::load(std::path::Path::new(&path))?.model;
-            (path, model, None)
+            let file = ModelFile::load(std::path::Path::new(&path))?;
+            StartModel {
+                label: path,
+                model: file.model,
+                preprocess: file.preprocess,
+                file_width: Some(file.n_features),
+                by: None,
+            }
         }
         Start::Algorithm(name, sub) => {
             let param = format!("{prefix}-algo");
@@ -62,13 +68,49 @@ pub(crate) fn resolve_start(
                 Some(comm) => a.fit_distributed(&sub, train, ctx, comm)?,
                 None => a.fit(&sub, train, ctx)?,
             };
-            (
-                format!("the `{}` start", a.name),
-                fitted.model,
-                Some(a.name),
-            )
+            StartModel {
+                label: format!("the `{}` start", a.name),
+                model: fitted.model,
+                preprocess: None,
+                file_width: None,
+                by: Some(a.name),
+            }
         }
-    };
+    })
+}
+
+/// A start model and where it came from ([`start_model`]).
+pub(crate) struct StartModel {
+    /// The file, or the start algorithm, in words.
+    pub label: String,
+    /// The scoring function.
+    pub model: Model,
+    /// The preprocessing its file applies to raw data first.
+    pub preprocess: Option<Preprocess>,
+    /// The width of data its file accepts (a file's `n_features`).
+    pub file_width: Option<usize>,
+    /// The algorithm that made it, when trained here.
+    pub by: Option<&'static str>,
+}
+
+/// The start model with `d` features (a shorter file model is padded with zeros) and, when an algorithm made it,
+/// that algorithm's name for the report. `owner` (the algorithm being started) cannot start itself. With `comm`,
+/// the start algorithm is trained on this rank's shard like its owner.
+pub(crate) fn resolve_start(
+    start: Start,
+    prefix: &str,
+    owner: &str,
+    train: &Dataset,
+    ctx: &FitContext<'_>,
+    comm: Option<&dyn Allreduce>,
+) -> Result<(LinearModel, Option<&'static str>)> {
+    let d = train.n_features();
+    let StartModel {
+        label: path,
+        model,
+        by,
+        ..
+    } = start_model(start, prefix, owner, train, ctx, comm)?;
     match model {
         Model::Linear(l) if l.weights.len() <= d => {
             let mut w = l.weights;

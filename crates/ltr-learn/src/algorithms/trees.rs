@@ -1,10 +1,11 @@
 //! `lambdamart`, `mart` (gradient-boosted trees) and `random-forest`: parameters → [`GbdtParams`] and
 //! [`RandomForestParams`] of `ltr-trees`.
 
-use ltr_core::{Fit, FitContext, Fitted, ParamGuard, Result};
+use ltr_core::{Fit, FitContext, Fitted, InitModel, LtrError, ParamGuard, Result};
 use ltr_data::Dataset;
 use ltr_trees::{GbdtParams, LambdaSettings, Objective, RandomForestParams, TreeParams};
 
+use super::start::{read_start, start_model, Start, StartModel};
 use crate::spec::{float, int, Allowed, ParamSpec, SpecReader};
 
 /// Shape of each tree; shared by every tree learner (the random forest has its own defaults below).
@@ -56,7 +57,12 @@ const FOREST_TREE: [ParamSpec; 6] = tree_specs!("63", "10", "0.5", "0.63");
 
 /// The boosting settings of `lambdamart` and `mart`.
 pub(crate) const BOOST_SPECS: &[ParamSpec] = &[
-    ParamSpec::new("trees", "100", int(1, 1_000_000), "boosting rounds at most"),
+    ParamSpec::new(
+        "trees",
+        "100",
+        int(0, 1_000_000),
+        "boosting rounds at most (0 only with init-model or init-algo: the start model alone)",
+    ),
     ParamSpec::new(
         "learning-rate",
         "0.1",
@@ -83,6 +89,31 @@ pub(crate) const BOOST_SPECS: &[ParamSpec] = &[
     GBDT_TREE[3],
     GBDT_TREE[4],
     GBDT_TREE[5],
+];
+
+/// Where `lambdamart` and `mart` start boosting: another model's scores.
+pub(crate) const INIT_SPECS: &[ParamSpec] = &[
+    ParamSpec::new(
+        "init-model",
+        "",
+        Allowed::Text,
+        "a model file of any kind to boost from: the trees start from its scores (through the preprocessing it \
+         stored) and the saved model is it plus the trees",
+    ),
+    ParamSpec::new(
+        "init-algo",
+        "",
+        Allowed::Text,
+        "an algorithm of this registry trained first on the same data and seed, to boost from (its parameters as \
+         init-KEY=V)",
+    ),
+    ParamSpec::new(
+        "init-KEY",
+        "",
+        Allowed::Text,
+        "parameter KEY of the start algorithm",
+    )
+    .when("init-algo=ranksvm"),
 ];
 
 /// `lambdamart`'s pair weighting.
@@ -155,6 +186,71 @@ fn read_boost(r: &SpecReader<'_>, objective: Objective) -> Result<GbdtParams> {
     })
 }
 
+/// The start model named by `init-model`/`init-algo` (trained now for `init-algo`), checked against the training
+/// data's width.
+fn resolve_init(
+    start: Start,
+    owner: &str,
+    train: &Dataset,
+    ctx: &FitContext<'_>,
+) -> Result<InitModel> {
+    let StartModel {
+        label,
+        model,
+        preprocess,
+        file_width,
+        ..
+    } = start_model(start, "init", owner, train, ctx, None)?;
+    let init = InitModel {
+        model: Box::new(model),
+        preprocess,
+    };
+    // The start must read every column of the data, and nothing the data lacks.
+    let (d, width) = (
+        train.n_features(),
+        file_width.unwrap_or(init.raw_features()),
+    );
+    let wrong = if width > d || init.raw_features() > d {
+        Some("more")
+    } else if init.preprocess.is_some() && init.raw_features() < d {
+        Some("fewer")
+    } else {
+        None
+    };
+    if let Some(which) = wrong {
+        return Err(LtrError::Shape(format!(
+            "init-model {label} reads {width} features, {which} than the {d} of the training data; boost from a \
+             model trained on data of this width"
+        )));
+    }
+    Ok(init)
+}
+
+/// `lambdamart` or `mart` with `objective`: from a start model when `init-…` names one.
+fn boost(
+    r: &SpecReader<'_>,
+    objective: Objective,
+    owner: &str,
+    train: &Dataset,
+    ctx: &FitContext<'_>,
+) -> Result<Fitted> {
+    let p = read_boost(r, objective)?;
+    let start = read_start(r, "init", &[])?;
+    // Every setting is checked before a start algorithm trains; zero rounds are allowed from a start model.
+    let rounds = if start.is_some() {
+        p.trees.max(1)
+    } else {
+        p.trees
+    };
+    GbdtParams { trees: rounds, ..p }.validate()?;
+    r.finish(owner)?;
+    let init = match start {
+        Some(s) => Some(resolve_init(s, owner, train, ctx)?),
+        None => None,
+    };
+    ltr_trees::fit_gbdt_from(&p, train, ctx, init)
+}
+
 /// `lambdamart`.
 pub(crate) fn lambdamart(
     r: &SpecReader<'_>,
@@ -168,16 +264,12 @@ pub(crate) fn lambdamart(
         norm: r.flag("norm")?,
         score_gap: r.flag("score-gap")?,
     };
-    let p = read_boost(r, Objective::LambdaRank(lambda))?.check()?;
-    r.finish("lambdamart")?;
-    p.fit(train, ctx)
+    boost(r, Objective::LambdaRank(lambda), "lambdamart", train, ctx)
 }
 
 /// `mart`.
 pub(crate) fn mart(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
-    let p = read_boost(r, Objective::SquaredError)?.check()?;
-    r.finish("mart")?;
-    p.fit(train, ctx)
+    boost(r, Objective::SquaredError, "mart", train, ctx)
 }
 
 /// `random-forest`.
