@@ -56,6 +56,7 @@ pub fn run(a: GenerateArgs) -> Result<()> {
             features: a.features.unwrap_or(136),
             noise: a.noise,
             seed: a.seed,
+            nonlinearity: 0.0,
         })?
     } else {
         generate_letor_like(&SyntheticConfig {
