@@ -39,8 +39,8 @@ def main() -> None:
     a = ap.parse_args()
     tmp = pathlib.Path(tempfile.mkdtemp())
     if a.data is None:
-        subprocess.run([a.ltr, "--log", "warn", "generate", "--profile", "web", "--queries", "500", "--seed", "3",
-                        "--out", tmp / "web"], check=True)
+        subprocess.run([a.ltr, "--log", "warn", "generate", "--profile", "web", "--nonlinearity", "0", "--queries", "500",
+                        "--seed", "3", "--out", tmp / "web"], check=True)
         data = tmp / "web"
     else:
         data = pathlib.Path(a.data)

@@ -534,3 +534,75 @@ fn a_validation_metric_the_data_cannot_give_is_refused_before_training() {
         assert!(!model.exists(), "{algo}");
     }
 }
+
+/// `--nonlinearity` reaches the web generator: no flag means the calibrated value, 0 the earlier linear data
+/// (other grades, same features), and values it cannot take are refused with the reason.
+#[test]
+fn generate_nonlinearity_defaults_to_the_calibrated_profile_and_refuses_bad_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let gen = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let mut args = vec![
+            "generate",
+            "--profile",
+            "web",
+            "--queries",
+            "6",
+            "--seed",
+            "4",
+        ];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--out", out.to_str().unwrap()]);
+        ok(&args);
+        std::fs::read_to_string(out.join("train.txt")).unwrap()
+    };
+    let default = gen("default", &[]);
+    let calibrated = gen("calibrated", &["--nonlinearity", "0.25"]);
+    let linear = gen("linear", &["--nonlinearity", "0"]);
+    assert!(
+        default == calibrated,
+        "no flag must mean --nonlinearity 0.25"
+    );
+    assert!(default != linear, "the grades must differ at 0");
+    // The features are the same; only the grade, each line's first token, differs.
+    let features = |text: &str| -> Vec<String> {
+        text.lines()
+            .map(|l| l.split_once(' ').unwrap().1.to_string())
+            .collect()
+    };
+    assert_eq!(features(&default), features(&linear));
+    let out = dir.path().join("bad");
+    let out = out.to_str().unwrap();
+    for bad in ["1.5", "-0.2", "NaN"] {
+        fails(
+            &[
+                "generate",
+                "--profile",
+                "web",
+                "--nonlinearity",
+                bad,
+                "--out",
+                out,
+            ],
+            "nonlinearity must lie in [0, 1]",
+        );
+    }
+    fails(
+        &["generate", "--nonlinearity", "0.5", "--out", out],
+        "--nonlinearity shapes the web profile's relevance; add --profile web",
+    );
+    fails(
+        &[
+            "generate",
+            "--profile",
+            "web",
+            "--features",
+            "12",
+            "--nonlinearity",
+            "0.5",
+            "--out",
+            out,
+        ],
+        "needs features >= 14",
+    );
+}
