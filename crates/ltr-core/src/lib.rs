@@ -19,6 +19,7 @@
 mod aggregate;
 mod boosted;
 mod collective;
+mod compiled_forest;
 mod error;
 mod forest;
 mod learner;
@@ -32,6 +33,7 @@ pub mod test_hold;
 pub use aggregate::{aggregate, positions, Aggregation, RankAggregate};
 pub use boosted::{Boosted, InitModel};
 pub use collective::{check_parts, Allreduce, SingleProcess, ThreadGroup};
+pub use compiled_forest::CompiledForest;
 pub use error::{LtrError, Result};
 pub use forest::{Forest, ForestTree};
 pub use learner::{
