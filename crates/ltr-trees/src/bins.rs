@@ -3,8 +3,15 @@
 //! Bin `b` of a feature holds the values `v` with `bounds[b - 1] < v <= bounds[b]` (the last bin everything above
 //! the last bound). Every bound is a value of the training data, and the model stores a split "bins `0..=b` go left"
 //! as the raw threshold `bounds[b]`, so that `bin(v) <= b` ⇔ `v <= bounds[b]` for every `v`: training-time bins
-//! and predict-time raw comparisons agree exactly. NaN (which parsed data cannot hold today) falls into bin 0,
-//! which every split sends left, matching the model's `default_left = true`.
+//! and predict-time raw comparisons agree exactly.
+//!
+//! Missing values: a NaN (the parsers and `ltrkit` refuse one, but a [`Dataset`] built in Rust may hold it) gets a
+//! bin of its own, the last one, after the value bins, in every feature whose training column holds one. Each split
+//! of such a feature learns where that bin goes (see [`crate::best_split`]) and stores it as the model's
+//! `default_left`, which is where prediction sends a NaN. A feature with no NaN in training has no missing bin; its
+//! splits keep `default_left = true`. A column whose values other than NaN are all equal is dropped like any
+//! constant column: a split "missing against everything else" would need a threshold above every value, which a
+//! model file (JSON) cannot hold as `+inf`.
 
 use ltr_data::{Dataset, FeatureMatrix};
 use rayon::prelude::*;
@@ -19,13 +26,18 @@ pub(crate) struct Binned {
     pub features: Vec<usize>,
     /// Upper bound of every bin but the last, per kept feature (strictly increasing).
     pub bounds: Vec<Vec<f32>>,
+    /// Whether kept feature `k` holds a NaN in training: then its last bin, `bounds[k].len() + 1`, holds them.
+    pub has_missing: Vec<bool>,
     /// Bin of every document, per kept feature.
     pub bins: Vec<Vec<u8>>,
 }
 
-/// The bin of raw value `v` under `bounds`.
+/// The bin of raw value `v` under `bounds`: the missing bin `bounds.len() + 1` for a NaN.
 #[inline]
 pub(crate) fn bin_of(bounds: &[f32], v: f32) -> u8 {
+    if v.is_nan() {
+        return (bounds.len() + 1) as u8;
+    }
     bounds.partition_point(|&u| u < v) as u8
 }
 
@@ -61,6 +73,9 @@ pub(crate) fn bounds_for(values: &[f32], max_bin: usize) -> Vec<f32> {
     bounds
 }
 
+/// One kept column: its bounds, whether it holds a NaN, its bins.
+type KeptColumn = (Vec<f32>, bool, Vec<u8>);
+
 impl Binned {
     /// Bin every column of `ds`; constant columns are dropped.
     pub fn new(ds: &Dataset, max_bin: usize) -> Self {
@@ -72,9 +87,9 @@ impl Binned {
                 return None;
             }
             let bins = col.iter().map(|&v| bin_of(&bounds, v)).collect();
-            Some((bounds, bins))
+            Some((bounds, col.iter().any(|v| v.is_nan()), bins))
         };
-        let per: Vec<Option<(Vec<f32>, Vec<u8>)>> = match ds.features() {
+        let per: Vec<Option<KeptColumn>> = match ds.features() {
             // One column per task, dropped once binned: the f32 copy never exists for all features at once.
             FeatureMatrix::Dense(a) => (0..d)
                 .into_par_iter()
@@ -96,21 +111,23 @@ impl Binned {
         let mut out = Binned {
             features: Vec::new(),
             bounds: Vec::new(),
+            has_missing: Vec::new(),
             bins: Vec::new(),
         };
         for (j, p) in per.into_iter().enumerate() {
-            if let Some((b, bins)) = p {
+            if let Some((b, missing, bins)) = p {
                 out.features.push(j);
                 out.bounds.push(b);
+                out.has_missing.push(missing);
                 out.bins.push(bins);
             }
         }
         out
     }
 
-    /// Number of bins of kept feature `k`.
+    /// Number of bins of kept feature `k`, its missing bin included.
     pub fn n_bins(&self, k: usize) -> usize {
-        self.bounds[k].len() + 1
+        self.bounds[k].len() + 1 + self.has_missing[k] as usize
     }
 }
 
@@ -137,6 +154,8 @@ mod tests {
         }
         assert!(bounds_for(&[3.0; 10], 255).is_empty());
         assert_eq!(bounds_for(&[1.0, 0.0, -0.0, 2.0], 255), vec![-0.0, 1.0]);
-        assert_eq!(bin_of(&[1.0, 2.0], f32::NAN), 0);
+        // NaN: its own bin after the value bins, and no bound is NaN.
+        assert_eq!(bin_of(&[1.0, 2.0], f32::NAN), 3);
+        assert_eq!(bounds_for(&[f32::NAN, 1.0, 2.0, f32::NAN], 255), vec![1.0]);
     }
 }

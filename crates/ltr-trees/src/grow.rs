@@ -97,36 +97,80 @@ pub fn subtract(parent: &[Cell], child: &[Cell]) -> Vec<Cell> {
     parent.iter().zip(child).map(|(p, c)| p.minus(*c)).collect()
 }
 
-/// The best split "bins `0..=b` left" of one feature's histogram of a leaf with sums `total`: `(b, gain, left sums)`
-/// of the largest positive gain that leaves both sides enough documents and hessian (ties: the smaller `b`).
-pub fn best_split(hist: &[Cell], total: Cell, s: &GrowSettings) -> Option<(usize, f64, Cell)> {
+/// The best split of one feature's histogram: value bins `0..=bin` go left, the missing bin (if any) goes left when
+/// `missing_left`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FeatureSplit {
+    /// The last value bin that goes left.
+    pub bin: usize,
+    /// Where the documents of the missing bin go (`true` for a feature without one).
+    pub missing_left: bool,
+    /// The split gain.
+    pub gain: f64,
+    /// The left side's sums.
+    pub left: Cell,
+}
+
+/// The best split of one feature's histogram over a leaf with sums `total`: the largest positive gain that leaves
+/// both sides enough documents and hessian. When `has_missing`, the histogram's last bin holds the missing values
+/// and every threshold is tried with that bin on the left, then on the right. Ties: the smaller `bin`, then the
+/// missing bin on the left (so a leaf without missing documents keeps `missing_left = true`, the old default).
+pub fn best_split(
+    hist: &[Cell],
+    has_missing: bool,
+    total: Cell,
+    s: &GrowSettings,
+) -> Option<FeatureSplit> {
     let min_n = s.min_docs_in_leaf as f64;
+    let value_bins = hist.len().saturating_sub(has_missing as usize);
+    let missing = if has_missing {
+        hist[value_bins]
+    } else {
+        Cell::default()
+    };
     let mut left = Cell::default();
-    let mut best: Option<(usize, f64, Cell)> = None;
-    for b in 0..hist.len().saturating_sub(1) {
+    let mut best: Option<FeatureSplit> = None;
+    let mut consider = |bin: usize, missing_left: bool, left: Cell| {
+        let right = total.minus(left);
+        if left.n < min_n || right.n < min_n {
+            return;
+        }
+        if left.h < s.min_hessian_in_leaf || right.h < s.min_hessian_in_leaf {
+            return;
+        }
+        let gain = split_gain(left, right, total, s.l2);
+        if gain > 0.0 && best.is_none_or(|b| gain > b.gain) {
+            best = Some(FeatureSplit {
+                bin,
+                missing_left,
+                gain,
+                left,
+            });
+        }
+    };
+    for b in 0..value_bins.saturating_sub(1) {
         left.g += hist[b].g;
         left.h += hist[b].h;
         left.n += hist[b].n;
-        let right = total.minus(left);
-        if left.n < min_n || right.n < min_n {
-            continue;
+        if has_missing {
+            let with_missing = Cell {
+                g: left.g + missing.g,
+                h: left.h + missing.h,
+                n: left.n + missing.n,
+            };
+            consider(b, true, with_missing);
         }
-        if left.h < s.min_hessian_in_leaf || right.h < s.min_hessian_in_leaf {
-            continue;
-        }
-        let gain = split_gain(left, right, total, s.l2);
-        if gain > 0.0 && best.is_none_or(|(_, g, _)| gain > g) {
-            best = Some((b, gain, left));
-        }
+        consider(b, !has_missing, left);
     }
     best
 }
 
-/// A leaf's chosen split: position in the tree's feature list, bin, gain, left sums.
+/// A leaf's chosen split: position in the tree's feature list, bin, where missing values go, gain.
 #[derive(Debug, Clone, Copy)]
 struct Split {
     pos: usize,
     bin: usize,
+    missing_left: bool,
     gain: f64,
 }
 
@@ -147,6 +191,8 @@ struct Leaf {
 pub(crate) struct BinTree {
     pub feature: Vec<usize>,
     pub bin: Vec<u8>,
+    /// Whether the missing bin goes left (always `true` for a feature without one).
+    pub default_left: Vec<bool>,
     pub left: Vec<i32>,
     pub right: Vec<i32>,
     pub leaf_value: Vec<f64>,
@@ -163,7 +209,9 @@ impl BinTree {
         }
         let mut node = 0usize;
         loop {
-            let c = if data.bins[self.feature[node]][i] <= self.bin[node] {
+            let k = self.feature[node];
+            let route = Route::new(data, k, self.bin[node], self.default_left[node]);
+            let c = if route.goes_left(data.bins[k][i]) {
                 self.left[node]
             } else {
                 self.right[node]
@@ -175,7 +223,8 @@ impl BinTree {
         }
     }
 
-    /// The model's tree: raw thresholds (the bins' upper bounds), original feature columns, NaN to the left.
+    /// The model's tree: raw thresholds (the bins' upper bounds), original feature columns, NaN where the missing bin
+    /// went.
     pub fn to_forest_tree(&self, data: &Binned, weight: f64) -> ForestTree {
         ForestTree {
             split_feature: self
@@ -189,13 +238,36 @@ impl BinTree {
                 .zip(&self.bin)
                 .map(|(&k, &b)| data.bounds[k][b as usize])
                 .collect(),
-            default_left: vec![true; self.feature.len()],
+            default_left: self.default_left.clone(),
             left: self.left.clone(),
             right: self.right.clone(),
             leaf_value: self.leaf_value.clone(),
             weight,
             split_gain: self.gain.clone(),
         }
+    }
+}
+
+/// The test "goes left" of a split of kept feature `k`: value bins `0..=split_bin`, and the missing bin when it
+/// exists and `missing_left` (the missing bin is above every value bin, so `bin <= split_bin` never holds it).
+#[derive(Clone, Copy)]
+struct Route {
+    split_bin: u8,
+    missing_bin: Option<u8>,
+}
+
+impl Route {
+    fn new(data: &Binned, k: usize, split_bin: u8, missing_left: bool) -> Self {
+        let missing_bin =
+            (data.has_missing[k] && missing_left).then(|| (data.bounds[k].len() + 1) as u8);
+        Self {
+            split_bin,
+            missing_bin,
+        }
+    }
+    #[inline]
+    fn goes_left(self, bin: u8) -> bool {
+        bin <= self.split_bin || Some(bin) == self.missing_bin
     }
 }
 
@@ -277,14 +349,28 @@ fn totals(docs: &[u32], g: &[f64], h: &[f64]) -> Cell {
 
 /// The best split of a leaf over all features: per-feature bests in parallel, then the largest gain in feature
 /// order (ties: the earlier feature).
-fn find_split(hist: &[Vec<Cell>], total: Cell, s: &GrowSettings) -> Option<Split> {
-    let per: Vec<Option<(usize, f64, Cell)>> =
-        hist.par_iter().map(|hk| best_split(hk, total, s)).collect();
+fn find_split(
+    data: &Binned,
+    feats: &[usize],
+    hist: &[Vec<Cell>],
+    total: Cell,
+    s: &GrowSettings,
+) -> Option<Split> {
+    let per: Vec<Option<FeatureSplit>> = hist
+        .par_iter()
+        .zip(feats)
+        .map(|(hk, &k)| best_split(hk, data.has_missing[k], total, s))
+        .collect();
     let mut best: Option<Split> = None;
     for (pos, p) in per.into_iter().enumerate() {
-        if let Some((bin, gain, _)) = p {
-            if best.is_none_or(|b| gain > b.gain) {
-                best = Some(Split { pos, bin, gain });
+        if let Some(f) = p {
+            if best.is_none_or(|b| f.gain > b.gain) {
+                best = Some(Split {
+                    pos,
+                    bin: f.bin,
+                    missing_left: f.missing_left,
+                    gain: f.gain,
+                });
             }
         }
     }
@@ -316,7 +402,7 @@ pub(crate) fn grow(
     };
     if can_split(0, docs.len()) && !feats.is_empty() {
         let hist = histograms(data, feats, &docs, g, h);
-        root.best = find_split(&hist, root_total, s);
+        root.best = find_split(data, feats, &hist, root_total, s);
         root.hist = Some(hist);
     }
     let mut leaves = vec![root];
@@ -342,6 +428,7 @@ pub(crate) fn grow(
         let new_leaf = leaves.len();
         tree.feature.push(k);
         tree.bin.push(split.bin as u8);
+        tree.default_left.push(split.missing_left);
         tree.gain.push(split.gain);
         tree.left.push(!(l as i32));
         tree.right.push(!(new_leaf as i32));
@@ -355,11 +442,12 @@ pub(crate) fn grow(
         // Stable partition of the leaf's documents: ascending order is kept on both sides.
         let (start, end) = (leaves[l].start, leaves[l].end);
         let bins = &data.bins[k];
+        let route = Route::new(data, k, split.bin as u8, split.missing_left);
         scratch.clear();
         let mut w = start;
         for r in start..end {
             let i = docs[r];
-            if bins[i as usize] as usize <= split.bin {
+            if route.goes_left(bins[i as usize]) {
                 docs[w] = i;
                 w += 1;
             } else {
@@ -397,7 +485,7 @@ pub(crate) fn grow(
                      is_left: bool| {
             let (hist, best) = match hist {
                 Some(hh) if ok => {
-                    let b = find_split(&hh, total, s);
+                    let b = find_split(data, feats, &hh, total, s);
                     (b.map(|_| hh), b)
                 }
                 _ => (None, None),

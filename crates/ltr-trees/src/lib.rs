@@ -31,7 +31,9 @@ mod objective;
 
 pub use bins::MAX_BIN;
 pub use boost::{train_gbdt, train_random_forest, ForestRun, GbdtRun};
-pub use grow::{best_split, histogram, leaf_value, split_gain, subtract, Cell, GrowSettings};
+pub use grow::{
+    best_split, histogram, leaf_value, split_gain, subtract, Cell, FeatureSplit, GrowSettings,
+};
 pub use objective::{discount, gain, lambda_gradients, squared_error_gradients, LambdaSettings};
 
 use ltr_core::{LtrError, Result};
