@@ -9,7 +9,7 @@
 use ltr_core::ForestTree;
 use rayon::prelude::*;
 
-use crate::bins::Binned;
+use crate::bins::{BinColumn, Binned};
 
 /// Sums of one histogram bin (or of a leaf): gradients, hessians, documents (a count held as f64 so that bins add
 /// and subtract alike; exact below 2^53).
@@ -82,12 +82,18 @@ pub fn leaf_value(c: Cell, l2: f64, shrinkage: f64) -> f64 {
     }
 }
 
-/// Histogram of one feature (`bins`, one per document) over `docs`, summed in the order of `docs`.
-pub fn histogram(bins: &[u8], n_bins: usize, docs: &[u32], g: &[f64], h: &[f64]) -> Vec<Cell> {
+/// Histogram of one feature (`bins`, one per document, `u8` or `u16`) over `docs`, summed in the order of `docs`.
+pub fn histogram<B: Copy + Into<usize>>(
+    bins: &[B],
+    n_bins: usize,
+    docs: &[u32],
+    g: &[f64],
+    h: &[f64],
+) -> Vec<Cell> {
     let mut hist = vec![Cell::default(); n_bins];
     for &i in docs {
         let i = i as usize;
-        hist[bins[i] as usize].add(g[i], h[i]);
+        hist[bins[i].into()].add(g[i], h[i]);
     }
     hist
 }
@@ -190,7 +196,7 @@ struct Leaf {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct BinTree {
     pub feature: Vec<usize>,
-    pub bin: Vec<u8>,
+    pub bin: Vec<u16>,
     /// Whether the missing bin goes left (always `true` for a feature without one).
     pub default_left: Vec<bool>,
     pub left: Vec<i32>,
@@ -210,8 +216,8 @@ impl BinTree {
         let mut node = 0usize;
         loop {
             let k = self.feature[node];
-            let route = Route::new(data, k, self.bin[node], self.default_left[node]);
-            let c = if route.goes_left(data.bins[k][i]) {
+            let route = Route::new(data, k, self.bin[node] as usize, self.default_left[node]);
+            let c = if route.goes_left(data.bins[k].get(i)) {
                 self.left[node]
             } else {
                 self.right[node]
@@ -252,23 +258,45 @@ impl BinTree {
 /// exists and `missing_left` (the missing bin is above every value bin, so `bin <= split_bin` never holds it).
 #[derive(Clone, Copy)]
 struct Route {
-    split_bin: u8,
-    missing_bin: Option<u8>,
+    split_bin: usize,
+    missing_bin: Option<usize>,
 }
 
 impl Route {
-    fn new(data: &Binned, k: usize, split_bin: u8, missing_left: bool) -> Self {
-        let missing_bin =
-            (data.has_missing[k] && missing_left).then(|| (data.bounds[k].len() + 1) as u8);
+    fn new(data: &Binned, k: usize, split_bin: usize, missing_left: bool) -> Self {
+        let missing_bin = (data.has_missing[k] && missing_left).then(|| data.bounds[k].len() + 1);
         Self {
             split_bin,
             missing_bin,
         }
     }
     #[inline]
-    fn goes_left(self, bin: u8) -> bool {
+    fn goes_left(self, bin: usize) -> bool {
         bin <= self.split_bin || Some(bin) == self.missing_bin
     }
+}
+
+/// Stable partition of `docs` by `route` on `column`: the left documents stay in front in their order, the right
+/// ones (collected in `scratch`) follow in theirs. Returns the number of left documents.
+fn partition<B: Copy + Into<usize>>(
+    column: &[B],
+    route: Route,
+    docs: &mut [u32],
+    scratch: &mut Vec<u32>,
+) -> usize {
+    scratch.clear();
+    let mut w = 0;
+    for r in 0..docs.len() {
+        let i = docs[r];
+        if route.goes_left(column[i as usize].into()) {
+            docs[w] = i;
+            w += 1;
+        } else {
+            scratch.push(i);
+        }
+    }
+    docs[w..].copy_from_slice(scratch);
+    w
 }
 
 /// Independent partial histograms per feature: document `j` of a leaf (in the leaf's order) goes to copy `j % LANES`,
@@ -296,44 +324,49 @@ fn histograms(
     });
     feats
         .par_iter()
-        .map(|&k| {
-            let nb = data.n_bins(k);
-            let mut lanes = vec![Cell::default(); LANES * nb];
-            let column = &data.bins[k];
-            // A leaf of consecutive documents (the root, and any leaf that kept a run) reads its bins directly.
-            let bins: &[u8] = if contiguous {
-                &column[docs[0] as usize..docs[0] as usize + docs.len()]
-            } else {
-                &[]
-            };
-            let mut add = |j: usize, b: u8, v: &[f64; 2]| {
-                let c = &mut lanes[(j % LANES) * nb + b as usize];
-                c.g += v[0];
-                c.h += v[1];
-                c.n += 1.0;
-            };
-            if contiguous {
-                for (j, (&b, v)) in bins.iter().zip(&gh).enumerate() {
-                    add(j, b, v);
-                }
-            } else {
-                for (j, (&i, v)) in docs.iter().zip(&gh).enumerate() {
-                    add(j, column[i as usize], v);
-                }
-            }
-            (0..nb)
-                .map(|b| {
-                    let c = |l: usize| lanes[l * nb + b];
-                    let (a, bb) = (c(0), c(1));
-                    let (cc, d) = (c(2), c(3));
-                    let sum = |x: Cell, y: Cell| Cell {
-                        g: x.g + y.g,
-                        h: x.h + y.h,
-                        n: x.n + y.n,
-                    };
-                    sum(sum(a, bb), sum(cc, d))
-                })
-                .collect()
+        .map(|&k| match &data.bins[k] {
+            BinColumn::Narrow(c) => lane_histogram(c, data.n_bins(k), docs, contiguous, &gh),
+            BinColumn::Wide(c) => lane_histogram(c, data.n_bins(k), docs, contiguous, &gh),
+        })
+        .collect()
+}
+
+/// One feature's histogram over `docs` (whose gradient and hessian pairs are `gh`, in the same order), in
+/// [`LANES`] partial histograms summed as `(c0 + c1) + (c2 + c3)`.
+fn lane_histogram<B: Copy + Into<usize>>(
+    column: &[B],
+    nb: usize,
+    docs: &[u32],
+    contiguous: bool,
+    gh: &[[f64; 2]],
+) -> Vec<Cell> {
+    let mut lanes = vec![Cell::default(); LANES * nb];
+    let mut add = |j: usize, b: usize, v: &[f64; 2]| {
+        let c = &mut lanes[(j % LANES) * nb + b];
+        c.g += v[0];
+        c.h += v[1];
+        c.n += 1.0;
+    };
+    if contiguous {
+        // A leaf of consecutive documents (the root, and any leaf that kept a run) reads its bins directly.
+        let bins = &column[docs[0] as usize..docs[0] as usize + docs.len()];
+        for (j, (&b, v)) in bins.iter().zip(gh).enumerate() {
+            add(j, b.into(), v);
+        }
+    } else {
+        for (j, (&i, v)) in docs.iter().zip(gh).enumerate() {
+            add(j, column[i as usize].into(), v);
+        }
+    }
+    let sum = |x: Cell, y: Cell| Cell {
+        g: x.g + y.g,
+        h: x.h + y.h,
+        n: x.n + y.n,
+    };
+    (0..nb)
+        .map(|b| {
+            let c = |l: usize| lanes[l * nb + b];
+            sum(sum(c(0), c(1)), sum(c(2), c(3)))
         })
         .collect()
 }
@@ -427,7 +460,7 @@ pub(crate) fn grow(
         let node = tree.feature.len();
         let new_leaf = leaves.len();
         tree.feature.push(k);
-        tree.bin.push(split.bin as u8);
+        tree.bin.push(split.bin as u16);
         tree.default_left.push(split.missing_left);
         tree.gain.push(split.gain);
         tree.left.push(!(l as i32));
@@ -441,20 +474,13 @@ pub(crate) fn grow(
         }
         // Stable partition of the leaf's documents: ascending order is kept on both sides.
         let (start, end) = (leaves[l].start, leaves[l].end);
-        let bins = &data.bins[k];
-        let route = Route::new(data, k, split.bin as u8, split.missing_left);
-        scratch.clear();
-        let mut w = start;
-        for r in start..end {
-            let i = docs[r];
-            if route.goes_left(bins[i as usize]) {
-                docs[w] = i;
-                w += 1;
-            } else {
-                scratch.push(i);
-            }
-        }
-        docs[w..end].copy_from_slice(&scratch);
+        let route = Route::new(data, k, split.bin, split.missing_left);
+        let range = &mut docs[start..end];
+        let w = start
+            + match &data.bins[k] {
+                BinColumn::Narrow(c) => partition(c, route, range, &mut scratch),
+                BinColumn::Wide(c) => partition(c, route, range, &mut scratch),
+            };
         let mid = w;
         let depth = leaves[l].depth + 1;
         let (ldocs, rdocs) = (&docs[start..mid], &docs[mid..end]);

@@ -183,6 +183,132 @@ fn missing_values_train_and_predict_alike() {
     assert!(rf.forest.score_dataset(&ds).iter().all(|s| s.is_finite()));
 }
 
+/// Best-first growth on raw values, by brute force: every leaf tries every feature and every value of its documents
+/// as the threshold "value <= t goes left" (ascending), keeps the largest gain (ties: the earlier feature, the
+/// smaller t); the leaf with the largest gain splits next (ties: the lower leaf number; the left child keeps the
+/// leaf's number, the right one is appended). Returns the splits in order and the leaves' Newton values.
+fn exact_tree(
+    columns: &[Vec<f32>],
+    g: &[f64],
+    h: &[f64],
+    leaves: usize,
+    min_docs: usize,
+) -> (Vec<(u32, f32)>, Vec<f64>) {
+    let sums = |docs: &[usize]| {
+        let mut c = Cell::default();
+        for &i in docs {
+            c.g += g[i];
+            c.h += h[i];
+            c.n += 1.0;
+        }
+        c
+    };
+    let best = |docs: &[usize]| -> Option<(f64, usize, f32)> {
+        let total = sums(docs);
+        let mut best: Option<(f64, usize, f32)> = None;
+        for (f, col) in columns.iter().enumerate() {
+            let mut values: Vec<f32> = docs.iter().map(|&i| col[i]).collect();
+            values.sort_by(f32::total_cmp);
+            values.dedup();
+            for &t in &values[..values.len().saturating_sub(1)] {
+                let left: Vec<usize> = docs.iter().copied().filter(|&i| col[i] <= t).collect();
+                let right: Vec<usize> = docs.iter().copied().filter(|&i| col[i] > t).collect();
+                if left.len() < min_docs || right.len() < min_docs {
+                    continue;
+                }
+                let gain = split_gain(sums(&left), sums(&right), total, 0.0);
+                if gain > 0.0 && best.is_none_or(|b| gain > b.0) {
+                    best = Some((gain, f, t));
+                }
+            }
+        }
+        best
+    };
+    let mut sets: Vec<Vec<usize>> = vec![(0..g.len()).collect()];
+    let mut splits = Vec::new();
+    while sets.len() < leaves {
+        let mut pick: Option<(usize, (f64, usize, f32))> = None;
+        for (l, docs) in sets.iter().enumerate() {
+            if let Some(b) = best(docs) {
+                if pick.is_none_or(|p| b.0 > p.1 .0) {
+                    pick = Some((l, b));
+                }
+            }
+        }
+        let Some((l, (_, f, t))) = pick else { break };
+        let (left, right) = sets[l].iter().partition(|&&i| columns[f][i] <= t);
+        sets[l] = left;
+        sets.push(right);
+        splits.push((f as u32, t));
+    }
+    let values = sets.iter().map(|d| leaf_value(sums(d), 0.0, 1.0)).collect();
+    (splits, values)
+}
+
+/// With `max-bin` 1000, features of more than 255 distinct values (stored two bytes a bin) get a bin per value, so
+/// a MART tree equals the exact-threshold tree grown by brute force on the raw values.
+#[test]
+fn wide_bins_grow_the_exact_threshold_tree() {
+    let mut rng = ChaCha8Rng::seed_from_u64(17);
+    let (n, nf) = (600, 3);
+    // Values on a grid of 1/1000: a few hundred distinct values a feature.
+    let columns: Vec<Vec<f32>> = (0..nf)
+        .map(|_| {
+            (0..n)
+                .map(|_| rng.random_range(0..1000) as f32 / 1000.0)
+                .collect()
+        })
+        .collect();
+    assert!(columns.iter().all(|c| {
+        let mut v = c.clone();
+        v.sort_by(f32::total_cmp);
+        v.dedup();
+        (256..1000).contains(&v.len())
+    }));
+    let labels: Vec<f32> = (0..n)
+        .map(|i| {
+            (3.0 * columns[0][i] + 2.0 * columns[1][i] * columns[2][i] + rng.random_range(0.0..0.5))
+                .floor()
+        })
+        .collect();
+    let x = ndarray::Array2::from_shape_fn((n, nf), |(i, f)| columns[f][i]);
+    let ds = Dataset::new(
+        FeatureMatrix::Dense(x),
+        labels.clone(),
+        (0..=20).map(|q| q * n / 20).collect(),
+        (0..20).map(|q| q.to_string()).collect(),
+    )
+    .unwrap();
+    let mut p = GbdtParams::mart();
+    p.trees = 1;
+    p.learning_rate = 1.0;
+    p.tree.leaves = 8;
+    p.tree.min_docs_in_leaf = 5;
+    p.tree.max_bin = 1000;
+    let run = train_gbdt(&p, &ds, &FitContext::new(1)).unwrap();
+    let t = &run.forest.trees[0];
+    // MART's first step: gradients base − label, unit hessians.
+    let base = run.forest.base_score;
+    let g: Vec<f64> = labels.iter().map(|&l| base - l as f64).collect();
+    let (splits, values) = exact_tree(&columns, &g, &vec![1.0; n], 8, 5);
+    assert_eq!(splits.len(), 7);
+    let engine: Vec<(u32, f32)> = t
+        .split_feature
+        .iter()
+        .copied()
+        .zip(t.threshold.iter().copied())
+        .collect();
+    assert_eq!(engine, splits);
+    for (a, b) in t.leaf_value.iter().zip(&values) {
+        assert!((a - b).abs() < 1e-12, "{a} {b}");
+    }
+    assert_eq!(run.forest.score_dataset(&ds), run.train_scores);
+    // At 255 bins the same data is binned by quantiles: some threshold differs from the exact tree's.
+    p.tree.max_bin = 255;
+    let coarse = train_gbdt(&p, &ds, &FitContext::new(1)).unwrap();
+    assert_ne!(coarse.forest.trees[0].threshold, t.threshold);
+}
+
 #[test]
 fn histogram_subtraction_equals_direct_accumulation() {
     let mut rng = ChaCha8Rng::seed_from_u64(9);
@@ -437,7 +563,7 @@ fn bad_parameters_and_labels_are_refused_by_name() {
     p.tree.feature_fraction = 1.5;
     assert!(err(p).contains("feature-fraction"));
     let mut p = GbdtParams::mart();
-    p.tree.max_bin = 256;
+    p.tree.max_bin = 65_536;
     assert!(err(p).contains("max-bin"));
     let mut rf = RandomForestParams::default();
     rf.tree.query_fraction = 0.0;
