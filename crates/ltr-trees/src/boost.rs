@@ -104,8 +104,17 @@ fn per_query<'v>(train: &Dataset, v: &'v mut [f64]) -> Vec<&'v mut [f64]> {
     out
 }
 
-/// Add `weight ·` each document's leaf value of `tree` to `scores`, in parallel over document blocks.
+/// Add `weight ·` each document's leaf value of `tree` to `scores`: from the leaves' document lists when the tree
+/// was grown on every document, else by walking each document down, in parallel over document blocks.
 fn add_tree(tree: &BinTree, data: &Binned, weight: f64, scores: &mut [f64]) {
+    if tree.docs.len() == scores.len() {
+        for (&(start, end), &value) in tree.leaf_range.iter().zip(&tree.leaf_value) {
+            for &i in &tree.docs[start..end] {
+                scores[i as usize] += weight * value;
+            }
+        }
+        return;
+    }
     scores
         .par_chunks_mut(DOC_BLOCK)
         .enumerate()
