@@ -280,7 +280,10 @@ pub fn train_random_forest(
         .map(|t| {
             let mut rng = rng_for(ctx.seed(), t);
             let (feats, docs, in_bag) = sample(&mut rng, &data, train, &p.tree);
-            (grow(&data, &feats, docs, &g, &h, &settings), in_bag)
+            let mut tree = grow(&data, &feats, docs, &g, &h, &settings);
+            // The forest keeps every tree until the end: not its copy of the bag's document list.
+            tree.docs = Vec::new();
+            (tree, in_bag)
         })
         .collect();
     // Out of bag: each document's mean output over the trees that did not see its query.
