@@ -902,7 +902,7 @@ class LambdaMART(Ranker):
     - ``leaves`` (int in [2, 131072]; default 31): leaves per tree at most.
     - ``max_depth`` (int in [0, 1000]; default 0): depth per tree at most (0: unlimited).
     - ``min_docs_in_leaf`` (int in [1, 1000000000]; default 20): documents per leaf at least.
-    - ``max_bin`` (int in [2, 255]; default 255): bins per feature at most (quantiles of the training values; one byte a cell).
+    - ``max_bin`` (int in [2, 65535]; default 255): bins per feature at most (every distinct training value up to this many, else quantiles; one byte a cell up to 256 bins, two beyond; a NaN gets one more bin whose side each split learns).
     - ``feature_fraction`` (float in [1e-09, 1.0]; default 1): share of the features each tree may split on.
     - ``query_fraction`` (float in [1e-09, 1.0]; default 1): share of the queries each tree is grown on (drawn without replacement, by --seed).
     - ``ndcg_at`` (int in [1, 1000000]; default 10): k of the ideal DCG@k that normalises each pair's |ΔNDCG|.
@@ -988,7 +988,7 @@ class MART(Ranker):
     - ``leaves`` (int in [2, 131072]; default 31): leaves per tree at most.
     - ``max_depth`` (int in [0, 1000]; default 0): depth per tree at most (0: unlimited).
     - ``min_docs_in_leaf`` (int in [1, 1000000000]; default 20): documents per leaf at least.
-    - ``max_bin`` (int in [2, 255]; default 255): bins per feature at most (quantiles of the training values; one byte a cell).
+    - ``max_bin`` (int in [2, 65535]; default 255): bins per feature at most (every distinct training value up to this many, else quantiles; one byte a cell up to 256 bins, two beyond; a NaN gets one more bin whose side each split learns).
     - ``feature_fraction`` (float in [1e-09, 1.0]; default 1): share of the features each tree may split on.
     - ``query_fraction`` (float in [1e-09, 1.0]; default 1): share of the queries each tree is grown on (drawn without replacement, by --seed).
     - ``init_model`` (text; default (none)): a model file of any kind to boost from: the trees start from its scores (through the preprocessing it stored) and the saved model is it plus the trees.
@@ -1055,7 +1055,7 @@ class RandomForest(Ranker):
     - ``leaves`` (int in [2, 131072]; default 63): leaves per tree at most.
     - ``max_depth`` (int in [0, 1000]; default 0): depth per tree at most (0: unlimited).
     - ``min_docs_in_leaf`` (int in [1, 1000000000]; default 10): documents per leaf at least.
-    - ``max_bin`` (int in [2, 255]; default 255): bins per feature at most (quantiles of the training values; one byte a cell).
+    - ``max_bin`` (int in [2, 65535]; default 255): bins per feature at most (every distinct training value up to this many, else quantiles; one byte a cell up to 256 bins, two beyond; a NaN gets one more bin whose side each split learns).
     - ``feature_fraction`` (float in [1e-09, 1.0]; default 0.5): share of the features each tree may split on.
     - ``query_fraction`` (float in [1e-09, 1.0]; default 0.63): share of the queries each tree is grown on (drawn without replacement, by --seed).
 

@@ -107,8 +107,17 @@ fn per_query<'v>(train: &Dataset, v: &'v mut [f64]) -> Vec<&'v mut [f64]> {
     out
 }
 
-/// Add `weight ·` each document's leaf value of `tree` to `scores`, in parallel over document blocks.
+/// Add `weight ·` each document's leaf value of `tree` to `scores`: from the leaves' document lists when the tree
+/// was grown on every document, else by walking each document down, in parallel over document blocks.
 fn add_tree(tree: &BinTree, data: &Binned, weight: f64, scores: &mut [f64]) {
+    if tree.docs.len() == scores.len() {
+        for (&(start, end), &value) in tree.leaf_range.iter().zip(&tree.leaf_value) {
+            for &i in &tree.docs[start..end] {
+                scores[i as usize] += weight * value;
+            }
+        }
+        return;
+    }
     scores
         .par_chunks_mut(DOC_BLOCK)
         .enumerate()
@@ -337,7 +346,10 @@ pub fn train_random_forest(
         .map(|t| {
             let mut rng = rng_for(ctx.seed(), t);
             let (feats, docs, in_bag) = sample(&mut rng, &data, train, &p.tree);
-            (grow(&data, &feats, docs, &g, &h, &settings), in_bag)
+            let mut tree = grow(&data, &feats, docs, &g, &h, &settings);
+            // The forest keeps every tree until the end: not its copy of the bag's document list.
+            tree.docs = Vec::new();
+            (tree, in_bag)
         })
         .collect();
     // Out of bag: each document's mean output over the trees that did not see its query.

@@ -1,7 +1,8 @@
 //! # ltr-trees
 //!
-//! Regression-tree ensembles for ranking, trained on binned features (at most 255 bins a feature, one byte a
-//! cell) with gradient/hessian histograms and leaf-wise best-first growth:
+//! Regression-tree ensembles for ranking, trained on binned features (255 bins a feature by default, one byte a
+//! cell; up to 65,535, two bytes a cell beyond 256; NaN in a bin of its own whose direction each split learns)
+//! with gradient/hessian histograms and leaf-wise best-first growth:
 //!
 //! - [`GbdtParams::lambdamart`]: gradient boosting with LambdaRank gradients weighted by |ΔNDCG| (Burges 2010),
 //! - [`GbdtParams::mart`]: gradient boosting of the squared error (Friedman 2001),
@@ -33,7 +34,9 @@ pub use bins::MAX_BIN;
 pub use boost::{
     fit_gbdt_from, train_gbdt, train_gbdt_from, train_random_forest, ForestRun, GbdtRun,
 };
-pub use grow::{best_split, histogram, leaf_value, split_gain, subtract, Cell, GrowSettings};
+pub use grow::{
+    best_split, histogram, leaf_value, split_gain, subtract, Cell, FeatureSplit, GrowSettings,
+};
 pub use objective::{discount, gain, lambda_gradients, squared_error_gradients, LambdaSettings};
 
 use ltr_core::{LtrError, Result};
@@ -61,7 +64,8 @@ pub struct TreeParams {
     pub min_hessian_in_leaf: f64,
     /// L2 penalty λ on leaf values (≥ 0).
     pub l2: f64,
-    /// Bins per feature at most (2 to [`MAX_BIN`]).
+    /// Bins per feature at most (2 to [`MAX_BIN`]; 255 by default), not counting the bin of missing values. A
+    /// feature with more than 256 bins is stored two bytes a cell, and each of its histograms holds as many cells.
     pub max_bin: usize,
     /// Share of the features each tree may split on (0, 1].
     pub feature_fraction: f64,
@@ -77,7 +81,7 @@ impl Default for TreeParams {
             min_docs_in_leaf: 20,
             min_hessian_in_leaf: 1e-3,
             l2: 0.0,
-            max_bin: MAX_BIN,
+            max_bin: 255,
             feature_fraction: 1.0,
             query_fraction: 1.0,
         }

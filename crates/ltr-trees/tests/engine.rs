@@ -33,16 +33,32 @@ fn settings(min_docs: usize, min_hess: f64, l2: f64) -> GrowSettings {
     }
 }
 
+/// Every feature and threshold, and for a feature with missing values both of their directions, searched by brute
+/// force with sums taken straight from the documents, against the histograms and `best_split`: the same feature,
+/// bin, direction and gain. Ties follow the documented order (earlier feature, smaller bin, missing left first).
 #[test]
-fn best_split_equals_brute_force_over_all_features_and_thresholds() {
+fn best_split_equals_brute_force_over_all_features_thresholds_and_missing_directions() {
     let mut rng = ChaCha8Rng::seed_from_u64(3);
-    for trial in 0..40 {
+    let mut missing_right_seen = 0;
+    for trial in 0..60 {
         let n = rng.random_range(5..200);
         let nf = rng.random_range(1..5);
+        // Value bins per feature; a feature with missing values has one more bin, the last, holding them.
         let nb: Vec<usize> = (0..nf).map(|_| rng.random_range(2..20)).collect();
-        let bins: Vec<Vec<u8>> = nb
-            .iter()
-            .map(|&b| (0..n).map(|_| rng.random_range(0..b) as u8).collect())
+        let missing: Vec<bool> = (0..nf).map(|_| rng.random_bool(0.6)).collect();
+        let share = rng.random_range(0.0..0.5);
+        let bins: Vec<Vec<u8>> = (0..nf)
+            .map(|f| {
+                (0..n)
+                    .map(|_| {
+                        if missing[f] && rng.random_bool(share) {
+                            nb[f] as u8
+                        } else {
+                            rng.random_range(0..nb[f]) as u8
+                        }
+                    })
+                    .collect()
+            })
             .collect();
         let g: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
         let h: Vec<f64> = (0..n).map(|_| rng.random_range(0.0..1.0)).collect();
@@ -59,44 +75,238 @@ fn best_split_equals_brute_force_over_all_features_and_thresholds() {
         };
         let total = sum(&|_| true);
         // Engine: per-feature best, then the largest gain in feature order.
-        let mut engine: Option<(usize, usize, f64)> = None;
+        let mut engine: Option<(usize, usize, bool, f64)> = None;
         for f in 0..nf {
-            let hist = histogram(&bins[f], nb[f], &docs, &g, &h);
-            if let Some((b, gain, _)) = best_split(&hist, total, &s) {
-                if engine.is_none_or(|e| gain > e.2) {
-                    engine = Some((f, b, gain));
+            let hist = histogram(&bins[f], nb[f] + missing[f] as usize, &docs, &g, &h);
+            if let Some(b) = best_split(&hist, missing[f], total, &s) {
+                if engine.is_none_or(|e| b.gain > e.3) {
+                    engine = Some((f, b.bin, b.missing_left, b.gain));
                 }
             }
         }
-        // Brute force: every feature and threshold, sums straight from the documents.
-        let mut brute: Option<(usize, usize, f64)> = None;
+        // Brute force: every feature, threshold and missing direction.
+        let mut brute: Option<(usize, usize, bool, f64)> = None;
         for f in 0..nf {
             for b in 0..nb[f] - 1 {
-                let l = sum(&|i| bins[f][i] as usize <= b);
-                let r = sum(&|i| bins[f][i] as usize > b);
-                if l.n < s.min_docs_in_leaf as f64 || r.n < s.min_docs_in_leaf as f64 {
-                    continue;
-                }
-                if l.h < s.min_hessian_in_leaf || r.h < s.min_hessian_in_leaf {
-                    continue;
-                }
-                let gain = split_gain(l, r, total, s.l2);
-                if gain > 0.0 && brute.is_none_or(|e| gain > e.2) {
-                    brute = Some((f, b, gain));
+                let directions: &[bool] = if missing[f] { &[true, false] } else { &[true] };
+                for &missing_left in directions {
+                    let left = |i: usize| {
+                        let bin = bins[f][i] as usize;
+                        if bin == nb[f] {
+                            missing_left
+                        } else {
+                            bin <= b
+                        }
+                    };
+                    let l = sum(&left);
+                    let r = sum(&|i| !left(i));
+                    if l.n < s.min_docs_in_leaf as f64 || r.n < s.min_docs_in_leaf as f64 {
+                        continue;
+                    }
+                    if l.h < s.min_hessian_in_leaf || r.h < s.min_hessian_in_leaf {
+                        continue;
+                    }
+                    let gain = split_gain(l, r, total, s.l2);
+                    if gain > 0.0 && brute.is_none_or(|e| gain > e.3) {
+                        brute = Some((f, b, missing_left, gain));
+                    }
                 }
             }
         }
         match (engine, brute) {
             (None, None) => {}
             (Some(e), Some(b)) => {
+                assert_eq!((e.0, e.1, e.2), (b.0, b.1, b.2), "trial {trial}");
                 assert!(
-                    (e.2 - b.2).abs() <= 1e-9 * b.2.abs().max(1.0),
+                    (e.3 - b.3).abs() <= 1e-9 * b.3.abs().max(1.0),
                     "trial {trial}: {e:?} vs {b:?}"
                 );
+                missing_right_seen += !e.2 as usize;
             }
             other => panic!("trial {trial}: {other:?}"),
         }
     }
+    // Both directions were chosen somewhere, so the comparison covered each.
+    assert!(missing_right_seen > 0);
+}
+
+/// A dataset built in Rust (the one way a NaN reaches a learner: the parsers and `ltrkit` refuse it) with missing
+/// values: the engine gives them a bin, learns their direction at each split, and predictions on the raw values
+/// (NaN included) equal the training-time bin scores.
+#[test]
+fn missing_values_train_and_predict_alike() {
+    let base = synthetic(30, 21);
+    let FeatureMatrix::Dense(mut x) = base.features().clone() else {
+        panic!("dense")
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let labels = base.labels().to_vec();
+    for (i, mut row) in x.rows_mut().into_iter().enumerate() {
+        // Feature 0 is missing mostly for relevant documents, so where NaN goes matters; feature 1 at random.
+        if labels[i] >= 1.0 && rng.random_bool(0.7) {
+            row[0] = f32::NAN;
+        }
+        if rng.random_bool(0.2) {
+            row[1] = f32::NAN;
+        }
+    }
+    let ds = Dataset::new(
+        FeatureMatrix::Dense(x),
+        labels,
+        base.query_offsets().to_vec(),
+        base.qids().to_vec(),
+    )
+    .unwrap();
+    for objective in [GbdtParams::lambdamart(), GbdtParams::mart()] {
+        let mut p = objective;
+        p.trees = 10;
+        p.tree.min_docs_in_leaf = 3;
+        for max_bin in [255, 8] {
+            p.tree.max_bin = max_bin;
+            let run = train_gbdt(&p, &ds, &FitContext::new(3)).unwrap();
+            assert_eq!(run.forest.score_dataset(&ds), run.train_scores);
+            let splits = |f: u32, left: bool| {
+                run.forest
+                    .trees
+                    .iter()
+                    .flat_map(|t| t.split_feature.iter().zip(&t.default_left))
+                    .filter(|&(&sf, &dl)| sf == f && dl == left)
+                    .count()
+            };
+            // Missing values were sent right somewhere (the old engine always sent them left).
+            assert!(splits(0, false) + splits(1, false) > 0, "max-bin {max_bin}");
+            // A feature without missing values keeps the default direction.
+            assert_eq!(splits(2, false) + splits(3, false), 0);
+        }
+    }
+    let rf = train_random_forest(&RandomForestParams::default(), &ds, &FitContext::new(1)).unwrap();
+    assert!(rf.forest.score_dataset(&ds).iter().all(|s| s.is_finite()));
+}
+
+/// Best-first growth on raw values, by brute force: every leaf tries every feature and every value of its documents
+/// as the threshold "value <= t goes left" (ascending), keeps the largest gain (ties: the earlier feature, the
+/// smaller t); the leaf with the largest gain splits next (ties: the lower leaf number; the left child keeps the
+/// leaf's number, the right one is appended). Returns the splits in order and the leaves' Newton values.
+fn exact_tree(
+    columns: &[Vec<f32>],
+    g: &[f64],
+    h: &[f64],
+    leaves: usize,
+    min_docs: usize,
+) -> (Vec<(u32, f32)>, Vec<f64>) {
+    let sums = |docs: &[usize]| {
+        let mut c = Cell::default();
+        for &i in docs {
+            c.g += g[i];
+            c.h += h[i];
+            c.n += 1.0;
+        }
+        c
+    };
+    let best = |docs: &[usize]| -> Option<(f64, usize, f32)> {
+        let total = sums(docs);
+        let mut best: Option<(f64, usize, f32)> = None;
+        for (f, col) in columns.iter().enumerate() {
+            let mut values: Vec<f32> = docs.iter().map(|&i| col[i]).collect();
+            values.sort_by(f32::total_cmp);
+            values.dedup();
+            for &t in &values[..values.len().saturating_sub(1)] {
+                let left: Vec<usize> = docs.iter().copied().filter(|&i| col[i] <= t).collect();
+                let right: Vec<usize> = docs.iter().copied().filter(|&i| col[i] > t).collect();
+                if left.len() < min_docs || right.len() < min_docs {
+                    continue;
+                }
+                let gain = split_gain(sums(&left), sums(&right), total, 0.0);
+                if gain > 0.0 && best.is_none_or(|b| gain > b.0) {
+                    best = Some((gain, f, t));
+                }
+            }
+        }
+        best
+    };
+    let mut sets: Vec<Vec<usize>> = vec![(0..g.len()).collect()];
+    let mut splits = Vec::new();
+    while sets.len() < leaves {
+        let mut pick: Option<(usize, (f64, usize, f32))> = None;
+        for (l, docs) in sets.iter().enumerate() {
+            if let Some(b) = best(docs) {
+                if pick.is_none_or(|p| b.0 > p.1 .0) {
+                    pick = Some((l, b));
+                }
+            }
+        }
+        let Some((l, (_, f, t))) = pick else { break };
+        let (left, right) = sets[l].iter().partition(|&&i| columns[f][i] <= t);
+        sets[l] = left;
+        sets.push(right);
+        splits.push((f as u32, t));
+    }
+    let values = sets.iter().map(|d| leaf_value(sums(d), 0.0, 1.0)).collect();
+    (splits, values)
+}
+
+/// With `max-bin` 1000, features of more than 255 distinct values (stored two bytes a bin) get a bin per value, so
+/// a MART tree equals the exact-threshold tree grown by brute force on the raw values.
+#[test]
+fn wide_bins_grow_the_exact_threshold_tree() {
+    let mut rng = ChaCha8Rng::seed_from_u64(17);
+    let (n, nf) = (600, 3);
+    // Values on a grid of 1/1000: a few hundred distinct values a feature.
+    let columns: Vec<Vec<f32>> = (0..nf)
+        .map(|_| {
+            (0..n)
+                .map(|_| rng.random_range(0..1000) as f32 / 1000.0)
+                .collect()
+        })
+        .collect();
+    assert!(columns.iter().all(|c| {
+        let mut v = c.clone();
+        v.sort_by(f32::total_cmp);
+        v.dedup();
+        (256..1000).contains(&v.len())
+    }));
+    let labels: Vec<f32> = (0..n)
+        .map(|i| {
+            (3.0 * columns[0][i] + 2.0 * columns[1][i] * columns[2][i] + rng.random_range(0.0..0.5))
+                .floor()
+        })
+        .collect();
+    let x = ndarray::Array2::from_shape_fn((n, nf), |(i, f)| columns[f][i]);
+    let ds = Dataset::new(
+        FeatureMatrix::Dense(x),
+        labels.clone(),
+        (0..=20).map(|q| q * n / 20).collect(),
+        (0..20).map(|q| q.to_string()).collect(),
+    )
+    .unwrap();
+    let mut p = GbdtParams::mart();
+    p.trees = 1;
+    p.learning_rate = 1.0;
+    p.tree.leaves = 8;
+    p.tree.min_docs_in_leaf = 5;
+    p.tree.max_bin = 1000;
+    let run = train_gbdt(&p, &ds, &FitContext::new(1)).unwrap();
+    let t = &run.forest.trees[0];
+    // MART's first step: gradients base − label, unit hessians.
+    let base = run.forest.base_score;
+    let g: Vec<f64> = labels.iter().map(|&l| base - l as f64).collect();
+    let (splits, values) = exact_tree(&columns, &g, &vec![1.0; n], 8, 5);
+    assert_eq!(splits.len(), 7);
+    let engine: Vec<(u32, f32)> = t
+        .split_feature
+        .iter()
+        .copied()
+        .zip(t.threshold.iter().copied())
+        .collect();
+    assert_eq!(engine, splits);
+    for (a, b) in t.leaf_value.iter().zip(&values) {
+        assert!((a - b).abs() < 1e-12, "{a} {b}");
+    }
+    assert_eq!(run.forest.score_dataset(&ds), run.train_scores);
+    // At 255 bins the same data is binned by quantiles: some threshold differs from the exact tree's.
+    p.tree.max_bin = 255;
+    let coarse = train_gbdt(&p, &ds, &FitContext::new(1)).unwrap();
+    assert_ne!(coarse.forest.trees[0].threshold, t.threshold);
 }
 
 #[test]
@@ -353,7 +563,7 @@ fn bad_parameters_and_labels_are_refused_by_name() {
     p.tree.feature_fraction = 1.5;
     assert!(err(p).contains("feature-fraction"));
     let mut p = GbdtParams::mart();
-    p.tree.max_bin = 256;
+    p.tree.max_bin = 65_536;
     assert!(err(p).contains("max-bin"));
     let mut rf = RandomForestParams::default();
     rf.tree.query_fraction = 0.0;

@@ -325,7 +325,8 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: None,
         fit: trees::lambdamart,
         online: None,
-        // Each cell's bin (one byte, 255 bins at most) and, while binning, one column of f32 values per thread
+        // Each cell's bin (one byte at the default max-bin 255; two for a feature of more than 256 bins, which this
+        // estimate leaves out) and, while binning, one column of f32 values per thread
         // (sparse data: a transposed f32 copy of all columns); per document its score, gradient, hessian, its place
         // in the leaf partition (4 B) and the partition's scratch (4 B); histograms are per leaf and feature.
         memory: Memory::new(40, 0, 1),

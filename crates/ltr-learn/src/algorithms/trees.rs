@@ -33,8 +33,8 @@ macro_rules! tree_specs {
             ParamSpec::new(
                 "max-bin",
                 "255",
-                int(2, 255),
-                "bins per feature at most (quantiles of the training values; one byte a cell)",
+                int(2, 65_535),
+                "bins per feature at most (every distinct training value up to this many, else quantiles; one byte a cell up to 256 bins, two beyond; a NaN gets one more bin whose side each split learns)",
             ),
             ParamSpec::new(
                 "feature-fraction",
