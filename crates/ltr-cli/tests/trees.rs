@@ -185,7 +185,7 @@ fn bad_tree_inputs_fail_naming_the_parameter_or_file() {
             "query-fraction=1.5",
             "parameter `query-fraction`: 1.5 is outside",
         ),
-        ("max-bin=1", "parameter `max-bin`: 1 is outside [2, 255]"),
+        ("max-bin=1", "parameter `max-bin`: 1 is outside [2, 65535]"),
         ("trees=0", "0 only when boosting from a start model"),
         (
             "init-algo=lambdamart",
