@@ -1,25 +1,28 @@
 //! [`Boosted`]: trees boosted from another model's scores (`lambdamart`/`mart` with `init-model` or `init-algo`).
 //! The start model keeps the preprocessing its own file stored, so it scores exactly as it did alone.
+//!
+//! Both types are generic over the start model's type only so that this module need not import
+//! [`Model`](crate::Model), whose variant holds them: the crate exports them with `M = Model` (`ltr_core::Boosted`,
+//! `ltr_core::InitModel`).
 
 use ltr_data::{Dataset, Preprocess, QueryView};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::forest::Forest;
-use crate::model::Model;
 use crate::scorer::Scorer;
 
 /// The model boosting started from, with the preprocessing its file applied to its input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct InitModel {
+pub struct InitModel<M> {
     /// The start model (any kind, another [`Boosted`] included).
-    pub model: Box<Model>,
+    pub model: Box<M>,
     /// Applied to the input before `model` scores it: the start model file's own preprocessing (`None` for a start
     /// trained on the same prepared data as the trees).
     pub preprocess: Option<Preprocess>,
 }
 
-impl InitModel {
+impl<M: Scorer> InitModel<M> {
     /// The start model's score of every document of `ds` (in row order), through its preprocessing.
     pub fn scores(&self, ds: &Dataset) -> crate::Result<Vec<f64>> {
         Ok(match &self.preprocess {
@@ -40,14 +43,14 @@ impl InitModel {
 /// grown, starting from the start model's score: the order boosting summed them in, so the training-time scores
 /// are the predictions bit for bit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Boosted {
+pub struct Boosted<M> {
     /// Where boosting started.
-    pub init: InitModel,
+    pub init: InitModel<M>,
     /// The trees grown on top of it.
     pub forest: Forest,
 }
 
-impl Boosted {
+impl<M: Scorer> Boosted<M> {
     /// Why this model cannot be used, if so: a malformed forest or start model, or a start model wider than the
     /// trees' input (the file accepts data as wide as the trees', and the start must read every such column).
     pub fn inconsistency(&self) -> Option<String> {
@@ -90,7 +93,7 @@ impl Boosted {
     }
 }
 
-impl Scorer for Boosted {
+impl<M: Scorer> Scorer for Boosted<M> {
     fn score_query(&self, query: &QueryView<'_>, out: &mut [f64]) {
         let one = query.dataset().select_queries(&[query.index()]);
         self.add_scores(&one, out);
@@ -105,7 +108,7 @@ impl Scorer for Boosted {
     }
 }
 
-impl Boosted {
+impl<M: Scorer> Boosted<M> {
     /// Write the scores of `ds` into `out`. Data the start model's preprocessing refuses (wider than it was
     /// fitted on; a model file checks widths before scoring) scores NaN rather than panicking inside a scorer.
     fn add_scores(&self, ds: &Dataset, out: &mut [f64]) {

@@ -2,11 +2,8 @@
 //! produce. Each tree keeps its internal nodes as parallel arrays, so a model file is small and a walk touches a few
 //! contiguous arrays.
 
-use ltr_data::{Dataset, QueryView, Row};
+use ltr_data::Row;
 use serde::{Deserialize, Serialize};
-
-use crate::compiled_forest::CompiledForest;
-use crate::scorer::Scorer;
 
 /// One regression tree as parallel arrays over its internal nodes; the root is internal node 0, or leaf 0 when the
 /// tree has no internal node.
@@ -182,15 +179,8 @@ impl Forest {
         })
     }
 
-    /// The ensemble laid out for scoring many documents at once ([`CompiledForest`]): the same scores, bit for bit.
-    /// Compiling costs about as much as scoring a few hundred documents; [`Scorer::score_dataset`] compiles once per
-    /// call, and a caller that scores many queries one by one should compile once and score through the result.
-    pub fn compile(&self) -> CompiledForest {
-        CompiledForest::new(self)
-    }
-
     /// Score `rows` into `out`: tree by tree over the block, each document's outputs added in tree order. This is
-    /// the reference walk that [`CompiledForest`] reproduces.
+    /// the reference walk that [`CompiledForest`](crate::CompiledForest) reproduces.
     pub fn score_rows(&self, rows: &[Row<'_>], out: &mut [f64]) {
         out.fill(self.base_score);
         self.add_rows(rows, out);
@@ -204,27 +194,6 @@ impl Forest {
                 *o += t.weight * t.output(row);
             }
         }
-    }
-}
-
-/// Documents scored together, tree by tree (the block's rows stay in cache while each tree is walked).
-const BLOCK: usize = 64;
-
-impl Scorer for Forest {
-    fn score_query(&self, query: &QueryView<'_>, out: &mut [f64]) {
-        let mut rows = Vec::with_capacity(BLOCK.min(out.len()));
-        for (b, chunk) in out.chunks_mut(BLOCK).enumerate() {
-            rows.clear();
-            rows.extend((0..chunk.len()).map(|i| query.row(b * BLOCK + i)));
-            self.score_rows(&rows, chunk);
-        }
-    }
-    fn n_features(&self) -> usize {
-        self.n_features
-    }
-    /// Through [`Forest::compile`]: whole blocks of documents at a time, across query boundaries.
-    fn score_dataset(&self, ds: &Dataset) -> Vec<f64> {
-        self.compile().score_dataset(ds)
     }
 }
 

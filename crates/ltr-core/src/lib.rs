@@ -17,7 +17,7 @@
 #![deny(missing_docs)]
 
 mod aggregate;
-mod boosted;
+pub mod boosted;
 mod collective;
 mod compiled_forest;
 mod error;
@@ -31,7 +31,10 @@ mod scorer;
 pub mod test_hold;
 
 pub use aggregate::{aggregate, positions, Aggregation, RankAggregate};
-pub use boosted::{Boosted, InitModel};
+/// Trees boosted from a start [`Model`]'s scores (see [`boosted::Boosted`]).
+pub type Boosted = boosted::Boosted<Model>;
+/// The [`Model`] boosting started from, with its preprocessing (see [`boosted::InitModel`]).
+pub type InitModel = boosted::InitModel<Model>;
 pub use collective::{check_parts, Allreduce, SingleProcess, ThreadGroup};
 pub use compiled_forest::CompiledForest;
 pub use error::{LtrError, Result};

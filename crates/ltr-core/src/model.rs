@@ -5,7 +5,7 @@ use ltr_data::{Dataset, QueryView};
 use serde::{Deserialize, Serialize};
 
 use crate::aggregate::RankAggregate;
-use crate::boosted::Boosted;
+use crate::boosted;
 use crate::forest::Forest;
 use crate::scorer::{LinearModel, Scorer, StumpEnsemble, TreeEnsemble};
 
@@ -25,7 +25,7 @@ pub enum Model {
     Forest(Forest),
     /// Trees boosted from another model's scores (`lambdamart`/`mart` with `init-model` or `init-algo`). Appended
     /// after `Forest` for the same reason.
-    Boosted(Boosted),
+    Boosted(boosted::Boosted<Model>),
 }
 
 impl Scorer for Model {
