@@ -3,21 +3,11 @@
 use std::path::Path;
 mod common;
 
-use common::{ltr, ok};
+use common::{fails_mentioning, ltr, ok};
 use std::process::Command;
 
 fn fails(args: &[&str], needle: &str) {
-    let o = ltr(args);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success(), "ltr {args:?} should fail");
-    assert!(
-        err.contains(needle),
-        "ltr {args:?}: stderr `{err}` should mention `{needle}`"
-    );
-    assert!(
-        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
-        "no panic: {err}"
-    );
+    fails_mentioning(args, &[needle]);
 }
 
 fn data(dir: &Path) -> (String, String, String) {

@@ -3,24 +3,8 @@
 
 mod common;
 
-use common::{ltr, ok, s};
+use common::{fails_mentioning, ok, s};
 use std::path::Path;
-
-fn fails(args: &[&str], needles: &[&str]) {
-    let o = ltr(args);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success(), "ltr {args:?} should fail");
-    for needle in needles {
-        assert!(
-            err.contains(needle),
-            "ltr {args:?}: stderr `{err}` should mention `{needle}`"
-        );
-    }
-    assert!(
-        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
-        "no panic: {err}"
-    );
-}
 
 /// Small LETOR-like data: 30 queries, 12 features in [0, 1] (no preprocessing by default).
 fn letor(dir: &Path) -> (String, String) {
@@ -109,7 +93,7 @@ fn boosting_from_ranksvm_saves_one_model_that_starts_at_its_scores() {
     );
     // No export target expresses a linear model plus trees: refused, saying why.
     for target in ["onnx", "ranklib", "es-ltr", "es8-ltr"] {
-        fails(
+        fails_mentioning(
             &[
                 "export",
                 "--model",
@@ -135,7 +119,7 @@ fn a_start_model_file_keeps_its_own_normalisation() {
     train(&["--train", &tr, "--algo", "ranksvm"], &svm);
     let init = format!("init-model={}", s(&svm));
     // This job would z-score the features before the start model's own z-score: refused, naming the fix.
-    fails(
+    fails_mentioning(
         &[
             "train",
             "--train",
@@ -193,7 +177,7 @@ fn bad_tree_inputs_fail_naming_the_parameter_or_file() {
         ),
         ("init-algo=nope", "unknown algorithm `nope`"),
     ] {
-        fails(
+        fails_mentioning(
             &[
                 "train",
                 "--train",
@@ -209,7 +193,7 @@ fn bad_tree_inputs_fail_naming_the_parameter_or_file() {
         );
     }
     // A validation measure that does not exist.
-    fails(
+    fails_mentioning(
         &[
             "train",
             "--train",
@@ -234,7 +218,7 @@ fn bad_tree_inputs_fail_naming_the_parameter_or_file() {
     .unwrap();
     let wide_model = d.join("wide.bin");
     train(&["--train", s(&wide), "--algo", "ranksvm"], &wide_model);
-    fails(
+    fails_mentioning(
         &[
             "train",
             "--train",
@@ -248,7 +232,7 @@ fn bad_tree_inputs_fail_naming_the_parameter_or_file() {
         ],
         &["wide.bin reads 20 features, more than the 12 of the training data"],
     );
-    fails(
+    fails_mentioning(
         &[
             "train",
             "--train",
@@ -265,7 +249,7 @@ fn bad_tree_inputs_fail_naming_the_parameter_or_file() {
     // A label that is not a number.
     let nan = d.join("nan.txt");
     std::fs::write(&nan, "1 qid:1 1:0.5\nnan qid:1 1:0.2\n").unwrap();
-    fails(
+    fails_mentioning(
         &[
             "train",
             "--train",

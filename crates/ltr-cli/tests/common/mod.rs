@@ -87,3 +87,21 @@ pub fn generate_folds(root: &std::path::Path, folds: usize, queries: usize) {
         ]);
     }
 }
+
+/// Run `ltr`, require failure with every one of `needles` in stderr, and no panic.
+#[allow(dead_code)]
+pub fn fails_mentioning(args: &[&str], needles: &[&str]) {
+    let o = ltr(args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "ltr {args:?} should fail");
+    for needle in needles {
+        assert!(
+            err.contains(needle),
+            "ltr {args:?}: stderr `{err}` should mention `{needle}`"
+        );
+    }
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+        "no panic: {err}"
+    );
+}
