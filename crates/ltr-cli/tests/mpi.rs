@@ -107,7 +107,18 @@ fn mpi_ranks_give_the_single_process_model_and_fail_cleanly() {
 
     // RSVM-IR by OCAS (τ, μ and every plane summed over the processes), RankBoost (thresholds over every
     // process's feature ranges, exact threshold sums) and Coordinate Ascent (every line search's crossing points
-    // gathered in rank order): the single-process models too.
+    // gathered in rank order), and LambdaMART (bin bounds agreed over the processes, query bags drawn by global
+    // query number, fixed-point histograms summed): the single-process models too.
+    let lambdamart = [
+        "--algo",
+        "lambdamart",
+        "--param",
+        "trees=6",
+        "--param",
+        "query-fraction=0.7",
+        "--param",
+        "min-docs-in-leaf=5",
+    ];
     let rsvm = ["--algo", "rsvm-ir", "--param", "max-iter=80"];
     let ca = [
         "--algo",
@@ -129,6 +140,7 @@ fn mpi_ranks_give_the_single_process_model_and_fail_cleanly() {
         ("rsvm-ir", &rsvm[..]),
         ("rankboost", &boost[..]),
         ("coordinate-ascent", &ca[..]),
+        ("lambdamart", &lambdamart[..]),
     ] {
         let single = p(&format!("{name}-single.json"));
         let mut args = vec!["train", "--train", s(&train), "--model", s(&single)];

@@ -210,9 +210,9 @@ mod tests {
         );
         assert_eq!(
             memory_estimate("lambdamart", &ds, false).working,
-            n * 40 + n * 5
+            n * 56 + n * 5
         );
-        assert_eq!(row("random-forest").coefficients(n, 0), (24, 0, 1));
+        assert_eq!(row("random-forest").coefficients(n, 0), (40, 0, 1));
         let all = memory_estimates(&ds, false);
         assert_eq!(all.len(), crate::ALGORITHMS.len());
         for (name, e) in all {

@@ -328,6 +328,41 @@ fn letor_folds_give_the_single_process_model() {
     }
 }
 
+/// The tree learners through the registry on a real fold: bins, bags and histograms agreed over the ranks give
+/// the one-process forest at 1, 2 and 3 thread ranks.
+#[test]
+fn tree_learners_give_the_single_process_model_on_a_letor_fold() {
+    let Some(dir) = ltr_testdata::shared_datasets_dir() else {
+        eprintln!(
+            "skipped: ../shared/datasets is absent (set LTR_DATASETS to run on the LETOR folds)"
+        );
+        return;
+    };
+    let ds = read_letor(dir.join("MQ2008/Fold1/train.txt")).unwrap();
+    let spec = PreprocessSpec::default();
+    for (algo, params) in [
+        ("lambdamart", &["trees=8", "query-fraction=0.7"][..]),
+        ("mart", &["trees=4", "feature-fraction=0.5"][..]),
+        ("random-forest", &["trees=3"][..]),
+    ] {
+        let single = train(
+            algo,
+            &Grid::parse(params).unwrap(),
+            &TrainRequest::new(&ds).preprocess(&spec),
+        )
+        .unwrap();
+        assert!(matches!(single.fitted.model, Model::Forest(_)));
+        for ranks in [1, 2, 3] {
+            let d = distributed_algo(algo, &ds, ranks, params, &spec);
+            assert_eq!(
+                model_text(&d),
+                model_text(&single),
+                "{algo} on {ranks} ranks"
+            );
+        }
+    }
+}
+
 #[test]
 fn the_model_is_a_real_ranksvm() {
     // The exact sums must not have changed what Newton converges to: the gradient at the returned weights is

@@ -14,12 +14,23 @@
 //! constant column: a split "missing against everything else" would need a threshold above every value, which a
 //! model file (JSON) cannot hold as `+inf`.
 
+use ltr_core::{Allreduce, Result};
 use ltr_data::{Dataset, FeatureMatrix};
 use rayon::prelude::*;
+
+use crate::ranks::Layout;
 
 /// The largest `max_bin` (value bins a feature; a missing bin may come on top): the bins of a feature with more
 /// than 256 are stored as `u16`.
 pub const MAX_BIN: usize = 65_535;
+
+/// Documents whose values set the bin bounds, at most: with more training documents than this (all ranks
+/// together), this many spread evenly over the document numbering (LightGBM's `bin_construct_sample_cnt` plays the
+/// same role). Below it every document counts, so LETOR folds and 200k-document sets are binned from all their
+/// values; above it binning costs a sort of this many values a feature, and the ranks of a distributed run
+/// exchange at most this many values a feature to agree on the bounds. Which documents are sampled depends only on
+/// their global numbers, so the ranks agree with one process on the same data.
+pub const BIN_SAMPLE_DOCS: usize = 262_144;
 
 /// The bins of one kept feature, one per document: one byte each when the feature has at most 256 bins (the usual
 /// case, `max_bin` ≤ 255), two bytes each otherwise.
@@ -64,18 +75,53 @@ pub(crate) fn bin_of(bounds: &[f32], v: f32) -> usize {
     bounds.partition_point(|&u| u < v)
 }
 
-/// Bin upper bounds for one column: every distinct value when there are at most `max_bin`, else quantiles (a bin is
-/// closed at the first distinct value where the running count reaches its share). Empty: the column is constant.
-pub(crate) fn bounds_for(values: &[f32], max_bin: usize) -> Vec<f32> {
-    let mut v: Vec<f32> = values.iter().copied().filter(|x| !x.is_nan()).collect();
+/// A column's distinct values other than NaN, ascending (`-0.0` and `0.0` are one value, held as the first of
+/// them in total order), each with its number of documents.
+type Distinct = Vec<(f32, u64)>;
+
+/// The [`Distinct`] values of `values`.
+fn distinct_counts(values: impl Iterator<Item = f32>) -> Distinct {
+    let mut v: Vec<f32> = values.filter(|x| !x.is_nan()).collect();
     v.sort_unstable_by(f32::total_cmp);
-    let mut distinct: Vec<(f32, usize)> = Vec::new();
-    for x in v {
+    merge_sorted(v.into_iter().map(|x| (x, 1)))
+}
+
+/// Adjacent equal values of an ascending sequence merged, their counts added.
+fn merge_sorted(sorted: impl Iterator<Item = (f32, u64)>) -> Distinct {
+    let mut distinct: Distinct = Vec::new();
+    for (x, c) in sorted {
         match distinct.last_mut() {
-            Some((d, c)) if *d == x => *c += 1,
-            _ => distinct.push((x, 1)),
+            Some((d, n)) if *d == x => *n += c,
+            _ => distinct.push((x, c)),
         }
     }
+    distinct
+}
+
+/// Every rank's [`Distinct`] values of one column, merged: what one process holding every rank's documents finds.
+fn agree_distinct(local: Distinct, comm: &dyn Allreduce) -> Result<Distinct> {
+    if comm.size() == 1 {
+        return Ok(local);
+    }
+    // Values and counts travel as f64: a f32 exactly, a count exactly below 2^53.
+    let flat: Vec<f64> = local
+        .iter()
+        .flat_map(|&(v, c)| [v as f64, c as f64])
+        .collect();
+    let mut all: Vec<(f32, u64)> = comm
+        .gather_varying_f64(&flat)?
+        .iter()
+        .flat_map(|r| r.chunks_exact(2).map(|p| (p[0] as f32, p[1] as u64)))
+        .collect();
+    // Stable: of `-0.0` and `0.0` the first in total order is kept, as one process keeps it.
+    all.sort_by(|a, b| a.0.total_cmp(&b.0));
+    Ok(merge_sorted(all.into_iter()))
+}
+
+/// Bin upper bounds from a column's distinct values: every distinct value when there are at most `max_bin`, else
+/// quantiles (a bin is closed at the first distinct value where the running count reaches its share). Empty: the
+/// column is constant.
+fn bounds_from_distinct(distinct: &[(f32, u64)], max_bin: usize) -> Vec<f32> {
     if distinct.len() <= 1 {
         return Vec::new();
     }
@@ -83,48 +129,75 @@ pub(crate) fn bounds_for(values: &[f32], max_bin: usize) -> Vec<f32> {
     if distinct.len() <= max_bin {
         return distinct[..last].iter().map(|d| d.0).collect();
     }
-    let n: usize = distinct.iter().map(|d| d.1).sum();
+    let n: u64 = distinct.iter().map(|d| d.1).sum();
     let mut bounds = Vec::with_capacity(max_bin - 1);
-    let mut cum = 0usize;
+    let mut cum = 0u64;
     for &(x, c) in &distinct[..last] {
         cum += c;
         // Close bin `bounds.len()` once it holds its share (k + 1) · n / max_bin of the documents.
-        if bounds.len() < max_bin - 1 && cum * max_bin >= (bounds.len() + 1) * n {
+        if bounds.len() < max_bin - 1 && cum * max_bin as u64 >= (bounds.len() as u64 + 1) * n {
             bounds.push(x);
         }
     }
     bounds
 }
 
-/// One kept column: its bounds, whether it holds a NaN, its bins.
-type KeptColumn = (Vec<f32>, bool, BinColumn);
+/// Bin upper bounds for one column of every document ([`bounds_from_distinct`] of its values).
+#[cfg(test)]
+pub(crate) fn bounds_for(values: &[f32], max_bin: usize) -> Vec<f32> {
+    bounds_from_distinct(&distinct_counts(values.iter().copied()), max_bin)
+}
+
+/// The data's columns, read one at a time.
+enum Columns<'a> {
+    /// Rows of the dense matrix: a column is read with a stride.
+    Dense(&'a ndarray::Array2<f32>),
+    /// The sparse matrix transposed once (an absent value is 0): n × d f32 while binning.
+    Transposed(Vec<Vec<f32>>),
+}
+
+impl Columns<'_> {
+    /// `f` of every value of column `j`, in document order.
+    fn map<T>(&self, j: usize, f: impl Fn(f32) -> T) -> Vec<T> {
+        match self {
+            Columns::Dense(a) => a.column(j).iter().map(|&v| f(v)).collect(),
+            Columns::Transposed(c) => c[j].iter().map(|&v| f(v)).collect(),
+        }
+    }
+    /// Column `j`'s values at `docs` (every document when `None`).
+    fn values(&self, j: usize, docs: Option<&[usize]>) -> Vec<f32> {
+        match (self, docs) {
+            (_, None) => self.map(j, |v| v),
+            (Columns::Dense(a), Some(d)) => {
+                let col = a.column(j);
+                d.iter().map(|&i| col[i]).collect()
+            }
+            (Columns::Transposed(c), Some(d)) => d.iter().map(|&i| c[j][i]).collect(),
+        }
+    }
+    fn has_nan(&self, j: usize) -> bool {
+        match self {
+            Columns::Dense(a) => a.column(j).iter().any(|v| v.is_nan()),
+            Columns::Transposed(c) => c[j].iter().any(|v| v.is_nan()),
+        }
+    }
+}
 
 impl Binned {
-    /// Bin every column of `ds`; constant columns are dropped.
-    pub fn new(ds: &Dataset, max_bin: usize) -> Self {
+    /// Bin every column of `ds` (this rank's shard; the whole data on one process); constant columns are dropped.
+    /// The bounds, the kept columns and which ones hold a NaN are agreed over the ranks of `comm`: every rank bins
+    /// its documents as one process would bin them among all the ranks' documents.
+    pub fn new(
+        ds: &Dataset,
+        max_bin: usize,
+        layout: &Layout,
+        comm: &dyn Allreduce,
+    ) -> Result<Self> {
         let n = ds.n_docs();
         let d = ds.n_features();
-        let bin_column = |col: &[f32]| {
-            let bounds = bounds_for(col, max_bin);
-            if bounds.is_empty() {
-                return None;
-            }
-            let missing = col.iter().any(|v| v.is_nan());
-            let bins = if bounds.len() + 1 + missing as usize <= 256 {
-                BinColumn::Narrow(col.iter().map(|&v| bin_of(&bounds, v) as u8).collect())
-            } else {
-                BinColumn::Wide(col.iter().map(|&v| bin_of(&bounds, v) as u16).collect())
-            };
-            Some((bounds, missing, bins))
-        };
-        let per: Vec<Option<KeptColumn>> = match ds.features() {
-            // One column per task, dropped once binned: the f32 copy never exists for all features at once.
-            FeatureMatrix::Dense(a) => (0..d)
-                .into_par_iter()
-                .map(|j| bin_column(&a.column(j).iter().copied().collect::<Vec<f32>>()))
-                .collect(),
+        let columns = match ds.features() {
+            FeatureMatrix::Dense(a) => Columns::Dense(a),
             FeatureMatrix::Sparse(_) => {
-                // Transposed once (an absent value is 0); n × d f32 while binning.
                 let mut cols = vec![vec![0.0f32; n]; d];
                 for i in 0..n {
                     for (j, v) in ds.row(i).entries() {
@@ -133,24 +206,50 @@ impl Binned {
                         }
                     }
                 }
-                cols.par_iter().map(|c| bin_column(c)).collect()
+                Columns::Transposed(cols)
             }
         };
-        let mut out = Binned {
-            features: Vec::new(),
-            bounds: Vec::new(),
-            has_missing: Vec::new(),
-            bins: Vec::new(),
-        };
-        for (j, p) in per.into_iter().enumerate() {
-            if let Some((b, missing, bins)) = p {
-                out.features.push(j);
-                out.bounds.push(b);
-                out.has_missing.push(missing);
-                out.bins.push(bins);
-            }
+        let sample = layout.sampled_docs(n, BIN_SAMPLE_DOCS);
+        // This rank's distinct values (of its sampled documents) and NaNs, one column per task.
+        let local: Vec<(Distinct, bool)> = (0..d)
+            .into_par_iter()
+            .map(|j| {
+                let values = columns.values(j, sample.as_deref());
+                (distinct_counts(values.into_iter()), columns.has_nan(j))
+            })
+            .collect();
+        let mut missing: Vec<i64> = local.iter().map(|l| l.1 as i64).collect();
+        if comm.size() > 1 {
+            comm.sum_i64(&mut missing)?;
         }
-        out
+        let mut bounds = Vec::with_capacity(d);
+        for (distinct, _) in local {
+            bounds.push(bounds_from_distinct(
+                &agree_distinct(distinct, comm)?,
+                max_bin,
+            ));
+        }
+        let kept: Vec<usize> = (0..d).filter(|&j| !bounds[j].is_empty()).collect();
+        let bins: Vec<BinColumn> = kept
+            .par_iter()
+            .map(|&j| {
+                let b = &bounds[j];
+                if b.len() + 1 + (missing[j] > 0) as usize <= 256 {
+                    BinColumn::Narrow(columns.map(j, |v| bin_of(b, v) as u8))
+                } else {
+                    BinColumn::Wide(columns.map(j, |v| bin_of(b, v) as u16))
+                }
+            })
+            .collect();
+        Ok(Binned {
+            has_missing: kept.iter().map(|&j| missing[j] > 0).collect(),
+            bounds: kept
+                .iter()
+                .map(|&j| std::mem::take(&mut bounds[j]))
+                .collect(),
+            features: kept,
+            bins,
+        })
     }
 
     /// Number of bins of kept feature `k`, its missing bin included.
@@ -195,12 +294,15 @@ mod tests {
             )
             .unwrap()
         };
-        let b = Binned::new(&ds(wide.clone()), 1000);
+        let bin = |d: &Dataset, max_bin| {
+            Binned::new(d, max_bin, &Layout::single(d), &ltr_core::SingleProcess).unwrap()
+        };
+        let b = bin(&ds(wide.clone()), 1000);
         assert_eq!(b.n_bins(0), 700);
         assert!(matches!(&b.bins[0], BinColumn::Wide(c) if c[699] == 699 && c[700] == 0));
         let mut narrow = wide;
         narrow[0] = f32::NAN;
-        let b = Binned::new(&ds(narrow), 255);
+        let b = bin(&ds(narrow), 255);
         assert_eq!((b.n_bins(0), b.has_missing[0]), (256, true));
         assert!(matches!(&b.bins[0], BinColumn::Narrow(c) if c[0] == 255));
         // NaN: its own bin after the value bins, and no bound is NaN.

@@ -1,18 +1,19 @@
 //! The training loops: gradient boosting (`lambdamart`, `mart`) and the random forest.
 
 use ltr_core::{
-    Boosted, Fit, FitContext, FitReport, Fitted, Forest, ForestTree, InitModel, LtrError, Model,
-    Result,
+    Allreduce, Boosted, Fit, FitContext, FitReport, Fitted, Forest, ForestTree, InitModel,
+    LtrError, Model, Result, SingleProcess,
 };
-use ltr_data::Dataset;
+use ltr_data::{Dataset, ExactVec};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde_json::json;
 
 use crate::bins::Binned;
-use crate::grow::{grow, BinTree};
+use crate::grow::{grow, BinTree, Scale};
 use crate::objective::{lambda_gradients, squared_error_gradients};
+use crate::ranks::Layout;
 use crate::{
     GbdtParams, GbdtValidParams, Objective, RandomForestParams, RandomForestValidParams, TreeParams,
 };
@@ -44,8 +45,8 @@ pub struct ForestRun {
     pub out_of_bag: Option<f64>,
 }
 
-fn check_labels(train: &Dataset) -> Result<()> {
-    if train.n_docs() == 0 {
+fn check_labels(train: &Dataset, layout: &Layout) -> Result<()> {
+    if layout.docs == 0 {
         return Err(LtrError::Training("no training documents".into()));
     }
     if let Some(i) = train.labels().iter().position(|l| !l.is_finite()) {
@@ -61,11 +62,14 @@ fn rng_for(seed: u64, t: usize) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(seed ^ (t as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15))
 }
 
-/// The kept features tree `t` may split on and the documents (ascending) it is grown on, with the queries drawn.
+/// The kept features tree `t` may split on, and this rank's documents (ascending) it is grown on with whether each
+/// of this rank's queries was drawn. Queries are drawn among all the ranks' queries by their global numbers, so
+/// every rank draws the bag one process draws.
 fn sample(
     rng: &mut ChaCha8Rng,
     data: &Binned,
     train: &Dataset,
+    layout: &Layout,
     p: &TreeParams,
 ) -> (Vec<usize>, Vec<u32>, Vec<bool>) {
     let nf = data.features.len();
@@ -77,22 +81,53 @@ fn sample(
     } else {
         (0..nf).collect()
     };
-    let nq = train.n_queries();
-    let mut in_bag = vec![true; nq];
-    let docs: Vec<u32> = if p.query_fraction < 1.0 {
-        let k = ((p.query_fraction * nq as f64).ceil() as usize).clamp(1, nq);
-        in_bag = vec![false; nq];
-        for q in rand::seq::index::sample(rng, nq, k) {
-            in_bag[q] = true;
+    let (nq, all) = (train.n_queries(), layout.queries);
+    if p.query_fraction >= 1.0 || all == 0 {
+        return (feats, (0..train.n_docs() as u32).collect(), vec![true; nq]);
+    }
+    let k = ((p.query_fraction * all as f64).ceil() as usize).clamp(1, all);
+    let mut in_bag = vec![false; nq];
+    let mine = layout.query_offset..layout.query_offset + nq;
+    for q in rand::seq::index::sample(rng, all, k) {
+        if mine.contains(&q) {
+            in_bag[q - layout.query_offset] = true;
         }
-        (0..nq)
-            .filter(|&q| in_bag[q])
-            .flat_map(|q| train.query_range(q).map(|i| i as u32))
-            .collect()
-    } else {
-        (0..train.n_docs() as u32).collect()
-    };
+    }
+    let docs = (0..nq)
+        .filter(|&q| in_bag[q])
+        .flat_map(|q| train.query_range(q).map(|i| i as u32))
+        .collect();
     (feats, docs, in_bag)
+}
+
+/// Every document's fixed-point gradient and hessian under the round's scale, agreed over the ranks.
+fn quantise(
+    g: &[f64],
+    h: &[f64],
+    layout: &Layout,
+    comm: &dyn Allreduce,
+    gh: &mut Vec<[i64; 2]>,
+) -> Result<Scale> {
+    let scale = Scale::agree(g, h, layout.docs, comm)?;
+    gh.resize(g.len(), [0, 0]);
+    gh.par_chunks_mut(DOC_BLOCK)
+        .zip(g.par_chunks(DOC_BLOCK).zip(h.par_chunks(DOC_BLOCK)))
+        .for_each(|(q, (g, h))| {
+            for ((q, &g), &h) in q.iter_mut().zip(g).zip(h) {
+                *q = scale.quantise(g, h);
+            }
+        });
+    Ok(scale)
+}
+
+/// The mean label over every rank's documents, summed exactly (the same bits at any number of ranks).
+fn mean_label(train: &Dataset, layout: &Layout, comm: &dyn Allreduce) -> Result<f64> {
+    let mut sum = ExactVec::new(1);
+    for &l in train.labels() {
+        sum.add(0, l as f64);
+    }
+    comm.sum_exact(&mut sum)?;
+    Ok(sum.value(0) / layout.docs as f64)
 }
 
 /// Per-query mutable slices of `v`.
@@ -155,6 +190,20 @@ pub fn train_gbdt_from(
     ctx: &FitContext<'_>,
     init: Option<&InitModel>,
 ) -> Result<GbdtRun> {
+    train_gbdt_ranks(p, train, ctx, init, &SingleProcess)
+}
+
+/// [`train_gbdt_from`] on this rank's shard of the queries, the ranks joined by `comm`: every rank returns the
+/// model one process trains on all the shards' queries in rank order, bit for bit (bin bounds, bags and every
+/// histogram are agreed over the ranks; see [`crate::Sums`]). Validation data is a one-process affair: with more
+/// than one rank the context must hold none.
+pub fn train_gbdt_ranks(
+    p: &GbdtParams,
+    train: &Dataset,
+    ctx: &FitContext<'_>,
+    init: Option<&InitModel>,
+    comm: &dyn Allreduce,
+) -> Result<GbdtRun> {
     match init {
         // Zero rounds are the start model itself: a check that boosting adds nothing by itself.
         Some(_) => GbdtParams {
@@ -164,13 +213,20 @@ pub fn train_gbdt_from(
         .validate()?,
         None => p.validate()?,
     }
-    check_labels(train)?;
-    let data = Binned::new(train, p.tree.max_bin);
+    if comm.size() > 1 && ctx.validation().is_some() {
+        return Err(LtrError::param(
+            "validate",
+            "training over several ranks takes no validation data",
+        ));
+    }
+    let layout = Layout::agree(train, comm)?;
+    check_labels(train, &layout)?;
+    let data = Binned::new(train, p.tree.max_bin, &layout, comm)?;
     let n = train.n_docs();
     let labels = train.labels();
     let base = match (init, p.objective) {
         (Some(_), _) | (None, Objective::LambdaRank(_)) => 0.0,
-        (None, Objective::SquaredError) => labels.iter().map(|&l| l as f64).sum::<f64>() / n as f64,
+        (None, Objective::SquaredError) => mean_label(train, &layout, comm)?,
     };
     // Every document starts at the start model's score plus the base, the order the model file sums them in.
     let start = |ds: &Dataset| -> Result<Vec<f64>> {
@@ -200,6 +256,7 @@ pub fn train_gbdt_from(
     };
     let mut scores = start(train)?;
     let (mut g, mut h) = (vec![0.0; n], vec![0.0; n]);
+    let mut gh: Vec<[i64; 2]> = Vec::new();
     let validation = ctx.validation();
     let mut val_scores = validation.map(start).transpose()?;
     let mut curve = Vec::new();
@@ -232,9 +289,10 @@ pub fn train_gbdt_from(
                     }
                 });
         }
+        let scale = quantise(&g, &h, &layout, comm, &mut gh)?;
         let mut rng = rng_for(ctx.seed(), t);
-        let (feats, docs, _) = sample(&mut rng, &data, train, &p.tree);
-        let tree = grow(&data, &feats, docs, &g, &h, &settings);
+        let (feats, docs, _) = sample(&mut rng, &data, train, &layout, &p.tree);
+        let tree = grow(&data, &feats, docs, &gh, &scale, &settings, comm)?;
         if tree.feature.is_empty() && p.tree.query_fraction >= 1.0 && p.tree.feature_fraction >= 1.0
         {
             // Nothing can split with every query and feature: later rounds would repeat this one.
@@ -297,7 +355,18 @@ pub fn fit_gbdt_from(
     ctx: &FitContext<'_>,
     init: Option<InitModel>,
 ) -> Result<Fitted> {
-    let run = train_gbdt_from(p, train, ctx, init.as_ref())?;
+    fit_gbdt_ranks(p, train, ctx, init, &SingleProcess)
+}
+
+/// [`fit_gbdt_from`] on this rank's shard of the queries, the ranks joined by `comm` ([`train_gbdt_ranks`]).
+pub fn fit_gbdt_ranks(
+    p: &GbdtParams,
+    train: &Dataset,
+    ctx: &FitContext<'_>,
+    init: Option<InitModel>,
+    comm: &dyn Allreduce,
+) -> Result<Fitted> {
+    let run = train_gbdt_ranks(p, train, ctx, init.as_ref(), comm)?;
     let kept = run.forest.trees.len();
     let mut report = FitReport {
         iterations: Some(run.trees_grown as u64),
@@ -332,52 +401,54 @@ pub fn train_random_forest(
     train: &Dataset,
     ctx: &FitContext<'_>,
 ) -> Result<ForestRun> {
+    train_random_forest_ranks(p, train, ctx, &SingleProcess)
+}
+
+/// [`train_random_forest`] on this rank's shard of the queries, the ranks joined by `comm`: every rank returns the
+/// forest one process grows on all the shards' queries in rank order, bit for bit. With more than one rank the
+/// trees are grown one after another (each tree's histograms are exchanged, in the same order on every rank) and
+/// there is no out-of-bag estimate.
+pub fn train_random_forest_ranks(
+    p: &RandomForestParams,
+    train: &Dataset,
+    ctx: &FitContext<'_>,
+    comm: &dyn Allreduce,
+) -> Result<ForestRun> {
     p.validate()?;
-    check_labels(train)?;
-    let data = Binned::new(train, p.tree.max_bin);
+    let layout = Layout::agree(train, comm)?;
+    check_labels(train, &layout)?;
+    let data = Binned::new(train, p.tree.max_bin, &layout, comm)?;
     let n = train.n_docs();
     // The first Newton step from score 0 under squared error is the leaf's mean label.
     let g: Vec<f64> = train.labels().iter().map(|&l| -(l as f64)).collect();
     let h = vec![1.0; n];
+    let mut gh = Vec::new();
+    let scale = quantise(&g, &h, &layout, comm, &mut gh)?;
     let settings = p.tree.grow_settings(1.0);
     let weight = 1.0 / p.trees as f64;
-    let grown: Vec<(BinTree, Vec<bool>)> = (0..p.trees)
-        .into_par_iter()
-        .map(|t| {
-            let mut rng = rng_for(ctx.seed(), t);
-            let (feats, docs, in_bag) = sample(&mut rng, &data, train, &p.tree);
-            let mut tree = grow(&data, &feats, docs, &g, &h, &settings);
-            // The forest keeps every tree until the end: not its copy of the bag's document list.
-            tree.docs = Vec::new();
-            (tree, in_bag)
-        })
-        .collect();
-    // Out of bag: each document's mean output over the trees that did not see its query.
-    let nq = train.n_queries();
-    let mut oob_sum = vec![0.0; n];
-    let mut oob_trees = vec![0usize; nq];
-    for (tree, in_bag) in &grown {
-        for q in (0..nq).filter(|&q| !in_bag[q]) {
-            oob_trees[q] += 1;
-            for i in train.query_range(q) {
-                oob_sum[i] += tree.leaf_value[tree.leaf_of(&data, i)];
-            }
-        }
-    }
-    let oob_queries: Vec<usize> = (0..nq).filter(|&q| oob_trees[q] > 0).collect();
-    let out_of_bag = if oob_queries.is_empty() {
-        None
+    let grow_tree = |t: usize, comm: &dyn Allreduce| -> Result<(BinTree, Vec<bool>)> {
+        let mut rng = rng_for(ctx.seed(), t);
+        let (feats, docs, in_bag) = sample(&mut rng, &data, train, &layout, &p.tree);
+        let mut tree = grow(&data, &feats, docs, &gh, &scale, &settings, comm)?;
+        // The forest keeps every tree until the end: not its copy of the bag's document list.
+        tree.docs = Vec::new();
+        Ok((tree, in_bag))
+    };
+    // Integer histograms: a tree is the same whether trees grow in parallel or one at a time.
+    let grown: Vec<(BinTree, Vec<bool>)> = if comm.size() == 1 {
+        (0..p.trees)
+            .into_par_iter()
+            .map(|t| grow_tree(t, &SingleProcess))
+            .collect::<Result<_>>()?
     } else {
-        let subset = train.select_queries(&oob_queries);
-        let scores: Vec<f64> = oob_queries
-            .iter()
-            .flat_map(|&q| {
-                let k = oob_trees[q] as f64;
-                train.query_range(q).map(move |i| (i, k))
-            })
-            .map(|(i, k)| oob_sum[i] / k)
-            .collect();
-        ctx.measure(&subset, &scores).ok()
+        (0..p.trees)
+            .map(|t| grow_tree(t, comm))
+            .collect::<Result<_>>()?
+    };
+    let out_of_bag = if comm.size() == 1 {
+        out_of_bag(&grown, &data, train, ctx)
+    } else {
+        None
     };
     let forest = Forest {
         trees: grown
@@ -390,22 +461,66 @@ pub fn train_random_forest(
     Ok(ForestRun { forest, out_of_bag })
 }
 
+/// The context's measure on each out-of-bag query's mean output over the trees that did not see it.
+fn out_of_bag(
+    grown: &[(BinTree, Vec<bool>)],
+    data: &Binned,
+    train: &Dataset,
+    ctx: &FitContext<'_>,
+) -> Option<f64> {
+    let nq = train.n_queries();
+    let mut oob_sum = vec![0.0; train.n_docs()];
+    let mut oob_trees = vec![0usize; nq];
+    for (tree, in_bag) in grown {
+        for q in (0..nq).filter(|&q| !in_bag[q]) {
+            oob_trees[q] += 1;
+            for i in train.query_range(q) {
+                oob_sum[i] += tree.leaf_value[tree.leaf_of(data, i)];
+            }
+        }
+    }
+    let oob_queries: Vec<usize> = (0..nq).filter(|&q| oob_trees[q] > 0).collect();
+    if oob_queries.is_empty() {
+        return None;
+    }
+    let subset = train.select_queries(&oob_queries);
+    let scores: Vec<f64> = oob_queries
+        .iter()
+        .flat_map(|&q| {
+            let k = oob_trees[q] as f64;
+            train.query_range(q).map(move |i| (i, k))
+        })
+        .map(|(i, k)| oob_sum[i] / k)
+        .collect();
+    ctx.measure(&subset, &scores).ok()
+}
+
+/// [`train_random_forest_ranks`] as a [`Fitted`] model.
+pub fn fit_random_forest_ranks(
+    p: &RandomForestParams,
+    train: &Dataset,
+    ctx: &FitContext<'_>,
+    comm: &dyn Allreduce,
+) -> Result<Fitted> {
+    let run = train_random_forest_ranks(p, train, ctx, comm)?;
+    let report = FitReport {
+        iterations: Some(run.forest.trees.len() as u64),
+        validation: ctx.validate(&run.forest)?,
+        ..Default::default()
+    };
+    let leaves: usize = run.forest.trees.iter().map(|t| t.n_leaves()).sum();
+    let diagnostics = json!({
+        "trees": run.forest.trees.len(),
+        "leaves": leaves,
+        "out_of_bag": run.out_of_bag,
+    });
+    Ok(Fitted::new(Model::Forest(run.forest))
+        .with_report(report)
+        .with_diagnostics(diagnostics))
+}
+
 impl Fit for RandomForestValidParams {
     fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
-        let run = train_random_forest(self, train, ctx)?;
-        let report = FitReport {
-            iterations: Some(run.forest.trees.len() as u64),
-            validation: ctx.validate(&run.forest)?,
-            ..Default::default()
-        };
-        let leaves: usize = run.forest.trees.iter().map(|t| t.n_leaves()).sum();
-        let diagnostics = json!({
-            "trees": run.forest.trees.len(),
-            "leaves": leaves,
-            "out_of_bag": run.out_of_bag,
-        });
-        Ok(Fitted::new(Model::Forest(run.forest))
-            .with_report(report)
-            .with_diagnostics(diagnostics))
+        fit_random_forest_ranks(self, train, ctx, &SingleProcess)
     }
 }

@@ -1,18 +1,21 @@
 //! Histograms of gradient and hessian sums per (feature, bin), the best split of a leaf, and leaf-wise best-first
 //! growth of one regression tree with histogram subtraction.
 //!
-//! Determinism: each feature's histogram is summed over the leaf's documents in ascending document order (the
-//! leaf's document list stays sorted: partitions are stable), spread over four partial histograms by position in
-//! that order and added in a fixed order; work is parallel over features only, and the best split is chosen by a
-//! sequential scan in feature order; so a tree is bit-identical at any thread count.
+//! Determinism: each round's gradients and hessians are turned into fixed-point integers by one power-of-two
+//! [`Scale`] agreed over every document of every rank, and every histogram, leaf total and split side is an
+//! integer sum ([`Sums`]). Integer addition is associative, so a sum does not depend on the order or grouping of
+//! its documents: a tree is bit-identical at any thread count, and when the queries are spread over ranks whose
+//! histograms are added by an [`Allreduce`], at any number of ranks — the same tree as one process grows. The larger
+//! child's histogram is its parent's minus its sibling's, exactly. Gains and leaf values are computed in f64 from
+//! those sums ([`Scale::cell`]), the best split chosen by a sequential scan in feature order.
 
-use ltr_core::ForestTree;
+use ltr_core::{Allreduce, ForestTree, Result};
 use rayon::prelude::*;
 
 use crate::bins::{BinColumn, Binned};
 
-/// Sums of one histogram bin (or of a leaf): gradients, hessians, documents (a count held as f64 so that bins add
-/// and subtract alike; exact below 2^53).
+/// Sums of one histogram bin (or of a leaf) in real units: gradients, hessians, documents (a count held as f64).
+/// What the gain and the leaf value are computed from ([`Scale::cell`] of a [`Sums`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Cell {
     /// Σ gradient.
@@ -23,17 +26,126 @@ pub struct Cell {
     pub n: f64,
 }
 
-impl Cell {
-    fn add(&mut self, g: f64, h: f64) {
-        self.g += g;
-        self.h += h;
-        self.n += 1.0;
+/// Fixed-point sums of one histogram bin (or of a leaf): gradients and hessians in units of the round's [`Scale`],
+/// and the number of documents. Exact, so bins add and subtract without rounding.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sums {
+    /// Σ gradient · scale.
+    pub g: i64,
+    /// Σ hessian · scale.
+    pub h: i64,
+    /// Number of documents.
+    pub n: i64,
+}
+
+impl Sums {
+    #[inline(always)]
+    fn add(&mut self, v: &[i64; 2]) {
+        self.g += v[0];
+        self.h += v[1];
+        self.n += 1;
     }
-    fn minus(self, o: Cell) -> Cell {
-        Cell {
+    #[inline]
+    fn plus(self, o: Sums) -> Sums {
+        Sums {
+            g: self.g + o.g,
+            h: self.h + o.h,
+            n: self.n + o.n,
+        }
+    }
+    #[inline]
+    fn minus(self, o: Sums) -> Sums {
+        Sums {
             g: self.g - o.g,
             h: self.h - o.h,
             n: self.n - o.n,
+        }
+    }
+}
+
+/// One round's fixed point: gradients are stored as `round(g · 2^eg)`, hessians as `round(h · 2^eh)`, with the
+/// largest powers of two at which the sum of every document's value (of every rank) still fits in 62 bits. With
+/// 4 M documents that leaves a resolution of about 2⁻⁴⁰ of the largest gradient; a leaf's sums differ from f64
+/// sums of the same values by less than their rounding.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scale {
+    g: f64,
+    h: f64,
+    g_unit: f64,
+    h_unit: f64,
+}
+
+/// `2^e` for `e` in [−1022, 1023].
+fn pow2(e: i32) -> f64 {
+    f64::from_bits(((e + 1023) as u64) << 52)
+}
+
+/// The exponent `e` of the scale `2^e` for values of magnitude at most `max` summed over `docs` documents: with
+/// `max < 2^k` and `docs < 2^b`, `e = 62 − b − k`, so `|round(v · 2^e)| ≤ 2^(62 − b)` and any sum of `docs` of them
+/// stays within `2^62`.
+fn exponent(max: f64, docs: usize) -> i32 {
+    if max.is_nan() || max <= 0.0 {
+        return 0;
+    }
+    let b = (usize::BITS - docs.leading_zeros()) as i32;
+    let biased = ((max.to_bits() >> 52) & 0x7ff) as i32;
+    let k = if biased == 0 { -1022 } else { biased - 1022 };
+    (62 - b - k).clamp(-1000, 1000)
+}
+
+impl Scale {
+    /// The scale for gradients of magnitude at most `max_g` and hessians of magnitude at most `max_h`, `docs`
+    /// documents in all (all ranks together).
+    pub fn new(max_g: f64, max_h: f64, docs: usize) -> Self {
+        let (eg, eh) = (exponent(max_g, docs), exponent(max_h, docs));
+        Self {
+            g: pow2(eg),
+            h: pow2(eh),
+            g_unit: pow2(-eg),
+            h_unit: pow2(-eh),
+        }
+    }
+
+    /// The scale of `g` and `h` (this rank's documents), agreed over the ranks of `comm`, `docs` documents in all.
+    /// An error when a gradient or hessian is not finite.
+    pub fn agree(g: &[f64], h: &[f64], docs: usize, comm: &dyn Allreduce) -> Result<Self> {
+        let largest = |v: &[f64]| {
+            v.par_iter().map(|x| x.abs()).reduce(
+                || 0.0,
+                |a: f64, b: f64| {
+                    if a.is_nan() || b.is_nan() {
+                        f64::NAN
+                    } else {
+                        a.max(b)
+                    }
+                },
+            )
+        };
+        // A positive f64's bits order as its value: the maximum over ranks is the maximum of the bits.
+        let mut max = [largest(g).to_bits(), largest(h).to_bits()];
+        comm.min_max_u64(&mut [], &mut max)?;
+        let (mg, mh) = (f64::from_bits(max[0]), f64::from_bits(max[1]));
+        if !(mg.is_finite() && mh.is_finite()) {
+            return Err(ltr_core::LtrError::Training(format!(
+                "the gradients or hessians are not finite (largest |g| {mg}, |h| {mh})"
+            )));
+        }
+        Ok(Self::new(mg, mh, docs))
+    }
+
+    /// `(g, h)` in fixed point.
+    #[inline]
+    pub fn quantise(&self, g: f64, h: f64) -> [i64; 2] {
+        [(g * self.g).round() as i64, (h * self.h).round() as i64]
+    }
+
+    /// `s` in real units.
+    #[inline]
+    pub fn cell(&self, s: Sums) -> Cell {
+        Cell {
+            g: s.g as f64 * self.g_unit,
+            h: s.h as f64 * self.h_unit,
+            n: s.n as f64,
         }
     }
 }
@@ -82,24 +194,24 @@ pub fn leaf_value(c: Cell, l2: f64, shrinkage: f64) -> f64 {
     }
 }
 
-/// Histogram of one feature (`bins`, one per document, `u8` or `u16`) over `docs`, summed in the order of `docs`.
+/// Histogram of one feature (`bins`, one per document, `u8` or `u16`) over `docs`; `gh` holds every document's
+/// fixed-point gradient and hessian ([`Scale::quantise`]).
 pub fn histogram<B: Copy + Into<usize>>(
     bins: &[B],
     n_bins: usize,
     docs: &[u32],
-    g: &[f64],
-    h: &[f64],
-) -> Vec<Cell> {
-    let mut hist = vec![Cell::default(); n_bins];
+    gh: &[[i64; 2]],
+) -> Vec<Sums> {
+    let mut hist = vec![Sums::default(); n_bins];
     for &i in docs {
         let i = i as usize;
-        hist[bins[i].into()].add(g[i], h[i]);
+        hist[bins[i].into()].add(&gh[i]);
     }
     hist
 }
 
-/// `parent − child`, bin by bin (the sibling's histogram).
-pub fn subtract(parent: &[Cell], child: &[Cell]) -> Vec<Cell> {
+/// `parent − child`, bin by bin (the sibling's histogram), exactly.
+pub fn subtract(parent: &[Sums], child: &[Sums]) -> Vec<Sums> {
     parent.iter().zip(child).map(|(p, c)| p.minus(*c)).collect()
 }
 
@@ -114,37 +226,41 @@ pub struct FeatureSplit {
     /// The split gain.
     pub gain: f64,
     /// The left side's sums.
-    pub left: Cell,
+    pub left: Sums,
 }
 
 /// The best split of one feature's histogram over a leaf with sums `total`: the largest positive gain that leaves
 /// both sides enough documents and hessian. When `has_missing`, the histogram's last bin holds the missing values
 /// and every threshold is tried with that bin on the left, then on the right. Ties: the smaller `bin`, then the
 /// missing bin on the left (so a leaf without missing documents keeps `missing_left = true`, the old default).
+/// Both sides' sums are exact; the gain is computed from them in real units by `scale`.
 pub fn best_split(
-    hist: &[Cell],
+    hist: &[Sums],
     has_missing: bool,
-    total: Cell,
+    total: Sums,
+    scale: &Scale,
     s: &GrowSettings,
 ) -> Option<FeatureSplit> {
-    let min_n = s.min_docs_in_leaf as f64;
+    let min_n = s.min_docs_in_leaf as i64;
     let value_bins = hist.len().saturating_sub(has_missing as usize);
     let missing = if has_missing {
         hist[value_bins]
     } else {
-        Cell::default()
+        Sums::default()
     };
-    let mut left = Cell::default();
+    let total_cell = scale.cell(total);
+    let mut left = Sums::default();
     let mut best: Option<FeatureSplit> = None;
-    let mut consider = |bin: usize, missing_left: bool, left: Cell| {
+    let mut consider = |bin: usize, missing_left: bool, left: Sums| {
         let right = total.minus(left);
         if left.n < min_n || right.n < min_n {
             return;
         }
-        if left.h < s.min_hessian_in_leaf || right.h < s.min_hessian_in_leaf {
+        let (l, r) = (scale.cell(left), scale.cell(right));
+        if l.h < s.min_hessian_in_leaf || r.h < s.min_hessian_in_leaf {
             return;
         }
-        let gain = split_gain(left, right, total, s.l2);
+        let gain = split_gain(l, r, total_cell, s.l2);
         if gain > 0.0 && best.is_none_or(|b| gain > b.gain) {
             best = Some(FeatureSplit {
                 bin,
@@ -155,16 +271,9 @@ pub fn best_split(
         }
     };
     for b in 0..value_bins.saturating_sub(1) {
-        left.g += hist[b].g;
-        left.h += hist[b].h;
-        left.n += hist[b].n;
+        left = left.plus(hist[b]);
         if has_missing {
-            let with_missing = Cell {
-                g: left.g + missing.g,
-                h: left.h + missing.h,
-                n: left.n + missing.n,
-            };
-            consider(b, true, with_missing);
+            consider(b, true, left.plus(missing));
         }
         consider(b, !has_missing, left);
     }
@@ -178,6 +287,8 @@ struct Split {
     bin: usize,
     missing_left: bool,
     gain: f64,
+    /// The left child's sums (over every rank).
+    left: Sums,
 }
 
 /// A leaf while the tree grows.
@@ -185,8 +296,9 @@ struct Leaf {
     start: usize,
     end: usize,
     depth: usize,
-    total: Cell,
-    hist: Option<Vec<Vec<Cell>>>,
+    /// Sums over the leaf's documents of every rank.
+    total: Sums,
+    hist: Option<Vec<Vec<Sums>>>,
     best: Option<Split>,
     /// The internal node whose child this leaf is, and whether it is the left child.
     parent: Option<(usize, bool)>,
@@ -304,89 +416,101 @@ fn partition<B: Copy + Into<usize>>(
 }
 
 /// Independent partial histograms per feature: document `j` of a leaf (in the leaf's order) goes to copy `j % LANES`,
-/// so consecutive documents in the same bin do not wait on each other's read-modify-write, and the copies are added
-/// in a fixed order. The result depends only on the leaf's documents, never on the thread count.
+/// so consecutive documents in the same bin do not wait on each other's read-modify-write; the copies are added at
+/// the end (integer sums: in any order, the same).
 const LANES: usize = 4;
 
-/// Histograms of `feats` over `docs`, in parallel over features. The documents' gradients and hessians are
-/// gathered once into contiguous arrays; each feature then adds them into [`LANES`] partial histograms and sums
-/// those as `(c0 + c1) + (c2 + c3)`.
+/// Histograms of `feats` over this rank's `docs`, in parallel over features, added over the ranks of `comm`. The
+/// documents' fixed-point gradients and hessians are gathered once into a contiguous array; each feature then adds
+/// them into [`LANES`] partial histograms.
 fn histograms(
     data: &Binned,
     feats: &[usize],
     docs: &[u32],
-    g: &[f64],
-    h: &[f64],
-) -> Vec<Vec<Cell>> {
-    let gh: Vec<[f64; 2]> = docs
-        .iter()
-        .map(|&i| [g[i as usize], h[i as usize]])
-        .collect();
+    gh: &[[i64; 2]],
+    comm: &dyn Allreduce,
+) -> Result<Vec<Vec<Sums>>> {
+    let leaf_gh: Vec<[i64; 2]> = docs.iter().map(|&i| gh[i as usize]).collect();
     let span = match (docs.first(), docs.last()) {
         (Some(&f), Some(&l)) => (l - f) as usize + 1,
         _ => 0,
     };
     let contiguous = span == docs.len() && span > 0;
-    feats
+    let mut hist: Vec<Vec<Sums>> = feats
         .par_iter()
         .map(|&k| match &data.bins[k] {
-            BinColumn::Narrow(c) => narrow_histogram(c, data.n_bins(k), docs, contiguous, &gh),
-            BinColumn::Wide(c) => lane_histogram(c, data.n_bins(k), docs, contiguous, &gh),
+            BinColumn::Narrow(c) => narrow_histogram(c, data.n_bins(k), docs, contiguous, &leaf_gh),
+            BinColumn::Wide(c) => lane_histogram(c, data.n_bins(k), docs, contiguous, &leaf_gh),
         })
-        .collect()
+        .collect();
+    reduce_histograms(&mut hist, comm)?;
+    Ok(hist)
 }
 
-/// One feature's histogram over `docs` (whose gradient and hessian pairs are `gh`, in the same order), in
-/// [`LANES`] partial histograms summed by [`fold_lanes`].
+/// Add every rank's histograms, bin by bin (one integer Allreduce of all of them; nothing to do on one rank).
+fn reduce_histograms(hist: &mut [Vec<Sums>], comm: &dyn Allreduce) -> Result<()> {
+    if comm.size() == 1 {
+        return Ok(());
+    }
+    let mut flat: Vec<i64> = hist
+        .iter()
+        .flat_map(|f| f.iter().flat_map(|c| [c.g, c.h, c.n]))
+        .collect();
+    comm.sum_i64(&mut flat)?;
+    for (c, v) in hist
+        .iter_mut()
+        .flat_map(|f| f.iter_mut())
+        .zip(flat.chunks_exact(3))
+    {
+        *c = Sums {
+            g: v[0],
+            h: v[1],
+            n: v[2],
+        };
+    }
+    Ok(())
+}
+
+/// One feature's histogram over `docs` (whose fixed-point gradient and hessian pairs are `gh`, in the same order),
+/// in [`LANES`] partial histograms.
 fn lane_histogram<B: Copy + Into<usize>>(
     column: &[B],
     nb: usize,
     docs: &[u32],
     contiguous: bool,
-    gh: &[[f64; 2]],
-) -> Vec<Cell> {
-    let mut lanes = vec![Cell::default(); LANES * nb];
-    let mut add = |j: usize, b: usize, v: &[f64; 2]| {
-        let c = &mut lanes[(j % LANES) * nb + b];
-        c.g += v[0];
-        c.h += v[1];
-        c.n += 1.0;
-    };
+    gh: &[[i64; 2]],
+) -> Vec<Sums> {
+    let mut lanes = vec![Sums::default(); LANES * nb];
     if contiguous {
         // A leaf of consecutive documents (the root, and any leaf that kept a run) reads its bins directly.
         let bins = &column[docs[0] as usize..docs[0] as usize + docs.len()];
         for (j, (&b, v)) in bins.iter().zip(gh).enumerate() {
-            add(j, b.into(), v);
+            lanes[(j % LANES) * nb + b.into()].add(v);
         }
     } else {
         for (j, (&i, v)) in docs.iter().zip(gh).enumerate() {
-            add(j, column[i as usize].into(), v);
+            lanes[(j % LANES) * nb + column[i as usize].into()].add(v);
         }
     }
-    fold_lanes(&lanes, nb)
+    (0..nb)
+        .map(|b| (1..LANES).fold(lanes[b], |acc, l| acc.plus(lanes[l * nb + b])))
+        .collect()
 }
 
 /// [`lane_histogram`] for a one-byte column, the common case: four lanes of 256 cells, so a bin (a `u8`) indexes a
 /// lane without a bounds check, and documents come four at a time, one to each lane, so no lane index is computed.
-/// Document `j` of `docs` still goes to lane `j % 4` in order: the sums are bit-identical to [`lane_histogram`]'s.
 fn narrow_histogram(
     column: &[u8],
     nb: usize,
     docs: &[u32],
     contiguous: bool,
-    gh: &[[f64; 2]],
-) -> Vec<Cell> {
+    gh: &[[i64; 2]],
+) -> Vec<Sums> {
     const _: () = assert!(LANES == 4);
-    let mut lanes = vec![[Cell::default(); 256]; LANES];
+    let mut lanes = vec![[Sums::default(); 256]; LANES];
     let [l0, l1, l2, l3] = &mut lanes[..] else {
         unreachable!("four lanes")
     };
-    #[inline(always)]
-    fn add(c: &mut Cell, v: &[f64; 2]) {
-        c.g += v[0];
-        c.h += v[1];
-        c.n += 1.0;
-    }
     let gh4 = gh.chunks_exact(4);
     let gh_rest = gh4.remainder();
     if contiguous {
@@ -394,62 +518,48 @@ fn narrow_histogram(
         let b4 = bins.chunks_exact(4);
         let b_rest = b4.remainder();
         for (b, v) in b4.zip(gh4) {
-            add(&mut l0[b[0] as usize], &v[0]);
-            add(&mut l1[b[1] as usize], &v[1]);
-            add(&mut l2[b[2] as usize], &v[2]);
-            add(&mut l3[b[3] as usize], &v[3]);
+            l0[b[0] as usize].add(&v[0]);
+            l1[b[1] as usize].add(&v[1]);
+            l2[b[2] as usize].add(&v[2]);
+            l3[b[3] as usize].add(&v[3]);
         }
-        let tail = [&mut *l0, &mut *l1, &mut *l2];
-        for ((lane, &b), v) in tail.into_iter().zip(b_rest).zip(gh_rest) {
-            add(&mut lane[b as usize], v);
+        for (&b, v) in b_rest.iter().zip(gh_rest) {
+            l0[b as usize].add(v);
         }
     } else {
         let d4 = docs.chunks_exact(4);
         let d_rest = d4.remainder();
         for (d, v) in d4.zip(gh4) {
-            add(&mut l0[column[d[0] as usize] as usize], &v[0]);
-            add(&mut l1[column[d[1] as usize] as usize], &v[1]);
-            add(&mut l2[column[d[2] as usize] as usize], &v[2]);
-            add(&mut l3[column[d[3] as usize] as usize], &v[3]);
+            l0[column[d[0] as usize] as usize].add(&v[0]);
+            l1[column[d[1] as usize] as usize].add(&v[1]);
+            l2[column[d[2] as usize] as usize].add(&v[2]);
+            l3[column[d[3] as usize] as usize].add(&v[3]);
         }
-        let tail = [&mut *l0, &mut *l1, &mut *l2];
-        for ((lane, &i), v) in tail.into_iter().zip(d_rest).zip(gh_rest) {
-            add(&mut lane[column[i as usize] as usize], v);
+        for (&i, v) in d_rest.iter().zip(gh_rest) {
+            l0[column[i as usize] as usize].add(v);
         }
     }
-    let sum = |x: Cell, y: Cell| Cell {
-        g: x.g + y.g,
-        h: x.h + y.h,
-        n: x.n + y.n,
-    };
     (0..nb)
-        .map(|b| sum(sum(l0[b], l1[b]), sum(l2[b], l3[b])))
+        .map(|b| l0[b].plus(l1[b]).plus(l2[b].plus(l3[b])))
         .collect()
 }
 
-/// The histogram of `nb` bins from its [`LANES`] partial copies (copy `l` at `lanes[l * nb..]`), summed as
-/// `(c0 + c1) + (c2 + c3)`.
-fn fold_lanes(lanes: &[Cell], nb: usize) -> Vec<Cell> {
-    let sum = |x: Cell, y: Cell| Cell {
-        g: x.g + y.g,
-        h: x.h + y.h,
-        n: x.n + y.n,
-    };
-    (0..nb)
-        .map(|b| {
-            let c = |l: usize| lanes[l * nb + b];
-            sum(sum(c(0), c(1)), sum(c(2), c(3)))
-        })
-        .collect()
-}
-
-/// Sums over `docs` in their order.
-fn totals(docs: &[u32], g: &[f64], h: &[f64]) -> Cell {
-    let mut c = Cell::default();
+/// Sums over this rank's `docs`, added over the ranks of `comm`.
+fn totals(docs: &[u32], gh: &[[i64; 2]], comm: &dyn Allreduce) -> Result<Sums> {
+    let mut c = Sums::default();
     for &i in docs {
-        c.add(g[i as usize], h[i as usize]);
+        c.add(&gh[i as usize]);
     }
-    c
+    if comm.size() > 1 {
+        let mut v = [c.g, c.h, c.n];
+        comm.sum_i64(&mut v)?;
+        c = Sums {
+            g: v[0],
+            h: v[1],
+            n: v[2],
+        };
+    }
+    Ok(c)
 }
 
 /// The best split of a leaf over all features: per-feature bests in parallel, then the largest gain in feature
@@ -457,14 +567,15 @@ fn totals(docs: &[u32], g: &[f64], h: &[f64]) -> Cell {
 fn find_split(
     data: &Binned,
     feats: &[usize],
-    hist: &[Vec<Cell>],
-    total: Cell,
+    hist: &[Vec<Sums>],
+    total: Sums,
+    scale: &Scale,
     s: &GrowSettings,
 ) -> Option<Split> {
     let per: Vec<Option<FeatureSplit>> = hist
         .par_iter()
         .zip(feats)
-        .map(|(hk, &k)| best_split(hk, data.has_missing[k], total, s))
+        .map(|(hk, &k)| best_split(hk, data.has_missing[k], total, scale, s))
         .collect();
     let mut best: Option<Split> = None;
     for (pos, p) in per.into_iter().enumerate() {
@@ -475,6 +586,7 @@ fn find_split(
                     bin: f.bin,
                     missing_left: f.missing_left,
                     gain: f.gain,
+                    left: f.left,
                 });
             }
         }
@@ -482,20 +594,24 @@ fn find_split(
     best
 }
 
-/// Grow one tree on `docs` (ascending document numbers) over the kept features `feats`, leaf-wise: always split
-/// the leaf with the largest gain (ties: the lowest leaf number) until `leaves` leaves or no leaf can split.
+/// Grow one tree on this rank's `docs` (ascending document numbers) over the kept features `feats`, leaf-wise:
+/// always split the leaf with the largest gain (ties: the lowest leaf number) until `leaves` leaves or no leaf can
+/// split. `gh` holds every document's fixed-point gradient and hessian under `scale`. Every decision is taken from
+/// sums over all the ranks of `comm` (the histograms of each leaf's smaller child are added over them), so every
+/// rank grows the same tree: the one a single process grows on all the documents.
 pub(crate) fn grow(
     data: &Binned,
     feats: &[usize],
     mut docs: Vec<u32>,
-    g: &[f64],
-    h: &[f64],
+    gh: &[[i64; 2]],
+    scale: &Scale,
     s: &GrowSettings,
-) -> BinTree {
-    let can_split = |depth: usize, n: usize| {
-        (s.max_depth == 0 || depth < s.max_depth) && n >= 2 * s.min_docs_in_leaf.max(1)
+    comm: &dyn Allreduce,
+) -> Result<BinTree> {
+    let can_split = |depth: usize, n: i64| {
+        (s.max_depth == 0 || depth < s.max_depth) && n >= 2 * s.min_docs_in_leaf.max(1) as i64
     };
-    let root_total = totals(&docs, g, h);
+    let root_total = totals(&docs, gh, comm)?;
     let mut root = Leaf {
         start: 0,
         end: docs.len(),
@@ -505,9 +621,9 @@ pub(crate) fn grow(
         best: None,
         parent: None,
     };
-    if can_split(0, docs.len()) && !feats.is_empty() {
-        let hist = histograms(data, feats, &docs, g, h);
-        root.best = find_split(data, feats, &hist, root_total, s);
+    if can_split(0, root_total.n) && !feats.is_empty() {
+        let hist = histograms(data, feats, &docs, gh, comm)?;
+        root.best = find_split(data, feats, &hist, root_total, scale, s);
         root.hist = Some(hist);
     }
     let mut leaves = vec![root];
@@ -549,23 +665,27 @@ pub(crate) fn grow(
         let route = Route::new(data, k, split.bin, split.missing_left);
         tree.route.push(route);
         let range = &mut docs[start..end];
-        let w = start
+        let mid = start
             + match &data.bins[k] {
                 BinColumn::Narrow(c) => partition(c, route, range, &mut scratch),
                 BinColumn::Wide(c) => partition(c, route, range, &mut scratch),
             };
-        let mid = w;
         let depth = leaves[l].depth + 1;
-        let (ldocs, rdocs) = (&docs[start..mid], &docs[mid..end]);
-        let (lt, rt) = (totals(ldocs, g, h), totals(rdocs, g, h));
-        let (lsplit, rsplit) = (can_split(depth, ldocs.len()), can_split(depth, rdocs.len()));
+        // The children's sums over every rank: the split's left side, and the rest.
+        let (lt, rt) = (split.left, leaves[l].total.minus(split.left));
+        let (lsplit, rsplit) = (can_split(depth, lt.n), can_split(depth, rt.n));
         let (mut lhist, mut rhist) = (None, None);
         if lsplit || rsplit {
-            // Build the smaller child's histograms; the larger one's are the parent's minus them.
-            let left_smaller = ldocs.len() <= rdocs.len();
-            let small_docs = if left_smaller { ldocs } else { rdocs };
-            let small = histograms(data, feats, small_docs, g, h);
-            let large: Vec<Vec<Cell>> = parent_hist
+            // Build the smaller child's histograms (smaller over all ranks, so every rank builds the same side);
+            // the larger one's are the parent's minus them.
+            let left_smaller = lt.n <= rt.n;
+            let small_docs = if left_smaller {
+                &docs[start..mid]
+            } else {
+                &docs[mid..end]
+            };
+            let small = histograms(data, feats, small_docs, gh, comm)?;
+            let large: Vec<Vec<Sums>> = parent_hist
                 .par_iter()
                 .zip(&small)
                 .map(|(p, c)| subtract(p, c))
@@ -578,13 +698,13 @@ pub(crate) fn grow(
         }
         let child = |start: usize,
                      end: usize,
-                     total: Cell,
-                     hist: Option<Vec<Vec<Cell>>>,
+                     total: Sums,
+                     hist: Option<Vec<Vec<Sums>>>,
                      ok: bool,
                      is_left: bool| {
             let (hist, best) = match hist {
                 Some(hh) if ok => {
-                    let b = find_split(data, feats, &hh, total, s);
+                    let b = find_split(data, feats, &hh, total, scale, s);
                     (b.map(|_| hh), b)
                 }
                 _ => (None, None),
@@ -606,27 +726,31 @@ pub(crate) fn grow(
     }
     tree.leaf_value = leaves
         .iter()
-        .map(|leaf| leaf_value(leaf.total, s.l2, s.shrinkage))
+        .map(|leaf| leaf_value(scale.cell(leaf.total), s.l2, s.shrinkage))
         .collect();
     tree.leaf_range = leaves.iter().map(|leaf| (leaf.start, leaf.end)).collect();
     tree.docs = docs;
-    tree
+    Ok(tree)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The one-byte fast path sums every bin bit for bit as the generic lane path does, on contiguous and scattered
-    /// leaves whose sizes are and are not multiples of four (the remainder goes to the first lanes).
+    /// The one-byte fast path gives the generic lane path's histogram, on contiguous and scattered leaves whose sizes
+    /// are and are not multiples of four, and both equal the plain histogram.
     #[test]
-    fn narrow_histograms_equal_lane_histograms_bit_for_bit() {
+    fn narrow_histograms_equal_lane_histograms() {
         let n = 1000;
         let column: Vec<u8> = (0..n).map(|i| ((i * 7919 + i / 3) % 200) as u8).collect();
-        let g: Vec<f64> = (0..n)
-            .map(|i| ((i * 104_729) % 1000) as f64 / 999.0 - 0.5)
+        let scale = Scale::new(0.5, 1.0, n);
+        let gh: Vec<[i64; 2]> = (0..n)
+            .map(|i| {
+                let g = ((i * 104_729) % 1000) as f64 / 999.0 - 0.5;
+                let h = ((i * 31) % 997) as f64 / 996.0;
+                scale.quantise(g, h)
+            })
             .collect();
-        let h: Vec<f64> = (0..n).map(|i| ((i * 31) % 997) as f64 / 996.0).collect();
         for (first, len, every) in [
             (0, 1000, 1),
             (3, 10, 1),
@@ -639,24 +763,40 @@ mod tests {
                 .filter(|i| (i - first) % every == 0)
                 .map(|i| i as u32)
                 .collect();
-            let gh: Vec<[f64; 2]> = docs
-                .iter()
-                .map(|&i| [g[i as usize], h[i as usize]])
-                .collect();
+            let leaf_gh: Vec<[i64; 2]> = docs.iter().map(|&i| gh[i as usize]).collect();
             let contiguous = every == 1;
-            let bits = |hs: Vec<Cell>| -> Vec<[u64; 3]> {
-                hs.iter()
-                    .map(|c| [c.g.to_bits(), c.h.to_bits(), c.n.to_bits()])
-                    .collect()
-            };
-            let fast = narrow_histogram(&column, 200, &docs, contiguous, &gh);
-            let lanes = lane_histogram(&column, 200, &docs, contiguous, &gh);
-            assert_eq!(bits(fast.clone()), bits(lanes), "{first} {len} {every}");
-            // And both are the histogram: counts exact, sums to rounding.
-            for (a, b) in fast.iter().zip(histogram(&column, 200, &docs, &g, &h)) {
-                assert_eq!(a.n, b.n);
-                assert!((a.g - b.g).abs() < 1e-12 && (a.h - b.h).abs() < 1e-12);
-            }
+            let fast = narrow_histogram(&column, 200, &docs, contiguous, &leaf_gh);
+            let lanes = lane_histogram(&column, 200, &docs, contiguous, &leaf_gh);
+            assert_eq!(fast, lanes, "{first} {len} {every}");
+            assert_eq!(fast, histogram(&column, 200, &docs, &gh));
         }
+    }
+
+    /// The scale leaves room for the sum of every document at the largest magnitude, and the round trip is exact
+    /// to half a unit.
+    #[test]
+    fn fixed_point_sums_cannot_overflow_and_round_trip() {
+        for (max, docs) in [
+            (1.0, 1usize),
+            (0.75, 9630),
+            (3e5, 3_776_267),
+            (1e-300, 10),
+            (1e300, 10),
+        ] {
+            let s = Scale::new(max, max, docs);
+            let q = s.quantise(max, -max);
+            assert!(
+                (q[0] as i128).abs() * docs as i128 <= 1i128 << 62,
+                "{max} {docs}"
+            );
+            let back = s.cell(Sums {
+                g: q[0],
+                h: q[1],
+                n: 1,
+            });
+            assert!((back.g - max).abs() <= 0.5 * s.g_unit, "{max}: {}", back.g);
+        }
+        // Nothing but zeros: any scale.
+        assert_eq!(Scale::new(0.0, 0.0, 5).quantise(0.0, 0.0), [0, 0]);
     }
 }

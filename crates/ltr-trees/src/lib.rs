@@ -8,8 +8,11 @@
 //! - [`GbdtParams::mart`]: gradient boosting of the squared error (Friedman 2001),
 //! - [`RandomForestParams`]: regression trees fitted to the labels on query subsamples, averaged (Breiman 2001).
 //!
-//! Every model is an [`ltr_core::Forest`]. Work is parallel over features, queries and document blocks, always
-//! summed in a fixed order, so a model is bit-identical at any thread count.
+//! Every model is an [`ltr_core::Forest`]. Work is parallel over features, queries and document blocks. Each
+//! round's gradients and hessians are summed as fixed-point integers ([`Sums`] under a [`Scale`]), so a model is
+//! bit-identical at any thread count, and data-parallel training over ranks ([`train_gbdt_ranks`],
+//! [`train_random_forest_ranks`], on an [`ltr_core::Allreduce`]) gives the one-process model at any number of
+//! ranks.
 //!
 //! ```
 //! use ltr_core::{Fit, FitContext, ParamGuard, Scorer};
@@ -29,13 +32,16 @@ mod bins;
 mod boost;
 mod grow;
 mod objective;
+mod ranks;
 
-pub use bins::MAX_BIN;
+pub use bins::{BIN_SAMPLE_DOCS, MAX_BIN};
 pub use boost::{
-    fit_gbdt_from, train_gbdt, train_gbdt_from, train_random_forest, ForestRun, GbdtRun,
+    fit_gbdt_from, fit_gbdt_ranks, fit_random_forest_ranks, train_gbdt, train_gbdt_from,
+    train_gbdt_ranks, train_random_forest, train_random_forest_ranks, ForestRun, GbdtRun,
 };
 pub use grow::{
     best_split, histogram, leaf_value, split_gain, subtract, Cell, FeatureSplit, GrowSettings,
+    Scale, Sums,
 };
 pub use objective::{discount, gain, lambda_gradients, squared_error_gradients, LambdaSettings};
 

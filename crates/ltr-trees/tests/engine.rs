@@ -5,7 +5,8 @@ use ltr_core::{Fit, FitContext, LtrError, Model, ParamGuard, Scorer};
 use ltr_data::{generate_letor_like, Dataset, FeatureMatrix, SyntheticConfig};
 use ltr_trees::{
     best_split, histogram, lambda_gradients, leaf_value, split_gain, subtract, train_gbdt,
-    train_random_forest, Cell, GbdtParams, GrowSettings, LambdaSettings, RandomForestParams,
+    train_random_forest, Cell, GbdtParams, GrowSettings, LambdaSettings, RandomForestParams, Scale,
+    Sums,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -64,12 +65,15 @@ fn best_split_equals_brute_force_over_all_features_thresholds_and_missing_direct
         let h: Vec<f64> = (0..n).map(|_| rng.random_range(0.0..1.0)).collect();
         let s = settings(rng.random_range(1..6), 0.05, [0.0, 1.0][trial % 2]);
         let docs: Vec<u32> = (0..n as u32).collect();
+        let scale = Scale::new(1.0, 1.0, n);
+        let gh: Vec<[i64; 2]> = (0..n).map(|i| scale.quantise(g[i], h[i])).collect();
+        // Sums straight from the documents, in fixed point as the engine sums them.
         let sum = |pick: &dyn Fn(usize) -> bool| {
-            let mut c = Cell::default();
+            let mut c = Sums::default();
             for i in (0..n).filter(|&i| pick(i)) {
-                c.g += g[i];
-                c.h += h[i];
-                c.n += 1.0;
+                c.g += gh[i][0];
+                c.h += gh[i][1];
+                c.n += 1;
             }
             c
         };
@@ -77,8 +81,8 @@ fn best_split_equals_brute_force_over_all_features_thresholds_and_missing_direct
         // Engine: per-feature best, then the largest gain in feature order.
         let mut engine: Option<(usize, usize, bool, f64)> = None;
         for f in 0..nf {
-            let hist = histogram(&bins[f], nb[f] + missing[f] as usize, &docs, &g, &h);
-            if let Some(b) = best_split(&hist, missing[f], total, &s) {
+            let hist = histogram(&bins[f], nb[f] + missing[f] as usize, &docs, &gh);
+            if let Some(b) = best_split(&hist, missing[f], total, &scale, &s) {
                 if engine.is_none_or(|e| b.gain > e.3) {
                     engine = Some((f, b.bin, b.missing_left, b.gain));
                 }
@@ -98,15 +102,15 @@ fn best_split_equals_brute_force_over_all_features_thresholds_and_missing_direct
                             bin <= b
                         }
                     };
-                    let l = sum(&left);
-                    let r = sum(&|i| !left(i));
+                    let l = scale.cell(sum(&left));
+                    let r = scale.cell(sum(&|i| !left(i)));
                     if l.n < s.min_docs_in_leaf as f64 || r.n < s.min_docs_in_leaf as f64 {
                         continue;
                     }
                     if l.h < s.min_hessian_in_leaf || r.h < s.min_hessian_in_leaf {
                         continue;
                     }
-                    let gain = split_gain(l, r, total, s.l2);
+                    let gain = split_gain(l, r, scale.cell(total), s.l2);
                     if gain > 0.0 && brute.is_none_or(|e| gain > e.3) {
                         brute = Some((f, b, missing_left, gain));
                     }
@@ -116,11 +120,8 @@ fn best_split_equals_brute_force_over_all_features_thresholds_and_missing_direct
         match (engine, brute) {
             (None, None) => {}
             (Some(e), Some(b)) => {
-                assert_eq!((e.0, e.1, e.2), (b.0, b.1, b.2), "trial {trial}");
-                assert!(
-                    (e.3 - b.3).abs() <= 1e-9 * b.3.abs().max(1.0),
-                    "trial {trial}: {e:?} vs {b:?}"
-                );
+                // Exact sums on both sides: the same split and the same gain, bit for bit.
+                assert_eq!(e, b, "trial {trial}");
                 missing_right_seen += !e.2 as usize;
             }
             other => panic!("trial {trial}: {other:?}"),
@@ -309,6 +310,7 @@ fn wide_bins_grow_the_exact_threshold_tree() {
     assert_ne!(coarse.forest.trees[0].threshold, t.threshold);
 }
 
+/// Exactly: the sums are fixed-point integers.
 #[test]
 fn histogram_subtraction_equals_direct_accumulation() {
     let mut rng = ChaCha8Rng::seed_from_u64(9);
@@ -317,18 +319,22 @@ fn histogram_subtraction_equals_direct_accumulation() {
     let bins: Vec<u8> = (0..n).map(|_| rng.random_range(0..nb) as u8).collect();
     let g: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
     let h: Vec<f64> = (0..n).map(|_| rng.random_range(0.0..1.0)).collect();
+    let scale = Scale::new(1.0, 1.0, n);
+    let gh: Vec<[i64; 2]> = (0..n).map(|i| scale.quantise(g[i], h[i])).collect();
     let all: Vec<u32> = (0..n as u32).collect();
     let (small, large): (Vec<u32>, Vec<u32>) = all.iter().partition(|_| rng.random_bool(0.3));
-    let parent = histogram(&bins, nb, &all, &g, &h);
-    let by_subtraction = subtract(&parent, &histogram(&bins, nb, &small, &g, &h));
-    let direct = histogram(&bins, nb, &large, &g, &h);
-    for (a, b) in by_subtraction.iter().zip(&direct) {
-        // Counts are exact; sums of a few hundred values in [-1, 1] agree to rounding.
-        assert_eq!(a.n, b.n);
-        assert!(
-            (a.g - b.g).abs() < 1e-12 && (a.h - b.h).abs() < 1e-12,
-            "{a:?} {b:?}"
-        );
+    let parent = histogram(&bins, nb, &all, &gh);
+    let by_subtraction = subtract(&parent, &histogram(&bins, nb, &small, &gh));
+    let direct = histogram(&bins, nb, &large, &gh);
+    assert_eq!(by_subtraction, direct);
+    // And the sums are the f64 sums to within their rounding.
+    for (b, c) in direct.iter().enumerate() {
+        let exact: f64 = large
+            .iter()
+            .filter(|&&i| bins[i as usize] as usize == b)
+            .map(|&i| g[i as usize])
+            .sum();
+        assert!((scale.cell(*c).g - exact).abs() < 1e-12, "bin {b}");
     }
 }
 

@@ -322,14 +322,15 @@ pub static ALGORITHMS: &[Algorithm] = &[
         paper: "Burges 2010, From RankNet to LambdaRank to LambdaMART: gradient-boosted trees on |ΔNDCG|-weighted LambdaRank gradients",
         code: "crates/ltr-trees (boost.rs, grow.rs, objective.rs)",
         params: &[BOOST_SPECS, LAMBDAMART_SPECS, INIT_SPECS],
-        distributed: None,
+        distributed: Some(trees::lambdamart_distributed),
         fit: trees::lambdamart,
         online: None,
         // Each cell's bin (one byte at the default max-bin 255; two for a feature of more than 256 bins, which this
         // estimate leaves out) and, while binning, one column of f32 values per thread
-        // (sparse data: a transposed f32 copy of all columns); per document its score, gradient, hessian, its place
-        // in the leaf partition (4 B) and the partition's scratch (4 B); histograms are per leaf and feature.
-        memory: Memory::new(40, 0, 1),
+        // (sparse data: a transposed f32 copy of all columns); per document its score, gradient, hessian, their
+        // fixed-point copy (16 B), its place in the leaf partition (4 B) and the partition's scratch (4 B);
+        // histograms are per leaf and feature.
+        memory: Memory::new(56, 0, 1),
     },
     Algorithm {
         name: "mart",
@@ -337,11 +338,11 @@ pub static ALGORITHMS: &[Algorithm] = &[
         paper: "Friedman 2001, Greedy Function Approximation: gradient-boosted regression trees on the labels (RankLib -ranker 0)",
         code: "crates/ltr-trees (boost.rs, grow.rs)",
         params: &[BOOST_SPECS, INIT_SPECS],
-        distributed: None,
+        distributed: Some(trees::mart_distributed),
         fit: trees::mart,
         online: None,
         // As lambdamart.
-        memory: Memory::new(40, 0, 1),
+        memory: Memory::new(56, 0, 1),
     },
     Algorithm {
         name: "random-forest",
@@ -349,11 +350,12 @@ pub static ALGORITHMS: &[Algorithm] = &[
         paper: "Breiman 2001, Random Forests: regression trees on query and feature subsamples, averaged (RankLib -ranker 8)",
         code: "crates/ltr-trees/src/boost.rs",
         params: &[RANDOM_FOREST_SPECS],
-        distributed: None,
+        distributed: Some(trees::random_forest_distributed),
         fit: trees::random_forest,
         online: None,
-        // No scores or gradients a round: the labels as gradients and hessians, each tree's document bag.
-        memory: Memory::new(24, 0, 1),
+        // No scores or gradients a round: the labels as gradients and hessians and their fixed-point copy, each
+        // tree's document bag.
+        memory: Memory::new(40, 0, 1),
     },
 ];
 

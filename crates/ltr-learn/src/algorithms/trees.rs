@@ -1,7 +1,9 @@
 //! `lambdamart`, `mart` (gradient-boosted trees) and `random-forest`: parameters → [`GbdtParams`] and
 //! [`RandomForestParams`] of `ltr-trees`.
 
-use ltr_core::{Fit, FitContext, Fitted, InitModel, LtrError, ParamGuard, Result};
+use ltr_core::{
+    Allreduce, FitContext, Fitted, InitModel, LtrError, ParamGuard, Result, SingleProcess,
+};
 use ltr_data::Dataset;
 use ltr_trees::{GbdtParams, LambdaSettings, Objective, RandomForestParams, TreeParams};
 
@@ -193,14 +195,16 @@ fn resolve_init(
     owner: &str,
     train: &Dataset,
     ctx: &FitContext<'_>,
+    comm: &dyn Allreduce,
 ) -> Result<InitModel> {
+    let distributed = (comm.size() > 1).then_some(comm);
     let StartModel {
         label,
         model,
         preprocess,
         file_width,
         ..
-    } = start_model(start, "init", owner, train, ctx, None)?;
+    } = start_model(start, "init", owner, train, ctx, distributed)?;
     let init = InitModel {
         model: Box::new(model),
         preprocess,
@@ -226,13 +230,15 @@ fn resolve_init(
     Ok(init)
 }
 
-/// `lambdamart` or `mart` with `objective`: from a start model when `init-…` names one.
+/// `lambdamart` or `mart` with `objective`: from a start model when `init-…` names one; on this rank's shard of
+/// the queries, the ranks joined by `comm` (one process: [`SingleProcess`]).
 fn boost(
     r: &SpecReader<'_>,
     objective: Objective,
     owner: &str,
     train: &Dataset,
     ctx: &FitContext<'_>,
+    comm: &dyn Allreduce,
 ) -> Result<Fitted> {
     let p = read_boost(r, objective)?;
     let start = read_start(r, "init", &[])?;
@@ -245,10 +251,10 @@ fn boost(
     GbdtParams { trees: rounds, ..p }.validate()?;
     r.finish(owner)?;
     let init = match start {
-        Some(s) => Some(resolve_init(s, owner, train, ctx)?),
+        Some(s) => Some(resolve_init(s, owner, train, ctx, comm)?),
         None => None,
     };
-    ltr_trees::fit_gbdt_from(&p, train, ctx, init)
+    ltr_trees::fit_gbdt_ranks(&p, train, ctx, init, comm)
 }
 
 /// `lambdamart`.
@@ -257,6 +263,25 @@ pub(crate) fn lambdamart(
     train: &Dataset,
     ctx: &FitContext<'_>,
 ) -> Result<Fitted> {
+    lambdamart_on(r, train, ctx, &SingleProcess)
+}
+
+/// `lambdamart` on this rank's shard of the queries: the one-process model at any number of ranks.
+pub(crate) fn lambdamart_distributed(
+    r: &SpecReader<'_>,
+    shard: &Dataset,
+    ctx: &FitContext<'_>,
+    comm: &dyn Allreduce,
+) -> Result<Fitted> {
+    lambdamart_on(r, shard, ctx, comm)
+}
+
+fn lambdamart_on(
+    r: &SpecReader<'_>,
+    train: &Dataset,
+    ctx: &FitContext<'_>,
+    comm: &dyn Allreduce,
+) -> Result<Fitted> {
     let lambda = LambdaSettings {
         ndcg_at: r.int("ndcg-at")?,
         truncation: r.int("truncation")?,
@@ -264,12 +289,36 @@ pub(crate) fn lambdamart(
         norm: r.flag("norm")?,
         score_gap: r.flag("score-gap")?,
     };
-    boost(r, Objective::LambdaRank(lambda), "lambdamart", train, ctx)
+    boost(
+        r,
+        Objective::LambdaRank(lambda),
+        "lambdamart",
+        train,
+        ctx,
+        comm,
+    )
 }
 
 /// `mart`.
 pub(crate) fn mart(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
-    boost(r, Objective::SquaredError, "mart", train, ctx)
+    boost(
+        r,
+        Objective::SquaredError,
+        "mart",
+        train,
+        ctx,
+        &SingleProcess,
+    )
+}
+
+/// `mart` on this rank's shard of the queries: the one-process model at any number of ranks.
+pub(crate) fn mart_distributed(
+    r: &SpecReader<'_>,
+    shard: &Dataset,
+    ctx: &FitContext<'_>,
+    comm: &dyn Allreduce,
+) -> Result<Fitted> {
+    boost(r, Objective::SquaredError, "mart", shard, ctx, comm)
 }
 
 /// `random-forest`.
@@ -278,11 +327,22 @@ pub(crate) fn random_forest(
     train: &Dataset,
     ctx: &FitContext<'_>,
 ) -> Result<Fitted> {
+    random_forest_distributed(r, train, ctx, &SingleProcess)
+}
+
+/// `random-forest` on this rank's shard of the queries: the one-process forest at any number of ranks (without
+/// the out-of-bag estimate on more than one).
+pub(crate) fn random_forest_distributed(
+    r: &SpecReader<'_>,
+    train: &Dataset,
+    ctx: &FitContext<'_>,
+    comm: &dyn Allreduce,
+) -> Result<Fitted> {
     let p = RandomForestParams {
         trees: r.int("trees")?,
         tree: read_tree(r, RandomForestParams::default().tree)?,
     }
     .check()?;
     r.finish("random-forest")?;
-    p.fit(train, ctx)
+    ltr_trees::fit_random_forest_ranks(&p, train, ctx, comm)
 }
