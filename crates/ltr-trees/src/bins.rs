@@ -210,24 +210,27 @@ impl Binned {
             }
         };
         let sample = layout.sampled_docs(n, BIN_SAMPLE_DOCS);
-        // This rank's distinct values (of its sampled documents) and NaNs, one column per task.
-        let local: Vec<(Distinct, bool)> = (0..d)
-            .into_par_iter()
-            .map(|j| {
-                let values = columns.values(j, sample.as_deref());
-                (distinct_counts(values.into_iter()), columns.has_nan(j))
-            })
-            .collect();
-        let mut missing: Vec<i64> = local.iter().map(|l| l.1 as i64).collect();
+        // This rank's distinct values (of its sampled documents) and NaNs, one column per task, a few columns at a
+        // time: a column's distinct values can be as many as its documents, so they are agreed over the ranks and
+        // turned into bounds before the next columns' are made.
+        let chunk = 2 * rayon::current_num_threads().max(1);
+        let mut missing: Vec<i64> = Vec::with_capacity(d);
+        let mut bounds: Vec<Vec<f32>> = Vec::with_capacity(d);
+        for first in (0..d).step_by(chunk) {
+            let local: Vec<(Distinct, bool)> = (first..d.min(first + chunk))
+                .into_par_iter()
+                .map(|j| {
+                    let values = columns.values(j, sample.as_deref());
+                    (distinct_counts(values.into_iter()), columns.has_nan(j))
+                })
+                .collect();
+            for (distinct, nan) in local {
+                missing.push(nan as i64);
+                bounds.push(bounds_from_distinct(&agree_distinct(distinct, comm)?, max_bin));
+            }
+        }
         if comm.size() > 1 {
             comm.sum_i64(&mut missing)?;
-        }
-        let mut bounds = Vec::with_capacity(d);
-        for (distinct, _) in local {
-            bounds.push(bounds_from_distinct(
-                &agree_distinct(distinct, comm)?,
-                max_bin,
-            ));
         }
         let kept: Vec<usize> = (0..d).filter(|&j| !bounds[j].is_empty()).collect();
         let bins: Vec<BinColumn> = kept
