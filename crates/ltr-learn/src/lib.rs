@@ -40,7 +40,9 @@ pub use ltr_core::{
     best_by_validation, Best, BestSoFar, Fit, FitContext, FitReport, FitWith, Fitted, Measure,
     ParamGuard, Params, Progress, Silent,
 };
-pub use memory::{human_bytes, memory_estimate, memory_estimates, Memory, MemoryEstimate, Switch};
+pub use memory::{
+    human_bytes, memory_estimate, memory_estimates, Memory, MemoryEstimate, Switch, WideValues,
+};
 pub use select::{
     describe, prepare, train, train_distributed, Grid, MetricMeasure, Prepared, TrainRequest,
     Trained,

@@ -282,7 +282,7 @@ fn every_row_carries_what_the_front_ends_derive_from_it() {
             "{}: an algorithm replayed as a stream has an online form, and only it ({online:?})",
             a.name
         );
-        let m = ltr_learn::memory_estimate(a.name, &train, false);
+        let m = ltr_learn::memory_estimate(a.name, &train, false, &ltr_learn::Grid::default());
         assert!(m.working > 0 && m.dataset > 0, "{}: {m:?}", a.name);
     }
 }

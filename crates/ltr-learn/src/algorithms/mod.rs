@@ -127,6 +127,9 @@ use perceptron::{COMMITTEE_SPECS, LOOP_SPECS, PERCEPTRON_SPECS};
 use svm::{RANKSVM_SPECS, RSVM_IR_SPECS, SOLVER_SPECS};
 use trees::{BOOST_SPECS, INIT_SPECS, LAMBDAMART_SPECS, RANDOM_FOREST_SPECS};
 
+/// The boosted trees' working set (see the `lambdamart` row).
+const TREE_MEMORY: Memory = Memory::new(40, 0, 1).wide_above("max-bin", 255, 2);
+
 /// Every algorithm, in the order `ltr algorithms` lists them.
 pub static ALGORITHMS: &[Algorithm] = &[
     Algorithm {
@@ -325,11 +328,12 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: None,
         fit: trees::lambdamart,
         online: None,
-        // Each cell's bin (one byte at the default max-bin 255; two for a feature of more than 256 bins, which this
-        // estimate leaves out) and, while binning, one column of f32 values per thread
-        // (sparse data: a transposed f32 copy of all columns); per document its score, gradient, hessian, its place
-        // in the leaf partition (4 B) and the partition's scratch (4 B); histograms are per leaf and feature.
-        memory: Memory::new(40, 0, 1),
+        // Each cell's bin (one byte up to max-bin 255; above it two for a feature of more than 256 bins, counted
+        // for every feature: an upper bound, as a feature of few distinct values keeps one byte) and, while
+        // binning, one column of f32 values per thread (sparse data: a transposed f32 copy of all columns); per
+        // document its score, gradient, hessian, its place in the leaf partition (4 B) and the partition's scratch
+        // (4 B); histograms are per leaf and feature.
+        memory: TREE_MEMORY,
     },
     Algorithm {
         name: "mart",
@@ -341,7 +345,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fit: trees::mart,
         online: None,
         // As lambdamart.
-        memory: Memory::new(40, 0, 1),
+        memory: TREE_MEMORY,
     },
     Algorithm {
         name: "random-forest",
@@ -352,8 +356,9 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: None,
         fit: trees::random_forest,
         online: None,
-        // No scores or gradients a round: the labels as gradients and hessians, each tree's document bag.
-        memory: Memory::new(24, 0, 1),
+        // No scores or gradients a round: the labels as gradients and hessians, each tree's document bag; the bins
+        // as lambdamart's.
+        memory: Memory::new(24, 0, 1).wide_above("max-bin", 255, 2),
     },
 ];
 
