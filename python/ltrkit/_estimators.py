@@ -132,6 +132,8 @@ class Ranker(_Base):
     ) -> "Ranker":
         """Train on ``X`` (rows × features, dense or scipy sparse) with labels ``y`` and queries given either as
         ``qid`` (one id per row, XGBoost) or ``group`` (query sizes, LightGBM); a query's rows must be contiguous.
+        A NaN in ``X`` is a missing value to the learners whose class says so (the trees); the others refuse it, and
+        every learner refuses an infinity.
         ``eval_set=[(X_val, y_val)]`` with ``eval_qid=[qid_val]`` or ``eval_group=[group_val]`` is the validation
         set (grids, epochs, rounds). The GIL is released while training.
 

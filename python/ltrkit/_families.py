@@ -914,6 +914,8 @@ class LambdaMART(Ranker):
     - ``init_algo`` (text; default (none)): an algorithm of this registry trained first on the same data and seed, to boost from (its parameters as init-KEY=V).
 
     A list is a grid chosen on ``eval_set``. Common settings: see :class:`Ranker`.
+
+    ``X`` may hold NaN: a missing value, whose side each split learns; ``predict`` sends a NaN there.
     """
 
     _algo = "lambdamart"
@@ -995,6 +997,8 @@ class MART(Ranker):
     - ``init_algo`` (text; default (none)): an algorithm of this registry trained first on the same data and seed, to boost from (its parameters as init-KEY=V).
 
     A list is a grid chosen on ``eval_set``. Common settings: see :class:`Ranker`.
+
+    ``X`` may hold NaN: a missing value, whose side each split learns; ``predict`` sends a NaN there.
     """
 
     _algo = "mart"
@@ -1060,6 +1064,8 @@ class RandomForest(Ranker):
     - ``query_fraction`` (float in [1e-09, 1.0]; default 0.63): share of the queries each tree is grown on (drawn without replacement, by --seed).
 
     A list is a grid chosen on ``eval_set``. Common settings: see :class:`Ranker`.
+
+    ``X`` may hold NaN: a missing value, whose side each split learns; ``predict`` sends a NaN there.
     """
 
     _algo = "random-forest"

@@ -86,12 +86,30 @@ fn offsets(group: &[usize], n_rows: usize) -> PyResult<Vec<usize>> {
 }
 
 /// A dataset built from numpy arrays: features, labels and the query structure (group sizes and one id per group).
+/// Its features may hold NaN (a missing value to the tree learners; `train` and `predict` refuse it for the others)
+/// but no infinity.
 #[pyclass(frozen, name = "Data", module = "ltrkit._native")]
 struct NativeData {
     ds: Dataset,
 }
 
 impl NativeData {
+    /// Refuse a NaN in these features (`what`: `X`, `eval_set X`), naming where it is, unless `takes_missing`
+    /// (the learner or model `refuser` takes missing values).
+    fn refuse_nan(&self, what: &str, takes_missing: bool, refuser: &str) -> PyResult<()> {
+        if takes_missing {
+            return Ok(());
+        }
+        match self.ds.first_nan() {
+            Some((row, column)) => Err(PyValueError::new_err(format!(
+                "{what}[{row}, {column}] is NaN: {refuser} takes no missing values (NaN is a missing value to {} \
+                 only)",
+                ltr::learn::missing_value_names().join(", ")
+            ))),
+            None => Ok(()),
+        }
+    }
+
     fn assemble(
         features: FeatureMatrix,
         y: Option<PyReadonlyArray1<'_, f32>>,
@@ -145,8 +163,10 @@ impl NativeData {
         docids: Option<Vec<String>>,
     ) -> PyResult<Self> {
         let a = x.as_array();
-        if let Some(((r, c), _)) = a.indexed_iter().find(|(_, v)| !v.is_finite()) {
-            return Err(PyValueError::new_err(format!("X[{r}, {c}] is not finite")));
+        if let Some(((r, c), v)) = a.indexed_iter().find(|(_, v)| v.is_infinite()) {
+            return Err(PyValueError::new_err(format!(
+                "X[{r}, {c}] is {v}: not a number a ranker can use"
+            )));
         }
         // One copy into the dataset, which owns its rows (learners keep it across threads).
         let owned = a.as_standard_layout().into_owned();
@@ -167,10 +187,20 @@ impl NativeData {
         docids: Option<Vec<String>>,
     ) -> PyResult<Self> {
         let values = data.as_array().to_vec();
-        if let Some(i) = values.iter().position(|v| !v.is_finite()) {
-            return Err(PyValueError::new_err(format!("X.data[{i}] is not finite")));
-        }
         let indptr: Vec<usize> = indptr.as_array().iter().map(|&p| p as usize).collect();
+        if let Some(k) = values.iter().position(|v| v.is_infinite()) {
+            // Its row: the last one whose stored values start at or before it (the CSR parts are checked below; a
+            // bad indptr still names the stored position).
+            let row = indptr.partition_point(|&p| p <= k).saturating_sub(1);
+            let at = match indices.as_array().get(k) {
+                Some(c) => format!("X[{row}, {c}]"),
+                None => format!("X.data[{k}]"),
+            };
+            return Err(PyValueError::new_err(format!(
+                "{at} is {}: not a number a ranker can use",
+                values[k]
+            )));
+        }
         let n_rows = indptr.len().saturating_sub(1);
         let m = SparseMatrix::try_new(
             (n_rows, n_cols),
@@ -277,9 +307,14 @@ fn load_svmlight<'py>(
     Ok(out)
 }
 
-/// Write `data` as a LETOR/SVMlight file (atomically).
+/// Write `data` as a LETOR/SVMlight file (atomically); a NaN is refused, as the LETOR reader would refuse it.
 #[pyfunction]
 fn save_svmlight(py: Python<'_>, data: &NativeData, path: PathBuf) -> PyResult<()> {
+    if let Some((row, column)) = data.ds.first_nan() {
+        return Err(PyValueError::new_err(format!(
+            "X[{row}, {column}] is NaN: LETOR/SVMlight text has no missing values (its reader refuses NaN)"
+        )));
+    }
     py.detach(|| ltr::data::write_letor(&data.ds, &path))
         .map_err(data_err)
 }
@@ -331,6 +366,13 @@ fn train(
         .validation(validation.map(in_memory))
         .build()
         .map_err(job_err)?;
+    // The registry row says whether a NaN is a missing value to this learner (the trees); the library refuses it
+    // too, but only here are the caller's names and raw columns known.
+    let a = ltr::learn::find_or_err(algo).map_err(py_err)?;
+    train.refuse_nan("X", a.missing_values, a.name)?;
+    if let Some(v) = validation {
+        v.refuse_nan("eval_set X", a.missing_values, a.name)?;
+    }
     let model = py
         .detach(|| job.run())
         .map_err(job_err)?
@@ -365,6 +407,13 @@ impl NativeModel {
             &self.mf
         };
         mf.check_data(&data.ds, "X").map_err(py_err)?;
+        // The model itself says whether a NaN is a missing value to it: trees trained here or read from LightGBM
+        // or XGBoost send it the learned way; a lambdamart model boosted from a linear start does not.
+        data.refuse_nan(
+            "X",
+            mf.model.takes_missing_values(),
+            &format!("this {} model", mf.algorithm),
+        )?;
         let scores = py.detach(|| mf.score_raw(&data.ds)).map_err(py_err)?;
         Ok(scores.into_pyarray(py))
     }

@@ -239,8 +239,11 @@ def test_bad_input_gives_clear_exceptions(letor_dir, tmp_path):
         ltrkit.RankSVM().fit(X[None], y, qid=q)
     bad = X.copy()
     bad[3, 2] = np.nan
-    with pytest.raises(ValueError, match=r"X\[3, 2\] is not finite"):
+    with pytest.raises(ValueError, match=r"X\[3, 2\] is NaN: ranksvm takes no missing values"):
         ltrkit.RankSVM().fit(bad, y, qid=q)
+    bad[3, 2] = -np.inf
+    with pytest.raises(ValueError, match=r"X\[3, 2\] is -inf"):
+        ltrkit.LambdaMART().fit(bad, y, qid=q)
     yb = y.copy()
     yb[0] = np.inf
     with pytest.raises(ValueError, match=r"y\[0\] is not finite"):

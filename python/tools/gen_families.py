@@ -54,6 +54,8 @@ def generate(registry: list) -> str:
             default = p["default"] or "(none)"
             doc.append(f"- ``{n}`` ({allowed_text(p['allowed'])}; default {default}): {p['doc']}.{when}")
         doc += ["", "A list is a grid chosen on ``eval_set``. Common settings: see :class:`Ranker`."]
+        if a["missing_values"]:
+            doc += ["", "``X`` may hold NaN: a missing value, whose side each split learns; ``predict`` sends a NaN there."]
         out.append("")
         out.append(f"class {cls}(Ranker):")
         out.append('    """' + "\n    ".join(doc).replace("\\", "\\\\") + '\n    """')

@@ -264,15 +264,7 @@ fn parse_section(env: &Env) -> Result<String> {
     });
     if !big.exists() {
         let queries = if quick { 540 } else { 5_400 }; // ≈ 0.1 GB / 1 GB of text at 136 features
-        let ds = generate_letor_like(&SyntheticConfig {
-            queries,
-            min_docs: 50,
-            max_docs: 150,
-            features: 136,
-            grades: 5,
-            seed: 1,
-            ..Default::default()
-        })?;
+        let ds = generate_letor_like(&SyntheticConfig::parse_benchmark(queries))?;
         write_letor(&ds, &big)?;
     }
     let mut files: Vec<(String, PathBuf)> = vec![(

@@ -28,6 +28,20 @@ pub enum Model {
     Boosted(boosted::Boosted<Model>),
 }
 
+impl Model {
+    /// Whether it scores a NaN feature value as a missing value: a [`Forest`] (trained here by `lambdamart`, `mart`
+    /// or `random-forest`, or read from LightGBM or XGBoost) sends it down the side each split learned, and a
+    /// [`Boosted`](boosted::Boosted) model does when its start model does. To the others a NaN is no value (a
+    /// linear score becomes NaN; a RankLib tree's `v <= t` sends it right by accident), so callers refuse it.
+    pub fn takes_missing_values(&self) -> bool {
+        match self {
+            Model::Forest(_) => true,
+            Model::Boosted(b) => b.init.model.takes_missing_values(),
+            Model::Linear(_) | Model::Aggregate(_) | Model::Stumps(_) | Model::Trees(_) => false,
+        }
+    }
+}
+
 impl Scorer for Model {
     fn score_query(&self, q: &QueryView<'_>, out: &mut [f64]) {
         match self {

@@ -2,7 +2,7 @@
 //! (`cargo run --release -p ltr-data --example parse_speed -- FILE [--generate] [--rounds N]`).
 //!
 //! `--generate` writes FILE first when it is missing: the 1 GB, 136-feature dense file `cargo xtask bench` parses
-//! (5,400 queries of 50–150 documents). The fingerprint hashes every label, offset, qid, feature value (bits),
+//! (`SyntheticConfig::parse_benchmark(5_400)`). The fingerprint hashes every label, offset, qid, feature value (bits),
 //! docid and comment, so two builds that print the same fingerprint parsed the same dataset bit for bit.
 use ltr_data::{Dataset, FeatureMatrix};
 use xxhash_rust::xxh3::xxh3_64;
@@ -43,16 +43,8 @@ fn main() {
         .and_then(|i| args.get(i + 1)?.parse().ok())
         .unwrap_or(3);
     if args.iter().any(|a| a == "--generate") && !file.exists() {
-        let ds = ltr_data::generate_letor_like(&ltr_data::SyntheticConfig {
-            queries: 5_400,
-            min_docs: 50,
-            max_docs: 150,
-            features: 136,
-            grades: 5,
-            seed: 1,
-            ..Default::default()
-        })
-        .unwrap();
+        let ds = ltr_data::generate_letor_like(&ltr_data::SyntheticConfig::parse_benchmark(5_400))
+            .unwrap();
         ltr_data::write_letor(&ds, &file).unwrap();
     }
     let mb = std::fs::metadata(&file).unwrap().len() as f64 / 1e6;

@@ -493,9 +493,36 @@ impl Dataset {
         nz as f64 / cells
     }
     /// Whether every stored feature value lies in [0, 1] (LETOR's query-normalised folds do; raw web features
-    /// do not). `auto` settings key off it: normalisation, ListNet's step control.
+    /// do not), NaN aside: a missing value is in no range. `auto` settings key off it: normalisation, ListNet's
+    /// step control.
     pub fn features_in_unit_interval(&self) -> bool {
-        (0..self.n_docs()).all(|i| self.row(i).entries().all(|(_, v)| (0.0..=1.0).contains(&v)))
+        (0..self.n_docs()).all(|i| {
+            self.row(i)
+                .entries()
+                .all(|(_, v)| v.is_nan() || (0.0..=1.0).contains(&v))
+        })
+    }
+
+    /// The first NaN feature value in row order, as (row, column), both 0-based; `None` when there is none. A
+    /// NaN is a missing value, which only the tree learners take; text files never hold one (the parser refuses
+    /// it), data built in memory may.
+    pub fn first_nan(&self) -> Option<(usize, usize)> {
+        match &self.features {
+            FeatureMatrix::Dense(a) => match a.as_slice() {
+                Some(x) => x
+                    .iter()
+                    .position(|v| v.is_nan())
+                    .map(|k| (k / a.ncols(), k % a.ncols())),
+                None => a.indexed_iter().find(|(_, v)| v.is_nan()).map(|(rc, _)| rc),
+            },
+            FeatureMatrix::Sparse(m) => {
+                let k = m.data().iter().position(|v| v.is_nan())?;
+                // The row whose stored values hold position k: the last one starting at or before it.
+                let indptr = m.indptr();
+                let row = indptr.raw_storage().partition_point(|&p| p <= k) - 1;
+                Some((row, m.indices()[k] as usize))
+            }
+        }
     }
 
     /// All labels, in row order.

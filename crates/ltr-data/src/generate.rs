@@ -48,6 +48,23 @@ impl Default for SyntheticConfig {
     }
 }
 
+impl SyntheticConfig {
+    /// The parse benchmark's data (`examples/parse_speed.rs --generate`, `cargo xtask bench`): MSLR-WEB's 136
+    /// features, 50–150 documents a query, five grades, seed 1. 5,400 queries write about 1 GB of LETOR text (its
+    /// parse fingerprint, `79f0831c448143cb` in BENCHMARKS.md, depends on every field), 540 about 0.1 GB.
+    pub fn parse_benchmark(queries: usize) -> Self {
+        Self {
+            queries,
+            min_docs: 50,
+            max_docs: 150,
+            features: 136,
+            grades: 5,
+            seed: 1,
+            ..Default::default()
+        }
+    }
+}
+
 /// Generate a LETOR-like dataset: each document's features are Gaussian around a per-query offset; a hidden
 /// linear function (half the features informative) plus noise gives a latent relevance; within a query the
 /// documents are graded by latent rank so that grade g holds a share ∝ 2^-g of them (most documents irrelevant,

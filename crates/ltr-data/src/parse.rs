@@ -1386,13 +1386,8 @@ mod tests {
     /// halfway between two f32 values or that round to such a halfway f64 (the case left to the exact parser).
     #[test]
     fn short_decimals_read_as_the_exact_parsers_read_them() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move |m: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % m
-        };
+        let mut rng = ltr_testdata::XorShift64::new(0x2545_f491_4f6c_dd1d);
+        let mut next = move |m: u64| rng.below(m);
         let mut tokens: Vec<String> = [
             "0",
             "-0",

@@ -5,7 +5,9 @@
 //! Policies, the same at fit and apply time:
 //! - a feature constant on the training data (standard deviation or range 0) maps to 0, never NaN;
 //! - a feature the training data did not have (a wider file at apply time) is refused with a shape error;
-//! - `log1p` is sign-preserving: sign(x)·ln(1 + |x|), defined for every finite value.
+//! - `log1p` is sign-preserving: sign(x)·ln(1 + |x|), defined for every finite value;
+//! - a NaN is a missing value (data built in memory for the tree learners, which learn where it goes): it stays
+//!   NaN, and every statistic (z-score, min–max, per query) is that of the present values.
 
 use ndarray::Axis;
 use rayon::prelude::*;
@@ -254,6 +256,12 @@ impl PreprocessSpec {
             NormalizeKind::MinMax => {
                 let (mut min, mut max) = column_ranges(&staged);
                 reduce.min_max(&mut min, &mut max)?;
+                // A feature with no value on any rank (all NaN) is constant: it maps to 0, its NaN stay NaN.
+                for (lo, hi) in min.iter_mut().zip(&mut max) {
+                    if lo > hi {
+                        (*lo, *hi) = (0.0, 0.0);
+                    }
+                }
                 Some(Normalization::MinMax { min, max })
             }
             NormalizeKind::QueryZScore => Some(Normalization::QueryZScore),
@@ -265,6 +273,7 @@ impl PreprocessSpec {
     }
 }
 
+/// Each feature's minimum and maximum (`f64::min` and `max` pass over a NaN: those of the present values).
 fn column_ranges(ds: &Dataset) -> (Vec<f64>, Vec<f64>) {
     let d = ds.n_features();
     let (mut lo, mut hi) = (vec![f64::INFINITY; d], vec![f64::NEG_INFINITY; d]);
@@ -458,11 +467,13 @@ fn log1p_value(v: f32) -> f32 {
     (v.signum() * v.abs().ln_1p()) as f32
 }
 
-/// (v − min) / (max − min); 0 for a feature constant on the training data.
+/// (v − min) / (max − min); 0 for a feature constant on the training data; a NaN stays NaN.
 fn minmax_value(v: f32, min: f64, max: f64) -> f32 {
     let range = max - min;
     if range > 0.0 {
         ((v as f64 - min) / range) as f32
+    } else if v.is_nan() {
+        v
     } else {
         0.0
     }
@@ -478,24 +489,32 @@ fn per_query(ds: &mut Dataset, kind: &Normalization) {
     blocks.into_par_iter().for_each(|block| {
         let n = block.len() / d.max(1);
         for j in 0..d {
-            let col = (0..n).map(|i| block[i * d + j] as f64);
+            // The query's present values: a NaN is left out of the statistics and stays NaN.
+            let col = (0..n)
+                .map(|i| block[i * d + j] as f64)
+                .filter(|x| !x.is_nan());
+            let present = col.clone().count();
             if sum_norm {
                 let s: f64 = col.map(f64::abs).sum();
                 for i in 0..n {
                     let v = &mut block[i * d + j];
-                    *v = if s > 0.0 { (*v as f64 / s) as f32 } else { 0.0 };
+                    if !v.is_nan() {
+                        *v = if s > 0.0 { (*v as f64 / s) as f32 } else { 0.0 };
+                    }
                 }
             } else {
-                let mean = col.clone().sum::<f64>() / n as f64;
-                let var = col.map(|x| (x - mean) * (x - mean)).sum::<f64>() / n as f64;
+                let mean = col.clone().sum::<f64>() / present as f64;
+                let var = col.map(|x| (x - mean) * (x - mean)).sum::<f64>() / present as f64;
                 let sd = var.sqrt();
                 for i in 0..n {
                     let v = &mut block[i * d + j];
-                    *v = if sd > 0.0 {
-                        ((*v as f64 - mean) / sd) as f32
-                    } else {
-                        0.0
-                    };
+                    if !v.is_nan() {
+                        *v = if sd > 0.0 {
+                            ((*v as f64 - mean) / sd) as f32
+                        } else {
+                            0.0
+                        };
+                    }
                 }
             }
         }
@@ -596,6 +615,66 @@ mod tests {
         let mut wide = ds.clone();
         wide.set_n_features(9).unwrap();
         assert!(p.apply(&wide).is_err());
+    }
+
+    /// A NaN (a missing value, which the tree learners take) stays NaN under every normalisation, and the other
+    /// values come out as they do when its document is left out: the statistics are those of the present values.
+    /// A feature whose present values are constant, or that has none in a query, keeps its NaN too.
+    #[test]
+    fn nan_stays_missing_and_out_of_every_statistic() {
+        let data = |col: &[[f32; 3]]| {
+            let x = ndarray::Array2::from_shape_fn((col.len(), 3), |(i, j)| col[i][j]);
+            let n = col.len();
+            let offsets = vec![0, n - 2, n];
+            let labels = vec![0.0; n];
+            Dataset::new(
+                FeatureMatrix::Dense(x),
+                labels,
+                offsets,
+                vec!["a".into(), "b".into()],
+            )
+            .unwrap()
+        };
+        let nan = f32::NAN;
+        // Row 1 is missing everywhere; column 1 is missing or 7, column 2 is missing in every row but one.
+        let with = data(&[
+            [1.0, 7.0, nan],
+            [nan, nan, nan],
+            [30.0, 7.0, nan],
+            [2.0, nan, 4.0],
+            [50.0, 7.0, nan],
+        ]);
+        let without = data(&[
+            [1.0, 7.0, nan],
+            [30.0, 7.0, nan],
+            [2.0, nan, 4.0],
+            [50.0, 7.0, nan],
+        ]);
+        assert_eq!(with.first_nan(), Some((0, 2)));
+        for kind in [
+            NormalizeKind::Auto,
+            NormalizeKind::ZScore,
+            NormalizeKind::MinMax,
+            NormalizeKind::QueryZScore,
+            NormalizeKind::QueryMinMax,
+            NormalizeKind::QuerySum,
+        ] {
+            let spec = PreprocessSpec {
+                normalize: Some(kind),
+                ..Default::default()
+            };
+            let (p, t) = spec.fit_transform(&with).unwrap().unwrap();
+            assert_eq!(p.inconsistency(), None, "{kind:?}");
+            let (_, u) = spec.fit_transform(&without).unwrap().unwrap();
+            let bits = |ds: &Dataset, i: usize| -> Vec<u32> {
+                (0..3).map(|j| ds.row(i).get(j).to_bits()).collect()
+            };
+            assert!((0..3).all(|j| t.row(1).get(j).is_nan()), "{kind:?}");
+            for (i, k) in [(0, 0), (2, 1), (3, 2), (4, 3)] {
+                assert_eq!(bits(&t, i), bits(&u, k), "{kind:?}: row {i}");
+            }
+            assert_eq!(bits(&p.apply(&with).unwrap(), 2), bits(&t, 2), "{kind:?}");
+        }
     }
 
     #[test]

@@ -28,12 +28,14 @@ pub(crate) fn query_blocks_mut(ds: &mut Dataset) -> (Vec<&mut [f32]>, usize) {
 }
 
 /// LETOR "QueryLevelNorm": within each query, map every feature linearly to [0, 1] by (x − min)/(max − min);
-/// a feature constant within the query becomes 0. Sparse datasets are made dense first (the transform fills zeros).
+/// a feature constant within the query becomes 0, a NaN (a missing value) stays NaN. Sparse datasets are made dense
+/// first (the transform fills zeros).
 pub fn normalize_query_minmax(ds: &mut Dataset) {
     let (blocks, d) = query_blocks_mut(ds);
     blocks.into_par_iter().for_each(|block| {
         let n = block.len() / d.max(1);
         for j in 0..d {
+            // `min` and `max` pass over a NaN, so the range is that of the present values.
             let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
             for i in 0..n {
                 let v = block[i * d + j];
@@ -43,7 +45,9 @@ pub fn normalize_query_minmax(ds: &mut Dataset) {
             let range = hi - lo;
             for i in 0..n {
                 let v = &mut block[i * d + j];
-                *v = if range > 0.0 { (*v - lo) / range } else { 0.0 };
+                if !v.is_nan() {
+                    *v = if range > 0.0 { (*v - lo) / range } else { 0.0 };
+                }
             }
         }
     });
@@ -54,7 +58,8 @@ pub fn normalize_query_minmax(ds: &mut Dataset) {
 pub struct ZScore {
     /// Mean of each feature on the fitting data.
     pub mean: Vec<f64>,
-    /// Standard deviation of each feature (population); 0 for constant features, which map to 0.
+    /// Standard deviation of each feature (population); 0 for constant features, which map to 0. Both are of the
+    /// present values: a NaN (a missing value) is left out, and stays NaN.
     pub std: Vec<f64>,
 }
 
@@ -64,39 +69,55 @@ impl ZScore {
         Self::from_sums(&Self::sums(ds))
     }
 
-    /// The statistics a z-score is fitted from — Σx and Σx² per feature and the number of documents — summed
-    /// per query in f64 and over queries exactly, so that summing the [`ExactVec`]s of several shards of whole
-    /// queries (data-parallel training) gives the same statistics, bit for bit, as one pass over all of them.
+    /// The statistics a z-score is fitted from — Σx and Σx² per feature, the number of documents, and the
+    /// number of NaN (missing) values per feature, which the sums leave out — summed per query in f64 and over
+    /// queries exactly, so that summing the [`ExactVec`]s of several shards of whole queries (data-parallel
+    /// training) gives the same statistics, bit for bit, as one pass over all of them.
     pub fn sums(ds: &Dataset) -> ExactVec {
         let d = ds.n_features();
         crate::exact_sum_over_queries(
             ds.n_queries(),
-            2 * d + 1,
-            || vec![0.0f64; 2 * d],
+            3 * d + 1,
+            || vec![0.0f64; 3 * d],
             |q, acc, part| {
                 for i in ds.query_range(q) {
                     for (j, v) in ds.row(i).entries() {
+                        if v.is_nan() {
+                            part[2 * d + j] += 1.0;
+                            continue;
+                        }
                         let v = v as f64;
                         part[j] += v;
                         part[d + j] += v * v;
                     }
                 }
-                for (j, p) in part.iter_mut().enumerate() {
+                let (moments, missing) = part.split_at_mut(2 * d);
+                for (j, p) in moments.iter_mut().enumerate() {
                     acc.add(j, *p);
                     *p = 0.0;
                 }
                 acc.add(2 * d, ds.query_range(q).len() as f64);
+                for (j, p) in missing.iter_mut().enumerate() {
+                    acc.add(2 * d + 1 + j, *p);
+                    *p = 0.0;
+                }
             },
         )
     }
 
     /// The z-score of the statistics of [`sums`](Self::sums) (of one dataset, or summed over shards).
     pub fn from_sums(sums: &ExactVec) -> Self {
-        let d = (sums.len() - 1) / 2;
-        let n = sums.value(2 * d).max(1.0);
-        let mean: Vec<f64> = (0..d).map(|j| sums.value(j) / n).collect();
+        let d = (sums.len() - 1) / 3;
+        let docs = sums.value(2 * d);
+        // Each feature's present values; data without NaN divides by the document count itself.
+        let n = |j: usize| (docs - sums.value(2 * d + 1 + j)).max(1.0);
+        let mean: Vec<f64> = (0..d).map(|j| sums.value(j) / n(j)).collect();
         let std = (0..d)
-            .map(|j| (sums.value(d + j) / n - mean[j] * mean[j]).max(0.0).sqrt())
+            .map(|j| {
+                (sums.value(d + j) / n(j) - mean[j] * mean[j])
+                    .max(0.0)
+                    .sqrt()
+            })
             .collect();
         Self { mean, std }
     }
@@ -214,10 +235,12 @@ pub fn parse_feature_list(spec: &str) -> Result<Vec<usize>> {
     Ok(out)
 }
 
-/// (v − mean) / std; 0 for a feature constant on the training data.
+/// (v − mean) / std; 0 for a feature constant on the training data; a NaN (a missing value) stays NaN.
 pub(crate) fn zscore_value(v: f32, mean: f64, std: f64) -> f32 {
     if std > 0.0 {
         ((v as f64 - mean) / std) as f32
+    } else if v.is_nan() {
+        v
     } else {
         0.0
     }

@@ -583,7 +583,7 @@ impl TrainJob<'_> {
     /// Say before training how much memory the run will need (the data is loaded; the rest is estimated).
     fn log_memory(&self, train: &Dataset, validation: Option<&Dataset>) {
         let algo = self.algorithm.name;
-        let est = crate::memory_estimate(algo, train, self.preprocess.copies(train));
+        let est = crate::memory_estimate(algo, train, self.preprocess.copies(train), &self.grid);
         let copies = if self.preprocess.transforms(train) {
             2
         } else {

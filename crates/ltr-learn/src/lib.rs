@@ -33,14 +33,16 @@ mod shards;
 mod spec;
 
 pub use algorithms::{
-    distributed_names, find, find_or_err, online_params, refine_sigmoid, Algorithm, ALGORITHMS,
-    SIGMOID_LAMBDA_GRID,
+    distributed_names, find, find_or_err, missing_value_names, online_params, refine_sigmoid,
+    Algorithm, ALGORITHMS, SIGMOID_LAMBDA_GRID,
 };
 pub use ltr_core::{
     best_by_validation, Best, BestSoFar, Fit, FitContext, FitReport, FitWith, Fitted, Measure,
     ParamGuard, Params, Progress, Silent,
 };
-pub use memory::{human_bytes, memory_estimate, memory_estimates, Memory, MemoryEstimate, Switch};
+pub use memory::{
+    human_bytes, memory_estimate, memory_estimates, Memory, MemoryEstimate, Switch, WideValues,
+};
 pub use select::{
     describe, prepare, train, train_distributed, Grid, MetricMeasure, Prepared, TrainRequest,
     Trained,
@@ -80,6 +82,11 @@ pub fn algorithms_text() -> String {
             "{}\n  paper: {}\n  code:  {}\n",
             a.name, a.paper, a.code
         ));
+        if a.missing_values {
+            out.push_str(
+                "  input: a NaN feature value is a missing value (data built in memory)\n",
+            );
+        }
         for p in a.param_specs() {
             let default = if p.default.is_empty() {
                 "unset".to_string()

@@ -3,7 +3,11 @@
 //! document, per pair and per feature value, read off its code; the Newton RankSVM figure is checked against the
 //! measured peak of `ltr train` on 3.77 M documents (BENCHMARKS.md).
 
+use ltr_core::Params;
 use ltr_data::Dataset;
+
+use crate::spec::SpecReader;
+use crate::Grid;
 
 /// A training run's memory, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -35,6 +39,21 @@ pub struct Memory {
     pub per_value: u64,
     /// Another layout the algorithm picks by the data's size.
     pub switch: Switch,
+    /// More bytes per feature value under a setting: the trees' binned cells above `max-bin` 255.
+    pub wide: Option<WideValues>,
+}
+
+/// Bytes per feature value when an integer parameter exceeds a bound, in place of [`Memory::per_value`]. Counted
+/// for every feature: an upper bound where only some features take the wider form (above `max-bin` 255, a feature
+/// of more than 256 bins, its missing bin included, takes two bytes a cell; one of fewer keeps one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WideValues {
+    /// The parameter (its registry name; the row's spec gives its default).
+    pub param: &'static str,
+    /// Values up to this keep `per_value`.
+    pub above: u64,
+    /// Bytes per feature value above it.
+    pub per_value: u64,
 }
 
 /// The layout an algorithm switches to by the data's size.
@@ -57,6 +76,7 @@ impl Memory {
             per_pair: 0,
             per_value: 0,
             switch: Switch::Never,
+            wide: None,
         }
     }
     /// Bytes per document, per pair and per feature value.
@@ -66,11 +86,23 @@ impl Memory {
             per_pair,
             per_value,
             switch: Switch::Never,
+            wide: None,
         }
     }
     /// The same, with another layout by the data's size.
     pub const fn switching(self, switch: Switch) -> Self {
         Self { switch, ..self }
+    }
+    /// The same, with `per_value` bytes per feature value when the integer parameter `param` is above `above`.
+    pub const fn wide_above(self, param: &'static str, above: u64, per_value: u64) -> Self {
+        Self {
+            wide: Some(WideValues {
+                param,
+                above,
+                per_value,
+            }),
+            ..self
+        }
     }
     /// (per document, per pair, per value) on `n_docs` documents and (when asked) `pairs` pairs.
     fn coefficients(&self, n_docs: u64, pairs: u64) -> (u64, u64, u64) {
@@ -89,26 +121,32 @@ impl Memory {
     }
 }
 
-/// The estimate for `algorithm` on `train`; `preprocess_copies` when the stored preprocessing will transform it
-/// (a z-score or min–max copy is dense: n × d f32).
+/// The estimate for `algorithm` on `train` under the settings of `grid` (the largest any of them needs: a grid
+/// trains each in turn); `preprocess_copies` when the stored preprocessing will transform it (a z-score or min–max
+/// copy is dense: n × d f32).
 pub fn memory_estimate(
     algorithm: &str,
     train: &Dataset,
     preprocess_copies: bool,
+    grid: &Grid,
 ) -> MemoryEstimate {
-    estimate(algorithm, train, preprocess_copies, || pair_count(train))
+    estimate(algorithm, train, preprocess_copies, grid, || {
+        pair_count(train)
+    })
 }
 
-/// [`memory_estimate`] of every registered algorithm, in listing order, counting the data's pairs once.
+/// [`memory_estimate`] of every registered algorithm under its defaults, in listing order, counting the data's
+/// pairs once.
 pub fn memory_estimates(
     train: &Dataset,
     preprocess_copies: bool,
 ) -> Vec<(&'static str, MemoryEstimate)> {
     let pairs = std::cell::OnceCell::new();
+    let defaults = Grid::default();
     crate::ALGORITHMS
         .iter()
         .map(|a| {
-            let e = estimate(a.name, train, preprocess_copies, || {
+            let e = estimate(a.name, train, preprocess_copies, &defaults, || {
                 *pairs.get_or_init(|| pair_count(train))
             });
             (a.name, e)
@@ -120,17 +158,40 @@ fn pair_count(train: &Dataset) -> u64 {
     ltr_pairs::count_pairs_per_query(train).iter().sum()
 }
 
+/// Bytes per feature value under `grid`: the row's [`WideValues`] when some setting takes its parameter above the
+/// bound, else `per_value`.
+fn per_value_under(algorithm: &crate::Algorithm, per_value: u64, grid: &Grid) -> u64 {
+    let Some(wide) = algorithm.memory.wide else {
+        return per_value;
+    };
+    let above = grid.settings().iter().any(|setting| {
+        let params = Params::new(setting.iter().map(|(k, v)| (k, v)));
+        // A value the fit refuses never trains: it counts as the narrow layout.
+        SpecReader::new(&params, algorithm.params)
+            .int(wide.param)
+            .is_ok_and(|v| v as u64 > wide.above)
+    });
+    if above {
+        per_value.max(wide.per_value)
+    } else {
+        per_value
+    }
+}
+
 fn estimate(
     algorithm: &str,
     train: &Dataset,
     preprocess_copies: bool,
+    grid: &Grid,
     pairs: impl FnOnce() -> u64,
 ) -> MemoryEstimate {
     let n = train.n_docs() as u64;
-    let memory = crate::find(algorithm).map_or(Memory::per_doc(16), |a| a.memory);
+    let row = crate::find(algorithm);
+    let memory = row.map_or(Memory::per_doc(16), |a| a.memory);
     let d = train.n_features() as u64;
     let pairs = if memory.per_pair > 0 { pairs() } else { 0 };
     let (per_doc, per_pair, per_value) = memory.coefficients(n, pairs);
+    let per_value = row.map_or(per_value, |a| per_value_under(a, per_value, grid));
     let preprocessed = if preprocess_copies {
         n * d * 4 + n * 4 + train.n_queries() as u64 * 8
     } else {
@@ -172,7 +233,8 @@ mod tests {
         })
         .unwrap();
         let n = 200u64;
-        let svm = memory_estimate("ranksvm", &ds, false);
+        let none = Grid::default();
+        let svm = memory_estimate("ranksvm", &ds, false, &none);
         assert_eq!(svm.dataset, ds.memory_bytes());
         assert!(svm.dataset >= n * 5 * 4 + n * 4);
         assert_eq!(svm.working, n * 72);
@@ -180,20 +242,23 @@ mod tests {
         let pairs: u64 = ltr_pairs::count_pairs_per_query(&ds).iter().sum();
         assert!(pairs > 0);
         assert_eq!(
-            memory_estimate("perceptron", &ds, false).working,
+            memory_estimate("perceptron", &ds, false, &none).working,
             n * 16 + pairs * 30
         );
         assert_eq!(
-            memory_estimate("rankboost", &ds, false).working,
+            memory_estimate("rankboost", &ds, false, &none).working,
             n * 24 + n * 5
         );
-        let copy = memory_estimate("ranksvm", &ds, true);
+        let copy = memory_estimate("ranksvm", &ds, true, &none);
         assert_eq!(copy.preprocessed, n * 5 * 4 + n * 4 + 10 * 8);
         assert_eq!(
             copy.total(),
             copy.dataset + copy.preprocessed + copy.working
         );
-        assert_eq!(memory_estimate("rsvm-ir", &ds, false).working, n * 40);
+        assert_eq!(
+            memory_estimate("rsvm-ir", &ds, false, &none).working,
+            n * 40
+        );
         let newton = crate::algorithms::svm::NEWTON_FROM_DOCS;
         let row = |name: &str| crate::find(name).unwrap().memory;
         assert_eq!(row("rsvm-ir").coefficients(newton - 1, 0), (40, 0, 0));
@@ -204,19 +269,33 @@ mod tests {
         );
         let many = ltr_perceptron::STREAM_PAIRS_ABOVE + 1;
         assert_eq!(
-            estimate("committee-perceptron", &ds, false, || many).working,
+            estimate("committee-perceptron", &ds, false, &none, || many).working,
             n * 22 + many * 2,
             "streamed above the threshold"
         );
         assert_eq!(
-            memory_estimate("lambdamart", &ds, false).working,
+            memory_estimate("lambdamart", &ds, false, &none).working,
             n * 56 + n * 5
         );
+        // Above max-bin 255 a feature of more than 256 bins takes two bytes a cell: counted for every feature (an
+        // upper bound), under any setting of a grid that goes above 255, and not at 255 itself.
+        let bins = |v: &str| Grid::parse(&[format!("max-bin={v}")]).unwrap();
+        for (algo, per_doc) in [("lambdamart", 56), ("mart", 56), ("random-forest", 40)] {
+            let working = |v: &str| memory_estimate(algo, &ds, false, &bins(v)).working;
+            assert_eq!(working("255"), n * per_doc + n * 5, "{algo}");
+            assert_eq!(working("256"), n * per_doc + n * 5 * 2, "{algo}");
+            assert_eq!(working("16,1000"), n * per_doc + n * 5 * 2, "{algo}");
+            assert_eq!(
+                working("x"),
+                working("255"),
+                "{algo}: a value the fit refuses"
+            );
+        }
         assert_eq!(row("random-forest").coefficients(n, 0), (40, 0, 1));
         let all = memory_estimates(&ds, false);
         assert_eq!(all.len(), crate::ALGORITHMS.len());
         for (name, e) in all {
-            assert_eq!(e, memory_estimate(name, &ds, false), "{name}");
+            assert_eq!(e, memory_estimate(name, &ds, false, &none), "{name}");
         }
         assert_eq!(human_bytes(2_100_000_000), "2.10 GB");
         assert_eq!(human_bytes(3_400_000), "3.4 MB");

@@ -282,7 +282,91 @@ fn every_row_carries_what_the_front_ends_derive_from_it() {
             "{}: an algorithm replayed as a stream has an online form, and only it ({online:?})",
             a.name
         );
-        let m = ltr_learn::memory_estimate(a.name, &train, false);
+        let m = ltr_learn::memory_estimate(a.name, &train, false, &ltr_learn::Grid::default());
         assert!(m.working > 0 && m.dataset > 0, "{}: {m:?}", a.name);
     }
+}
+
+/// A NaN feature value is a missing value to the rows that say so (the trees learn its side, and their model sends
+/// it there), and an error naming where it is for every other algorithm, for a start algorithm or start model file
+/// of a tree learner, and in validation data.
+#[test]
+fn nan_is_a_missing_value_to_the_trees_only() {
+    let (mut train, vali) = data();
+    train.to_dense();
+    let ltr_data::FeatureMatrix::Dense(x) = train.features_mut() else {
+        unreachable!("made dense above")
+    };
+    for i in (3..x.nrows()).step_by(4) {
+        x[(i, 1)] = f32::NAN;
+    }
+    let ctx = FitContext::new(1);
+    let fit = |algo: &str, kv: &[(&str, &str)], ctx: &FitContext<'_>| {
+        ltr_learn::find(algo)
+            .unwrap()
+            .fit(&Params::new(kv.to_vec()), &train, ctx)
+    };
+    for a in ALGORITHMS {
+        let trees = [("trees", "3")];
+        let kv: &[(&str, &str)] = if a.missing_values { &trees } else { &[] };
+        match fit(a.name, kv, &ctx) {
+            Ok(f) => {
+                assert!(a.missing_values, "{}", a.name);
+                assert!(f.model.takes_missing_values(), "{}", a.name);
+                let s = ltr_core::Scorer::score_dataset(&f.model, &train);
+                assert!(s.iter().all(|v| v.is_finite()), "{}", a.name);
+            }
+            Err(e) => {
+                let e = e.to_string();
+                assert!(!a.missing_values, "{}: {e}", a.name);
+                assert!(
+                    e.contains("training data: row 3, column 1 (feature 2) is NaN")
+                        && e.contains(&format!("`{}` takes no missing values", a.name))
+                        && e.contains("lambdamart, mart, random-forest"),
+                    "{e}"
+                );
+            }
+        }
+    }
+    let e = fit("mart", &[("init-algo", "ranksvm")], &ctx).unwrap_err();
+    assert!(
+        e.to_string().contains("`ranksvm` takes no missing values"),
+        "{e}"
+    );
+    let path = std::env::temp_dir().join(format!("ltr-registry-{}-nan.json", std::process::id()));
+    let linear = ltr_core::Model::Linear(ltr_core::LinearModel::new(vec![1.0; 6]));
+    ltr_core::ModelFile::new("ranksvm", Default::default(), Default::default(), linear)
+        .save(&path)
+        .unwrap();
+    let e = fit("mart", &[("init-model", path.to_str().unwrap())], &ctx).unwrap_err();
+    std::fs::remove_file(&path).unwrap();
+    assert!(
+        e.to_string()
+            .contains("init-model`: ")
+            && e.to_string().contains("a ranksvm model takes no missing values, and the training data's row 3, column 1 is NaN"),
+        "{e}"
+    );
+    // Validation data is checked as training data is.
+    let (clean, _) = data();
+    let mut vali = vali;
+    vali.to_dense();
+    if let ltr_data::FeatureMatrix::Dense(v) = vali.features_mut() {
+        v[(2, 0)] = f32::NAN;
+    }
+    let m = MetricMeasure {
+        metric: "NDCG@10".parse().unwrap(),
+        convention: Default::default(),
+    };
+    let e = ltr_learn::find("ranksvm")
+        .unwrap()
+        .fit(
+            &Params::default(),
+            &clean,
+            &FitContext::new(1).with_validation(&vali, &m),
+        )
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("validation data: row 2, column 0"),
+        "{e}"
+    );
 }

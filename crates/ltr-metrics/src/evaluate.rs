@@ -313,13 +313,8 @@ mod tests {
     /// both zeros, negatives and extremes, with one set of buffers reused across queries of varying length.
     #[test]
     fn radix_ranking_matches_comparator_ranking_with_ties() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = ltr_testdata::XorShift64::new(0x9e37_79b9_7f4a_7c15);
+        let mut next = move || rng.next_u64();
         let mut buf = RankBuffers::default();
         let mut out = Ranking {
             order: Vec::new(),
@@ -431,13 +426,8 @@ mod tests {
     /// RBP and its residual with unjudged documents (NaN, −∞), ties and no ties, against the first form.
     #[test]
     fn rbp_and_residual_match_plain_form_with_unjudged() {
-        let mut state = 0x1234_5678_9abc_def1u64;
-        let mut next = move |m: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % m
-        };
+        let mut rng = ltr_testdata::XorShift64::new(0x1234_5678_9abc_def1);
+        let mut next = move |m: u64| rng.below(m);
         for n in [0usize, 1, 5, 300, 1200] {
             let labels: Vec<f32> = (0..n)
                 .map(|_| match next(6) {

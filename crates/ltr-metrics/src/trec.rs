@@ -691,13 +691,8 @@ mod tests {
     fn block_readers_match_serial_readers() {
         let dir = std::env::temp_dir().join(format!("ltr-trec-blocks-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move |m: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % m
-        };
+        let mut rng = ltr_testdata::XorShift64::new(0x2545_f491_4f6c_dd1d);
+        let mut next = move |m: u64| rng.below(m);
         for case in 0..60 {
             let lines = 1 + next(300) as usize;
             let bad = (case % 3 != 0).then(|| next(lines as u64) as usize);

@@ -41,6 +41,10 @@ pub struct Algorithm {
     /// Whether `ltr train --distributed` can train it (data parallel over ranks).
     #[serde(serialize_with = "has_distributed")]
     pub distributed: Option<DistributedFitFn>,
+    /// Whether a NaN feature value is a missing value to it (the trees: a missing bin whose side each split learns,
+    /// and where prediction sends a NaN). Every other algorithm refuses data holding a NaN ([`Algorithm::fit`]).
+    /// Text files never hold one; data built in memory (`ltrkit`, the library) may.
+    pub missing_values: bool,
     #[serde(skip)]
     fit: FitFn,
     /// The online form (a learner updated one query at a time, replayed over a stream), for the online algorithms.
@@ -83,9 +87,32 @@ impl Algorithm {
     pub fn check_names(&self, params: &Params) -> Result<()> {
         SpecReader::new(params, self.params).check_known(self.name)
     }
-    /// Train one setting: read `params` by the specs (unknown or unused names are errors), then fit.
+    /// Train one setting: read `params` by the specs (unknown or unused names are errors), then fit. Data holding
+    /// a NaN is refused unless the algorithm takes missing values.
     pub fn fit(&self, params: &Params, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
+        self.check_missing_values(train, ctx)?;
         (self.fit)(&SpecReader::new(params, self.params), train, ctx)
+    }
+    /// An error naming the first NaN of the training or validation data, for an algorithm that takes no missing
+    /// values: to a linear model a NaN would be a NaN score, not a missing value.
+    fn check_missing_values(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<()> {
+        if self.missing_values {
+            return Ok(());
+        }
+        for (what, data) in [("training", Some(train)), ("validation", ctx.validation())] {
+            let Some((row, column)) = data.and_then(Dataset::first_nan) else {
+                continue;
+            };
+            return Err(ltr_data::DataError::Invalid(format!(
+                "{what} data: row {row}, column {column} (feature {}) is NaN: `{}` takes no missing values (NaN \
+                 is a missing value to {} only)",
+                column + 1,
+                self.name,
+                missing_value_names().join(", ")
+            ))
+            .into());
+        }
+        Ok(())
     }
     /// Train one setting on this rank's `shard` of the queries, the ranks joined by `comm` (see
     /// [`crate::train_distributed`]); an error for algorithms without a distributed trainer.
@@ -106,8 +133,18 @@ impl Algorithm {
                 ),
             ));
         };
+        self.check_missing_values(shard, ctx)?;
         fit(&SpecReader::new(params, self.params), shard, ctx, comm)
     }
+}
+
+/// The algorithms to which a NaN feature value is a missing value ([`Algorithm::missing_values`]).
+pub fn missing_value_names() -> Vec<&'static str> {
+    ALGORITHMS
+        .iter()
+        .filter(|a| a.missing_values)
+        .map(|a| a.name)
+        .collect()
 }
 
 /// The algorithms `ltr train --distributed` can train.
@@ -127,6 +164,9 @@ use perceptron::{COMMITTEE_SPECS, LOOP_SPECS, PERCEPTRON_SPECS};
 use svm::{RANKSVM_SPECS, RSVM_IR_SPECS, SOLVER_SPECS};
 use trees::{BOOST_SPECS, INIT_SPECS, LAMBDAMART_SPECS, RANDOM_FOREST_SPECS};
 
+/// The boosted trees' working set (see the `lambdamart` row).
+const TREE_MEMORY: Memory = Memory::new(56, 0, 1).wide_above("max-bin", 255, 2);
+
 /// Every algorithm, in the order `ltr algorithms` lists them.
 pub static ALGORITHMS: &[Algorithm] = &[
     Algorithm {
@@ -136,6 +176,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-svm",
         params: &[RANKSVM_SPECS, SOLVER_SPECS],
         distributed: Some(svm::ranksvm_distributed),
+        missing_values: false,
         fit: svm::ranksvm,
         online: None,
         // Newton: scores, score gradient, sort order, Hessian product and the line search's copies.
@@ -148,6 +189,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-svm (cutting_plane.rs, dual_cd.rs, gd.rs); τ, μ in crates/ltr-pairs/src/weights.rs",
         params: &[RSVM_IR_SPECS, SOLVER_SPECS],
         distributed: Some(svm::rsvm_ir_distributed),
+        missing_values: false,
         fit: svm::rsvm_ir,
         online: None,
         // OCAS / cutting plane: scores, plane coefficients, sort order. From a million documents it solves by
@@ -161,6 +203,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-learn/src/algorithms/clicks.rs; click training sets in crates/ltr-clicks/src/click_training.rs",
         params: &[PROPENSITY_RANKSVM_SPECS, CLICK_SPECS, SOLVER_SPECS],
         distributed: None,
+        missing_values: false,
         fit: clicks::propensity_ranksvm,
         online: None,
         // Newton, as ranksvm.
@@ -173,6 +216,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-perceptron",
         params: &[PERCEPTRON_SPECS, LOOP_SPECS],
         distributed: Some(perceptron::perceptron_distributed),
+        missing_values: false,
         fit: perceptron::perceptron,
         online: None,
         // Pair records of 16 bytes, shuffled per epoch (two row numbers, the query, a mistake counter), built from
@@ -188,6 +232,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-perceptron (outputs.rs)",
         params: &[COMMITTEE_SPECS, LOOP_SPECS],
         distributed: Some(perceptron::committee_distributed),
+        missing_values: false,
         fit: perceptron::committee,
         online: None,
         // As perceptron.
@@ -200,6 +245,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-ensemble/src/mhr.rs",
         params: &[MHR_SPECS],
         distributed: None,
+        missing_values: false,
         fit: ensemble::mhr,
         online: None,
         // One Newton at a time on one grade pair, with every finished base ranker's scores kept for the
@@ -213,6 +259,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-ensemble/src/sigmoid.rs",
         params: &[SIGMOID_SPECS],
         distributed: None,
+        missing_values: false,
         fit: ensemble::sigmoid,
         online: None,
         memory: Memory::per_doc(48),
@@ -224,6 +271,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-ensemble/src/rankboost.rs",
         params: &[RANKBOOST_SPECS],
         distributed: Some(ensemble::rankboost_distributed),
+        missing_values: false,
         fit: ensemble::rankboost,
         online: None,
         // Scores, potentials and levels per document; each cell's bucket among its feature's thresholds (one
@@ -237,6 +285,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-online/src/listnet.rs",
         params: &[LISTNET_SPECS, CLICK_SPECS],
         distributed: Some(online::listnet_distributed),
+        missing_values: false,
         fit: online::listnet,
         online: None,
         memory: Memory::per_doc(48),
@@ -248,6 +297,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-listwise (coordinate_ascent.rs, line_search.rs)",
         params: &[COORDINATE_ASCENT_SPECS, MEASURE_SPECS],
         distributed: Some(listwise::coordinate_ascent_distributed),
+        missing_values: false,
         fit: listwise::coordinate_ascent,
         online: None,
         // One running restart: scores and trial scores, a line search's crossing points (about one per document,
@@ -263,6 +313,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-listwise/src/adarank.rs",
         params: &[ADARANK_SPECS, MEASURE_SPECS],
         distributed: None,
+        missing_values: false,
         fit: listwise::adarank,
         online: None,
         // Scores, each document's weak-ranker values and the ensemble's scores, one measure value per feature and
@@ -276,6 +327,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-listwise/src/lambdarank.rs",
         params: &[LAMBDARANK_SPECS, CLICK_SPECS],
         distributed: Some(listwise::lambdarank_distributed),
+        missing_values: false,
         fit: listwise::lambdarank,
         online: None,
         // Scores, trial scores and lambdas, each document's gain, and the epoch's frozen ranking (order and rank,
@@ -290,6 +342,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-online (slam.rs, learners.rs)",
         params: &[SLAM_SPECS, STREAM_SPECS],
         distributed: None,
+        missing_values: false,
         fit: |r, t, c| online::online(r, online::Kind::Slam, t, c),
         online: Some(|r| online::online_params(r, online::Kind::Slam)),
         memory: Memory::per_doc(16),
@@ -301,6 +354,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-online/src/learners.rs",
         params: &[PURE_ONLINE_SPECS, STREAM_SPECS],
         distributed: None,
+        missing_values: false,
         fit: |r, t, c| online::online(r, online::Kind::PureOnline, t, c),
         online: Some(|r| online::online_params(r, online::Kind::PureOnline)),
         memory: Memory::per_doc(16),
@@ -312,6 +366,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-online/src/learners.rs",
         params: &[ONLINE_LISTNET_SPECS, STREAM_SPECS],
         distributed: None,
+        missing_values: false,
         fit: |r, t, c| online::online(r, online::Kind::ListNet, t, c),
         online: Some(|r| online::online_params(r, online::Kind::ListNet)),
         memory: Memory::per_doc(16),
@@ -323,14 +378,15 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-trees (boost.rs, grow.rs, objective.rs)",
         params: &[BOOST_SPECS, LAMBDAMART_SPECS, INIT_SPECS],
         distributed: Some(trees::lambdamart_distributed),
+        missing_values: true,
         fit: trees::lambdamart,
         online: None,
-        // Each cell's bin (one byte at the default max-bin 255; two for a feature of more than 256 bins, which this
-        // estimate leaves out) and, while binning, one column of f32 values per thread
-        // (sparse data: a transposed f32 copy of all columns); per document its score, gradient, hessian, their
-        // fixed-point copy (16 B), its place in the leaf partition (4 B) and the partition's scratch (4 B);
-        // histograms are per leaf and feature.
-        memory: Memory::new(56, 0, 1),
+        // Each cell's bin (one byte up to max-bin 255; above it two for a feature of more than 256 bins, counted
+        // for every feature: an upper bound, as a feature of few distinct values keeps one byte) and, while
+        // binning, one column of f32 values per thread (sparse data: a transposed f32 copy of all columns); per
+        // document its score, gradient, hessian, their fixed-point copy (16 B), its place in the leaf partition (4 B)
+        // and the partition's scratch (4 B); histograms are per leaf and feature.
+        memory: TREE_MEMORY,
     },
     Algorithm {
         name: "mart",
@@ -339,10 +395,11 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-trees (boost.rs, grow.rs)",
         params: &[BOOST_SPECS, INIT_SPECS],
         distributed: Some(trees::mart_distributed),
+        missing_values: true,
         fit: trees::mart,
         online: None,
         // As lambdamart.
-        memory: Memory::new(56, 0, 1),
+        memory: TREE_MEMORY,
     },
     Algorithm {
         name: "random-forest",
@@ -351,11 +408,12 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-trees/src/boost.rs",
         params: &[RANDOM_FOREST_SPECS],
         distributed: Some(trees::random_forest_distributed),
+        missing_values: true,
         fit: trees::random_forest,
         online: None,
         // No scores or gradients a round: the labels as gradients and hessians and their fixed-point copy, each
-        // tree's document bag.
-        memory: Memory::new(40, 0, 1),
+        // tree's document bag; the bins as lambdamart's.
+        memory: Memory::new(40, 0, 1).wide_above("max-bin", 255, 2),
     },
 ];
 

@@ -46,6 +46,22 @@ pub(crate) fn start_model(
     Ok(match start {
         Start::File(path) => {
             let file = ModelFile::load(std::path::Path::new(&path))?;
+            // A start model to which NaN is no value would score the documents holding one as NaN, which the
+            // trees on top cannot mend: refused, as the start algorithms refuse such data when they are trained.
+            if !file.model.takes_missing_values() {
+                for (what, data) in [("training", Some(train)), ("validation", ctx.validation())] {
+                    if let Some((row, column)) = data.and_then(Dataset::first_nan) {
+                        return Err(LtrError::param(
+                            format!("{prefix}-model"),
+                            format!(
+                                "{path}: a {} model takes no missing values, and the {what} data's row {row}, \
+                                 column {column} is NaN",
+                                file.algorithm
+                            ),
+                        ));
+                    }
+                }
+            }
             StartModel {
                 label: path,
                 model: file.model,
