@@ -226,7 +226,10 @@ impl Binned {
                 .collect();
             for (distinct, nan) in local {
                 missing.push(nan as i64);
-                bounds.push(bounds_from_distinct(&agree_distinct(distinct, comm)?, max_bin));
+                bounds.push(bounds_from_distinct(
+                    &agree_distinct(distinct, comm)?,
+                    max_bin,
+                ));
             }
         }
         if comm.size() > 1 {

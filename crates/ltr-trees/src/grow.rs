@@ -420,6 +420,13 @@ fn partition<B: Copy + Into<usize>>(
 /// the end (integer sums: in any order, the same).
 const LANES: usize = 4;
 
+/// Leaves of fewer documents build one-byte histograms in one lane of their own size.
+const LANE_FROM_DOCS: usize = 2048;
+
+/// Work (documents × features, or bins × features) below which a leaf's histograms, subtraction and split search
+/// run on the calling thread: handing so little to the thread pool costs more than it saves.
+const PARALLEL_FROM_CELLS: usize = 32_768;
+
 /// Histograms of `feats` over this rank's `docs`, in parallel over features, added over the ranks of `comm`. The
 /// documents' fixed-point gradients and hessians are gathered once into a contiguous array; each feature then adds
 /// them into [`LANES`] partial histograms.
@@ -436,13 +443,19 @@ fn histograms(
         _ => 0,
     };
     let contiguous = span == docs.len() && span > 0;
-    let mut hist: Vec<Vec<Sums>> = feats
-        .par_iter()
-        .map(|&k| match &data.bins[k] {
-            BinColumn::Narrow(c) => narrow_histogram(c, data.n_bins(k), docs, contiguous, &leaf_gh),
-            BinColumn::Wide(c) => lane_histogram(c, data.n_bins(k), docs, contiguous, &leaf_gh),
-        })
-        .collect();
+    let build = |&k: &usize| match &data.bins[k] {
+        // A small leaf: four lanes of 256 cells would cost more to clear than its documents to add.
+        BinColumn::Narrow(c) if docs.len() < LANE_FROM_DOCS => {
+            one_lane_histogram(c, data.n_bins(k), docs, &leaf_gh)
+        }
+        BinColumn::Narrow(c) => narrow_histogram(c, data.n_bins(k), docs, contiguous, &leaf_gh),
+        BinColumn::Wide(c) => lane_histogram(c, data.n_bins(k), docs, contiguous, &leaf_gh),
+    };
+    let mut hist: Vec<Vec<Sums>> = if docs.len() * feats.len() < PARALLEL_FROM_CELLS {
+        feats.iter().map(build).collect()
+    } else {
+        feats.par_iter().map(build).collect()
+    };
     reduce_histograms(&mut hist, comm)?;
     Ok(hist)
 }
@@ -495,6 +508,15 @@ fn lane_histogram<B: Copy + Into<usize>>(
     (0..nb)
         .map(|b| (1..LANES).fold(lanes[b], |acc, l| acc.plus(lanes[l * nb + b])))
         .collect()
+}
+
+/// One feature's histogram over a small leaf, in one lane of `nb` cells.
+fn one_lane_histogram(column: &[u8], nb: usize, docs: &[u32], gh: &[[i64; 2]]) -> Vec<Sums> {
+    let mut hist = vec![Sums::default(); nb];
+    for (&i, v) in docs.iter().zip(gh) {
+        hist[column[i as usize] as usize].add(v);
+    }
+    hist
 }
 
 /// [`lane_histogram`] for a one-byte column, the common case: four lanes of 256 cells, so a bin (a `u8`) indexes a
@@ -572,11 +594,14 @@ fn find_split(
     scale: &Scale,
     s: &GrowSettings,
 ) -> Option<Split> {
-    let per: Vec<Option<FeatureSplit>> = hist
-        .par_iter()
-        .zip(feats)
-        .map(|(hk, &k)| best_split(hk, data.has_missing[k], total, scale, s))
-        .collect();
+    let best_of =
+        |(hk, &k): (&Vec<Sums>, &usize)| best_split(hk, data.has_missing[k], total, scale, s);
+    let bins: usize = hist.iter().map(Vec::len).sum();
+    let per: Vec<Option<FeatureSplit>> = if bins < PARALLEL_FROM_CELLS {
+        hist.iter().zip(feats).map(best_of).collect()
+    } else {
+        hist.par_iter().zip(feats).map(best_of).collect()
+    };
     let mut best: Option<Split> = None;
     for (pos, p) in per.into_iter().enumerate() {
         if let Some(f) = p {
@@ -685,11 +710,20 @@ pub(crate) fn grow(
                 &docs[mid..end]
             };
             let small = histograms(data, feats, small_docs, gh, comm)?;
-            let large: Vec<Vec<Sums>> = parent_hist
-                .par_iter()
-                .zip(&small)
-                .map(|(p, c)| subtract(p, c))
-                .collect();
+            let bins: usize = small.iter().map(Vec::len).sum();
+            let large: Vec<Vec<Sums>> = if bins < PARALLEL_FROM_CELLS {
+                parent_hist
+                    .iter()
+                    .zip(&small)
+                    .map(|(p, c)| subtract(p, c))
+                    .collect()
+            } else {
+                parent_hist
+                    .par_iter()
+                    .zip(&small)
+                    .map(|(p, c)| subtract(p, c))
+                    .collect()
+            };
             if left_smaller {
                 (lhist, rhist) = (Some(small), Some(large));
             } else {
@@ -738,7 +772,7 @@ mod tests {
     use super::*;
 
     /// The one-byte fast path gives the generic lane path's histogram, on contiguous and scattered leaves whose sizes
-    /// are and are not multiples of four, and both equal the plain histogram.
+    /// are and are not multiples of four, and both equal the plain and the small-leaf histograms.
     #[test]
     fn narrow_histograms_equal_lane_histograms() {
         let n = 1000;
@@ -769,6 +803,7 @@ mod tests {
             let lanes = lane_histogram(&column, 200, &docs, contiguous, &leaf_gh);
             assert_eq!(fast, lanes, "{first} {len} {every}");
             assert_eq!(fast, histogram(&column, 200, &docs, &gh));
+            assert_eq!(fast, one_lane_histogram(&column, 200, &docs, &leaf_gh));
         }
     }
 
