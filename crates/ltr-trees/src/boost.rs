@@ -223,9 +223,14 @@ pub fn train_gbdt_from(
                 .for_each(|(q, (gs, hs))| {
                     let r = train.query_range(q);
                     match p.objective {
-                        Objective::LambdaRank(l) => {
-                            lambda_gradients(&labels[r.clone()], &scores[r], &l, gs, hs)
-                        }
+                        Objective::LambdaRank(l) => lambda_gradients(
+                            &labels[r.clone()],
+                            &scores[r],
+                            &l,
+                            crate::LambdaQuery::new(ctx.seed(), t, q, ctx.query_weight(q)),
+                            gs,
+                            hs,
+                        ),
                         Objective::SquaredError => {
                             squared_error_gradients(&labels[r.clone()], &scores[r], gs, hs)
                         }

@@ -37,11 +37,16 @@ pub use boost::{
 pub use grow::{
     best_split, histogram, leaf_value, split_gain, subtract, Cell, FeatureSplit, GrowSettings,
 };
-pub use objective::{discount, gain, lambda_gradients, squared_error_gradients, LambdaSettings};
+pub use objective::{
+    discount, gain, lambda_gradients, squared_error_gradients, GainTable, LabelGain, LambdaMetric,
+    LambdaQuery, LambdaSettings, PairMethod, MAX_ERR_GRADE, MAX_GAIN_LABELS,
+};
 
 use ltr_core::{LtrError, Result};
 
 /// What gradient boosting minimises.
+// LambdaRank's settings carry an inline gain list (see `LabelGain`); parameters are copied rarely.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Objective {
     /// LambdaRank gradients (`lambdamart`); the ensemble starts at score 0 (or a start model's scores).
@@ -195,18 +200,7 @@ impl GbdtParams {
             ));
         }
         if let Objective::LambdaRank(l) = self.objective {
-            if l.ndcg_at < 1 {
-                return Err(LtrError::param("ndcg-at", "must be at least 1"));
-            }
-            if l.truncation < 1 {
-                return Err(LtrError::param("truncation", "must be at least 1"));
-            }
-            if !(l.sigma > 0.0 && l.sigma.is_finite()) {
-                return Err(LtrError::param(
-                    "sigma",
-                    format!("must be finite and > 0, got {}", l.sigma),
-                ));
-            }
+            l.validate()?;
         }
         self.tree.validate()
     }
