@@ -168,7 +168,8 @@ impl Default for GbdtParams {
 }
 
 impl GbdtParams {
-    /// LambdaMART with the defaults: 100 trees of 31 leaves, learning rate 0.1, ΔNDCG@10 pair weights.
+    /// LambdaMART with the defaults: 100 trees of 31 leaves, learning rate 0.1, |ΔNDCG| pair weights over the pairs
+    /// with a document in the top 30, normalised by the ideal DCG@30.
     pub fn lambdamart() -> Self {
         Self {
             objective: Objective::LambdaRank(LambdaSettings::default()),

@@ -143,10 +143,10 @@ pub(crate) const LAMBDAMART_SPECS: &[ParamSpec] = &[
     .when("lambda-metric=ndcg"),
     ParamSpec::new(
         "ndcg-at",
-        "10",
+        "0",
         int(0, 1_000_000),
-        "k of the ideal DCG@k that normalises each pair's |ΔNDCG| (0: the truncation level with pair-method=topk, \
-         as LightGBM; the whole list with pair-method=mean)",
+        "k of the ideal DCG@k that normalises each pair's |ΔNDCG|; 0: the truncation level with pair-method=topk \
+         (as LightGBM), the whole list with pair-method=mean",
     )
     .when("lambda-metric=ndcg"),
     ParamSpec::new(
