@@ -4,7 +4,10 @@
 //! cell; up to 65,535, two bytes a cell beyond 256; NaN in a bin of its own whose direction each split learns)
 //! with gradient/hessian histograms and leaf-wise best-first growth:
 //!
-//! - [`GbdtParams::lambdamart`]: gradient boosting with LambdaRank gradients weighted by |ΔNDCG| (Burges 2010),
+//! - [`GbdtParams::lambdamart`]: gradient boosting with LambdaRank gradients (Burges 2010) weighted by |ΔNDCG|
+//!   under a [`LabelGain`], |ΔERR| (Chapelle et al. 2009) or |ΔAP| ([`LambdaMetric`]), over the pairs touching
+//!   the current top k or sampled per document ([`PairMethod`]), each query scaled by its weight
+//!   ([`ltr_core::FitContext::with_query_weights`]); Newton leaf values,
 //! - [`GbdtParams::mart`]: gradient boosting of the squared error (Friedman 2001),
 //! - [`RandomForestParams`]: regression trees fitted to the labels on query subsamples, averaged (Breiman 2001).
 //!
