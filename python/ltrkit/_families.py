@@ -890,7 +890,7 @@ class OnlineListNet(Ranker):
 
 
 class LambdaMART(Ranker):
-    """lambdamart: Burges 2010, From RankNet to LambdaRank to LambdaMART: gradient-boosted trees on |ΔNDCG|-weighted LambdaRank gradients.
+    """lambdamart: Burges 2010, From RankNet to LambdaRank to LambdaMART: gradient-boosted trees on LambdaRank gradients weighted by |ΔNDCG|, |ΔERR| or |ΔAP|.
 
     Parameters (None keeps the registry's default):
 
@@ -905,11 +905,16 @@ class LambdaMART(Ranker):
     - ``max_bin`` (int in [2, 65535]; default 255): bins per feature at most (every distinct training value up to this many, else quantiles; one byte a cell up to 256 bins, two beyond; a NaN gets one more bin whose side each split learns).
     - ``feature_fraction`` (float in [1e-09, 1.0]; default 1): share of the features each tree may split on.
     - ``query_fraction`` (float in [1e-09, 1.0]; default 1): share of the queries each tree is grown on (drawn without replacement, by --seed).
-    - ``ndcg_at`` (int in [1, 1000000]; default 10): k of the ideal DCG@k that normalises each pair's |ΔNDCG|.
-    - ``truncation`` (int in [1, 1000000]; default 30): only pairs with a document in the current top `truncation` contribute.
+    - ``lambda_metric`` (one of ndcg, err, map; default ndcg): the measure whose |Δ| of swapping a pair's two documents in the current ranking weights the pair: ndcg (gains from label-gain, normalised by the ideal DCG@ndcg-at), err (Chapelle et al. 2009 over the whole list: a grade g stops with probability (2^g − 1)/2^gmax, gmax the training data's largest label) or map (average precision over the whole list, relevant = label ≥ 1 as the standard convention's MAP).
+    - ``label_gain`` (text; default exp): gain of a label: exp (2^g − 1), linear (g; negative labels 0), or one gain per integer label 0, 1, 2, … separated by colons, e.g. 0:1:3:7:15 (LightGBM's label_gain; colons because commas make a grid); a list has 2 to 32 gains, ≥ 0 and non-decreasing, and a training label it does not cover is an error. Only with lambda-metric=ndcg.
+    - ``ndcg_at`` (int in [0, 1000000]; default 0): k of the ideal DCG@k that normalises each pair's |ΔNDCG|; 0: the truncation level with pair-method=topk (as LightGBM), the whole list with pair-method=mean. Only with lambda-metric=ndcg.
+    - ``pair_method`` (one of topk, mean; default topk): which pairs contribute: topk (every pair of different labels with a document in the current top `truncation`) or mean (for each document, pairs-per-doc partners of another label drawn at random from --seed, the round and the query; XGBoost's lambdarank_pair_method).
+    - ``truncation`` (int in [1, 1000000]; default 30): only pairs with a document in the current top `truncation` contribute. Only with pair-method=topk.
+    - ``pairs_per_doc`` (int in [1, 100000]; default 1): partners drawn (with replacement) for each document among those of another label (XGBoost's lambdarank_num_pair_per_sample). Only with pair-method=mean.
     - ``sigma`` (float in [1e-300, 1e+300]; default 1): σ of the pair sigmoid.
     - ``norm`` (bool; default true): scale each query's gradients by log2(1 + Σλ)/Σλ.
-    - ``score_gap`` (bool; default true): divide each pair's |ΔNDCG| by 0.01 + |s_i − s_j| (as LightGBM's lambdarank_norm).
+    - ``score_gap`` (bool; default true): divide each pair's |Δ| by 0.01 + |s_i − s_j| (as LightGBM's lambdarank_norm).
+    - ``query_weights`` (text; default (none)): a file of lines `qid weight` (the qid as the data writes it, with or without `qid:`; weight finite and ≥ 0; blank lines and lines starting with # are skipped): each training query's gradients and hessians are multiplied by its weight (after norm); every training query must be listed, other qids may be.
     - ``init_model`` (text; default (none)): a model file of any kind to boost from: the trees start from its scores (through the preprocessing it stored) and the saved model is it plus the trees.
     - ``init_algo`` (text; default (none)): an algorithm of this registry trained first on the same data and seed, to boost from (its parameters as init-KEY=V).
 
@@ -919,7 +924,7 @@ class LambdaMART(Ranker):
     """
 
     _algo = "lambdamart"
-    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction", "ndcg_at": "ndcg-at", "truncation": "truncation", "sigma": "sigma", "norm": "norm", "score_gap": "score-gap", "init_model": "init-model", "init_algo": "init-algo"}
+    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction", "lambda_metric": "lambda-metric", "label_gain": "label-gain", "ndcg_at": "ndcg-at", "pair_method": "pair-method", "truncation": "truncation", "pairs_per_doc": "pairs-per-doc", "sigma": "sigma", "norm": "norm", "score_gap": "score-gap", "query_weights": "query-weights", "init_model": "init-model", "init_algo": "init-algo"}
 
     def __init__(
         self,
@@ -934,11 +939,16 @@ class LambdaMART(Ranker):
         max_bin: Any = None,
         feature_fraction: Any = None,
         query_fraction: Any = None,
+        lambda_metric: Any = None,
+        label_gain: Any = None,
         ndcg_at: Any = None,
+        pair_method: Any = None,
         truncation: Any = None,
+        pairs_per_doc: Any = None,
         sigma: Any = None,
         norm: Any = None,
         score_gap: Any = None,
+        query_weights: Any = None,
         init_model: Any = None,
         init_algo: Any = None,
         *,
@@ -960,11 +970,16 @@ class LambdaMART(Ranker):
         self.max_bin = max_bin
         self.feature_fraction = feature_fraction
         self.query_fraction = query_fraction
+        self.lambda_metric = lambda_metric
+        self.label_gain = label_gain
         self.ndcg_at = ndcg_at
+        self.pair_method = pair_method
         self.truncation = truncation
+        self.pairs_per_doc = pairs_per_doc
         self.sigma = sigma
         self.norm = norm
         self.score_gap = score_gap
+        self.query_weights = query_weights
         self.init_model = init_model
         self.init_algo = init_algo
         self.algo = "lambdamart"

@@ -176,6 +176,18 @@ fn bad_tree_inputs_fail_naming_the_parameter_or_file() {
             "`lambdamart` cannot start from itself",
         ),
         ("init-algo=nope", "unknown algorithm `nope`"),
+        (
+            "lambda-metric=ndgc",
+            "parameter `lambda-metric`: `ndgc` is not one of ndcg, err, map",
+        ),
+        (
+            "label-gain=0:1:x",
+            "parameter `label-gain`: `x` in `0:1:x` is not a number",
+        ),
+        (
+            "label-gain=0:1",
+            "parameter `label-gain`: label 2 of the training data is beyond the gain list (labels 0 to 1)",
+        ),
     ] {
         fails_mentioning(
             &[
@@ -192,6 +204,48 @@ fn bad_tree_inputs_fail_naming_the_parameter_or_file() {
             &[needle],
         );
     }
+    // Query weights: every training query needs one, and a bad line is named by file and line.
+    let train_text = std::fs::read_to_string(&tr).unwrap();
+    let mut qids: Vec<&str> = train_text
+        .lines()
+        .map(|l| l.split_whitespace().nth(1).unwrap())
+        .collect();
+    qids.dedup();
+    let weights = d.join("weights.txt");
+    let weighted = |lines: &str| {
+        std::fs::write(&weights, lines).unwrap();
+        let param = format!("query-weights={}", s(&weights));
+        let args = [
+            "train",
+            "--train",
+            &tr,
+            "--algo",
+            "lambdamart",
+            "--param",
+            &param,
+            "--model",
+            out,
+        ];
+        args.map(String::from)
+    };
+    let last = qids.pop().unwrap();
+    let listed: String = qids.iter().map(|q| format!("{q} 1\n")).collect();
+    let args = weighted(&listed);
+    fails_mentioning(
+        &args.each_ref().map(String::as_str),
+        &[&format!(
+            "weights.txt has no weight for training query {}",
+            &last[4..]
+        )],
+    );
+    let args = weighted(&format!("# qid weight\n{last} 1\n{} 0.5 extra\n", qids[0]));
+    fails_mentioning(
+        &args.each_ref().map(String::as_str),
+        &[
+            "parameter `query-weights`",
+            "weights.txt:3: expected `qid weight`",
+        ],
+    );
     // A validation measure that does not exist.
     fails_mentioning(
         &[

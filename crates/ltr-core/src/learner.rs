@@ -126,6 +126,7 @@ pub struct FitContext<'a> {
     progress: &'a dyn Progress,
     warm: Option<&'a WarmStarts>,
     epochs: Option<&'a EpochObserver<'a>>,
+    query_weights: Option<&'a [f64]>,
 }
 
 /// Sees the model after every epoch of a learner that reports them, with its 1-based number: the perceptrons' epochs,
@@ -153,6 +154,7 @@ impl<'a> FitContext<'a> {
             progress: &SILENT,
             warm: None,
             epochs: None,
+            query_weights: None,
         }
     }
     /// Show the model after every epoch or boosting round to `observer` (the perceptrons, LambdaMART, MART).
@@ -188,6 +190,21 @@ impl<'a> FitContext<'a> {
     pub fn with_progress(mut self, progress: &'a dyn Progress) -> Self {
         self.progress = progress;
         self
+    }
+    /// Multiply each training query's share of the objective by its weight: one weight per query of the data
+    /// given to `fit`, in its order. Only `lambdamart` reads them (its `query-weights` file, checked and matched
+    /// to the queries by the registry); they are a context and not a parameter because a parameter type is `Copy`
+    /// and the weights belong to one training set.
+    pub fn with_query_weights(mut self, weights: &'a [f64]) -> Self {
+        self.query_weights = Some(weights);
+        self
+    }
+    /// The weight of training query `q`: 1 without weights, and for a query past the end of a shorter list (the
+    /// registry always gives one weight per query).
+    pub fn query_weight(&self, q: usize) -> f64 {
+        self.query_weights
+            .and_then(|w| w.get(q).copied())
+            .unwrap_or(1.0)
     }
     /// The seed of every random choice.
     pub fn seed(&self) -> u64 {

@@ -207,6 +207,14 @@ impl<'a> SpecReader<'a> {
         self.spec(name);
         self.params.opt(name)
     }
+    /// Free text, the spec's default when not given.
+    pub fn text_or_default(&self, name: &str) -> Result<String> {
+        let default = self.spec(name).default;
+        Ok(self
+            .params
+            .opt(name)?
+            .unwrap_or_else(|| default.to_string()))
+    }
     /// Every given `PREFIX-key=value` except the names in `except`, as `(key, value)` with the prefix removed
     /// (the sigmoid's `seed-KEY` parameters for its seed algorithm); they count as read.
     pub fn prefixed(&self, prefix: &str, except: &[&str]) -> Result<Vec<(String, String)>> {

@@ -370,3 +370,49 @@ fn nan_is_a_missing_value_to_the_trees_only() {
         "{e}"
     );
 }
+
+/// `lambdamart`'s query weights reach the gradients: weights of 1 (with LETOR's `qid:` prefix, a comment and a
+/// qid the data lacks) train the unweighted model bit for bit, a silenced query changes it; ERR, AP and sampled
+/// pairs train models of their own.
+#[test]
+fn lambdamart_reads_its_query_weights_file_and_every_pair_weighting() {
+    let (train, _) = data();
+    let ctx = FitContext::new(1);
+    let lambdamart = ltr_learn::find("lambdamart").unwrap();
+    let fit = |kv: &[(&str, &str)]| {
+        let mut kv = kv.to_vec();
+        kv.extend([("trees", "5"), ("min-docs-in-leaf", "3")]);
+        let fitted = lambdamart.fit(&Params::new(kv), &train, &ctx).unwrap();
+        format!("{:?}", fitted.model)
+    };
+    let path = std::env::temp_dir().join(format!(
+        "ltr-registry-{}-query-weights.txt",
+        std::process::id()
+    ));
+    let write = |silenced: Option<usize>| {
+        let mut text = String::from("# qid weight\n\n");
+        for (q, qid) in train.qids().iter().enumerate() {
+            let w = if Some(q) == silenced { "0" } else { "1" };
+            text += &format!("qid:{qid} {w}\n");
+        }
+        text += "not-in-the-data 7\n";
+        std::fs::write(&path, text).unwrap();
+    };
+    let file = format!("query-weights={}", path.display());
+    let (key, value) = file.split_once('=').unwrap();
+    let plain = fit(&[]);
+    write(None);
+    assert_eq!(fit(&[(key, value)]), plain);
+    write(Some(0));
+    let silenced = fit(&[(key, value)]);
+    std::fs::remove_file(&path).unwrap();
+    assert_ne!(silenced, plain);
+    for setting in [
+        ("lambda-metric", "err"),
+        ("lambda-metric", "map"),
+        ("pair-method", "mean"),
+        ("label-gain", "0:1:1"),
+    ] {
+        assert_ne!(fit(&[setting]), plain, "{setting:?}");
+    }
+}

@@ -221,6 +221,9 @@ pub fn train_gbdt_ranks(
     }
     let layout = Layout::agree(train, comm)?;
     check_labels(train, &layout)?;
+    if let Objective::LambdaRank(l) = p.objective {
+        l.check_labels(train.labels())?;
+    }
     let data = Binned::new(train, p.tree.max_bin, &layout, comm)?;
     let n = train.n_docs();
     let labels = train.labels();
@@ -280,9 +283,20 @@ pub fn train_gbdt_ranks(
                 .for_each(|(q, (gs, hs))| {
                     let r = train.query_range(q);
                     match p.objective {
-                        Objective::LambdaRank(l) => {
-                            lambda_gradients(&labels[r.clone()], &scores[r], &l, gs, hs)
-                        }
+                        Objective::LambdaRank(l) => lambda_gradients(
+                            &labels[r.clone()],
+                            &scores[r],
+                            &l,
+                            // Sampled pairs draw by the query's global number: the same at any number of ranks.
+                            crate::LambdaQuery::new(
+                                ctx.seed(),
+                                t,
+                                layout.query_offset + q,
+                                ctx.query_weight(q),
+                            ),
+                            gs,
+                            hs,
+                        ),
                         Objective::SquaredError => {
                             squared_error_gradients(&labels[r.clone()], &scores[r], gs, hs)
                         }

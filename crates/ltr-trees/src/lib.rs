@@ -4,7 +4,10 @@
 //! cell; up to 65,535, two bytes a cell beyond 256; NaN in a bin of its own whose direction each split learns)
 //! with gradient/hessian histograms and leaf-wise best-first growth:
 //!
-//! - [`GbdtParams::lambdamart`]: gradient boosting with LambdaRank gradients weighted by |ΔNDCG| (Burges 2010),
+//! - [`GbdtParams::lambdamart`]: gradient boosting with LambdaRank gradients (Burges 2010) weighted by |ΔNDCG|
+//!   under a [`LabelGain`], |ΔERR| (Chapelle et al. 2009) or |ΔAP| ([`LambdaMetric`]), over the pairs touching
+//!   the current top k or sampled per document ([`PairMethod`]), each query scaled by its weight
+//!   ([`ltr_core::FitContext::with_query_weights`]); Newton leaf values,
 //! - [`GbdtParams::mart`]: gradient boosting of the squared error (Friedman 2001),
 //! - [`RandomForestParams`]: regression trees fitted to the labels on query subsamples, averaged (Breiman 2001).
 //!
@@ -43,11 +46,16 @@ pub use grow::{
     best_split, histogram, leaf_value, split_gain, subtract, Cell, FeatureSplit, GrowSettings,
     Scale, Sums,
 };
-pub use objective::{discount, gain, lambda_gradients, squared_error_gradients, LambdaSettings};
+pub use objective::{
+    discount, gain, lambda_gradients, squared_error_gradients, GainTable, LabelGain, LambdaMetric,
+    LambdaQuery, LambdaSettings, PairMethod, MAX_ERR_GRADE, MAX_GAIN_LABELS,
+};
 
 use ltr_core::{LtrError, Result};
 
 /// What gradient boosting minimises.
+// LambdaRank's settings carry an inline gain list (see `LabelGain`); parameters are copied rarely.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Objective {
     /// LambdaRank gradients (`lambdamart`); the ensemble starts at score 0 (or a start model's scores).
@@ -169,7 +177,8 @@ impl Default for GbdtParams {
 }
 
 impl GbdtParams {
-    /// LambdaMART with the defaults: 100 trees of 31 leaves, learning rate 0.1, ΔNDCG@10 pair weights.
+    /// LambdaMART with the defaults: 100 trees of 31 leaves, learning rate 0.1, |ΔNDCG| pair weights over the pairs
+    /// with a document in the top 30, normalised by the ideal DCG@30.
     pub fn lambdamart() -> Self {
         Self {
             objective: Objective::LambdaRank(LambdaSettings::default()),
@@ -201,18 +210,7 @@ impl GbdtParams {
             ));
         }
         if let Objective::LambdaRank(l) = self.objective {
-            if l.ndcg_at < 1 {
-                return Err(LtrError::param("ndcg-at", "must be at least 1"));
-            }
-            if l.truncation < 1 {
-                return Err(LtrError::param("truncation", "must be at least 1"));
-            }
-            if !(l.sigma > 0.0 && l.sigma.is_finite()) {
-                return Err(LtrError::param(
-                    "sigma",
-                    format!("must be finite and > 0, got {}", l.sigma),
-                ));
-            }
+            l.validate()?;
         }
         self.tree.validate()
     }

@@ -1,12 +1,12 @@
 //! Data-parallel training: the queries cut into shards, one per rank of a [`ThreadGroup`], give the model one
 //! process trains on all of them, bit for bit, at 1, 2 and 3 ranks — `lambdamart` and `mart` with bagged queries
-//! and features, missing values and a wide (two-byte) feature, and `random-forest`. A rank may hold no query.
+//! and features, missing values, a wide (two-byte) feature, ERR weights and sampled pairs, and `random-forest`. A rank may hold no query.
 
 use ltr_core::{FitContext, Forest, ThreadGroup};
 use ltr_data::{generate_letor_like, Dataset, FeatureMatrix, SyntheticConfig};
 use ltr_trees::{
     train_gbdt, train_gbdt_ranks, train_random_forest, train_random_forest_ranks, GbdtParams,
-    RandomForestParams,
+    LambdaMetric, LambdaSettings, Objective, PairMethod, RandomForestParams,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -66,7 +66,15 @@ fn boosting_over_ranks_gives_the_one_process_model() {
     let mut mart = GbdtParams::mart();
     mart.trees = 8;
     mart.tree.max_bin = 16;
-    for p in [lambdamart, mart] {
+    // Sampled pairs draw by global query number; ERR's largest grade is the data's (2 here, on every rank).
+    let mut sampled = lambdamart;
+    sampled.trees = 6;
+    sampled.objective = Objective::LambdaRank(LambdaSettings {
+        metric: LambdaMetric::Err { max_grade: 2.0 },
+        pairs: PairMethod::Mean { pairs_per_doc: 2 },
+        ..LambdaSettings::default()
+    });
+    for p in [lambdamart, mart, sampled] {
         let ctx = FitContext::new(11);
         let single = train_gbdt(&p, &ds, &ctx).unwrap();
         assert_eq!(single.forest.trees.len(), p.trees);

@@ -374,7 +374,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
     Algorithm {
         name: "lambdamart",
         class_name: "LambdaMART",
-        paper: "Burges 2010, From RankNet to LambdaRank to LambdaMART: gradient-boosted trees on |ΔNDCG|-weighted LambdaRank gradients",
+        paper: "Burges 2010, From RankNet to LambdaRank to LambdaMART: gradient-boosted trees on LambdaRank gradients weighted by |ΔNDCG|, |ΔERR| or |ΔAP|",
         code: "crates/ltr-trees (boost.rs, grow.rs, objective.rs)",
         params: &[BOOST_SPECS, LAMBDAMART_SPECS, INIT_SPECS],
         distributed: Some(trees::lambdamart_distributed),

@@ -5,10 +5,15 @@ use ltr_core::{
     Allreduce, FitContext, Fitted, InitModel, LtrError, ParamGuard, Result, SingleProcess,
 };
 use ltr_data::Dataset;
-use ltr_trees::{GbdtParams, LambdaSettings, Objective, RandomForestParams, TreeParams};
+use std::collections::HashMap;
+
+use ltr_trees::{
+    GainTable, GbdtParams, LabelGain, LambdaMetric, LambdaSettings, Objective, PairMethod,
+    RandomForestParams, TreeParams, MAX_ERR_GRADE,
+};
 
 use super::start::{read_start, start_model, Start, StartModel};
-use crate::spec::{float, int, Allowed, ParamSpec, SpecReader};
+use crate::spec::{choice, float, int, Allowed, ParamSpec, SpecReader};
 
 /// Shape of each tree; shared by every tree learner (the random forest has its own defaults below).
 macro_rules! tree_specs {
@@ -121,17 +126,54 @@ pub(crate) const INIT_SPECS: &[ParamSpec] = &[
 /// `lambdamart`'s pair weighting.
 pub(crate) const LAMBDAMART_SPECS: &[ParamSpec] = &[
     ParamSpec::new(
+        "lambda-metric",
+        "ndcg",
+        choice(&["ndcg", "err", "map"]),
+        "the measure whose |Δ| of swapping a pair's two documents in the current ranking weights the pair: ndcg \
+         (gains from label-gain, normalised by the ideal DCG@ndcg-at), err (Chapelle et al. 2009 over the whole \
+         list: a grade g stops with probability (2^g − 1)/2^gmax, gmax the training data's largest label) or map \
+         (average precision over the whole list, relevant = label ≥ 1 as the standard convention's MAP)",
+    ),
+    ParamSpec::new(
+        "label-gain",
+        "exp",
+        Allowed::Text,
+        "gain of a label: exp (2^g − 1), linear (g; negative labels 0), or one gain per integer label 0, 1, 2, … \
+         separated by colons, e.g. 0:1:3:7:15 (LightGBM's label_gain; colons because commas make a grid); a list \
+         has 2 to 32 gains, ≥ 0 and non-decreasing, and a training label it does not cover is an error",
+    )
+    .when("lambda-metric=ndcg"),
+    ParamSpec::new(
         "ndcg-at",
-        "10",
-        int(1, 1_000_000),
-        "k of the ideal DCG@k that normalises each pair's |ΔNDCG|",
+        "0",
+        int(0, 1_000_000),
+        "k of the ideal DCG@k that normalises each pair's |ΔNDCG|; 0: the truncation level with pair-method=topk \
+         (as LightGBM), the whole list with pair-method=mean",
+    )
+    .when("lambda-metric=ndcg"),
+    ParamSpec::new(
+        "pair-method",
+        "topk",
+        choice(&["topk", "mean"]),
+        "which pairs contribute: topk (every pair of different labels with a document in the current top \
+         `truncation`) or mean (for each document, pairs-per-doc partners of another label drawn at random from \
+         --seed, the round and the query; XGBoost's lambdarank_pair_method)",
     ),
     ParamSpec::new(
         "truncation",
         "30",
         int(1, 1_000_000),
         "only pairs with a document in the current top `truncation` contribute",
-    ),
+    )
+    .when("pair-method=topk"),
+    ParamSpec::new(
+        "pairs-per-doc",
+        "1",
+        int(1, 100_000),
+        "partners drawn (with replacement) for each document among those of another label \
+         (XGBoost's lambdarank_num_pair_per_sample)",
+    )
+    .when("pair-method=mean"),
     ParamSpec::new("sigma", "1", float(1e-300, 1e300), "σ of the pair sigmoid"),
     ParamSpec::new(
         "norm",
@@ -143,7 +185,15 @@ pub(crate) const LAMBDAMART_SPECS: &[ParamSpec] = &[
         "score-gap",
         "true",
         Allowed::Bool,
-        "divide each pair's |ΔNDCG| by 0.01 + |s_i − s_j| (as LightGBM's lambdarank_norm)",
+        "divide each pair's |Δ| by 0.01 + |s_i − s_j| (as LightGBM's lambdarank_norm)",
+    ),
+    ParamSpec::new(
+        "query-weights",
+        "",
+        Allowed::Text,
+        "a file of lines `qid weight` (the qid as the data writes it, with or without `qid:`; weight finite and \
+         ≥ 0; blank lines and lines starting with # are skipped): each training query's gradients and hessians are \
+         multiplied by its weight (after norm); every training query must be listed, other qids may be",
     ),
 ];
 
@@ -230,14 +280,16 @@ fn resolve_init(
     Ok(init)
 }
 
-/// `lambdamart` or `mart` with `objective`: from a start model when `init-…` names one; on this rank's shard of
-/// the queries, the ranks joined by `comm` (one process: [`SingleProcess`]).
+/// `lambdamart` or `mart` with `objective`: from a start model when `init-…` names one, with `lambdamart`'s
+/// query weights when `query_weights` names their file; on this rank's shard of the queries, the ranks joined by
+/// `comm` (one process: [`SingleProcess`]).
 fn boost(
     r: &SpecReader<'_>,
     objective: Objective,
     owner: &str,
     train: &Dataset,
     ctx: &FitContext<'_>,
+    query_weights: Option<&str>,
     comm: &dyn Allreduce,
 ) -> Result<Fitted> {
     let p = read_boost(r, objective)?;
@@ -250,11 +302,113 @@ fn boost(
     };
     GbdtParams { trees: rounds, ..p }.validate()?;
     r.finish(owner)?;
+    if let Objective::LambdaRank(l) = objective {
+        l.check_labels(train.labels())?;
+    }
+    let weights = query_weights
+        .map(|file| read_query_weights(file, train))
+        .transpose()?;
     let init = match start {
         Some(s) => Some(resolve_init(s, owner, train, ctx, comm)?),
         None => None,
     };
-    ltr_trees::fit_gbdt_ranks(&p, train, ctx, init, comm)
+    match &weights {
+        Some(w) => ltr_trees::fit_gbdt_ranks(&p, train, &ctx.with_query_weights(w), init, comm),
+        None => ltr_trees::fit_gbdt_ranks(&p, train, ctx, init, comm),
+    }
+}
+
+/// The weight of every query of `train`, in its order, from `file`'s lines `qid weight`. A qid may be written
+/// with LETOR's `qid:` prefix; qids the data lacks are allowed (one file can serve every fold).
+fn read_query_weights(file: &str, train: &Dataset) -> Result<Vec<f64>> {
+    let bad = |problem: String| LtrError::param("query-weights", problem);
+    let text = std::fs::read_to_string(file).map_err(|e| bad(format!("{file}: {e}")))?;
+    let mut weights: HashMap<&str, (f64, usize)> = HashMap::new();
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let [qid, weight] = fields[..] else {
+            return Err(bad(format!(
+                "{file}:{n}: expected `qid weight`, got `{line}`"
+            )));
+        };
+        let qid = qid.strip_prefix("qid:").unwrap_or(qid);
+        let w = match weight.parse::<f64>() {
+            Ok(w) if w.is_finite() && w >= 0.0 => w,
+            _ => {
+                return Err(bad(format!(
+                    "{file}:{n}: the weight `{weight}` of query {qid} is not a finite number ≥ 0"
+                )))
+            }
+        };
+        if let Some((_, first)) = weights.insert(qid, (w, n)) {
+            return Err(bad(format!(
+                "{file}:{n}: query {qid} is listed again (first on line {first})"
+            )));
+        }
+    }
+    train
+        .qids()
+        .iter()
+        .map(|q| match weights.get(q.as_str()) {
+            Some(&(w, _)) => Ok(w),
+            None => Err(bad(format!(
+                "{file} has no weight for training query {q} (every training query needs one)"
+            ))),
+        })
+        .collect()
+}
+
+/// `label-gain`: `exp`, `linear` or a colon-separated list of gains.
+fn parse_label_gain(text: &str) -> Result<LabelGain> {
+    match text {
+        "exp" => Ok(LabelGain::Exponential),
+        "linear" => Ok(LabelGain::Linear),
+        list if list.contains(':') => {
+            let gains = list
+                .split(':')
+                .map(|g| {
+                    g.trim().parse::<f64>().map_err(|_| {
+                        LtrError::param(
+                            "label-gain",
+                            format!("`{g}` in `{list}` is not a number"),
+                        )
+                    })
+                })
+                .collect::<Result<Vec<f64>>>()?;
+            Ok(LabelGain::Table(GainTable::new(&gains)?))
+        }
+        other => Err(LtrError::param(
+            "label-gain",
+            format!(
+                "`{other}` is none of exp, linear or a list of gains per label separated by colons such as \
+                 0:1:3:7:15 (colons: a comma makes a grid of settings)"
+            ),
+        )),
+    }
+}
+
+/// ERR's gmax: the training data's largest label over every rank (0 when no label is positive).
+fn largest_grade(train: &Dataset, comm: &dyn Allreduce) -> Result<f64> {
+    let local = train.labels().iter().fold(0.0f32, |m, &l| m.max(l)) as f64;
+    // A non-negative f64's bits order as its value.
+    let mut bits = [local.to_bits()];
+    comm.min_max_u64(&mut [], &mut bits)?;
+    let largest = f64::from_bits(bits[0]);
+    if largest > MAX_ERR_GRADE {
+        return Err(LtrError::param(
+            "lambda-metric",
+            format!(
+                "err maps grades up to {MAX_ERR_GRADE} to stopping probabilities; the training data has label \
+                 {largest}"
+            ),
+        ));
+    }
+    Ok(largest)
 }
 
 /// `lambdamart`.
@@ -282,19 +436,47 @@ fn lambdamart_on(
     ctx: &FitContext<'_>,
     comm: &dyn Allreduce,
 ) -> Result<Fitted> {
+    let metric = match r.choice("lambda-metric")?.as_str() {
+        "ndcg" => LambdaMetric::Ndcg,
+        "err" => LambdaMetric::Err {
+            max_grade: largest_grade(train, comm)?,
+        },
+        _ => LambdaMetric::Map,
+    };
+    // The gain and its normaliser belong to NDCG: ERR and AP have their own, and name neither.
+    let (gain, ndcg_at) = if metric == LambdaMetric::Ndcg {
+        (
+            parse_label_gain(&r.text_or_default("label-gain")?.to_ascii_lowercase())?,
+            r.int("ndcg-at")?,
+        )
+    } else {
+        (LabelGain::Exponential, 0)
+    };
+    let pairs = match r.choice("pair-method")?.as_str() {
+        "topk" => PairMethod::TopK {
+            truncation: r.int("truncation")?,
+        },
+        _ => PairMethod::Mean {
+            pairs_per_doc: r.int("pairs-per-doc")?,
+        },
+    };
     let lambda = LambdaSettings {
-        ndcg_at: r.int("ndcg-at")?,
-        truncation: r.int("truncation")?,
+        metric,
+        gain,
+        ndcg_at,
+        pairs,
         sigma: r.float("sigma")?,
         norm: r.flag("norm")?,
         score_gap: r.flag("score-gap")?,
     };
+    let weights = r.text("query-weights")?;
     boost(
         r,
         Objective::LambdaRank(lambda),
         "lambdamart",
         train,
         ctx,
+        weights.as_deref(),
         comm,
     )
 }
@@ -307,6 +489,7 @@ pub(crate) fn mart(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) ->
         "mart",
         train,
         ctx,
+        None,
         &SingleProcess,
     )
 }
@@ -318,7 +501,7 @@ pub(crate) fn mart_distributed(
     ctx: &FitContext<'_>,
     comm: &dyn Allreduce,
 ) -> Result<Fitted> {
-    boost(r, Objective::SquaredError, "mart", shard, ctx, comm)
+    boost(r, Objective::SquaredError, "mart", shard, ctx, None, comm)
 }
 
 /// `random-forest`.
