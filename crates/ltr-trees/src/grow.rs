@@ -271,7 +271,16 @@ pub fn best_split(
         }
     };
     for b in 0..value_bins.saturating_sub(1) {
+        // An empty bin leaves both sides as they were at the bin before, whose candidates won ties already (bin 0
+        // has no bin before: with the missing bin on the left it is the split "missing against the rest").
+        if b > 0 && hist[b].n == 0 {
+            continue;
+        }
         left = left.plus(hist[b]);
+        if total.n - left.n < min_n {
+            // The right side only shrinks from here: no later threshold leaves it enough documents.
+            break;
+        }
         if has_missing {
             consider(b, true, left.plus(missing));
         }
@@ -425,7 +434,25 @@ const LANE_FROM_DOCS: usize = 2048;
 
 /// Work (documents × features, or bins × features) below which a leaf's histograms, subtraction and split search
 /// run on the calling thread: handing so little to the thread pool costs more than it saves.
-const PARALLEL_FROM_CELLS: usize = 32_768;
+const PARALLEL_FROM_CELLS: usize = 4096;
+
+/// `f` of every item, in order: on the calling thread when `work` is below [`PARALLEL_FROM_CELLS`], else in a few
+/// large parallel pieces (two a thread), so that a small leaf pays for a few task hand-overs, not one per feature.
+fn map_features<T: Sync, R: Send>(
+    items: &[T],
+    work: usize,
+    f: impl Fn(&T) -> R + Sync + Send,
+) -> Vec<R> {
+    if work < PARALLEL_FROM_CELLS {
+        return items.iter().map(f).collect();
+    }
+    let pieces = 2 * rayon::current_num_threads().max(1);
+    items
+        .par_iter()
+        .with_min_len(items.len().div_ceil(pieces).max(1))
+        .map(f)
+        .collect()
+}
 
 /// Histograms of `feats` over this rank's `docs`, in parallel over features, added over the ranks of `comm`. The
 /// documents' fixed-point gradients and hessians are gathered once into a contiguous array; each feature then adds
@@ -451,11 +478,7 @@ fn histograms(
         BinColumn::Narrow(c) => narrow_histogram(c, data.n_bins(k), docs, contiguous, &leaf_gh),
         BinColumn::Wide(c) => lane_histogram(c, data.n_bins(k), docs, contiguous, &leaf_gh),
     };
-    let mut hist: Vec<Vec<Sums>> = if docs.len() * feats.len() < PARALLEL_FROM_CELLS {
-        feats.iter().map(build).collect()
-    } else {
-        feats.par_iter().map(build).collect()
-    };
+    let mut hist: Vec<Vec<Sums>> = map_features(feats, docs.len() * feats.len(), build);
     reduce_histograms(&mut hist, comm)?;
     Ok(hist)
 }
@@ -594,14 +617,11 @@ fn find_split(
     scale: &Scale,
     s: &GrowSettings,
 ) -> Option<Split> {
-    let best_of =
-        |(hk, &k): (&Vec<Sums>, &usize)| best_split(hk, data.has_missing[k], total, scale, s);
     let bins: usize = hist.iter().map(Vec::len).sum();
-    let per: Vec<Option<FeatureSplit>> = if bins < PARALLEL_FROM_CELLS {
-        hist.iter().zip(feats).map(best_of).collect()
-    } else {
-        hist.par_iter().zip(feats).map(best_of).collect()
-    };
+    let pos: Vec<usize> = (0..feats.len()).collect();
+    let per: Vec<Option<FeatureSplit>> = map_features(&pos, bins, |&p| {
+        best_split(&hist[p], data.has_missing[feats[p]], total, scale, s)
+    });
     let mut best: Option<Split> = None;
     for (pos, p) in per.into_iter().enumerate() {
         if let Some(f) = p {
@@ -711,19 +731,9 @@ pub(crate) fn grow(
             };
             let small = histograms(data, feats, small_docs, gh, comm)?;
             let bins: usize = small.iter().map(Vec::len).sum();
-            let large: Vec<Vec<Sums>> = if bins < PARALLEL_FROM_CELLS {
-                parent_hist
-                    .iter()
-                    .zip(&small)
-                    .map(|(p, c)| subtract(p, c))
-                    .collect()
-            } else {
-                parent_hist
-                    .par_iter()
-                    .zip(&small)
-                    .map(|(p, c)| subtract(p, c))
-                    .collect()
-            };
+            let pos: Vec<usize> = (0..feats.len()).collect();
+            let large: Vec<Vec<Sums>> =
+                map_features(&pos, bins, |&p| subtract(&parent_hist[p], &small[p]));
             if left_smaller {
                 (lhist, rhist) = (Some(small), Some(large));
             } else {
