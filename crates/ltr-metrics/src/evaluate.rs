@@ -4,8 +4,9 @@ use ltr_data::Dataset;
 use rayon::prelude::*;
 
 use crate::compute::{query_metric, QueryInput, Unsupported};
-use crate::convention::{Convention, TiePolicy};
+use crate::convention::Convention;
 use crate::metric::Metric;
+use crate::rank::{rank_order, ranking_from_order, DocIds, RankBuffers};
 use crate::ranking::Ranking;
 
 /// Why a run could not be evaluated.
@@ -79,84 +80,103 @@ pub fn evaluate(
             ds.n_docs()
         )));
     }
-    if let Some(i) = scores.iter().position(|s| !s.is_finite()) {
+    // Checked in blocks in parallel (and as one vectorisable pass each); the first bad score is then found in order.
+    let bad = |s: &[f64]| s.iter().fold(false, |b, x| b | !x.is_finite());
+    if scores.par_chunks(1 << 16).any(bad) {
+        let i = scores
+            .iter()
+            .position(|s| !s.is_finite())
+            .expect("a score is not finite");
         return Err(EvalError::Scores(format!(
             "score {} (line {}) is not finite",
             scores[i],
             i + 1
         )));
     }
-    let per_query: Vec<Result<Vec<f64>, Unsupported>> = ds
-        .par_queries()
-        .map_init(
-            || {
-                (
-                    RankBuffers::default(),
-                    Ranking {
-                        order: Vec::new(),
-                        groups: Vec::new(),
-                    },
-                )
-            },
-            |(buf, r), q| {
+    let nm = metrics.len();
+    let nq = ds.n_queries();
+    let mut table = vec![0.0; nq * nm];
+    if nm > 0 {
+        let first_error = table
+            .par_chunks_mut(nm)
+            .enumerate()
+            .map_init(Scratch::new, |sc, (qi, row)| {
+                let q = ds.query(qi);
                 let rows = q.rows();
                 let s = &scores[rows.clone()];
-                match (convention.ties, ds.docids()) {
-                    (TiePolicy::DocIdDescending, Some(ids)) => {
-                        // Sort packed keys, then order only the runs of equal scores by doc id (descending).
-                        fast_ranking_into(s, TiePolicy::InputOrder, buf, r);
-                        let mut a = 0;
-                        while a < r.order.len() {
-                            let mut b = a + 1;
-                            while b < r.order.len() && s[r.order[b]] == s[r.order[a]] {
-                                b += 1;
-                            }
-                            if b - a > 1 {
-                                r.order[a..b].sort_by(|&x, &y| {
-                                    ids.get(rows.start + y)
-                                        .cmp(ids.get(rows.start + x))
-                                        .then(x.cmp(&y))
-                                });
-                            }
-                            a = b;
-                        }
-                    }
-                    (TiePolicy::DocIdDescending, None) => {
-                        *r = Ranking::new(s, TiePolicy::InputOrder, None);
-                    }
-                    (ties, _) => fast_ranking_into(s, ties, buf, r),
-                }
-                let input = QueryInput {
-                    labels: q.labels(),
-                    scores: s,
-                    ranking: r,
-                    unretrieved: &[],
-                };
-                metrics
-                    .iter()
-                    .map(|&m| query_metric(m, &input, convention))
-                    .collect()
-            },
-        )
-        .collect();
-    let mut table: Vec<Vec<f64>> = Vec::with_capacity(per_query.len());
-    for r in per_query {
-        table.push(r?);
+                let ids = ds.docids().map(|column| DocIds {
+                    column,
+                    start: rows.start,
+                });
+                let result = query_values(s, q.labels(), ids, metrics, convention, sc, row);
+                result.err().map(|e| (qi, e))
+            })
+            .flatten()
+            .min_by_key(|(qi, _)| *qi);
+        if let Some((_, e)) = first_error {
+            return Err(e.into());
+        }
     }
-    Ok(assemble(ds.qids().to_vec(), metrics, convention, table))
+    Ok(assemble(ds.qids().to_vec(), metrics, convention, &table))
 }
 
+/// One query's values of `metrics` into `out`.
+fn query_values<'a>(
+    scores: &[f64],
+    labels: &[f32],
+    ids: Option<DocIds<'a>>,
+    metrics: &[Metric],
+    convention: &Convention,
+    sc: &mut Scratch,
+    out: &mut [f64],
+) -> Result<(), Unsupported> {
+    rank_order(scores, convention.ties, ids, &mut sc.buf, &mut sc.order);
+    ranking_from_order(scores, convention.ties, &sc.order, &mut sc.ranking);
+    let input = QueryInput {
+        labels,
+        scores,
+        ranking: &sc.ranking,
+        unretrieved: &[],
+    };
+    for (v, &m) in out.iter_mut().zip(metrics) {
+        *v = query_metric(m, &input, convention)?;
+    }
+    Ok(())
+}
+
+/// One thread's scratch space, kept across its queries.
+struct Scratch {
+    buf: RankBuffers,
+    order: Vec<u32>,
+    ranking: Ranking,
+}
+
+impl Scratch {
+    fn new() -> Self {
+        Scratch {
+            buf: RankBuffers::default(),
+            order: Vec::new(),
+            ranking: Ranking {
+                order: Vec::new(),
+                groups: Vec::new(),
+            },
+        }
+    }
+}
+
+/// The [`Evaluation`] of a table of values, one row of `metrics.len()` values a query.
 pub(crate) fn assemble(
     qids: Vec<String>,
     metrics: &[Metric],
     convention: &Convention,
-    table: Vec<Vec<f64>>,
+    table: &[f64],
 ) -> Evaluation {
+    let nm = metrics.len();
     let results = metrics
         .iter()
         .enumerate()
         .map(|(j, &m)| {
-            let per_query: Vec<f64> = table.iter().map(|row| row[j]).collect();
+            let per_query: Vec<f64> = table.iter().skip(j).step_by(nm).copied().collect();
             let mean = if per_query.is_empty() {
                 0.0
             } else {
@@ -176,190 +196,81 @@ pub(crate) fn assemble(
     }
 }
 
-/// Rank by score descending with ties in input order, sorting packed integer keys (much faster than a comparator).
-pub fn fast_ranking(scores: &[f64], ties: TiePolicy) -> Ranking {
-    if ties == TiePolicy::DocIdDescending {
-        return Ranking::new(scores, TiePolicy::InputOrder, None);
-    }
-    let mut out = Ranking {
-        order: Vec::new(),
-        groups: Vec::new(),
-    };
-    fast_ranking_into(scores, ties, &mut RankBuffers::default(), &mut out);
-    out
-}
-
-/// Scratch space of [`fast_ranking_into`], reused across queries.
-#[derive(Debug, Default)]
-pub(crate) struct RankBuffers {
-    keys: Vec<u128>,
-    records: Vec<(u64, u32)>,
-    spare: Vec<(u64, u32)>,
-}
-
-/// Queries at least this long are ranked by a radix sort of (score key, index) records; shorter ones by a
-/// comparison sort of packed u128 keys. Both give the same order: score descending, then the tie order.
-const RADIX_MIN: usize = 256;
-
-/// The score's order as an unsigned key, ascending for descending scores (−0 ties with +0).
-#[inline]
-fn score_key(s: f64) -> u64 {
-    let s = if s == 0.0 { 0.0 } else { s };
-    let b = s.to_bits();
-    let ord = if b >> 63 == 1 { !b } else { b | (1 << 63) };
-    !ord
-}
-
-/// [`fast_ranking`] into `out`, reusing its vectors and `buf` (`ties` is not [`TiePolicy::DocIdDescending`]).
-pub(crate) fn fast_ranking_into(
-    scores: &[f64],
-    ties: TiePolicy,
-    buf: &mut RankBuffers,
-    out: &mut Ranking,
-) {
-    debug_assert!(ties != TiePolicy::DocIdDescending);
-    let n = scores.len();
-    out.order.clear();
-    if n >= RADIX_MIN && n <= u32::MAX as usize {
-        // LSD radix sort on the key's bytes, stable: records enter in tie order, so equal keys keep it.
-        let recs = &mut buf.records;
-        recs.clear();
-        if ties == TiePolicy::ReverseInput {
-            recs.extend((0..n).rev().map(|i| (score_key(scores[i]), i as u32)));
-        } else {
-            recs.extend((0..n).map(|i| (score_key(scores[i]), i as u32)));
-        }
-        let mut counts = [[0u32; 256]; 8];
-        for &(k, _) in recs.iter() {
-            for (b, c) in counts.iter_mut().enumerate() {
-                c[((k >> (8 * b)) & 0xff) as usize] += 1;
-            }
-        }
-        let spare = &mut buf.spare;
-        spare.clear();
-        spare.resize(n, (0, 0));
-        for (b, c) in counts.iter().enumerate() {
-            // A byte shared by every key leaves the order as it is.
-            if c.iter().any(|&x| x as usize == n) {
-                continue;
-            }
-            let mut at = [0u32; 256];
-            let mut sum = 0u32;
-            for (a, &x) in at.iter_mut().zip(c.iter()) {
-                *a = sum;
-                sum += x;
-            }
-            for &r in recs.iter() {
-                let d = ((r.0 >> (8 * b)) & 0xff) as usize;
-                spare[at[d] as usize] = r;
-                at[d] += 1;
-            }
-            std::mem::swap(recs, spare);
-        }
-        out.order.extend(recs.iter().map(|&(_, i)| i as usize));
-    } else {
-        let keys = &mut buf.keys;
-        keys.clear();
-        keys.extend(scores.iter().enumerate().map(|(i, &s)| {
-            let tie = if ties == TiePolicy::ReverseInput {
-                usize::MAX - i
-            } else {
-                i
-            };
-            ((score_key(s) as u128) << 64) | tie as u128
-        }));
-        keys.sort_unstable();
-        out.order.extend(keys.iter().map(|k| {
-            let tie = *k as u64 as usize;
-            if ties == TiePolicy::ReverseInput {
-                usize::MAX - tie
-            } else {
-                tie
-            }
-        }));
-    }
-    let order = &out.order;
-    out.groups.clear();
-    if ties == TiePolicy::Expected {
-        let mut start = 0;
-        for p in 1..=order.len() {
-            if p == order.len() || scores[order[p]] != scores[order[start]] {
-                out.groups.push((start, p - start));
-                start = p;
-            }
-        }
-    } else {
-        out.groups.extend((0..order.len()).map(|p| (p, 1)));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::convention::TiePolicy;
 
-    #[test]
-    fn fast_ranking_matches_comparator_ranking() {
-        let s = [0.5, -0.0, 0.0, 3.0, -2.0, 0.5, f64::MIN_POSITIVE, -1e300];
-        for t in [
-            TiePolicy::InputOrder,
-            TiePolicy::ReverseInput,
-            TiePolicy::Expected,
-        ] {
-            assert_eq!(fast_ranking(&s, t), Ranking::new(&s, t, None));
-        }
-    }
-
-    /// Long queries take the radix sort: the same order and groups as the comparator, on scores with many ties,
-    /// both zeros, negatives and extremes, with one set of buffers reused across queries of varying length.
-    #[test]
-    fn radix_ranking_matches_comparator_ranking_with_ties() {
-        let mut rng = ltr_testdata::XorShift64::new(0x9e37_79b9_7f4a_7c15);
-        let mut next = move || rng.next_u64();
-        let mut buf = RankBuffers::default();
-        let mut out = Ranking {
-            order: Vec::new(),
-            groups: Vec::new(),
-        };
-        for n in [0, 1, 255, 256, 257, 1000, 3000] {
-            for distinct in [2u64, 17, 1_000_000_007] {
-                let s: Vec<f64> = (0..n)
-                    .map(|_| match next() % 8 {
-                        0 => -0.0,
-                        1 => 0.0,
-                        2 => f64::MAX,
-                        3 => -f64::MIN_POSITIVE,
-                        _ => ((next() % distinct) as f64 - distinct as f64 / 2.0) / 7.0,
-                    })
-                    .collect();
-                for t in [
-                    TiePolicy::InputOrder,
-                    TiePolicy::ReverseInput,
-                    TiePolicy::Expected,
-                ] {
-                    let want = Ranking::new(&s, t, None);
-                    fast_ranking_into(&s, t, &mut buf, &mut out);
-                    assert_eq!(out, want, "n {n}, {distinct} values, {t:?}");
-                    assert_eq!(fast_ranking(&s, t), want);
-                }
-            }
-        }
-    }
-
-    /// `evaluate` (reused buffers, radix sort, RBP's weight table) against the plain path: each query ranked by the
-    /// comparator and every metric computed by `query_metric`, bit for bit, under every tie policy.
+    /// `evaluate` (reused buffers, bucket and radix sorts, RBP's weight
+    /// table) against the plain path: each query ranked by the comparator and every metric computed by
+    /// `query_metric`, bit for bit, under every tie policy. The queries have distinct scores (the bucket sort), a
+    /// few ties (its runs), many ties (the key sort); lengths 1 to 700; labels whole and graded, and in some queries
+    /// negative, fractional or above 15 (a dataset's labels are finite).
     #[test]
     fn evaluate_matches_plain_per_query_path() {
         let (ds, mut scores) = ltr_data::generate_judged_run(40, 700, true).unwrap();
-        for (i, s) in scores.iter_mut().enumerate() {
-            if i % 3 == 0 {
-                *s = (*s * 10.0).floor(); // many ties
+        let mut labels = ds.labels().to_vec();
+        let mut offsets = vec![0];
+        let mut keep = Vec::new();
+        let mut ids = ltr_data::TextColumn::new();
+        for (qi, q) in ds.queries().enumerate() {
+            let len = [700, 1, 2, 63, 64, 300][qi % 6];
+            let rows = q.rows();
+            for i in rows.start..rows.start + len {
+                match qi % 3 {
+                    0 => scores[i] = (scores[i] * 10.0).floor(), // many ties
+                    1 if i % 50 == 1 => scores[i] = scores[i - 1], // a few
+                    _ => {}
+                }
+                if qi % 4 == 3 {
+                    labels[i] = [labels[i], -0.0, 3.0, -1.0, 2.5, 20.0][i % 6];
+                }
+                keep.push(i);
+                ids.push(ds.docids().unwrap().get(i));
             }
+            offsets.push(keep.len());
         }
-        let metrics: Vec<Metric> = ["nDCG@10", "AP", "RBP(p=0.8)", "RBP(p=0.5)", "P@20", "nDCG"]
-            .iter()
-            .map(|m| m.parse().unwrap())
-            .collect();
-        for conv in [Convention::TREC, Convention::STANDARD, Convention::LETOR4] {
+        let scores: Vec<f64> = keep.iter().map(|&i| scores[i]).collect();
+        let labels: Vec<f32> = keep.iter().map(|&i| labels[i]).collect();
+        let ds = Dataset::new(
+            ltr_data::FeatureMatrix::Dense(ndarray::Array2::zeros((keep.len(), 0))),
+            labels,
+            offsets,
+            ds.qids().to_vec(),
+        )
+        .unwrap()
+        .with_docids(ids)
+        .unwrap();
+        let metrics: Vec<Metric> = [
+            "nDCG@10",
+            "AP",
+            "RBP(p=0.8)",
+            "RBP(p=0.5)",
+            "P@20",
+            "nDCG",
+            "DCG@5",
+            "AP@100",
+            "RR",
+            "RR@3",
+            "R@50",
+            "R",
+            "NumRet",
+            "NumRel",
+            "NumRelRet",
+            "P@1000",
+            "nDCG@1000",
+            "ERR@10",
+        ]
+        .iter()
+        .map(|m| m.parse().unwrap())
+        .collect();
+        for conv in [
+            Convention::TREC,
+            Convention::STANDARD,
+            Convention::LETOR3,
+            Convention::LETOR4,
+            Convention::MSLR,
+        ] {
             for ties in [
                 TiePolicy::InputOrder,
                 TiePolicy::ReverseInput,
@@ -367,28 +278,42 @@ mod tests {
                 TiePolicy::DocIdDescending,
             ] {
                 let conv = Convention { ties, ..conv };
-                let ev = evaluate(&ds, &scores, &metrics, &conv).unwrap();
-                for (qi, q) in ds.queries().enumerate() {
-                    let rows = q.rows();
-                    let s = &scores[rows.clone()];
-                    let id = |d: usize| q.docid(d).unwrap();
-                    let ranking = Ranking::new(s, ties, Some(&id));
-                    let input = QueryInput {
-                        labels: q.labels(),
-                        scores: s,
-                        ranking: &ranking,
-                        unretrieved: &[],
+                // Without ERR (which refuses graded labels above the convention's largest): the resolved path.
+                for metrics in [&metrics[..metrics.len() - 1], &metrics[..]] {
+                    let ev = match evaluate(&ds, &scores, metrics, &conv) {
+                        Ok(ev) => ev,
+                        Err(e) => {
+                            assert!(
+                                metrics.len() == 18 && e.to_string().contains("ERR@10"),
+                                "{e}"
+                            );
+                            continue;
+                        }
                     };
-                    for (j, &m) in metrics.iter().enumerate() {
-                        let want = match (m, ties) {
-                            (Metric::Rbp(p), _) => plain_rbp(&input, &conv, p.get()),
-                            _ => query_metric(m, &input, &conv).unwrap(),
+                    for (qi, q) in ds.queries().enumerate() {
+                        let rows = q.rows();
+                        let s = &scores[rows.clone()];
+                        let id = |d: usize| q.docid(d).unwrap();
+                        let ranking = Ranking::new(s, ties, Some(&id));
+                        let input = QueryInput {
+                            labels: q.labels(),
+                            scores: s,
+                            ranking: &ranking,
+                            unretrieved: &[],
                         };
-                        assert_eq!(
-                            ev.results[j].per_query[qi].to_bits(),
-                            want.to_bits(),
-                            "{m} query {qi} {ties:?}"
-                        );
+                        for (j, &m) in metrics.iter().enumerate() {
+                            let want = match (m, ties) {
+                                (Metric::Rbp(p), _) => plain_rbp(&input, &conv, p.get()),
+                                _ => query_metric(m, &input, &conv).unwrap(),
+                            };
+                            assert_eq!(
+                                ev.results[j].per_query[qi].to_bits(),
+                                want.to_bits(),
+                                "{m} query {qi} {} {ties:?}: {} against {want}",
+                                conv.name,
+                                ev.results[j].per_query[qi]
+                            );
+                        }
                     }
                 }
             }

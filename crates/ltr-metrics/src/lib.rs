@@ -55,6 +55,7 @@ mod infap;
 mod metric;
 mod multiple;
 mod multiple_format;
+mod rank;
 mod ranking;
 mod real;
 mod report;
@@ -65,7 +66,7 @@ pub use bounds::{phi as phi_metric, phi_lower_bound};
 pub use compute::{pair_counts, query_metric, PairCounts, QueryInput, Unsupported};
 pub use convention::{Convention, Discount, Gain, ShortList, TiePolicy};
 pub use diversity::{DiversityKind, DiversityMeasure, DiversityQrels};
-pub use evaluate::{evaluate, evaluate_mean, fast_ranking, EvalError, Evaluation, MetricResult};
+pub use evaluate::{evaluate, evaluate_mean, EvalError, Evaluation, MetricResult};
 pub use fusion::{
     fuse, fusion_weights, tune_weights, write_trec_run, FusionError, FusionMethod, FusionNorm,
 };
@@ -76,6 +77,7 @@ pub use multiple::{
     PairResult, RunSummary,
 };
 pub use multiple_format::{p_value_text, ReportFormat};
+pub use rank::fast_ranking;
 pub use ranking::Ranking;
 pub use real::Real;
 pub use report::{measures_json, measures_text};

@@ -9,8 +9,9 @@ use ltr_data::Dataset;
 use crate::compute::{query_metric, QueryInput, Unsupported};
 use crate::convention::{Convention, TiePolicy};
 use crate::diversity::{query_diversity, DiversityMeasure, DiversityQrels};
-use crate::evaluate::{assemble, fast_ranking, Evaluation};
+use crate::evaluate::{assemble, Evaluation};
 use crate::metric::Metric;
+use crate::rank::fast_ranking;
 use crate::ranking::Ranking;
 
 /// Errors reading or writing score, run and qrels files.
@@ -416,10 +417,10 @@ pub fn evaluate_run(
             .iter()
             .map(|&m| query_metric(m, &input, conv))
             .collect();
-        table.push(row?);
+        table.extend(row?);
         qids.push(qid.clone());
     }
-    Ok(assemble(qids, metrics, conv, table))
+    Ok(assemble(qids, metrics, conv, &table))
 }
 
 /// Evaluate TREC runs against one qrels file on `metric`, as `ltr eval --run` does for each.
@@ -536,15 +537,14 @@ pub fn evaluate_diversity_run(
         let scores: Vec<f64> = docs.iter().map(|(_, s)| *s).collect();
         let ranking = run_ranking(docs, &scores, conv);
         let ranked: Vec<&str> = ranking.order.iter().map(|&i| docs[i].0.as_str()).collect();
-        table.push(
+        table.extend(
             measures
                 .iter()
-                .map(|m| query_diversity(m, &ranked, judgments, conv.relevance_threshold))
-                .collect(),
+                .map(|m| query_diversity(m, &ranked, judgments, conv.relevance_threshold)),
         );
         qids.push(qid.clone());
     }
-    Ok(assemble(qids, metrics, conv, table))
+    Ok(assemble(qids, metrics, conv, &table))
 }
 
 fn mixed(m: Metric) -> FileError {
