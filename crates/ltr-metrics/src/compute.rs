@@ -358,8 +358,17 @@ const MAX_EXPONENTIAL_GRADE: f32 = 1000.0;
 /// An exponential gain overflows to infinity above [`MAX_EXPONENTIAL_GRADE`], which would make the metric NaN.
 /// ERR's stopping probability (2^g − 1)/2^g_max is a probability only for grades up to `err_max_grade`.
 fn gain_fits(q: &QueryInput<'_>, c: &Convention, m: Metric) -> Result<(), Unsupported> {
+    gain_fits_labels(q.labels, c, m)
+}
+
+/// [`gain_fits`] on the labels alone.
+pub(crate) fn gain_fits_labels(
+    labels: &[f32],
+    c: &Convention,
+    m: Metric,
+) -> Result<(), Unsupported> {
     if let Metric::Err(_) = m {
-        return match q.labels.iter().find(|l| **l as f64 > c.err_max_grade) {
+        return match labels.iter().find(|l| **l as f64 > c.err_max_grade) {
             None => Ok(()),
             Some(l) => Err(Unsupported {
                 metric: m.to_string(),
@@ -373,7 +382,7 @@ fn gain_fits(q: &QueryInput<'_>, c: &Convention, m: Metric) -> Result<(), Unsupp
     if c.gain != Gain::Exponential {
         return Ok(());
     }
-    match q.labels.iter().find(|l| **l > MAX_EXPONENTIAL_GRADE) {
+    match labels.iter().find(|l| **l > MAX_EXPONENTIAL_GRADE) {
         None => Ok(()),
         Some(l) => Err(Unsupported {
             metric: m.to_string(),
@@ -396,7 +405,7 @@ fn resolved(q: &QueryInput<'_>, m: Metric) -> Result<(), Unsupported> {
 }
 
 /// LETOR scripts: a cut-off metric is 0 for lists shorter than k.
-fn short_zero(c: &Convention, k: Option<usize>, n: usize) -> bool {
+pub(crate) fn short_zero(c: &Convention, k: Option<usize>, n: usize) -> bool {
     matches!(c.short_list, ShortList::Letor3 | ShortList::Letor4) && k.is_some_and(|k| k > n)
 }
 
@@ -422,21 +431,23 @@ fn dcg(q: &QueryInput<'_>, c: &Convention, k: usize) -> f64 {
 }
 
 fn ideal_dcg(q: &QueryInput<'_>, c: &Convention, k: usize) -> f64 {
+    ideal_dcg_of(q.labels, q.unretrieved, c, k)
+}
+
+/// The ideal DCG at `k` of a query's retrieved and unretrieved labels.
+pub(crate) fn ideal_dcg_of(labels: &[f32], unretrieved: &[f32], c: &Convention, k: usize) -> f64 {
     // Common case: whole labels 0..=15, judged, all retrieved: a counting pass instead of a sort.
-    if q.unretrieved.is_empty()
-        && q.labels
+    if unretrieved.is_empty()
+        && labels
             .iter()
             .all(|&l| (0.0..=15.0).contains(&l) && l.fract() == 0.0)
     {
         let mut count = [0usize; 16];
-        for &l in q.labels {
+        for &l in labels {
             count[l as usize] += 1;
         }
-        // Visit levels by gain, not by label: the LETOR and MSLR tables give 0 to labels outside them.
-        let mut levels: [usize; 16] = std::array::from_fn(|i| 15 - i);
-        levels.sort_by(|&a, &b| c.gain.of(b as f32).total_cmp(&c.gain.of(a as f32)));
         let (mut p, mut total) = (0usize, 0.0);
-        for level in levels {
+        for level in gain_levels(c.gain) {
             let g = c.gain.of(level as f32);
             for _ in 0..count[level] {
                 if p >= k {
@@ -448,9 +459,10 @@ fn ideal_dcg(q: &QueryInput<'_>, c: &Convention, k: usize) -> f64 {
         }
         return total;
     }
-    let mut gains: Vec<f64> = (0..q.labels.len()).map(|d| q.gain(c, d)).collect();
+    let gain = |l: f32| if judged(l) { c.gain.of(l) } else { 0.0 };
+    let mut gains: Vec<f64> = labels.iter().map(|&l| gain(l)).collect();
     gains.extend(
-        q.unretrieved
+        unretrieved
             .iter()
             .map(|&l| if judged(l) { c.gain.of(l) } else { 0.0 }),
     );
@@ -461,6 +473,14 @@ fn ideal_dcg(q: &QueryInput<'_>, c: &Convention, k: usize) -> f64 {
         .enumerate()
         .map(|(p, g)| g * c.discount.at(p + 1))
         .sum()
+}
+
+/// The whole labels 0–15 by gain, largest first (ties by label, larger first): the order in which the ideal
+/// ranking visits them. By gain, not by label: the LETOR and MSLR tables give 0 to labels outside them.
+pub(crate) fn gain_levels(gain: Gain) -> [usize; 16] {
+    let mut levels: [usize; 16] = std::array::from_fn(|i| 15 - i);
+    levels.sort_by(|&a, &b| gain.of(b as f32).total_cmp(&gain.of(a as f32)));
+    levels
 }
 
 fn ndcg(q: &QueryInput<'_>, c: &Convention, k: Option<usize>) -> f64 {

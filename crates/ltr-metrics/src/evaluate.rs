@@ -4,10 +4,11 @@ use ltr_data::Dataset;
 use rayon::prelude::*;
 
 use crate::compute::{query_metric, QueryInput, Unsupported};
-use crate::convention::Convention;
+use crate::convention::{Convention, TiePolicy};
 use crate::metric::Metric;
 use crate::rank::{rank_order, ranking_from_order, DocIds, RankBuffers};
 use crate::ranking::Ranking;
+use crate::resolved;
 
 /// Why a run could not be evaluated.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -97,20 +98,28 @@ pub fn evaluate(
     let nq = ds.n_queries();
     let mut table = vec![0.0; nq * nm];
     if nm > 0 {
+        // Every measure from the ranked positions of the relevant documents when the ranking has no tie groups;
+        // otherwise each measure on its own, from a `Ranking`.
+        let fused = convention.ties != TiePolicy::Expected
+            && metrics.iter().all(|&m| resolved::supported(m));
         let first_error = table
             .par_chunks_mut(nm)
             .enumerate()
-            .map_init(Scratch::new, |sc, (qi, row)| {
-                let q = ds.query(qi);
-                let rows = q.rows();
-                let s = &scores[rows.clone()];
-                let ids = ds.docids().map(|column| DocIds {
-                    column,
-                    start: rows.start,
-                });
-                let result = query_values(s, q.labels(), ids, metrics, convention, sc, row);
-                result.err().map(|e| (qi, e))
-            })
+            .map_init(
+                || Scratch::new(convention),
+                |sc, (qi, row)| {
+                    let q = ds.query(qi);
+                    let rows = q.rows();
+                    let s = &scores[rows.clone()];
+                    let ids = ds.docids().map(|column| DocIds {
+                        column,
+                        start: rows.start,
+                    });
+                    let result =
+                        query_values(s, q.labels(), ids, metrics, convention, fused, sc, row);
+                    result.err().map(|e| (qi, e))
+                },
+            )
             .flatten()
             .min_by_key(|(qi, _)| *qi);
         if let Some((_, e)) = first_error {
@@ -120,17 +129,22 @@ pub fn evaluate(
     Ok(assemble(ds.qids().to_vec(), metrics, convention, &table))
 }
 
-/// One query's values of `metrics` into `out`.
+/// One query's values of `metrics` into `out`: ranked, then measured from the relevant positions (`fused`) or from a
+/// [`Ranking`].
 fn query_values<'a>(
     scores: &[f64],
     labels: &[f32],
     ids: Option<DocIds<'a>>,
     metrics: &[Metric],
     convention: &Convention,
+    fused: bool,
     sc: &mut Scratch,
     out: &mut [f64],
 ) -> Result<(), Unsupported> {
     rank_order(scores, convention.ties, ids, &mut sc.buf, &mut sc.order);
+    if fused {
+        return resolved::values(metrics, labels, &sc.order, convention, &mut sc.tables, out);
+    }
     ranking_from_order(scores, convention.ties, &sc.order, &mut sc.ranking);
     let input = QueryInput {
         labels,
@@ -149,10 +163,11 @@ struct Scratch {
     buf: RankBuffers,
     order: Vec<u32>,
     ranking: Ranking,
+    tables: resolved::Tables,
 }
 
 impl Scratch {
-    fn new() -> Self {
+    fn new(c: &Convention) -> Self {
         Scratch {
             buf: RankBuffers::default(),
             order: Vec::new(),
@@ -160,6 +175,7 @@ impl Scratch {
                 order: Vec::new(),
                 groups: Vec::new(),
             },
+            tables: resolved::Tables::new(c),
         }
     }
 }
@@ -199,9 +215,8 @@ pub(crate) fn assemble(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::convention::TiePolicy;
 
-    /// `evaluate` (reused buffers, bucket and radix sorts, RBP's weight
+    /// `evaluate` (reused buffers, bucket and radix sorts, the measures from the relevant positions, RBP's weight
     /// table) against the plain path: each query ranked by the comparator and every metric computed by
     /// `query_metric`, bit for bit, under every tie policy. The queries have distinct scores (the bucket sort), a
     /// few ties (its runs), many ties (the key sort); lengths 1 to 700; labels whole and graded, and in some queries

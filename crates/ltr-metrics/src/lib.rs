@@ -59,6 +59,7 @@ mod rank;
 mod ranking;
 mod real;
 mod report;
+mod resolved;
 mod significance;
 mod trec;
 
