@@ -81,23 +81,29 @@ pub fn evaluate(
             ds.n_docs()
         )));
     }
-    // Checked in blocks in parallel (and as one vectorisable pass each); the first bad score is then found in order.
+    // Each query's scores are checked (one vectorisable pass, which also brings them into the cache) before it is
+    // ranked; a score that is not finite is reported before any measure's error, as the first one in line order.
     let bad = |s: &[f64]| s.iter().fold(false, |b, x| b | !x.is_finite());
-    if scores.par_chunks(1 << 16).any(bad) {
-        let i = scores
-            .iter()
-            .position(|s| !s.is_finite())
-            .expect("a score is not finite");
-        return Err(EvalError::Scores(format!(
+    let not_finite = |from: usize| {
+        let i = from
+            + scores[from..]
+                .iter()
+                .position(|s| !s.is_finite())
+                .expect("a score is not finite");
+        EvalError::Scores(format!(
             "score {} (line {}) is not finite",
             scores[i],
             i + 1
-        )));
-    }
+        ))
+    };
     let nm = metrics.len();
     let nq = ds.n_queries();
     let mut table = vec![0.0; nq * nm];
-    if nm > 0 {
+    if nm == 0 {
+        if bad(scores) {
+            return Err(not_finite(0));
+        }
+    } else {
         // Every measure from the ranked positions of the relevant documents when the ranking has no tie groups;
         // otherwise each measure on its own, from a `Ranking`.
         let fused = convention.ties != TiePolicy::Expected
@@ -111,19 +117,24 @@ pub fn evaluate(
                     let q = ds.query(qi);
                     let rows = q.rows();
                     let s = &scores[rows.clone()];
+                    if bad(s) {
+                        return Some((false, qi, None));
+                    }
                     let ids = ds.docids().map(|column| DocIds {
                         column,
                         start: rows.start,
                     });
                     let result =
                         query_values(s, q.labels(), ids, metrics, convention, fused, sc, row);
-                    result.err().map(|e| (qi, e))
+                    result.err().map(|e| (true, qi, Some(e)))
                 },
             )
             .flatten()
-            .min_by_key(|(qi, _)| *qi);
-        if let Some((_, e)) = first_error {
-            return Err(e.into());
+            .min_by_key(|&(measure, qi, _)| (measure, qi));
+        match first_error {
+            Some((_, _, Some(e))) => return Err(e.into()),
+            Some((_, qi, None)) => return Err(not_finite(ds.query_offsets()[qi])),
+            None => {}
         }
     }
     Ok(assemble(ds.qids().to_vec(), metrics, convention, &table))
@@ -333,6 +344,29 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A score that is not finite is reported by line before any measure's error (here ERR on grades above the
+    /// convention's largest, in an earlier query), as the first one in line order, whatever the measures.
+    #[test]
+    fn first_non_finite_score_is_reported_before_measure_errors() {
+        let (ds, mut scores) = ltr_data::generate_judged_run(30, 100, true).unwrap();
+        scores[2_345] = f64::INFINITY;
+        scores[1_017] = f64::NAN;
+        let err: Metric = "ERR@10".parse().unwrap();
+        let conv = Convention::TREC.with_relevance_threshold(1.0);
+        let conv = Convention {
+            err_max_grade: 1.0,
+            ..conv
+        };
+        for metrics in [vec![err], vec![], vec!["AP".parse().unwrap()]] {
+            let e = evaluate(&ds, &scores, &metrics, &conv).unwrap_err();
+            assert_eq!(e.to_string(), "score NaN (line 1018) is not finite");
+        }
+        scores[1_017] = 0.5;
+        scores[2_345] = 0.5;
+        let e = evaluate(&ds, &scores, &[err], &conv).unwrap_err();
+        assert!(e.to_string().starts_with("ERR@10: grade"), "{e}");
     }
 
     /// RBP as first written: `p.powi(i)` at every relevant position.
