@@ -10,7 +10,7 @@ use ltr::data::{
     SparseMatrix, TextColumn,
 };
 use ltr::learn::{JobError, TrainData, TrainJob};
-use ltr::metrics::{Alternative, Convention, Metric, TestKind};
+use ltr::metrics::{Alternative, Convention, Metric, Qrels, RunQuery, TestKind};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -654,10 +654,32 @@ fn evaluate_run<'py>(
             )));
         }
     }
+    let (run, qrels) = (run_queries(&run), qrels_of(&qrels));
     let ev = py
         .detach(|| ltr::metrics::evaluate_run(&run, &qrels, &metrics, &convention))
         .map_err(value_err)?;
     Ok((ev.qids, results_dict(py, ev.results)?))
+}
+
+/// A run as Python gives it, `[(qid, [(docno, score), …]), …]`, as the metrics take it.
+fn run_queries(run: &[(String, Vec<(String, f64)>)]) -> Vec<RunQuery> {
+    run.iter()
+        .map(|(qid, docs)| RunQuery::with_docs(qid.as_str(), docs.iter().map(|(d, s)| (d, *s))))
+        .collect()
+}
+
+/// Qrels as Python gives them, `{qid: {docno: relevance}}`, as the metrics take them.
+fn qrels_of(
+    qrels: &std::collections::HashMap<String, std::collections::HashMap<String, f32>>,
+) -> Qrels {
+    let mut out = Qrels::new();
+    for (qid, docs) in qrels {
+        let judged = out.query_mut(qid);
+        for (doc, &rel) in docs {
+            judged.insert(doc, rel);
+        }
+    }
+    out
 }
 
 /// Diversity measures of a run against subtopic qrels held in memory (as `ltr eval --run --qrels` computes them
@@ -692,6 +714,7 @@ fn evaluate_diversity_run<'py>(
             "run: query {qid}, document {doc}: score {score} is not finite"
         )));
     }
+    let run = run_queries(&run);
     let ev = py
         .detach(|| ltr::metrics::evaluate_diversity_run(&run, &qrels, &metrics, &convention))
         .map_err(value_err)?;
@@ -731,14 +754,23 @@ fn fuse_runs(
             "a run holds a score that is not finite",
         ));
     }
+    let runs: Vec<Vec<RunQuery>> = runs.iter().map(|r| run_queries(r)).collect();
     if let Some(q) = &qrels {
         let m: Metric = measure.parse().map_err(value_err)?;
+        let q = qrels_of(q);
         w = py
-            .detach(|| ltr::metrics::tune_weights(&runs, method, norm, q, m, &Convention::TREC))
+            .detach(|| ltr::metrics::tune_weights(&runs, method, norm, &q, m, &Convention::TREC))
             .map_err(value_err)?
             .0;
     }
     let fused = py.detach(|| ltr::metrics::fuse(&runs, method, norm, &w));
+    let fused = fused
+        .iter()
+        .map(|q| {
+            let docs = q.docs().map(|(d, s)| (d.to_string(), s)).collect();
+            (q.qid().to_string(), docs)
+        })
+        .collect();
     Ok((fused, w))
 }
 

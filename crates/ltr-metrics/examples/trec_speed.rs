@@ -63,8 +63,8 @@ fn main() {
     let mb = |p: &std::path::Path| std::fs::metadata(p).unwrap().len() as f64 / 1e6;
     let (rs, r) = best(reps.min(3), || read_run(&run).unwrap());
     let (qs, q) = best(reps.min(3), || read_qrels(&qrels).unwrap());
-    let docs: usize = r.iter().map(|(_, d)| d.len()).sum();
-    let judged: usize = q.values().map(|m| m.len()).sum();
+    let docs: usize = r.iter().map(|q| q.len()).sum();
+    let judged: usize = q.iter().map(|(_, j)| j.len()).sum();
     println!(
         "read_run {:.1} MB: {rs:.4} s = {:.0} MB/s ({} queries, {docs} lines)",
         mb(&run),

@@ -120,7 +120,7 @@ pub fn evaluate(
                     if bad(s) {
                         return Some((false, qi, None));
                     }
-                    let ids = ds.docids().map(|column| DocIds {
+                    let ids = ds.docids().map(|column| DocIds::Column {
                         column,
                         start: rows.start,
                     });

@@ -8,7 +8,8 @@ use std::collections::HashMap;
 
 use crate::convention::Convention;
 use crate::metric::Metric;
-use crate::trec::{evaluate_run, FileError, Qrels, RunQuery};
+use crate::runs::{Qrels, RunQuery};
+use crate::trec::{evaluate_run, FileError};
 
 /// A fusion setting that cannot be used: an unknown method or normalisation, or weights that do not fit the runs.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -94,24 +95,23 @@ impl std::str::FromStr for FusionNorm {
     }
 }
 
-/// Each document's 1-based rank in `docs` by trec_eval's order (score descending, ties by docid descending).
-fn ranks(docs: &[(String, f64)]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..docs.len()).collect();
+/// Each document's 1-based rank in `q` by trec_eval's order (score descending, ties by docid descending).
+fn ranks(q: &RunQuery) -> Vec<usize> {
+    let s = q.scores();
+    let mut order: Vec<usize> = (0..q.len()).collect();
     order.sort_by(|&a, &b| {
-        docs[b]
-            .1
-            .total_cmp(&docs[a].1)
-            .then_with(|| docs[b].0.cmp(&docs[a].0))
+        s[b].total_cmp(&s[a])
+            .then_with(|| q.docid(b).cmp(q.docid(a)))
     });
-    let mut rank = vec![0; docs.len()];
+    let mut rank = vec![0; q.len()];
     for (r, &i) in order.iter().enumerate() {
         rank[i] = r + 1;
     }
     rank
 }
 
-fn normalised(docs: &[(String, f64)], norm: FusionNorm) -> Vec<f64> {
-    let s: Vec<f64> = docs.iter().map(|d| d.1).collect();
+fn normalised(q: &RunQuery, norm: FusionNorm) -> Vec<f64> {
+    let s = q.scores().to_vec();
     let n = s.len() as f64;
     match norm {
         FusionNorm::None => s,
@@ -138,7 +138,7 @@ fn normalised(docs: &[(String, f64)], norm: FusionNorm) -> Vec<f64> {
                 .map(|&v| if total != 0.0 { v / total } else { v })
                 .collect()
         }
-        FusionNorm::Rank => ranks(docs)
+        FusionNorm::Rank => ranks(q)
             .into_iter()
             .map(|r| (n - r as f64 + 1.0) / n)
             .collect(),
@@ -183,19 +183,19 @@ pub fn fuse(
     weights: &[f64],
 ) -> Vec<RunQuery> {
     assert_eq!(runs.len(), weights.len(), "one weight per run");
-    let mut order: Vec<String> = Vec::new();
-    // qid → docid → (fused score, runs that retrieved it)
-    let mut fused: HashMap<String, HashMap<String, (f64, usize)>> = HashMap::new();
+    let mut order: Vec<&str> = Vec::new();
+    // qid → docid → (fused score, runs that retrieved it), the ids borrowed from the runs
+    let mut fused: HashMap<&str, HashMap<&str, (f64, usize)>> = HashMap::new();
     for (run, &w) in runs.iter().zip(weights) {
-        for (qid, docs) in run {
-            let table = fused.entry(qid.clone()).or_insert_with(|| {
-                order.push(qid.clone());
+        for q in run {
+            let table = fused.entry(q.qid()).or_insert_with(|| {
+                order.push(q.qid());
                 HashMap::new()
             });
-            let n = docs.len() as f64;
-            let rank = ranks(docs);
-            let values = normalised(docs, norm);
-            for (i, (doc, _)) in docs.iter().enumerate() {
+            let n = q.len() as f64;
+            let rank = ranks(q);
+            let values = normalised(q, norm);
+            for i in 0..q.len() {
                 let contribution = match method {
                     FusionMethod::CombSum | FusionMethod::CombMnz | FusionMethod::CombMax => {
                         w * values[i]
@@ -203,7 +203,7 @@ pub fn fuse(
                     FusionMethod::Rrf { k } => w / (k + rank[i] as f64),
                     FusionMethod::Borda => w * (n - rank[i] as f64 + 1.0),
                 };
-                let e = table.entry(doc.clone()).or_insert((f64::NEG_INFINITY, 0));
+                let e = table.entry(q.docid(i)).or_insert((f64::NEG_INFINITY, 0));
                 e.0 = match (method, e.1) {
                     (_, 0) => contribution,
                     (FusionMethod::CombMax, _) => e.0.max(contribution),
@@ -216,8 +216,8 @@ pub fn fuse(
     order
         .into_iter()
         .map(|qid| {
-            let table = fused.remove(&qid).unwrap_or_default();
-            let mut docs: Vec<(String, f64)> = table
+            let table = fused.remove(qid).unwrap_or_default();
+            let mut docs: Vec<(&str, f64)> = table
                 .into_iter()
                 .map(|(d, (s, hits))| {
                     let s = if method == FusionMethod::CombMnz {
@@ -228,8 +228,8 @@ pub fn fuse(
                     (d, s)
                 })
                 .collect();
-            docs.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
-            (qid, docs)
+            docs.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| b.0.cmp(a.0)));
+            RunQuery::with_docs(qid, docs)
         })
         .collect()
 }
@@ -304,9 +304,9 @@ pub fn write_trec_run(
     tag: &str,
 ) -> Result<(), FileError> {
     ltr_data::write_atomic(path, |w| {
-        for (qid, docs) in run {
-            for (r, (doc, score)) in docs.iter().enumerate() {
-                writeln!(w, "{qid} Q0 {doc} {} {score} {tag}", r + 1)?;
+        for q in run {
+            for (r, (doc, score)) in q.docs().enumerate() {
+                writeln!(w, "{} Q0 {doc} {} {score} {tag}", q.qid(), r + 1)?;
             }
         }
         Ok(())
@@ -322,12 +322,7 @@ mod tests {
     use super::*;
 
     fn runs() -> Vec<Vec<RunQuery>> {
-        let q = |docs: &[(&str, f64)]| {
-            vec![(
-                "q1".to_string(),
-                docs.iter().map(|(d, s)| (d.to_string(), *s)).collect(),
-            )]
-        };
+        let q = |docs: &[(&str, f64)]| vec![RunQuery::with_docs("q1", docs.iter().copied())];
         vec![
             q(&[("d1", 3.0), ("d2", 2.0), ("d3", 1.0)]),
             q(&[("d2", 0.9), ("d4", 0.5)]),
@@ -335,9 +330,9 @@ mod tests {
     }
 
     fn fused(method: FusionMethod, norm: FusionNorm, w: &[f64]) -> Vec<(String, f64)> {
-        let mut out = fuse(&runs(), method, norm, w);
+        let out = fuse(&runs(), method, norm, w);
         assert_eq!(out.len(), 1);
-        out.remove(0).1
+        out[0].docs().map(|(d, s)| (d.to_string(), s)).collect()
     }
 
     fn check(got: Vec<(String, f64)>, want: &[(&str, f64)]) {
@@ -424,12 +419,8 @@ mod tests {
         // Only d1 is relevant; run A ranks it first, run B lacks it. Under min-max CombSUM d1 (wA) beats d2
         // (wA/2 + wB) when wA > 2 wB.
         let mut qrels = Qrels::new();
-        qrels.insert(
-            "q1".into(),
-            [("d1".to_string(), 1.0f32), ("d2".to_string(), 0.0)]
-                .into_iter()
-                .collect(),
-        );
+        qrels.insert("q1", "d1", 1.0);
+        qrels.insert("q1", "d2", 0.0);
         let (w, score) = tune_weights(
             &runs(),
             FusionMethod::CombSum,

@@ -60,6 +60,7 @@ mod ranking;
 mod real;
 mod report;
 mod resolved;
+mod runs;
 mod significance;
 mod trec;
 
@@ -82,6 +83,7 @@ pub use rank::fast_ranking;
 pub use ranking::Ranking;
 pub use real::Real;
 pub use report::{measures_json, measures_text};
+pub use runs::{Qrels, QueryQrels, RunQuery};
 pub use significance::{
     bootstrap_ci, holm_adjust, mean_ci, paired_t_test, permutation_test, run_test, sign_test,
     wilcoxon, Alternative, PairedComparison, TestKind, TestResult,
@@ -89,7 +91,7 @@ pub use significance::{
 pub use trec::{
     check_scores_fit, evaluate_diversity_run, evaluate_run, evaluate_run_files,
     evaluate_score_files, read_diversity_qrels, read_judgments, read_qrels, read_run, read_scores,
-    write_qrels_to, write_run, write_run_to, FileError, Judgments, Qrels, RunQuery,
+    write_qrels_to, write_run, write_run_to, FileError, Judgments,
 };
 
 /// Evaluate one query given its labels and scores (ties resolved by `convention.ties`, input order without doc ids).

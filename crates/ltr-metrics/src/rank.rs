@@ -12,6 +12,7 @@ use ltr_data::TextColumn;
 
 use crate::convention::TiePolicy;
 use crate::ranking::Ranking;
+use crate::runs::RunQuery;
 
 /// Scratch space of the rankers, reused across queries.
 #[derive(Debug, Default)]
@@ -40,12 +41,26 @@ pub(crate) fn score_key(s: f64) -> u64 {
     !ord
 }
 
-/// The document ids that order equal scores under [`TiePolicy::DocIdDescending`]: the query's documents are entries
-/// `start..` of the column.
+/// The document ids that order equal scores under [`TiePolicy::DocIdDescending`].
 #[derive(Clone, Copy)]
-pub(crate) struct DocIds<'a> {
-    pub(crate) column: &'a TextColumn,
-    pub(crate) start: usize,
+pub(crate) enum DocIds<'a> {
+    /// The query's documents are entries `start..` of a dataset's column.
+    Column {
+        column: &'a TextColumn,
+        start: usize,
+    },
+    /// A run's query.
+    Run(&'a RunQuery),
+}
+
+impl<'a> DocIds<'a> {
+    #[inline]
+    fn get(self, d: usize) -> &'a str {
+        match self {
+            DocIds::Column { column, start } => column.get(start + d),
+            DocIds::Run(q) => q.docid(d),
+        }
+    }
 }
 
 /// The order of `scores` (finite) under `ties` into `order`: `order[p]` is the document at position `p`.
@@ -147,7 +162,7 @@ fn exclusive_prefix_sums(counts: &mut [u32; 256]) {
 
 /// Order each run of equal scores of `order` (input order within it) by doc id, larger first.
 fn sort_equal_scores_by_id(scores: &[f64], ids: DocIds<'_>, order: &mut [u32]) {
-    let id = |d: u32| ids.column.get(ids.start + d as usize);
+    let id = |d: u32| ids.get(d as usize);
     let mut a = 0;
     while a < order.len() {
         let mut b = a + 1;
@@ -265,7 +280,7 @@ fn bucket_order(
             match ids {
                 None => run.sort_by_key(|&r| key(r)),
                 Some(ids) => {
-                    let id = |r: u32| ids.column.get(ids.start + (r & 0xffff) as usize);
+                    let id = |r: u32| ids.get((r & 0xffff) as usize);
                     run.sort_by(|&x, &y| key(x).cmp(&key(y)).then_with(|| id(y).cmp(id(x))));
                 }
             }
@@ -413,7 +428,7 @@ mod tests {
                 }
                 let id = |d: usize| column.get(1 + d);
                 let want = Ranking::new(&s, TiePolicy::DocIdDescending, Some(&id));
-                let ids = DocIds {
+                let ids = DocIds::Column {
                     column: &column,
                     start: 1,
                 };

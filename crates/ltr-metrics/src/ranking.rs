@@ -5,7 +5,7 @@ use crate::convention::TiePolicy;
 /// A ranking of one query's documents: `order[p]` is the document at 0-based position `p`. `groups` partitions
 /// the positions into runs of tied documents: under [`TiePolicy::Expected`] each run of equal scores is one group
 /// (its members' order is averaged over); otherwise every group has one document.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Ranking {
     /// Document indices by position.
     pub order: Vec<usize>,

@@ -11,8 +11,9 @@ use crate::convention::{Convention, TiePolicy};
 use crate::diversity::{query_diversity, DiversityMeasure, DiversityQrels};
 use crate::evaluate::{assemble, Evaluation};
 use crate::metric::Metric;
-use crate::rank::fast_ranking;
+use crate::rank::{fast_ranking, rank_order, ranking_from_order, DocIds, RankBuffers};
 use crate::ranking::Ranking;
+use crate::runs::{Qrels, QueryQrels, RunQuery};
 
 /// Errors reading or writing score, run and qrels files.
 #[derive(Debug, thiserror::Error)]
@@ -128,9 +129,6 @@ fn for_each_record(
     Ok(())
 }
 
-/// One query of a TREC run: `(docid, score)` in file order.
-pub type RunQuery = (String, Vec<(String, f64)>);
-
 /// Blocks of about this many bytes are parsed in parallel by the TREC readers.
 const BLOCK: usize = 1 << 20;
 
@@ -155,73 +153,168 @@ fn fields<const N: usize>(line: &str, ascii: bool) -> ([&str; N], usize) {
     (f, n)
 }
 
-/// What one block of a file gave: consecutive runs of lines of one query (`(qid, items)`), the number of lines
-/// it holds, and its first bad line (0-based within the block) with the problem.
-struct Block<'a, T> {
-    segments: Vec<(&'a str, Vec<T>)>,
+/// What one block of a file gave: consecutive runs of lines of one query (`(qid, part)`), the number of lines it
+/// holds, whether it is UTF-8, and its first bad line (0-based within the block) with the problem.
+struct Block<T> {
+    segments: Vec<(String, T)>,
     lines: usize,
+    utf8: bool,
     error: Option<(usize, String)>,
 }
 
-/// Parse `text` in blocks that start at line starts, in parallel: `line` turns the fields of a non-blank line (the
-/// first 6 and their count) into its qid and item, or a problem. The blocks come back in file order; the first
-/// error of the file (as a serial reader would meet it) names the file and its 1-based line.
-fn parse_blocks<'a, T: Send>(
-    path: &Path,
-    text: &'a str,
-    block: usize,
-    line: impl Fn(&[&'a str; 6], usize) -> Result<(&'a str, T), String> + Sync,
-) -> Result<Vec<Block<'a, T>>, FileError> {
-    use rayon::prelude::*;
-    let bytes = text.as_bytes();
-    let mut starts = vec![0];
-    let mut at = block;
-    while at < bytes.len() {
-        match memchr::memchr(b'\n', &bytes[at..]) {
-            Some(i) if at + i + 1 < bytes.len() => {
-                starts.push(at + i + 1);
-                at += i + 1 + block;
-            }
-            _ => break,
+/// Bytes `at..at + len` of `file` (fewer at its end) appended to `buf`.
+fn read_more(file: &std::fs::File, at: u64, len: usize, buf: &mut Vec<u8>) -> std::io::Result<()> {
+    let from = buf.len();
+    buf.resize(from + len, 0);
+    let mut got = 0;
+    while got < len {
+        let n = read_at(file, &mut buf[from + got..], at + got as u64)?;
+        if n == 0 {
+            break;
+        }
+        got += n;
+    }
+    buf.truncate(from + got);
+    Ok(())
+}
+
+#[cfg(unix)]
+fn read_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, at)
+}
+
+#[cfg(windows)]
+fn read_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_read(file, buf, at)
+}
+
+/// The lines of `file` (`len` bytes) that start in `lo..hi`, read into `buf`: from the first line start at or after
+/// `lo` (a line starts at 0 and after each newline) through the newline that ends the last of them (or the file's
+/// end). Empty when no line starts there.
+fn block_text<'b>(
+    file: &std::fs::File,
+    len: u64,
+    lo: u64,
+    hi: u64,
+    buf: &'b mut Vec<u8>,
+) -> std::io::Result<&'b [u8]> {
+    buf.clear();
+    // From the byte before `lo`: a newline there makes `lo` a line start.
+    let from = lo.saturating_sub(1);
+    read_more(file, from, (hi - from) as usize, buf)?;
+    let first = if lo == 0 {
+        0
+    } else {
+        match memchr::memchr(b'\n', buf) {
+            Some(i) => i + 1,
+            None => return Ok(&[]),
+        }
+    };
+    if from + first as u64 >= hi {
+        return Ok(&[]);
+    }
+    // The last line starting before `hi` goes on to its newline: read until one at or after `hi - 1`.
+    let mut searched = (hi - 1 - from) as usize;
+    loop {
+        if let Some(i) = memchr::memchr(b'\n', &buf[searched..]) {
+            return Ok(&buf[first..searched + i + 1]);
+        }
+        let at = from + buf.len() as u64;
+        if at >= len {
+            return Ok(&buf[first..]);
+        }
+        searched = buf.len();
+        read_more(file, at, 64 << 10, buf)?;
+        if buf.len() == searched {
+            return Ok(&buf[first..]);
         }
     }
-    starts.push(bytes.len());
-    let blocks: Vec<Block<'a, T>> = starts
-        .par_windows(2)
-        .map(|w| {
-            let chunk = &text[w[0]..w[1]];
+}
+
+/// Parse the file at `path` in blocks of about `block` bytes, in parallel, each read into its thread's buffer (a
+/// block owns the lines that start in its range; the whole file is never held at once). Each block must be UTF-8
+/// (the whole file is exactly when every block is, a block starting after a newline); `check` turns the fields of a
+/// non-blank line (the first 6 and their count) into its value or a problem; the line's qid is its first field and
+/// its docid its third, and `part` makes each run of consecutive lines of one query (docids and values) into a part
+/// of that query. The blocks come back in file order; a file that is not UTF-8 is refused as `read_to_string`
+/// refuses it, and otherwise the first error of the file (as a serial reader would meet it) names the file and its
+/// 1-based line.
+fn parse_file<V: Send, T: Send>(
+    path: &Path,
+    block: usize,
+    check: impl Fn(&[&str; 6], usize) -> Result<V, String> + Sync,
+    part: impl Fn(&[(&str, V)]) -> T + Sync,
+) -> Result<Vec<Block<T>>, FileError> {
+    use rayon::prelude::*;
+    if path.is_dir() {
+        return Err(io(path, std::io::Error::other("is a directory")));
+    }
+    let file = std::fs::File::open(path).map_err(|e| io(path, e))?;
+    let len = file.metadata().map_err(|e| io(path, e))?.len();
+    let block = block.max(1) as u64;
+    let blocks: Vec<Block<T>> = (0..len.div_ceil(block))
+        .into_par_iter()
+        .map_init(Vec::new, |buf, k| {
             let mut b = Block {
                 segments: Vec::new(),
                 lines: 0,
+                utf8: true,
                 error: None,
             };
+            let raw = block_text(&file, len, k * block, ((k + 1) * block).min(len), buf)?;
+            let Ok(chunk) = std::str::from_utf8(raw) else {
+                b.utf8 = false;
+                return Ok(b);
+            };
             // Lines as `str::lines` gives them (a trailing `\r` is whitespace to the field split).
-            let ascii = chunk.is_ascii() && memchr::memchr(0x0b, chunk.as_bytes()).is_none();
-            let mut from = 0;
-            let ends = memchr::memchr_iter(b'\n', chunk.as_bytes())
-                .chain((!chunk.ends_with('\n') && !chunk.is_empty()).then_some(chunk.len()));
-            for (i, end) in ends.enumerate() {
-                let l = &chunk[from..end];
-                from = end + 1;
-                b.lines = i + 1;
-                if b.error.is_some() {
-                    break;
-                }
-                let (f, n) = fields::<6>(l, ascii);
+            let ascii = chunk.is_ascii() && memchr::memchr(0x0b, raw).is_none();
+            let (mut items, mut qid_now) = (Vec::new(), "");
+            let mut start = 0;
+            let mut i = 0;
+            while start < raw.len() {
+                let end = memchr::memchr(b'\n', &raw[start..]).map_or(raw.len(), |k| start + k);
+                let (f, n) = fields::<6>(&chunk[start..end], ascii);
+                start = end + 1;
+                i += 1;
+                b.lines = i;
                 if n == 0 {
                     continue;
                 }
-                match line(&f, n) {
-                    Ok((qid, item)) => match b.segments.last_mut() {
-                        Some((q, items)) if *q == qid => items.push(item),
-                        _ => b.segments.push((qid, vec![item])),
-                    },
-                    Err(problem) => b.error = Some((i, problem)),
+                match check(&f, n) {
+                    Ok(value) => {
+                        let qid = f[0];
+                        // Byte by byte: query ids are short, and a call to `memcmp` a line cost more.
+                        let same = qid.len() == qid_now.len()
+                            && qid.bytes().zip(qid_now.bytes()).all(|(a, b)| a == b);
+                        if !same && !items.is_empty() {
+                            b.segments.push((qid_now.to_string(), part(&items)));
+                            items.clear();
+                        }
+                        qid_now = qid;
+                        items.push((f[2], value));
+                    }
+                    Err(problem) => {
+                        b.error = Some((i - 1, problem));
+                        return Ok(b);
+                    }
                 }
             }
-            b
+            if !items.is_empty() {
+                b.segments.push((qid_now.to_string(), part(&items)));
+            }
+            Ok(b)
         })
-        .collect();
+        .collect::<Result<_, std::io::Error>>()
+        .map_err(|e| io(path, e))?;
+    if blocks.iter().any(|b| !b.utf8) {
+        return Err(io(
+            path,
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "stream did not contain valid UTF-8",
+            ),
+        ));
+    }
     let mut before = 0;
     for b in &blocks {
         if let Some((i, problem)) = &b.error {
@@ -236,96 +329,107 @@ fn parse_blocks<'a, T: Send>(
     Ok(blocks)
 }
 
+/// Each query's parts in file order, queries in order of first appearance.
+fn parts_by_query<T>(blocks: Vec<Block<T>>) -> Vec<(String, Vec<T>)> {
+    let mut by_qid: Vec<(String, Vec<T>)> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for b in blocks {
+        for (qid, part) in b.segments {
+            match index.get(&qid) {
+                Some(&q) => by_qid[q].1.push(part),
+                None => {
+                    index.insert(qid.clone(), by_qid.len());
+                    by_qid.push((qid, vec![part]));
+                }
+            }
+        }
+    }
+    by_qid
+}
+
 /// Read a TREC run (`qid Q0 docid rank score tag`), grouped by qid in order of first appearance. The rank column is
-/// ignored (trec_eval re-sorts by score). Large files are parsed in parallel blocks; the result and the errors are
-/// those of a line-by-line read.
+/// ignored (trec_eval re-sorts by score). Large files are read and parsed in parallel blocks; the result and the
+/// errors are those of a line-by-line read.
 pub fn read_run(path: &Path) -> Result<Vec<RunQuery>, FileError> {
     read_run_in_blocks(path, BLOCK)
 }
 
 fn read_run_in_blocks(path: &Path, block: usize) -> Result<Vec<RunQuery>, FileError> {
-    let text = read_text(path)?;
-    let blocks = parse_blocks(path, &text, block, |f, n| {
-        if n < 5 {
-            return Err(format!(
-                "{n} fields; a run line is `qid Q0 docid rank score [tag]`"
-            ));
-        }
-        let score: f64 = f[4]
-            .parse()
-            .map_err(|_| format!("score `{}` is not a number", f[4]))?;
-        if !score.is_finite() {
-            return Err(format!("score `{}` is not finite", f[4]));
-        }
-        Ok((f[0], (f[2].to_string(), score)))
-    })?;
-    let mut out: Vec<RunQuery> = Vec::new();
-    let mut index: HashMap<&str, usize> = HashMap::new();
-    for b in blocks {
-        for (qid, docs) in b.segments {
-            match index.get(qid) {
-                Some(&q) => out[q].1.extend(docs),
-                None => {
-                    index.insert(qid, out.len());
-                    out.push((qid.to_string(), docs));
-                }
+    let blocks = parse_file(
+        path,
+        block,
+        |f, n| {
+            if n < 5 {
+                return Err(format!(
+                    "{n} fields; a run line is `qid Q0 docid rank score [tag]`"
+                ));
             }
-        }
-    }
-    Ok(out)
+            let score: f64 = f[4]
+                .parse()
+                .map_err(|_| format!("score `{}` is not a number", f[4]))?;
+            if !score.is_finite() {
+                return Err(format!("score `{}` is not finite", f[4]));
+            }
+            Ok(score)
+        },
+        RunQuery::from_items,
+    )?;
+    Ok(parts_by_query(blocks)
+        .into_iter()
+        .map(|(qid, parts)| {
+            let mut parts = parts.into_iter();
+            let mut q = parts.next().expect("a query has a part");
+            for p in parts {
+                q.append(&p);
+            }
+            q.set_qid(&qid);
+            q
+        })
+        .collect())
 }
 
-/// A run of consecutive qrels lines of one query: `(docid, relevance)`.
-type Judged<'a> = Vec<(&'a str, f32)>;
-
-/// qid → docid → relevance.
-pub type Qrels = HashMap<String, HashMap<String, f32>>;
-
-/// Read qrels (`qid iter docid rel`). A (qid, docid) given twice keeps its last value. Large files are parsed in
-/// parallel blocks and each query's judgments collected in parallel; the result and the errors are those of a
-/// line-by-line read.
+/// Read qrels (`qid iter docid rel`). A (qid, docid) given twice keeps its last value. Large files are read and
+/// parsed in parallel blocks, each building its queries' judgments; a query split over blocks is joined in parallel
+/// with the others. The result and the errors are those of a line-by-line read.
 pub fn read_qrels(path: &Path) -> Result<Qrels, FileError> {
     read_qrels_in_blocks(path, BLOCK)
 }
 
 fn read_qrels_in_blocks(path: &Path, block: usize) -> Result<Qrels, FileError> {
     use rayon::prelude::*;
-    let text = read_text(path)?;
-    let blocks = parse_blocks(path, &text, block, |f, n| {
-        if n != 4 {
-            return Err(format!("{n} fields; a qrels line is `qid iter docid rel`"));
-        }
-        let rel: f32 = f[3]
-            .parse()
-            .map_err(|_| format!("relevance `{}` is not a number", f[3]))?;
-        if !rel.is_finite() {
-            return Err("relevance is not finite".into());
-        }
-        Ok((f[0], (f[2], rel)))
-    })?;
-    // Each query's runs of lines, in file order, then each query's map built on its own.
-    let mut by_qid: Vec<(&str, Vec<Judged<'_>>)> = Vec::new();
-    let mut index: HashMap<&str, usize> = HashMap::new();
-    for b in blocks {
-        for (qid, docs) in b.segments {
-            let q = *index.entry(qid).or_insert_with(|| {
-                by_qid.push((qid, Vec::new()));
-                by_qid.len() - 1
-            });
-            by_qid[q].1.push(docs);
-        }
-    }
-    let maps: Vec<(String, HashMap<String, f32>)> = by_qid
+    let blocks = parse_file(
+        path,
+        block,
+        |f, n| {
+            if n != 4 {
+                return Err(format!("{n} fields; a qrels line is `qid iter docid rel`"));
+            }
+            let rel: f32 = f[3]
+                .parse()
+                .map_err(|_| format!("relevance `{}` is not a number", f[3]))?;
+            if !rel.is_finite() {
+                return Err("relevance is not finite".into());
+            }
+            Ok(rel)
+        },
+        QueryQrels::from_items,
+    )?;
+    let joined: Vec<(String, QueryQrels)> = parts_by_query(blocks)
         .into_par_iter()
         .map(|(qid, parts)| {
-            let mut m = HashMap::with_capacity(parts.iter().map(Vec::len).sum());
-            for (d, rel) in parts.into_iter().flatten() {
-                m.insert(d.to_string(), rel);
+            let mut parts = parts.into_iter();
+            let mut q = parts.next().expect("a query has a part");
+            for p in parts {
+                q.merge(&p);
             }
-            (qid.to_string(), m)
+            (qid, q)
         })
         .collect();
-    Ok(maps.into_iter().collect())
+    let mut out = Qrels::new();
+    for (qid, q) in joined {
+        out.add(&qid, q);
+    }
+    Ok(out)
 }
 
 /// Write a TREC run for `ds` and `scores` (ranked by score, ties by input order), atomically. Documents without a
@@ -379,48 +483,93 @@ pub fn write_qrels_to(w: &mut dyn Write, ds: &Dataset) -> std::io::Result<()> {
 }
 
 /// Evaluate a run against qrels as trec_eval does: only queries present in both are evaluated; retrieved documents
-/// missing from the qrels are unjudged; judged documents the run missed count in R, N and the ideal DCG.
+/// missing from the qrels are unjudged; judged documents the run missed count in R, N and the ideal DCG. Queries are
+/// evaluated in parallel; the values and the first error (in run order) are those of a serial evaluation.
 pub fn evaluate_run(
     run: &[RunQuery],
     qrels: &Qrels,
     metrics: &[Metric],
     conv: &Convention,
 ) -> Result<Evaluation, FileError> {
-    let mut qids = Vec::new();
-    let mut table = Vec::new();
-    for (qid, docs) in run {
-        let Some(judgments) = qrels.get(qid) else {
-            continue;
-        };
-        // A negative qrels value: in the pool but unjudged (trec_eval), −∞ for the metrics.
-        let pooled = |l: f32| if l < 0.0 { f32::NEG_INFINITY } else { l };
-        let labels: Vec<f32> = docs
-            .iter()
-            .map(|(d, _)| judgments.get(d).copied().map_or(f32::NAN, pooled))
-            .collect();
-        let scores: Vec<f64> = docs.iter().map(|(_, s)| *s).collect();
-        let retrieved: std::collections::HashSet<&str> =
-            docs.iter().map(|(d, _)| d.as_str()).collect();
-        let unretrieved: Vec<f32> = judgments
-            .iter()
-            .filter(|(d, _)| !retrieved.contains(d.as_str()))
-            .map(|(_, &l)| pooled(l))
-            .collect();
-        let ranking = run_ranking(docs, &scores, conv);
-        let input = QueryInput {
-            labels: &labels,
-            scores: &scores,
-            ranking: &ranking,
-            unretrieved: &unretrieved,
-        };
-        let row: Result<Vec<f64>, Unsupported> = metrics
-            .iter()
-            .map(|&m| query_metric(m, &input, conv))
-            .collect();
-        table.extend(row?);
-        qids.push(qid.clone());
+    use rayon::prelude::*;
+    let judged: Vec<(&RunQuery, &QueryQrels)> = run
+        .iter()
+        .filter_map(|q| qrels.get(q.qid()).map(|j| (q, j)))
+        .collect();
+    let nm = metrics.len();
+    let mut table = vec![0.0; judged.len() * nm];
+    if nm > 0 {
+        let first_error = table
+            .par_chunks_mut(nm)
+            .zip(judged.par_iter())
+            .enumerate()
+            .map_init(RunScratch::default, |sc, (i, (row, &(q, j)))| {
+                run_query_values(q, j, metrics, conv, sc, row)
+                    .err()
+                    .map(|e| (i, e))
+            })
+            .flatten()
+            .min_by_key(|(i, _)| *i);
+        if let Some((_, e)) = first_error {
+            return Err(e.into());
+        }
     }
+    let qids = judged.iter().map(|(q, _)| q.qid().to_string()).collect();
     Ok(assemble(qids, metrics, conv, &table))
+}
+
+/// One thread's scratch space for [`evaluate_run`].
+#[derive(Default)]
+struct RunScratch {
+    buf: RankBuffers,
+    order: Vec<u32>,
+    ranking: Ranking,
+    labels: Vec<f32>,
+    seen: Vec<bool>,
+    unretrieved: Vec<f32>,
+}
+
+/// The values of `metrics` for run query `q` against its judgments `j`, into `out`.
+fn run_query_values(
+    q: &RunQuery,
+    j: &QueryQrels,
+    metrics: &[Metric],
+    conv: &Convention,
+    sc: &mut RunScratch,
+    out: &mut [f64],
+) -> Result<(), Unsupported> {
+    // A negative qrels value: in the pool but unjudged (trec_eval), −∞ for the metrics.
+    let pooled = |l: f32| if l < 0.0 { f32::NEG_INFINITY } else { l };
+    sc.labels.clear();
+    sc.seen.clear();
+    sc.seen.resize(j.len(), false);
+    for d in 0..q.len() {
+        sc.labels.push(match j.position(q.docid(d)) {
+            Some(i) => {
+                sc.seen[i] = true;
+                pooled(j.rel(i))
+            }
+            None => f32::NAN,
+        });
+    }
+    sc.unretrieved.clear();
+    sc.unretrieved.extend(
+        j.iter()
+            .zip(&sc.seen)
+            .filter(|(_, &seen)| !seen)
+            .map(|((_, l), _)| pooled(l)),
+    );
+    run_ranking(q, conv, sc);
+    let input = QueryInput {
+        labels: &sc.labels,
+        scores: q.scores(),
+        ranking: &sc.ranking,
+        unretrieved: &sc.unretrieved,
+    };
+    for (v, &m) in out.iter_mut().zip(metrics) {
+        *v = query_metric(m, &input, conv)?;
+    }
+    Ok(())
 }
 
 /// Evaluate TREC runs against one qrels file on `metric`, as `ltr eval --run` does for each.
@@ -457,14 +606,16 @@ pub fn evaluate_score_files(
         .collect()
 }
 
-/// The ranking of one run query under the convention's tie policy (doc ids for `docid`).
-fn run_ranking(docs: &[(String, f64)], scores: &[f64], conv: &Convention) -> Ranking {
-    if conv.ties == TiePolicy::DocIdDescending {
-        let f = |i: usize| docs[i].0.as_str();
-        Ranking::new(scores, conv.ties, Some(&f))
-    } else {
-        fast_ranking(scores, conv.ties)
-    }
+/// The ranking of one run query under the convention's tie policy (doc ids for `docid`), into `sc.ranking`.
+fn run_ranking(q: &RunQuery, conv: &Convention, sc: &mut RunScratch) {
+    rank_order(
+        q.scores(),
+        conv.ties,
+        Some(DocIds::Run(q)),
+        &mut sc.buf,
+        &mut sc.order,
+    );
+    ranking_from_order(q.scores(), conv.ties, &sc.order, &mut sc.ranking);
 }
 
 /// Read diversity qrels in ndeval's format, `qid subtopic docid rel`: the subtopic a non-negative integer, the grade
@@ -530,19 +681,19 @@ pub fn evaluate_diversity_run(
     }
     let mut qids = Vec::new();
     let mut table = Vec::new();
-    for (qid, docs) in run {
-        let Some(judgments) = qrels.get(qid) else {
+    let mut sc = RunScratch::default();
+    for q in run {
+        let Some(judgments) = qrels.get(q.qid()) else {
             continue;
         };
-        let scores: Vec<f64> = docs.iter().map(|(_, s)| *s).collect();
-        let ranking = run_ranking(docs, &scores, conv);
-        let ranked: Vec<&str> = ranking.order.iter().map(|&i| docs[i].0.as_str()).collect();
+        run_ranking(q, conv, &mut sc);
+        let ranked: Vec<&str> = sc.order.iter().map(|&i| q.docid(i as usize)).collect();
         table.extend(
             measures
                 .iter()
                 .map(|m| query_diversity(m, &ranked, judgments, conv.relevance_threshold)),
         );
-        qids.push(qid.clone());
+        qids.push(q.qid().to_string());
     }
     Ok(assemble(qids, metrics, conv, &table))
 }
@@ -614,17 +765,17 @@ mod tests {
                 return Err(err(format!("score `{}` is not finite", f[4])));
             }
             let q = *index.entry(f[0].to_string()).or_insert_with(|| {
-                out.push((f[0].to_string(), Vec::new()));
+                out.push(RunQuery::new(f[0]));
                 out.len() - 1
             });
-            out[q].1.push((f[2].to_string(), score));
+            out[q].push(f[2], score);
             Ok(())
         })?;
         Ok(out)
     }
 
     fn serial_qrels(path: &Path) -> Result<Qrels, FileError> {
-        let mut out: Qrels = HashMap::new();
+        let mut out = Qrels::new();
         for_each_record(path, |f, err| {
             if f.len() != 4 {
                 return Err(err(format!(
@@ -638,9 +789,7 @@ mod tests {
             if !rel.is_finite() {
                 return Err(err("relevance is not finite".into()));
             }
-            out.entry(f[0].to_string())
-                .or_default()
-                .insert(f[2].to_string(), rel);
+            out.insert(f[0], f[2], rel);
             Ok(())
         })?;
         Ok(out)

@@ -141,7 +141,7 @@ fn diversity_qrels_errors_name_file_and_line() {
 fn measures_decide_how_qrels_are_read() {
     let path = temp("judgments", "7 1 A 1\n7 2 B 1\n7 2 A 0\n");
     let m = |s: &str| s.parse::<Metric>().unwrap();
-    let run: Vec<RunQuery> = vec![("7".into(), vec![("B".into(), 2.0), ("A".into(), 1.0)])];
+    let run = vec![RunQuery::with_docs("7", [("B", 2.0), ("A", 1.0)])];
     let div = read_judgments(&path, &[m("alpha_nDCG@2"), m("StRecall@1")]).unwrap();
     assert!(matches!(div, Judgments::Diversity(_)));
     let ev = div
@@ -226,12 +226,12 @@ proptest::proptest! {
                 js.insert(at, (s, g));
             }
         }
-        let mut run: Vec<RunQuery> = (0..3).map(|q| (format!("q{q}"), Vec::new())).collect();
+        let mut run: Vec<RunQuery> = (0..3).map(|q| RunQuery::new(format!("q{q}"))).collect();
         for (q, d, score) in retrieved {
-            let docs = &mut run[q as usize].1;
+            let docs = &mut run[q as usize];
             let id = format!("d{d}");
-            if docs.iter().all(|(x, _)| *x != id) {
-                docs.push((id, f64::from(score)));
+            if docs.docs().all(|(x, _)| x != id) {
+                docs.push(&id, f64::from(score));
             }
         }
         let names = [

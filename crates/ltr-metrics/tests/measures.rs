@@ -15,13 +15,11 @@ fn run_and_qrels(f: &Value, qrels_key: &str) -> (Vec<RunQuery>, Qrels) {
     let run = run(f);
     let mut qrels = Qrels::new();
     for row in f[qrels_key].as_array().unwrap() {
-        qrels
-            .entry(row[0].as_str().unwrap().to_string())
-            .or_default()
-            .insert(
-                row[1].as_str().unwrap().to_string(),
-                row[2].as_f64().unwrap() as f32,
-            );
+        qrels.insert(
+            row[0].as_str().unwrap(),
+            row[1].as_str().unwrap(),
+            row[2].as_f64().unwrap() as f32,
+        );
     }
     (run, qrels)
 }

@@ -17,13 +17,10 @@ pub fn run(f: &Value) -> Vec<RunQuery> {
     for row in f["run"].as_array().unwrap() {
         let qid = row[0].as_str().unwrap().to_string();
         let i = *index.entry(qid.clone()).or_insert_with(|| {
-            run.push((qid, Vec::new()));
+            run.push(RunQuery::new(qid));
             run.len() - 1
         });
-        run[i].1.push((
-            row[1].as_str().unwrap().to_string(),
-            row[2].as_f64().unwrap(),
-        ));
+        run[i].push(row[1].as_str().unwrap(), row[2].as_f64().unwrap());
     }
     run
 }
