@@ -139,18 +139,161 @@ const BLOCK: usize = 1 << 20;
 fn fields<const N: usize>(line: &str, ascii: bool) -> ([&str; N], usize) {
     let mut f = [""; N];
     let mut n = 0;
-    let mut put = |w| {
-        if n < N {
-            f[n] = w;
-        }
-        n += 1;
-    };
     if ascii {
-        line.split_ascii_whitespace().for_each(&mut put);
+        // Fields between runs of ASCII whitespace, found byte by byte.
+        let b = line.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            while i < b.len() && b[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            let start = i;
+            while i < b.len() && !b[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            if i > start {
+                if n < N {
+                    f[n] = &line[start..i];
+                }
+                n += 1;
+            }
+        }
     } else {
-        line.split_whitespace().for_each(&mut put);
+        for w in line.split_whitespace() {
+            if n < N {
+                f[n] = w;
+            }
+            n += 1;
+        }
     }
     (f, n)
+}
+
+/// Is `chunk` ASCII whose only bytes below `!` are ASCII whitespace (space, tab, newline, form feed, carriage
+/// return)? Then a byte is whitespace exactly when it is below `!`, which [`plain_line`] tests eight bytes at once.
+fn plain_ascii(chunk: &[u8]) -> bool {
+    chunk.iter().fold(true, |ok, &b| {
+        ok & (b < 0x80)
+            & ((b > 0x20) | (b == b' ') | (b == b'\t') | (b == b'\n') | (b == b'\r') | (b == 0x0c))
+    })
+}
+
+/// Eight bytes of `b` from `at`, little-endian; past the end, newlines.
+#[inline]
+fn word(b: &[u8], at: usize) -> u64 {
+    const NEWLINES: u64 = 0x0a0a_0a0a_0a0a_0a0a;
+    match b.get(at..at + 8) {
+        Some(w) => u64::from_le_bytes(w.try_into().expect("eight bytes")),
+        None => {
+            let rest = &b[at.min(b.len())..];
+            rest.iter()
+                .rev()
+                .fold(NEWLINES, |x, &c| (x << 8) | c as u64)
+        }
+    }
+}
+
+/// The line of the [`plain_ascii`] block `text` that starts at `start`: where it ends (its newline, or the block's
+/// end) and its [`fields`]. Eight bytes at a time: the first newline is the lowest zero byte of the word xor
+/// `\n`s (a borrow only runs upward from a zero byte, so the lowest flag is exact); whitespace is a byte below `!`
+/// (adding 0x5f to an ASCII byte sets its top bit exactly when it is 0x21 or more), its top bits gathered into a
+/// bit per byte. The fields are the runs of clear bits: each starts where the bit before it is set and ends where
+/// the bit after it is. Lines of 64 bytes or more take `memchr` and [`fields`].
+#[inline]
+fn plain_line<const N: usize>(text: &str, start: usize) -> (usize, [&str; N], usize) {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let b = text.as_bytes();
+    let mut ws = 0u64;
+    let mut len = None;
+    for k in 0..8 {
+        let x = word(b, start + 8 * k);
+        let t = x ^ 0x0a0a_0a0a_0a0a_0a0a;
+        let newline = t.wrapping_sub(0x0101_0101_0101_0101) & !t & HIGH;
+        let low = !x.wrapping_add(0x5f5f_5f5f_5f5f_5f5f) & HIGH;
+        ws |= (low.wrapping_mul(0x0002_0408_1020_4081) >> 56) << (8 * k);
+        if newline != 0 {
+            len = Some(8 * k + newline.trailing_zeros() as usize / 8);
+            break;
+        }
+    }
+    let Some(len) = len else {
+        let end = memchr::memchr(b'\n', &b[start..]).map_or(b.len(), |i| start + i);
+        let (f, n) = fields::<N>(&text[start..end], true);
+        return (end, f, n);
+    };
+    let line = &text[start..start + len];
+    ws |= !0u64 << len;
+    let mut starts = !ws & ((ws << 1) | 1);
+    let mut ends = !ws & (ws >> 1);
+    let mut f = [""; N];
+    let mut n = 0;
+    while starts != 0 {
+        let (s, e) = (
+            starts.trailing_zeros() as usize,
+            ends.trailing_zeros() as usize,
+        );
+        if n < N {
+            f[n] = &line[s..=e];
+        }
+        n += 1;
+        starts &= starts - 1;
+        ends &= ends - 1;
+    }
+    (start + len, f, n)
+}
+
+/// 10^0 … 10^22, each exact in f64.
+const POWERS_OF_TEN: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// `str::parse::<f64>`, with a short path for plain decimals (`-`, digits, `.`, digits; at most 15 digits): their
+/// digits are an integer below 2^53 and the scale a power of ten exact in f64, so one division rounds the decimal's
+/// value correctly (Clinger 1990) — the value `str::parse` returns.
+#[inline]
+fn parse_f64(s: &str) -> Option<f64> {
+    let b = s.as_bytes();
+    let (neg, digits) = match b.first() {
+        Some(b'-') => (true, &b[1..]),
+        _ => (false, b),
+    };
+    let (mut m, mut count, mut frac, mut dot) = (0u64, 0usize, 0usize, false);
+    for &c in digits {
+        match c {
+            b'0'..=b'9' => {
+                m = m * 10 + (c - b'0') as u64;
+                count += 1;
+                frac += dot as usize;
+            }
+            b'.' if !dot => dot = true,
+            _ => return s.parse().ok(),
+        }
+        if count > 15 {
+            return s.parse().ok();
+        }
+    }
+    // At least one digit before the point (`.5`, `5.` and `-` go the long way).
+    if count == 0 || count == frac || (dot && frac == 0) {
+        return s.parse().ok();
+    }
+    let v = m as f64 / POWERS_OF_TEN[frac];
+    Some(if neg { -v } else { v })
+}
+
+/// `str::parse::<f32>`, with a short path for whole numbers of up to three digits (exact in f32).
+#[inline]
+fn parse_f32(s: &str) -> Option<f32> {
+    let b = s.as_bytes();
+    let (neg, digits) = match b.first() {
+        Some(b'-') => (true, &b[1..]),
+        _ => (false, b),
+    };
+    if (1..=3).contains(&digits.len()) && digits.iter().all(u8::is_ascii_digit) {
+        let v = digits.iter().fold(0u32, |v, &c| v * 10 + (c - b'0') as u32) as f32;
+        return Some(if neg { -v } else { v });
+    }
+    s.parse().ok()
 }
 
 /// What one block of a file gave: consecutive runs of lines of one query (`(qid, part)`), the number of lines it
@@ -267,13 +410,19 @@ fn parse_file<V: Send, T: Send>(
                 return Ok(b);
             };
             // Lines as `str::lines` gives them (a trailing `\r` is whitespace to the field split).
-            let ascii = chunk.is_ascii() && memchr::memchr(0x0b, raw).is_none();
+            let plain = plain_ascii(raw);
+            let ascii = plain || (chunk.is_ascii() && memchr::memchr(0x0b, raw).is_none());
             let (mut items, mut qid_now) = (Vec::new(), "");
             let mut start = 0;
             let mut i = 0;
             while start < raw.len() {
-                let end = memchr::memchr(b'\n', &raw[start..]).map_or(raw.len(), |k| start + k);
-                let (f, n) = fields::<6>(&chunk[start..end], ascii);
+                let (end, f, n) = if plain {
+                    plain_line::<6>(chunk, start)
+                } else {
+                    let end = memchr::memchr(b'\n', &raw[start..]).map_or(raw.len(), |k| start + k);
+                    let (f, n) = fields::<6>(&chunk[start..end], ascii);
+                    (end, f, n)
+                };
                 start = end + 1;
                 i += 1;
                 b.lines = i;
@@ -364,9 +513,8 @@ fn read_run_in_blocks(path: &Path, block: usize) -> Result<Vec<RunQuery>, FileEr
                     "{n} fields; a run line is `qid Q0 docid rank score [tag]`"
                 ));
             }
-            let score: f64 = f[4]
-                .parse()
-                .map_err(|_| format!("score `{}` is not a number", f[4]))?;
+            let score =
+                parse_f64(f[4]).ok_or_else(|| format!("score `{}` is not a number", f[4]))?;
             if !score.is_finite() {
                 return Err(format!("score `{}` is not finite", f[4]));
             }
@@ -404,9 +552,8 @@ fn read_qrels_in_blocks(path: &Path, block: usize) -> Result<Qrels, FileError> {
             if n != 4 {
                 return Err(format!("{n} fields; a qrels line is `qid iter docid rel`"));
             }
-            let rel: f32 = f[3]
-                .parse()
-                .map_err(|_| format!("relevance `{}` is not a number", f[3]))?;
+            let rel =
+                parse_f32(f[3]).ok_or_else(|| format!("relevance `{}` is not a number", f[3]))?;
             if !rel.is_finite() {
                 return Err("relevance is not finite".into());
             }
@@ -799,6 +946,106 @@ mod tests {
         match r {
             Ok(v) => format!("ok {v:?}"),
             Err(e) => format!("err {e}"),
+        }
+    }
+
+    /// The eight-bytes-at-a-time line and field split against `split_ascii_whitespace` on random plain lines (spaces,
+    /// tabs, form feeds, carriage returns, runs of them, long fields, lengths around the word and 64-byte limits).
+    #[test]
+    fn plain_lines_match_split_ascii_whitespace() {
+        let mut state = 0x5851_f42d_4c95_7f2du64;
+        let mut next = move |m: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % m
+        };
+        for _ in 0..20_000 {
+            let len = next(80) as usize;
+            let line: String = (0..len)
+                .map(|_| match next(10) {
+                    0 => ' ',
+                    1 => ['\t', '\r', '\x0c', ' '][next(4) as usize],
+                    _ => (b'!' + next(94) as u8) as char,
+                })
+                .collect();
+            assert!(plain_ascii(line.as_bytes()));
+            let want: Vec<&str> = line.split_ascii_whitespace().collect();
+            // At the end of a block (words filled with newlines) and followed by more lines (words read past the end).
+            let (end, f, n) = plain_line::<6>(&line, 0);
+            assert_eq!(end, line.len());
+            let more = format!("{line}\nnext line x");
+            assert_eq!(plain_line::<6>(&more, 0), (end, f, n), "{line:?}");
+            let before = format!("first\n{line}");
+            assert_eq!(plain_line::<6>(&before, 6), (6 + end, f, n), "{line:?}");
+            assert_eq!(n, want.len(), "{line:?}");
+            assert_eq!(&f[..n.min(6)], &want[..n.min(6)], "{line:?}");
+        }
+        assert!(!plain_ascii(b"a\x0bb") && !plain_ascii(b"a\x01") && !plain_ascii("é".as_bytes()));
+    }
+
+    /// The short number paths against `str::parse`, bit for bit (or both refusing): plain decimals of every length
+    /// around the 15-digit limit, signs, leading zeros, and forms that take the long way.
+    #[test]
+    fn short_number_paths_match_str_parse() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |m: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % m
+        };
+        let mut cases: Vec<String> = [
+            "",
+            "-",
+            ".",
+            "-.",
+            "5.",
+            ".5",
+            "-0",
+            "-0.0",
+            "+1",
+            "1e5",
+            "1E-3",
+            "00.10",
+            "inf",
+            "-inf",
+            "NaN",
+            "1_0",
+            "0x10",
+            "1.2.3",
+            "--1",
+            "٣",
+            "123456789012345",
+            "1234567890123456",
+            "0.000000000000001",
+            "9007199254740993",
+            "999",
+            "1000",
+            "-999",
+            "007",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for _ in 0..50_000 {
+            let digits = 1 + next(18) as usize;
+            let mut t: String = (0..digits)
+                .map(|_| (b'0' + next(10) as u8) as char)
+                .collect();
+            if next(3) > 0 {
+                t.insert(next(digits as u64 + 1) as usize, '.');
+            }
+            if next(4) == 0 {
+                t.insert(0, '-');
+            }
+            cases.push(t);
+        }
+        for t in &cases {
+            let want = t.parse::<f64>().ok().map(f64::to_bits);
+            assert_eq!(parse_f64(t).map(f64::to_bits), want, "{t:?}");
+            let want = t.parse::<f32>().ok().map(f32::to_bits);
+            assert_eq!(parse_f32(t).map(f32::to_bits), want, "{t:?}");
         }
     }
 
