@@ -154,7 +154,15 @@ fn query_values<'a>(
 ) -> Result<(), Unsupported> {
     rank_order(scores, convention.ties, ids, &mut sc.buf, &mut sc.order);
     if fused {
-        return resolved::values(metrics, labels, &sc.order, convention, &mut sc.tables, out);
+        return resolved::values(
+            metrics,
+            labels,
+            &[],
+            &sc.order,
+            convention,
+            &mut sc.tables,
+            out,
+        );
     }
     ranking_from_order(scores, convention.ties, &sc.order, &mut sc.ranking);
     let input = QueryInput {

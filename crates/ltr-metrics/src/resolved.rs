@@ -1,6 +1,6 @@
-//! The common measures of a resolved ranking (every tie group one document) with no unretrieved judged documents —
-//! what [`evaluate`](crate::evaluate) meets on a dataset under every tie policy but `Expected` — computed from the
-//! ranked order: one pass gathers the positions of the relevant documents (and counts the labels for the ideal
+//! The common measures of a resolved ranking (every tie group one document) — what [`evaluate`](crate::evaluate)
+//! and [`evaluate_run`](crate::evaluate_run) meet under every tie policy but `Expected` — computed from the ranked
+//! order: one pass gathers the positions of the relevant documents (and counts the labels for the ideal
 //! DCG), then each measure reads those positions. Each value is the floating-point computation of
 //! [`query_metric`](crate::query_metric) on the same ranking, term by term in the same order, so it has the same
 //! bits: a group of one document makes every `… / m` a division by 1 and every one-term sum its term (see each arm;
@@ -78,10 +78,12 @@ impl Tables {
 }
 
 /// The values of `metrics` (each [`supported`]) for one query whose documents have `labels` and are ranked in
-/// `order` (a permutation, at most `u32::MAX` long, every group one document), into `out`.
+/// `order` (a permutation, at most `u32::MAX` long, every group one document), and whose judged documents that were
+/// not retrieved have `unretrieved` labels, into `out`.
 pub(crate) fn values(
     metrics: &[Metric],
     labels: &[f32],
+    unretrieved: &[f32],
     order: &[u32],
     c: &Convention,
     t: &mut Tables,
@@ -112,21 +114,29 @@ pub(crate) fn values(
         found += relevant[d as usize] as usize;
     }
     rel_pos.truncate(found);
-    let r = found;
+    // R counts the relevant documents the run missed too (compute's total_rel).
+    let r = found
+        + unretrieved
+            .iter()
+            .filter(|&&l| l.is_finite() & (l >= thr) & (l <= max))
+            .count();
     let ranked_label = |p: usize| labels[order[p] as usize];
     for (slot, &m) in out.iter_mut().zip(metrics) {
         *slot = match m {
             Metric::Ndcg(k) => {
                 gain_fits_labels(labels, c, m)?;
-                // compute::ndcg with no unretrieved documents.
+                // compute::ndcg.
                 if short_zero(c, k, n) {
                     0.0
                 } else {
-                    let kk = k.unwrap_or(n);
-                    let ideal = if let Some(top) = whole_labels(labels) {
-                        ideal_from_counts(labels, top, c, kk, t)
-                    } else {
-                        ideal_dcg_of(labels, &[], c, kk)
+                    let kk = k.unwrap_or(n + unretrieved.len());
+                    let whole = unretrieved
+                        .is_empty()
+                        .then(|| whole_labels(labels))
+                        .flatten();
+                    let ideal = match whole {
+                        Some(top) => ideal_from_counts(labels, top, c, kk, t),
+                        None => ideal_dcg_of(labels, unretrieved, c, kk),
                     };
                     if ideal <= 0.0 {
                         0.0

@@ -13,6 +13,7 @@ use crate::evaluate::{assemble, Evaluation};
 use crate::metric::Metric;
 use crate::rank::{fast_ranking, rank_order, ranking_from_order, DocIds, RankBuffers};
 use crate::ranking::Ranking;
+use crate::resolved;
 use crate::runs::{Qrels, QueryQrels, RunQuery};
 
 /// Errors reading or writing score, run and qrels files.
@@ -646,15 +647,21 @@ pub fn evaluate_run(
     let nm = metrics.len();
     let mut table = vec![0.0; judged.len() * nm];
     if nm > 0 {
+        // Every measure from the relevant positions when the ranking has no tie groups (as `evaluate` does).
+        let fused =
+            conv.ties != TiePolicy::Expected && metrics.iter().all(|&m| resolved::supported(m));
         let first_error = table
             .par_chunks_mut(nm)
             .zip(judged.par_iter())
             .enumerate()
-            .map_init(RunScratch::default, |sc, (i, (row, &(q, j)))| {
-                run_query_values(q, j, metrics, conv, sc, row)
-                    .err()
-                    .map(|e| (i, e))
-            })
+            .map_init(
+                || RunScratch::new(conv),
+                |sc, (i, (row, &(q, j)))| {
+                    run_query_values(q, j, metrics, conv, fused, sc, row)
+                        .err()
+                        .map(|e| (i, e))
+                },
+            )
             .flatten()
             .min_by_key(|(i, _)| *i);
         if let Some((_, e)) = first_error {
@@ -666,7 +673,6 @@ pub fn evaluate_run(
 }
 
 /// One thread's scratch space for [`evaluate_run`].
-#[derive(Default)]
 struct RunScratch {
     buf: RankBuffers,
     order: Vec<u32>,
@@ -674,6 +680,21 @@ struct RunScratch {
     labels: Vec<f32>,
     seen: Vec<bool>,
     unretrieved: Vec<f32>,
+    tables: resolved::Tables,
+}
+
+impl RunScratch {
+    fn new(c: &Convention) -> Self {
+        RunScratch {
+            buf: RankBuffers::default(),
+            order: Vec::new(),
+            ranking: Ranking::default(),
+            labels: Vec::new(),
+            seen: Vec::new(),
+            unretrieved: Vec::new(),
+            tables: resolved::Tables::new(c),
+        }
+    }
 }
 
 /// The values of `metrics` for run query `q` against its judgments `j`, into `out`.
@@ -682,6 +703,7 @@ fn run_query_values(
     j: &QueryQrels,
     metrics: &[Metric],
     conv: &Convention,
+    fused: bool,
     sc: &mut RunScratch,
     out: &mut [f64],
 ) -> Result<(), Unsupported> {
@@ -706,7 +728,25 @@ fn run_query_values(
             .filter(|(_, &seen)| !seen)
             .map(|((_, l), _)| pooled(l)),
     );
-    run_ranking(q, conv, sc);
+    rank_order(
+        q.scores(),
+        conv.ties,
+        Some(DocIds::Run(q)),
+        &mut sc.buf,
+        &mut sc.order,
+    );
+    if fused {
+        return resolved::values(
+            metrics,
+            &sc.labels,
+            &sc.unretrieved,
+            &sc.order,
+            conv,
+            &mut sc.tables,
+            out,
+        );
+    }
+    ranking_from_order(q.scores(), conv.ties, &sc.order, &mut sc.ranking);
     let input = QueryInput {
         labels: &sc.labels,
         scores: q.scores(),
@@ -751,18 +791,6 @@ pub fn evaluate_score_files(
             })
         })
         .collect()
-}
-
-/// The ranking of one run query under the convention's tie policy (doc ids for `docid`), into `sc.ranking`.
-fn run_ranking(q: &RunQuery, conv: &Convention, sc: &mut RunScratch) {
-    rank_order(
-        q.scores(),
-        conv.ties,
-        Some(DocIds::Run(q)),
-        &mut sc.buf,
-        &mut sc.order,
-    );
-    ranking_from_order(q.scores(), conv.ties, &sc.order, &mut sc.ranking);
 }
 
 /// Read diversity qrels in ndeval's format, `qid subtopic docid rel`: the subtopic a non-negative integer, the grade
@@ -828,13 +856,14 @@ pub fn evaluate_diversity_run(
     }
     let mut qids = Vec::new();
     let mut table = Vec::new();
-    let mut sc = RunScratch::default();
+    let (mut buf, mut order) = (RankBuffers::default(), Vec::new());
     for q in run {
         let Some(judgments) = qrels.get(q.qid()) else {
             continue;
         };
-        run_ranking(q, conv, &mut sc);
-        let ranked: Vec<&str> = sc.order.iter().map(|&i| q.docid(i as usize)).collect();
+        let ids = Some(DocIds::Run(q));
+        rank_order(q.scores(), conv.ties, ids, &mut buf, &mut order);
+        let ranked: Vec<&str> = order.iter().map(|&i| q.docid(i as usize)).collect();
         table.extend(
             measures
                 .iter()
@@ -1046,6 +1075,85 @@ mod tests {
             assert_eq!(parse_f64(t).map(f64::to_bits), want, "{t:?}");
             let want = t.parse::<f32>().ok().map(f32::to_bits);
             assert_eq!(parse_f32(t).map(f32::to_bits), want, "{t:?}");
+        }
+    }
+
+    /// `evaluate_run` measuring from the relevant positions against the per-measure path (forced by adding bpref,
+    /// which only that path computes), bit for bit: runs with unjudged documents, judged documents the run missed,
+    /// pooled (negative) judgments, graded and fractional labels, tied scores, queries without judgments, under
+    /// every resolved tie policy and three conventions.
+    #[test]
+    fn evaluate_run_fused_matches_per_measure_path() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |m: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % m
+        };
+        let (mut run, mut qrels) = (Vec::new(), Qrels::new());
+        for q in 0..40 {
+            let qid = format!("q{q}");
+            let n = [0, 1, 5, 70, 300][q % 5];
+            let mut query = RunQuery::new(qid.as_str());
+            for d in 0..n {
+                let score = if d % 7 == 0 {
+                    0.5
+                } else {
+                    next(1000) as f64 / 3.0
+                };
+                query.push(&format!("d{d}"), score);
+            }
+            run.push(query);
+            if q % 9 == 8 {
+                continue;
+            }
+            for d in 0..n + 20 {
+                if next(4) == 0 {
+                    continue; // unjudged, or not judged at all
+                }
+                let rel = [0.0, 1.0, 2.0, 3.0, -1.0, 2.5][next(6) as usize];
+                qrels.insert(&qid, &format!("d{d}"), rel);
+            }
+        }
+        let supported: Vec<Metric> = [
+            "nDCG@10",
+            "nDCG",
+            "DCG@5",
+            "AP",
+            "AP@50",
+            "P@10",
+            "RR",
+            "RR@3",
+            "R@20",
+            "R",
+            "RBP(p=0.8)",
+            "NumRet",
+            "NumRel",
+            "NumRelRet",
+        ]
+        .iter()
+        .map(|m| m.parse().unwrap())
+        .collect();
+        let mut all = supported.clone();
+        all.push(Metric::Bpref);
+        for conv in [Convention::TREC, Convention::STANDARD, Convention::LETOR4] {
+            for ties in [
+                TiePolicy::DocIdDescending,
+                TiePolicy::InputOrder,
+                TiePolicy::ReverseInput,
+            ] {
+                let conv = conv.with_ties(ties);
+                let fused = evaluate_run(&run, &qrels, &supported, &conv).unwrap();
+                let plain = evaluate_run(&run, &qrels, &all, &conv).unwrap();
+                assert_eq!(fused.qids, plain.qids);
+                for (a, b) in fused.results.iter().zip(&plain.results) {
+                    let bits = |r: &crate::MetricResult| -> Vec<u64> {
+                        r.per_query.iter().map(|v| v.to_bits()).collect()
+                    };
+                    assert_eq!(bits(a), bits(b), "{} {} {ties:?}", a.metric, conv.name);
+                }
+            }
         }
     }
 
