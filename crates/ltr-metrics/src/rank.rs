@@ -358,13 +358,9 @@ mod tests {
         }
     }
 
-    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
-        move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        }
+    fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+        let mut rng = ltr_testdata::XorShift64::new(seed);
+        move || rng.next_u64()
     }
 
     /// Long queries take the bucket or radix sort: the same order and groups as the comparator, on scores with many

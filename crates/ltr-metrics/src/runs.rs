@@ -347,13 +347,8 @@ mod tests {
     /// lookups of judged and unjudged ids, growth from empty.
     #[test]
     fn query_qrels_match_a_map() {
-        let mut state = 0x0123_4567_89ab_cdefu64;
-        let mut next = move |m: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % m
-        };
+        let mut rng = ltr_testdata::XorShift64::new(0x0123_4567_89ab_cdef);
+        let mut next = move |m: u64| rng.below(m);
         for n in [0usize, 1, 15, 300, 3000] {
             let mut q = QueryQrels::new();
             let mut want: HashMap<String, f32> = HashMap::new();

@@ -982,13 +982,8 @@ mod tests {
     /// tabs, form feeds, carriage returns, runs of them, long fields, lengths around the word and 64-byte limits).
     #[test]
     fn plain_lines_match_split_ascii_whitespace() {
-        let mut state = 0x5851_f42d_4c95_7f2du64;
-        let mut next = move |m: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % m
-        };
+        let mut rng = ltr_testdata::XorShift64::new(0x5851_f42d_4c95_7f2d);
+        let mut next = move |m: u64| rng.below(m);
         for _ in 0..20_000 {
             let len = next(80) as usize;
             let line: String = (0..len)
@@ -1017,13 +1012,8 @@ mod tests {
     /// around the 15-digit limit, signs, leading zeros, and forms that take the long way.
     #[test]
     fn short_number_paths_match_str_parse() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move |m: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % m
-        };
+        let mut rng = ltr_testdata::XorShift64::new(0x2545_f491_4f6c_dd1d);
+        let mut next = move |m: u64| rng.below(m);
         let mut cases: Vec<String> = [
             "",
             "-",
@@ -1084,13 +1074,8 @@ mod tests {
     /// every resolved tie policy and three conventions.
     #[test]
     fn evaluate_run_fused_matches_per_measure_path() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move |m: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % m
-        };
+        let mut rng = ltr_testdata::XorShift64::new(0x9e37_79b9_7f4a_7c15);
+        let mut next = move |m: u64| rng.below(m);
         let (mut run, mut qrels) = (Vec::new(), Qrels::new());
         for q in 0..40 {
             let qid = format!("q{q}");
