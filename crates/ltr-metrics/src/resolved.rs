@@ -1,5 +1,5 @@
-//! The common measures of a resolved ranking (every tie group one document) — what [`evaluate`](crate::evaluate)
-//! and [`evaluate_run`](crate::evaluate_run) meet under every tie policy but `Expected` — computed from the ranked
+//! The common measures of a resolved ranking (every tie group one document) — what `evaluate`
+//! and `evaluate_run` meet under every tie policy but `Expected` — computed from the ranked
 //! order: one pass gathers the positions of the relevant documents (and counts the labels for the ideal
 //! DCG), then each measure reads those positions. Each value is the floating-point computation of
 //! [`query_metric`](crate::query_metric) on the same ranking, term by term in the same order, so it has the same
