@@ -436,20 +436,17 @@ const LANE_FROM_DOCS: usize = 2048;
 /// run on the calling thread: handing so little to the thread pool costs more than it saves.
 const PARALLEL_FROM_CELLS: usize = 4096;
 
-/// `f` of every item, in order: on the calling thread when `work` is below [`PARALLEL_FROM_CELLS`], else in a few
-/// large parallel pieces (two a thread), so that a small leaf pays for a few task hand-overs, not one per feature.
-fn map_features<T: Sync, R: Send>(
-    items: &[T],
-    work: usize,
-    f: impl Fn(&T) -> R + Sync + Send,
-) -> Vec<R> {
+/// `f` of every feature position `0..n`, in order: on the calling thread when `work` is below
+/// [`PARALLEL_FROM_CELLS`], else in a few large parallel pieces (two a thread), so that a small leaf pays for a few
+/// task hand-overs, not one per feature.
+fn map_features<R: Send>(n: usize, work: usize, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
     if work < PARALLEL_FROM_CELLS {
-        return items.iter().map(f).collect();
+        return (0..n).map(f).collect();
     }
     let pieces = 2 * rayon::current_num_threads().max(1);
-    items
-        .par_iter()
-        .with_min_len(items.len().div_ceil(pieces).max(1))
+    (0..n)
+        .into_par_iter()
+        .with_min_len(n.div_ceil(pieces).max(1))
         .map(f)
         .collect()
 }
@@ -470,7 +467,7 @@ fn histograms(
         _ => 0,
     };
     let contiguous = span == docs.len() && span > 0;
-    let build = |&k: &usize| match &data.bins[k] {
+    let build = |k: usize| match &data.bins[k] {
         // A small leaf: four lanes of 256 cells would cost more to clear than its documents to add.
         BinColumn::Narrow(c) if docs.len() < LANE_FROM_DOCS => {
             one_lane_histogram(c, data.n_bins(k), docs, &leaf_gh)
@@ -478,7 +475,8 @@ fn histograms(
         BinColumn::Narrow(c) => narrow_histogram(c, data.n_bins(k), docs, contiguous, &leaf_gh),
         BinColumn::Wide(c) => lane_histogram(c, data.n_bins(k), docs, contiguous, &leaf_gh),
     };
-    let mut hist: Vec<Vec<Sums>> = map_features(feats, docs.len() * feats.len(), build);
+    let mut hist: Vec<Vec<Sums>> =
+        map_features(feats.len(), docs.len() * feats.len(), |p| build(feats[p]));
     reduce_histograms(&mut hist, comm)?;
     Ok(hist)
 }
@@ -595,16 +593,10 @@ fn totals(docs: &[u32], gh: &[[i64; 2]], comm: &dyn Allreduce) -> Result<Sums> {
     for &i in docs {
         c.add(&gh[i as usize]);
     }
-    if comm.size() > 1 {
-        let mut v = [c.g, c.h, c.n];
-        comm.sum_i64(&mut v)?;
-        c = Sums {
-            g: v[0],
-            h: v[1],
-            n: v[2],
-        };
-    }
-    Ok(c)
+    // One histogram of one bin: the ranks add it as they add histograms.
+    let mut one = [vec![c]];
+    reduce_histograms(&mut one, comm)?;
+    Ok(one[0][0])
 }
 
 /// The best split of a leaf over all features: per-feature bests in parallel, then the largest gain in feature
@@ -618,8 +610,7 @@ fn find_split(
     s: &GrowSettings,
 ) -> Option<Split> {
     let bins: usize = hist.iter().map(Vec::len).sum();
-    let pos: Vec<usize> = (0..feats.len()).collect();
-    let per: Vec<Option<FeatureSplit>> = map_features(&pos, bins, |&p| {
+    let per: Vec<Option<FeatureSplit>> = map_features(feats.len(), bins, |p| {
         best_split(&hist[p], data.has_missing[feats[p]], total, scale, s)
     });
     let mut best: Option<Split> = None;
@@ -731,9 +722,8 @@ pub(crate) fn grow(
             };
             let small = histograms(data, feats, small_docs, gh, comm)?;
             let bins: usize = small.iter().map(Vec::len).sum();
-            let pos: Vec<usize> = (0..feats.len()).collect();
             let large: Vec<Vec<Sums>> =
-                map_features(&pos, bins, |&p| subtract(&parent_hist[p], &small[p]));
+                map_features(feats.len(), bins, |p| subtract(&parent_hist[p], &small[p]));
             if left_smaller {
                 (lhist, rhist) = (Some(small), Some(large));
             } else {

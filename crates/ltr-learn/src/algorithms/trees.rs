@@ -417,20 +417,11 @@ pub(crate) fn lambdamart(
     train: &Dataset,
     ctx: &FitContext<'_>,
 ) -> Result<Fitted> {
-    lambdamart_on(r, train, ctx, &SingleProcess)
+    lambdamart_distributed(r, train, ctx, &SingleProcess)
 }
 
 /// `lambdamart` on this rank's shard of the queries: the one-process model at any number of ranks.
 pub(crate) fn lambdamart_distributed(
-    r: &SpecReader<'_>,
-    shard: &Dataset,
-    ctx: &FitContext<'_>,
-    comm: &dyn Allreduce,
-) -> Result<Fitted> {
-    lambdamart_on(r, shard, ctx, comm)
-}
-
-fn lambdamart_on(
     r: &SpecReader<'_>,
     train: &Dataset,
     ctx: &FitContext<'_>,
