@@ -222,6 +222,10 @@ impl<'a> FitContext<'a> {
     pub fn measure_names(&self) -> Option<(String, String)> {
         self.measure.and_then(|m| m.names())
     }
+    /// Whether the context carries a measure for [`Self::measure`].
+    pub fn has_measure(&self) -> bool {
+        self.measure.is_some()
+    }
     /// Judge `scores` on `data` with the context's measure; an error when the context has none.
     pub fn measure(&self, data: &Dataset, scores: &[f64]) -> Result<f64> {
         match self.measure {

@@ -359,6 +359,18 @@ fn tree_learners_give_the_single_process_model_on_a_letor_fold() {
                 model_text(&single),
                 "{algo} on {ranks} ranks"
             );
+            // The forest's out-of-bag estimate (the training metric on queries a tree left out) too.
+            let oob = |t: &Trained| {
+                t.fitted
+                    .diagnostics
+                    .as_ref()
+                    .map(|d| d["out_of_bag"].clone())
+            };
+            assert_eq!(oob(&d), oob(&single), "{algo} on {ranks} ranks");
+        }
+        if algo == "random-forest" {
+            let d = single.fitted.diagnostics.as_ref().unwrap();
+            assert!(d["out_of_bag"].as_f64().is_some_and(|m| m > 0.2), "{d}");
         }
     }
 }

@@ -419,9 +419,9 @@ pub fn train_random_forest(
 }
 
 /// [`train_random_forest`] on this rank's shard of the queries, the ranks joined by `comm`: every rank returns the
-/// forest one process grows on all the shards' queries in rank order, bit for bit. With more than one rank the
-/// trees are grown one after another (each tree's histograms are exchanged, in the same order on every rank) and
-/// there is no out-of-bag estimate.
+/// forest one process grows on all the shards' queries in rank order, bit for bit, and the same out-of-bag estimate.
+/// With more than one rank the trees are grown one after another (each tree's histograms are exchanged, in the same
+/// order on every rank).
 pub fn train_random_forest_ranks(
     p: &RandomForestParams,
     train: &Dataset,
@@ -459,11 +459,7 @@ pub fn train_random_forest_ranks(
             .map(|t| grow_tree(t, comm))
             .collect::<Result<_>>()?
     };
-    let out_of_bag = if comm.size() == 1 {
-        out_of_bag(&grown, &data, train, ctx)
-    } else {
-        None
-    };
+    let out_of_bag = out_of_bag(&grown, &data, train, &layout, ctx, comm)?;
     let forest = Forest {
         trees: grown
             .iter()
@@ -476,12 +472,21 @@ pub fn train_random_forest_ranks(
 }
 
 /// The context's measure on each out-of-bag query's mean output over the trees that did not see it.
+///
+/// Every rank gathers every rank's out-of-bag queries (their sizes, labels and scores, in global query order) and
+/// measures them together, so the estimate is the same bit for bit at any number of ranks. The measure sees labels
+/// and scores only: ties are ranked by input order, whatever doc ids the training file had.
 fn out_of_bag(
     grown: &[(BinTree, Vec<bool>)],
     data: &Binned,
     train: &Dataset,
+    layout: &Layout,
     ctx: &FitContext<'_>,
-) -> Option<f64> {
+    comm: &dyn Allreduce,
+) -> Result<Option<f64>> {
+    if !ctx.has_measure() {
+        return Ok(None);
+    }
     let nq = train.n_queries();
     let mut oob_sum = vec![0.0; train.n_docs()];
     let mut oob_trees = vec![0usize; nq];
@@ -493,20 +498,41 @@ fn out_of_bag(
             }
         }
     }
-    let oob_queries: Vec<usize> = (0..nq).filter(|&q| oob_trees[q] > 0).collect();
-    if oob_queries.is_empty() {
-        return None;
+    // This rank's out-of-bag queries: (global number, size) pairs, then each document's label and mean output.
+    let (mut sizes, mut labels, mut scores) = (Vec::new(), Vec::new(), Vec::new());
+    for q in (0..nq).filter(|&q| oob_trees[q] > 0) {
+        let k = oob_trees[q] as f64;
+        let rows = train.query_range(q);
+        sizes.extend([(layout.query_offset + q) as f64, rows.len() as f64]);
+        labels.extend(rows.clone().map(|i| train.labels()[i] as f64));
+        scores.extend(rows.map(|i| oob_sum[i] / k));
     }
-    let subset = train.select_queries(&oob_queries);
-    let scores: Vec<f64> = oob_queries
-        .iter()
-        .flat_map(|&q| {
-            let k = oob_trees[q] as f64;
-            train.query_range(q).map(move |i| (i, k))
-        })
-        .map(|(i, k)| oob_sum[i] / k)
+    let sizes = comm.gather_varying_f64(&sizes)?.concat();
+    let labels: Vec<f32> = comm
+        .gather_varying_f64(&labels)?
+        .concat()
+        .into_iter()
+        .map(|l| l as f32)
         .collect();
-    ctx.measure(&subset, &scores).ok()
+    let scores = comm.gather_varying_f64(&scores)?.concat();
+    if sizes.is_empty() {
+        return Ok(None);
+    }
+    let mut offsets = vec![0];
+    let mut qids = Vec::with_capacity(sizes.len() / 2);
+    for pair in sizes.chunks_exact(2) {
+        qids.push(format!("{}", pair[0] as usize + 1));
+        offsets.push(offsets.last().copied().unwrap_or(0) + pair[1] as usize);
+    }
+    let no_features = ndarray::Array2::<f32>::zeros((labels.len(), 0));
+    let queries = Dataset::new(
+        ltr_data::FeatureMatrix::Dense(no_features),
+        labels,
+        offsets,
+        qids,
+    )
+    .map_err(|e| LtrError::Training(format!("out-of-bag queries: {e}")))?;
+    Ok(ctx.measure(&queries, &scores).ok())
 }
 
 /// [`train_random_forest_ranks`] as a [`Fitted`] model.

@@ -1,6 +1,7 @@
 //! Data-parallel training: the queries cut into shards, one per rank of a [`ThreadGroup`], give the model one
 //! process trains on all of them, bit for bit, at 1, 2 and 3 ranks — `lambdamart` and `mart` with bagged queries
-//! and features, missing values, a wide (two-byte) feature, ERR weights and sampled pairs, and `random-forest`. A rank may hold no query.
+//! and features, missing values, a wide (two-byte) feature, ERR weights and sampled pairs, and `random-forest` with its
+//! out-of-bag estimate. A rank may hold no query.
 
 use ltr_core::{FitContext, Forest, ThreadGroup};
 use ltr_data::{generate_letor_like, Dataset, FeatureMatrix, SyntheticConfig};
@@ -108,15 +109,30 @@ fn a_random_forest_over_ranks_is_the_one_process_forest() {
         trees: 6,
         ..Default::default()
     };
-    let single = train_random_forest(&p, &ds, &FitContext::new(4)).unwrap();
+    // NDCG@10 of the out-of-bag queries: every rank measures them all, so it gets the one-process value.
+    let ndcg: ltr_metrics::Metric = "NDCG@10".parse().unwrap();
+    let measure = |d: &Dataset, s: &[f64]| {
+        let e = ltr_metrics::evaluate(d, s, &[ndcg], &ltr_metrics::Convention::default()).unwrap();
+        Ok::<f64, ltr_core::LtrError>(e.results[0].mean)
+    };
+    let ctx = FitContext::new(4).with_measure(&measure);
+    let single = train_random_forest(&p, &ds, &ctx).unwrap();
+    let oob = single.out_of_bag.expect("bags leave queries out");
+    assert!(oob > 0.0 && oob < 1.0, "{oob}");
     for cuts in &CUTS[1..] {
         let parts = shards(&ds, cuts);
         let runs = ThreadGroup::run(parts.len(), |comm| {
             let shard = &parts[ltr_core::Allreduce::rank(comm)];
-            train_random_forest_ranks(&p, shard, &FitContext::new(4), comm)
+            train_random_forest_ranks(&p, shard, &ctx, comm)
         });
         for run in runs {
-            assert_eq!(bits(&run.unwrap().forest), bits(&single.forest), "{cuts:?}");
+            let run = run.unwrap();
+            assert_eq!(bits(&run.forest), bits(&single.forest), "{cuts:?}");
+            assert_eq!(
+                run.out_of_bag.map(f64::to_bits),
+                Some(oob.to_bits()),
+                "{cuts:?}"
+            );
         }
     }
 }

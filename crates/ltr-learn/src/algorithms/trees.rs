@@ -504,8 +504,8 @@ pub(crate) fn random_forest(
     random_forest_distributed(r, train, ctx, &SingleProcess)
 }
 
-/// `random-forest` on this rank's shard of the queries: the one-process forest at any number of ranks (without
-/// the out-of-bag estimate on more than one).
+/// `random-forest` on this rank's shard of the queries: the one-process forest and out-of-bag estimate at any number
+/// of ranks.
 pub(crate) fn random_forest_distributed(
     r: &SpecReader<'_>,
     train: &Dataset,
