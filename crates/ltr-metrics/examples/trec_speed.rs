@@ -18,6 +18,17 @@ fn best<T>(reps: usize, mut f: impl FnMut() -> T) -> (f64, T) {
     (best, out.expect("at least one repetition"))
 }
 
+/// A fingerprint of every per-query value's bits, measure by measure.
+fn fingerprint(ev: &ltr_metrics::Evaluation) -> u64 {
+    let mut fp = 0u64;
+    for r in &ev.results {
+        for v in &r.per_query {
+            fp = fp.rotate_left(7) ^ v.to_bits();
+        }
+    }
+    fp
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let nq: usize = args.next().map_or(10_000, |s| s.parse().unwrap());
@@ -31,12 +42,7 @@ fn main() {
     let (secs, ev) = best(reps, || {
         evaluate(&ds, &scores, &metrics, &Convention::TREC).unwrap()
     });
-    let mut fp = 0u64;
-    for r in &ev.results {
-        for v in &r.per_query {
-            fp = fp.rotate_left(7) ^ v.to_bits();
-        }
-    }
+    let fp = fingerprint(&ev);
     println!(
         "evaluate {} queries: {secs:.4} s; means {:?}; fingerprint {fp:016x}",
         nq,
@@ -81,12 +87,15 @@ fn main() {
     let (es, ev) = best(reps, || {
         ltr_metrics::evaluate_run(&r, &q, &metrics, &Convention::TREC).unwrap()
     });
-    let (es2, _) = best(reps, || {
+    let (es2, ev2) = best(reps, || {
         ltr_metrics::evaluate_run(&r, &q, &metrics[..2], &Convention::TREC).unwrap()
     });
     println!(
-        "evaluate_run (joined by doc id): {es:.4} s; NDCG@10 + AP only: {es2:.4} s; means {:?}",
-        ev.results.iter().map(|r| r.mean).collect::<Vec<_>>()
+        "evaluate_run (joined by doc id): {es:.4} s; NDCG@10 + AP only: {es2:.4} s; means {:?}; \
+         fingerprint {:016x} (NDCG@10 + AP only {:016x})",
+        ev.results.iter().map(|r| r.mean).collect::<Vec<_>>(),
+        fingerprint(&ev),
+        fingerprint(&ev2)
     );
     // RRF of three runs of 1,000 queries × 1,000 documents (the first run's scores, shifted per run).
     let (ds, scores) = ltr_data::generate_judged_run(1000, 1000, true).unwrap();

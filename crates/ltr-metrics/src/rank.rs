@@ -86,12 +86,60 @@ pub(crate) fn rank_order(
         order.extend(0..n as u32);
         return;
     }
+    if let Some(ties_inside) = descending(scores) {
+        // Already ranked (runs written by TREC tools are): the input order, with each run of equal scores put in
+        // the tie order, as the sorts below would leave it.
+        order.extend(0..n as u32);
+        if ties_inside {
+            if let Some(ids) = ids {
+                sort_equal_scores_by_id(scores, ids, order);
+            } else if reverse {
+                reverse_equal_scores(scores, order);
+            }
+        }
+        return;
+    }
     if (BUCKET_MIN..=1 << 16).contains(&n) && bucket_order(scores, reverse, ids, buf, order) {
         return;
     }
     key_order(scores, reverse, buf, order);
     if let Some(ids) = ids {
         sort_equal_scores_by_id(scores, ids, order);
+    }
+}
+
+/// Whether `scores` never increase (NaN fails), and if so whether two neighbours are equal (−0 equals +0): one pass
+/// of branch-free blocks of 16 comparisons, which stops at the first block out of order.
+fn descending(scores: &[f64]) -> Option<bool> {
+    let pairs = |a: &[f64], b: &[f64]| {
+        a.iter().zip(b).fold((true, false), |(down, eq), (&x, &y)| {
+            (down & (x >= y), eq | (x == y))
+        })
+    };
+    let mut equal = false;
+    let mut from = 0;
+    while from + 1 < scores.len() {
+        let end = (from + 16).min(scores.len() - 1);
+        let (down, eq) = pairs(&scores[from..end], &scores[from + 1..=end]);
+        if !down {
+            return None;
+        }
+        equal |= eq;
+        from = end;
+    }
+    Some(equal)
+}
+
+/// Reverse each run of equal scores of `order` (the input order), as [`TiePolicy::ReverseInput`] ranks them.
+fn reverse_equal_scores(scores: &[f64], order: &mut [u32]) {
+    let mut a = 0;
+    while a < order.len() {
+        let mut b = a + 1;
+        while b < order.len() && scores[order[b] as usize] == scores[order[a] as usize] {
+            b += 1;
+        }
+        order[a..b].reverse();
+        a = b;
     }
 }
 
@@ -439,5 +487,98 @@ mod tests {
                 assert_eq!(got, want.order, "n {n}, {distinct} values");
             }
         }
+    }
+
+    /// Scores already in rank order (as TREC runs are written) take the pass that keeps the input order: the same
+    /// order as the comparator under every tie policy, with ties at the start, in the middle and at the end (in
+    /// doc-id order and out of it), −0 next to +0, every score equal, and inputs out of order that must take the
+    /// sorts (reversed, one pair swapped at the end). Lengths cover the key sort, the bucket sort and the radix sort.
+    #[test]
+    fn ranked_input_matches_comparator() {
+        let mut next = xorshift(0x5151_7e57_0dd5_eed1);
+        let mut buf = RankBuffers::default();
+        let mut order = Vec::new();
+        for n in [2usize, 3, 17, 64, 100, 300, 1000] {
+            for shape in 0..7 {
+                let mut s: Vec<f64> = (0..n).map(|_| (next() % 1000) as f64 / 7.0).collect();
+                s.sort_by(|a, b| b.partial_cmp(a).unwrap());
+                match shape {
+                    // Distinct scores.
+                    0 => s
+                        .iter_mut()
+                        .enumerate()
+                        .for_each(|(i, x)| *x = (n - i) as f64),
+                    // Ties in the middle, at the start and at the end.
+                    1 => {
+                        s[n / 2] = s[n / 2 - 1];
+                        s[1] = s[0];
+                        s[n - 1] = s[n - 2];
+                    }
+                    // −0 beside +0 (equal scores).
+                    2 => {
+                        s.iter_mut()
+                            .enumerate()
+                            .for_each(|(i, x)| *x = (n / 2) as f64 - i as f64);
+                        s[n / 2] = -0.0;
+                        if n / 2 > 0 {
+                            s[n / 2 - 1] = 0.0;
+                        }
+                        s[n / 2..].sort_by(|a, b| b.partial_cmp(a).unwrap());
+                    }
+                    // Every score equal.
+                    3 => s.iter_mut().for_each(|x| *x = 1.5),
+                    // Reversed: ascending.
+                    4 => s.reverse(),
+                    // In order but for the last pair.
+                    5 => s.swap(n - 2, n - 1),
+                    // Few distinct values: long runs of ties.
+                    _ => s.iter_mut().for_each(|x| *x = (*x * 7.0 / 200.0).floor()),
+                }
+                let mut column = TextColumn::new();
+                for _ in 0..n {
+                    column.push(&format!("d{}", next() % 40));
+                }
+                let id = |d: usize| column.get(d);
+                let ids = DocIds::Column {
+                    column: &column,
+                    start: 0,
+                };
+                for t in [
+                    TiePolicy::InputOrder,
+                    TiePolicy::ReverseInput,
+                    TiePolicy::Expected,
+                    TiePolicy::DocIdDescending,
+                ] {
+                    let want = Ranking::new(&s, t, Some(&id));
+                    rank_order(&s, t, Some(ids), &mut buf, &mut order);
+                    let got: Vec<usize> = order.iter().map(|&d| d as usize).collect();
+                    assert_eq!(got, want.order, "n {n}, shape {shape}, {t:?}");
+                    let mut r = Ranking {
+                        order: Vec::new(),
+                        groups: Vec::new(),
+                    };
+                    ranking_from_order(&s, t, &order, &mut r);
+                    assert_eq!(r, want, "n {n}, shape {shape}, {t:?}");
+                }
+            }
+        }
+    }
+
+    /// The ranked-input test: only inputs that never increase pass it, and it reports equal neighbours.
+    #[test]
+    fn descending_detects_order_and_ties() {
+        assert_eq!(descending(&[]), Some(false));
+        assert_eq!(descending(&[1.0]), Some(false));
+        assert_eq!(descending(&[2.0, 1.0]), Some(false));
+        assert_eq!(descending(&[1.0, 2.0]), None);
+        assert_eq!(descending(&[0.0, -0.0]), Some(true));
+        assert_eq!(descending(&[-0.0, 0.0]), Some(true));
+        assert_eq!(descending(&[1.0, f64::NAN]), None);
+        let mut s: Vec<f64> = (0..100).rev().map(f64::from).collect();
+        assert_eq!(descending(&s), Some(false));
+        s[40] = s[41];
+        assert_eq!(descending(&s), Some(true));
+        s[99] = 5.0;
+        assert_eq!(descending(&s), None);
     }
 }

@@ -4,28 +4,42 @@
 
 use std::collections::HashMap;
 
-/// Strings in one buffer, entry `i` ending at `ends[i]`.
+/// Strings in one buffer, entry `i` ending at `ends[i]` (32 bits: half the memory to read in a join; a query's
+/// ids take less than 4 GiB).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct Ids {
     text: String,
-    ends: Vec<usize>,
+    ends: Vec<u32>,
+}
+
+/// The offset `at` of a query's ids as stored in [`Ids::ends`].
+#[inline]
+fn offset(at: usize) -> u32 {
+    u32::try_from(at).expect("a query's document ids take less than 4 GiB")
 }
 
 impl Ids {
     #[inline]
     fn push(&mut self, s: &str) {
         self.text.push_str(s);
-        self.ends.push(self.text.len());
+        self.ends.push(offset(self.text.len()));
     }
     #[inline]
     fn get(&self, i: usize) -> &str {
+        let (start, end) = self.span(i);
+        &self.text[start..end]
+    }
+    /// Where entry `i` starts and ends in `text`.
+    #[inline]
+    fn span(&self, i: usize) -> (usize, usize) {
         let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.text[start..self.ends[i]]
+        (start as usize, self.ends[i] as usize)
     }
     fn append(&mut self, other: &Ids) {
         let base = self.text.len();
         self.text.push_str(&other.text);
-        self.ends.extend(other.ends.iter().map(|e| e + base));
+        self.ends
+            .extend(other.ends.iter().map(|&e| offset(e as usize + base)));
     }
 }
 
@@ -120,26 +134,51 @@ pub struct QueryQrels {
     rels: Vec<f32>,
     /// Each judgment's hash (for growing the table without hashing again).
     hashes: Vec<u32>,
-    /// Open addressing, a power of two long (or empty): 0 = free, else the judgment's index + 1.
+    /// Open addressing, a power of two long (or empty): 0 = free, else the judgment's index + 1 in the low
+    /// log2(len) bits and the high bits of its hash above them (see [`QueryQrels::entry`]).
     slots: Vec<u32>,
 }
 
-/// A hash of a document id's bytes: eight bytes at a time, multiplied and rotated, then mixed. Not keyed: qrels are
-/// the user's own files.
+/// The `len` (at most 8) bytes of `b` from `at` as a little-endian word, zero above them: one unaligned load where
+/// eight bytes can be read (the word ending at the buffer's end when the id is near it), not a loop over bytes.
 #[inline]
-fn hash(s: &str) -> u32 {
-    const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let b = s.as_bytes();
-    let mut h = (b.len() as u64).wrapping_mul(K);
-    let mut words = b.chunks_exact(8);
-    for w in &mut words {
-        let w = u64::from_le_bytes(w.try_into().expect("eight bytes"));
-        h = (h ^ w).wrapping_mul(K).rotate_left(31);
+fn load(b: &[u8], at: usize, len: usize) -> u64 {
+    debug_assert!(len <= 8 && at + len <= b.len());
+    if len == 0 {
+        return 0;
     }
-    let rest = words.remainder();
-    if !rest.is_empty() {
-        let w = rest.iter().rev().fold(0u64, |w, &c| (w << 8) | c as u64);
-        h = (h ^ w).wrapping_mul(K).rotate_left(31);
+    let keep = u64::MAX >> (64 - 8 * len);
+    if at + 8 <= b.len() {
+        word(b, at) & keep
+    } else if b.len() >= 8 {
+        (word(b, b.len() - 8) >> (8 * (at + 8 - b.len()))) & keep
+    } else {
+        b[at..at + len]
+            .iter()
+            .rev()
+            .fold(0u64, |w, &c| (w << 8) | c as u64)
+    }
+}
+
+/// The eight bytes of `b` from `at`, little-endian.
+#[inline]
+fn word(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("eight bytes"))
+}
+
+/// A hash of a document id's bytes (`len` bytes of `b` from `at`): eight bytes at a time, multiplied and rotated,
+/// then mixed. Not keyed: qrels are the user's own files.
+#[inline]
+fn hash_at(b: &[u8], at: usize, len: usize) -> u32 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut h = (len as u64).wrapping_mul(K);
+    let (mut p, end) = (at, at + len);
+    while end - p >= 8 {
+        h = (h ^ word(b, p)).wrapping_mul(K).rotate_left(31);
+        p += 8;
+    }
+    if p < end {
+        h = (h ^ load(b, p, end - p)).wrapping_mul(K).rotate_left(31);
     }
     h ^= h >> 29;
     h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -147,8 +186,28 @@ fn hash(s: &str) -> u32 {
 }
 
 #[inline]
-fn same_bytes(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
+fn hash(s: &str) -> u32 {
+    hash_at(s.as_bytes(), 0, s.len())
+}
+
+/// The slot entry of judgment `i` (hash `h`) in a table of 2^`bits` slots: `i + 1` in the low `bits` bits (it is
+/// less than half the table's length), the bits of `h` above them as the tag.
+#[inline]
+fn entry(bits: u32, i: usize, h: u32) -> u32 {
+    let tag = (h as u64 >> bits) << bits;
+    (tag | (i as u64 + 1)) as u32
+}
+
+/// Whether `len` bytes of `a` from `ai` equal those of `b` from `bi`: ids of up to 16 bytes as one or two words.
+#[inline]
+fn same_at(a: &[u8], ai: usize, b: &[u8], bi: usize, len: usize) -> bool {
+    if len <= 8 {
+        load(a, ai, len) == load(b, bi, len)
+    } else if len <= 16 {
+        word(a, ai) == word(b, bi) && word(a, ai + len - 8) == word(b, bi + len - 8)
+    } else {
+        a[ai..ai + len] == b[bi..bi + len]
+    }
 }
 
 impl QueryQrels {
@@ -189,17 +248,12 @@ impl QueryQrels {
                 self.ids.push(docid);
                 self.rels.push(rel);
                 self.hashes.push(h);
-                self.slots[slot] = self.rels.len() as u32;
+                self.slots[slot] = entry(self.slots.len().trailing_zeros(), self.rels.len() - 1, h);
                 if self.rels.len() * 2 > self.slots.len() {
                     self.grow();
                 }
             }
         }
-    }
-    /// The relevance of judgment `i` (in the order of [`QueryQrels::iter`]).
-    #[inline]
-    pub(crate) fn rel(&self, i: usize) -> f32 {
-        self.rels[i]
     }
     /// Where `docid` is among the judgments (the index of [`QueryQrels::iter`]), if judged.
     #[inline]
@@ -212,36 +266,115 @@ impl QueryQrels {
     /// The judgment of `docid` (hash `h`), or the free slot where it would go. The table must not be full.
     #[inline]
     fn find(&self, docid: &str, h: u32) -> Result<usize, usize> {
+        self.find_at(docid.as_bytes(), 0, docid.len(), h)
+    }
+    /// [`QueryQrels::find`] of the id `len` bytes of `b` from `at`.
+    #[inline]
+    fn find_at(&self, b: &[u8], at: usize, len: usize, h: u32) -> Result<usize, usize> {
         if self.slots.is_empty() {
             return Err(0);
         }
+        let text = self.ids.text.as_bytes();
         let mask = self.slots.len() - 1;
-        let mut at = h as usize & mask;
+        let bits = self.slots.len().trailing_zeros();
+        let tag = h as u64 >> bits;
+        let mut slot = h as usize & mask;
         loop {
-            match self.slots[at] {
-                0 => return Err(at),
-                e => {
-                    let i = e as usize - 1;
-                    // Byte by byte: doc ids are short, and a call to `memcmp` cost more.
-                    if self.hashes[i] == h && same_bytes(self.ids.get(i), docid) {
+            match self.slots[slot] {
+                0 => return Err(slot),
+                // The slot's tag (the hash's bits above the table's) first: the judgment's id is read only when
+                // the tags agree, almost always its own.
+                e if e as u64 >> bits == tag => {
+                    let i = (e as usize & mask) - 1;
+                    let (start, end) = self.ids.span(i);
+                    if end - start == len && same_at(text, start, b, at, len) {
                         return Ok(i);
                     }
                 }
+                _ => {}
             }
-            at = (at + 1) & mask;
+            slot = (slot + 1) & mask;
         }
+    }
+    /// For each document of `run` in order, where its id is among the judgments (as [`QueryQrels::position`]).
+    #[inline]
+    pub(crate) fn join(&self, run: &RunQuery, mut f: impl FnMut(Option<usize>)) {
+        if self.slots.is_empty() {
+            (0..run.len()).for_each(|_| f(None));
+            return;
+        }
+        self.warm();
+        let b = run.ids.text.as_bytes();
+        let mut start = 0;
+        for &end in &run.ids.ends {
+            let end = end as usize;
+            f(self.position_at(b, start, end - start));
+            start = end;
+        }
+    }
+    /// [`QueryQrels::position`] of the id `len` bytes of `b` from `at`. The first two slots of its probe are read
+    /// at once and the one whose tag agrees is chosen without a branch (most judged ids are found there, and which
+    /// of the two holds an id is unpredictable); any other case takes [`QueryQrels::find_at`]. The table must not
+    /// be empty.
+    #[inline]
+    fn position_at(&self, b: &[u8], at: usize, len: usize) -> Option<usize> {
+        let h = hash_at(b, at, len);
+        let mask = self.slots.len() - 1;
+        let bits = self.slots.len().trailing_zeros();
+        let tag = h as u64 >> bits;
+        let slot = h as usize & mask;
+        let (e0, e1) = (self.slots[slot], self.slots[(slot + 1) & mask]);
+        let e = if e0 != 0 && e0 as u64 >> bits == tag {
+            e0
+        } else {
+            e1
+        };
+        let i = e as usize & mask;
+        if i != 0 && e as u64 >> bits == tag {
+            let (start, end) = self.ids.span(i - 1);
+            if end - start == len && same_at(self.ids.text.as_bytes(), start, b, at, len) {
+                return Some(i - 1);
+            }
+        }
+        self.find_at(b, at, len, h).ok()
+    }
+    /// Read the table and the ids once in address order, one load per 64 bytes, so that the lookups (in random
+    /// order) find them in the cache: a query's judgments are usually cold, and sequential reads are prefetched.
+    #[inline]
+    fn warm(&self) {
+        fn touch<T: Copy + Into<u64>>(v: &[T]) -> u64 {
+            let step = (64 / std::mem::size_of::<T>()).max(1);
+            v.iter()
+                .step_by(step)
+                .fold(0u64, |a, &x| a.wrapping_add(x.into()))
+        }
+        let t = touch(&self.slots)
+            ^ self
+                .rels
+                .iter()
+                .step_by(16)
+                .fold(0u64, |a, &x| a ^ x.to_bits() as u64)
+            ^ touch(self.ids.text.as_bytes())
+            ^ touch(&self.ids.ends);
+        std::hint::black_box(t);
+    }
+    /// The relevance of each judgment (in the order of [`QueryQrels::iter`]).
+    #[inline]
+    pub(crate) fn rels(&self) -> &[f32] {
+        &self.rels
     }
     fn grow(&mut self) {
         let size = (self.slots.len() * 2).max(16);
         self.slots.clear();
         self.slots.resize(size, 0);
         let mask = size - 1;
+        let bits = size.trailing_zeros();
         for (i, &h) in self.hashes.iter().enumerate() {
             let mut at = h as usize & mask;
             while self.slots[at] != 0 {
                 at = (at + 1) & mask;
             }
-            self.slots[at] = i as u32 + 1;
+            self.slots[at] = entry(bits, i, h);
         }
     }
     /// The judgments `items` in order (a document judged again keeps its last value), each buffer allocated once.
@@ -394,5 +527,96 @@ mod tests {
         assert_eq!(a, b);
         b.insert("q1", "d1", 1.0);
         assert_ne!(a, b);
+    }
+
+    /// `join` (words loaded at once, the two-slot probe, the slow probe behind it) against a std map: ids of 0 to
+    /// 40 bytes (one word, two words, longer), ids sharing long prefixes and suffixes (so only the middle bytes
+    /// differ), unjudged ids, ids at the very end of both buffers, buffers shorter than a word, tables built by
+    /// inserts (grown) and from items, and a query with no judgments.
+    #[test]
+    fn join_matches_a_map() {
+        let mut rng = ltr_testdata::XorShift64::new(0xfeed_5eed_1234_9876);
+        let mut next = move |m: u64| rng.below(m);
+        let shapes: [fn(u64) -> String; 6] = [
+            |i| format!("{i}"),
+            |i| format!("d{i}"),
+            |i| format!("doc-{i:07}"),
+            |i| format!("clueweb09-en{i:04}-00-0001"),
+            |i| format!("http://example.com/a/{i}/index.html"),
+            |i| format!("{}{i}", "x".repeat((i % 41) as usize)),
+        ];
+        for (k, shape) in shapes.iter().enumerate() {
+            for n in [0usize, 1, 3, 40, 900] {
+                let mut want: HashMap<String, usize> = HashMap::new();
+                let mut items: Vec<(String, f32)> = Vec::new();
+                let mut grown = QueryQrels::new();
+                for _ in 0..n {
+                    let d = shape(next(2 * n as u64 + 1));
+                    let r = next(4) as f32;
+                    let len = want.len();
+                    want.entry(d.clone()).or_insert(len);
+                    grown.insert(&d, r);
+                    items.push((d, r));
+                }
+                let refs: Vec<(&str, f32)> = items.iter().map(|(d, r)| (d.as_str(), *r)).collect();
+                let built = QueryQrels::from_items(&refs);
+                // Retrieved: judged and unjudged ids of the same shape, the empty id, and judged ids last.
+                let mut docs: Vec<String> = (0..2 * n as u64 + 3).map(shape).collect();
+                docs.push(String::new());
+                docs.extend(items.iter().rev().take(3).map(|(d, _)| d.clone()));
+                let run = RunQuery::with_docs("q", docs.iter().map(|d| (d.as_str(), 0.0)));
+                for j in [&grown, &built] {
+                    let mut got = Vec::new();
+                    j.join(&run, |at| got.push(at));
+                    let expect: Vec<Option<usize>> =
+                        docs.iter().map(|d| want.get(d).copied()).collect();
+                    assert_eq!(got, expect, "shape {k}, {n} judgments");
+                    let by_position: Vec<Option<usize>> =
+                        docs.iter().map(|d| j.position(d)).collect();
+                    assert_eq!(by_position, expect, "shape {k}, {n} judgments");
+                }
+            }
+        }
+        // Buffers shorter than a word on both sides.
+        let mut j = QueryQrels::new();
+        j.insert("ab", 1.0);
+        let run = RunQuery::with_docs("q", [("ab", 0.0), ("a", 0.0), ("abc", 0.0)]);
+        let mut got = Vec::new();
+        j.join(&run, |at| got.push(at));
+        assert_eq!(got, [Some(0), None, None]);
+    }
+
+    /// The words of an id: zero above its bytes, wherever it lies in its buffer.
+    #[test]
+    fn load_and_hash_match_bytes() {
+        let text = b"0123456789abcdefghij";
+        for len in 0..=8 {
+            for at in 0..=text.len() - len {
+                let want = text[at..at + len]
+                    .iter()
+                    .rev()
+                    .fold(0u64, |w, &c| (w << 8) | c as u64);
+                assert_eq!(load(text, at, len), want, "at {at}, len {len}");
+                assert_eq!(load(&text[..at + len], at, len), want, "at {at}, len {len}");
+            }
+        }
+        for len in 0..=text.len() {
+            for at in 0..=text.len() - len {
+                let s = std::str::from_utf8(&text[at..at + len]).unwrap();
+                assert_eq!(hash_at(text, at, len), hash(s));
+                assert!(same_at(text, at, s.as_bytes(), 0, len));
+                if len > 0 {
+                    let mut other = s.as_bytes().to_vec();
+                    for p in [0, len / 2, len - 1] {
+                        other[p] ^= 1;
+                        assert!(
+                            !same_at(text, at, &other, 0, len),
+                            "at {at}, len {len}, byte {p}"
+                        );
+                        other[p] ^= 1;
+                    }
+                }
+            }
+        }
     }
 }
