@@ -463,7 +463,7 @@ mod tests {
         let cell = |i: usize, j: usize| match j {
             0 => ((i * 7919) % 1000) as f32,
             1 => 2.5,
-            2 if i % 97 == 0 => f32::NAN,
+            2 if i.is_multiple_of(97) => f32::NAN,
             _ => ((i * 31) % 17) as f32 - 8.0,
         };
         let values: Vec<f32> = (0..n * d).map(|c| cell(c / d, c % d)).collect();
