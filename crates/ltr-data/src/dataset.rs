@@ -630,13 +630,17 @@ impl Dataset {
         }
         out
     }
+    /// Bytes the feature matrix holds in memory: dense f32 cells, or CSR values, u32 indices and row pointers.
+    pub fn feature_memory_bytes(&self) -> u64 {
+        (match &self.features {
+            FeatureMatrix::Dense(a) => a.len() * 4,
+            FeatureMatrix::Sparse(m) => m.nnz() * 8 + (m.rows() + 1) * 8,
+        }) as u64
+    }
     /// Bytes this dataset holds in memory: features (dense f32 cells, or CSR values, u32 indices and row pointers),
     /// labels, query offsets, qids, doc ids, comments and click columns.
     pub fn memory_bytes(&self) -> u64 {
-        let features = match &self.features {
-            FeatureMatrix::Dense(a) => a.len() * 4,
-            FeatureMatrix::Sparse(m) => m.nnz() * 8 + (m.rows() + 1) * 8,
-        };
+        let features = self.feature_memory_bytes() as usize;
         let text =
             |c: &Option<TextColumn>| c.as_ref().map_or(0, |c| c.data.len() + c.ends.len() * 8);
         let qids: usize = self.qids.iter().map(|q| q.len() + 24).sum();

@@ -21,7 +21,9 @@ use ltr_metrics::{Convention, Metric};
 use crate::algorithms::{find, Algorithm, ALGORITHMS};
 use crate::click_join::ClickSource;
 use crate::job_error::{JobError, JobInput};
-use crate::select::{prepare, train, train_distributed, Grid, TrainRequest, Trained};
+use crate::select::{
+    prepare, train, train_distributed, Grid, Handover, Prepared, TrainRequest, TrainSet, Trained,
+};
 use crate::shards;
 
 /// Training or validation data: a file, or data already in memory.
@@ -502,19 +504,22 @@ impl TrainJob<'_> {
             }
         };
         let training = |e: LtrError| JobError::failed(format!("training {algo}"), e);
-        let measure_owned;
+        let preprocessed;
         let (trained, queries, documents, features) = match owned_train {
             Some(data) => {
-                self.log_memory(&data, validation.as_deref());
+                self.log_memory(&data, validation.as_deref(), true);
                 let (queries, documents, raw) =
                     (data.n_queries(), data.n_docs(), data.n_features());
-                // Preprocessed in place: raw data is held once, not as the raw and the normalised copy.
-                let prepared = prepare(&self.preprocess, data, &SingleProcess)
+                // Preprocessed in place: raw data is held once, not as the raw and the normalised copy. Then
+                // handed over: the learner owns it and frees what it no longer needs (the trees' features once
+                // binned).
+                let Prepared { data, preprocess } = prepare(&self.preprocess, data, &SingleProcess)
                     .map_err(|e| JobError::failed(format!("preprocessing {train_label}"), e))?;
-                measure_owned = prepared;
+                preprocessed = preprocess;
+                let handover = Handover::new(data);
                 let mut req = self
-                    .request(&measure_owned.data)
-                    .prepared(&measure_owned.preprocess);
+                    .request(TrainSet::HandedOver(&handover))
+                    .prepared(&preprocessed);
                 if let Some(v) = &validation {
                     req = req.validation(v);
                 }
@@ -529,8 +534,10 @@ impl TrainJob<'_> {
                 let TrainData::Memory { data, .. } = &self.train else {
                     unreachable!("only in-memory data is borrowed")
                 };
-                self.log_memory(data, validation.as_deref());
-                let mut req = self.request(data).preprocess(&self.preprocess);
+                self.log_memory(data, validation.as_deref(), false);
+                let mut req = self
+                    .request(TrainSet::Borrowed(data))
+                    .preprocess(&self.preprocess);
                 if let Some(v) = &validation {
                     req = req.validation(v);
                 }
@@ -557,8 +564,8 @@ impl TrainJob<'_> {
         })
     }
 
-    fn request<'r>(&'r self, data: &'r Dataset) -> TrainRequest<'r> {
-        let req = TrainRequest::new(data)
+    fn request<'r>(&'r self, data: TrainSet<'r>) -> TrainRequest<'r> {
+        let req = TrainRequest::on(data)
             .metric(self.metric, self.convention)
             .seed(self.seed)
             .progress(self.progress);
@@ -580,10 +587,12 @@ impl TrainJob<'_> {
         }
     }
 
-    /// Say before training how much memory the run will need (the data is loaded; the rest is estimated).
-    fn log_memory(&self, train: &Dataset, validation: Option<&Dataset>) {
+    /// Say before training how much memory the run will need (the data is loaded; the rest is estimated), the
+    /// data `handed_over` to the learner or borrowed.
+    fn log_memory(&self, train: &Dataset, validation: Option<&Dataset>, handed_over: bool) {
         let algo = self.algorithm.name;
         let est = crate::memory_estimate(algo, train, self.preprocess.copies(train), &self.grid);
+        let est = if handed_over { est } else { est.borrowed() };
         let copies = if self.preprocess.transforms(train) {
             2
         } else {
@@ -592,12 +601,17 @@ impl TrainJob<'_> {
         let vali = validation.map_or(0, |v| v.memory_bytes() * copies);
         let h = crate::human_bytes;
         self.say(format!(
-            "memory: about {} (training data {}, preprocessed copy {}, validation {}, {algo}'s working set {})",
+            "memory: about {} (training data {}, preprocessed copy {}, validation {}, {algo}'s working set {}{})",
             h(est.total() + vali),
             h(est.dataset),
             h(est.preprocessed),
             h(vali),
-            h(est.working)
+            h(est.working),
+            if est.freed > 0 {
+                format!(", built as it frees {} of the training data", h(est.freed))
+            } else {
+                String::new()
+            }
         ));
     }
 

@@ -44,8 +44,8 @@ pub use memory::{
     human_bytes, memory_estimate, memory_estimates, Memory, MemoryEstimate, Switch, WideValues,
 };
 pub use select::{
-    describe, prepare, train, train_distributed, Grid, MetricMeasure, Prepared, TrainRequest,
-    Trained,
+    describe, prepare, train, train_distributed, Grid, Handover, MetricMeasure, Prepared,
+    TrainRequest, TrainSet, Trained,
 };
 
 pub use click_join::ClickSource;

@@ -18,12 +18,24 @@ pub struct MemoryEstimate {
     pub preprocessed: u64,
     /// The algorithm's own arrays: per-document scores and gradients, pair records, threshold buckets, models.
     pub working: u64,
+    /// Bytes of the training data the algorithm frees before its working set is whole, when the data is handed
+    /// over to it (one setting, as `ltr train` runs; [`crate::Handover`]): the trees' f32 features, freed as they
+    /// are binned ([`Memory::frees_features`]). 0 for the other algorithms and for a grid of several settings.
+    pub freed: u64,
 }
 
 impl MemoryEstimate {
-    /// Everything together.
+    /// The peak: the preprocessed copy and the larger of the data as loaded and what the algorithm holds once it
+    /// has freed what it frees (without freeing: everything together).
     pub fn total(&self) -> u64 {
-        self.dataset + self.preprocessed + self.working
+        self.preprocessed
+            + self
+                .dataset
+                .max((self.dataset + self.working).saturating_sub(self.freed))
+    }
+    /// The estimate for data the caller keeps (borrowed, not handed over): nothing is freed.
+    pub fn borrowed(self) -> Self {
+        Self { freed: 0, ..self }
     }
 }
 
@@ -41,6 +53,9 @@ pub struct Memory {
     pub switch: Switch,
     /// More bytes per feature value under a setting: the trees' binned cells above `max-bin` 255.
     pub wide: Option<WideValues>,
+    /// Whether the algorithm frees the training data's feature matrix while it builds its per-value part, when the
+    /// data is handed over (the trees bin a block of rows at a time and free its f32 values).
+    pub frees_features: bool,
 }
 
 /// Bytes per feature value when an integer parameter exceeds a bound, in place of [`Memory::per_value`]. Counted
@@ -77,6 +92,7 @@ impl Memory {
             per_value: 0,
             switch: Switch::Never,
             wide: None,
+            frees_features: false,
         }
     }
     /// Bytes per document, per pair and per feature value.
@@ -87,6 +103,14 @@ impl Memory {
             per_value,
             switch: Switch::Never,
             wide: None,
+            frees_features: false,
+        }
+    }
+    /// The same, freeing the feature matrix when the data is handed over ([`Memory::frees_features`]).
+    pub const fn freeing_features(self) -> Self {
+        Self {
+            frees_features: true,
+            ..self
         }
     }
     /// The same, with another layout by the data's size.
@@ -197,10 +221,18 @@ fn estimate(
     } else {
         0
     };
+    let working = n * per_doc + pairs * per_pair + n * d * per_value;
+    // Only one setting is handed over.
+    let freed = if memory.frees_features && grid.len() == 1 {
+        train.feature_memory_bytes()
+    } else {
+        0
+    };
     MemoryEstimate {
         dataset: train.memory_bytes(),
         preprocessed,
-        working: n * per_doc + pairs * per_pair + n * d * per_value,
+        working,
+        freed,
     }
 }
 
@@ -273,10 +305,20 @@ mod tests {
             n * 22 + many * 2,
             "streamed above the threshold"
         );
+        let trees = memory_estimate("lambdamart", &ds, false, &none);
+        assert_eq!(trees.working, n * 56 + n * 5);
+        // Handed over, the trees free the f32 features as they bin them: the peak is the larger of the data and
+        // the data without its features plus the working set; not with a grid, nor borrowed.
+        assert_eq!(trees.freed, n * 5 * 4);
         assert_eq!(
-            memory_estimate("lambdamart", &ds, false, &none).working,
-            n * 56 + n * 5
+            trees.total(),
+            trees.dataset.max(trees.dataset + trees.working - n * 5 * 4)
         );
+        assert!(trees.total() < trees.borrowed().total());
+        assert_eq!(trees.borrowed().total(), trees.dataset + trees.working);
+        let grid = Grid::parse(&["leaves=7,15"]).unwrap();
+        assert_eq!(memory_estimate("mart", &ds, false, &grid).freed, 0);
+        assert_eq!(svm.freed, 0);
         // Above max-bin 255 a feature of more than 256 bins takes two bytes a cell: counted for every feature (an
         // upper bound), under any setting of a grid that goes above 255, and not at 255 itself.
         let bins = |v: &str| Grid::parse(&[format!("max-bin={v}")]).unwrap();

@@ -2,7 +2,9 @@
 //! the registry and measured on validation data by a metric under a convention; the best is kept by
 //! [`best_by_validation`].
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 
 use ltr_core::{
     best_by_validation, FitContext, Fitted, LtrError, Measure, ModelFile, Params, Progress, Result,
@@ -107,11 +109,44 @@ impl Grid {
     }
 }
 
+/// The training data of a [`TrainRequest`]: borrowed, or handed over for the learner to own.
+#[derive(Debug, Clone, Copy)]
+pub enum TrainSet<'a> {
+    /// The caller keeps the data; a learner that needs a changed copy makes one.
+    Borrowed(&'a Dataset),
+    /// [`train`] takes the data out of the [`Handover`]: with one setting it gives it to the learner
+    /// ([`Algorithm::fit_owned`]), which frees what it no longer needs while it trains.
+    HandedOver(&'a Handover),
+}
+
+/// Training data handed over to [`train`] ([`TrainRequest::handed_over`]), which takes it out once: a second
+/// [`train`] on the same handover is an error. `ltr train` hands over the data it read, so that the tree learners
+/// can free the f32 features once they are binned (issue 40's peak memory at 3.77 M documents).
+#[derive(Debug)]
+pub struct Handover(Mutex<Option<Dataset>>);
+
+impl Handover {
+    /// Hand `data` over.
+    pub fn new(data: Dataset) -> Self {
+        Self(Mutex::new(Some(data)))
+    }
+    /// The data, taken out; an error when it was taken before.
+    fn take(&self) -> Result<Dataset> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .ok_or_else(|| {
+                LtrError::Training("the training data handed over was already trained on".into())
+            })
+    }
+}
+
 /// Everything training by name needs besides the algorithm and its settings.
 #[derive(Clone, Copy)]
 pub struct TrainRequest<'a> {
     /// Training data.
-    pub train: &'a Dataset,
+    pub train: TrainSet<'a>,
     /// Validation data: chooses grid settings and, inside learners, epochs, rounds, member weights, λ.
     pub validation: Option<&'a Dataset>,
     /// The validation metric (and what MHR tunes its weights by).
@@ -183,6 +218,15 @@ impl std::fmt::Debug for TrainRequest<'_> {
 impl<'a> TrainRequest<'a> {
     /// Train on `train` with NDCG@10 under the standard convention, seed 1, no validation, no progress display.
     pub fn new(train: &'a Dataset) -> Self {
+        Self::on(TrainSet::Borrowed(train))
+    }
+    /// [`TrainRequest::new`] on data handed over: [`train`] takes it out of `train`, and with one setting gives
+    /// it to the learner (the same model; the trees free the f32 features once binned).
+    pub fn handed_over(train: &'a Handover) -> Self {
+        Self::on(TrainSet::HandedOver(train))
+    }
+    /// [`TrainRequest::new`] on `train`, borrowed or handed over.
+    pub fn on(train: TrainSet<'a>) -> Self {
         Self {
             train,
             validation: None,
@@ -280,30 +324,36 @@ pub fn train(algorithm: &str, grid: &Grid, req: &TrainRequest<'_>) -> Result<Tra
             ),
         ));
     }
-    let (preprocess, train_data, validation_data) = match req.prepared {
+    let given = match req.train {
+        TrainSet::Borrowed(t) => Cow::Borrowed(t),
+        TrainSet::HandedOver(h) => Cow::Owned(h.take()?),
+    };
+    let (preprocess, train_data, validation_data) = match (req.prepared, given) {
         // Already applied to `req.train` (by `prepare`): only the validation data still needs it.
-        Some(p) => (
+        (Some(p), given) => (
             p.clone(),
-            std::borrow::Cow::Borrowed(req.train),
+            given,
             match (p, req.validation) {
-                (Some(p), Some(v)) => Some(std::borrow::Cow::Owned(p.apply(v)?)),
-                (_, v) => v.map(std::borrow::Cow::Borrowed),
+                (Some(p), Some(v)) => Some(Cow::Owned(p.apply(v)?)),
+                (_, v) => v.map(Cow::Borrowed),
             },
         ),
-        None => match req.preprocess.fit_transform(req.train)? {
+        // Data handed over is preprocessed in place.
+        (None, Cow::Owned(t)) => {
+            let Prepared { data, preprocess } =
+                prepare(req.preprocess, t, &ltr_core::SingleProcess)?;
+            let v = match (&preprocess, req.validation) {
+                (Some(p), Some(v)) => Some(Cow::Owned(p.apply(v)?)),
+                (_, v) => v.map(Cow::Borrowed),
+            };
+            (preprocess, Cow::Owned(data), v)
+        }
+        (None, Cow::Borrowed(t)) => match req.preprocess.fit_transform(t)? {
             Some((p, train)) => {
                 let v = req.validation.map(|v| p.apply(v)).transpose()?;
-                (
-                    Some(p),
-                    std::borrow::Cow::Owned(train),
-                    v.map(std::borrow::Cow::Owned),
-                )
+                (Some(p), Cow::Owned(train), v.map(Cow::Owned))
             }
-            None => (
-                None,
-                std::borrow::Cow::Borrowed(req.train),
-                req.validation.map(std::borrow::Cow::Borrowed),
-            ),
+            None => (None, Cow::Borrowed(t), req.validation.map(Cow::Borrowed)),
         },
     };
     // A tree booster's `init-model` scores the raw features through its own stored preprocessing; features this
@@ -339,6 +389,11 @@ pub fn train(algorithm: &str, grid: &Grid, req: &TrainRequest<'_>) -> Result<Tra
         ctx = ctx.with_validation(v, &measure);
     }
     let several = settings.len() > 1;
+    // Data handed over goes to the learner of the one setting; a grid trains every setting on it in turn.
+    let (mut handed, train_data) = match train_data {
+        Cow::Owned(t) if !several => (Some(t), None),
+        other => (None, Some(other)),
+    };
     let warm = WarmStarts::default();
     if several {
         ctx = ctx.with_warm_starts(&warm);
@@ -347,7 +402,12 @@ pub fn train(algorithm: &str, grid: &Grid, req: &TrainRequest<'_>) -> Result<Tra
     let best = best_by_validation(settings, |setting| {
         let params = Params::new(setting.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         ltr_core::test_hold::point("fit");
-        let fitted = algo.fit(&params, &train_data, &ctx).map_err(|e| match e {
+        let fitted = match (handed.take(), &train_data) {
+            (Some(t), _) => algo.fit_owned(&params, t, &ctx),
+            (None, Some(t)) => algo.fit(&params, t, &ctx),
+            (None, None) => unreachable!("data handed over has one setting"),
+        };
+        let fitted = fitted.map_err(|e| match e {
             LtrError::Param { .. } | LtrError::Shape(_) | LtrError::Model { .. } => e,
             other if several => LtrError::Training(format!(
                 "with {}: {other}",
@@ -417,13 +477,17 @@ pub fn train_distributed(
             "distributed training does not use validation data (it selects nothing); drop --validate",
         ));
     }
-    let width = common_width(req.train, comm)?;
-    let train = if width > req.train.n_features() {
-        let mut t = req.train.clone();
+    let given = match req.train {
+        TrainSet::Borrowed(t) => Cow::Borrowed(t),
+        TrainSet::HandedOver(h) => Cow::Owned(h.take()?),
+    };
+    let width = common_width(&given, comm)?;
+    let train = if width > given.n_features() {
+        let mut t = given.into_owned();
         t.set_n_features(width)?;
-        std::borrow::Cow::Owned(t)
+        Cow::Owned(t)
     } else {
-        std::borrow::Cow::Borrowed(req.train)
+        given
     };
     let (preprocess, train) = match req.prepared {
         Some(p) => (p.clone(), train),

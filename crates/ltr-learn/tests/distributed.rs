@@ -7,7 +7,7 @@ use ltr_core::{Model, ThreadGroup};
 use ltr_data::{
     generate_web, read_letor, Dataset, FeatureMatrix, NormalizeKind, PreprocessSpec, WebConfig,
 };
-use ltr_learn::{train, train_distributed, Grid, TrainRequest, Trained};
+use ltr_learn::{train, train_distributed, Grid, Handover, TrainRequest, Trained};
 use ltr_pairs::balanced_query_ranges;
 
 /// The model's text: its numbers printed shortest-round-trip, so equal text is equal bits.
@@ -754,5 +754,49 @@ fn rankboost_gives_the_single_process_ensemble() {
                 "sparse, {ranks} ranks, {params:?}"
             );
         }
+    }
+}
+
+#[test]
+fn data_handed_over_trains_the_model_of_the_borrowed_path() {
+    // The trees bin data handed over by freeing its features block by block (`ltr train`'s path); ranksvm has no
+    // owned form and borrows it. Every model is the borrowed one's, bit for bit.
+    let ds = web();
+    let (vali, train_part) = {
+        let parts = shards(&ds, 2);
+        (parts[0].clone(), parts[1].clone())
+    };
+    let spec = PreprocessSpec {
+        normalize: Some(NormalizeKind::None),
+        ..Default::default()
+    };
+    for (algo, params) in [
+        ("lambdamart", "trees=4"),
+        ("mart", "trees=3"),
+        ("random-forest", "trees=3"),
+        ("ranksvm", "c=0.1"),
+    ] {
+        let grid = Grid::parse(&[params]).unwrap();
+        let borrowed = train(
+            algo,
+            &grid,
+            &TrainRequest::new(&train_part)
+                .validation(&vali)
+                .preprocess(&spec),
+        )
+        .unwrap();
+        let handover = Handover::new(train_part.clone());
+        let req = TrainRequest::handed_over(&handover)
+            .validation(&vali)
+            .preprocess(&spec);
+        let owned = train(algo, &grid, &req).unwrap();
+        assert_eq!(model_text(&owned), model_text(&borrowed), "{algo}");
+        assert_eq!(owned.fitted.report, borrowed.fitted.report, "{algo}");
+        assert_eq!(
+            owned.fitted.diagnostics.map(|d| d.to_string()),
+            borrowed.fitted.diagnostics.map(|d| d.to_string()),
+            "{algo}: the out-of-bag estimate too"
+        );
+        assert!(train(algo, &grid, &req).is_err(), "{algo}: taken twice");
     }
 }

@@ -34,7 +34,7 @@ pub const BIN_SAMPLE_DOCS: usize = 262_144;
 
 /// The bins of one kept feature, one per document: one byte each when the feature has at most 256 bins (the usual
 /// case, `max_bin` ≤ 255), two bytes each otherwise.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum BinColumn {
     /// At most 256 bins.
     Narrow(Vec<u8>),
@@ -183,32 +183,28 @@ impl Columns<'_> {
     }
 }
 
-impl Binned {
-    /// Bin every column of `ds` (this rank's shard; the whole data on one process); constant columns are dropped.
-    /// The bounds, the kept columns and which ones hold a NaN are agreed over the ranks of `comm`: every rank bins
-    /// its documents as one process would bin them among all the ranks' documents.
-    pub fn new(
-        ds: &Dataset,
+/// Values of f32 freed at a time while [`Binned::take`] bins a matrix it owns (8 MiB): the rows of a block are
+/// binned together, which also keeps their values in cache while every feature reads them.
+const TAKE_BLOCK_VALUES: usize = 1 << 21;
+
+/// What binning agreed before any document is binned: the bin bounds of every column (empty: constant, dropped),
+/// which columns hold a NaN on some rank, and the kept columns.
+struct Plan {
+    bounds: Vec<Vec<f32>>,
+    missing: Vec<i64>,
+    kept: Vec<usize>,
+}
+
+impl Plan {
+    /// The bounds from this rank's sampled documents, agreed over the ranks of `comm`.
+    fn agree(
+        columns: &Columns<'_>,
+        n: usize,
+        d: usize,
         max_bin: usize,
         layout: &Layout,
         comm: &dyn Allreduce,
     ) -> Result<Self> {
-        let n = ds.n_docs();
-        let d = ds.n_features();
-        let columns = match ds.features() {
-            FeatureMatrix::Dense(a) => Columns::Dense(a),
-            FeatureMatrix::Sparse(_) => {
-                let mut cols = vec![vec![0.0f32; n]; d];
-                for i in 0..n {
-                    for (j, v) in ds.row(i).entries() {
-                        if j < d {
-                            cols[j][i] = v;
-                        }
-                    }
-                }
-                Columns::Transposed(cols)
-            }
-        };
         let sample = layout.sampled_docs(n, BIN_SAMPLE_DOCS);
         // This rank's distinct values (of its sampled documents) and NaNs, one column per task, a few columns at a
         // time: a column's distinct values can be as many as its documents, so they are agreed over the ranks and
@@ -236,26 +232,171 @@ impl Binned {
             comm.sum_i64(&mut missing)?;
         }
         let kept: Vec<usize> = (0..d).filter(|&j| !bounds[j].is_empty()).collect();
-        let bins: Vec<BinColumn> = kept
+        Ok(Plan {
+            bounds,
+            missing,
+            kept,
+        })
+    }
+
+    /// Whether kept column `j`'s bins fit a byte (its missing bin included).
+    fn narrow(&self, j: usize) -> bool {
+        self.bounds[j].len() + 1 + (self.missing[j] > 0) as usize <= 256
+    }
+
+    /// Every kept column binned from `columns`, one column per task.
+    fn bin_columns(&self, columns: &Columns<'_>) -> Vec<BinColumn> {
+        self.kept
             .par_iter()
             .map(|&j| {
-                let b = &bounds[j];
-                if b.len() + 1 + (missing[j] > 0) as usize <= 256 {
+                let b = &self.bounds[j];
+                if self.narrow(j) {
                     BinColumn::Narrow(columns.map(j, |v| bin_of(b, v) as u8))
                 } else {
                     BinColumn::Wide(columns.map(j, |v| bin_of(b, v) as u16))
                 }
             })
-            .collect();
-        Ok(Binned {
-            has_missing: kept.iter().map(|&j| missing[j] > 0).collect(),
-            bounds: kept
+            .collect()
+    }
+
+    /// Bin rows `first..` of a row-major matrix of width `d` whose values `rows` holds into `bins` (one column
+    /// per kept feature), one column per task.
+    fn bin_rows(&self, rows: &[f32], d: usize, first: usize, bins: &mut [BinColumn]) {
+        let count = rows.len() / d;
+        bins.par_iter_mut()
+            .zip(&self.kept)
+            .for_each(|(column, &j)| {
+                let b = &self.bounds[j];
+                let values = rows.chunks_exact(d).map(|row| row[j]);
+                match column {
+                    BinColumn::Narrow(c) => {
+                        for (o, v) in c[first..first + count].iter_mut().zip(values) {
+                            *o = bin_of(b, v) as u8;
+                        }
+                    }
+                    BinColumn::Wide(c) => {
+                        for (o, v) in c[first..first + count].iter_mut().zip(values) {
+                            *o = bin_of(b, v) as u16;
+                        }
+                    }
+                }
+            });
+    }
+
+    /// The binned data, its columns `bins`.
+    fn into_binned(mut self, bins: Vec<BinColumn>) -> Binned {
+        Binned {
+            has_missing: self.kept.iter().map(|&j| self.missing[j] > 0).collect(),
+            bounds: self
+                .kept
                 .iter()
-                .map(|&j| std::mem::take(&mut bounds[j]))
+                .map(|&j| std::mem::take(&mut self.bounds[j]))
                 .collect(),
-            features: kept,
+            features: self.kept,
             bins,
-        })
+        }
+    }
+}
+
+impl<'a> Columns<'a> {
+    /// The columns of `ds`'s features: a dense matrix read in place, a sparse one transposed.
+    fn of(ds: &'a Dataset) -> Self {
+        let (n, d) = (ds.n_docs(), ds.n_features());
+        match ds.features() {
+            FeatureMatrix::Dense(a) => Columns::Dense(a),
+            FeatureMatrix::Sparse(_) => {
+                let mut cols = vec![vec![0.0f32; n]; d];
+                for i in 0..n {
+                    for (j, v) in ds.row(i).entries() {
+                        if j < d {
+                            cols[j][i] = v;
+                        }
+                    }
+                }
+                Columns::Transposed(cols)
+            }
+        }
+    }
+}
+
+impl Binned {
+    /// Bin every column of `ds` (this rank's shard; the whole data on one process); constant columns are dropped.
+    /// The bounds, the kept columns and which ones hold a NaN are agreed over the ranks of `comm`: every rank bins
+    /// its documents as one process would bin them among all the ranks' documents.
+    pub fn new(
+        ds: &Dataset,
+        max_bin: usize,
+        layout: &Layout,
+        comm: &dyn Allreduce,
+    ) -> Result<Self> {
+        let columns = Columns::of(ds);
+        let plan = Plan::agree(
+            &columns,
+            ds.n_docs(),
+            ds.n_features(),
+            max_bin,
+            layout,
+            comm,
+        )?;
+        let bins = plan.bin_columns(&columns);
+        Ok(plan.into_binned(bins))
+    }
+
+    /// [`Binned::new`] on data the caller gives up: the same bins, bit for bit, and `ds` is left without its
+    /// feature matrix (no features; its labels, queries and the rest are kept). A dense row-major matrix is binned
+    /// a block of rows at a time from its last rows, each block's f32 values freed once binned, so the matrix and
+    /// the bins are never held whole together: the peak is the matrix, not the matrix plus its bins (at 3.77 M
+    /// documents × 136 features, 2.05 GB and 0.5 GB).
+    pub fn take(
+        ds: &mut Dataset,
+        max_bin: usize,
+        layout: &Layout,
+        comm: &dyn Allreduce,
+    ) -> Result<Self> {
+        let (n, d) = (ds.n_docs(), ds.n_features());
+        let row_major = matches!(ds.features(), FeatureMatrix::Dense(a) if a.is_standard_layout());
+        if !row_major || d == 0 {
+            let binned = Self::new(ds, max_bin, layout, comm)?;
+            *ds.features_mut() = FeatureMatrix::Dense(ndarray::Array2::zeros((n, 0)));
+            return Ok(binned);
+        }
+        let plan = Plan::agree(&Columns::of(ds), n, d, max_bin, layout, comm)?;
+        let FeatureMatrix::Dense(a) = std::mem::replace(
+            ds.features_mut(),
+            FeatureMatrix::Dense(ndarray::Array2::zeros((n, 0))),
+        ) else {
+            unreachable!("checked dense above")
+        };
+        // Row-major: cell (i, j) is at `start + i·d + j`.
+        let (mut values, start) = a.into_raw_vec_and_offset();
+        let start = start.unwrap_or(0);
+        // Zeroed columns take memory only as they are written.
+        let mut bins: Vec<BinColumn> = plan
+            .kept
+            .iter()
+            .map(|&j| {
+                if plan.narrow(j) {
+                    BinColumn::Narrow(vec![0; n])
+                } else {
+                    BinColumn::Wide(vec![0; n])
+                }
+            })
+            .collect();
+        let block = (TAKE_BLOCK_VALUES / d).max(1);
+        let mut end = n;
+        while end > 0 {
+            let first = end.saturating_sub(block);
+            plan.bin_rows(
+                &values[start + first * d..start + end * d],
+                d,
+                first,
+                &mut bins,
+            );
+            values.truncate(start + first * d);
+            values.shrink_to_fit();
+            end = first;
+        }
+        Ok(plan.into_binned(bins))
     }
 
     /// Number of bins of kept feature `k`, its missing bin included.
@@ -314,5 +455,44 @@ mod tests {
         // NaN: its own bin after the value bins, and no bound is NaN.
         assert_eq!(bin_of(&[1.0, 2.0], f32::NAN), 3);
         assert_eq!(bounds_for(&[f32::NAN, 1.0, 2.0, f32::NAN], 255), vec![1.0]);
+    }
+    #[test]
+    fn taking_the_data_bins_it_as_borrowing_does_and_frees_its_features() {
+        // Rows in more than one block of `take`, a constant column, a NaN, a wide column and a narrow one.
+        let (n, d) = (TAKE_BLOCK_VALUES / 3 + 7, 4);
+        let cell = |i: usize, j: usize| match j {
+            0 => ((i * 7919) % 1000) as f32,
+            1 => 2.5,
+            2 if i.is_multiple_of(97) => f32::NAN,
+            _ => ((i * 31) % 17) as f32 - 8.0,
+        };
+        let values: Vec<f32> = (0..n * d).map(|c| cell(c / d, c % d)).collect();
+        let ds = Dataset::new(
+            FeatureMatrix::Dense(ndarray::Array2::from_shape_vec((n, d), values).unwrap()),
+            vec![0.0; n],
+            vec![0, n / 2, n],
+            vec!["a".into(), "b".into()],
+        )
+        .unwrap();
+        let layout = Layout::single(&ds);
+        for max_bin in [255, 600] {
+            let kept = Binned::new(&ds, max_bin, &layout, &ltr_core::SingleProcess).unwrap();
+            let mut owned = ds.clone();
+            let taken =
+                Binned::take(&mut owned, max_bin, &layout, &ltr_core::SingleProcess).unwrap();
+            assert_eq!(kept.features, vec![0, 2, 3]);
+            assert!(matches!(&kept.bins[0], BinColumn::Wide(_)) == (max_bin == 600));
+            assert_eq!(
+                (&kept.features, &kept.bounds, &kept.has_missing, &kept.bins),
+                (
+                    &taken.features,
+                    &taken.bounds,
+                    &taken.has_missing,
+                    &taken.bins
+                )
+            );
+            assert_eq!((owned.n_features(), owned.n_docs()), (0, n));
+            assert_eq!(owned.labels(), ds.labels());
+        }
     }
 }

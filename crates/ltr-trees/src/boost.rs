@@ -9,6 +9,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde_json::json;
+use std::borrow::Cow;
 
 use crate::bins::Binned;
 use crate::grow::{grow, BinTree, Scale};
@@ -204,6 +205,36 @@ pub fn train_gbdt_ranks(
     init: Option<&InitModel>,
     comm: &dyn Allreduce,
 ) -> Result<GbdtRun> {
+    gbdt(p, Cow::Borrowed(train), ctx, init, comm)
+}
+
+/// Bin `train` for the trees: data handed over is binned by [`Binned::take`], which frees its f32 features as it
+/// goes, leaving the data without them (labels and queries are all the rounds read); borrowed data is binned in
+/// place.
+fn bin<'d>(
+    train: Cow<'d, Dataset>,
+    max_bin: usize,
+    layout: &Layout,
+    comm: &dyn Allreduce,
+) -> Result<(Binned, Cow<'d, Dataset>)> {
+    match train {
+        Cow::Borrowed(t) => Ok((Binned::new(t, max_bin, layout, comm)?, Cow::Borrowed(t))),
+        Cow::Owned(mut t) => {
+            // Nothing after binning reads a document's id or comment.
+            t = t.without_docids();
+            Ok((Binned::take(&mut t, max_bin, layout, comm)?, Cow::Owned(t)))
+        }
+    }
+}
+
+/// [`train_gbdt_ranks`] on borrowed data, or on data handed over, whose features are freed once binned.
+fn gbdt(
+    p: &GbdtParams,
+    train: Cow<'_, Dataset>,
+    ctx: &FitContext<'_>,
+    init: Option<&InitModel>,
+    comm: &dyn Allreduce,
+) -> Result<GbdtRun> {
     match init {
         // Zero rounds are the start model itself: a check that boosting adds nothing by itself.
         Some(_) => GbdtParams {
@@ -219,17 +250,15 @@ pub fn train_gbdt_ranks(
             "training over several ranks takes no validation data",
         ));
     }
-    let layout = Layout::agree(train, comm)?;
-    check_labels(train, &layout)?;
+    let layout = Layout::agree(&train, comm)?;
+    check_labels(&train, &layout)?;
     if let Objective::LambdaRank(l) = p.objective {
         l.check_labels(train.labels())?;
     }
-    let data = Binned::new(train, p.tree.max_bin, &layout, comm)?;
-    let n = train.n_docs();
-    let labels = train.labels();
+    let n_features = train.n_features();
     let base = match (init, p.objective) {
         (Some(_), _) | (None, Objective::LambdaRank(_)) => 0.0,
-        (None, Objective::SquaredError) => mean_label(train, &layout, comm)?,
+        (None, Objective::SquaredError) => mean_label(&train, &layout, comm)?,
     };
     // Every document starts at the start model's score plus the base, the order the model file sums them in.
     let start = |ds: &Dataset| -> Result<Vec<f64>> {
@@ -252,12 +281,17 @@ pub fn train_gbdt_ranks(
         }),
         None => Model::Forest(forest.clone()),
     };
+    // The start model reads the raw features: its scores come before binning frees them.
+    let mut scores = start(&train)?;
+    let (data, train) = bin(train, p.tree.max_bin, &layout, comm)?;
+    let train: &Dataset = &train;
+    let n = train.n_docs();
+    let labels = train.labels();
     let mut forest = Forest {
         trees: Vec::new(),
         base_score: base,
-        n_features: train.n_features(),
+        n_features,
     };
-    let mut scores = start(train)?;
     let (mut g, mut h) = (vec![0.0; n], vec![0.0; n]);
     let mut gh: Vec<[i64; 2]> = Vec::new();
     let validation = ctx.validation();
@@ -369,18 +403,20 @@ pub fn fit_gbdt_from(
     ctx: &FitContext<'_>,
     init: Option<InitModel>,
 ) -> Result<Fitted> {
-    fit_gbdt_ranks(p, train, ctx, init, &SingleProcess)
+    fit_gbdt_ranks(p, Cow::Borrowed(train), ctx, init, &SingleProcess)
 }
 
 /// [`fit_gbdt_from`] on this rank's shard of the queries, the ranks joined by `comm` ([`train_gbdt_ranks`]).
+/// Data handed over (`Cow::Owned`) gives the same model, and its f32 features are freed while they are binned:
+/// the run's peak memory is then the features, not the features plus their bins.
 pub fn fit_gbdt_ranks(
     p: &GbdtParams,
-    train: &Dataset,
+    train: Cow<'_, Dataset>,
     ctx: &FitContext<'_>,
     init: Option<InitModel>,
     comm: &dyn Allreduce,
 ) -> Result<Fitted> {
-    let run = train_gbdt_ranks(p, train, ctx, init.as_ref(), comm)?;
+    let run = gbdt(p, train, ctx, init.as_ref(), comm)?;
     let kept = run.forest.trees.len();
     let mut report = FitReport {
         iterations: Some(run.trees_grown as u64),
@@ -428,10 +464,22 @@ pub fn train_random_forest_ranks(
     ctx: &FitContext<'_>,
     comm: &dyn Allreduce,
 ) -> Result<ForestRun> {
+    random_forest(p, Cow::Borrowed(train), ctx, comm)
+}
+
+/// [`train_random_forest_ranks`] on borrowed data, or on data handed over, whose features are freed once binned.
+fn random_forest(
+    p: &RandomForestParams,
+    train: Cow<'_, Dataset>,
+    ctx: &FitContext<'_>,
+    comm: &dyn Allreduce,
+) -> Result<ForestRun> {
     p.validate()?;
-    let layout = Layout::agree(train, comm)?;
-    check_labels(train, &layout)?;
-    let data = Binned::new(train, p.tree.max_bin, &layout, comm)?;
+    let layout = Layout::agree(&train, comm)?;
+    check_labels(&train, &layout)?;
+    let n_features = train.n_features();
+    let (data, train) = bin(train, p.tree.max_bin, &layout, comm)?;
+    let train: &Dataset = &train;
     let n = train.n_docs();
     // The first Newton step from score 0 under squared error is the leaf's mean label.
     let g: Vec<f64> = train.labels().iter().map(|&l| -(l as f64)).collect();
@@ -466,7 +514,7 @@ pub fn train_random_forest_ranks(
             .map(|(t, _)| t.to_forest_tree(&data, weight))
             .collect(),
         base_score: 0.0,
-        n_features: train.n_features(),
+        n_features,
     };
     Ok(ForestRun { forest, out_of_bag })
 }
@@ -535,14 +583,15 @@ fn out_of_bag(
     Ok(ctx.measure(&queries, &scores).ok())
 }
 
-/// [`train_random_forest_ranks`] as a [`Fitted`] model.
+/// [`train_random_forest_ranks`] as a [`Fitted`] model. Data handed over (`Cow::Owned`) gives the same forest, and
+/// its f32 features are freed while they are binned.
 pub fn fit_random_forest_ranks(
     p: &RandomForestParams,
-    train: &Dataset,
+    train: Cow<'_, Dataset>,
     ctx: &FitContext<'_>,
     comm: &dyn Allreduce,
 ) -> Result<Fitted> {
-    let run = train_random_forest_ranks(p, train, ctx, comm)?;
+    let run = random_forest(p, train, ctx, comm)?;
     let report = FitReport {
         iterations: Some(run.forest.trees.len() as u64),
         validation: ctx.validate(&run.forest)?,
@@ -561,6 +610,6 @@ pub fn fit_random_forest_ranks(
 
 impl Fit for RandomForestValidParams {
     fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
-        fit_random_forest_ranks(self, train, ctx, &SingleProcess)
+        fit_random_forest_ranks(self, Cow::Borrowed(train), ctx, &SingleProcess)
     }
 }

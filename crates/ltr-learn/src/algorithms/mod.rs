@@ -20,6 +20,7 @@ use crate::spec::{ParamSpec, SpecReader};
 pub use ensemble::{refine_sigmoid, SIGMOID_LAMBDA_GRID};
 
 type FitFn = fn(&SpecReader<'_>, &Dataset, &FitContext<'_>) -> Result<Fitted>;
+type OwnedFitFn = fn(&SpecReader<'_>, Dataset, &FitContext<'_>) -> Result<Fitted>;
 type OnlineFn = fn(&SpecReader<'_>) -> Result<ltr_online::OnlineValidParams>;
 type DistributedFitFn =
     fn(&SpecReader<'_>, &Dataset, &FitContext<'_>, &dyn Allreduce) -> Result<Fitted>;
@@ -47,6 +48,10 @@ pub struct Algorithm {
     pub missing_values: bool,
     #[serde(skip)]
     fit: FitFn,
+    /// `fit` on training data handed over ([`Algorithm::fit_owned`]): the same model, for a learner that frees what
+    /// it no longer needs of the data while it trains (the trees: the f32 features once binned).
+    #[serde(skip)]
+    fit_owned: Option<OwnedFitFn>,
     /// The online form (a learner updated one query at a time, replayed over a stream), for the online algorithms.
     #[serde(skip)]
     online: Option<OnlineFn>,
@@ -92,6 +97,22 @@ impl Algorithm {
     pub fn fit(&self, params: &Params, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
         self.check_missing_values(train, ctx)?;
         (self.fit)(&SpecReader::new(params, self.params), train, ctx)
+    }
+    /// [`Algorithm::fit`] on training data handed over: the same model, and a learner with an owned form frees
+    /// what it no longer needs of `train` as it goes (the trees free the f32 features once binned, so the peak is
+    /// the features, not the features plus their bins); any other learner borrows it.
+    pub fn fit_owned(
+        &self,
+        params: &Params,
+        train: Dataset,
+        ctx: &FitContext<'_>,
+    ) -> Result<Fitted> {
+        self.check_missing_values(&train, ctx)?;
+        let reader = SpecReader::new(params, self.params);
+        match self.fit_owned {
+            Some(fit) => fit(&reader, train, ctx),
+            None => (self.fit)(&reader, &train, ctx),
+        }
     }
     /// An error naming the first NaN of the training or validation data, for an algorithm that takes no missing
     /// values: to a linear model a NaN would be a NaN score, not a missing value.
@@ -165,7 +186,9 @@ use svm::{RANKSVM_SPECS, RSVM_IR_SPECS, SOLVER_SPECS};
 use trees::{BOOST_SPECS, INIT_SPECS, LAMBDAMART_SPECS, RANDOM_FOREST_SPECS};
 
 /// The boosted trees' working set (see the `lambdamart` row).
-const TREE_MEMORY: Memory = Memory::new(56, 0, 1).wide_above("max-bin", 255, 2);
+const TREE_MEMORY: Memory = Memory::new(56, 0, 1)
+    .wide_above("max-bin", 255, 2)
+    .freeing_features();
 
 /// Every algorithm, in the order `ltr algorithms` lists them.
 pub static ALGORITHMS: &[Algorithm] = &[
@@ -178,6 +201,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(svm::ranksvm_distributed),
         missing_values: false,
         fit: svm::ranksvm,
+        fit_owned: None,
         online: None,
         // Newton: scores, score gradient, sort order, Hessian product and the line search's copies.
         memory: Memory::per_doc(72),
@@ -191,6 +215,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(svm::rsvm_ir_distributed),
         missing_values: false,
         fit: svm::rsvm_ir,
+        fit_owned: None,
         online: None,
         // OCAS / cutting plane: scores, plane coefficients, sort order. From a million documents it solves by
         // Newton unless told otherwise (one that asks for OCAS by name then gets a little more than it needs).
@@ -205,6 +230,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: None,
         missing_values: false,
         fit: clicks::propensity_ranksvm,
+        fit_owned: None,
         online: None,
         // Newton, as ranksvm.
         memory: Memory::per_doc(72),
@@ -218,6 +244,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(perceptron::perceptron_distributed),
         missing_values: false,
         fit: perceptron::perceptron,
+        fit_owned: None,
         online: None,
         // Pair records of 16 bytes, shuffled per epoch (two row numbers, the query, a mistake counter), built from
         // a pair set of 12 bytes a pair that is alive at the same time (measured: 6.5 GiB on 3.77 M documents).
@@ -234,6 +261,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(perceptron::committee_distributed),
         missing_values: false,
         fit: perceptron::committee,
+        fit_owned: None,
         online: None,
         // As perceptron.
         memory: Memory::new(16, 30, 0).switching(Switch::StreamedPairs(22, 2)),
@@ -247,6 +275,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: None,
         missing_values: false,
         fit: ensemble::mhr,
+        fit_owned: None,
         online: None,
         // One Newton at a time on one grade pair, with every finished base ranker's scores kept for the
         // aggregation (measured peaks: 2.49 GiB on 3.77 M documents, 6.40 GiB on 10 M).
@@ -261,6 +290,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: None,
         missing_values: false,
         fit: ensemble::sigmoid,
+        fit_owned: None,
         online: None,
         memory: Memory::per_doc(48),
     },
@@ -273,6 +303,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(ensemble::rankboost_distributed),
         missing_values: false,
         fit: ensemble::rankboost,
+        fit_owned: None,
         online: None,
         // Scores, potentials and levels per document; each cell's bucket among its feature's thresholds (one
         // byte up to 255 thresholds, the default 10; `thresholds=0` presorts columns instead, 8 bytes a cell).
@@ -287,6 +318,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(online::listnet_distributed),
         missing_values: false,
         fit: online::listnet,
+        fit_owned: None,
         online: None,
         memory: Memory::per_doc(48),
     },
@@ -299,6 +331,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(listwise::coordinate_ascent_distributed),
         missing_values: false,
         fit: listwise::coordinate_ascent,
+        fit_owned: None,
         online: None,
         // One running restart: scores and trial scores, a line search's crossing points (about one per document,
         // 16 bytes, plus its bucket number). From 1 M documents the restarts take turns (two side by side passed
@@ -315,6 +348,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: None,
         missing_values: false,
         fit: listwise::adarank,
+        fit_owned: None,
         online: None,
         // Scores, each document's weak-ranker values and the ensemble's scores, one measure value per feature and
         // query (measured peaks: 2.30 GiB on 3.77 M documents, 6.02 GiB on 10 M).
@@ -329,6 +363,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(listwise::lambdarank_distributed),
         missing_values: false,
         fit: listwise::lambdarank,
+        fit_owned: None,
         online: None,
         // Scores, trial scores and lambdas, each document's gain, and the epoch's frozen ranking (order and rank,
         // 8 bytes); the pairs are enumerated from it on every pass, never stored (measured on 3.77 M documents,
@@ -344,6 +379,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: None,
         missing_values: false,
         fit: |r, t, c| online::online(r, online::Kind::Slam, t, c),
+        fit_owned: None,
         online: Some(|r| online::online_params(r, online::Kind::Slam)),
         memory: Memory::per_doc(16),
     },
@@ -356,6 +392,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: None,
         missing_values: false,
         fit: |r, t, c| online::online(r, online::Kind::PureOnline, t, c),
+        fit_owned: None,
         online: Some(|r| online::online_params(r, online::Kind::PureOnline)),
         memory: Memory::per_doc(16),
     },
@@ -368,6 +405,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: None,
         missing_values: false,
         fit: |r, t, c| online::online(r, online::Kind::ListNet, t, c),
+        fit_owned: None,
         online: Some(|r| online::online_params(r, online::Kind::ListNet)),
         memory: Memory::per_doc(16),
     },
@@ -380,12 +418,15 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(trees::lambdamart_distributed),
         missing_values: true,
         fit: trees::lambdamart,
+        fit_owned: Some(trees::lambdamart_owned),
         online: None,
         // Each cell's bin (one byte up to max-bin 255; above it two for a feature of more than 256 bins, counted
         // for every feature: an upper bound, as a feature of few distinct values keeps one byte) and, while
         // binning, one column of f32 values per thread (sparse data: a transposed f32 copy of all columns); per
         // document its score, gradient, hessian, their fixed-point copy (16 B), its place in the leaf partition (4 B)
-        // and the partition's scratch (4 B); histograms are per leaf and feature.
+        // and the partition's scratch (4 B); histograms are per leaf and feature. Handed over (`ltr train`), the data
+        // loses its f32 features as they are binned, a block of rows at a time: the peak is the larger of the data
+        // and the data without its features plus this working set.
         memory: TREE_MEMORY,
     },
     Algorithm {
@@ -397,6 +438,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(trees::mart_distributed),
         missing_values: true,
         fit: trees::mart,
+        fit_owned: Some(trees::mart_owned),
         online: None,
         // As lambdamart.
         memory: TREE_MEMORY,
@@ -410,10 +452,13 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(trees::random_forest_distributed),
         missing_values: true,
         fit: trees::random_forest,
+        fit_owned: Some(trees::random_forest_owned),
         online: None,
         // No scores or gradients a round: the labels as gradients and hessians and their fixed-point copy, each
         // tree's document bag; the bins as lambdamart's.
-        memory: Memory::new(40, 0, 1).wide_above("max-bin", 255, 2),
+        memory: Memory::new(40, 0, 1)
+            .wide_above("max-bin", 255, 2)
+            .freeing_features(),
     },
 ];
 

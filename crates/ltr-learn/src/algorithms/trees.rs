@@ -5,6 +5,7 @@ use ltr_core::{
     Allreduce, FitContext, Fitted, InitModel, LtrError, ParamGuard, Result, SingleProcess,
 };
 use ltr_data::Dataset;
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use ltr_trees::{
@@ -282,12 +283,13 @@ fn resolve_init(
 
 /// `lambdamart` or `mart` with `objective`: from a start model when `init-…` names one, with `lambdamart`'s
 /// query weights when `query_weights` names their file; on this rank's shard of the queries, the ranks joined by
-/// `comm` (one process: [`SingleProcess`]).
+/// `comm` (one process: [`SingleProcess`]). Data handed over (`Cow::Owned`) is given to the trees, which free its
+/// features once binned.
 fn boost(
     r: &SpecReader<'_>,
     objective: Objective,
     owner: &str,
-    train: &Dataset,
+    train: Cow<'_, Dataset>,
     ctx: &FitContext<'_>,
     query_weights: Option<&str>,
     comm: &dyn Allreduce,
@@ -306,10 +308,10 @@ fn boost(
         l.check_labels(train.labels())?;
     }
     let weights = query_weights
-        .map(|file| read_query_weights(file, train))
+        .map(|file| read_query_weights(file, &train))
         .transpose()?;
     let init = match start {
-        Some(s) => Some(resolve_init(s, owner, train, ctx, comm)?),
+        Some(s) => Some(resolve_init(s, owner, &train, ctx, comm)?),
         None => None,
     };
     match &weights {
@@ -417,7 +419,16 @@ pub(crate) fn lambdamart(
     train: &Dataset,
     ctx: &FitContext<'_>,
 ) -> Result<Fitted> {
-    lambdamart_distributed(r, train, ctx, &SingleProcess)
+    lambdamart_on(r, Cow::Borrowed(train), ctx, &SingleProcess)
+}
+
+/// `lambdamart` on data handed over: the same model, the features freed once binned.
+pub(crate) fn lambdamart_owned(
+    r: &SpecReader<'_>,
+    train: Dataset,
+    ctx: &FitContext<'_>,
+) -> Result<Fitted> {
+    lambdamart_on(r, Cow::Owned(train), ctx, &SingleProcess)
 }
 
 /// `lambdamart` on this rank's shard of the queries: the one-process model at any number of ranks.
@@ -427,10 +438,20 @@ pub(crate) fn lambdamart_distributed(
     ctx: &FitContext<'_>,
     comm: &dyn Allreduce,
 ) -> Result<Fitted> {
+    lambdamart_on(r, Cow::Borrowed(train), ctx, comm)
+}
+
+/// `lambdamart` on borrowed data or data handed over, the ranks joined by `comm`.
+fn lambdamart_on(
+    r: &SpecReader<'_>,
+    train: Cow<'_, Dataset>,
+    ctx: &FitContext<'_>,
+    comm: &dyn Allreduce,
+) -> Result<Fitted> {
     let metric = match r.choice("lambda-metric")?.as_str() {
         "ndcg" => LambdaMetric::Ndcg,
         "err" => LambdaMetric::Err {
-            max_grade: largest_grade(train, comm)?,
+            max_grade: largest_grade(&train, comm)?,
         },
         _ => LambdaMetric::Map,
     };
@@ -474,11 +495,20 @@ pub(crate) fn lambdamart_distributed(
 
 /// `mart`.
 pub(crate) fn mart(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
+    mart_distributed(r, train, ctx, &SingleProcess)
+}
+
+/// `mart` on data handed over: the same model, the features freed once binned.
+pub(crate) fn mart_owned(
+    r: &SpecReader<'_>,
+    train: Dataset,
+    ctx: &FitContext<'_>,
+) -> Result<Fitted> {
     boost(
         r,
         Objective::SquaredError,
         "mart",
-        train,
+        Cow::Owned(train),
         ctx,
         None,
         &SingleProcess,
@@ -492,7 +522,15 @@ pub(crate) fn mart_distributed(
     ctx: &FitContext<'_>,
     comm: &dyn Allreduce,
 ) -> Result<Fitted> {
-    boost(r, Objective::SquaredError, "mart", shard, ctx, None, comm)
+    boost(
+        r,
+        Objective::SquaredError,
+        "mart",
+        Cow::Borrowed(shard),
+        ctx,
+        None,
+        comm,
+    )
 }
 
 /// `random-forest`.
@@ -501,7 +539,16 @@ pub(crate) fn random_forest(
     train: &Dataset,
     ctx: &FitContext<'_>,
 ) -> Result<Fitted> {
-    random_forest_distributed(r, train, ctx, &SingleProcess)
+    random_forest_on(r, Cow::Borrowed(train), ctx, &SingleProcess)
+}
+
+/// `random-forest` on data handed over: the same forest, the features freed once binned.
+pub(crate) fn random_forest_owned(
+    r: &SpecReader<'_>,
+    train: Dataset,
+    ctx: &FitContext<'_>,
+) -> Result<Fitted> {
+    random_forest_on(r, Cow::Owned(train), ctx, &SingleProcess)
 }
 
 /// `random-forest` on this rank's shard of the queries: the one-process forest and out-of-bag estimate at any number
@@ -509,6 +556,16 @@ pub(crate) fn random_forest(
 pub(crate) fn random_forest_distributed(
     r: &SpecReader<'_>,
     train: &Dataset,
+    ctx: &FitContext<'_>,
+    comm: &dyn Allreduce,
+) -> Result<Fitted> {
+    random_forest_on(r, Cow::Borrowed(train), ctx, comm)
+}
+
+/// `random-forest` on borrowed data or data handed over, the ranks joined by `comm`.
+fn random_forest_on(
+    r: &SpecReader<'_>,
+    train: Cow<'_, Dataset>,
     ctx: &FitContext<'_>,
     comm: &dyn Allreduce,
 ) -> Result<Fitted> {
