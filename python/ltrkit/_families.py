@@ -903,6 +903,7 @@ class LambdaMART(Ranker):
     - ``max_depth`` (int in [0, 1000]; default 0): depth per tree at most (0: unlimited).
     - ``min_docs_in_leaf`` (int in [1, 1000000000]; default 20): documents per leaf at least.
     - ``max_bin`` (int in [2, 65535]; default 255): bins per feature at most (every distinct training value up to this many, else quantiles; one byte a cell up to 256 bins, two beyond; a NaN gets one more bin whose side each split learns).
+    - ``bin_sample_docs`` (int in [1, 1000000000000]; default 262144): documents whose values set the bin bounds, at most (above it, this many spread evenly over the training documents; LightGBM's bin_construct_sample_cnt).
     - ``feature_fraction`` (float in [1e-09, 1.0]; default 1): share of the features each tree may split on.
     - ``query_fraction`` (float in [1e-09, 1.0]; default 1): share of the queries each tree is grown on (drawn without replacement, by --seed).
     - ``lambda_metric`` (one of ndcg, err, map; default ndcg): the measure whose |Δ| of swapping a pair's two documents in the current ranking weights the pair: ndcg (gains from label-gain, normalised by the ideal DCG@ndcg-at), err (Chapelle et al. 2009 over the whole list: a grade g stops with probability (2^g − 1)/2^gmax, gmax the training data's largest label) or map (average precision over the whole list, relevant = label ≥ 1 as the standard convention's MAP).
@@ -924,7 +925,7 @@ class LambdaMART(Ranker):
     """
 
     _algo = "lambdamart"
-    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction", "lambda_metric": "lambda-metric", "label_gain": "label-gain", "ndcg_at": "ndcg-at", "pair_method": "pair-method", "truncation": "truncation", "pairs_per_doc": "pairs-per-doc", "sigma": "sigma", "norm": "norm", "score_gap": "score-gap", "query_weights": "query-weights", "init_model": "init-model", "init_algo": "init-algo"}
+    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "bin_sample_docs": "bin-sample-docs", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction", "lambda_metric": "lambda-metric", "label_gain": "label-gain", "ndcg_at": "ndcg-at", "pair_method": "pair-method", "truncation": "truncation", "pairs_per_doc": "pairs-per-doc", "sigma": "sigma", "norm": "norm", "score_gap": "score-gap", "query_weights": "query-weights", "init_model": "init-model", "init_algo": "init-algo"}
 
     def __init__(
         self,
@@ -937,6 +938,7 @@ class LambdaMART(Ranker):
         max_depth: Any = None,
         min_docs_in_leaf: Any = None,
         max_bin: Any = None,
+        bin_sample_docs: Any = None,
         feature_fraction: Any = None,
         query_fraction: Any = None,
         lambda_metric: Any = None,
@@ -968,6 +970,7 @@ class LambdaMART(Ranker):
         self.max_depth = max_depth
         self.min_docs_in_leaf = min_docs_in_leaf
         self.max_bin = max_bin
+        self.bin_sample_docs = bin_sample_docs
         self.feature_fraction = feature_fraction
         self.query_fraction = query_fraction
         self.lambda_metric = lambda_metric
@@ -1006,6 +1009,7 @@ class MART(Ranker):
     - ``max_depth`` (int in [0, 1000]; default 0): depth per tree at most (0: unlimited).
     - ``min_docs_in_leaf`` (int in [1, 1000000000]; default 20): documents per leaf at least.
     - ``max_bin`` (int in [2, 65535]; default 255): bins per feature at most (every distinct training value up to this many, else quantiles; one byte a cell up to 256 bins, two beyond; a NaN gets one more bin whose side each split learns).
+    - ``bin_sample_docs`` (int in [1, 1000000000000]; default 262144): documents whose values set the bin bounds, at most (above it, this many spread evenly over the training documents; LightGBM's bin_construct_sample_cnt).
     - ``feature_fraction`` (float in [1e-09, 1.0]; default 1): share of the features each tree may split on.
     - ``query_fraction`` (float in [1e-09, 1.0]; default 1): share of the queries each tree is grown on (drawn without replacement, by --seed).
     - ``init_model`` (text; default (none)): a model file of any kind to boost from: the trees start from its scores (through the preprocessing it stored) and the saved model is it plus the trees.
@@ -1017,7 +1021,7 @@ class MART(Ranker):
     """
 
     _algo = "mart"
-    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction", "init_model": "init-model", "init_algo": "init-algo"}
+    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "bin_sample_docs": "bin-sample-docs", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction", "init_model": "init-model", "init_algo": "init-algo"}
 
     def __init__(
         self,
@@ -1030,6 +1034,7 @@ class MART(Ranker):
         max_depth: Any = None,
         min_docs_in_leaf: Any = None,
         max_bin: Any = None,
+        bin_sample_docs: Any = None,
         feature_fraction: Any = None,
         query_fraction: Any = None,
         init_model: Any = None,
@@ -1051,6 +1056,7 @@ class MART(Ranker):
         self.max_depth = max_depth
         self.min_docs_in_leaf = min_docs_in_leaf
         self.max_bin = max_bin
+        self.bin_sample_docs = bin_sample_docs
         self.feature_fraction = feature_fraction
         self.query_fraction = query_fraction
         self.init_model = init_model
@@ -1075,6 +1081,7 @@ class RandomForest(Ranker):
     - ``max_depth`` (int in [0, 1000]; default 0): depth per tree at most (0: unlimited).
     - ``min_docs_in_leaf`` (int in [1, 1000000000]; default 10): documents per leaf at least.
     - ``max_bin`` (int in [2, 65535]; default 255): bins per feature at most (every distinct training value up to this many, else quantiles; one byte a cell up to 256 bins, two beyond; a NaN gets one more bin whose side each split learns).
+    - ``bin_sample_docs`` (int in [1, 1000000000000]; default 262144): documents whose values set the bin bounds, at most (above it, this many spread evenly over the training documents; LightGBM's bin_construct_sample_cnt).
     - ``feature_fraction`` (float in [1e-09, 1.0]; default 0.5): share of the features each tree may split on.
     - ``query_fraction`` (float in [1e-09, 1.0]; default 0.63): share of the queries each tree is grown on (drawn without replacement, by --seed).
 
@@ -1084,7 +1091,7 @@ class RandomForest(Ranker):
     """
 
     _algo = "random-forest"
-    _param_map = {"trees": "trees", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction"}
+    _param_map = {"trees": "trees", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "bin_sample_docs": "bin-sample-docs", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction"}
 
     def __init__(
         self,
@@ -1093,6 +1100,7 @@ class RandomForest(Ranker):
         max_depth: Any = None,
         min_docs_in_leaf: Any = None,
         max_bin: Any = None,
+        bin_sample_docs: Any = None,
         feature_fraction: Any = None,
         query_fraction: Any = None,
         *,
@@ -1108,6 +1116,7 @@ class RandomForest(Ranker):
         self.max_depth = max_depth
         self.min_docs_in_leaf = min_docs_in_leaf
         self.max_bin = max_bin
+        self.bin_sample_docs = bin_sample_docs
         self.feature_fraction = feature_fraction
         self.query_fraction = query_fraction
         self.algo = "random-forest"

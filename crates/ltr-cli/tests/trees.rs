@@ -162,6 +162,13 @@ fn bad_tree_inputs_fail_naming_the_parameter_or_file() {
     let (tr, test) = letor(d);
     let m = d.join("m.bin");
     let out = s(&m);
+    // `ltr train --train DATA --algo ALGO EXTRA… --model m.bin` fails, its message holding every needle.
+    let refused = |data: &str, algo: &str, extra: &[&str], needles: &[&str]| {
+        let mut args = vec!["train", "--train", data, "--algo", algo];
+        args.extend_from_slice(extra);
+        args.extend(["--model", out]);
+        fails_mentioning(&args, needles);
+    };
     for (param, needle) in [
         ("leaves=1", "parameter `leaves`: 1 is outside [2,"),
         ("learning-rate=0", "parameter `learning-rate`: 0 is outside"),
@@ -170,6 +177,10 @@ fn bad_tree_inputs_fail_naming_the_parameter_or_file() {
             "parameter `query-fraction`: 1.5 is outside",
         ),
         ("max-bin=1", "parameter `max-bin`: 1 is outside [2, 65535]"),
+        (
+            "bin-sample-docs=0",
+            "parameter `bin-sample-docs`: 0 is outside [1,",
+        ),
         ("trees=0", "0 only when boosting from a start model"),
         (
             "init-algo=lambdamart",
@@ -189,20 +200,7 @@ fn bad_tree_inputs_fail_naming_the_parameter_or_file() {
             "parameter `label-gain`: label 2 of the training data is beyond the gain list (labels 0 to 1)",
         ),
     ] {
-        fails_mentioning(
-            &[
-                "train",
-                "--train",
-                &tr,
-                "--algo",
-                "lambdamart",
-                "--param",
-                param,
-                "--model",
-                out,
-            ],
-            &[needle],
-        );
+        refused(&tr, "lambdamart", &["--param", param], &[needle]);
     }
     // Query weights: every training query needs one, and a bad line is named by file and line.
     let train_text = std::fs::read_to_string(&tr).unwrap();
@@ -212,55 +210,39 @@ fn bad_tree_inputs_fail_naming_the_parameter_or_file() {
         .collect();
     qids.dedup();
     let weights = d.join("weights.txt");
-    let weighted = |lines: &str| {
-        std::fs::write(&weights, lines).unwrap();
-        let param = format!("query-weights={}", s(&weights));
-        let args = [
-            "train",
-            "--train",
-            &tr,
-            "--algo",
-            "lambdamart",
-            "--param",
-            &param,
-            "--model",
-            out,
-        ];
-        args.map(String::from)
-    };
+    let weights_param = format!("query-weights={}", s(&weights));
+    let weighted = &["--param", weights_param.as_str()];
     let last = qids.pop().unwrap();
     let listed: String = qids.iter().map(|q| format!("{q} 1\n")).collect();
-    let args = weighted(&listed);
-    fails_mentioning(
-        &args.each_ref().map(String::as_str),
+    std::fs::write(&weights, listed).unwrap();
+    refused(
+        &tr,
+        "lambdamart",
+        weighted,
         &[&format!(
             "weights.txt has no weight for training query {}",
             &last[4..]
         )],
     );
-    let args = weighted(&format!("# qid weight\n{last} 1\n{} 0.5 extra\n", qids[0]));
-    fails_mentioning(
-        &args.each_ref().map(String::as_str),
+    std::fs::write(
+        &weights,
+        format!("# qid weight\n{last} 1\n{} 0.5 extra\n", qids[0]),
+    )
+    .unwrap();
+    refused(
+        &tr,
+        "lambdamart",
+        weighted,
         &[
             "parameter `query-weights`",
             "weights.txt:3: expected `qid weight`",
         ],
     );
     // A validation measure that does not exist.
-    fails_mentioning(
-        &[
-            "train",
-            "--train",
-            &tr,
-            "--validate",
-            &test,
-            "--algo",
-            "mart",
-            "--metric",
-            "NDGC@10",
-            "--model",
-            out,
-        ],
+    refused(
+        &tr,
+        "mart",
+        &["--validate", &test, "--metric", "NDGC@10"],
         &["--metric: unknown metric `NDGC@10`"],
     );
     // A start model wider than the data, and a start "model" that is a data file.
@@ -272,47 +254,25 @@ fn bad_tree_inputs_fail_naming_the_parameter_or_file() {
     .unwrap();
     let wide_model = d.join("wide.bin");
     train(&["--train", s(&wide), "--algo", "ranksvm"], &wide_model);
-    fails_mentioning(
-        &[
-            "train",
-            "--train",
-            &tr,
-            "--algo",
-            "mart",
-            "--param",
-            &format!("init-model={}", s(&wide_model)),
-            "--model",
-            out,
-        ],
+    refused(
+        &tr,
+        "mart",
+        &["--param", &format!("init-model={}", s(&wide_model))],
         &["wide.bin reads 20 features, more than the 12 of the training data"],
     );
-    fails_mentioning(
-        &[
-            "train",
-            "--train",
-            &tr,
-            "--algo",
-            "mart",
-            "--param",
-            &format!("init-model={test}"),
-            "--model",
-            out,
-        ],
+    refused(
+        &tr,
+        "mart",
+        &["--param", &format!("init-model={test}")],
         &["test.txt: not an ltr model file"],
     );
     // A label that is not a number.
     let nan = d.join("nan.txt");
     std::fs::write(&nan, "1 qid:1 1:0.5\nnan qid:1 1:0.2\n").unwrap();
-    fails_mentioning(
-        &[
-            "train",
-            "--train",
-            s(&nan),
-            "--algo",
-            "lambdamart",
-            "--model",
-            out,
-        ],
+    refused(
+        s(&nan),
+        "lambdamart",
+        &[],
         &["nan.txt:2: the label is not finite"],
     );
     assert!(!m.exists(), "no model is written by a refused run");

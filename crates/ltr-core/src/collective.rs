@@ -95,6 +95,19 @@ pub trait Allreduce {
         Ok(())
     }
 
+    /// Element-wise maximum over all ranks of values each ≥ 0 (or +∞, or NaN), left in `values` on every rank. The
+    /// bits of such an f64 order as its value, a NaN's above every number, so this is [`Allreduce::min_max_u64`] of
+    /// the bits: one collective, the same bits on every rank, and a NaN on any rank wins. A −0 counts as +0 (its
+    /// sign bit would otherwise order it above everything).
+    fn max_nonnegative_f64(&self, values: &mut [f64]) -> Result<()> {
+        let mut bits: Vec<u64> = values.iter().map(|&v| (v + 0.0).to_bits()).collect();
+        self.min_max_u64(&mut [], &mut bits)?;
+        for (v, b) in values.iter_mut().zip(bits) {
+            *v = f64::from_bits(b);
+        }
+        Ok(())
+    }
+
     /// All-to-all: `local` is cut into consecutive parts of `counts[r]` values (the same `counts` on every rank,
     /// summing to `local.len()`), part r goes to rank r, and each rank receives its part from every rank,
     /// concatenated in rank order (`size × counts[rank]` values). The default gathers every rank's whole buffer;
@@ -376,6 +389,30 @@ fn check_length(got: usize, want: usize) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The maximum over ranks of non-negative values: −0 is +0, +∞ and NaN win.
+    #[test]
+    fn nonnegative_maxima_over_ranks() {
+        let local = |rank: usize| match rank {
+            0 => [0.5, -0.0, 1.0, 0.0],
+            1 => [3.0, 0.0, f64::INFINITY, f64::NAN],
+            _ => [2.0, 0.25, 7.0, 1.0],
+        };
+        for ranks in [2, 3] {
+            for r in ThreadGroup::run(ranks, |comm| {
+                let mut v = local(comm.rank());
+                comm.max_nonnegative_f64(&mut v)?;
+                Ok(v)
+            }) {
+                let v = r.unwrap();
+                let zero = if ranks == 2 { 0.0 } else { 0.25 };
+                assert_eq!(v[0], 3.0);
+                assert_eq!(v[1].to_bits(), f64::to_bits(zero));
+                assert_eq!(v[2], f64::INFINITY);
+                assert!(v[3].is_nan());
+            }
+        }
+    }
 
     #[test]
     fn long_ordered_sums_are_reduced_in_parts_with_the_bits_of_one_gather() {

@@ -24,8 +24,9 @@ use crate::ranks::Layout;
 /// than 256 are stored as `u16`.
 pub const MAX_BIN: usize = 65_535;
 
-/// Documents whose values set the bin bounds, at most: with more training documents than this (all ranks
-/// together), this many spread evenly over the document numbering (LightGBM's `bin_construct_sample_cnt` plays the
+/// Documents whose values set the bin bounds, at most, by default (`bin-sample-docs`,
+/// [`crate::TreeParams::bin_sample_docs`]): with more training documents than this (all ranks together), this many
+/// spread evenly over the document numbering (LightGBM's `bin_construct_sample_cnt` plays the
 /// same role). Below it every document counts, so LETOR folds and 200k-document sets are binned from all their
 /// values; above it binning costs a sort of this many values a feature, and the ranks of a distributed run
 /// exchange at most this many values a feature to agree on the bounds. Which documents are sampled depends only on
@@ -202,10 +203,11 @@ impl Plan {
         n: usize,
         d: usize,
         max_bin: usize,
+        sample_docs: usize,
         layout: &Layout,
         comm: &dyn Allreduce,
     ) -> Result<Self> {
-        let sample = layout.sampled_docs(n, BIN_SAMPLE_DOCS);
+        let sample = layout.sampled_docs(n, sample_docs);
         // This rank's distinct values (of its sampled documents) and NaNs, one column per task, a few columns at a
         // time: a column's distinct values can be as many as its documents, so they are agreed over the ranks and
         // turned into bounds before the next columns' are made.
@@ -322,10 +324,12 @@ impl<'a> Columns<'a> {
 impl Binned {
     /// Bin every column of `ds` (this rank's shard; the whole data on one process); constant columns are dropped.
     /// The bounds, the kept columns and which ones hold a NaN are agreed over the ranks of `comm`: every rank bins
-    /// its documents as one process would bin them among all the ranks' documents.
+    /// its documents as one process would bin them among all the ranks' documents. The bounds come from at most
+    /// `sample_docs` documents (all ranks together), spread evenly over the global numbering.
     pub fn new(
         ds: &Dataset,
         max_bin: usize,
+        sample_docs: usize,
         layout: &Layout,
         comm: &dyn Allreduce,
     ) -> Result<Self> {
@@ -335,6 +339,7 @@ impl Binned {
             ds.n_docs(),
             ds.n_features(),
             max_bin,
+            sample_docs,
             layout,
             comm,
         )?;
@@ -350,17 +355,18 @@ impl Binned {
     pub fn take(
         ds: &mut Dataset,
         max_bin: usize,
+        sample_docs: usize,
         layout: &Layout,
         comm: &dyn Allreduce,
     ) -> Result<Self> {
         let (n, d) = (ds.n_docs(), ds.n_features());
         let row_major = matches!(ds.features(), FeatureMatrix::Dense(a) if a.is_standard_layout());
         if !row_major || d == 0 {
-            let binned = Self::new(ds, max_bin, layout, comm)?;
+            let binned = Self::new(ds, max_bin, sample_docs, layout, comm)?;
             *ds.features_mut() = FeatureMatrix::Dense(ndarray::Array2::zeros((n, 0)));
             return Ok(binned);
         }
-        let plan = Plan::agree(&Columns::of(ds), n, d, max_bin, layout, comm)?;
+        let plan = Plan::agree(&Columns::of(ds), n, d, max_bin, sample_docs, layout, comm)?;
         let FeatureMatrix::Dense(a) = std::mem::replace(
             ds.features_mut(),
             FeatureMatrix::Dense(ndarray::Array2::zeros((n, 0))),
@@ -442,7 +448,14 @@ mod tests {
             .unwrap()
         };
         let bin = |d: &Dataset, max_bin| {
-            Binned::new(d, max_bin, &Layout::single(d), &ltr_core::SingleProcess).unwrap()
+            Binned::new(
+                d,
+                max_bin,
+                BIN_SAMPLE_DOCS,
+                &Layout::single(d),
+                &ltr_core::SingleProcess,
+            )
+            .unwrap()
         };
         let b = bin(&ds(wide.clone()), 1000);
         assert_eq!(b.n_bins(0), 700);
@@ -476,10 +489,23 @@ mod tests {
         .unwrap();
         let layout = Layout::single(&ds);
         for max_bin in [255, 600] {
-            let kept = Binned::new(&ds, max_bin, &layout, &ltr_core::SingleProcess).unwrap();
+            let kept = Binned::new(
+                &ds,
+                max_bin,
+                BIN_SAMPLE_DOCS,
+                &layout,
+                &ltr_core::SingleProcess,
+            )
+            .unwrap();
             let mut owned = ds.clone();
-            let taken =
-                Binned::take(&mut owned, max_bin, &layout, &ltr_core::SingleProcess).unwrap();
+            let taken = Binned::take(
+                &mut owned,
+                max_bin,
+                BIN_SAMPLE_DOCS,
+                &layout,
+                &ltr_core::SingleProcess,
+            )
+            .unwrap();
             assert_eq!(kept.features, vec![0, 2, 3]);
             assert!(matches!(&kept.bins[0], BinColumn::Wide(_)) == (max_bin == 600));
             assert_eq!(
@@ -494,5 +520,15 @@ mod tests {
             assert_eq!((owned.n_features(), owned.n_docs()), (0, n));
             assert_eq!(owned.labels(), ds.labels());
         }
+        // Bounds from a sample of 64 documents (`bin-sample-docs=64`): at most 64 distinct values a column, so
+        // column 0 (1000 values) gets fewer bins than from every document; taking agrees with borrowing.
+        let sampled = Binned::new(&ds, 255, 64, &layout, &ltr_core::SingleProcess).unwrap();
+        let mut owned = ds.clone();
+        let taken = Binned::take(&mut owned, 255, 64, &layout, &ltr_core::SingleProcess).unwrap();
+        assert!(sampled.bounds[0].len() < 64, "{}", sampled.bounds[0].len());
+        assert_eq!(sampled.bounds, taken.bounds);
+        assert_eq!(sampled.bins, taken.bins);
+        let all = Binned::new(&ds, 255, n, &layout, &ltr_core::SingleProcess).unwrap();
+        assert!(all.bounds[0].len() > 128, "{}", all.bounds[0].len());
     }
 }

@@ -213,16 +213,23 @@ pub fn train_gbdt_ranks(
 /// place.
 fn bin<'d>(
     train: Cow<'d, Dataset>,
-    max_bin: usize,
+    p: &TreeParams,
     layout: &Layout,
     comm: &dyn Allreduce,
 ) -> Result<(Binned, Cow<'d, Dataset>)> {
+    let (max_bin, sample) = (p.max_bin, p.bin_sample_docs);
     match train {
-        Cow::Borrowed(t) => Ok((Binned::new(t, max_bin, layout, comm)?, Cow::Borrowed(t))),
+        Cow::Borrowed(t) => Ok((
+            Binned::new(t, max_bin, sample, layout, comm)?,
+            Cow::Borrowed(t),
+        )),
         Cow::Owned(mut t) => {
             // Nothing after binning reads a document's id or comment.
             t = t.without_docids();
-            Ok((Binned::take(&mut t, max_bin, layout, comm)?, Cow::Owned(t)))
+            Ok((
+                Binned::take(&mut t, max_bin, sample, layout, comm)?,
+                Cow::Owned(t),
+            ))
         }
     }
 }
@@ -283,7 +290,7 @@ fn gbdt(
     };
     // The start model reads the raw features: its scores come before binning frees them.
     let mut scores = start(&train)?;
-    let (data, train) = bin(train, p.tree.max_bin, &layout, comm)?;
+    let (data, train) = bin(train, &p.tree, &layout, comm)?;
     let train: &Dataset = &train;
     let n = train.n_docs();
     let labels = train.labels();
@@ -478,7 +485,7 @@ fn random_forest(
     let layout = Layout::agree(&train, comm)?;
     check_labels(&train, &layout)?;
     let n_features = train.n_features();
-    let (data, train) = bin(train, p.tree.max_bin, &layout, comm)?;
+    let (data, train) = bin(train, &p.tree, &layout, comm)?;
     let train: &Dataset = &train;
     let n = train.n_docs();
     // The first Newton step from score 0 under squared error is the leaf's mean label.

@@ -121,10 +121,9 @@ impl Scale {
                 },
             )
         };
-        // A positive f64's bits order as its value: the maximum over ranks is the maximum of the bits.
-        let mut max = [largest(g).to_bits(), largest(h).to_bits()];
-        comm.min_max_u64(&mut [], &mut max)?;
-        let (mg, mh) = (f64::from_bits(max[0]), f64::from_bits(max[1]));
+        let mut max = [largest(g), largest(h)];
+        comm.max_nonnegative_f64(&mut max)?;
+        let [mg, mh] = max;
         if !(mg.is_finite() && mh.is_finite()) {
             return Err(ltr_core::LtrError::Training(format!(
                 "the gradients or hessians are not finite (largest |g| {mg}, |h| {mh})"
@@ -928,6 +927,7 @@ mod tests {
         let data = Binned::new(
             &ds,
             1000,
+            crate::BIN_SAMPLE_DOCS,
             &crate::ranks::Layout::single(&ds),
             &ltr_core::SingleProcess,
         )

@@ -81,6 +81,9 @@ pub struct TreeParams {
     /// Bins per feature at most (2 to [`MAX_BIN`]; 255 by default), not counting the bin of missing values. A
     /// feature with more than 256 bins is stored two bytes a cell, and each of its histograms holds as many cells.
     pub max_bin: usize,
+    /// Documents whose values set the bin bounds, at most (≥ 1; [`BIN_SAMPLE_DOCS`] by default): with more training
+    /// documents, this many spread evenly over them.
+    pub bin_sample_docs: usize,
     /// Share of the features each tree may split on (0, 1].
     pub feature_fraction: f64,
     /// Share of the queries each tree is grown on, drawn without replacement (0, 1].
@@ -96,6 +99,7 @@ impl Default for TreeParams {
             min_hessian_in_leaf: 1e-3,
             l2: 0.0,
             max_bin: 255,
+            bin_sample_docs: BIN_SAMPLE_DOCS,
             feature_fraction: 1.0,
             query_fraction: 1.0,
         }
@@ -137,6 +141,9 @@ impl TreeParams {
                 "max-bin",
                 format!("must be in [2, {MAX_BIN}], got {}", self.max_bin),
             ));
+        }
+        if self.bin_sample_docs < 1 {
+            return Err(LtrError::param("bin-sample-docs", "must be at least 1"));
         }
         fraction("feature-fraction", self.feature_fraction)?;
         fraction("query-fraction", self.query_fraction)

@@ -45,6 +45,12 @@ macro_rules! tree_specs {
                 "bins per feature at most (every distinct training value up to this many, else quantiles; one byte a cell up to 256 bins, two beyond; a NaN gets one more bin whose side each split learns)",
             ),
             ParamSpec::new(
+                "bin-sample-docs",
+                "262144",
+                int(1, 1_000_000_000_000),
+                "documents whose values set the bin bounds, at most (above it, this many spread evenly over the training documents; LightGBM's bin_construct_sample_cnt)",
+            ),
+            ParamSpec::new(
                 "feature-fraction",
                 $ff,
                 float(1e-9, 1.0),
@@ -60,8 +66,8 @@ macro_rules! tree_specs {
     };
 }
 
-const GBDT_TREE: [ParamSpec; 6] = tree_specs!("31", "20", "1", "1");
-const FOREST_TREE: [ParamSpec; 6] = tree_specs!("63", "10", "0.5", "0.63");
+const GBDT_TREE: [ParamSpec; 7] = tree_specs!("31", "20", "1", "1");
+const FOREST_TREE: [ParamSpec; 7] = tree_specs!("63", "10", "0.5", "0.63");
 
 /// The boosting settings of `lambdamart` and `mart`.
 pub(crate) const BOOST_SPECS: &[ParamSpec] = &[
@@ -97,6 +103,7 @@ pub(crate) const BOOST_SPECS: &[ParamSpec] = &[
     GBDT_TREE[3],
     GBDT_TREE[4],
     GBDT_TREE[5],
+    GBDT_TREE[6],
 ];
 
 /// Where `lambdamart` and `mart` start boosting: another model's scores.
@@ -207,6 +214,7 @@ pub(crate) const RANDOM_FOREST_SPECS: &[ParamSpec] = &[
     FOREST_TREE[3],
     FOREST_TREE[4],
     FOREST_TREE[5],
+    FOREST_TREE[6],
 ];
 
 fn read_tree(r: &SpecReader<'_>, base: TreeParams) -> Result<TreeParams> {
@@ -215,6 +223,7 @@ fn read_tree(r: &SpecReader<'_>, base: TreeParams) -> Result<TreeParams> {
         max_depth: r.int("max-depth")?,
         min_docs_in_leaf: r.int("min-docs-in-leaf")?,
         max_bin: r.int("max-bin")?,
+        bin_sample_docs: r.int("bin-sample-docs")?,
         feature_fraction: r.float("feature-fraction")?,
         query_fraction: r.float("query-fraction")?,
         ..base
@@ -396,11 +405,9 @@ fn parse_label_gain(text: &str) -> Result<LabelGain> {
 
 /// ERR's gmax: the training data's largest label over every rank (0 when no label is positive).
 fn largest_grade(train: &Dataset, comm: &dyn Allreduce) -> Result<f64> {
-    let local = train.labels().iter().fold(0.0f32, |m, &l| m.max(l)) as f64;
-    // A non-negative f64's bits order as its value.
-    let mut bits = [local.to_bits()];
-    comm.min_max_u64(&mut [], &mut bits)?;
-    let largest = f64::from_bits(bits[0]);
+    let mut largest = [train.labels().iter().fold(0.0f32, |m, &l| m.max(l)) as f64];
+    comm.max_nonnegative_f64(&mut largest)?;
+    let [largest] = largest;
     if largest > MAX_ERR_GRADE {
         return Err(LtrError::param(
             "lambda-metric",
