@@ -1,7 +1,7 @@
 //! The `ltr` binary as users call it: the CLI contract of DEVELOPERS.md, bad inputs, determinism.
 
+use crate::common;
 use std::path::Path;
-mod common;
 
 use common::{fails_mentioning, ltr, ok};
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! Learning from clicks through the binary: simulate a log, estimate propensities, train Propensity SVM-Rank with
 //! logged or estimated propensities, and the errors of `ltr train --clicks`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! `ltr compare` with many runs: five TREC runs whose per-query reciprocal ranks are known by construction, the
 //! Tukey HSD matrix in Markdown, LaTeX and JSON, the library's numbers bit for bit, and the bad inputs.
 
-mod common;
+use crate::common;
 
 use common::{ltr, ok, s};
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! plain `ltr train`, bit for bit, from one file or from shard files, at 1, 2 and 3 ranks; errors name the file.
 //! (The same under `mpirun` is `tests/mpi.rs`, built with the `mpi` feature.)
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! `ltr experiment` through the binary: one cell equals separate `ltr train` / `predict` / `eval` calls, a killed
 //! run resumes without recomputing a finished cell, and bad flags are refused.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

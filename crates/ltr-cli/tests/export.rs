@@ -1,7 +1,7 @@
 //! `ltr export`: every target from the command line, Solr's two files, names from --feature-names, and refusals
 //! that exit non-zero with the reason.
 
-mod common;
+use crate::common;
 
 use common::{ltr, ok, write_small_web};
 

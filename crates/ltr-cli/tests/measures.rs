@@ -1,6 +1,6 @@
 //! `ltr eval` with ir_measures' measure syntax on a TREC run, and `--list-measures`.
 
-mod common;
+use crate::common;
 use std::path::Path;
 
 use common::{ltr, ok, s};

@@ -24,6 +24,11 @@ fn mpirun(ranks: usize, args: &[&str]) -> Command {
     c
 }
 
+/// How long a job may run before it counts as a hang: each job trains in seconds, and the bound is 100 times that
+/// or more so that no machine, however slow or loaded (every rank on one core, beside the other tests of this
+/// binary), reaches it; only a rank waiting forever for a dead peer does.
+const HANG: Duration = Duration::from_secs(600);
+
 /// Wait for `child` at most `limit`; a job still running then is a hang (killed, then the test fails).
 fn wait_bounded(mut child: std::process::Child, limit: Duration) -> Output {
     let t0 = Instant::now();
@@ -82,7 +87,7 @@ fn mpi_ranks_give_the_single_process_model_and_fail_cleanly() {
 
     for ranks in [1, 2, 3] {
         let out = p(&format!("mpi{ranks}.json"));
-        let o = train_on_ranks(ranks, &train, &out, &common, Duration::from_secs(120));
+        let o = train_on_ranks(ranks, &train, &out, &common, HANG);
         assert!(
             o.status.success(),
             "{ranks} ranks: {}",
@@ -101,7 +106,7 @@ fn mpi_ranks_give_the_single_process_model_and_fail_cleanly() {
         s(&pattern),
     ]);
     let out = p("shards.json");
-    let o = train_on_ranks(2, &pattern, &out, &common, Duration::from_secs(120));
+    let o = train_on_ranks(2, &pattern, &out, &common, HANG);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(model_part(&out), reference, "2 MPI ranks from shard files");
 
@@ -148,7 +153,7 @@ fn mpi_ranks_give_the_single_process_model_and_fail_cleanly() {
         ok(&args);
         for ranks in [2, 3] {
             let out = p(&format!("{name}-{ranks}.json"));
-            let o = train_on_ranks(ranks, &train, &out, common, Duration::from_secs(120));
+            let o = train_on_ranks(ranks, &train, &out, common, HANG);
             assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
             assert_eq!(
                 model_part(&out),
@@ -188,7 +193,7 @@ fn mpi_ranks_give_the_single_process_model_and_fail_cleanly() {
         args.extend(buckets);
         ok(&args);
         let out = p(&format!("buckets-mpi-{ranks}.json"));
-        let o = train_on_ranks(ranks, &train, &out, &buckets, Duration::from_secs(120));
+        let o = train_on_ranks(ranks, &train, &out, &buckets, HANG);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         assert_eq!(
             model_part(&out),
@@ -209,7 +214,7 @@ fn mpi_ranks_give_the_single_process_model_and_fail_cleanly() {
 
     // Three ranks, two shard files: rank 2 names its missing file and takes the job down.
     let out = p("missing.json");
-    let o = train_on_ranks(3, &pattern, &out, &common, Duration::from_secs(60));
+    let o = train_on_ranks(3, &pattern, &out, &common, HANG);
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success());
     assert!(e.contains("rank 2 of 3") && e.contains("part-2.txt"), "{e}");
@@ -238,12 +243,12 @@ fn mpi_ranks_give_the_single_process_model_and_fail_cleanly() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let holding = wait_for_holders(&hold, 2, Duration::from_secs(120));
+    let holding = wait_for_holders(&hold, 2, HANG);
     Command::new("kill")
         .args(["-9", &holding[1]])
         .status()
         .unwrap();
-    let o = wait_bounded(child, Duration::from_secs(120));
+    let o = wait_bounded(child, HANG);
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "{e}");
     assert!(

@@ -1,7 +1,7 @@
 //! Preprocessing stored in the model: `ltr predict` on raw data equals the plain weights on a pre-normalised copy;
 //! `inspect` shows it; bad options fail with a message.
 
-mod common;
+use crate::common;
 
 use common::{ltr, ok};
 

@@ -2,7 +2,7 @@
 //! test` through `scripts/setup-chromium.sh`) takes a screenshot of the page and dumps the page after its script
 //! ran. Without chromium the test prints `SKIP: …` and passes.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

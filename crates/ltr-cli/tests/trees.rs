@@ -1,7 +1,7 @@
 //! `lambdamart` and `mart` from the command line: boosting from another model (`init-model`, `init-algo`) into one
 //! model file, and the bad inputs of tree training, each refused with the file or parameter named and no panic.
 
-mod common;
+use crate::common;
 
 use common::{fails_mentioning, ok, s};
 use std::path::Path;

@@ -25,7 +25,7 @@ use ltr_learn::{Grid, TrainRequest};
 use onnx_pb as pb;
 use prost::Message;
 
-mod common;
+use crate::common;
 use common::{data, edited, with_missing};
 
 fn trained(algo: &str, params: &[(&str, &str)], normalize: NormalizeKind) -> ModelFile {

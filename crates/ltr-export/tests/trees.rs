@@ -13,7 +13,7 @@ use ltr_export::{export, read_ranklib, widen_to, EsModel, ExportOptions, Missing
 use ltr_learn::{Grid, TrainRequest};
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::{data, with_missing};
 
 fn trained(algo: &str, params: &[(&str, &str)], spec: PreprocessSpec) -> ModelFile {

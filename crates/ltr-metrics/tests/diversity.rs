@@ -2,7 +2,7 @@
 //! `fixtures/measures.json` built by `fixtures/make_measures.py`: subtopic qrels for the run of `measures.rs` (score
 //! ties, unjudged documents, queries without relevant documents, queries of 1,000 documents). Tolerance 1e-9.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::path::PathBuf;

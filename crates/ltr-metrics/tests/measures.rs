@@ -5,7 +5,7 @@
 //! in the script. Every measure key is ir_measures' own syntax, parsed here as `ltr eval --metric` parses it.
 //! Tolerance 1e-9. The tie-aware forms are checked against enumeration over every order of the documents.
 
-mod common;
+use crate::common;
 
 use common::{fixture, run};
 use ltr_metrics::*;

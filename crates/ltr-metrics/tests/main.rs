@@ -1,0 +1,10 @@
+//! ltr-metrics's integration tests: measures against their oracles and many-run statistics.
+//!
+//! One module per file of tests/, all in one test binary: a binary per file was compiled and linked on its
+//! own, minutes of CI in all. One module alone: `cargo test -p ltr-metrics --test integration <module>::`.
+
+mod common;
+mod diversity;
+mod measures;
+mod multiple;
+mod oracle;
