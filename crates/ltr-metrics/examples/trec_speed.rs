@@ -1,6 +1,7 @@
 //! Time NDCG@10 + AP + RBP(p=0.8) (trec convention) on a generated run of Q queries × 1,000 documents, reading
 //! that run and its qrels as TREC files, and evaluating the run read against the qrels read (`cargo run --release -p
-//! ltr-metrics --example trec_speed -- 10000 DIR [REPS] [eval]`; `eval` skips the files).
+//! ltr-metrics --example trec_speed -- 10000 DIR [REPS] [eval|join]`; `eval` skips the files, `join` times only
+//! `evaluate_run` on the files, REPS times, for a profiler).
 //! Prints a fingerprint of every per-query value's bits, so two builds can be compared for bit identity.
 use std::time::Instant;
 
@@ -39,6 +40,19 @@ fn main() {
         .iter()
         .map(|m| m.parse().unwrap())
         .collect();
+    let mode = args.next();
+    if mode.as_deref() == Some("join") {
+        let q = read_qrels(&dir.join(format!("qrels-{nq}.txt"))).unwrap();
+        let r = read_run(&dir.join(format!("run-{nq}.txt"))).unwrap();
+        let (secs, ev) = best(reps, || {
+            ltr_metrics::evaluate_run(&r, &q, &metrics, &Convention::TREC).unwrap()
+        });
+        println!(
+            "evaluate_run (joined by doc id), best of {reps}: {secs:.4} s; fingerprint {:016x}",
+            fingerprint(&ev)
+        );
+        return;
+    }
     let (secs, ev) = best(reps, || {
         evaluate(&ds, &scores, &metrics, &Convention::TREC).unwrap()
     });
@@ -52,7 +66,7 @@ fn main() {
         evaluate(&ds, &scores, &metrics[..2], &Convention::TREC).unwrap()
     });
     println!("evaluate {nq} queries, NDCG@10 + AP only: {secs2:.4} s");
-    if args.next().as_deref() == Some("eval") {
+    if mode.as_deref() == Some("eval") {
         return;
     }
     let (qrels, run) = (
