@@ -146,6 +146,24 @@ fn ratio(peer: Option<f64>, ours: f64) -> String {
 
 /// Run the benchmark report.
 pub fn run(quick: bool, only: Option<&str>) -> Result<()> {
+    // The timings are of our libraries linked into this process: a debug build (debug assertions, no LTO) would
+    // time something no user runs, so build and run the release xtask instead.
+    if cfg!(debug_assertions) {
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.args(["run", "--release", "-p", "xtask", "--", "bench"]);
+        if quick {
+            cmd.arg("--quick");
+        }
+        if let Some(o) = only {
+            cmd.args(["--only", o]);
+        }
+        tracing::info!("timing in a release build: {cmd:?}");
+        let status = cmd.current_dir(root()).status()?;
+        if !status.success() {
+            bail!("the release build of `xtask bench` failed ({status})");
+        }
+        return Ok(());
+    }
     let want = |section: &str| only.is_none_or(|o| o.split(',').any(|x| x.trim() == section));
     let dir = root().join("target/bench-data");
     std::fs::create_dir_all(&dir)?;
@@ -158,8 +176,46 @@ pub fn run(quick: bool, only: Option<&str>) -> Result<()> {
     }
     let ltr = root().join("target/release/ltr");
     let py = venv();
-    let mut md = String::from("# Benchmarks\n\nWritten by `cargo xtask bench`");
-    md.push_str(if quick { " --quick" } else { "" });
+    let env = Env {
+        dir,
+        quick,
+        ltr,
+        py,
+    };
+    type Section = fn(&Env) -> Result<String>;
+    let all: [(&str, Section); 4] = [
+        ("parse", parse_section),
+        ("eval", eval_section),
+        ("svm", svm_section),
+        ("learners", learners_section),
+    ];
+    let out = root().join("BENCHMARKS.md");
+    for (name, section) in all {
+        if !want(name) {
+            continue;
+        }
+        let measured = provenance(&env);
+        let body = section(&env)?;
+        // The provenance goes under the section's heading.
+        let text = match body.split_once('\n') {
+            Some((heading, rest)) if heading.starts_with("## ") => {
+                format!("{heading}\n\n{measured}\n{rest}")
+            }
+            _ => format!("{measured}\n\n{body}"),
+        };
+        // Each section is written as soon as it is measured, into the report as it is then: the hand-written
+        // passes and every other section stay as they are.
+        let previous = std::fs::read_to_string(&out).unwrap_or_default();
+        let md = splice_section(&previous, name, &text);
+        ltr_data::write_atomic(&out, |w| w.write_all(md.as_bytes()))?;
+        println!("{}: section {name} written", out.display());
+    }
+    Ok(())
+}
+
+/// Where, when and beside what a section was measured: the date, the commit, the machine, the load average and
+/// whether the Python peers ran.
+fn provenance(env: &Env) -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|c| {
@@ -168,79 +224,74 @@ pub fn run(quick: bool, only: Option<&str>) -> Result<()> {
                 .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
         })
         .unwrap_or_default();
-    md.push_str(&format!(
-        ". Machine: {} cores ({cpu}), {} GiB RAM. Peers ran in the same run from `.venv-peers` ({}). Ratios are peer time / our time (higher = we are faster).\n\n",
-        std::thread::available_parallelism().map_or(0, |n| n.get()),
-        std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| m.lines().next().and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())).map_or(0.0, |k| k / 1048576.0).round(),
-        if py.is_some() { "available" } else { "NOT available: our numbers only" }
-    ));
-
-    let env = Env {
-        dir,
-        quick,
-        ltr,
-        py,
+    let gib = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .next()
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(0.0, |k| k / 1048576.0);
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .current_dir(root())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_else(|| "?".into())
     };
-    let sections: Vec<(&str, String)> = vec![
-        (
-            "parse",
-            if want("parse") {
-                parse_section(&env)?
-            } else {
-                String::new()
-            },
-        ),
-        (
-            "eval",
-            if want("eval") {
-                eval_section(&env)?
-            } else {
-                String::new()
-            },
-        ),
-        (
-            "svm",
-            if want("svm") {
-                svm_section(&env)?
-            } else {
-                String::new()
-            },
-        ),
-        (
-            "learners",
-            if want("learners") {
-                learners_section(&env)?
-            } else {
-                String::new()
-            },
-        ),
-    ];
-    // Keep sections not rerun from the existing report.
-    let out = root().join("BENCHMARKS.md");
-    let previous = std::fs::read_to_string(&out).unwrap_or_default();
-    for (name, text) in &sections {
-        let text = if text.is_empty() {
-            previous_section(&previous, name)
+    let dirty = if git(&["status", "--porcelain", "--untracked-files=no"]).is_empty() {
+        ""
+    } else {
+        " with uncommitted changes"
+    };
+    let date = Command::new("date")
+        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default();
+    format!(
+        "Written by `cargo xtask bench`{} on {date} at {}{dirty}: {} cores ({cpu}), {gib:.0} GiB RAM, load average \
+         {load} at the start; peers from `.venv-peers` ({}). Ratios are peer time / our time (higher = we are \
+         faster).",
+        if env.quick { " --quick" } else { "" },
+        git(&["rev-parse", "--short", "HEAD"]),
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        if env.py.is_some() {
+            "available"
         } else {
-            text.clone()
-        };
-        md.push_str(&format!(
-            "<!-- section:{name} -->\n{text}<!-- end:{name} -->\n"
-        ));
-    }
-    md.push_str("Criterion micro-benchmarks (parser, evaluator, pairwise loss, every learner's inner loop): `cargo bench -p ltr-benches`; reports in `target/criterion/`.\n");
-    ltr_data::write_atomic(&out, |w| w.write_all(md.as_bytes()))?;
-    println!("{}", out.display());
-    Ok(())
+            "NOT available: our numbers only"
+        }
+    )
 }
 
-/// The text of a section of an earlier BENCHMARKS.md (empty when absent).
-fn previous_section(text: &str, name: &str) -> String {
-    let start = format!("<!-- section:{name} -->\n");
-    let end = format!("<!-- end:{name} -->");
-    match (text.find(&start), text.find(&end)) {
-        (Some(a), Some(b)) if b > a => text[a + start.len()..b].to_string(),
-        _ => String::new(),
+/// `report` with section `name` (between `<!-- section:NAME -->` and `<!-- end:NAME -->`) holding `text`; a report
+/// without that section gets it at the end. Everything else is kept byte for byte.
+fn splice_section(report: &str, name: &str, text: &str) -> String {
+    let (start, end) = (
+        format!("<!-- section:{name} -->\n"),
+        format!("<!-- end:{name} -->"),
+    );
+    let text = format!("{}\n", text.trim_end());
+    match report.find(&start).and_then(|a| {
+        let from = a + start.len();
+        report[from..].find(&end).map(|b| (from, from + b))
+    }) {
+        Some((a, b)) => format!("{}{text}{}", &report[..a], &report[b..]),
+        None => {
+            let mut out = if report.is_empty() {
+                "# Benchmarks\n".to_string()
+            } else {
+                format!("{}\n", report.trim_end())
+            };
+            out.push_str(&format!("\n{start}{text}{end}\n"));
+            out
+        }
     }
 }
 
@@ -587,4 +638,39 @@ fn learners_section(env: &Env) -> Result<String> {
         let _ = model.score_dataset(&trains[0]);
     }
     Ok(section)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::splice_section;
+
+    #[test]
+    fn a_section_is_replaced_and_everything_else_kept() {
+        let report = "# Benchmarks\n\nintro\n<!-- section:parse -->\nold parse\n<!-- end:parse -->\n\
+                      hand-written\n<!-- section:eval -->\nold eval\nmore\n<!-- end:eval -->\n## Trees\n\ntables\n";
+        let out = splice_section(report, "eval", "new eval\n\n");
+        assert_eq!(
+            out,
+            "# Benchmarks\n\nintro\n<!-- section:parse -->\nold parse\n<!-- end:parse -->\n\
+             hand-written\n<!-- section:eval -->\nnew eval\n<!-- end:eval -->\n## Trees\n\ntables\n"
+        );
+        // Splicing what is there gives the report back.
+        assert_eq!(splice_section(&out, "eval", "new eval"), out);
+    }
+
+    #[test]
+    fn a_missing_section_is_added_at_the_end() {
+        let out = splice_section("# Benchmarks\n\nkept\n", "svm", "svm rows");
+        assert_eq!(
+            out,
+            "# Benchmarks\n\nkept\n\n<!-- section:svm -->\nsvm rows\n<!-- end:svm -->\n"
+        );
+        assert_eq!(
+            splice_section("", "svm", "rows"),
+            "# Benchmarks\n\n<!-- section:svm -->\nrows\n<!-- end:svm -->\n"
+        );
+        // A start marker without its end is not a section: the report is kept and the section added.
+        let broken = "a\n<!-- section:svm -->\nb\n";
+        assert!(splice_section(broken, "svm", "rows").starts_with(broken));
+    }
 }
