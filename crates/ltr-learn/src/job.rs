@@ -750,28 +750,31 @@ impl TrainJob<'_> {
         // Preprocessed in place (statistics over all ranks): each rank holds its shard once.
         let prepared = prepare(&self.preprocess, shard, comm)
             .map_err(|e| JobError::failed(format!("preprocessing on rank {rank}"), e))?;
-        let shard = &prepared.data;
-        let req = TrainRequest::new(shard)
+        let Prepared { data, preprocess } = prepared;
+        let (shard_queries, shard_docs, shard_features) =
+            (data.n_queries(), data.n_docs(), data.n_features());
+        // Handed over, as `ltr train` on one process does: each rank's trees free the shard's f32 features once
+        // binned, so a rank's peak is its shard, not its shard plus the bins.
+        let handover = Handover::new(data);
+        let req = TrainRequest::handed_over(&handover)
             .metric(self.metric, self.convention)
             .seed(self.seed)
-            .prepared(&prepared.preprocess);
+            .prepared(&preprocess);
         let trained = train_distributed(algo, &self.grid, &req, comm)
             .map_err(|e| JobError::failed(format!("training {algo} on rank {rank}"), e))?;
         let totals = comm
-            .gather_f64(&[shard.n_queries() as f64, shard.n_docs() as f64])
+            .gather_f64(&[shard_queries as f64, shard_docs as f64])
             .map_err(|e| JobError::failed(format!("training {algo} on rank {rank}"), e))?;
         let (queries, documents) = totals
             .chunks_exact(2)
             .fold((0.0, 0.0), |(q, d), c| (q + c[0], d + c[1]));
         tracing::debug!(
-            "rank {rank}: {} queries, {} documents, trained in {:.3}s",
-            shard.n_queries(),
-            shard.n_docs(),
+            "rank {rank}: {shard_queries} queries, {shard_docs} documents, trained in {:.3}s",
             t0.elapsed().as_secs_f64()
         );
         let features = match &trained.preprocess {
             Some(p) => p.raw_features,
-            None => shard.n_features(),
+            None => shard_features,
         };
         let summary = TrainingSummary {
             train_file: self.train.label(),

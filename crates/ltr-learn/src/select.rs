@@ -506,7 +506,12 @@ pub fn train_distributed(
     let setting = &settings[0];
     let params = Params::new(setting.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     ltr_core::test_hold::point("fit");
-    let fitted = algo.fit_distributed(&params, &train, &ctx, comm)?;
+    // A shard this call owns (handed over, widened or preprocessed here) is given to the learner, which frees what
+    // it no longer needs; a borrowed one is lent.
+    let fitted = match train {
+        Cow::Owned(shard) => algo.fit_distributed_owned(&params, shard, &ctx, comm)?,
+        Cow::Borrowed(shard) => algo.fit_distributed(&params, shard, &ctx, comm)?,
+    };
     Ok(Trained {
         algorithm: algo,
         params: params.effective(),

@@ -800,3 +800,51 @@ fn data_handed_over_trains_the_model_of_the_borrowed_path() {
         assert!(train(algo, &grid, &req).is_err(), "{algo}: taken twice");
     }
 }
+
+#[test]
+fn shards_handed_over_train_the_model_of_borrowed_shards() {
+    // `ltr train --distributed` (thread ranks and every `mpirun` process) hands each rank its shard: the trees free
+    // its features once binned, every other learner borrows it. Same model, report and out-of-bag estimate as
+    // borrowed shards, at 2 and 3 ranks; each handover is taken once.
+    let ds = web();
+    let spec = PreprocessSpec {
+        normalize: Some(NormalizeKind::None),
+        ..Default::default()
+    };
+    for (algo, params) in [
+        ("lambdamart", "trees=4"),
+        ("mart", "trees=3"),
+        ("random-forest", "trees=3"),
+        ("ranksvm", "c=0.1"),
+    ] {
+        let grid = Grid::parse(&[params]).unwrap();
+        for ranks in [2, 3] {
+            let borrowed = distributed_algo(algo, &ds, ranks, &[params], &spec);
+            let handovers: Vec<Handover> =
+                shards(&ds, ranks).into_iter().map(Handover::new).collect();
+            let results = ThreadGroup::run(ranks, |comm| {
+                let req = TrainRequest::handed_over(&handovers[ltr_core::Allreduce::rank(comm)])
+                    .preprocess(&spec);
+                let trained = train_distributed(algo, &grid, &req, comm)?;
+                // Taken: the second call fails on every rank before any collective.
+                let again = train_distributed(algo, &grid, &req, comm);
+                Ok((trained, again.is_err()))
+            });
+            for r in results {
+                let (owned, taken) = r.unwrap();
+                assert!(taken, "{algo}: a handover is taken once");
+                assert_eq!(
+                    model_text(&owned),
+                    model_text(&borrowed),
+                    "{algo}, {ranks} ranks"
+                );
+                assert_eq!(owned.fitted.report, borrowed.fitted.report, "{algo}");
+                assert_eq!(
+                    owned.fitted.diagnostics.map(|d| d.to_string()),
+                    borrowed.fitted.diagnostics.as_ref().map(|d| d.to_string()),
+                    "{algo}, {ranks} ranks: the out-of-bag estimate too"
+                );
+            }
+        }
+    }
+}

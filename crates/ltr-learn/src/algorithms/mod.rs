@@ -24,6 +24,8 @@ type OwnedFitFn = fn(&SpecReader<'_>, Dataset, &FitContext<'_>) -> Result<Fitted
 type OnlineFn = fn(&SpecReader<'_>) -> Result<ltr_online::OnlineValidParams>;
 type DistributedFitFn =
     fn(&SpecReader<'_>, &Dataset, &FitContext<'_>, &dyn Allreduce) -> Result<Fitted>;
+type OwnedDistributedFitFn =
+    fn(&SpecReader<'_>, Dataset, &FitContext<'_>, &dyn Allreduce) -> Result<Fitted>;
 
 /// One registered algorithm.
 #[derive(Serialize)]
@@ -52,6 +54,9 @@ pub struct Algorithm {
     /// it no longer needs of the data while it trains (the trees: the f32 features once binned).
     #[serde(skip)]
     fit_owned: Option<OwnedFitFn>,
+    /// `distributed` on a shard handed over ([`Algorithm::fit_distributed_owned`]), as `fit_owned` is to `fit`.
+    #[serde(skip)]
+    distributed_owned: Option<OwnedDistributedFitFn>,
     /// The online form (a learner updated one query at a time, replayed over a stream), for the online algorithms.
     #[serde(skip)]
     online: Option<OnlineFn>,
@@ -157,6 +162,24 @@ impl Algorithm {
         self.check_missing_values(shard, ctx)?;
         fit(&SpecReader::new(params, self.params), shard, ctx, comm)
     }
+    /// [`Algorithm::fit_distributed`] on a shard handed over: the same model, and a learner with an owned form
+    /// frees what it no longer needs of `shard` as it goes (each rank's trees free the f32 features once binned);
+    /// any other learner borrows it.
+    pub fn fit_distributed_owned(
+        &self,
+        params: &Params,
+        shard: Dataset,
+        ctx: &FitContext<'_>,
+        comm: &dyn Allreduce,
+    ) -> Result<Fitted> {
+        match self.distributed_owned {
+            Some(fit) if self.distributed.is_some() => {
+                self.check_missing_values(&shard, ctx)?;
+                fit(&SpecReader::new(params, self.params), shard, ctx, comm)
+            }
+            _ => self.fit_distributed(params, &shard, ctx, comm),
+        }
+    }
 }
 
 /// The algorithms to which a NaN feature value is a missing value ([`Algorithm::missing_values`]).
@@ -202,6 +225,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         missing_values: false,
         fit: svm::ranksvm,
         fit_owned: None,
+        distributed_owned: None,
         online: None,
         // Newton: scores, score gradient, sort order, Hessian product and the line search's copies.
         memory: Memory::per_doc(72),
@@ -216,6 +240,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         missing_values: false,
         fit: svm::rsvm_ir,
         fit_owned: None,
+        distributed_owned: None,
         online: None,
         // OCAS / cutting plane: scores, plane coefficients, sort order. From a million documents it solves by
         // Newton unless told otherwise (one that asks for OCAS by name then gets a little more than it needs).
@@ -231,6 +256,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         missing_values: false,
         fit: clicks::propensity_ranksvm,
         fit_owned: None,
+        distributed_owned: None,
         online: None,
         // Newton, as ranksvm.
         memory: Memory::per_doc(72),
@@ -245,6 +271,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         missing_values: false,
         fit: perceptron::perceptron,
         fit_owned: None,
+        distributed_owned: None,
         online: None,
         // Pair records of 16 bytes, shuffled per epoch (two row numbers, the query, a mistake counter), built from
         // a pair set of 12 bytes a pair that is alive at the same time (measured: 6.5 GiB on 3.77 M documents).
@@ -262,6 +289,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         missing_values: false,
         fit: perceptron::committee,
         fit_owned: None,
+        distributed_owned: None,
         online: None,
         // As perceptron.
         memory: Memory::new(16, 30, 0).switching(Switch::StreamedPairs(22, 2)),
@@ -276,6 +304,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         missing_values: false,
         fit: ensemble::mhr,
         fit_owned: None,
+        distributed_owned: None,
         online: None,
         // One Newton at a time on one grade pair, with every finished base ranker's scores kept for the
         // aggregation (measured peaks: 2.49 GiB on 3.77 M documents, 6.40 GiB on 10 M).
@@ -291,6 +320,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         missing_values: false,
         fit: ensemble::sigmoid,
         fit_owned: None,
+        distributed_owned: None,
         online: None,
         memory: Memory::per_doc(48),
     },
@@ -304,6 +334,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         missing_values: false,
         fit: ensemble::rankboost,
         fit_owned: None,
+        distributed_owned: None,
         online: None,
         // Scores, potentials and levels per document; each cell's bucket among its feature's thresholds (one
         // byte up to 255 thresholds, the default 10; `thresholds=0` presorts columns instead, 8 bytes a cell).
@@ -319,6 +350,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         missing_values: false,
         fit: online::listnet,
         fit_owned: None,
+        distributed_owned: None,
         online: None,
         memory: Memory::per_doc(48),
     },
@@ -332,6 +364,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         missing_values: false,
         fit: listwise::coordinate_ascent,
         fit_owned: None,
+        distributed_owned: None,
         online: None,
         // One running restart: scores and trial scores, a line search's crossing points (about one per document,
         // 16 bytes, plus its bucket number). From 1 M documents the restarts take turns (two side by side passed
@@ -349,6 +382,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         missing_values: false,
         fit: listwise::adarank,
         fit_owned: None,
+        distributed_owned: None,
         online: None,
         // Scores, each document's weak-ranker values and the ensemble's scores, one measure value per feature and
         // query (measured peaks: 2.30 GiB on 3.77 M documents, 6.02 GiB on 10 M).
@@ -364,6 +398,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         missing_values: false,
         fit: listwise::lambdarank,
         fit_owned: None,
+        distributed_owned: None,
         online: None,
         // Scores, trial scores and lambdas, each document's gain, and the epoch's frozen ranking (order and rank,
         // 8 bytes); the pairs are enumerated from it on every pass, never stored (measured on 3.77 M documents,
@@ -380,6 +415,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         missing_values: false,
         fit: |r, t, c| online::online(r, online::Kind::Slam, t, c),
         fit_owned: None,
+        distributed_owned: None,
         online: Some(|r| online::online_params(r, online::Kind::Slam)),
         memory: Memory::per_doc(16),
     },
@@ -393,6 +429,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         missing_values: false,
         fit: |r, t, c| online::online(r, online::Kind::PureOnline, t, c),
         fit_owned: None,
+        distributed_owned: None,
         online: Some(|r| online::online_params(r, online::Kind::PureOnline)),
         memory: Memory::per_doc(16),
     },
@@ -406,6 +443,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         missing_values: false,
         fit: |r, t, c| online::online(r, online::Kind::ListNet, t, c),
         fit_owned: None,
+        distributed_owned: None,
         online: Some(|r| online::online_params(r, online::Kind::ListNet)),
         memory: Memory::per_doc(16),
     },
@@ -419,6 +457,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         missing_values: true,
         fit: trees::lambdamart,
         fit_owned: Some(trees::lambdamart_owned),
+        distributed_owned: Some(trees::lambdamart_distributed_owned),
         online: None,
         // Each cell's bin (one byte up to max-bin 255; above it two for a feature of more than 256 bins, counted
         // for every feature: an upper bound, as a feature of few distinct values keeps one byte) and, while
@@ -439,6 +478,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         missing_values: true,
         fit: trees::mart,
         fit_owned: Some(trees::mart_owned),
+        distributed_owned: Some(trees::mart_distributed_owned),
         online: None,
         // As lambdamart.
         memory: TREE_MEMORY,
@@ -453,6 +493,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         missing_values: true,
         fit: trees::random_forest,
         fit_owned: Some(trees::random_forest_owned),
+        distributed_owned: Some(trees::random_forest_distributed_owned),
         online: None,
         // No scores or gradients a round: the labels as gradients and hessians and their fixed-point copy, each
         // tree's document bag; the bins as lambdamart's.

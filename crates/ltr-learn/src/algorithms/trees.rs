@@ -448,6 +448,16 @@ pub(crate) fn lambdamart_distributed(
     lambdamart_on(r, Cow::Borrowed(train), ctx, comm)
 }
 
+/// `lambdamart` on this rank's shard handed over: the same model, the features freed once binned.
+pub(crate) fn lambdamart_distributed_owned(
+    r: &SpecReader<'_>,
+    shard: Dataset,
+    ctx: &FitContext<'_>,
+    comm: &dyn Allreduce,
+) -> Result<Fitted> {
+    lambdamart_on(r, Cow::Owned(shard), ctx, comm)
+}
+
 /// `lambdamart` on borrowed data or data handed over, the ranks joined by `comm`.
 fn lambdamart_on(
     r: &SpecReader<'_>,
@@ -540,6 +550,24 @@ pub(crate) fn mart_distributed(
     )
 }
 
+/// `mart` on this rank's shard handed over: the same model, the features freed once binned.
+pub(crate) fn mart_distributed_owned(
+    r: &SpecReader<'_>,
+    shard: Dataset,
+    ctx: &FitContext<'_>,
+    comm: &dyn Allreduce,
+) -> Result<Fitted> {
+    boost(
+        r,
+        Objective::SquaredError,
+        "mart",
+        Cow::Owned(shard),
+        ctx,
+        None,
+        comm,
+    )
+}
+
 /// `random-forest`.
 pub(crate) fn random_forest(
     r: &SpecReader<'_>,
@@ -567,6 +595,16 @@ pub(crate) fn random_forest_distributed(
     comm: &dyn Allreduce,
 ) -> Result<Fitted> {
     random_forest_on(r, Cow::Borrowed(train), ctx, comm)
+}
+
+/// `random-forest` on this rank's shard handed over: the same forest and estimate, the features freed once binned.
+pub(crate) fn random_forest_distributed_owned(
+    r: &SpecReader<'_>,
+    shard: Dataset,
+    ctx: &FitContext<'_>,
+    comm: &dyn Allreduce,
+) -> Result<Fitted> {
+    random_forest_on(r, Cow::Owned(shard), ctx, comm)
 }
 
 /// `random-forest` on borrowed data or data handed over, the ranks joined by `comm`.
