@@ -256,6 +256,20 @@ impl TextColumn {
         }
         Ok(Self { data, ends })
     }
+    /// Entries `at..` moved into a new column; this one keeps `..at` (and gives back the memory of the rest).
+    pub fn split_off(&mut self, at: usize) -> TextColumn {
+        let base = if at == 0 { 0 } else { self.ends[at - 1] };
+        let data = self.data.split_off(base);
+        let ends = self
+            .ends
+            .split_off(at)
+            .into_iter()
+            .map(|e| e - base)
+            .collect();
+        self.data.shrink_to_fit();
+        self.ends.shrink_to_fit();
+        TextColumn { data, ends }
+    }
     /// Keep only the entries listed (in that order).
     pub fn select(&self, rows: &[usize]) -> TextColumn {
         let mut out = TextColumn::new();
@@ -702,6 +716,56 @@ impl Dataset {
                 .map(|p| queries.iter().map(|&q| p[q]).collect()),
         }
     }
+    /// Queries `at..` moved into a new dataset; this one keeps queries `..at`. Only the moved rows are copied, and
+    /// this dataset gives back their memory, so splitting a dataset into parts from its last one holds at most
+    /// the data and one part (where [`Dataset::select_queries`] for every part holds the data twice).
+    pub fn split_off_queries(&mut self, at: usize) -> Dataset {
+        assert!(at <= self.n_queries(), "query {at} of {}", self.n_queries());
+        let row = self.query_offsets[at];
+        let features = match &mut self.features {
+            FeatureMatrix::Dense(a) => {
+                let tail = a.slice(ndarray::s![row.., ..]).to_owned();
+                let d = a.ncols();
+                let head = std::mem::replace(a, Array2::zeros((0, d)));
+                let head = if head.is_standard_layout() {
+                    let (mut values, offset) = head.into_raw_vec_and_offset();
+                    let start = offset.unwrap_or(0);
+                    values.truncate(start + row * d);
+                    values.drain(..start);
+                    values.shrink_to_fit();
+                    Array2::from_shape_vec((row, d), values).expect("the head's rows")
+                } else {
+                    head.slice(ndarray::s![..row, ..]).to_owned()
+                };
+                *a = head;
+                FeatureMatrix::Dense(tail)
+            }
+            FeatureMatrix::Sparse(_) => {
+                let tail_rows: Vec<usize> = (row..self.n_docs()).collect();
+                let head_rows: Vec<usize> = (0..row).collect();
+                let tail = self.select_rows_matrix(&tail_rows);
+                self.features = self.select_rows_matrix(&head_rows);
+                tail
+            }
+        };
+        let mut labels = self.labels.split_off(row);
+        labels.shrink_to_fit();
+        self.labels.shrink_to_fit();
+        let query_offsets: Vec<usize> = self.query_offsets[at..].iter().map(|o| o - row).collect();
+        self.query_offsets.truncate(at + 1);
+        let tail = Dataset {
+            features,
+            labels,
+            query_offsets,
+            qids: self.qids.split_off(at),
+            docids: self.docids.as_mut().map(|c| c.split_off(row)),
+            comments: self.comments.as_mut().map(|c| c.split_off(row)),
+            query_weights: self.query_weights.as_mut().map(|w| w.split_off(at)),
+            propensities: self.propensities.as_mut().map(|p| p.split_off(at)),
+        };
+        self.qids.shrink_to_fit();
+        tail
+    }
     /// The feature rows `rows`, in that order, copied into a new matrix of the same storage (a row may be listed
     /// more than once): the features of a dataset whose queries regroup this one's documents, such as a click
     /// training set (`ltr_clicks::click_training_set`), built with [`Dataset::new`].
@@ -941,5 +1005,79 @@ mod tests {
             values: &values,
         };
         assert_eq!(row.dot(&w[..8]), 83.0);
+    }
+
+    /// Five queries of 1–4 documents with doc ids, comments, query weights and propensities.
+    fn five_queries(dense: bool) -> Dataset {
+        let sizes = [3usize, 1, 4, 2, 3];
+        let n: usize = sizes.iter().sum();
+        let (d, mut offsets) = (4, vec![0]);
+        for s in sizes {
+            offsets.push(offsets.last().unwrap() + s);
+        }
+        let a = Array2::from_shape_fn((n, d), |(i, j)| {
+            if (i + j) % 3 == 0 {
+                0.0
+            } else {
+                (i * d + j) as f32
+            }
+        });
+        let mut ds = Dataset::new(
+            FeatureMatrix::Dense(a),
+            (0..n).map(|i| (i % 3) as f32).collect(),
+            offsets,
+            (0..sizes.len()).map(|q| format!("q{q}")).collect(),
+        )
+        .unwrap();
+        if !dense {
+            ds.to_sparse();
+        }
+        let text = |p: &str| {
+            let mut c = TextColumn::new();
+            (0..n).for_each(|i| c.push(&format!("{p}{}", "é".repeat(i % 3))));
+            c
+        };
+        ds.with_docids(text("d"))
+            .unwrap()
+            .with_comments(text("# c"))
+            .unwrap()
+            .with_query_weights(vec![1.0, 2.0, 3.0, 4.0, 5.0])
+            .unwrap()
+            .with_propensities(vec![0.5, 0.4, 0.3, 0.2, 0.1])
+            .unwrap()
+    }
+
+    #[test]
+    fn split_off_queries_gives_what_select_queries_gives() {
+        for dense in [true, false] {
+            for at in 0..=5 {
+                let all = five_queries(dense);
+                let mut head = all.clone();
+                let tail = head.split_off_queries(at);
+                assert_eq!(
+                    head,
+                    all.select_queries(&(0..at).collect::<Vec<_>>()),
+                    "dense {dense}, at {at}"
+                );
+                assert_eq!(
+                    tail,
+                    all.select_queries(&(at..5).collect::<Vec<_>>()),
+                    "dense {dense}, at {at}"
+                );
+                assert_eq!(head.n_docs() + tail.n_docs(), all.n_docs());
+            }
+        }
+        // A matrix not in standard (row-major) layout is split too.
+        let all = five_queries(true);
+        let mut t = all.clone();
+        if let FeatureMatrix::Dense(a) = &all.features {
+            use ndarray::ShapeBuilder;
+            let mut f = Array2::zeros(a.raw_dim().f());
+            f.assign(a);
+            t.features = FeatureMatrix::Dense(f);
+        }
+        let tail = t.split_off_queries(2);
+        assert_eq!(t, all.select_queries(&[0, 1]));
+        assert_eq!(tail, all.select_queries(&[2, 3, 4]));
     }
 }

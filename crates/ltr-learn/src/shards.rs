@@ -22,14 +22,21 @@ pub fn balanced_ranges(ds: &Dataset, parts: usize, path: &Path) -> Result<Vec<Ra
 }
 
 /// `ds` in `parts` runs of whole queries, balanced by pairs (one part: `ds` itself, not a copy).
-pub(crate) fn split(ds: Dataset, parts: usize, path: &Path) -> Result<Vec<Dataset>> {
+pub(crate) fn split(mut ds: Dataset, parts: usize, path: &Path) -> Result<Vec<Dataset>> {
     if parts == 1 {
         return Ok(vec![ds]);
     }
-    Ok(balanced_ranges(&ds, parts, path)?
-        .into_iter()
-        .map(|r| ds.select_queries(&r.collect::<Vec<_>>()))
-        .collect())
+    // The ranges are consecutive: split the parts off from the last, so that the data and one part are held at
+    // once, not the data and all its parts (3.77 M documents on 2 thread ranks: 4.6 GB at the peak, twice the
+    // data).
+    let ranges = balanced_ranges(&ds, parts, path)?;
+    let mut out: Vec<Dataset> = Vec::with_capacity(parts);
+    for r in ranges.iter().skip(1).rev() {
+        out.push(ds.split_off_queries(r.start));
+    }
+    out.push(ds);
+    out.reverse();
+    Ok(out)
 }
 
 /// Rank `rank`'s queries of `size` ranks: its own file (`{rank}` in `pattern`), or its balanced share of the one
