@@ -757,6 +757,21 @@ fn rankboost_gives_the_single_process_ensemble() {
     }
 }
 
+/// The three tree rows, which free data handed over as they bin it, and ranksvm, which borrows it.
+const OWNED_AND_BORROWING_ROWS: [(&str, &str); 4] = [
+    ("lambdamart", "trees=4"),
+    ("mart", "trees=3"),
+    ("random-forest", "trees=3"),
+    ("ranksvm", "c=0.1"),
+];
+
+fn no_normalisation() -> PreprocessSpec {
+    PreprocessSpec {
+        normalize: Some(NormalizeKind::None),
+        ..Default::default()
+    }
+}
+
 #[test]
 fn data_handed_over_trains_the_model_of_the_borrowed_path() {
     // The trees bin data handed over by freeing its features block by block (`ltr train`'s path); ranksvm has no
@@ -766,16 +781,8 @@ fn data_handed_over_trains_the_model_of_the_borrowed_path() {
         let parts = shards(&ds, 2);
         (parts[0].clone(), parts[1].clone())
     };
-    let spec = PreprocessSpec {
-        normalize: Some(NormalizeKind::None),
-        ..Default::default()
-    };
-    for (algo, params) in [
-        ("lambdamart", "trees=4"),
-        ("mart", "trees=3"),
-        ("random-forest", "trees=3"),
-        ("ranksvm", "c=0.1"),
-    ] {
+    let spec = no_normalisation();
+    for (algo, params) in OWNED_AND_BORROWING_ROWS {
         let grid = Grid::parse(&[params]).unwrap();
         let borrowed = train(
             algo,
@@ -807,16 +814,8 @@ fn shards_handed_over_train_the_model_of_borrowed_shards() {
     // its features once binned, every other learner borrows it. Same model, report and out-of-bag estimate as
     // borrowed shards, at 2 and 3 ranks; each handover is taken once.
     let ds = web();
-    let spec = PreprocessSpec {
-        normalize: Some(NormalizeKind::None),
-        ..Default::default()
-    };
-    for (algo, params) in [
-        ("lambdamart", "trees=4"),
-        ("mart", "trees=3"),
-        ("random-forest", "trees=3"),
-        ("ranksvm", "c=0.1"),
-    ] {
+    let spec = no_normalisation();
+    for (algo, params) in OWNED_AND_BORROWING_ROWS {
         let grid = Grid::parse(&[params]).unwrap();
         for ranks in [2, 3] {
             let borrowed = distributed_algo(algo, &ds, ranks, &[params], &spec);

@@ -512,7 +512,7 @@ fn lambdamart_on(
 
 /// `mart`.
 pub(crate) fn mart(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
-    mart_distributed(r, train, ctx, &SingleProcess)
+    mart_on(r, Cow::Borrowed(train), ctx, &SingleProcess)
 }
 
 /// `mart` on data handed over: the same model, the features freed once binned.
@@ -521,15 +521,7 @@ pub(crate) fn mart_owned(
     train: Dataset,
     ctx: &FitContext<'_>,
 ) -> Result<Fitted> {
-    boost(
-        r,
-        Objective::SquaredError,
-        "mart",
-        Cow::Owned(train),
-        ctx,
-        None,
-        &SingleProcess,
-    )
+    mart_on(r, Cow::Owned(train), ctx, &SingleProcess)
 }
 
 /// `mart` on this rank's shard of the queries: the one-process model at any number of ranks.
@@ -539,15 +531,7 @@ pub(crate) fn mart_distributed(
     ctx: &FitContext<'_>,
     comm: &dyn Allreduce,
 ) -> Result<Fitted> {
-    boost(
-        r,
-        Objective::SquaredError,
-        "mart",
-        Cow::Borrowed(shard),
-        ctx,
-        None,
-        comm,
-    )
+    mart_on(r, Cow::Borrowed(shard), ctx, comm)
 }
 
 /// `mart` on this rank's shard handed over: the same model, the features freed once binned.
@@ -557,15 +541,17 @@ pub(crate) fn mart_distributed_owned(
     ctx: &FitContext<'_>,
     comm: &dyn Allreduce,
 ) -> Result<Fitted> {
-    boost(
-        r,
-        Objective::SquaredError,
-        "mart",
-        Cow::Owned(shard),
-        ctx,
-        None,
-        comm,
-    )
+    mart_on(r, Cow::Owned(shard), ctx, comm)
+}
+
+/// `mart` on borrowed data or data handed over, the ranks joined by `comm`.
+fn mart_on(
+    r: &SpecReader<'_>,
+    train: Cow<'_, Dataset>,
+    ctx: &FitContext<'_>,
+    comm: &dyn Allreduce,
+) -> Result<Fitted> {
+    boost(r, Objective::SquaredError, "mart", train, ctx, None, comm)
 }
 
 /// `random-forest`.
