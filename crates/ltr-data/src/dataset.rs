@@ -766,6 +766,64 @@ impl Dataset {
         self.qids.shrink_to_fit();
         tail
     }
+    /// Keep only the queries `queries` (consecutive), in place: no other copy of the kept rows is made (a dense
+    /// row-major matrix moves them to its front and gives back the rest), so the peak is the data itself, where
+    /// [`Dataset::select_queries`] holds the data and the kept part together.
+    pub fn retain_queries(&mut self, queries: std::ops::Range<usize>) {
+        assert!(
+            queries.start <= queries.end && queries.end <= self.n_queries(),
+            "queries {queries:?} of {}",
+            self.n_queries()
+        );
+        let (first, end) = (
+            self.query_offsets[queries.start],
+            self.query_offsets[queries.end],
+        );
+        self.features = match std::mem::replace(
+            &mut self.features,
+            FeatureMatrix::Dense(Array2::zeros((0, 0))),
+        ) {
+            FeatureMatrix::Dense(a) if a.is_standard_layout() => {
+                let d = a.ncols();
+                let (mut values, offset) = a.into_raw_vec_and_offset();
+                let start = offset.unwrap_or(0);
+                values.truncate(start + end * d);
+                values.drain(..start + first * d);
+                values.shrink_to_fit();
+                FeatureMatrix::Dense(
+                    Array2::from_shape_vec((end - first, d), values).expect("the kept rows"),
+                )
+            }
+            FeatureMatrix::Dense(a) => {
+                FeatureMatrix::Dense(a.slice(ndarray::s![first..end, ..]).to_owned())
+            }
+            sparse => {
+                self.features = sparse;
+                self.select_rows_matrix(&(first..end).collect::<Vec<_>>())
+            }
+        };
+        fn keep<T>(v: &mut Vec<T>, range: std::ops::Range<usize>) {
+            v.truncate(range.end);
+            v.drain(..range.start);
+            v.shrink_to_fit();
+        }
+        keep(&mut self.labels, first..end);
+        keep(&mut self.qids, queries.clone());
+        self.query_offsets = self.query_offsets[queries.start..=queries.end]
+            .iter()
+            .map(|o| o - first)
+            .collect();
+        for column in [&mut self.docids, &mut self.comments].into_iter().flatten() {
+            column.split_off(end);
+            *column = column.split_off(first);
+        }
+        for per_query in [&mut self.query_weights, &mut self.propensities]
+            .into_iter()
+            .flatten()
+        {
+            keep(per_query, queries.clone());
+        }
+    }
     /// The feature rows `rows`, in that order, copied into a new matrix of the same storage (a row may be listed
     /// more than once): the features of a dataset whose queries regroup this one's documents, such as a click
     /// training set (`ltr_clicks::click_training_set`), built with [`Dataset::new`].
@@ -1079,5 +1137,20 @@ mod tests {
         let tail = t.split_off_queries(2);
         assert_eq!(t, all.select_queries(&[0, 1]));
         assert_eq!(tail, all.select_queries(&[2, 3, 4]));
+    }
+
+    #[test]
+    fn retain_queries_gives_what_select_queries_gives() {
+        for dense in [true, false] {
+            for start in 0..=5 {
+                for end in start..=5 {
+                    let all = five_queries(dense);
+                    let mut kept = all.clone();
+                    kept.retain_queries(start..end);
+                    let want = all.select_queries(&(start..end).collect::<Vec<_>>());
+                    assert_eq!(kept, want, "dense {dense}, {start}..{end}");
+                }
+            }
+        }
     }
 }

@@ -50,12 +50,14 @@ pub(crate) fn load_shard(
     if let Some(path) = shard_path(pattern, rank) {
         return Ok(ltr_data::read_dataset(&path, opts)?);
     }
-    let all = ltr_data::read_dataset(pattern, opts)?;
+    let mut all = ltr_data::read_dataset(pattern, opts)?;
     if size == 1 {
         return Ok(all);
     }
     let range = balanced_ranges(&all, size, pattern)?.swap_remove(rank);
-    Ok(all.select_queries(&range.collect::<Vec<_>>()))
+    // In place: the peak is the data, not the data and a copy of this rank's part.
+    all.retain_queries(range);
+    Ok(all)
 }
 
 /// Every rank's shard, for thread ranks in one process: one file per rank, or the one file split by pairs.
