@@ -10,7 +10,7 @@ mod start;
 pub(crate) mod svm;
 pub(crate) mod trees;
 
-use ltr_core::{Allreduce, FitContext, Fitted, Params, Result};
+use ltr_core::{Allreduce, FitContext, Fitted, Params, Result, SingleProcess};
 use ltr_data::Dataset;
 use serde::Serialize;
 
@@ -20,12 +20,10 @@ use crate::spec::{ParamSpec, SpecReader};
 pub use ensemble::{refine_sigmoid, SIGMOID_LAMBDA_GRID};
 
 type FitFn = fn(&SpecReader<'_>, &Dataset, &FitContext<'_>) -> Result<Fitted>;
-type OwnedFitFn = fn(&SpecReader<'_>, Dataset, &FitContext<'_>) -> Result<Fitted>;
 type OnlineFn = fn(&SpecReader<'_>) -> Result<ltr_online::OnlineValidParams>;
 type DistributedFitFn =
     fn(&SpecReader<'_>, &Dataset, &FitContext<'_>, &dyn Allreduce) -> Result<Fitted>;
-type OwnedDistributedFitFn =
-    fn(&SpecReader<'_>, Dataset, &FitContext<'_>, &dyn Allreduce) -> Result<Fitted>;
+type OwnedFitFn = fn(&SpecReader<'_>, Dataset, &FitContext<'_>, &dyn Allreduce) -> Result<Fitted>;
 
 /// One registered algorithm.
 #[derive(Serialize)]
@@ -50,13 +48,12 @@ pub struct Algorithm {
     pub missing_values: bool,
     #[serde(skip)]
     fit: FitFn,
-    /// `fit` on training data handed over ([`Algorithm::fit_owned`]): the same model, for a learner that frees what
-    /// it no longer needs of the data while it trains (the trees: the f32 features once binned).
+    /// The learner on training data handed over, on the ranks joined by the `Allreduce` ([`SingleProcess`] for one
+    /// process): the model of `fit` (one process) and of `distributed` (ranks), for a learner that frees what it no
+    /// longer needs of the data while it trains (the trees: the f32 features once binned). See
+    /// [`Algorithm::fit_owned`] and [`Algorithm::fit_distributed_owned`].
     #[serde(skip)]
-    fit_owned: Option<OwnedFitFn>,
-    /// `distributed` on a shard handed over ([`Algorithm::fit_distributed_owned`]), as `fit_owned` is to `fit`.
-    #[serde(skip)]
-    distributed_owned: Option<OwnedDistributedFitFn>,
+    owned: Option<OwnedFitFn>,
     /// The online form (a learner updated one query at a time, replayed over a stream), for the online algorithms.
     #[serde(skip)]
     online: Option<OnlineFn>,
@@ -114,8 +111,8 @@ impl Algorithm {
     ) -> Result<Fitted> {
         self.check_missing_values(&train, ctx)?;
         let reader = SpecReader::new(params, self.params);
-        match self.fit_owned {
-            Some(fit) => fit(&reader, train, ctx),
+        match self.owned {
+            Some(fit) => fit(&reader, train, ctx, &SingleProcess),
             None => (self.fit)(&reader, &train, ctx),
         }
     }
@@ -172,7 +169,7 @@ impl Algorithm {
         ctx: &FitContext<'_>,
         comm: &dyn Allreduce,
     ) -> Result<Fitted> {
-        match self.distributed_owned {
+        match self.owned {
             Some(fit) if self.distributed.is_some() => {
                 self.check_missing_values(&shard, ctx)?;
                 fit(&SpecReader::new(params, self.params), shard, ctx, comm)
@@ -224,8 +221,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(svm::ranksvm_distributed),
         missing_values: false,
         fit: svm::ranksvm,
-        fit_owned: None,
-        distributed_owned: None,
+        owned: None,
         online: None,
         // Newton: scores, score gradient, sort order, Hessian product and the line search's copies.
         memory: Memory::per_doc(72),
@@ -239,8 +235,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(svm::rsvm_ir_distributed),
         missing_values: false,
         fit: svm::rsvm_ir,
-        fit_owned: None,
-        distributed_owned: None,
+        owned: None,
         online: None,
         // OCAS / cutting plane: scores, plane coefficients, sort order. From a million documents it solves by
         // Newton unless told otherwise (one that asks for OCAS by name then gets a little more than it needs).
@@ -255,8 +250,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: None,
         missing_values: false,
         fit: clicks::propensity_ranksvm,
-        fit_owned: None,
-        distributed_owned: None,
+        owned: None,
         online: None,
         // Newton, as ranksvm.
         memory: Memory::per_doc(72),
@@ -270,8 +264,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(perceptron::perceptron_distributed),
         missing_values: false,
         fit: perceptron::perceptron,
-        fit_owned: None,
-        distributed_owned: None,
+        owned: None,
         online: None,
         // Pair records of 16 bytes, shuffled per epoch (two row numbers, the query, a mistake counter), built from
         // a pair set of 12 bytes a pair that is alive at the same time (measured: 6.5 GiB on 3.77 M documents).
@@ -288,8 +281,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(perceptron::committee_distributed),
         missing_values: false,
         fit: perceptron::committee,
-        fit_owned: None,
-        distributed_owned: None,
+        owned: None,
         online: None,
         // As perceptron.
         memory: Memory::new(16, 30, 0).switching(Switch::StreamedPairs(22, 2)),
@@ -303,8 +295,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: None,
         missing_values: false,
         fit: ensemble::mhr,
-        fit_owned: None,
-        distributed_owned: None,
+        owned: None,
         online: None,
         // One Newton at a time on one grade pair, with every finished base ranker's scores kept for the
         // aggregation (measured peaks: 2.49 GiB on 3.77 M documents, 6.40 GiB on 10 M).
@@ -319,8 +310,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: None,
         missing_values: false,
         fit: ensemble::sigmoid,
-        fit_owned: None,
-        distributed_owned: None,
+        owned: None,
         online: None,
         memory: Memory::per_doc(48),
     },
@@ -333,8 +323,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(ensemble::rankboost_distributed),
         missing_values: false,
         fit: ensemble::rankboost,
-        fit_owned: None,
-        distributed_owned: None,
+        owned: None,
         online: None,
         // Scores, potentials and levels per document; each cell's bucket among its feature's thresholds (one
         // byte up to 255 thresholds, the default 10; `thresholds=0` presorts columns instead, 8 bytes a cell).
@@ -349,8 +338,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(online::listnet_distributed),
         missing_values: false,
         fit: online::listnet,
-        fit_owned: None,
-        distributed_owned: None,
+        owned: None,
         online: None,
         memory: Memory::per_doc(48),
     },
@@ -363,8 +351,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(listwise::coordinate_ascent_distributed),
         missing_values: false,
         fit: listwise::coordinate_ascent,
-        fit_owned: None,
-        distributed_owned: None,
+        owned: None,
         online: None,
         // One running restart: scores and trial scores, a line search's crossing points (about one per document,
         // 16 bytes, plus its bucket number). From 1 M documents the restarts take turns (two side by side passed
@@ -381,8 +368,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: None,
         missing_values: false,
         fit: listwise::adarank,
-        fit_owned: None,
-        distributed_owned: None,
+        owned: None,
         online: None,
         // Scores, each document's weak-ranker values and the ensemble's scores, one measure value per feature and
         // query (measured peaks: 2.30 GiB on 3.77 M documents, 6.02 GiB on 10 M).
@@ -397,8 +383,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(listwise::lambdarank_distributed),
         missing_values: false,
         fit: listwise::lambdarank,
-        fit_owned: None,
-        distributed_owned: None,
+        owned: None,
         online: None,
         // Scores, trial scores and lambdas, each document's gain, and the epoch's frozen ranking (order and rank,
         // 8 bytes); the pairs are enumerated from it on every pass, never stored (measured on 3.77 M documents,
@@ -414,8 +399,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: None,
         missing_values: false,
         fit: |r, t, c| online::online(r, online::Kind::Slam, t, c),
-        fit_owned: None,
-        distributed_owned: None,
+        owned: None,
         online: Some(|r| online::online_params(r, online::Kind::Slam)),
         memory: Memory::per_doc(16),
     },
@@ -428,8 +412,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: None,
         missing_values: false,
         fit: |r, t, c| online::online(r, online::Kind::PureOnline, t, c),
-        fit_owned: None,
-        distributed_owned: None,
+        owned: None,
         online: Some(|r| online::online_params(r, online::Kind::PureOnline)),
         memory: Memory::per_doc(16),
     },
@@ -442,8 +425,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: None,
         missing_values: false,
         fit: |r, t, c| online::online(r, online::Kind::ListNet, t, c),
-        fit_owned: None,
-        distributed_owned: None,
+        owned: None,
         online: Some(|r| online::online_params(r, online::Kind::ListNet)),
         memory: Memory::per_doc(16),
     },
@@ -456,8 +438,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(trees::lambdamart_distributed),
         missing_values: true,
         fit: trees::lambdamart,
-        fit_owned: Some(trees::lambdamart_owned),
-        distributed_owned: Some(trees::lambdamart_distributed_owned),
+        owned: Some(trees::lambdamart_owned),
         online: None,
         // Each cell's bin (one byte up to max-bin 255; above it two for a feature of more than 256 bins, counted
         // for every feature: an upper bound, as a feature of few distinct values keeps one byte) and, while
@@ -477,8 +458,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(trees::mart_distributed),
         missing_values: true,
         fit: trees::mart,
-        fit_owned: Some(trees::mart_owned),
-        distributed_owned: Some(trees::mart_distributed_owned),
+        owned: Some(trees::mart_owned),
         online: None,
         // As lambdamart.
         memory: TREE_MEMORY,
@@ -492,8 +472,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(trees::random_forest_distributed),
         missing_values: true,
         fit: trees::random_forest,
-        fit_owned: Some(trees::random_forest_owned),
-        distributed_owned: Some(trees::random_forest_distributed_owned),
+        owned: Some(trees::random_forest_owned),
         online: None,
         // No scores or gradients a round: the labels as gradients and hessians and their fixed-point copy, each
         // tree's document bag; the bins as lambdamart's.

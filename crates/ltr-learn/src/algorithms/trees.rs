@@ -429,15 +429,6 @@ pub(crate) fn lambdamart(
     lambdamart_on(r, Cow::Borrowed(train), ctx, &SingleProcess)
 }
 
-/// `lambdamart` on data handed over: the same model, the features freed once binned.
-pub(crate) fn lambdamart_owned(
-    r: &SpecReader<'_>,
-    train: Dataset,
-    ctx: &FitContext<'_>,
-) -> Result<Fitted> {
-    lambdamart_on(r, Cow::Owned(train), ctx, &SingleProcess)
-}
-
 /// `lambdamart` on this rank's shard of the queries: the one-process model at any number of ranks.
 pub(crate) fn lambdamart_distributed(
     r: &SpecReader<'_>,
@@ -448,14 +439,15 @@ pub(crate) fn lambdamart_distributed(
     lambdamart_on(r, Cow::Borrowed(train), ctx, comm)
 }
 
-/// `lambdamart` on this rank's shard handed over: the same model, the features freed once binned.
-pub(crate) fn lambdamart_distributed_owned(
+/// `lambdamart` on data handed over (this rank's shard; all of it on one process): the same model, the features
+/// freed once binned.
+pub(crate) fn lambdamart_owned(
     r: &SpecReader<'_>,
-    shard: Dataset,
+    train: Dataset,
     ctx: &FitContext<'_>,
     comm: &dyn Allreduce,
 ) -> Result<Fitted> {
-    lambdamart_on(r, Cow::Owned(shard), ctx, comm)
+    lambdamart_on(r, Cow::Owned(train), ctx, comm)
 }
 
 /// `lambdamart` on borrowed data or data handed over, the ranks joined by `comm`.
@@ -515,15 +507,6 @@ pub(crate) fn mart(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) ->
     mart_on(r, Cow::Borrowed(train), ctx, &SingleProcess)
 }
 
-/// `mart` on data handed over: the same model, the features freed once binned.
-pub(crate) fn mart_owned(
-    r: &SpecReader<'_>,
-    train: Dataset,
-    ctx: &FitContext<'_>,
-) -> Result<Fitted> {
-    mart_on(r, Cow::Owned(train), ctx, &SingleProcess)
-}
-
 /// `mart` on this rank's shard of the queries: the one-process model at any number of ranks.
 pub(crate) fn mart_distributed(
     r: &SpecReader<'_>,
@@ -534,14 +517,15 @@ pub(crate) fn mart_distributed(
     mart_on(r, Cow::Borrowed(shard), ctx, comm)
 }
 
-/// `mart` on this rank's shard handed over: the same model, the features freed once binned.
-pub(crate) fn mart_distributed_owned(
+/// `mart` on data handed over (this rank's shard; all of it on one process): the same model, the features freed
+/// once binned.
+pub(crate) fn mart_owned(
     r: &SpecReader<'_>,
-    shard: Dataset,
+    train: Dataset,
     ctx: &FitContext<'_>,
     comm: &dyn Allreduce,
 ) -> Result<Fitted> {
-    mart_on(r, Cow::Owned(shard), ctx, comm)
+    mart_on(r, Cow::Owned(train), ctx, comm)
 }
 
 /// `mart` on borrowed data or data handed over, the ranks joined by `comm`.
@@ -563,15 +547,6 @@ pub(crate) fn random_forest(
     random_forest_on(r, Cow::Borrowed(train), ctx, &SingleProcess)
 }
 
-/// `random-forest` on data handed over: the same forest, the features freed once binned.
-pub(crate) fn random_forest_owned(
-    r: &SpecReader<'_>,
-    train: Dataset,
-    ctx: &FitContext<'_>,
-) -> Result<Fitted> {
-    random_forest_on(r, Cow::Owned(train), ctx, &SingleProcess)
-}
-
 /// `random-forest` on this rank's shard of the queries: the one-process forest and out-of-bag estimate at any number
 /// of ranks.
 pub(crate) fn random_forest_distributed(
@@ -583,14 +558,15 @@ pub(crate) fn random_forest_distributed(
     random_forest_on(r, Cow::Borrowed(train), ctx, comm)
 }
 
-/// `random-forest` on this rank's shard handed over: the same forest and estimate, the features freed once binned.
-pub(crate) fn random_forest_distributed_owned(
+/// `random-forest` on data handed over (this rank's shard; all of it on one process): the same forest and
+/// estimate, the features freed once binned.
+pub(crate) fn random_forest_owned(
     r: &SpecReader<'_>,
-    shard: Dataset,
+    train: Dataset,
     ctx: &FitContext<'_>,
     comm: &dyn Allreduce,
 ) -> Result<Fitted> {
-    random_forest_on(r, Cow::Owned(shard), ctx, comm)
+    random_forest_on(r, Cow::Owned(train), ctx, comm)
 }
 
 /// `random-forest` on borrowed data or data handed over, the ranks joined by `comm`.
