@@ -119,6 +119,16 @@ pub enum TrainSet<'a> {
     HandedOver(&'a Handover),
 }
 
+impl<'a> TrainSet<'a> {
+    /// The data, lent or taken out of its [`Handover`] (an error when taken before).
+    fn take(self) -> Result<Cow<'a, Dataset>> {
+        Ok(match self {
+            TrainSet::Borrowed(t) => Cow::Borrowed(t),
+            TrainSet::HandedOver(h) => Cow::Owned(h.take()?),
+        })
+    }
+}
+
 /// Training data handed over to [`train`] ([`TrainRequest::handed_over`]), which takes it out once: a second
 /// [`train`] on the same handover is an error. `ltr train` hands over the data it read, so that the tree learners
 /// can free the f32 features once they are binned (issue 40's peak memory at 3.77 M documents).
@@ -324,37 +334,24 @@ pub fn train(algorithm: &str, grid: &Grid, req: &TrainRequest<'_>) -> Result<Tra
             ),
         ));
     }
-    let given = match req.train {
-        TrainSet::Borrowed(t) => Cow::Borrowed(t),
-        TrainSet::HandedOver(h) => Cow::Owned(h.take()?),
-    };
-    let (preprocess, train_data, validation_data) = match (req.prepared, given) {
-        // Already applied to `req.train` (by `prepare`): only the validation data still needs it.
-        (Some(p), given) => (
-            p.clone(),
-            given,
-            match (p, req.validation) {
-                (Some(p), Some(v)) => Some(Cow::Owned(p.apply(v)?)),
-                (_, v) => v.map(Cow::Borrowed),
-            },
-        ),
+    let (preprocess, train_data) = match (req.prepared, req.train.take()?) {
+        // Already applied to `req.train` (by `prepare`).
+        (Some(p), given) => (p.clone(), given),
         // Data handed over is preprocessed in place.
         (None, Cow::Owned(t)) => {
             let Prepared { data, preprocess } =
                 prepare(req.preprocess, t, &ltr_core::SingleProcess)?;
-            let v = match (&preprocess, req.validation) {
-                (Some(p), Some(v)) => Some(Cow::Owned(p.apply(v)?)),
-                (_, v) => v.map(Cow::Borrowed),
-            };
-            (preprocess, Cow::Owned(data), v)
+            (preprocess, Cow::Owned(data))
         }
         (None, Cow::Borrowed(t)) => match req.preprocess.fit_transform(t)? {
-            Some((p, train)) => {
-                let v = req.validation.map(|v| p.apply(v)).transpose()?;
-                (Some(p), Cow::Owned(train), v.map(Cow::Owned))
-            }
-            None => (None, Cow::Borrowed(t), req.validation.map(Cow::Borrowed)),
+            Some((p, train)) => (Some(p), Cow::Owned(train)),
+            None => (None, Cow::Borrowed(t)),
         },
+    };
+    // The validation data gets the training data's preprocessing.
+    let validation_data = match (&preprocess, req.validation) {
+        (Some(p), Some(v)) => Some(Cow::Owned(p.apply(v)?)),
+        (_, v) => v.map(Cow::Borrowed),
     };
     // A tree booster's `init-model` scores the raw features through its own stored preprocessing; features this
     // job transformed first would reach it changed.
@@ -477,10 +474,7 @@ pub fn train_distributed(
             "distributed training does not use validation data (it selects nothing); drop --validate",
         ));
     }
-    let given = match req.train {
-        TrainSet::Borrowed(t) => Cow::Borrowed(t),
-        TrainSet::HandedOver(h) => Cow::Owned(h.take()?),
-    };
+    let given = req.train.take()?;
     let width = common_width(&given, comm)?;
     let train = if width > given.n_features() {
         let mut t = given.into_owned();
