@@ -815,7 +815,9 @@ impl Dataset {
             .collect();
         for column in [&mut self.docids, &mut self.comments].into_iter().flatten() {
             column.split_off(end);
-            *column = column.split_off(first);
+            if first > 0 {
+                *column = column.split_off(first);
+            }
         }
         for per_query in [&mut self.query_weights, &mut self.propensities]
             .into_iter()
