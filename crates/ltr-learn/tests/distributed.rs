@@ -92,10 +92,7 @@ fn web() -> Dataset {
 
 #[test]
 fn raw_web_data_gives_the_single_process_model_at_one_two_and_three_ranks() {
-    let none = PreprocessSpec {
-        normalize: Some(NormalizeKind::None),
-        ..Default::default()
-    };
+    let none = no_normalisation();
     // Raw features: the preconditioned path; C from SVMlight's rule is summed over ranks too.
     check_same_model(&web(), &["c=0.1"], &none);
     check_same_model(&web(), &["c=default"], &none);
@@ -380,10 +377,7 @@ fn the_model_is_a_real_ranksvm() {
     // The exact sums must not have changed what Newton converges to: the gradient at the returned weights is
     // small against the first one, and the objective is below the one at w = 0 (½·0 + C·#pairs).
     let ds = web();
-    let none = PreprocessSpec {
-        normalize: Some(NormalizeKind::None),
-        ..Default::default()
-    };
+    let none = no_normalisation();
     let t = distributed(&ds, 2, &["c=0.1"], &none);
     let pairs: u64 = ltr_pairs::count_pairs_per_query(&ds).iter().sum();
     let objective = t.fitted.report.objective.unwrap();
@@ -397,10 +391,7 @@ fn the_model_is_a_real_ranksvm() {
 fn what_distributed_training_cannot_do_is_refused_with_the_reason() {
     let ds = web();
     let parts = shards(&ds, 2);
-    let none = PreprocessSpec {
-        normalize: Some(NormalizeKind::None),
-        ..Default::default()
-    };
+    let none = no_normalisation();
     let errors =
         |algo: &str, params: &[&str], spec: &PreprocessSpec, validation: bool| -> Vec<String> {
             let grid = Grid::parse(params).unwrap();
@@ -716,10 +707,7 @@ fn rankboost_gives_the_single_process_ensemble() {
     // above 255 thresholds.
     // Raw features, so that each shard's feature ranges differ and the thresholds must span every rank's.
     let uneven = web_with_uneven_grades();
-    let raw = PreprocessSpec {
-        normalize: Some(NormalizeKind::None),
-        ..Default::default()
-    };
+    let raw = no_normalisation();
     for params in [&["rounds=40"][..], &["rounds=25", "thresholds=300"]] {
         let single = train(
             "rankboost",

@@ -1,7 +1,7 @@
 //! Time NDCG@10 + AP + RBP(p=0.8) (trec convention) on a generated run of Q queries × 1,000 documents, reading
 //! that run and its qrels as TREC files, and evaluating the run read against the qrels read (`cargo run --release -p
 //! ltr-metrics --example trec_speed -- 10000 DIR [REPS] [eval|join]`; `eval` skips the files, `join` times only
-//! `evaluate_run` on the files, REPS times, for a profiler).
+//! `evaluate_run` on files an earlier run wrote, REPS times, for a profiler).
 //! Prints a fingerprint of every per-query value's bits, so two builds can be compared for bit identity.
 use std::time::Instant;
 
@@ -35,7 +35,6 @@ fn main() {
     let nq: usize = args.next().map_or(10_000, |s| s.parse().unwrap());
     let dir = std::path::PathBuf::from(args.next().unwrap_or_else(|| "/tmp".into()));
     let reps: usize = args.next().map_or(5, |s| s.parse().unwrap());
-    let (ds, scores) = ltr_data::generate_judged_run(nq, 1000, true).unwrap();
     let metrics: Vec<Metric> = ["nDCG@10", "AP", "RBP(p=0.8)"]
         .iter()
         .map(|m| m.parse().unwrap())
@@ -53,6 +52,8 @@ fn main() {
         );
         return;
     }
+    // Generated only for the modes that use it (`join` reads files written by an earlier run).
+    let (ds, scores) = ltr_data::generate_judged_run(nq, 1000, true).unwrap();
     let (secs, ev) = best(reps, || {
         evaluate(&ds, &scores, &metrics, &Convention::TREC).unwrap()
     });
