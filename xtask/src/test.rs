@@ -57,7 +57,7 @@ fn python() -> Result<String> {
 }
 
 /// The venv the Python tests use (`target/python-venv`), made when missing, with the build and test requirements
-/// (LightGBM and XGBoost only as oracles: the import tests train models with them).
+/// of `python/requirements-test.txt` (the peers there are oracles only, never dependencies of `ltrkit`).
 fn venv(root: &Path) -> Result<PathBuf> {
     let dir = root.join("target").join("python-venv");
     let py = dir.join("bin").join("python");
@@ -68,27 +68,16 @@ fn venv(root: &Path) -> Result<PathBuf> {
         )?;
     }
     status(
-        Command::new(&py).args([
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--disable-pip-version-check",
-            "maturin>=1.9.4,<2",
-            "numpy",
-            "scipy",
-            "scikit-learn>=1.4",
-            "pytest",
-            // Oracles for the model-import tests, the ONNX export and the run evaluation (test-only; never a
-            // dependency of ltrkit): pyndeval is ndeval.c for the diversity measures; pandas for PyTerrier's
-            // DataFrames.
-            "lightgbm",
-            "xgboost-cpu",
-            "onnxruntime>=1.16",
-            "pytrec-eval-terrier",
-            "pyndeval",
-            "pandas",
-        ]),
+        Command::new(&py)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--disable-pip-version-check",
+                "-r",
+            ])
+            .arg(root.join("python").join("requirements-test.txt")),
         "installing the Python test requirements",
     )?;
     Ok(py)
