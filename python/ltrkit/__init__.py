@@ -35,3 +35,12 @@ __all__ = [
     *_family_names,
 ]
 
+
+def __getattr__(name: str):
+    """``ltrkit.pt`` (the PyTerrier integration) is imported on first use, so that ``import ltrkit`` never needs
+    PyTerrier."""
+    if name == "pt":
+        import importlib
+
+        return importlib.import_module(".pt", __name__)
+    raise AttributeError(f"module 'ltrkit' has no attribute {name!r}")
