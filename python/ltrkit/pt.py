@@ -17,9 +17,10 @@ import numpy as np
 try:
     import pyterrier as _pt
 except ImportError as e:  # pragma: no cover - exercised only without pyterrier
-    raise ImportError("ltrkit.pt needs PyTerrier: pip install python-terrier (1.x)") from e
+    raise ImportError("ltrkit.pt needs PyTerrier 1.x: pip install 'pyterrier>=1,<2'") from e
 
-import ir_measures as _irm
+import ir_measures as _irm  # noqa: E402 - both come with pyterrier
+import pandas as pd  # noqa: E402
 
 from .metrics import evaluate
 
@@ -36,20 +37,14 @@ def _features(res: Any, column: str, context: str) -> Tuple[Any, np.ndarray, np.
         )
     if len(res) == 0:
         raise ValueError(f"{context}: the result frame has no rows")
-    codes, _ = _pd().factorize(res["qid"].astype(str))
+    codes, _ = pd.factorize(res["qid"].astype(str))
     order = np.argsort(codes, kind="stable")
     frame = res.iloc[order]
-    rows = [np.asarray(v, dtype=np.float64).ravel() for v in frame[column].to_numpy()]
+    rows = [np.asarray(v, dtype=np.float32).ravel() for v in frame[column].to_numpy()]  # ltrkit's precision
     widths = {len(r) for r in rows}
     if len(widths) != 1:
         raise ValueError(f"{context}: every row's {column} must have the same length, got lengths {sorted(widths)}")
     return frame, order, np.stack(rows), codes[order]
-
-
-def _pd():
-    import pandas
-
-    return pandas
 
 
 def _labels(frame: Any, qrels: Any, context: str) -> np.ndarray:
@@ -58,7 +53,6 @@ def _labels(frame: Any, qrels: Any, context: str) -> np.ndarray:
     missing = [c for c in ("qid", "docno", "label") if c not in qrels.columns]
     if missing:
         raise ValueError(f"{context}: qrels need the columns qid, docno, label (missing {', '.join(missing)})")
-    pd = _pd()
     judged = pd.Series(
         qrels["label"].to_numpy(dtype=np.float64),
         index=pd.MultiIndex.from_arrays([qrels["qid"].astype(str), qrels["docno"].astype(str)]),
