@@ -219,8 +219,9 @@ class Ranker(_Base):
         if qid is None and group is None:
             raise ValueError(_NO_QUERIES.format(what="score"))
         s = self.predict(X, qid=qid, group=group)
-        res = evaluate(y, s, qid=qid, group=group, metrics=[self.metric], convention=self.convention)
-        return float(res[self.metric])
+        # One measure: its value, whatever name evaluate files it under (AP and map are MAP).
+        (value,) = evaluate(y, s, qid=qid, group=group, metrics=[self.metric], convention=self.convention).values()
+        return float(value)
 
     # -- model attributes ----------------------------------------------------------------------------------------
     @property

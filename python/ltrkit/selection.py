@@ -31,7 +31,8 @@ def ranking_measure(
             "to the search's fit, or score with the ranker's own score (scoring=None) and a DataFrame X with a qid "
             "column"
         )
-    return float(evaluate(y_true, y_pred, qid=qid, group=group, metrics=[metric], convention=convention)[metric])
+    (value,) = evaluate(y_true, y_pred, qid=qid, group=group, metrics=[metric], convention=convention).values()
+    return float(value)
 
 
 def make_scorer(metric: str = "NDCG@10", convention: str = "standard") -> Any:

@@ -53,7 +53,7 @@ def test_routing_cross_val_score_and_grid_search_score_each_fold_by_query(data):
         scores = cross_val_score(est, X, y, cv=CV, params={"qid": q, "groups": q})
         np.testing.assert_array_equal(scores, by_hand(small_lambdamart(trees=6), X, y, q))
         # Any ranking measure per query group: the scorer requests the queries itself.
-        scorer = ltrkit.make_scorer("MAP", convention="letor4")
+        scorer = ltrkit.make_scorer("AP", convention="letor4")  # filed as MAP by evaluate
         maps = cross_val_score(est, X, y, cv=CV, params={"qid": q, "groups": q}, scoring=scorer)
         np.testing.assert_array_equal(maps, by_hand(small_lambdamart(trees=6), X, y, q, "MAP", "letor4"))
         assert not np.array_equal(maps, scores)
@@ -82,7 +82,7 @@ def test_without_routing_a_dataframe_qid_column_carries_the_queries(data):
     scores = cross_val_score(small_lambdamart(trees=6), df, y, groups=q, cv=CV)
     np.testing.assert_array_equal(scores, by_hand(small_lambdamart(trees=6), X, y, q))
     # score is the ranker's own metric under its convention.
-    maps = cross_val_score(small_lambdamart(trees=6, metric="MAP", convention="letor4"), df, y, groups=q, cv=CV)
+    maps = cross_val_score(small_lambdamart(trees=6, metric="map", convention="letor4"), df, y, groups=q, cv=CV)
     np.testing.assert_array_equal(maps, by_hand(small_lambdamart(trees=6), X, y, q, "MAP", "letor4"))
     search = GridSearchCV(ltrkit.RankSVM(), {"c": [0.001, 1.0]}, cv=CV).fit(df, y, groups=q)
     for i, params in enumerate(search.cv_results_["params"]):
