@@ -18,6 +18,7 @@ from ._families import *  # noqa: F401,F403 - one class per algorithm
 from ._families import __all__ as _family_names
 from ._native import __version__
 from .metrics import compare, evaluate, fuse
+from .selection import make_scorer
 
 __all__ = [
     "Ranker",
@@ -28,7 +29,18 @@ __all__ = [
     "group_sizes",
     "load_model",
     "load_svmlight",
+    "make_scorer",
     "save_svmlight",
     "__version__",
     *_family_names,
 ]
+
+
+def __getattr__(name: str):
+    """``ltrkit.pt`` (the PyTerrier integration) is imported on first use, so that ``import ltrkit`` never needs
+    PyTerrier."""
+    if name == "pt":
+        import importlib
+
+        return importlib.import_module(".pt", __name__)
+    raise AttributeError(f"module 'ltrkit' has no attribute {name!r}")

@@ -3,6 +3,7 @@ classes in ``_families`` (generated from the registry) give each algorithm its o
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import os
@@ -31,6 +32,24 @@ def param_text(value: Any) -> str:
     if isinstance(value, (float, np.floating)):
         return repr(float(value))
     return str(value)
+
+
+_NO_QUERIES = (
+    "{what} needs the queries: give qid (one id per row) or group (query sizes), or X as a pandas DataFrame with a "
+    "qid column; under scikit-learn's metadata routing, request them (set_{what}_request(qid=True))"
+)
+
+
+def qid_column(X: Any, qid: Any, group: Any, what: str = "X") -> Tuple[Any, Any]:
+    """XGBoost's convention for scikit-learn tools that pass only ``X`` and ``y`` (cross-validation and grid search
+    without metadata routing): a pandas DataFrame ``X`` with a ``qid`` column carries the query ids, its other
+    columns are the features. Anything else is returned as it is."""
+    columns = getattr(X, "columns", None)
+    if columns is None or not hasattr(X, "drop") or "qid" not in list(columns):
+        return X, qid
+    if qid is not None or group is not None:
+        raise ValueError(f"{what} has a qid column and qid or group were given too: give the queries once")
+    return X.drop(columns=["qid"]).to_numpy(), X["qid"].to_numpy()
 
 
 class Ranker(_Base):
@@ -131,7 +150,9 @@ class Ranker(_Base):
         group_propensity: Any = None,
     ) -> "Ranker":
         """Train on ``X`` (rows × features, dense or scipy sparse) with labels ``y`` and queries given either as
-        ``qid`` (one id per row, XGBoost) or ``group`` (query sizes, LightGBM); a query's rows must be contiguous.
+        ``qid`` (one id per row, XGBoost) or ``group`` (query sizes, LightGBM), or as a ``qid`` column of a pandas
+        DataFrame ``X`` (XGBoost's form for scikit-learn tools that pass only ``X`` and ``y``); a query's rows must
+        be contiguous.
         A NaN in ``X`` is a missing value to the learners whose class says so (the trees); the others refuse it, and
         every learner refuses an infinity.
         ``eval_set=[(X_val, y_val)]`` with ``eval_qid=[qid_val]`` or ``eval_group=[group_val]`` is the validation
@@ -141,6 +162,7 @@ class Ranker(_Base):
         one click, its clicked document labelled 1 and the other displayed documents 0; ``group_propensity`` gives
         the examination probability of the rank each click happened at, ``group_weight`` how many identical clicks
         a query stands for (one value per query, in query order)."""
+        X, qid = qid_column(X, qid, group)
         train = native_data(X, y, qid, group)
         if group_weight is not None or group_propensity is not None:
             as_f64 = lambda v: None if v is None else np.ascontiguousarray(v, dtype=np.float64)
@@ -152,6 +174,7 @@ class Ranker(_Base):
             Xv, yv = eval_set[0]
             qv = eval_qid[0] if eval_qid else None
             gv = eval_group[0] if eval_group else None
+            Xv, qv = qid_column(Xv, qv, gv, "eval_set X")
             validation = native_data(Xv, yv, qv, gv)
         self.model_ = _native.train(
             self._algorithm(),
@@ -178,6 +201,7 @@ class Ranker(_Base):
         whose scores depend on the rest of the query (rank aggregates, per-query normalisation) need ``qid`` or
         ``group``."""
         model = self._model()
+        X, qid = qid_column(X, qid, group)
         if model.needs_queries and qid is None and group is None:
             raise ValueError(
                 f"a {model.algorithm} model with this setting scores documents relative to their query: give qid or group"
@@ -186,12 +210,18 @@ class Ranker(_Base):
         return model.predict(data)
 
     def score(self, X: Any, y: Any, qid: Any = None, group: Any = None) -> float:
-        """Mean NDCG@10 of :meth:`predict` over the queries, under this ranker's ``convention``."""
+        """Mean of this ranker's ``metric`` (NDCG@10 unless set) over the queries of :meth:`predict`'s ranking,
+        under its ``convention``: what scikit-learn's model selection maximises. The queries are ``qid``,
+        ``group`` or a ``qid`` column of a DataFrame ``X``."""
         from .metrics import evaluate
 
+        X, qid = qid_column(X, qid, group)
+        if qid is None and group is None:
+            raise ValueError(_NO_QUERIES.format(what="score"))
         s = self.predict(X, qid=qid, group=group)
-        res = evaluate(y, s, qid=qid, group=group, metrics=["NDCG@10"], convention=self.convention)
-        return float(res["NDCG@10"])
+        # One measure: its value, whatever name evaluate files it under (AP and map are MAP).
+        (value,) = evaluate(y, s, qid=qid, group=group, metrics=[self.metric], convention=self.convention).values()
+        return float(value)
 
     # -- model attributes ----------------------------------------------------------------------------------------
     @property
@@ -221,9 +251,13 @@ class Ranker(_Base):
         return int(d["best_iteration"])
 
     @property
-    def best_params_(self) -> Dict[str, str]:
-        """The algorithm setting kept (chosen on validation when a grid was given), registry names."""
-        return dict(self._model().params)
+    def best_params_(self) -> Dict[str, Any]:
+        """The algorithm setting kept (chosen on validation when a grid was given), by registry name, each value of
+        its parameter's type (``{"trees": 50, "learning-rate": 0.1, "c": "default", "shuffle": True}``): ``int``,
+        ``float``, ``bool``, or ``str`` for choices and text; ``c`` is a float or the word ``default``. Only the
+        parameters given are listed (an empty dict: every default)."""
+        model = self._model()
+        return typed_params(model.algorithm, dict(model.params))
 
     @property
     def fit_report_(self) -> Dict[str, Any]:
@@ -291,6 +325,68 @@ class Ranker(_Base):
 def algorithms() -> List[Dict[str, Any]]:
     """Every algorithm of the registry with its parameters, defaults, allowed values and documentation."""
     return json.loads(_native.algorithms_json())
+
+
+@functools.lru_cache(maxsize=None)
+def _specs() -> Dict[str, Dict[str, Dict[str, Any]]]:
+    """Registry name → parameter name → its spec (``allowed``, ``when``, …), read once."""
+    return {a["name"]: {p["name"]: p for p in a["params"]} for a in algorithms()}
+
+
+_TRUE = ("true", "1", "yes", "on")
+_FALSE = ("false", "0", "no", "off")
+
+
+def typed_value(allowed: Dict[str, Any], text: str) -> Any:
+    """A parameter's text (as the model file keeps it) as the Python value of its registry kind. Text the kind
+    does not read back (which the registry would not have accepted) stays text; an empty value is ``None``."""
+    kind = allowed.get("kind")
+    if kind in ("choice", "text"):
+        return text
+    if text == "":
+        return None
+    try:
+        if kind == "int":
+            return int(text)
+        if kind == "float":
+            return float(text)
+        if kind == "c-value":
+            return text if text == "default" else float(text)
+        if kind == "bool" and text.lower() in _TRUE + _FALSE:
+            return text.lower() in _TRUE
+    except ValueError:
+        pass
+    return text
+
+
+def typed_params(algo: str, params: Dict[str, str]) -> Dict[str, Any]:
+    """A model's ``params`` (registry names → text) typed by the registry's parameter specs. A start algorithm's
+    parameters (``seed-c`` of the sigmoid, ``init-trees`` of LambdaMART: a ``PREFIX-KEY`` spec) are typed by the
+    specs of that algorithm (``PREFIX-algo``, else the one the spec is read under). Algorithms the registry does
+    not know (models read from RankLib, LightGBM, XGBoost) keep their text."""
+    specs = _specs().get(algo)
+    if specs is None:
+        return dict(params)
+    out: Dict[str, Any] = {}
+    for name, text in params.items():
+        spec = specs.get(name)
+        if spec is not None:
+            out[name] = typed_value(spec["allowed"], text)
+            continue
+        out[name] = text
+        for key_spec in specs.values():
+            prefix = key_spec["name"][: -len("KEY")] if key_spec["name"].endswith("-KEY") else None
+            if prefix is None or not name.startswith(prefix):
+                continue
+            when = key_spec.get("when") or ""
+            start = params.get(prefix + "algo")
+            if not start and when.startswith(prefix + "algo="):
+                start = when.split("=", 1)[1]
+            inner = typed_params(start, {name[len(prefix) :]: text}) if start in _specs() else {}
+            if inner:
+                out[name] = next(iter(inner.values()))
+            break
+    return out
 
 
 def load_model(path: "os.PathLike[str] | str") -> Ranker:
