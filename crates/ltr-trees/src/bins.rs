@@ -218,7 +218,7 @@ fn greedy_ends(counts: &[u64], max_bin: usize, min_data: u64) -> Vec<usize> {
 ///
 /// LightGBM cuts every feature at zero (`FindBinWithZeroAsOneBin`): zero gets a bin of its own, the negative and
 /// the positive values are binned apart by [`greedy_ends`], the bins shared in proportion to their documents. Zero
-/// is where most raw features pile up, but it is not where a z-scored or min-max-scaled feature piles up, so that
+/// is where most raw features pile up, but not where a z-scored (or shifted) feature piles up, so that
 /// rule moves the bins under a monotone map. Here the pivot is the most frequent value (the smallest of equally
 /// frequent ones) when the column has more distinct values than `max_bin` and that value holds at least `min_data`
 /// documents and a bin's share (`total / max_bin`); the values below and above it are binned as LightGBM bins the
