@@ -18,7 +18,11 @@ timed), then times whole processes, each reading its text files itself:
   - `ltr train --algo lambdamart` with LightGBM's lambdarank settings (100 trees, 31 leaves, learning rate 0.1,
     20 documents a leaf, 255 bins, pairs truncated at 30, ideal DCG@30, per-query normalisation), no early stopping;
   - LightGBM `lambdarank` with the same settings, loading the files through its own loader;
-  - with `--defaults`: `ltr`'s lambdamart defaults with validation, and XGBoost `rank:ndcg` with its defaults;
+  - CatBoost `YetiRank` with the same settings where CatBoost has them (100 iterations, learning rate 0.1,
+    `Lossguide` trees of 31 leaves, 20 documents a leaf, 255 borders), reading the LETOR files (unless
+    `--no-catboost`);
+  - with `--defaults`: `ltr`'s lambdamart defaults with validation, XGBoost `rank:ndcg` with its defaults and
+    CatBoost `YetiRank` with its defaults (1,000 iterations of depth-6 symmetric trees, learning rate 0.03);
   - with `--ranklib JAR` (built by xtask/peers/build-ranklib.sh): RankLib LambdaMART matched to `ltr` (`-ranker 6
     -tree 100 -leaf 31 -shrinkage 0.1 -mls 20 -metric2t NDCG@10`, no validation) and, with `--defaults`, RankLib's
     defaults (`-ranker 6 -metric2t NDCG@10`: 1000 trees of 10 leaves, early stopping on the validation file).
@@ -69,10 +73,15 @@ LGBM_SCRIPT = r"""
 import sys, time, lightgbm as lgb, numpy as np
 t0 = time.perf_counter()
 train, test, out, threads, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
-params = {"objective": "lambdarank", "num_threads": threads, "verbose": -1, "num_leaves": 31,
-          "learning_rate": 0.1, "min_data_in_leaf": 20, "max_bin": 255, "lambdarank_truncation_level": 30,
-          "deterministic": True, "force_row_wise": False}
-ds = lgb.Dataset(train, params={"max_bin": 255, "verbose": -1})
+mode = sys.argv[6] if len(sys.argv) > 6 else "matched"
+if mode == "matched":
+    params = {"objective": "lambdarank", "num_threads": threads, "verbose": -1, "num_leaves": 31,
+              "learning_rate": 0.1, "min_data_in_leaf": 20, "max_bin": 255, "lambdarank_truncation_level": 30,
+              "deterministic": True, "force_row_wise": False}
+    ds = lgb.Dataset(train, params={"max_bin": 255, "verbose": -1})
+else:  # LGBMRanker's defaults: lambdarank, 100 rounds, nothing else set
+    params = {"objective": "lambdarank", "num_threads": threads, "verbose": -1, "deterministic": True}
+    ds = lgb.Dataset(train, params={"verbose": -1})
 b = lgb.train(params, ds, num_boost_round=rounds)
 print(time.perf_counter() - t0)
 s = b.predict(test, num_threads=threads)
@@ -82,11 +91,34 @@ np.savetxt(out, s, fmt="%.17g")
 XGB_SCRIPT = r"""
 import sys, xgboost as xgb, numpy as np
 train, test, out, threads = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+mode = sys.argv[5] if len(sys.argv) > 5 else "defaults"
 dtrain = xgb.DMatrix(train + "?format=libsvm")
 dtrain.set_group(np.loadtxt(train + ".query", dtype=int, ndmin=1))
-b = xgb.train({"objective": "rank:ndcg", "nthread": threads, "tree_method": "hist"}, dtrain, num_boost_round=100)
+params = {"objective": "rank:ndcg", "nthread": threads, "tree_method": "hist"}
+if mode == "matched":
+    # No documents-a-leaf floor in XGBoost (min_child_weight is a hessian sum): that one setting stays its own.
+    params.update({"eta": 0.1, "grow_policy": "lossguide", "max_leaves": 31, "max_depth": 0, "max_bin": 255,
+                   "lambdarank_pair_method": "topk", "lambdarank_num_pair_per_sample": 30})
+b = xgb.train(params, dtrain, num_boost_round=100)
 s = b.predict(xgb.DMatrix(test + "?format=libsvm"))
 np.savetxt(out, s, fmt="%.17g")
+"""
+
+# CatBoost reads the LETOR files through scikit-learn's SVMlight reader (qid and comments), dense.
+CB_SCRIPT = r"""
+import sys, numpy as np
+from sklearn.datasets import load_svmlight_files
+from catboost import CatBoostRanker, Pool
+train, test, out, threads, mode = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+Xtr, ytr, qtr, Xte, _, qte = load_svmlight_files([train, test], query_id=True)
+params = {"loss_function": "YetiRank", "thread_count": threads, "random_seed": 0, "verbose": False,
+          "allow_writing_files": False}
+if mode == "matched":
+    params.update({"iterations": 100, "learning_rate": 0.1, "grow_policy": "Lossguide", "max_leaves": 31,
+                   "depth": 16, "min_data_in_leaf": 20, "border_count": 255})
+m = CatBoostRanker(**params)
+m.fit(Pool(Xtr.toarray(), ytr, group_id=qtr))
+np.savetxt(out, m.predict(Pool(Xte.toarray(), group_id=qte)), fmt="%.17g")
 """
 
 
@@ -108,6 +140,7 @@ def main():
     ap.add_argument("--ltr-param", action="append", default=[], help="extra --param for ltr's matched run")
     ap.add_argument("--ranklib", help="RankLib jar: also RankLib LambdaMART")
     ap.add_argument("--no-lightgbm", action="store_true", help="leave LightGBM out (a RankLib-only comparison)")
+    ap.add_argument("--no-catboost", action="store_true", help="leave CatBoost out")
     ap.add_argument("--repeat", type=int, default=1, help="timed runs of each training, interleaved; fastest kept")
     a = ap.parse_args()
     out = pathlib.Path(a.out)
@@ -136,6 +169,9 @@ def main():
             jobs.append(("LightGBM lambdarank", [sys.executable, "-c", LGBM_SCRIPT, str(work / "train.lgb"),
                          str(work / "test.lgb"), str(work / "lgbm.scores"), str(a.threads), str(a.rounds)],
                          None, work / "lgbm.scores"))
+            if not a.no_catboost:
+                jobs.append(("CatBoost YetiRank, matched", [sys.executable, "-c", CB_SCRIPT, str(fold / "train.txt"),
+                             test, str(work / "cb.scores"), str(a.threads), "matched"], None, work / "cb.scores"))
         if a.ranklib:
             # RankLib scores through `ltr predict`, which reads its LambdaMART model files.
             rl = work / "ranklib.txt"
@@ -155,6 +191,10 @@ def main():
                 jobs.append(("XGBoost rank:ndcg defaults", [sys.executable, "-c", XGB_SCRIPT, str(work / "train.lgb"),
                              str(work / "test.lgb"), str(work / "xgb.scores"), str(a.threads)], None,
                              work / "xgb.scores"))
+            if not a.no_lightgbm and not a.no_catboost:
+                jobs.append(("CatBoost YetiRank defaults", [sys.executable, "-c", CB_SCRIPT, str(fold / "train.txt"),
+                             test, str(work / "cb-def.scores"), str(a.threads), "defaults"], None,
+                             work / "cb-def.scores"))
             if a.ranklib:
                 rl = work / "ranklib-defaults.txt"
                 rl_vali = ["-validate", str(vali)] if vali.exists() else []

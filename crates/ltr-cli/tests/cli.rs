@@ -596,3 +596,68 @@ fn generate_nonlinearity_defaults_to_the_calibrated_profile_and_refuses_bad_valu
         "needs features >= 14",
     );
 }
+
+/// `--profile web-raw` reaches the raw generator with its own defaults (136 features, 5 to 1,000 documents a
+/// query), the same seed writes the same files, `--nonlinearity` moves grades only, and too few features are
+/// refused with the reason.
+#[test]
+fn generate_web_raw_profile_is_seeded_and_refuses_too_few_features() {
+    let dir = tempfile::tempdir().unwrap();
+    let gen = |name: &str, extra: &[&str]| -> Vec<String> {
+        let out = dir.path().join(name);
+        let mut args = vec![
+            "generate",
+            "--profile",
+            "web-raw",
+            "--queries",
+            "10",
+            "--seed",
+            "5",
+        ];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--out", out.to_str().unwrap()]);
+        ok(&args);
+        ["train.txt", "vali.txt", "test.txt"]
+            .iter()
+            .map(|f| std::fs::read_to_string(out.join(f)).unwrap())
+            .collect()
+    };
+    let a = gen("a", &[]);
+    assert_eq!(a, gen("b", &[]), "same seed, other files");
+    let all: Vec<&str> = a.iter().flat_map(|t| t.lines()).collect();
+    let mut sizes = std::collections::BTreeMap::<&str, usize>::new();
+    for line in &all {
+        assert!(line.contains(" 136:"), "136 features: {line}");
+        *sizes
+            .entry(line.split_whitespace().nth(1).unwrap())
+            .or_default() += 1;
+    }
+    assert_eq!(sizes.len(), 10);
+    assert!(
+        sizes.values().all(|&m| (5..=1000).contains(&m)),
+        "{sizes:?}"
+    );
+    // The nonlinearity changes grades (each line's first token), not features.
+    let linear = gen("linear", &["--nonlinearity", "0"]);
+    assert!(a != linear);
+    let features = |t: &[String]| -> Vec<String> {
+        t.iter()
+            .flat_map(|t| t.lines())
+            .map(|l| l.split_once(' ').unwrap().1.to_string())
+            .collect()
+    };
+    assert_eq!(features(&a), features(&linear));
+    let out = dir.path().join("bad");
+    fails(
+        &[
+            "generate",
+            "--profile",
+            "web-raw",
+            "--features",
+            "19",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        "needs features >= 20",
+    );
+}

@@ -28,6 +28,7 @@ mod exact_sum;
 mod folds;
 mod generate;
 mod generate_web;
+mod generate_web_raw;
 mod load;
 mod parse;
 mod preprocess;
@@ -53,6 +54,7 @@ pub use generate::{
     SLAM_SIM_RELEVANCE,
 };
 pub use generate_web::{generate_web, WebConfig};
+pub use generate_web_raw::{generate_web_raw, WebRawConfig};
 pub use load::read_dataset;
 pub use parse::{
     extract_docid, read_group_file, read_letor, read_letor_with, NullPolicy, ParseOptions,

@@ -1,0 +1,537 @@
+//! Raw web data as public learning-to-rank sets hand it out (`ltr generate --profile web-raw`): what
+//! [`generate_web`](crate::generate_web) leaves out and real raw sets have, and what binning raw features must
+//! survive (issue 51).
+//!
+//! - **Exact zeros and heavy tails.** A query term is absent from most fields of most documents: its count, its
+//!   BM25 score and its share of covered terms are then exactly 0 (half to 95 % of a column's documents). Where the
+//!   term is present the count is a heavy-tailed integer and the BM25 score a continuous, heavy-tailed value with a
+//!   distinct value per document; link scores are 0 for a sixth of the pages and reach the tens of thousands.
+//! - **Most documents graded 0.** Grades come from one threshold set over every document of every query (not from
+//!   each query's ranking, as in the web profile): 70 % of the documents are graded 0, then 18 / 8 / 3 / 1 % grades
+//!   1 to 4.
+//! - **Queries with no relevant document.** Each query has a level (how much relevant material exists for it); a
+//!   query low on it may have no document above grade 0.
+//! - **Queries of 5 to 1,000 documents**, log-uniform in between by default (median about 70, mean about 190).
+//! - **Features constant within a query**: query-level statistics (an IDF-like score, the query's length), as
+//!   MSLR-WEB's IDF columns are, plus a constant and a duplicate column.
+//!
+//! Every column is a monotone function of a latent signal `v` (in units of its standard deviation over all
+//! documents): zero below the column's presence threshold, a heavy-tailed value above it. A ranking tree needs fine
+//! bins among the non-zero values, where the relevant documents lie; a binner that spends its bins just above the
+//! spike at 0 loses them. As in the web profile, [`WebRawConfig::nonlinearity`] moves a share of the relevance's
+//! within-query variance into shapes no weighted sum of features can take, read off the written features (ids as in
+//! the files, counting from 1): saturation in the body BM25 (feature 2; absent is worst), a threshold on the covered
+//! term ratio (feature 5), the link score (feature 4) counting only where the title matches (feature 7), and a
+//! demotion of pages of low quality (feature 14). Each query draws from its own seeded stream, so the data is the
+//! same at any thread count.
+
+use ndarray::Array2;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::StandardNormal;
+use rayon::prelude::*;
+
+use crate::dataset::{Dataset, FeatureMatrix, TextColumn};
+use crate::error::{DataError, Result};
+
+/// Parameters of [`generate_web_raw`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct WebRawConfig {
+    /// Number of queries.
+    pub queries: usize,
+    /// Smallest query (default 5).
+    pub min_docs: usize,
+    /// Largest query (default 1,000); sizes are log-uniform between the two.
+    pub max_docs: usize,
+    /// Number of features (default 136); at least [`WebRawConfig::MIN_FEATURES`].
+    pub features: usize,
+    /// Noise of the hidden relevance (the within-query signal has unit scale).
+    pub noise: f64,
+    /// Seed.
+    pub seed: u64,
+    /// Share in [0, 1] of the within-query relevance's variance from the non-linear terms of the module docs.
+    pub nonlinearity: f64,
+}
+
+impl WebRawConfig {
+    /// Fewest features: two blocks of ten (the non-linear terms read up to feature 14), less the four constant and
+    /// duplicate columns at the end, which overwrite the last block's tail.
+    pub const MIN_FEATURES: usize = 20;
+    /// Share of documents graded 0, 1, 2, 3 and 4, over all queries.
+    pub const GRADE_SHARES: [f64; 5] = [0.70, 0.18, 0.08, 0.03, 0.01];
+}
+
+impl Default for WebRawConfig {
+    fn default() -> Self {
+        Self {
+            queries: 100,
+            min_docs: 5,
+            max_docs: 1000,
+            features: 136,
+            noise: 0.6,
+            seed: 7,
+            nonlinearity: 0.25,
+        }
+    }
+}
+
+const FACTORS: usize = 8;
+/// Columns repeat in blocks of this many (see [`family`]).
+const BLOCK: usize = 10;
+
+/// How a column is made from its standardised signal `v` (and, for a query-level column, the query's).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Family {
+    /// A query term's count in a field: 0 unless `v` passes the threshold, else round(e^(1.2 (v − t))), at least 1.
+    Count { threshold: f64 },
+    /// BM25 of the field whose count is column `count`: 0 where that count is 0, else e^(1 + 0.7 v), continuous.
+    Bm25 { count: usize },
+    /// Document length in words: round(e^(5 + 0.8 v)), never 0.
+    Length,
+    /// A link score: 0 for pages below the threshold (a sixth), else e^(4 + 1.5 v).
+    PageRank,
+    /// Covered query terms as a share: 0 below the threshold, else a logistic of `v` in (0.5, 1).
+    Ratio { threshold: f64 },
+    /// A query-level IDF-like score, e^(2 + 0.5 w) for the query's own signal `w`: constant within a query.
+    QueryIdf,
+    /// The query's length in terms, 1 + round(e^(0.6 + 0.4 w)): constant within a query.
+    QueryLength,
+    /// A 0/1 flag.
+    Flag,
+    /// The same value for every document.
+    Constant(f32),
+    /// An exact copy of another column.
+    Duplicate(usize),
+}
+
+/// Standard normal quantiles: the presence thresholds that leave 50, 75, 85 and 92 % of a field's counts at 0, and
+/// 60, 80, 90 and 95 % of the title's.
+const BODY_THRESHOLDS: [f64; 4] = [0.0, 0.674_49, 1.036_43, 1.405_07];
+const TITLE_THRESHOLDS: [f64; 4] = [0.253_35, 0.841_62, 1.281_55, 1.644_85];
+/// Link scores at 0: a sixth of the pages (Φ⁻¹(1/6)).
+const PAGERANK_THRESHOLD: f64 = -0.967_42;
+
+fn family(j: usize, d: usize) -> Family {
+    let block = j / BLOCK;
+    match j {
+        _ if j == d - 1 => Family::Constant(0.0),
+        _ if j == d - 2 => Family::Constant(1.0),
+        _ if j == d - 3 => Family::Duplicate(1),
+        _ if j == d - 4 => Family::Duplicate(3),
+        _ => match j % BLOCK {
+            0 => Family::Count {
+                threshold: BODY_THRESHOLDS[block % 4],
+            },
+            1 => Family::Bm25 { count: j - 1 },
+            2 => Family::Length,
+            3 => Family::PageRank,
+            4 => Family::Ratio {
+                threshold: BODY_THRESHOLDS[block % 4] - 0.25,
+            },
+            5 => Family::Count {
+                threshold: TITLE_THRESHOLDS[block % 4],
+            },
+            6 => Family::Bm25 { count: j - 1 },
+            7 => Family::QueryIdf,
+            8 => Family::QueryLength,
+            _ => Family::Flag,
+        },
+    }
+}
+
+// The columns the non-linear terms read (0-based).
+const BODY_BM25: usize = 1;
+const LINK_SCORE: usize = 3;
+const TERM_COVERAGE: usize = 4;
+const TITLE_BM25: usize = 6;
+const QUALITY: usize = 13;
+
+/// Mean and within-query variance of [`nonlinear_relevance`] over generated documents (measured over seeds 0–3,
+/// 400 queries of 100 documents each: the mean −0.57 to −0.28, the variance 0.68 to 1.01; each seed draws its own
+/// loadings): centring and scaling by them gives the non-linear part about the linear part's mean and variance.
+const NONLINEAR_MEAN: f64 = -0.42;
+const NONLINEAR_VARIANCE: f64 = 0.85;
+
+/// The non-linear part of the relevance from the written features' signals: `v(j)` the standardised signal of
+/// column `j`, `present(j)` whether column `j` is non-zero.
+fn nonlinear_relevance(v: impl Fn(usize) -> f64, present: impl Fn(usize) -> bool) -> f64 {
+    let saturation = if present(BODY_BM25) {
+        (1.5 * v(BODY_BM25)).tanh()
+    } else {
+        -1.0
+    };
+    let threshold = if present(TERM_COVERAGE) && v(TERM_COVERAGE) > 0.5 {
+        1.0
+    } else {
+        0.0
+    };
+    let gated_link_score = if present(TITLE_BM25) && present(LINK_SCORE) {
+        v(LINK_SCORE)
+    } else {
+        0.0
+    };
+    let demotion = if v(QUALITY) < -0.5 { -1.0 } else { 0.0 };
+    saturation + threshold + gated_link_score + demotion
+}
+
+/// The column's value from its signal `v`, the query's signal `w` and whether its presence source passed.
+fn transform(f: Family, v: f64, w: f64, present: bool) -> f32 {
+    (match f {
+        Family::Count { threshold } if present => {
+            (1.2 * (v - threshold)).exp().round().clamp(1.0, 1e6)
+        }
+        Family::Bm25 { .. } if present => (1.0 + 0.7 * v).exp(),
+        Family::Ratio { .. } if present => 0.5 + 0.5 / (1.0 + (-v).exp()),
+        Family::PageRank if present => (4.0 + 1.5 * v).exp(),
+        Family::Count { .. } | Family::Bm25 { .. } | Family::Ratio { .. } | Family::PageRank => 0.0,
+        Family::Length => (5.0 + 0.8 * v).exp().round(),
+        Family::QueryIdf => (2.0 + 0.5 * w).exp(),
+        Family::QueryLength => 1.0 + (0.6 + 0.4 * w).exp().round(),
+        Family::Flag => f64::from(v > 1.0),
+        Family::Constant(c) => f64::from(c),
+        Family::Duplicate(_) => unreachable!("copied after the other columns"),
+    }) as f32
+}
+
+/// Generate raw web data (see the module docs).
+pub fn generate_web_raw(cfg: &WebRawConfig) -> Result<Dataset> {
+    if cfg.queries == 0
+        || cfg.min_docs == 0
+        || cfg.max_docs < cfg.min_docs
+        || !(cfg.noise >= 0.0 && cfg.noise.is_finite())
+    {
+        return Err(DataError::Invalid(
+            "raw web data needs queries >= 1, 1 <= min_docs <= max_docs and noise >= 0".into(),
+        ));
+    }
+    if cfg.features < WebRawConfig::MIN_FEATURES {
+        return Err(DataError::Invalid(format!(
+            "raw web data needs features >= {} (its non-linear terms read features 2 to 14), got {}",
+            WebRawConfig::MIN_FEATURES,
+            cfg.features
+        )));
+    }
+    if !(0.0..=1.0).contains(&cfg.nonlinearity) {
+        return Err(DataError::Invalid(format!(
+            "raw web data: nonlinearity must lie in [0, 1], got {}",
+            cfg.nonlinearity
+        )));
+    }
+    let d = cfg.features;
+    let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x5257_4157_5745_4221);
+    let loadings: Vec<[f64; FACTORS]> = (0..d)
+        .map(|j| {
+            let strength = match family(j, d) {
+                Family::Length => 0.2,
+                _ => 1.0,
+            };
+            std::array::from_fn(|_| strength * rng.sample::<f64, _>(StandardNormal) / 2.0)
+        })
+        .collect();
+    let beta: [f64; FACTORS] =
+        std::array::from_fn(|k| if k < 5 { 1.0 / (k + 1) as f64 } else { 0.0 });
+    // Each factor has variance 2 over all documents (the query's shift and the document's draw), each column's own
+    // noise 0.25.
+    let signal_sd: Vec<f64> = loadings
+        .iter()
+        .map(|l| (2.0 * l.iter().map(|a| a * a).sum::<f64>() + 0.25).sqrt())
+        .collect();
+    let beta_sq: f64 = beta.iter().map(|b| b * b).sum();
+    let linear_weight = (1.0 - cfg.nonlinearity).sqrt();
+    let nonlinear_weight = (cfg.nonlinearity * beta_sq / NONLINEAR_VARIANCE).sqrt();
+    // The query's level: how much relevant material it has, on the scale of the within-query signal.
+    let level_sd = 0.9 * beta_sq.sqrt();
+    let (lo, hi) = ((cfg.min_docs as f64).ln(), (cfg.max_docs as f64 + 1.0).ln());
+    let sizes: Vec<usize> = (0..cfg.queries)
+        .map(|_| {
+            let m = rng.random_range(lo..hi).exp().floor() as usize;
+            m.clamp(cfg.min_docs, cfg.max_docs)
+        })
+        .collect();
+    let mut offsets = Vec::with_capacity(cfg.queries + 1);
+    offsets.push(0);
+    for s in &sizes {
+        offsets.push(offsets.last().expect("non-empty") + s);
+    }
+    let n = *offsets.last().expect("non-empty");
+    let families: Vec<Family> = (0..d).map(|j| family(j, d)).collect();
+    let query_seed = |q: usize| cfg.seed ^ (q as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03);
+    let blocks: Vec<(Vec<f32>, Vec<f64>)> = sizes
+        .par_iter()
+        .enumerate()
+        .map(|(q, &m)| {
+            let mut rng = ChaCha8Rng::seed_from_u64(query_seed(q));
+            let shift: [f64; FACTORS] =
+                std::array::from_fn(|_| rng.sample::<f64, _>(StandardNormal));
+            let level = level_sd * rng.sample::<f64, _>(StandardNormal);
+            // The query's own signal for its query-level columns, one per column.
+            let query_signal: Vec<f64> = (0..d)
+                .map(|j| {
+                    (0..FACTORS).map(|k| loadings[j][k] * shift[k]).sum::<f64>()
+                        + 0.5 * rng.sample::<f64, _>(StandardNormal)
+                })
+                .collect();
+            let mut x = vec![0f32; m * d];
+            let mut latent = Vec::with_capacity(m);
+            let mut v = vec![0f64; d];
+            let mut present = vec![false; d];
+            for i in 0..m {
+                let z: [f64; FACTORS] =
+                    std::array::from_fn(|k| shift[k] + rng.sample::<f64, _>(StandardNormal));
+                let signal: f64 = (0..FACTORS).map(|k| beta[k] * (z[k] - shift[k])).sum();
+                let relevance_noise: f64 = rng.sample(StandardNormal);
+                for j in 0..d {
+                    let u: f64 = (0..FACTORS).map(|k| loadings[j][k] * z[k]).sum::<f64>()
+                        + 0.5 * rng.sample::<f64, _>(StandardNormal);
+                    v[j] = u / signal_sd[j];
+                }
+                for j in 0..d {
+                    present[j] = match families[j] {
+                        Family::Count { threshold } | Family::Ratio { threshold } => {
+                            v[j] > threshold
+                        }
+                        Family::Bm25 { count } => present[count],
+                        Family::PageRank => v[j] > PAGERANK_THRESHOLD,
+                        _ => true,
+                    };
+                }
+                for j in 0..d {
+                    x[i * d + j] = match families[j] {
+                        Family::Duplicate(_) => continue,
+                        f => transform(f, v[j], query_signal[j] / signal_sd[j], present[j]),
+                    };
+                }
+                for j in 0..d {
+                    if let Family::Duplicate(src) = families[j] {
+                        x[i * d + j] = x[i * d + src];
+                    }
+                }
+                let nonlinear = nonlinear_relevance(|j| v[j], |j| present[j]) - NONLINEAR_MEAN;
+                latent.push(
+                    level
+                        + linear_weight * signal
+                        + nonlinear_weight * nonlinear
+                        + cfg.noise * relevance_noise,
+                );
+            }
+            (x, latent)
+        })
+        .collect();
+    // One threshold set over every document: the grade shares hold over the data, not in each query.
+    let mut sorted: Vec<f64> = blocks.iter().flat_map(|b| b.1.iter().copied()).collect();
+    sorted.sort_unstable_by(f64::total_cmp);
+    let mut cum = 0.0;
+    let thresholds: Vec<f64> = WebRawConfig::GRADE_SHARES[..4]
+        .iter()
+        .map(|s| {
+            cum += s;
+            sorted[((cum * n as f64) as usize).min(n - 1)]
+        })
+        .collect();
+    let mut x = Vec::with_capacity(n * d);
+    let mut labels = Vec::with_capacity(n);
+    let mut docids = TextColumn::new();
+    for (q, (bx, latent)) in blocks.into_iter().enumerate() {
+        for (i, l) in latent.iter().enumerate() {
+            docids.push(&format!("r{}-{i}", q + 1));
+            labels.push(thresholds.iter().filter(|&&t| *l >= t).count() as f32);
+        }
+        x.extend(bx);
+    }
+    let features = Array2::from_shape_vec((n, d), x)
+        .map_err(|e| DataError::Invalid(format!("internal shape error: {e}")))?;
+    let qids = (1..=cfg.queries).map(|q| q.to_string()).collect();
+    Dataset::new(FeatureMatrix::Dense(features), labels, offsets, qids)?.with_docids(docids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn column(ds: &Dataset, j: usize) -> Vec<f32> {
+        (0..ds.n_docs()).map(|i| ds.row(i).get(j)).collect()
+    }
+
+    fn zero_share(values: &[f32]) -> f64 {
+        values.iter().filter(|&&v| v == 0.0).count() as f64 / values.len() as f64
+    }
+
+    /// Each property the module docs promise, on 300 queries of the default profile.
+    #[test]
+    fn raw_profile_has_zeros_heavy_tails_skewed_grades_and_query_level_features() {
+        let cfg = WebRawConfig {
+            queries: 300,
+            seed: 3,
+            ..Default::default()
+        };
+        let ds = generate_web_raw(&cfg).unwrap();
+        let d = ds.n_features();
+        assert_eq!(d, 136);
+        // Query sizes: 5 to 1,000, small and large ones both present.
+        let sizes: Vec<usize> = ds.query_offsets().windows(2).map(|w| w[1] - w[0]).collect();
+        let (min, max) = (*sizes.iter().min().unwrap(), *sizes.iter().max().unwrap());
+        assert!(min >= 5 && max <= 1000, "sizes {min}..{max}");
+        assert!(min < 10 && max > 500, "sizes {min}..{max}");
+        assert!(sizes.iter().filter(|&&m| m < 30).count() > 30);
+        // Grades: 70 % zero over all documents, every grade present.
+        let share =
+            |g: f32| ds.labels().iter().filter(|&&l| l == g).count() as f64 / ds.n_docs() as f64;
+        assert!((share(0.0) - 0.70).abs() < 0.01, "grade 0: {}", share(0.0));
+        assert!((0..5).all(|g| share(g as f32) > 0.0));
+        // Queries with nothing relevant: some, not most. And queries with many relevant documents.
+        let relevant: Vec<usize> = ds
+            .query_offsets()
+            .windows(2)
+            .map(|w| ds.labels()[w[0]..w[1]].iter().filter(|&&l| l > 0.0).count())
+            .collect();
+        let empty = relevant.iter().filter(|&&r| r == 0).count();
+        assert!(
+            (15..150).contains(&empty),
+            "{empty} of 300 queries without relevant documents"
+        );
+        // Counts: integers, mostly zero, heavy-tailed.
+        let body_count = column(&ds, 0);
+        assert!(body_count.iter().all(|v| v.fract() == 0.0));
+        assert!((zero_share(&body_count) - 0.5).abs() < 0.05);
+        // BM25: exact zeros exactly where its field's count is zero, continuous above.
+        for (count, bm25) in [(0, 1), (5, 6), (10, 11), (25, 26)] {
+            let (c, b) = (column(&ds, count), column(&ds, bm25));
+            assert!(c.iter().zip(&b).all(|(c, b)| (*c == 0.0) == (*b == 0.0)));
+        }
+        let body_bm25 = column(&ds, 1);
+        let mut nonzero: Vec<f32> = body_bm25.iter().copied().filter(|&v| v > 0.0).collect();
+        nonzero.sort_by(f32::total_cmp);
+        nonzero.dedup();
+        assert!(
+            nonzero.len() > 5000,
+            "{} distinct non-zero BM25 values",
+            nonzero.len()
+        );
+        let median = nonzero[nonzero.len() / 2];
+        assert!(
+            nonzero[nonzero.len() - 1] > 5.0 * median,
+            "tail {median} .. {}",
+            nonzero[nonzero.len() - 1]
+        );
+        // Zero shares across the columns: from half to more than nine in ten.
+        let shares: Vec<f64> = (0..d - 4).map(|j| zero_share(&column(&ds, j))).collect();
+        assert!(
+            shares.iter().any(|&s| s > 0.9) && shares.iter().filter(|&&s| s >= 0.5).count() >= 40
+        );
+        // Link scores: a sixth at zero, the rest up to the tens of thousands.
+        let link = column(&ds, 3);
+        assert!((zero_share(&link) - 1.0 / 6.0).abs() < 0.03 && link.iter().any(|&v| v > 10_000.0));
+        // Query-level columns: constant within every query, not over all of them.
+        for j in [7, 8, 17, 18] {
+            let col = column(&ds, j);
+            assert!(ds
+                .query_offsets()
+                .windows(2)
+                .all(|w| col[w[0]..w[1]].iter().all(|&v| v == col[w[0]])));
+            assert!(
+                col.iter().any(|&v| v != col[0]),
+                "column {j} is constant everywhere"
+            );
+        }
+        // The constant and duplicate columns at the end.
+        assert!(
+            column(&ds, d - 1).iter().all(|&v| v == 0.0)
+                && column(&ds, d - 2).iter().all(|&v| v == 1.0)
+        );
+        assert_eq!(column(&ds, d - 3), column(&ds, 1));
+    }
+
+    fn letor_bytes(cfg: &WebRawConfig) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        crate::write::write_letor_to(&generate_web_raw(cfg).unwrap(), &mut bytes).unwrap();
+        bytes
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_bytes_at_any_thread_count() {
+        let cfg = WebRawConfig {
+            queries: 12,
+            features: 24,
+            seed: 9,
+            ..Default::default()
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let a = letor_bytes(&cfg);
+        assert!(a == pool.install(|| letor_bytes(&cfg)));
+        // Pinned: the benchmarks in BENCHMARKS.md ("Tree quality over data sets and seeds") name seeds of this profile.
+        assert_eq!(xxhash_rust::xxh3::xxh3_64(&a), 0x0304_55aa_9ebd_d38b);
+        assert!(
+            a != letor_bytes(&WebRawConfig {
+                seed: 10,
+                ..cfg.clone()
+            })
+        );
+        // The nonlinearity changes the grades only.
+        let linear = generate_web_raw(&WebRawConfig {
+            nonlinearity: 0.0,
+            ..cfg.clone()
+        })
+        .unwrap();
+        let full = generate_web_raw(&WebRawConfig {
+            nonlinearity: 1.0,
+            ..cfg.clone()
+        })
+        .unwrap();
+        assert_eq!(linear.query_offsets(), full.query_offsets());
+        assert!((0..24).all(|j| column(&linear, j) == column(&full, j)));
+        assert!(linear.labels() != full.labels());
+    }
+
+    #[test]
+    fn bad_settings_are_refused_with_the_reason() {
+        let ok = WebRawConfig {
+            queries: 2,
+            ..Default::default()
+        };
+        let err = |cfg: WebRawConfig| generate_web_raw(&cfg).unwrap_err().to_string();
+        assert!(err(WebRawConfig {
+            features: 19,
+            ..ok.clone()
+        })
+        .contains("needs features >= 20 (its non-linear terms read features 2 to 14), got 19"));
+        for bad in [-0.1, 1.5, f64::NAN] {
+            assert!(err(WebRawConfig {
+                nonlinearity: bad,
+                ..ok.clone()
+            })
+            .contains("nonlinearity must lie in [0, 1]"));
+        }
+        for bad in [
+            WebRawConfig {
+                queries: 0,
+                ..ok.clone()
+            },
+            WebRawConfig {
+                min_docs: 0,
+                ..ok.clone()
+            },
+            WebRawConfig {
+                min_docs: 10,
+                max_docs: 9,
+                ..ok.clone()
+            },
+            WebRawConfig {
+                noise: -1.0,
+                ..ok.clone()
+            },
+        ] {
+            assert!(err(bad).contains("raw web data needs"));
+        }
+        // A single query size is allowed.
+        let fixed = generate_web_raw(&WebRawConfig {
+            min_docs: 7,
+            max_docs: 7,
+            ..ok
+        })
+        .unwrap();
+        assert_eq!(fixed.query_offsets(), &[0, 7, 14]);
+    }
+}

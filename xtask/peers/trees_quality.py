@@ -1,0 +1,181 @@
+"""Tree quality over several data sets and seeds: `ltr` lambdamart against LightGBM lambdarank, XGBoost rank:ndcg
+and CatBoost YetiRank, with matched settings and with each program's defaults (issue 51; BENCHMARKS.md, "Tree
+quality over data sets and seeds", holds the protocol and the tables).
+
+Run inside the peer venv (never a dependency of the crates), after a release build:
+
+    cargo build --release -p ltr-cli
+    /work/venv-peers/bin/python xtask/peers/trees_quality.py --ltr target/release/ltr --label before \
+        --out bench-quality [--sets mq2008,ohsumed,raw,web] [--threads 2]
+    # after a change to ltr: the peers' scores are kept in --out and reused; only ltr trains again
+    /work/venv-peers/bin/python xtask/peers/trees_quality.py --ltr target/release/ltr --label after --out bench-quality
+
+Data sets (each test query counts once; folds and seeds are pooled within a set):
+  - mq2008: MQ2008, five folds (`letor4` convention), from $LTR_DATASETS or ../shared/datasets;
+  - ohsumed: OHSUMED QueryLevelNorm, five folds (`letor3`);
+  - raw: `ltr generate --profile web-raw --queries 200 --seed S` for S = 1, 2, 3, one set per seed (`mslr`);
+  - web: the issue's set, `ltr generate --profile web --queries 1000 --seed 11 --nonlinearity 0.5 --noise 1.5`;
+  - `--real NAME=DIR`: any further set with train.txt and test.txt (real raw data one has; never committed).
+Generated sets are written under OUT/data once, by the `ltr` given (the generators are not what is measured).
+
+Settings (every program sees the training file only: no validation, no early stopping):
+  - matched: 100 trees, 31 leaves, learning rate 0.1, 20 documents a leaf, 255 bins, pairs truncated at 30.
+    `ltr train --algo lambdamart --param ndcg-at=30 --normalize none`; LightGBM `lambdarank` as in trees.py;
+    XGBoost `rank:ndcg` with eta 0.1, lossguide trees of 31 leaves, 255 bins, top-30 pairs (it has no
+    documents-a-leaf floor); CatBoost `YetiRank`, 100 iterations, learning rate 0.1, Lossguide, 31 leaves, 20
+    documents a leaf, 255 borders;
+  - defaults: `ltr train --algo lambdamart` (its defaults: `--normalize auto`, which z-scores raw features);
+    LightGBM `lambdarank` with nothing else set, 100 rounds (LGBMRanker's defaults); XGBoost `rank:ndcg`, 100
+    rounds (XGBRanker's); CatBoost `YetiRank` with nothing else set (1,000 iterations).
+Every model scores the set's test file; `ltr eval --per-query` computes NDCG@10 under the set's convention, and a
+paired t-test over the pooled test queries (scipy's `ttest_rel`) compares each program with LightGBM under the
+same setting. Prints Markdown tables and writes OUT/quality-LABEL.json.
+"""
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+import numpy as np
+from scipy import stats
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from trees import CB_SCRIPT, LGBM_SCRIPT, XGB_SCRIPT, strip_to_lightgbm  # noqa: E402
+
+# $LTR_DATASETS if set, else ../shared/datasets beside the project root (as ltr-testdata finds them).
+DATASETS = pathlib.Path(os.environ.get("LTR_DATASETS") or
+                        pathlib.Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets")
+RAW_SEEDS = (1, 2, 3)
+RAW_QUERIES = 200
+WEB_ARGS = ["--profile", "web", "--queries", "1000", "--seed", "11", "--nonlinearity", "0.5", "--noise", "1.5"]
+
+
+def run(cmd, env=None):
+    t = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        sys.exit(f"{' '.join(map(str, cmd[:3]))} failed:\n{r.stderr[-3000:]}")
+    return time.perf_counter() - t, r.stdout
+
+
+def sets(a, out):
+    """(set name, convention, [fold folders]) for every set asked."""
+    wanted = a.sets.split(",")
+    found = []
+    if "mq2008" in wanted:
+        found.append(("MQ2008", "letor4", [DATASETS / "MQ2008" / f"Fold{k}" for k in range(1, a.max_folds + 1)]))
+    if "ohsumed" in wanted:
+        found.append(("OHSUMED", "letor3",
+                      [DATASETS / "OHSUMED" / "QueryLevelNorm" / f"Fold{k}" for k in range(1, a.max_folds + 1)]))
+    gen = []
+    if "raw" in wanted:
+        gen += [(f"web-raw seed {s}", ["--profile", "web-raw", "--queries", str(RAW_QUERIES), "--seed", str(s)])
+                for s in RAW_SEEDS]
+    if "web" in wanted:
+        gen.append(("web (issue 51)", WEB_ARGS))
+    for name, args in gen:
+        folder = out / "data" / name.replace(" ", "-").replace("(", "").replace(")", "")
+        if not (folder / "test.txt").exists():
+            run([a.ltr, "generate", *args, "--out", str(folder)])
+        found.append((name, "mslr", [folder]))
+    for spec in a.real:
+        name, _, folder = spec.partition("=")
+        found.append((name, "mslr", [pathlib.Path(folder)]))
+    for name, _, folds in found:
+        for f in folds:
+            if not (f / "train.txt").exists():
+                sys.exit(f"{name}: {f / 'train.txt'} not found")
+    return found
+
+
+def jobs(a, fold, work):
+    """(method, setting, is_ltr, command, scores file) of every training on one fold; ltr's predict runs after."""
+    train, test = str(fold / "train.txt"), str(fold / "test.txt")
+    lgb_train, lgb_test = str(work / "train.lgb"), str(work / "test.lgb")
+    py, t = sys.executable, str(a.threads)
+    out = []
+    for setting, ltr_args in (("matched", ["--param", "ndcg-at=30", "--normalize", "none"]), ("defaults", [])):
+        model = work / f"ltr-{setting}-{a.label}.bin"
+        out.append(("ltr lambdamart", setting, True,
+                    [a.ltr, "train", "--train", train, "--algo", "lambdamart", *ltr_args, "--model", str(model)],
+                    work / f"ltr-{setting}-{a.label}.scores", model))
+        out.append(("LightGBM lambdarank", setting, False,
+                    [py, "-c", LGBM_SCRIPT, lgb_train, lgb_test, str(work / f"lgbm-{setting}.scores"), t, "100",
+                     setting], work / f"lgbm-{setting}.scores", None))
+        out.append(("XGBoost rank:ndcg", setting, False,
+                    [py, "-c", XGB_SCRIPT, lgb_train, lgb_test, str(work / f"xgb-{setting}.scores"), t, setting],
+                    work / f"xgb-{setting}.scores", None))
+        out.append(("CatBoost YetiRank", setting, False,
+                    [py, "-c", CB_SCRIPT, train, test, str(work / f"cb-{setting}.scores"), t, setting],
+                    work / f"cb-{setting}.scores", None))
+    return out
+
+
+def per_query_ndcg(a, test, scores, convention):
+    _, text = run([a.ltr, "eval", "--data", str(test), "--scores", str(scores), "--metric", "NDCG@10",
+                   "--convention", convention, "--per-query", "--json"])
+    return json.loads(text)["metrics"]["NDCG@10"]["per_query"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ltr", required=True)
+    ap.add_argument("--out", default="bench-quality")
+    ap.add_argument("--label", default="run", help="names ltr's models and scores, so runs of two builds coexist")
+    ap.add_argument("--sets", default="mq2008,ohsumed,raw,web")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--real", action="append", default=[], metavar="NAME=DIR",
+                    help="a further set: DIR holds train.txt and test.txt (raw features; `mslr` convention)")
+    ap.add_argument("--max-folds", type=int, default=5, help="the first N folds of a LETOR set (a quick check)")
+    ap.add_argument("--rerun-peers", action="store_true", help="train the peers again even if their scores exist")
+    a = ap.parse_args()
+    a.ltr = str(pathlib.Path(a.ltr).resolve())
+    out = pathlib.Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, RAYON_NUM_THREADS=str(a.threads), RUST_LOG="warn")
+    rows, seconds = [], {}
+    for name, convention, folds in sets(a, out):
+        values = {}  # (method, setting) -> [per-query NDCG@10 in one order over the set's folds]
+        for fold in folds:
+            work = out / "work" / name.replace(" ", "-").replace("(", "").replace(")", "") / fold.name
+            work.mkdir(parents=True, exist_ok=True)
+            for part in ("train", "test"):
+                if not (work / f"{part}.lgb.query").exists():
+                    strip_to_lightgbm(fold / f"{part}.txt", work / f"{part}.lgb")
+            for method, setting, is_ltr, cmd, scores, model in jobs(a, fold, work):
+                if is_ltr or a.rerun_peers or not scores.exists():
+                    secs, _ = run(cmd, env)
+                    seconds.setdefault(f"{name} {method} {setting}", []).append(secs)
+                    if model is not None:
+                        run([a.ltr, "predict", "--model", str(model), "--data", str(fold / "test.txt"), "--out",
+                             str(scores)], env)
+                pq = per_query_ndcg(a, fold / "test.txt", scores, convention)
+                values.setdefault((method, setting), []).extend(pq[q] for q in sorted(pq))
+            print(f"{name} {fold.name} done", file=sys.stderr, flush=True)
+        for (method, setting), v in values.items():
+            base = np.array(values[("LightGBM lambdarank", setting)])
+            v = np.array(v)
+            p = None if method.startswith("LightGBM") else float(stats.ttest_rel(v, base).pvalue)
+            rows.append({"set": name, "method": method, "setting": setting, "queries": len(v),
+                         "ndcg10": float(v.mean()), "minus_lightgbm": float(v.mean() - base.mean()), "p": p})
+    (out / f"quality-{a.label}.json").write_text(json.dumps({"rows": rows, "seconds": seconds}, indent=1))
+    for setting in ("matched", "defaults"):
+        names = list(dict.fromkeys(r["set"] for r in rows))
+        methods = list(dict.fromkeys(r["method"] for r in rows))
+        print(f"\n**{setting}** (test NDCG@10; p: paired t-test against LightGBM over the set's test queries)\n")
+        print("| method | " + " | ".join(names) + " | mean over sets |")
+        print("|---|" + "---|" * (len(names) + 1))
+        for m in methods:
+            cells, means = [], []
+            for n in names:
+                r = next(r for r in rows if r["set"] == n and r["method"] == m and r["setting"] == setting)
+                means.append(r["ndcg10"])
+                cells.append(f"{r['ndcg10']:.4f}" + ("" if r["p"] is None else f" (p = {r['p']:.2g})"))
+            print(f"| {m} | " + " | ".join(cells) + f" | {np.mean(means):.4f} |")
+
+
+if __name__ == "__main__":
+    main()
