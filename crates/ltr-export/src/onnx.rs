@@ -49,6 +49,7 @@ pub(crate) fn export_onnx(model: &ModelFile, opts: &ExportOptions) -> Result<Exp
         Model::Linear(_) | Model::Aggregate(_) => linear_graph(model, width)?,
         Model::Forest(_) => tree_graph(model, width)?,
         Model::Boosted(_) => return Err(refuse("it is trees boosted from another model (init-model/init-algo), which no export target expresses as one model; export the start model and a model trained without init-… instead")),
+        Model::Neural(_) => return Err(refuse("ONNX export of neural networks is not written yet")),
         Model::Trees(_) | Model::Stumps(_) => {
             let mut as_forest = model.clone();
             as_forest.model = Model::Forest(to_forest(&model.model));
