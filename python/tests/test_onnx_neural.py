@@ -1,5 +1,6 @@
 """A neural model exported to ONNX (`ltr export --to onnx`) and scored by onnxruntime equals `ltr predict` to 1e-5 of
-max(1, |score|): both run the layers in float32, in different summation orders. Skipped without onnxruntime."""
+max(1, |score|): both run the layers in float32, in different summation orders; the stored preprocessing (z-score,
+DASALC's signed log1p) travels with it. Skipped without onnxruntime."""
 
 from __future__ import annotations
 
@@ -17,11 +18,15 @@ ort = pytest.importorskip("onnxruntime")
         ["sizes=32/16", "epochs=3"],
         ["sizes=24", "epochs=2", "layer-norm=true", "input-norm=true", "activation=tanh", "loss=listnet"],
         ["sizes=none", "epochs=2", "loss=ranknet"],
+        ["sizes=16", "epochs=2", "--log1p", "1-20"],
     ],
 )
 def test_neural_export_scores_as_ltr_predict(ltr_bin, web_dir, tmp_path, params):
     model = tmp_path / "m.model"
     args = ["train", "--train", web_dir / "train.txt", "--algo", "neural", "--normalize", "zscore", "--model", model]
+    if "--log1p" in params:
+        args += params[-2:]
+        params = params[:-2]
     for p in params:
         args += ["--param", p]
     run(ltr_bin, *args)

@@ -10,7 +10,8 @@
 //!   (`nodes_missing_value_tracks_true`); tree weights are multiplied into `target_weights`, the base score is
 //!   `base_values`. Double (the `*_as_tensor` attributes) makes onnxruntime add the leaves in double, as `ltr`
 //!   does; only the output is rounded to float32.
-//! - Neural networks (`neural`) become `Gather` → `Cast` to double → `Sub`/`Div` (the stored z-score or min-max) →
+//! - Neural networks (`neural`) become `Gather` → (the signed log1p, `Sign`·`Log`(1 + `Abs`), on the columns that
+//!   take it, through `Where`) → `Cast` to double → `Sub`/`Div` (the stored z-score or min-max) →
 //!   `Cast` to float32 (`ltr`'s preprocessed float32 values), then per layer `Gemm` (x·W + b), optionally
 //!   `LayerNormalization` (ε 1e-5, the last axis), and `Relu`/`Tanh`/`Sigmoid`, then the output `Gemm`: float32
 //!   throughout, as `ltr` scores, so scores agree to float32 rounding (the sums run in another order).
@@ -397,13 +398,16 @@ fn neural_graph(
     width: usize,
 ) -> Result<(pb::GraphProto, Vec<String>)> {
     let pre = model.preprocess.as_ref();
-    if pre.is_some_and(|p| !p.log1p.is_empty()) {
-        return Err(refuse(
-            "the model applies log1p to some features, which this export does not write yet; train without --log1p",
-        ));
-    }
     let norm = pre.and_then(|p| p.normalization.as_ref());
     let d = net.n_features;
+    let logged: Vec<bool> = (0..d)
+        .map(|j| {
+            pre.is_some_and(|p| {
+                let feature = p.features.as_ref().map_or(j + 1, |f| f[j]);
+                p.log1p.contains(&feature)
+            })
+        })
+        .collect();
     // Per model column: (raw column, shift, divisor); a column constant in training reads 0 (divisor ∞).
     let mut cols: Vec<(i64, f64, f64)> = Vec::with_capacity(d);
     for j in 0..d {
@@ -448,18 +452,54 @@ fn neural_graph(
         ..Default::default()
     }];
     let mut x = "read".to_string();
+    if logged.contains(&true) {
+        // `ltr`'s signed log1p, sign(x)·ln(1 + |x|) in double, on the columns that take it, kept as float32.
+        init.push(pb::TensorProto {
+            dims: vec![d as i64],
+            data_type: Dtype::Bool as i32,
+            int32_data: logged.iter().map(|&l| i32::from(l)).collect(),
+            name: "logged".into(),
+            ..Default::default()
+        });
+        init.push(named(tensor_f64(vec![1], vec![1.0]), "one"));
+        node.extend([
+            cast("read", "log_in", Dtype::Double),
+            unary("Abs", "log_in", "log_abs"),
+            binary("Add", "log_abs", "one", "log_arg"),
+            unary("Log", "log_arg", "log_mag"),
+            unary("Sign", "log_in", "log_sign"),
+            binary("Mul", "log_sign", "log_mag", "log1p"),
+            pb::NodeProto {
+                input: vec!["logged".into(), "log1p".into(), "log_in".into()],
+                output: vec!["log_out".into()],
+                name: "log_out".into(),
+                op_type: "Where".into(),
+                ..Default::default()
+            },
+            cast("log_out", "log_f32", Dtype::Float),
+        ]);
+        x = "log_f32".into();
+    }
     if norm.is_some() {
+        // As `ltr`: (float32 value − shift) / divisor in double, kept as float32. After a float32 value from
+        // double (log1p), an exact `Neg` keeps the casts apart (onnxruntime drops a double → float → double pair);
+        // shift and divisor are negated to match.
+        let sign = if x == "read" { 1.0 } else { -1.0 };
         init.push(named(
-            tensor_f64(vec![d as i64], cols.iter().map(|c| c.1).collect()),
+            tensor_f64(vec![d as i64], cols.iter().map(|c| sign * c.1).collect()),
             "shift",
         ));
         init.push(named(
-            tensor_f64(vec![d as i64], cols.iter().map(|c| c.2).collect()),
+            tensor_f64(vec![d as i64], cols.iter().map(|c| sign * c.2).collect()),
             "divisor",
         ));
+        if sign < 0.0 {
+            node.push(unary("Neg", &x, "norm_neg"));
+            x = "norm_neg".into();
+        }
         node.extend([
-            cast("read", "read_f64", Dtype::Double),
-            binary("Sub", "read_f64", "shift", "centred"),
+            cast(&x, "norm_f64", Dtype::Double),
+            binary("Sub", "norm_f64", "shift", "centred"),
             binary("Div", "centred", "divisor", "normalised"),
             cast("normalised", "input", Dtype::Float),
         ]);
@@ -560,6 +600,7 @@ fn neural_graph(
 #[derive(Clone, Copy)]
 enum Dtype {
     Float = 1,
+    Bool = 9,
     Int64 = 7,
     Double = 11,
 }

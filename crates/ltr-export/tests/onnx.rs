@@ -66,6 +66,7 @@ struct Tensor {
 const FLOAT: i32 = 1;
 const INT64: i32 = 7;
 const DOUBLE: i32 = 11;
+const BOOL: i32 = 9;
 
 fn initializer(t: &pb::TensorProto) -> Tensor {
     let shape: Vec<usize> = t.dims.iter().map(|&d| d as usize).collect();
@@ -84,6 +85,7 @@ fn initializer(t: &pb::TensorProto) -> Tensor {
             .map(|b| i64::from_le_bytes(b.try_into().unwrap()) as f64)
             .collect(),
         INT64 => t.int64_data.iter().map(|&x| x as f64).collect(),
+        BOOL => t.int32_data.iter().map(|&x| f64::from(x != 0)).collect(),
         other => panic!("tensor {}: element type {other}", t.name),
     };
     assert_eq!(
@@ -189,11 +191,11 @@ fn tree_ensemble(n: &pb::NodeProto, x: &Tensor) -> Tensor {
     }
 }
 
-/// Broadcast `a op b` with `b` one value or a row of the last dimension's length; a float32 result is rounded to
-/// float32.
+/// Broadcast `a op b` with `b` one value, a row of the last dimension's length or `a`'s shape; a float32 result is
+/// rounded to float32.
 fn elementwise(a: &Tensor, b: &Tensor, op: impl Fn(f64, f64) -> f64) -> Tensor {
     let k = b.v.len();
-    assert!(k == 1 || a.shape.last() == Some(&k));
+    assert!(k == 1 || k == a.v.len() || a.shape.last() == Some(&k));
     assert_eq!(a.f32, b.f32, "operands of one type");
     let round = |v: f64| if a.f32 { v as f32 as f64 } else { v };
     let v =
@@ -319,6 +321,30 @@ fn run(model: &pb::ModelProto, x: Vec<f32>, n: usize) -> Vec<f64> {
                     })
                     .collect();
                 Tensor { v, ..x }
+            }
+            ("", "Add") => elementwise(&arg(0), &arg(1), |a, b| a + b),
+            ("", "Mul") => elementwise(&arg(0), &arg(1), |a, b| a * b),
+            ("", op @ ("Abs" | "Log" | "Sign")) => {
+                let mut t = arg(0);
+                assert!(!t.f32, "double here");
+                t.v.iter_mut().for_each(|v| {
+                    *v = match op {
+                        "Abs" => v.abs(),
+                        "Log" => v.ln(),
+                        _ if *v == 0.0 => 0.0,
+                        _ => v.signum(),
+                    }
+                });
+                t
+            }
+            ("", "Where") => {
+                let (c, a, b) = (arg(0), arg(1), arg(2));
+                let k = c.v.len();
+                assert_eq!(a.shape.last(), Some(&k));
+                let v = (0..a.v.len())
+                    .map(|i| if c.v[i % k] != 0.0 { a.v[i] } else { b.v[i] })
+                    .collect();
+                Tensor { v, ..a }
             }
             ("", op @ ("Relu" | "Tanh" | "Sigmoid")) => {
                 let mut t = arg(0);
@@ -614,6 +640,23 @@ fn neural_networks_score_as_ltr() {
         },
     );
     check_to(&selected, &test, "neural, selection", 1e-5);
+    // DASALC's log1p on some selected columns, then the z-score.
+    let logged = trained_with(
+        "neural",
+        &[("sizes", "8"), ("epochs", "2")],
+        PreprocessSpec {
+            features: Some(vec![9, 2, 1, 4, 12, 3, 7]),
+            log1p: vec![1, 2, 9],
+            normalize: Some(NormalizeKind::ZScore),
+        },
+    );
+    check_to(&logged, &test, "neural, log1p + selection", 1e-5);
+    check_to(
+        &logged,
+        &with_missing(&test),
+        "neural, log1p + selection, features missing",
+        1e-5,
+    );
 }
 
 #[test]
