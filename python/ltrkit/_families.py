@@ -7,7 +7,7 @@ from typing import Any, Dict, Optional
 
 from ._estimators import Ranker
 
-__all__ = ["RankSVM", "RankSVMIR", "PropensityRankSVM", "Perceptron", "CommitteePerceptron", "MultipleHyperplaneRanker", "SigmoidRanker", "RankBoost", "ListNet", "CoordinateAscent", "AdaRank", "LambdaRank", "SlamPerceptron", "PureOnline", "OnlineListNet", "LambdaMART", "MART", "RandomForest"]
+__all__ = ["RankSVM", "RankSVMIR", "PropensityRankSVM", "Perceptron", "CommitteePerceptron", "MultipleHyperplaneRanker", "SigmoidRanker", "RankBoost", "ListNet", "CoordinateAscent", "AdaRank", "LambdaRank", "SlamPerceptron", "PureOnline", "OnlineListNet", "LambdaMART", "MART", "RandomForest", "NeuralRanker"]
 
 
 class RankSVM(Ranker):
@@ -1120,6 +1120,107 @@ class RandomForest(Ranker):
         self.feature_fraction = feature_fraction
         self.query_fraction = query_fraction
         self.algo = "random-forest"
+        self.metric = metric
+        self.convention = convention
+        self.seed = seed
+        self.normalize = normalize
+        self.log1p = log1p
+        self.params = params
+        self._extra = []
+
+
+class NeuralRanker(Ranker):
+    """neural: Pobrotyn et al. 2020, Context-Aware Learning to Rank with Self-Attention (allRank): a feed-forward scorer trained with RankNet, ListNet, ListMLE, LambdaLoss (Wang et al. 2018: NDCG-Loss2, NDCG-Loss2++), ApproxNDCG (Qin et al. 2010) or NeuralNDCG (Pobrotyn & Białobrzeski 2021).
+
+    Parameters (None keeps the registry's default):
+
+    - ``loss`` (one of ranknet, listnet, listnet-binary, listmle, ndcgloss2, ndcgloss2pp, lambdarank, approxndcg, neuralndcg, mse, rmse, bce; default ndcgloss2pp): ranknet, listnet (softmax over labels), listnet-binary (labels / Σ labels), listmle, ndcgloss2pp, ndcgloss2, lambdarank (LambdaLoss's schemes), approxndcg, neuralndcg; controls: mse, rmse, bce.
+    - ``sizes`` (text; default 256/128): hidden layer widths, input side first, separated by `/` (`none`: the linear model with a bias).
+    - ``activation`` (one of relu, tanh, sigmoid, identity; default relu): activation after each hidden layer.
+    - ``dropout`` (float in [0.0, 0.99]; default 0): dropout probability after each hidden layer (training only).
+    - ``layer_norm`` (bool; default false): layer normalisation of each hidden layer before its activation.
+    - ``input_norm`` (bool; default false): layer normalisation of the input features (allRank's input_norm).
+    - ``optimizer`` (one of adam, adamw; default adam): adam (weight decay as an L2 gradient) or adamw (decoupled weight decay).
+    - ``lr`` (float in [1e-300, 1e+300]; default 0.001): learning rate (> 0).
+    - ``weight_decay`` (float in [0.0, 1e+300]; default 0): weight decay.
+    - ``schedule`` (one of constant, step, cosine; default constant): learning rate per epoch: constant, step (lr·gamma^⌊epoch/step-size⌋, allRank's StepLR) or cosine to 0.
+    - ``step_size`` (int in [1, 1000000]; default 50): epochs between decays. Only with schedule=step.
+    - ``gamma`` (float in [1e-300, 1e+300]; default 0.1): factor of each decay. Only with schedule=step.
+    - ``warmup`` (int in [0, 1000000]; default 0): epochs of linear warm-up to lr.
+    - ``epochs`` (int in [1, 1000000]; default 100): epochs at most.
+    - ``batch_size`` (int in [1, 1000000000]; default 64): queries per batch.
+    - ``slate_length`` (int in [0, 1000000000]; default 240): documents of a query per batch at most: a longer query is sampled down to it each epoch (allRank's slate_length).
+    - ``patience`` (int in [1, 1000000]; default 20): stop after this many epochs without a better --validate measure.
+    - ``k`` (int in [0, 1000000]; default 0): truncation of LambdaLoss and NeuralNDCG (0: the whole list).
+    - ``sigma`` (float in [1e-300, 1e+300]; default 1): σ of LambdaLoss's pair sigmoid.
+    - ``mu`` (float in [0.0, 1e+300]; default 10): μ of NDCG-Loss2++. Only with loss=ndcgloss2pp.
+    - ``alpha`` (float in [1e-300, 1e+300]; default 1): α of ApproxNDCG's sigmoid. Only with loss=approxndcg.
+    - ``temperature`` (float in [1e-300, 1e+300]; default 1): τ of NeuralSort's softmax. Only with loss=neuralndcg.
+    - ``levels`` (float in [1e-300, 1e+300]; default 1): allRank's no_of_levels: the error is label − levels·score. Only with loss=rmse.
+
+    A list is a grid chosen on ``eval_set``. Common settings: see :class:`Ranker`.
+    """
+
+    _algo = "neural"
+    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "input_norm": "input-norm", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "step_size": "step-size", "gamma": "gamma", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "patience": "patience", "k": "k", "sigma": "sigma", "mu": "mu", "alpha": "alpha", "temperature": "temperature", "levels": "levels"}
+
+    def __init__(
+        self,
+        loss: Any = None,
+        sizes: Any = None,
+        activation: Any = None,
+        dropout: Any = None,
+        layer_norm: Any = None,
+        input_norm: Any = None,
+        optimizer: Any = None,
+        lr: Any = None,
+        weight_decay: Any = None,
+        schedule: Any = None,
+        step_size: Any = None,
+        gamma: Any = None,
+        warmup: Any = None,
+        epochs: Any = None,
+        batch_size: Any = None,
+        slate_length: Any = None,
+        patience: Any = None,
+        k: Any = None,
+        sigma: Any = None,
+        mu: Any = None,
+        alpha: Any = None,
+        temperature: Any = None,
+        levels: Any = None,
+        *,
+        metric: str = "NDCG@10",
+        convention: str = "standard",
+        seed: int = 1,
+        normalize: str = "auto",
+        log1p: Optional[str] = None,
+        params: Optional[Dict[str, Any]] = None,
+    ) -> None:
+        self.loss = loss
+        self.sizes = sizes
+        self.activation = activation
+        self.dropout = dropout
+        self.layer_norm = layer_norm
+        self.input_norm = input_norm
+        self.optimizer = optimizer
+        self.lr = lr
+        self.weight_decay = weight_decay
+        self.schedule = schedule
+        self.step_size = step_size
+        self.gamma = gamma
+        self.warmup = warmup
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.slate_length = slate_length
+        self.patience = patience
+        self.k = k
+        self.sigma = sigma
+        self.mu = mu
+        self.alpha = alpha
+        self.temperature = temperature
+        self.levels = levels
+        self.algo = "neural"
         self.metric = metric
         self.convention = convention
         self.seed = seed

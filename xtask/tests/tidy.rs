@@ -119,6 +119,7 @@ const BEHIND_THE_REGISTRY: &[&str] = &[
     "ltr-ensemble",
     "ltr-online",
     "ltr-listwise",
+    "ltr-neural",
     "ltr-trees",
     "ltr-pairs",
 ];

@@ -26,6 +26,7 @@ mod learner;
 mod model;
 mod model_file;
 mod model_summary;
+pub mod neural;
 mod params;
 mod scorer;
 pub mod test_hold;
@@ -45,5 +46,6 @@ pub use learner::{
 };
 pub use model::Model;
 pub use model_file::{ModelFile, TrainingSummary, MODEL_FORMAT_VERSION};
+pub use neural::NeuralNet;
 pub use params::{compact_number, Params};
 pub use scorer::{LinearModel, Scorer, Stump, StumpEnsemble, Tree, TreeEnsemble, TreeNode};

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::aggregate::RankAggregate;
 use crate::boosted;
 use crate::forest::Forest;
+use crate::neural::NeuralNet;
 use crate::scorer::{LinearModel, Scorer, StumpEnsemble, TreeEnsemble};
 
 /// A trained scoring function of any kind the workspace produces.
@@ -26,6 +27,8 @@ pub enum Model {
     /// Trees boosted from another model's scores (`lambdamart`/`mart` with `init-model` or `init-algo`). Appended
     /// after `Forest` for the same reason.
     Boosted(boosted::Boosted<Model>),
+    /// A feed-forward network (`neural`, crate `ltr-neural`). Appended after `Boosted` for the same reason.
+    Neural(NeuralNet),
 }
 
 impl Model {
@@ -37,7 +40,11 @@ impl Model {
         match self {
             Model::Forest(_) => true,
             Model::Boosted(b) => b.init.model.takes_missing_values(),
-            Model::Linear(_) | Model::Aggregate(_) | Model::Stumps(_) | Model::Trees(_) => false,
+            Model::Linear(_)
+            | Model::Aggregate(_)
+            | Model::Stumps(_)
+            | Model::Trees(_)
+            | Model::Neural(_) => false,
         }
     }
 }
@@ -51,6 +58,7 @@ impl Scorer for Model {
             Model::Trees(m) => m.score_query(q, out),
             Model::Forest(m) => m.score_query(q, out),
             Model::Boosted(m) => m.score_query(q, out),
+            Model::Neural(m) => m.score_query(q, out),
         }
     }
     fn n_features(&self) -> usize {
@@ -61,6 +69,7 @@ impl Scorer for Model {
             Model::Trees(m) => m.n_features(),
             Model::Forest(m) => m.n_features(),
             Model::Boosted(m) => m.n_features(),
+            Model::Neural(m) => m.n_features(),
         }
     }
     fn score_dataset(&self, ds: &Dataset) -> Vec<f64> {
@@ -71,6 +80,7 @@ impl Scorer for Model {
             Model::Trees(m) => m.score_dataset(ds),
             Model::Forest(m) => m.score_dataset(ds),
             Model::Boosted(m) => m.score_dataset(ds),
+            Model::Neural(m) => m.score_dataset(ds),
         }
     }
 }

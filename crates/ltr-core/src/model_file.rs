@@ -283,6 +283,7 @@ impl ModelFile {
             }),
             Model::Forest(f) => f.inconsistency(),
             Model::Boosted(b) => b.inconsistency(),
+            Model::Neural(n) => n.inconsistency(),
         };
         if problem.is_some() {
             return problem;

@@ -189,5 +189,22 @@ fn kind_of(model: &Model) -> String {
             b.forest.trees.iter().map(|t| t.n_leaves()).sum::<usize>(),
             kind_of(&b.init.model)
         ),
+        Model::Neural(n) => format!(
+            "neural network, {} hidden layer{} ({}), {} parameters",
+            n.hidden.len(),
+            if n.hidden.len() == 1 { "" } else { "s" },
+            if n.hidden.is_empty() {
+                "linear with a bias".to_string()
+            } else {
+                n.hidden
+                    .iter()
+                    .map(|h| h.dense.outputs.to_string())
+                    .collect::<Vec<_>>()
+                    .join("→")
+                    + " "
+                    + n.activation.name()
+            },
+            n.n_parameters()
+        ),
     }
 }

@@ -137,6 +137,12 @@ pub fn linear_form(model: &ModelFile, target: &str) -> Result<LinearForm> {
                 ),
             ))
         }
+        Model::Neural(_) => {
+            return Err(refuse(
+                target,
+                "it is a neural network, which only ONNX expresses (`ltr export --to onnx`)",
+            ))
+        }
     };
     let pre = model.preprocess.as_ref();
     if let Some(p) = pre {

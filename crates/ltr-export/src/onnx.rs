@@ -10,6 +10,11 @@
 //!   (`nodes_missing_value_tracks_true`); tree weights are multiplied into `target_weights`, the base score is
 //!   `base_values`. Double (the `*_as_tensor` attributes) makes onnxruntime add the leaves in double, as `ltr`
 //!   does; only the output is rounded to float32.
+//! - Neural networks (`neural`) become `Gather` → (the signed log1p, `Sign`·`Log`(1 + `Abs`), on the columns that
+//!   take it, through `Where`) → `Cast` to double → `Sub`/`Div` (the stored z-score or min-max) →
+//!   `Cast` to float32 (`ltr`'s preprocessed float32 values), then per layer `Gemm` (x·W + b), optionally
+//!   `LayerNormalization` (ε 1e-5, the last axis), and `Relu`/`Tanh`/`Sigmoid`, then the output `Gemm`: float32
+//!   throughout, as `ltr` scores, so scores agree to float32 rounding (the sums run in another order).
 //! - Linear models become `Gather` (the columns the model reads) → `Cast` to double → `Sub`/`Div` (the stored
 //!   z-score or min-max, as `ltr` computes it) → `Cast` to float32, `Neg`, `Cast` back (`ltr` keeps a preprocessed
 //!   value as a float32; the weights are negated) → `MatMul` with the weights → `Cast` to float32.
@@ -28,6 +33,8 @@ use crate::{ExportError, Result};
 const IR_VERSION: i64 = 8;
 /// Opset of the default domain (`Cast`, `Gather`, `Sub`, `Div`, `MatMul`).
 const OPSET: i64 = 13;
+/// Opset of the default domain for a neural network (`LayerNormalization` is opset 17).
+const NEURAL_OPSET: i64 = 17;
 /// Opset of `ai.onnx.ml` (`TreeEnsembleRegressor` with the double `*_as_tensor` attributes).
 const ML_OPSET: i64 = 3;
 const ML: &str = "ai.onnx.ml";
@@ -49,6 +56,7 @@ pub(crate) fn export_onnx(model: &ModelFile, opts: &ExportOptions) -> Result<Exp
         Model::Linear(_) | Model::Aggregate(_) => linear_graph(model, width)?,
         Model::Forest(_) => tree_graph(model, width)?,
         Model::Boosted(_) => return Err(refuse("it is trees boosted from another model (init-model/init-algo), which no export target expresses as one model; export the start model and a model trained without init-… instead")),
+        Model::Neural(net) => neural_graph(model, net, width)?,
         Model::Trees(_) | Model::Stumps(_) => {
             let mut as_forest = model.clone();
             as_forest.model = Model::Forest(to_forest(&model.model));
@@ -60,9 +68,14 @@ pub(crate) fn export_onnx(model: &ModelFile, opts: &ExportOptions) -> Result<Exp
     if opts.fold_normalizer {
         notes.push("--fold-normalizer is ignored: the graph computes the stored normalisation itself, so its scores are `ltr predict`'s".into());
     }
+    // LayerNormalization needs opset 17.
+    let default_opset = match &model.model {
+        Model::Neural(_) => NEURAL_OPSET,
+        _ => OPSET,
+    };
     let proto = pb::ModelProto {
         ir_version: IR_VERSION,
-        opset_import: vec![opset("", OPSET), opset(ML, ML_OPSET)],
+        opset_import: vec![opset("", default_opset), opset(ML, ML_OPSET)],
         producer_name: "ltr".into(),
         producer_version: env!("CARGO_PKG_VERSION").into(),
         doc_string: format!(
@@ -378,10 +391,216 @@ fn linear_graph(model: &ModelFile, width: usize) -> Result<(pb::GraphProto, Vec<
     Ok((graph, notes))
 }
 
+/// A neural network: the columns it reads, normalised as `ltr` does (float32 values), then its layers.
+fn neural_graph(
+    model: &ModelFile,
+    net: &ltr_core::NeuralNet,
+    width: usize,
+) -> Result<(pb::GraphProto, Vec<String>)> {
+    let pre = model.preprocess.as_ref();
+    let norm = pre.and_then(|p| p.normalization.as_ref());
+    let d = net.n_features;
+    let logged: Vec<bool> = (0..d)
+        .map(|j| {
+            pre.is_some_and(|p| {
+                let feature = p.features.as_ref().map_or(j + 1, |f| f[j]);
+                p.log1p.contains(&feature)
+            })
+        })
+        .collect();
+    // Per model column: (raw column, shift, divisor); a column constant in training reads 0 (divisor ∞).
+    let mut cols: Vec<(i64, f64, f64)> = Vec::with_capacity(d);
+    for j in 0..d {
+        let feature = pre
+            .and_then(|p| p.features.as_ref())
+            .map_or(j + 1, |f| f[j]);
+        if feature == 0 || feature > width {
+            return Err(refuse(format!(
+                "input {j} reads feature {feature} but the model reads {width} features"
+            )));
+        }
+        let (shift, divisor) = match norm {
+            None => (0.0, 1.0),
+            Some(Normalization::ZScore(z)) => (z.mean[j], z.std[j]),
+            Some(Normalization::MinMax { min, max }) => (min[j], max[j] - min[j]),
+            Some(_) => {
+                return Err(refuse(
+                    "per-query normalisation needs the whole query, which a row-wise graph does not see",
+                ))
+            }
+        };
+        let divisor = if divisor > 0.0 {
+            divisor
+        } else {
+            f64::INFINITY
+        };
+        cols.push((feature as i64 - 1, shift, divisor));
+    }
+    let mut init = vec![pb::TensorProto {
+        dims: vec![d as i64],
+        data_type: Dtype::Int64 as i32,
+        int64_data: cols.iter().map(|c| c.0).collect(),
+        name: "columns".into(),
+        ..Default::default()
+    }];
+    let mut node = vec![pb::NodeProto {
+        input: vec!["features".into(), "columns".into()],
+        output: vec!["read".into()],
+        name: "read".into(),
+        op_type: "Gather".into(),
+        attribute: vec![attr_int("axis", 1)],
+        ..Default::default()
+    }];
+    let mut x = "read".to_string();
+    if logged.contains(&true) {
+        // `ltr`'s signed log1p, sign(x)·ln(1 + |x|) in double, on the columns that take it, kept as float32.
+        init.push(pb::TensorProto {
+            dims: vec![d as i64],
+            data_type: Dtype::Bool as i32,
+            int32_data: logged.iter().map(|&l| i32::from(l)).collect(),
+            name: "logged".into(),
+            ..Default::default()
+        });
+        init.push(named(tensor_f64(vec![1], vec![1.0]), "one"));
+        node.extend([
+            cast("read", "log_in", Dtype::Double),
+            unary("Abs", "log_in", "log_abs"),
+            binary("Add", "log_abs", "one", "log_arg"),
+            unary("Log", "log_arg", "log_mag"),
+            unary("Sign", "log_in", "log_sign"),
+            binary("Mul", "log_sign", "log_mag", "log1p"),
+            pb::NodeProto {
+                input: vec!["logged".into(), "log1p".into(), "log_in".into()],
+                output: vec!["log_out".into()],
+                name: "log_out".into(),
+                op_type: "Where".into(),
+                ..Default::default()
+            },
+            cast("log_out", "log_f32", Dtype::Float),
+        ]);
+        x = "log_f32".into();
+    }
+    if norm.is_some() {
+        // As `ltr`: (float32 value − shift) / divisor in double, kept as float32. After a float32 value from
+        // double (log1p), an exact `Neg` keeps the casts apart (onnxruntime drops a double → float → double pair);
+        // shift and divisor are negated to match.
+        let sign = if x == "read" { 1.0 } else { -1.0 };
+        init.push(named(
+            tensor_f64(vec![d as i64], cols.iter().map(|c| sign * c.1).collect()),
+            "shift",
+        ));
+        init.push(named(
+            tensor_f64(vec![d as i64], cols.iter().map(|c| sign * c.2).collect()),
+            "divisor",
+        ));
+        if sign < 0.0 {
+            node.push(unary("Neg", &x, "norm_neg"));
+            x = "norm_neg".into();
+        }
+        node.extend([
+            cast(&x, "norm_f64", Dtype::Double),
+            binary("Sub", "norm_f64", "shift", "centred"),
+            binary("Div", "centred", "divisor", "normalised"),
+            cast("normalised", "input", Dtype::Float),
+        ]);
+        x = "input".into();
+    }
+    let f32_tensor = |dims: Vec<i64>, v: &[f32], name: &str| pb::TensorProto {
+        dims,
+        data_type: Dtype::Float as i32,
+        float_data: v.to_vec(),
+        name: name.into(),
+        ..Default::default()
+    };
+    let layer_norm = |n: &ltr_core::neural::LayerNorm,
+                      input: &str,
+                      out: &str,
+                      init: &mut Vec<pb::TensorProto>,
+                      node: &mut Vec<pb::NodeProto>| {
+        let w = n.gamma.len() as i64;
+        init.push(f32_tensor(vec![w], &n.gamma, &format!("{out}_gamma")));
+        init.push(f32_tensor(vec![w], &n.beta, &format!("{out}_beta")));
+        node.push(pb::NodeProto {
+            input: vec![input.into(), format!("{out}_gamma"), format!("{out}_beta")],
+            output: vec![out.into()],
+            name: out.into(),
+            op_type: "LayerNormalization".into(),
+            attribute: vec![
+                attr_int("axis", -1),
+                pb::AttributeProto {
+                    f: ltr_core::neural::LAYER_NORM_EPS as f32,
+                    ..attr("epsilon", AttributeType::Float)
+                },
+            ],
+            ..Default::default()
+        });
+    };
+    let gemm = |dense: &ltr_core::neural::Dense,
+                input: &str,
+                out: &str,
+                init: &mut Vec<pb::TensorProto>,
+                node: &mut Vec<pb::NodeProto>| {
+        init.push(f32_tensor(
+            vec![dense.inputs as i64, dense.outputs as i64],
+            &dense.weights,
+            &format!("{out}_w"),
+        ));
+        init.push(f32_tensor(
+            vec![dense.outputs as i64],
+            &dense.bias,
+            &format!("{out}_b"),
+        ));
+        node.push(pb::NodeProto {
+            input: vec![input.into(), format!("{out}_w"), format!("{out}_b")],
+            output: vec![out.into()],
+            name: out.into(),
+            op_type: "Gemm".into(),
+            ..Default::default()
+        });
+    };
+    if let Some(n) = &net.input_norm {
+        layer_norm(n, &x, "input_norm", &mut init, &mut node);
+        x = "input_norm".into();
+    }
+    for (l, h) in net.hidden.iter().enumerate() {
+        let lin = format!("hidden{}", l + 1);
+        gemm(&h.dense, &x, &lin, &mut init, &mut node);
+        x = lin;
+        if let Some(n) = &h.norm {
+            let out = format!("hidden{}_norm", l + 1);
+            layer_norm(n, &x, &out, &mut init, &mut node);
+            x = out;
+        }
+        let op = match net.activation {
+            ltr_core::neural::Activation::Relu => Some("Relu"),
+            ltr_core::neural::Activation::Tanh => Some("Tanh"),
+            ltr_core::neural::Activation::Sigmoid => Some("Sigmoid"),
+            ltr_core::neural::Activation::Identity => None,
+        };
+        if let Some(op) = op {
+            let out = format!("hidden{}_act", l + 1);
+            node.push(unary(op, &x, &out));
+            x = out;
+        }
+    }
+    gemm(&net.output, &x, "scores", &mut init, &mut node);
+    let graph = pb::GraphProto {
+        node,
+        initializer: init,
+        ..Default::default()
+    };
+    let notes = vec![format!(
+        "a neural network of {} hidden layer(s), float32 as `ltr predict` computes it",
+        net.hidden.len()
+    )];
+    Ok((graph, notes))
+}
+
 /// The tensor element types used here (ONNX's `TensorProto.DataType` numbers).
 #[derive(Clone, Copy)]
 enum Dtype {
     Float = 1,
+    Bool = 9,
     Int64 = 7,
     Double = 11,
 }

@@ -1,5 +1,6 @@
 //! ONNX exports scored by an independent reference runtime written here from the ONNX operator specifications
-//! (`Cast`, `Gather`, `Sub`, `Div`, `MatMul`, `ai.onnx.ml` `TreeEnsembleRegressor`): the written bytes are decoded
+//! (`Cast`, `Gather`, `Sub`, `Div`, `MatMul`, `Gemm`, `LayerNormalization`, `Relu`, `Tanh`, `Sigmoid`, `ai.onnx.ml`
+//! `TreeEnsembleRegressor`): the written bytes are decoded
 //! with prost into the types generated from ONNX's own schema (not through the exporter), the graph is run node by
 //! node, and every score must equal `ltr predict`'s (`ModelFile::score_raw`) to 1e-6 relative — on complete test
 //! data, on documents that lack features (0 in the input matrix, as `ltr predict` reads them), and on NaN values.
@@ -65,6 +66,7 @@ struct Tensor {
 const FLOAT: i32 = 1;
 const INT64: i32 = 7;
 const DOUBLE: i32 = 11;
+const BOOL: i32 = 9;
 
 fn initializer(t: &pb::TensorProto) -> Tensor {
     let shape: Vec<usize> = t.dims.iter().map(|&d| d as usize).collect();
@@ -83,6 +85,7 @@ fn initializer(t: &pb::TensorProto) -> Tensor {
             .map(|b| i64::from_le_bytes(b.try_into().unwrap()) as f64)
             .collect(),
         INT64 => t.int64_data.iter().map(|&x| x as f64).collect(),
+        BOOL => t.int32_data.iter().map(|&x| f64::from(x != 0)).collect(),
         other => panic!("tensor {}: element type {other}", t.name),
     };
     assert_eq!(
@@ -188,11 +191,11 @@ fn tree_ensemble(n: &pb::NodeProto, x: &Tensor) -> Tensor {
     }
 }
 
-/// Broadcast `a op b` with `b` one value or a row of the last dimension's length; a float32 result is rounded to
-/// float32.
+/// Broadcast `a op b` with `b` one value, a row of the last dimension's length or `a`'s shape; a float32 result is
+/// rounded to float32.
 fn elementwise(a: &Tensor, b: &Tensor, op: impl Fn(f64, f64) -> f64) -> Tensor {
     let k = b.v.len();
-    assert!(k == 1 || a.shape.last() == Some(&k));
+    assert!(k == 1 || k == a.v.len() || a.shape.last() == Some(&k));
     assert_eq!(a.f32, b.f32, "operands of one type");
     let round = |v: f64| if a.f32 { v as f32 as f64 } else { v };
     let v =
@@ -276,6 +279,83 @@ fn run(model: &pb::ModelProto, x: Vec<f32>, n: usize) -> Vec<f64> {
                     f32: false,
                 }
             }
+            ("", "Gemm") => {
+                // A·B + C on float32 (the sums in f64, rounded once).
+                let (a, b, c) = (arg(0), arg(1), arg(2));
+                let (k, m) = (b.shape[0], b.shape[1]);
+                assert_eq!(a.shape[1], k);
+                assert!(a.f32 && b.f32 && c.f32 && c.v.len() == m);
+                let (w, bias) = (&b.v, &c.v);
+                let v =
+                    a.v.chunks(k)
+                        .flat_map(|row| {
+                            (0..m).map(move |o| {
+                                (bias[o] + (0..k).map(|j| row[j] * w[j * m + o]).sum::<f64>())
+                                    as f32 as f64
+                            })
+                        })
+                        .collect();
+                Tensor {
+                    v,
+                    shape: vec![a.shape[0], m],
+                    f32: true,
+                }
+            }
+            ("", "LayerNormalization") => {
+                let (x, gamma, beta) = (arg(0), arg(1), arg(2));
+                assert_eq!(attr(node, "axis").unwrap().i, -1);
+                let eps = f64::from(attr(node, "epsilon").unwrap().f);
+                let w = *x.shape.last().unwrap();
+                let v = x
+                    .v
+                    .chunks(w)
+                    .flat_map(|row| {
+                        let mean = row.iter().sum::<f64>() / w as f64;
+                        let var = row.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / w as f64;
+                        let r = 1.0 / (var + eps).sqrt();
+                        let (g, b) = (gamma.v.clone(), beta.v.clone());
+                        row.iter()
+                            .enumerate()
+                            .map(move |(j, v)| ((v - mean) * r * g[j] + b[j]) as f32 as f64)
+                            .collect::<Vec<_>>()
+                    })
+                    .collect();
+                Tensor { v, ..x }
+            }
+            ("", "Add") => elementwise(&arg(0), &arg(1), |a, b| a + b),
+            ("", "Mul") => elementwise(&arg(0), &arg(1), |a, b| a * b),
+            ("", op @ ("Abs" | "Log" | "Sign")) => {
+                let mut t = arg(0);
+                assert!(!t.f32, "double here");
+                t.v.iter_mut().for_each(|v| {
+                    *v = match op {
+                        "Abs" => v.abs(),
+                        "Log" => v.ln(),
+                        _ if *v == 0.0 => 0.0,
+                        _ => v.signum(),
+                    }
+                });
+                t
+            }
+            ("", "Where") => {
+                let (c, a, b) = (arg(0), arg(1), arg(2));
+                let k = c.v.len();
+                assert_eq!(a.shape.last(), Some(&k));
+                let v = (0..a.v.len())
+                    .map(|i| if c.v[i % k] != 0.0 { a.v[i] } else { b.v[i] })
+                    .collect();
+                Tensor { v, ..a }
+            }
+            ("", op @ ("Relu" | "Tanh" | "Sigmoid")) => {
+                let mut t = arg(0);
+                let f = |v: f64| match op {
+                    "Relu" => v.max(0.0),
+                    "Tanh" => v.tanh(),
+                    _ => 1.0 / (1.0 + (-v).exp()),
+                };
+                t.v.iter_mut().for_each(|v| *v = f(*v) as f32 as f64);
+                t
+            }
             ("ai.onnx.ml", "TreeEnsembleRegressor") => tree_ensemble(node, &arg(0)),
             (d, op) => panic!("operator {d}::{op}"),
         };
@@ -348,6 +428,11 @@ fn onnx_bytes(model: &ModelFile, opts: &ExportOptions) -> Vec<u8> {
 
 /// The ONNX export of `model` scores `test` as `ltr predict` does, to 1e-6 relative.
 fn check(model: &ModelFile, test: &Dataset, what: &str) -> pb::ModelProto {
+    check_to(model, test, what, 1e-6)
+}
+
+/// [`check`] to a tolerance `tol` relative to max(1, |score|).
+fn check_to(model: &ModelFile, test: &Dataset, what: &str, tol: f64) -> pb::ModelProto {
     let width = model
         .preprocess
         .as_ref()
@@ -358,7 +443,8 @@ fn check(model: &ModelFile, test: &Dataset, what: &str) -> pb::ModelProto {
     assert_eq!(got.len(), want.len());
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
         assert!(
-            (g - w).abs() <= 1e-6 * w.abs().max(1e-9) || (g.is_nan() && w.is_nan()),
+            (g - w).abs() <= tol * w.abs().max(if tol > 1e-6 { 1.0 } else { 1e-9 })
+                || (g.is_nan() && w.is_nan()),
             "{what}: document {i}: ltr {w} but ONNX {g}"
         );
     }
@@ -504,6 +590,73 @@ fn linear_models_score_as_ltr_with_their_normalisation() {
         );
         check(&m, &with_nan(&test), &format!("{what}, NaN values"));
     }
+}
+
+/// A network's float32 layers in another summation order: equal to 1e-5 of max(1, |score|).
+#[test]
+fn neural_networks_score_as_ltr() {
+    let (_, test) = data();
+    for (normalize, params) in [
+        (
+            NormalizeKind::ZScore,
+            vec![("sizes", "16/8"), ("epochs", "3")],
+        ),
+        (
+            NormalizeKind::MinMax,
+            vec![
+                ("sizes", "12"),
+                ("epochs", "2"),
+                ("layer-norm", "true"),
+                ("input-norm", "true"),
+                ("activation", "tanh"),
+            ],
+        ),
+        (
+            NormalizeKind::None,
+            vec![("sizes", "none"), ("epochs", "2")],
+        ),
+        (
+            NormalizeKind::ZScore,
+            vec![("sizes", "8"), ("epochs", "2"), ("activation", "sigmoid")],
+        ),
+    ] {
+        let m = trained("neural", &params, normalize);
+        let what = format!("neural {normalize:?} {params:?}");
+        check_to(&m, &test, &what, 1e-5);
+        check_to(
+            &m,
+            &with_missing(&test),
+            &format!("{what}, features missing"),
+            1e-5,
+        );
+    }
+    let selected = trained_with(
+        "neural",
+        &[("sizes", "8"), ("epochs", "2")],
+        PreprocessSpec {
+            features: Some(vec![9, 2, 1, 4, 12, 3, 7]),
+            log1p: vec![],
+            normalize: Some(NormalizeKind::ZScore),
+        },
+    );
+    check_to(&selected, &test, "neural, selection", 1e-5);
+    // DASALC's log1p on some selected columns, then the z-score.
+    let logged = trained_with(
+        "neural",
+        &[("sizes", "8"), ("epochs", "2")],
+        PreprocessSpec {
+            features: Some(vec![9, 2, 1, 4, 12, 3, 7]),
+            log1p: vec![1, 2, 9],
+            normalize: Some(NormalizeKind::ZScore),
+        },
+    );
+    check_to(&logged, &test, "neural, log1p + selection", 1e-5);
+    check_to(
+        &logged,
+        &with_missing(&test),
+        "neural, log1p + selection, features missing",
+        1e-5,
+    );
 }
 
 #[test]

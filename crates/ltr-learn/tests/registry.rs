@@ -27,6 +27,7 @@ fn quick(algo: &str) -> Vec<(&'static str, &'static str)> {
         "listnet" => vec![("epochs", "2")],
         "sigmoid" => vec![("max-iter", "2"), ("lambda", "0.1")],
         "rsvm-ir" => vec![("c", "0.1")],
+        "neural" => vec![("epochs", "2"), ("sizes", "8")],
         _ => vec![],
     }
 }

@@ -4,6 +4,7 @@
 pub(crate) mod clicks;
 pub(crate) mod ensemble;
 pub(crate) mod listwise;
+pub(crate) mod neural;
 pub(crate) mod online;
 pub(crate) mod perceptron;
 mod start;
@@ -200,6 +201,7 @@ pub fn distributed_names() -> Vec<&'static str> {
 use clicks::{CLICK_SPECS, PROPENSITY_RANKSVM_SPECS};
 use ensemble::{MHR_SPECS, RANKBOOST_SPECS, SIGMOID_SPECS};
 use listwise::{ADARANK_SPECS, COORDINATE_ASCENT_SPECS, LAMBDARANK_SPECS, MEASURE_SPECS};
+use neural::NEURAL_SPECS;
 use online::{LISTNET_SPECS, ONLINE_LISTNET_SPECS, PURE_ONLINE_SPECS, SLAM_SPECS, STREAM_SPECS};
 use perceptron::{COMMITTEE_SPECS, LOOP_SPECS, PERCEPTRON_SPECS};
 use svm::{RANKSVM_SPECS, RSVM_IR_SPECS, SOLVER_SPECS};
@@ -479,6 +481,21 @@ pub static ALGORITHMS: &[Algorithm] = &[
         memory: Memory::new(40, 0, 1)
             .wide_above("max-bin", 255, 2)
             .freeing_features(),
+    },    Algorithm {
+        name: "neural",
+        class_name: "NeuralRanker",
+        paper: "Pobrotyn et al. 2020, Context-Aware Learning to Rank with Self-Attention (allRank): a feed-forward scorer trained with RankNet, ListNet, ListMLE, LambdaLoss (Wang et al. 2018: NDCG-Loss2, NDCG-Loss2++), ApproxNDCG (Qin et al. 2010) or NeuralNDCG (Pobrotyn & Białobrzeski 2021)",
+        code: "crates/ltr-neural (losses.rs, neural_sort.rs, net.rs, optim.rs, train.rs); the scorer in crates/ltr-core/src/neural.rs",
+        params: &[NEURAL_SPECS],
+        distributed: None,
+        missing_values: false,
+        fit: neural::neural,
+        owned: None,
+        online: None,
+        // A dense f32 copy of the features (4 bytes a cell; counted per stored value, so an underestimate for sparse
+        // data), each document's label (f64) and validation score; a batch's activations are bounded by the batch,
+        // not the data.
+        memory: Memory::new(16, 0, 4),
     },
 ];
 

@@ -1,0 +1,200 @@
+//! `neural` (allRank's feed-forward scorer and losses): parameters → [`NeuralParams`].
+
+use ltr_core::neural::Activation;
+use ltr_core::{Fit, FitContext, Fitted, LtrError, ParamGuard, Result};
+use ltr_data::Dataset;
+use ltr_neural::{LambdaScheme, Loss, NeuralParams, Optimizer, Schedule};
+
+use crate::spec::{choice, float, int, Allowed, ParamSpec, SpecReader};
+
+/// `neural`'s parameters.
+pub(crate) const NEURAL_SPECS: &[ParamSpec] = &[
+    ParamSpec::new(
+        "loss",
+        "ndcgloss2pp",
+        choice(Loss::NAMES),
+        "ranknet, listnet (softmax over labels), listnet-binary (labels / Σ labels), listmle, ndcgloss2pp, \
+         ndcgloss2, lambdarank (LambdaLoss's schemes), approxndcg, neuralndcg; controls: mse, rmse, bce",
+    ),
+    ParamSpec::new(
+        "sizes",
+        "256/128",
+        Allowed::Text,
+        "hidden layer widths, input side first, separated by `/` (`none`: the linear model with a bias)",
+    ),
+    ParamSpec::new(
+        "activation",
+        "relu",
+        choice(&["relu", "tanh", "sigmoid", "identity"]),
+        "activation after each hidden layer",
+    ),
+    ParamSpec::new(
+        "dropout",
+        "0",
+        float(0.0, 0.99),
+        "dropout probability after each hidden layer (training only)",
+    ),
+    ParamSpec::new(
+        "layer-norm",
+        "false",
+        Allowed::Bool,
+        "layer normalisation of each hidden layer before its activation",
+    ),
+    ParamSpec::new(
+        "input-norm",
+        "false",
+        Allowed::Bool,
+        "layer normalisation of the input features (allRank's input_norm)",
+    ),
+    ParamSpec::new(
+        "optimizer",
+        "adam",
+        choice(&["adam", "adamw"]),
+        "adam (weight decay as an L2 gradient) or adamw (decoupled weight decay)",
+    ),
+    ParamSpec::new("lr", "0.001", float(1e-300, 1e300), "learning rate (> 0)"),
+    ParamSpec::new("weight-decay", "0", float(0.0, 1e300), "weight decay"),
+    ParamSpec::new(
+        "schedule",
+        "constant",
+        choice(&["constant", "step", "cosine"]),
+        "learning rate per epoch: constant, step (lr·gamma^⌊epoch/step-size⌋, allRank's StepLR) or cosine to 0",
+    ),
+    ParamSpec::new("step-size", "50", int(1, 1_000_000), "epochs between decays").when("schedule=step"),
+    ParamSpec::new("gamma", "0.1", float(1e-300, 1e300), "factor of each decay").when("schedule=step"),
+    ParamSpec::new("warmup", "0", int(0, 1_000_000), "epochs of linear warm-up to lr"),
+    ParamSpec::new("epochs", "100", int(1, 1_000_000), "epochs at most"),
+    ParamSpec::new("batch-size", "64", int(1, 1_000_000_000), "queries per batch"),
+    ParamSpec::new(
+        "slate-length",
+        "240",
+        int(0, 1_000_000_000),
+        "documents of a query per batch at most: a longer query is sampled down to it each epoch (allRank's \
+         slate_length)",
+    ),
+    ParamSpec::new(
+        "patience",
+        "20",
+        int(1, 1_000_000),
+        "stop after this many epochs without a better --validate measure",
+    ),
+    ParamSpec::new(
+        "k",
+        "0",
+        int(0, 1_000_000),
+        "truncation of LambdaLoss and NeuralNDCG (0: the whole list)",
+    ),
+    ParamSpec::new("sigma", "1", float(1e-300, 1e300), "σ of LambdaLoss's pair sigmoid"),
+    ParamSpec::new("mu", "10", float(0.0, 1e300), "μ of NDCG-Loss2++").when("loss=ndcgloss2pp"),
+    ParamSpec::new("alpha", "1", float(1e-300, 1e300), "α of ApproxNDCG's sigmoid").when("loss=approxndcg"),
+    ParamSpec::new(
+        "temperature",
+        "1",
+        float(1e-300, 1e300),
+        "τ of NeuralSort's softmax",
+    )
+    .when("loss=neuralndcg"),
+    ParamSpec::new(
+        "levels",
+        "1",
+        float(1e-300, 1e300),
+        "allRank's no_of_levels: the error is label − levels·score",
+    )
+    .when("loss=rmse"),
+];
+
+/// `neural`.
+pub(crate) fn neural(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
+    let name = r.choice("loss")?;
+    let mut loss = Loss::parse(&name).expect("a listed loss");
+    let k = || -> Result<Option<usize>> { Ok(Some(r.int("k")?).filter(|&k| k > 0)) };
+    match &mut loss {
+        Loss::LambdaLoss {
+            scheme,
+            k: lk,
+            sigma,
+            mu,
+        } => {
+            *lk = k()?;
+            *sigma = r.float("sigma")?;
+            if *scheme == LambdaScheme::NdcgLoss2PlusPlus {
+                *mu = r.float("mu")?;
+            }
+        }
+        Loss::ApproxNdcg { alpha } => *alpha = r.float("alpha")?,
+        Loss::NeuralNdcg { temperature, k: nk } => {
+            *nk = k()?;
+            *temperature = r.float("temperature")?;
+        }
+        Loss::Rmse { levels } => *levels = r.float("levels")?,
+        _ => {}
+    }
+    let sizes_text = r.text_or_default("sizes")?;
+    let sizes = parse_sizes(&sizes_text)?;
+    let schedule = match r.choice("schedule")?.as_str() {
+        "step" => Schedule::Step {
+            step: r.int("step-size")?,
+            gamma: r.float("gamma")?,
+        },
+        "cosine" => Schedule::Cosine,
+        _ => Schedule::Constant,
+    };
+    let p = NeuralParams::default()
+        .loss(loss)
+        .sizes(sizes)
+        .activation(Activation::parse(&r.choice("activation")?).expect("a listed activation"))
+        .dropout(r.float("dropout")?)
+        .layer_norm(r.flag("layer-norm")?)
+        .input_norm(r.flag("input-norm")?)
+        .optimizer(match r.choice("optimizer")?.as_str() {
+            "adamw" => Optimizer::AdamW,
+            _ => Optimizer::Adam,
+        })
+        .lr(r.float("lr")?)
+        .weight_decay(r.float("weight-decay")?)
+        .schedule(schedule)
+        .warmup(r.int("warmup")?)
+        .epochs(r.int("epochs")?)
+        .batch_size(r.int("batch-size")?)
+        .slate_length(r.int("slate-length")?)
+        .patience(r.int("patience")?)
+        .check()?;
+    r.finish("neural")?;
+    p.fit(train, ctx)
+}
+
+/// `256/128` → [256, 128]; `none` (or empty) → no hidden layer.
+fn parse_sizes(text: &str) -> Result<Vec<usize>> {
+    let t = text.trim();
+    if t.is_empty() || t.eq_ignore_ascii_case("none") || t == "0" {
+        return Ok(Vec::new());
+    }
+    t.split('/')
+        .map(|w| match w.trim().parse::<usize>() {
+            Ok(v) if v > 0 => Ok(v),
+            _ => Err(LtrError::param(
+                "sizes",
+                format!(
+                    "`{text}`: give hidden widths >= 1 separated by `/` (e.g. 256/128), or `none`"
+                ),
+            )),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_or_name_the_problem() {
+        assert_eq!(parse_sizes("256/128").unwrap(), vec![256, 128]);
+        assert_eq!(parse_sizes(" 64 ").unwrap(), vec![64]);
+        assert!(parse_sizes("none").unwrap().is_empty());
+        assert!(parse_sizes("256/x")
+            .unwrap_err()
+            .to_string()
+            .contains("`/`"));
+        assert!(parse_sizes("256/0").is_err());
+    }
+}

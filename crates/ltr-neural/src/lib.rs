@@ -1,0 +1,39 @@
+//! # ltr-neural
+//!
+//! Neural rankers on feature vectors, as allRank (Pobrotyn et al. 2020) and PT-Ranking train them:
+//! - the scorer is [`ltr_core::NeuralNet`] — optional input layer normalisation, hidden layers (width, activation,
+//!   layer normalisation, dropout in training) and a linear output; with no hidden layer, the linear model;
+//! - the losses ([`Loss`]) are each one function of a query's scores and labels that returns the loss and its
+//!   gradient, written from the papers with allRank's conventions and checked against allRank's autograd;
+//! - training ([`NeuralParams`]) runs Adam or AdamW with a per-epoch schedule over batches of whole queries,
+//!   keeps the epoch best on validation and stops early.
+//!
+//! The forward and backward passes are written by hand over `Vec<f32>` (`net.rs`); ARCHITECTURE.md has the
+//! measurements (build time, speed, determinism) that chose this over candle and burn.
+//!
+//! ```
+//! use ltr_core::{Fit, FitContext, ParamGuard};
+//! use ltr_data::{generate_letor_like, SyntheticConfig};
+//! use ltr_neural::{Loss, NeuralParams};
+//!
+//! let train = generate_letor_like(&SyntheticConfig { queries: 20, ..Default::default() }).unwrap();
+//! let params = NeuralParams::default()
+//!     .sizes(vec![16])
+//!     .loss(Loss::parse("listnet").unwrap())
+//!     .epochs(3)
+//!     .check()
+//!     .unwrap();
+//! let fitted = params.fit(&train, &FitContext::new(1)).unwrap();
+//! assert!(matches!(fitted.model, ltr_core::Model::Neural(_)));
+//! ```
+#![deny(missing_docs)]
+
+mod losses;
+mod net;
+mod neural_sort;
+mod optim;
+mod train;
+
+pub use losses::{LambdaScheme, Loss, QueryLoss, Reduction, EPS};
+pub use optim::{Optimizer, Schedule};
+pub use train::{NeuralParams, NeuralValidParams};

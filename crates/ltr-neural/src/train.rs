@@ -1,0 +1,468 @@
+//! [`NeuralParams`]: the settings of a neural ranker and its training loop — batches of whole queries (a query
+//! longer than the slate cap is sampled down to it, as allRank's `FixLength` does), Adam or AdamW with a
+//! per-epoch learning-rate schedule, dropout, the epoch kept by the validation measure and early stopping.
+//!
+//! Determinism: the initial weights, the query order of each epoch, each slate's sample, each dropout mask and
+//! ListMLE's tie order come from ChaCha8 streams keyed by the seed and the epoch, batch, query or chunk they are
+//! for; every sum over documents runs in a fixed order ([`crate::net`]). So the same seed gives the same model bit
+//! for bit at any thread count.
+
+use ltr_core::neural::{row_into, Activation, Dense, HiddenLayer, LayerNorm, NeuralNet};
+use ltr_core::{BestSoFar, Fit, FitContext, FitReport, Fitted, LtrError, Model, Result};
+use ltr_data::Dataset;
+use rand::seq::{IndexedRandom, SliceRandom};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+
+use crate::losses::Loss;
+use crate::net::{backward, forward, Dropout};
+use crate::optim::{Adam, Optimizer, Schedule};
+
+/// Settings of a neural ranker.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NeuralParams {
+    sizes: Vec<usize>,
+    activation: Activation,
+    dropout: f64,
+    layer_norm: bool,
+    input_norm: bool,
+    loss: Loss,
+    optimizer: Optimizer,
+    lr: f64,
+    weight_decay: f64,
+    schedule: Schedule,
+    warmup: usize,
+    epochs: usize,
+    batch_size: usize,
+    slate_length: usize,
+    patience: usize,
+}
+
+impl Default for NeuralParams {
+    fn default() -> Self {
+        Self {
+            sizes: vec![256, 128],
+            activation: Activation::Relu,
+            dropout: 0.0,
+            layer_norm: false,
+            input_norm: false,
+            loss: Loss::parse("ndcgloss2pp").expect("a loss"),
+            optimizer: Optimizer::Adam,
+            lr: 1e-3,
+            weight_decay: 0.0,
+            schedule: Schedule::Constant,
+            warmup: 0,
+            epochs: 100,
+            batch_size: 64,
+            slate_length: 240,
+            patience: 20,
+        }
+    }
+}
+
+/// Setters (builder style); [`ltr_core::ParamGuard::check`] verifies the combination.
+impl NeuralParams {
+    /// Widths of the hidden layers, input side first (`[256, 128]`; empty: the linear model with a bias).
+    pub fn sizes(mut self, sizes: Vec<usize>) -> Self {
+        self.sizes = sizes;
+        self
+    }
+    /// The activation after each hidden layer (ReLU).
+    pub fn activation(mut self, a: Activation) -> Self {
+        self.activation = a;
+        self
+    }
+    /// Dropout probability after each hidden layer during training (0).
+    pub fn dropout(mut self, p: f64) -> Self {
+        self.dropout = p;
+        self
+    }
+    /// Layer normalisation of each hidden layer before its activation (off).
+    pub fn layer_norm(mut self, on: bool) -> Self {
+        self.layer_norm = on;
+        self
+    }
+    /// Layer normalisation of the input features (allRank's `input_norm`; off).
+    pub fn input_norm(mut self, on: bool) -> Self {
+        self.input_norm = on;
+        self
+    }
+    /// The loss (LambdaLoss, NDCG-Loss2++).
+    pub fn loss(mut self, loss: Loss) -> Self {
+        self.loss = loss;
+        self
+    }
+    /// Adam or AdamW (Adam).
+    pub fn optimizer(mut self, o: Optimizer) -> Self {
+        self.optimizer = o;
+        self
+    }
+    /// Learning rate (0.001).
+    pub fn lr(mut self, lr: f64) -> Self {
+        self.lr = lr;
+        self
+    }
+    /// Weight decay (0).
+    pub fn weight_decay(mut self, wd: f64) -> Self {
+        self.weight_decay = wd;
+        self
+    }
+    /// Learning-rate schedule (constant).
+    pub fn schedule(mut self, s: Schedule) -> Self {
+        self.schedule = s;
+        self
+    }
+    /// Epochs of linear warm-up (0).
+    pub fn warmup(mut self, epochs: usize) -> Self {
+        self.warmup = epochs;
+        self
+    }
+    /// Epochs at most (100).
+    pub fn epochs(mut self, epochs: usize) -> Self {
+        self.epochs = epochs;
+        self
+    }
+    /// Queries per batch (64).
+    pub fn batch_size(mut self, queries: usize) -> Self {
+        self.batch_size = queries;
+        self
+    }
+    /// Documents of a query per batch at most; a longer query is sampled down to it each epoch (240).
+    pub fn slate_length(mut self, docs: usize) -> Self {
+        self.slate_length = docs;
+        self
+    }
+    /// Stop after this many epochs without a better validation measure (20).
+    pub fn patience(mut self, epochs: usize) -> Self {
+        self.patience = epochs;
+        self
+    }
+}
+
+impl NeuralParams {
+    /// Check the settings.
+    pub fn validate(&self) -> Result<()> {
+        if !(self.lr > 0.0 && self.lr.is_finite()) {
+            return Err(LtrError::param(
+                "lr",
+                format!("the learning rate must be > 0 and finite, not {}", self.lr),
+            ));
+        }
+        if self.slate_length == 0 {
+            return Err(LtrError::param(
+                "slate-length",
+                "a slate cap of 0 leaves no document to train on; give at least 1",
+            ));
+        }
+        if self.epochs == 0 || self.batch_size == 0 || self.patience == 0 {
+            return Err(LtrError::param(
+                "epochs/batch-size/patience",
+                "need epochs, batch-size and patience >= 1",
+            ));
+        }
+        if self.sizes.contains(&0) {
+            return Err(LtrError::param("sizes", "a hidden layer of width 0"));
+        }
+        if !(0.0..1.0).contains(&self.dropout) {
+            return Err(LtrError::param("dropout", "need 0 <= dropout < 1"));
+        }
+        if !(self.weight_decay >= 0.0 && self.weight_decay.is_finite()) {
+            return Err(LtrError::param("weight-decay", "need weight-decay >= 0"));
+        }
+        if let Schedule::Step { step, gamma } = self.schedule {
+            if step == 0 || !(gamma > 0.0 && gamma.is_finite()) {
+                return Err(LtrError::param(
+                    "step-size/gamma",
+                    "need step-size >= 1 and gamma > 0",
+                ));
+            }
+        }
+        let positive = |v: f64| v > 0.0 && v.is_finite();
+        let ok = match self.loss {
+            Loss::LambdaLoss { k, sigma, mu, .. } => k != Some(0) && positive(sigma) && mu >= 0.0,
+            Loss::ApproxNdcg { alpha } => positive(alpha),
+            Loss::NeuralNdcg { temperature, k } => positive(temperature) && k != Some(0),
+            Loss::Rmse { levels } => positive(levels),
+            _ => true,
+        };
+        if !ok {
+            return Err(LtrError::param(
+                "loss",
+                "need k >= 1 and sigma, alpha, temperature, levels > 0, mu >= 0",
+            ));
+        }
+        Ok(())
+    }
+}
+
+ltr_core::param_guard!(NeuralParams => NeuralValidParams);
+
+/// A 64-bit key from a seed and parts (SplitMix64 steps): one independent random stream per use.
+pub(crate) fn key(seed: u64, parts: &[u64]) -> u64 {
+    let mut h = seed ^ 0x6A09_E667_F3BC_C909;
+    for &p in parts {
+        h = h.wrapping_add(p).wrapping_add(0x9E37_79B9_7F4A_7C15);
+        h = (h ^ (h >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        h = (h ^ (h >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        h ^= h >> 31;
+    }
+    h
+}
+
+/// Glorot/Xavier-uniform weights (allRank's initialisation) and PyTorch's default biases
+/// `U(−1/√fan_in, 1/√fan_in)`.
+fn init_dense(inputs: usize, outputs: usize, rng: &mut ChaCha8Rng) -> Dense {
+    let a = (6.0 / (inputs + outputs) as f64).sqrt() as f32;
+    let b = 1.0 / (inputs as f32).sqrt();
+    Dense {
+        inputs,
+        outputs,
+        weights: (0..inputs * outputs)
+            .map(|_| rng.random_range(-a..a))
+            .collect(),
+        bias: (0..outputs).map(|_| rng.random_range(-b..b)).collect(),
+    }
+}
+
+impl NeuralParams {
+    /// The initial network for `d` features.
+    pub(crate) fn init(&self, d: usize, seed: u64) -> NeuralNet {
+        let mut rng = ChaCha8Rng::seed_from_u64(key(seed, &[0]));
+        let mut width = d;
+        let hidden = self
+            .sizes
+            .iter()
+            .map(|&w| {
+                let dense = init_dense(width, w, &mut rng);
+                width = w;
+                HiddenLayer {
+                    dense,
+                    norm: self.layer_norm.then(|| LayerNorm::new(w)),
+                }
+            })
+            .collect();
+        NeuralNet {
+            n_features: d,
+            input_norm: self.input_norm.then(|| LayerNorm::new(d)),
+            hidden,
+            activation: self.activation,
+            output: init_dense(width, 1, &mut rng),
+        }
+    }
+}
+
+/// The training data as the loop reads it: dense f32 rows, labels as the loss takes them.
+struct Slates {
+    d: usize,
+    x: Vec<f32>,
+    labels: Vec<f64>,
+    offsets: Vec<usize>,
+}
+
+impl Slates {
+    fn new(data: &Dataset, loss: Loss) -> Self {
+        let d = data.n_features();
+        let mut x = vec![0f32; data.n_docs() * d];
+        x.par_chunks_mut(d.max(1))
+            .enumerate()
+            .for_each(|(i, r)| row_into(data.row(i), r));
+        let top = data.labels().iter().fold(0f32, |m, &l| m.max(l));
+        let labels = data
+            .labels()
+            .iter()
+            .map(|&l| match loss {
+                // BCE's targets: grades scaled to [0, 1] by the largest.
+                Loss::Bce if top > 0.0 => f64::from(l) / f64::from(top),
+                _ => f64::from(l),
+            })
+            .collect();
+        Self {
+            d,
+            x,
+            labels,
+            offsets: data.query_offsets().to_vec(),
+        }
+    }
+}
+
+/// Check that the data can give the loss something to learn.
+fn check_data(train: &Dataset, loss: Loss) -> Result<()> {
+    if let Some((row, column)) = train.first_nan() {
+        return Err(LtrError::Training(format!(
+            "training data: row {row}, column {column} (feature {}) is NaN: a neural network takes no missing values \
+             (impute them, or train a tree model, to which NaN is a missing value)",
+            column + 1
+        )));
+    }
+    if train.n_features() == 0 || train.n_docs() == 0 {
+        return Err(LtrError::Training(
+            "the training data has no features or no documents".into(),
+        ));
+    }
+    let labels = train.labels();
+    let mixed = (0..train.n_queries()).any(|q| {
+        let l = &labels[train.query_range(q)];
+        l.iter().any(|&v| v != l[0])
+    });
+    if loss.is_ranking() && !mixed {
+        return Err(LtrError::Training(format!(
+            "every query's documents share one grade: the ranking loss `{loss:?}` is 0 for any scores, so there is \
+             nothing to learn (give queries with at least two grades, or a pointwise loss)"
+        )));
+    }
+    if !loss.is_ranking() && labels.iter().all(|&v| v == labels[0]) {
+        return Err(LtrError::Training(
+            "every document has the same grade: there is nothing to learn".into(),
+        ));
+    }
+    if matches!(loss, Loss::Bce) && labels.iter().any(|&v| v < 0.0) {
+        return Err(LtrError::Training("bce needs grades >= 0".into()));
+    }
+    Ok(())
+}
+
+/// One batch's rows: for each query, its documents (all, or a sample of `cap`).
+fn batch_rows(
+    s: &Slates,
+    queries: &[usize],
+    cap: usize,
+    seed: u64,
+    epoch: usize,
+) -> (Vec<usize>, Vec<usize>) {
+    let mut rows = Vec::new();
+    let mut offsets = vec![0];
+    for &q in queries {
+        let (a, b) = (s.offsets[q], s.offsets[q + 1]);
+        if b - a <= cap {
+            rows.extend(a..b);
+        } else {
+            // allRank's FixLength: a random subset; when it holds no relevant document but the query has some, draw
+            // again (a query with one relevant document keeps it).
+            let mut rng = ChaCha8Rng::seed_from_u64(key(seed, &[1, epoch as u64, q as u64]));
+            let all: Vec<usize> = (a..b).collect();
+            let relevant: Vec<usize> = all.iter().copied().filter(|&r| s.labels[r] > 0.0).collect();
+            let mut pick: Vec<usize> = all.choose_multiple(&mut rng, cap).copied().collect();
+            if !relevant.is_empty() && pick.iter().all(|&r| s.labels[r] <= 0.0) {
+                if relevant.len() == 1 {
+                    pick.pop();
+                    pick.push(relevant[0]);
+                } else {
+                    for _ in 0..100 {
+                        pick = all.choose_multiple(&mut rng, cap).copied().collect();
+                        if pick.iter().any(|&r| s.labels[r] > 0.0) {
+                            break;
+                        }
+                    }
+                }
+            }
+            rows.extend(pick);
+        }
+        offsets.push(rows.len());
+    }
+    (rows, offsets)
+}
+
+impl Fit for NeuralValidParams {
+    fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
+        self.validate()?;
+        check_data(train, self.loss)?;
+        if let Some((row, column)) = ctx.validation().and_then(Dataset::first_nan) {
+            return Err(LtrError::Training(format!(
+                "validation data: row {row}, column {column} (feature {}) is NaN: a neural network takes no missing values",
+                column + 1
+            )));
+        }
+        let seed = ctx.seed();
+        let slates = Slates::new(train, self.loss);
+        let d = slates.d;
+        let mut net = self.init(d, seed);
+        let mut adam = Adam::new(self.optimizer, &net, self.weight_decay);
+        let mut best = BestSoFar::new();
+        let mut curve = Vec::new();
+        let mut losses = Vec::new();
+        let mut since_best = 0;
+        let nq = train.n_queries();
+        ctx.progress().begin("epochs", Some(self.epochs as u64));
+        for epoch in 0..self.epochs {
+            let lr = self.schedule.rate(self.lr, epoch, self.epochs, self.warmup);
+            let mut order: Vec<usize> = (0..nq).collect();
+            order.shuffle(&mut ChaCha8Rng::seed_from_u64(key(
+                seed,
+                &[2, epoch as u64],
+            )));
+            let mut epoch_loss = 0.0;
+            for (b, batch) in order.chunks(self.batch_size).enumerate() {
+                let (rows, offsets) = batch_rows(&slates, batch, self.slate_length, seed, epoch);
+                let mut x = Vec::with_capacity(rows.len() * d);
+                let mut labels = Vec::with_capacity(rows.len());
+                for &r in &rows {
+                    x.extend_from_slice(&slates.x[r * d..(r + 1) * d]);
+                    labels.push(slates.labels[r]);
+                }
+                let dropout = (self.dropout > 0.0).then(|| Dropout {
+                    p: self.dropout as f32,
+                    seed: key(seed, &[3, epoch as u64, b as u64]),
+                });
+                let pass = forward(&net, &x, dropout);
+                let scores: Vec<f64> = pass.scores.iter().map(|&v| f64::from(v)).collect();
+                let tie_seeds: Vec<u64> = batch
+                    .iter()
+                    .map(|&q| key(seed, &[4, epoch as u64, q as u64]))
+                    .collect();
+                let (value, grad) = self.loss.batch(&scores, &labels, &offsets, &tie_seeds);
+                epoch_loss += value * batch.len() as f64;
+                let dscores: Vec<f32> = grad.iter().map(|&g| g as f32).collect();
+                let mut g = backward(&net, &pass, &dscores);
+                adam.step(&mut net, &mut g, lr);
+            }
+            let epoch_loss = epoch_loss / nq as f64;
+            if !epoch_loss.is_finite() {
+                return Err(LtrError::Training(format!(
+                    "the training loss became {epoch_loss} in epoch {}: lower the learning rate (lr={})",
+                    epoch + 1,
+                    self.lr
+                )));
+            }
+            losses.push(epoch_loss);
+            let v = ctx.validate(&net)?;
+            curve.push(v.unwrap_or(f64::NAN));
+            // Without validation data the last epoch is kept (the loss is not comparable across a schedule).
+            let improved = match v {
+                Some(v) => best.offer(v, (epoch + 1, net.clone(), epoch_loss)),
+                None => true,
+            };
+            since_best = if improved { 0 } else { since_best + 1 };
+            ctx.progress().advance(
+                epoch as u64 + 1,
+                &format!(
+                    "loss {epoch_loss:.5}{}",
+                    v.map(|v| format!(", validation {v:.4}"))
+                        .unwrap_or_default()
+                ),
+            );
+            if since_best >= self.patience {
+                break;
+            }
+        }
+        ctx.progress().end();
+        let epochs_run = losses.len();
+        let (epochs_kept, model, loss, validation) = match best.into_best() {
+            Some(b) => (b.item.0, b.item.1, b.item.2, Some(b.score)),
+            None => (epochs_run, net, *losses.last().unwrap_or(&f64::NAN), None),
+        };
+        let report = FitReport {
+            iterations: Some(epochs_run as u64),
+            objective: loss.is_finite().then_some(loss),
+            validation,
+            ..FitReport::default()
+        }
+        .select("epochs", epochs_kept);
+        Ok(Fitted::new(Model::Neural(model))
+            .with_report(report)
+            .with_diagnostics(serde_json::json!({
+                "training_loss": losses,
+                "validation_curve": curve,
+            })))
+    }
+}

@@ -1,0 +1,4 @@
+//! Integration tests of `ltr-neural`: the losses against allRank and finite differences, training.
+mod common;
+mod losses;
+mod training;

@@ -1,0 +1,43 @@
+"""A neural model exported to ONNX (`ltr export --to onnx`) and scored by onnxruntime equals `ltr predict` to 1e-5 of
+max(1, |score|): both run the layers in float32, in different summation orders; the stored preprocessing (z-score,
+DASALC's signed log1p) travels with it. Skipped without onnxruntime."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import read_letor, run
+
+ort = pytest.importorskip("onnxruntime")
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        ["sizes=32/16", "epochs=3"],
+        ["sizes=24", "epochs=2", "layer-norm=true", "input-norm=true", "activation=tanh", "loss=listnet"],
+        ["sizes=none", "epochs=2", "loss=ranknet"],
+        ["sizes=16", "epochs=2", "--log1p", "1-20"],
+    ],
+)
+def test_neural_export_scores_as_ltr_predict(ltr_bin, web_dir, tmp_path, params):
+    model = tmp_path / "m.model"
+    args = ["train", "--train", web_dir / "train.txt", "--algo", "neural", "--normalize", "zscore", "--model", model]
+    if "--log1p" in params:
+        args += params[-2:]
+        params = params[:-2]
+    for p in params:
+        args += ["--param", p]
+    run(ltr_bin, *args)
+    onnx = tmp_path / "m.onnx"
+    run(ltr_bin, "export", "--model", model, "--to", "onnx", "--out", onnx)
+    sess = ort.InferenceSession(str(onnx), providers=["CPUExecutionProvider"])
+    (inp,) = sess.get_inputs()
+    X, _, _ = read_letor(web_dir / "test.txt", inp.shape[1])
+    (got,) = sess.run(["scores"], {"features": X.astype(np.float32)})
+    got = got[:, 0].astype(np.float64)
+    want = np.array([float(s) for s in run(ltr_bin, "predict", "--model", model, "--data", web_dir / "test.txt").split()])
+    assert got.shape == want.shape
+    bad = np.abs(got - want) > 1e-5 * np.maximum(1.0, np.abs(want))
+    assert not bad.any(), f"{params}: {bad.sum()} scores differ: {got[bad][:3]} vs {want[bad][:3]}"

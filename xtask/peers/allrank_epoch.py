@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""allRank, run from its source, as the peer of `ltr train --algo neural`: same model, loss, optimiser, batches.
+
+allRank's PyPI releases pin a torch with no wheels for current Python, so this runs a source checkout (ALLRANK_SRC,
+the repository root) against a current torch from PyPI:
+
+    python3 -m venv venv && venv/bin/pip install torch numpy scikit-learn attrs
+    ALLRANK_SRC=/path/to/allRank venv/bin/python xtask/peers/allrank_epoch.py \
+        --train Fold1/train.txt --vali Fold1/vali.txt --test Fold1/test.txt --out scores.txt \
+        --sizes 256/128 --loss ndcgloss2pp --epochs 30 --threads 2
+
+It builds allRank's model (`make_model`: FCModel + OutputLayer, Xavier init), reads the files with allRank's
+`LibSVMDataset` and `FixLength` (training slates sampled or padded to --slate-length, validation and test padded to
+their longest query), trains with Adam at --lr on batches of --batch-size slates by allRank's loss function, and
+prints the seconds of each epoch (training only). The epoch best on validation NDCG@10 (allRank's `ndcg`) is kept;
+its test scores are written one per line in file order, for `ltr eval --data TEST --scores OUT`.
+"""
+import argparse
+import os
+import sys
+import time
+import types
+
+import numpy as np
+import torch
+
+src = os.environ.get("ALLRANK_SRC")
+if not src:
+    sys.exit("set ALLRANK_SRC to the root of an allRank source checkout")
+sys.path.insert(0, src)
+# allRank's data module imports torchvision (for Compose) and its Google Cloud Storage helpers; neither is used here.
+try:
+    import torchvision  # noqa: F401
+except ImportError:
+    tv = types.ModuleType("torchvision")
+    tv.transforms = types.ModuleType("torchvision.transforms")
+    tv.transforms.Compose = object
+    sys.modules["torchvision"] = tv
+    sys.modules["torchvision.transforms"] = tv.transforms
+fu = types.ModuleType("allrank.utils.file_utils")
+for _n in ("open_local_or_gs", "is_gs_path", "copy_file_to_local"):
+    setattr(fu, _n, None)
+sys.modules["allrank.utils.file_utils"] = fu
+
+import allrank.models.losses as losses  # noqa: E402
+from allrank.data.dataset_loading import PADDED_Y_VALUE, FixLength, LibSVMDataset  # noqa: E402
+from allrank.models.metrics import ndcg  # noqa: E402
+from allrank.models.model import make_model  # noqa: E402
+
+LOSSES = {
+    "ndcgloss2pp": lambda p, t: losses.lambdaLoss(p, t, weighing_scheme="ndcgLoss2PP_scheme", mu=10.0),
+    "ndcgloss2": lambda p, t: losses.lambdaLoss(p, t, weighing_scheme="ndcgLoss2_scheme"),
+    "ranknet": losses.rankNet,
+    "listnet": losses.listNet,
+    "listmle": losses.listMLE,
+    "approxndcg": losses.approxNDCGLoss,
+    "neuralndcg": losses.neuralNDCG,
+}
+
+
+def load(path, length):
+    """allRank's reader and FixLength; the slates as padded tensors in query order."""
+    ds = LibSVMDataset.from_svm_file(path)
+    fix = FixLength(length or ds.longest_query_length)
+    xs, ys, idx = zip(*(fix((ds.X_by_qid[q], ds.y_by_qid[q])) for q in range(len(ds))))
+    return ds, torch.tensor(np.stack(xs), dtype=torch.float32), torch.tensor(np.stack(ys), dtype=torch.float32), idx
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for a in ("--train", "--vali", "--test", "--out"):
+        ap.add_argument(a, required=True)
+    ap.add_argument("--sizes", default="256/128")
+    ap.add_argument("--loss", default="ndcgloss2pp", choices=sorted(LOSSES))
+    ap.add_argument("--epochs", type=int, default=30)
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--slate-length", type=int, default=240)
+    ap.add_argument("--dropout", type=float, default=0.0)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    np.random.seed(args.seed)
+    train_ds = LibSVMDataset.from_svm_file(args.train)
+    n_features = train_ds.shape[-1]
+    fix = FixLength(args.slate_length)
+    _, xv, yv, _ = load(args.vali, None)
+    test_ds, xt, yt, _ = load(args.test, None)
+    sizes = [int(s) for s in args.sizes.split("/")]
+    model = make_model(
+        fc_model={"sizes": sizes, "input_norm": False, "activation": "ReLU", "dropout": args.dropout},
+        transformer=None,
+        post_model={"output_activation": None, "d_output": 1},
+        n_features=n_features,
+    )
+    opt = torch.optim.Adam(model.parameters(), lr=args.lr)
+    loss_fn = LOSSES[args.loss]
+    best, best_state = -1.0, None
+    for epoch in range(args.epochs):
+        t0 = time.perf_counter()
+        model.train()
+        # allRank's DataLoader: slates re-sampled by FixLength each epoch, shuffled.
+        slates = [fix((train_ds.X_by_qid[q], train_ds.y_by_qid[q])) for q in range(len(train_ds))]
+        order = np.random.permutation(len(slates))
+        for b in range(0, len(order), args.batch_size):
+            batch = [slates[i] for i in order[b : b + args.batch_size]]
+            xb = torch.tensor(np.stack([s[0] for s in batch]), dtype=torch.float32)
+            yb = torch.tensor(np.stack([s[1] for s in batch]), dtype=torch.float32)
+            mask = yb == PADDED_Y_VALUE
+            idx = torch.zeros_like(yb, dtype=torch.long)
+            loss = loss_fn(model(xb, mask, idx), yb)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+        secs = time.perf_counter() - t0
+        model.eval()
+        with torch.no_grad():
+            mv = yv == PADDED_Y_VALUE
+            v = float(ndcg(model.score(xv, mv, torch.zeros_like(yv, dtype=torch.long)), yv, ats=[10]).mean())
+        if v > best:
+            best, best_state = v, {k: t.clone() for k, t in model.state_dict().items()}
+        print(f"epoch {epoch + 1} train {secs:.3f} s, validation NDCG@10 (allRank's) {v:.4f}", flush=True)
+    model.load_state_dict(best_state)
+    model.eval()
+    with torch.no_grad():
+        mt = yt == PADDED_Y_VALUE
+        s = model.score(xt, mt, torch.zeros_like(yt, dtype=torch.long))
+    with open(args.out, "w") as f:
+        for q in range(len(test_ds)):
+            n = len(test_ds.y_by_qid[q])
+            for v in s[q, :n].tolist():
+                f.write(f"{v:.9g}\n")
+
+
+if __name__ == "__main__":
+    main()
