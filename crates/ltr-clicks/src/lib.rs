@@ -31,10 +31,17 @@
 #![deny(missing_docs)]
 
 mod click_em;
+mod click_model_fit;
+mod click_model_io;
+mod click_models;
 mod click_training;
 mod clicks;
 
 pub use click_em::{estimate_propensities_em, EmEstimate, EmSettings, RelevanceModel};
+pub use click_model_fit::{fit_click_model, ClickModelFit};
+pub use click_models::{
+    ClickModelEvaluation, ClickModelKind, ClickModelParams, FittedClickModel, SessionLog, PROB_MIN,
+};
 pub use click_training::{
     click_training_set, ClickTrainingBuilder, ClickTrainingStats, PropensitySource,
 };
