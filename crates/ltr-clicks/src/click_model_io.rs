@@ -16,7 +16,10 @@ use serde_json::{json, Value};
 
 use ltr_data::{DataError, Result};
 
-use crate::click_models::{ClickModelKind, ClickModelParams, FittedClickModel};
+use crate::click_models::{
+    ClickModelEvaluation, ClickModelKind, ClickModelParams, FittedClickModel,
+};
+use crate::PropensityEstimate;
 
 impl FittedClickModel {
     /// The model as JSON (see the module documentation of the format).
@@ -134,4 +137,52 @@ impl FittedClickModel {
             iterations: v["iterations"].as_u64().unwrap_or(0) as usize,
         })
     }
+}
+
+impl ClickModelEvaluation {
+    /// The evaluation as JSON: `sessions`, `log_likelihood`, `perplexity`, `perplexity_at_rank`.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "sessions": self.sessions,
+            "log_likelihood": self.log_likelihood,
+            "perplexity": self.perplexity,
+            "perplexity_at_rank": self.perplexity_at_rank,
+        })
+    }
+}
+
+impl std::fmt::Display for ClickModelEvaluation {
+    /// A table: the log-likelihood and perplexity, then the perplexity at each rank.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "sessions\t{}", self.sessions)?;
+        writeln!(f, "log_likelihood\t{:.6}", self.log_likelihood)?;
+        writeln!(f, "perplexity\t{:.6}", self.perplexity)?;
+        for (r, p) in self.perplexity_at_rank.iter().enumerate() {
+            writeln!(f, "perplexity@{}\t{p:.6}", r + 1)?;
+        }
+        Ok(())
+    }
+}
+
+/// A propensity table as JSON (what `ltr clicks propensity --json` prints): one object per rank with `rank`,
+/// `propensity`, `low`, `high` and `sessions`.
+pub fn propensity_json(table: &[PropensityEstimate]) -> Value {
+    table
+        .iter()
+        .map(|e| {
+            json!({"rank": e.rank, "propensity": e.value, "low": e.low, "high": e.high, "sessions": e.sessions})
+        })
+        .collect()
+}
+
+/// A propensity table as text, a header line then one tab-separated line per rank (values to 4 decimals).
+pub fn propensity_text(table: &[PropensityEstimate]) -> String {
+    let mut out = String::from("rank\tp_k/p_1\tlow\thigh\tsessions\n");
+    for e in table {
+        out += &format!(
+            "{}\t{:.4}\t{:.4}\t{:.4}\t{}\n",
+            e.rank, e.value, e.low, e.high, e.sessions
+        );
+    }
+    out
 }

@@ -241,6 +241,25 @@ pub enum ClickModel {
     DynamicBayesian,
 }
 
+impl ClickModel {
+    /// The user model of a command-line name: `pbm`, `pbm-ultra`, `cascade`, `dcm`, `ubm` or `dbn`.
+    pub fn parse(name: &str) -> Result<Self> {
+        Ok(match name {
+            "pbm" => Self::PositionBased(Examination::Inverse),
+            "pbm-ultra" => Self::PositionBased(Examination::Ultra),
+            "cascade" => Self::Cascade,
+            "dcm" => Self::Dependent,
+            "ubm" => Self::UserBrowsing,
+            "dbn" => Self::DynamicBayesian,
+            other => {
+                return Err(DataError::Invalid(format!(
+                "unknown user model `{other}` (expected pbm, pbm-ultra, cascade, dcm, ubm or dbn)"
+            )))
+            }
+        })
+    }
+}
+
 /// A click simulation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClickSimulation {
@@ -486,6 +505,49 @@ impl ClickSimulation {
                 }
             })
             .collect())
+    }
+}
+
+impl ClickSimulation {
+    /// Simulate and write the log of [`Self::simulate`] to `path` (atomically), the same bytes as
+    /// [`write_click_log`] of it, a block of sessions at a time: 10⁷ sessions never sit in memory at once.
+    /// Returns the displayed documents and the clicks.
+    pub fn write_log(&self, path: &Path, ds: &Dataset, scores: &[f64]) -> Result<(u64, u64)> {
+        // Check the settings and scores before creating the file.
+        self.simulate_compact(ds, scores, 0..0)?;
+        let (mut shown, mut clicks) = (0u64, 0u64);
+        const BLOCK: u64 = 1 << 16;
+        ltr_data::write_atomic(path, |w| {
+            writeln!(w, "{CLICK_LOG_HEADER}")?;
+            let mut start = 0;
+            while start < self.sessions {
+                let end = (start + BLOCK).min(self.sessions);
+                let block = self
+                    .simulate_compact(ds, scores, start..end)
+                    .map_err(std::io::Error::other)?;
+                for session in &block {
+                    let q = ds.query(session.query);
+                    for (i, d) in session.shown.iter().enumerate() {
+                        let p = d.propensity.map(|p| p.to_string()).unwrap_or_default();
+                        write!(w, "{}\t{}\t", session.session, q.qid())?;
+                        match q.docid(d.doc as usize) {
+                            Some(id) => write!(w, "{id}")?,
+                            None => write!(w, "d{}", d.doc)?,
+                        }
+                        write!(w, "\t{}\t{}\t{p}\t", i + 1, d.clicked as u8)?;
+                        if session.swapped {
+                            write!(w, "{}", d.production + 1)?;
+                        }
+                        writeln!(w)?;
+                        clicks += d.clicked as u64;
+                    }
+                    shown += session.shown.len() as u64;
+                }
+                start = end;
+            }
+            Ok(())
+        })?;
+        Ok((shown, clicks))
     }
 }
 
@@ -783,6 +845,36 @@ mod tests {
         };
         assert_eq!(ultra.examination(3), 0.48);
         assert_eq!(ultra.examination(25), 0.06);
+    }
+
+    #[test]
+    fn streamed_logs_are_the_written_logs_byte_for_byte() {
+        let ds = data();
+        let scores: Vec<f64> = (0..ds.n_docs()).map(|i| ((i * 7) % 13) as f64).collect();
+        let dir = tempfile::tempdir().unwrap();
+        for (model, intervention) in [
+            (
+                ClickModel::PositionBased(Examination::Ultra),
+                Intervention::SwapWithTop,
+            ),
+            (ClickModel::Cascade, Intervention::None),
+            (ClickModel::DynamicBayesian, Intervention::None),
+        ] {
+            let sim = ClickSimulation {
+                model,
+                intervention,
+                sessions: 70_000,
+                ..Default::default()
+            };
+            let (a, b) = (dir.path().join("a.tsv"), dir.path().join("b.tsv"));
+            write_click_log(&a, &sim.simulate(&ds, &scores).unwrap()).unwrap();
+            let (shown, _) = sim.write_log(&b, &ds, &scores).unwrap();
+            assert_eq!(shown, 700_000);
+            assert!(
+                std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap(),
+                "{model:?}"
+            );
+        }
     }
 
     #[test]

@@ -39,6 +39,7 @@ mod clicks;
 
 pub use click_em::{estimate_propensities_em, EmEstimate, EmSettings, RelevanceModel};
 pub use click_model_fit::{fit_click_model, ClickModelFit};
+pub use click_model_io::{propensity_json, propensity_text};
 pub use click_models::{
     ClickModelEvaluation, ClickModelKind, ClickModelParams, FittedClickModel, SessionLog, PROB_MIN,
 };
