@@ -7,6 +7,10 @@
 //! sets ([`click_training_set`], [`ClickTrainingBuilder`]): a log joined to a feature file by (qid, docid), one
 //! weighted query per distinct click.
 //!
+//! The classic click models — PBM, cascade, DCM, UBM and DBN, as PyClick defines them — are fitted to a log by
+//! [`fit_click_model`] and evaluated on held-out sessions by [`FittedClickModel::evaluate`] (log-likelihood and
+//! perplexity per rank); [`ClickModel`] simulates the same five users.
+//!
 //! A click training set is an ordinary [`ltr_data::Dataset`] carrying per-query weights and propensities; the
 //! click-aware learners read it through [`ltr_data::Dataset::click_weights`] and need not depend on this crate.
 //!
