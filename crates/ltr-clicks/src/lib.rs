@@ -40,6 +40,7 @@ mod click_model_io;
 mod click_models;
 mod click_training;
 mod clicks;
+mod interleaving;
 
 pub use click_em::{estimate_propensities_em, EmEstimate, EmSettings, RelevanceModel};
 pub use click_model_fit::{fit_click_model, ClickModelFit};
@@ -56,3 +57,4 @@ pub use clicks::{
     PropensityEstimate, ShownDocument, SimulatedSession, CLICK_LOG_HEADER, PROPENSITY_TABLE_HEADER,
     ULTRA_CURVE,
 };
+pub use interleaving::{interleave, interleave_session, Interleaving, InterleavingUser, Outcome};

@@ -4,4 +4,5 @@
 //! `cargo test -p ltr-clicks --test integration <module>::`.
 
 mod click_models;
+mod interleaving;
 mod pyclick;
