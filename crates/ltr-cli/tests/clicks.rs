@@ -468,3 +468,69 @@ fn click_models_simulate_fit_and_evaluate_through_the_binary() {
     ]);
     assert!(e.contains("x.json") && e.contains("exam"), "{e}");
 }
+
+#[test]
+fn interleave_prefers_the_better_ranker_and_names_a_short_score_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name);
+    let data = p("data");
+    ok(&[
+        "generate",
+        "--out",
+        s(&data),
+        "--queries",
+        "30",
+        "--seed",
+        "3",
+    ]);
+    let train = data.join("train.txt");
+    let (good, worse, short) = (p("good.json"), p("worse.scores"), p("short.scores"));
+    ok(&[
+        "train",
+        "--train",
+        s(&train),
+        "--algo",
+        "ranksvm",
+        "--model",
+        s(&good),
+    ]);
+    // B: the documents in reverse file order.
+    let n = std::fs::read_to_string(&train).unwrap().lines().count();
+    let reverse: String = (0..n).map(|i| format!("{i}\n")).collect();
+    std::fs::write(&worse, reverse).unwrap();
+    for method in ["team-draft", "balanced", "probabilistic"] {
+        let out = ok(&[
+            "interleave",
+            "--data",
+            s(&train),
+            "--a",
+            s(&good),
+            "--b",
+            s(&worse),
+            "--method",
+            method,
+            "--sessions",
+            "3000",
+            "--json",
+        ]);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let (w, t, l) = (
+            v["wins"].as_u64().unwrap(),
+            v["ties"].as_u64().unwrap(),
+            v["losses"].as_u64().unwrap(),
+        );
+        assert_eq!(w + t + l, 3000);
+        assert!(w > 2 * l, "{method}: {v}");
+    }
+    std::fs::write(&short, "1.0\n").unwrap();
+    let e = err(&[
+        "interleave",
+        "--data",
+        s(&train),
+        "--a",
+        s(&short),
+        "--b",
+        s(&good),
+    ]);
+    assert!(e.contains("short.scores:2"), "{e}");
+}
