@@ -46,6 +46,8 @@ enum Command {
     /// Click logs: simulate sessions and clicks from judged data and a production ranker.
     #[command(subcommand)]
     Clicks(commands::clicks::ClicksCommand),
+    /// Compare two rankers by team-draft, balanced or probabilistic interleaving against a simulated user.
+    Interleave(commands::interleave::InterleaveArgs),
     /// Compare learners on your data: folds, grids on validation, significance tests, a report.
     Experiment(commands::experiment::ExperimentArgs),
     /// Split a data file into one file per rank (whole queries, balanced by pairs) for `train --distributed`.
@@ -93,6 +95,7 @@ fn main() -> ExitCode {
         Command::Fuse(a) => commands::fuse::run(a),
         Command::Experiment(a) => commands::experiment::run(a),
         Command::Clicks(c) => commands::clicks::run(c),
+        Command::Interleave(a) => commands::interleave::run(a),
         Command::Algorithms { json } => {
             if json {
                 println!("{:#}", ltr_learn::algorithms_json());

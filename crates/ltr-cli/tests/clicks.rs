@@ -292,3 +292,245 @@ fn train_on_clicks_end_to_end_and_its_errors() {
     );
     assert!(!x_json.exists(), "no model is written on an error");
 }
+
+#[test]
+fn click_models_simulate_fit_and_evaluate_through_the_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name);
+    let data = p("data");
+    ok(&[
+        "generate",
+        "--out",
+        s(&data),
+        "--queries",
+        "30",
+        "--seed",
+        "2",
+    ]);
+    let train = data.join("train.txt");
+    let prod = p("prod.json");
+    ok(&[
+        "train",
+        "--train",
+        s(&train),
+        "--algo",
+        "ranksvm",
+        "--model",
+        s(&prod),
+    ]);
+    for model in ["dcm", "ubm", "dbn"] {
+        let (log, test, fit) = (
+            p(&format!("{model}.tsv")),
+            p(&format!("{model}-test.tsv")),
+            p(&format!("{model}.json")),
+        );
+        for (out, seed) in [(&log, "1"), (&test, "2")] {
+            let sim = [
+                "clicks",
+                "simulate",
+                "--data",
+                s(&train),
+                "--model",
+                s(&prod),
+                "--sessions",
+                "2000",
+            ];
+            ok(&[
+                &sim[..],
+                &["--click-model", model, "--seed", seed, "--out", s(out)],
+            ]
+            .concat());
+        }
+        let fitted = ok(&[
+            "clicks",
+            "fit",
+            "--clicks",
+            s(&log),
+            "--click-model",
+            model,
+            "--out",
+            s(&fit),
+            "--test",
+            s(&test),
+            "--json",
+        ]);
+        let v: serde_json::Value = serde_json::from_str(&fitted).unwrap();
+        let ppl = v["perplexity"].as_f64().unwrap();
+        assert!(ppl > 1.0 && ppl < 2.0, "{model}: {v}");
+        assert_eq!(v["perplexity_at_rank"].as_array().unwrap().len(), 10);
+        // The written parameters evaluate to the same numbers.
+        let again = ok(&[
+            "clicks",
+            "evaluate",
+            "--params",
+            s(&fit),
+            "--clicks",
+            s(&test),
+            "--json",
+        ]);
+        assert_eq!(again, fitted);
+        let table = ok(&[
+            "clicks",
+            "evaluate",
+            "--params",
+            s(&fit),
+            "--clicks",
+            s(&test),
+        ]);
+        assert!(table.contains("perplexity@10\t"), "{table}");
+    }
+    // The ULTRA preset: ULTRA's curve in the propensity column, ten shown.
+    let ultra = p("ultra.tsv");
+    ok(&[
+        "clicks",
+        "simulate",
+        "--data",
+        s(&train),
+        "--model",
+        s(&prod),
+        "--sessions",
+        "50",
+        "--preset",
+        "ultra",
+        "--top",
+        "20",
+        "--out",
+        s(&ultra),
+    ]);
+    let text = std::fs::read_to_string(&ultra).unwrap();
+    assert!(
+        text.lines().nth(1).unwrap().contains("\t1\t0\t0.68\t")
+            || text.lines().nth(1).unwrap().contains("\t1\t1\t0.68\t")
+    );
+    assert_eq!(text.lines().count(), 1 + 50 * 10);
+    // Bad logs are refused naming the file and line; bad parameter files naming the file.
+    let bad = p("bad.tsv");
+    let fit = p("x.json");
+    for (body, line, what) in [
+        (
+            "session\tqid\tdocid\trank\tclicked\n1\tq\ta\t1\t0\n1\tq\tb\t3\t1\n",
+            3,
+            "rank after rank 1",
+        ),
+        (
+            "session\tqid\tdocid\trank\tclicked\n1\tq\ta\t-1\t0\n",
+            2,
+            "bad rank",
+        ),
+        (
+            "session\tqid\tdocid\trank\tclicked\n1\tq\ta\t1\n",
+            2,
+            "fields",
+        ),
+        (
+            "session\tqid\tdocid\trank\tclicked\n1\tq\ta\t1\t1\n2\tq\ta\t1\t0\n1\tq\tb\t2\t0\n",
+            4,
+            "reappears",
+        ),
+    ] {
+        std::fs::write(&bad, body).unwrap();
+        let e = err(&[
+            "clicks",
+            "fit",
+            "--clicks",
+            s(&bad),
+            "--click-model",
+            "pbm",
+            "--out",
+            s(&fit),
+        ]);
+        assert!(
+            e.contains(&format!("bad.tsv:{line}")) && e.contains(what),
+            "{e}"
+        );
+        assert!(!fit.exists());
+    }
+    std::fs::write(&bad, "session\tqid\tdocid\trank\tclicked\n").unwrap();
+    let e = err(&[
+        "clicks",
+        "fit",
+        "--clicks",
+        s(&bad),
+        "--click-model",
+        "pbm",
+        "--out",
+        s(&fit),
+    ]);
+    assert!(e.contains("no sessions"), "{e}");
+    std::fs::write(&fit, "{\"model\": \"pbm\", \"documents\": []}").unwrap();
+    let e = err(&[
+        "clicks",
+        "evaluate",
+        "--params",
+        s(&fit),
+        "--clicks",
+        s(&p("dbn.tsv")),
+    ]);
+    assert!(e.contains("x.json") && e.contains("exam"), "{e}");
+}
+
+#[test]
+fn interleave_prefers_the_better_ranker_and_names_a_short_score_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name);
+    let data = p("data");
+    ok(&[
+        "generate",
+        "--out",
+        s(&data),
+        "--queries",
+        "30",
+        "--seed",
+        "3",
+    ]);
+    let train = data.join("train.txt");
+    let (good, worse, short) = (p("good.json"), p("worse.scores"), p("short.scores"));
+    ok(&[
+        "train",
+        "--train",
+        s(&train),
+        "--algo",
+        "ranksvm",
+        "--model",
+        s(&good),
+    ]);
+    // B: the documents in reverse file order.
+    let n = std::fs::read_to_string(&train).unwrap().lines().count();
+    let reverse: String = (0..n).map(|i| format!("{i}\n")).collect();
+    std::fs::write(&worse, reverse).unwrap();
+    for method in ["team-draft", "balanced", "probabilistic"] {
+        let out = ok(&[
+            "interleave",
+            "--data",
+            s(&train),
+            "--a",
+            s(&good),
+            "--b",
+            s(&worse),
+            "--method",
+            method,
+            "--sessions",
+            "3000",
+            "--json",
+        ]);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let (w, t, l) = (
+            v["wins"].as_u64().unwrap(),
+            v["ties"].as_u64().unwrap(),
+            v["losses"].as_u64().unwrap(),
+        );
+        assert_eq!(w + t + l, 3000);
+        assert!(w > 2 * l, "{method}: {v}");
+    }
+    std::fs::write(&short, "1.0\n").unwrap();
+    let e = err(&[
+        "interleave",
+        "--data",
+        s(&train),
+        "--a",
+        s(&short),
+        "--b",
+        s(&good),
+    ]);
+    assert!(e.contains("short.scores:2"), "{e}");
+}

@@ -228,6 +228,36 @@ pub enum ClickModel {
     PositionBased(Examination),
     /// Cascade: the user reads from the top, clicks with the probability of the grade and stops after a click.
     Cascade,
+    /// Dependent click model (Guo, Liu & Wang, WSDM 2009): a cascade that may go on after a click, with the
+    /// probability λ_r = 1 − e(r)/2 after a click at rank r, e being the inverse curve (1/r)^η.
+    Dependent,
+    /// User browsing model (Dupret & Piwowarski, SIGIR 2008): rank r is examined with the probability
+    /// e(r − r') of its distance to the last click above it at r' (r' = 0 when none), e being the inverse curve
+    /// (1/d)^η, independently of the click draws.
+    UserBrowsing,
+    /// Dynamic Bayesian network (Chapelle & Zhang, WWW 2009): a cascade where a clicked document satisfies the
+    /// user with the probability (2^g − 1)/(2^max − 1) of its grade (the session then ends), and an unsatisfied
+    /// user goes on to the next rank with the probability [`ClickSimulation::persistence`] (γ).
+    DynamicBayesian,
+}
+
+impl ClickModel {
+    /// The user model of a command-line name: `pbm`, `pbm-ultra`, `cascade`, `dcm`, `ubm` or `dbn`.
+    pub fn parse(name: &str) -> Result<Self> {
+        Ok(match name {
+            "pbm" => Self::PositionBased(Examination::Inverse),
+            "pbm-ultra" => Self::PositionBased(Examination::Ultra),
+            "cascade" => Self::Cascade,
+            "dcm" => Self::Dependent,
+            "ubm" => Self::UserBrowsing,
+            "dbn" => Self::DynamicBayesian,
+            other => {
+                return Err(DataError::Invalid(format!(
+                "unknown user model `{other}` (expected pbm, pbm-ultra, cascade, dcm, ubm or dbn)"
+            )))
+            }
+        })
+    }
 }
 
 /// A click simulation.
@@ -250,6 +280,8 @@ pub struct ClickSimulation {
     pub seed: u64,
     /// Randomised intervention for propensity estimation ([`Intervention::SwapWithTop`]), or none.
     pub intervention: Intervention,
+    /// The probability γ that an unsatisfied user goes on to the next rank ([`ClickModel::DynamicBayesian`]).
+    pub persistence: f64,
 }
 
 /// A randomised change of the production ranking that makes examination measurable.
@@ -274,6 +306,7 @@ impl Default for ClickSimulation {
             sessions: 10_000,
             seed: 1,
             intervention: Intervention::None,
+            persistence: 0.9,
         }
     }
 }
@@ -296,13 +329,15 @@ impl ClickSimulation {
             && self.top >= 1
             && (0.0..=1.0).contains(&self.eps_minus)
             && (0.0..=1.0).contains(&self.eps_plus)
-            && self.eps_minus <= self.eps_plus;
+            && self.eps_minus <= self.eps_plus
+            && (0.0..=1.0).contains(&self.persistence);
         if ok {
             Ok(())
         } else {
             Err(DataError::Invalid(format!(
-                "click simulation needs eta >= 0, top >= 1 and 0 <= eps- <= eps+ <= 1 (eta {}, top {}, eps- {}, eps+ {})",
-                self.eta, self.top, self.eps_minus, self.eps_plus
+                "click simulation needs eta >= 0, top >= 1, 0 <= eps- <= eps+ <= 1 and a persistence in [0, 1] (eta {}, \
+                 top {}, eps- {}, eps+ {}, persistence {})",
+                self.eta, self.top, self.eps_minus, self.eps_plus, self.persistence
             )))
         }
     }
@@ -379,6 +414,16 @@ impl ClickSimulation {
         // The examination probability of each displayed rank, computed once (the same `powf` per rank).
         let longest = rankings.iter().map(Vec::len).max().unwrap_or(0);
         let examination: Vec<f64> = (1..=longest).map(|r| self.examination(r)).collect();
+        // The dynamic Bayesian network's satisfaction probability of each document (its grade's gain share).
+        let sat_of_doc: Vec<f64> = if self.model == ClickModel::DynamicBayesian {
+            let top_gain = (max_grade as f64).exp2() - 1.0;
+            ds.labels()
+                .iter()
+                .map(|&g| ((g.max(0.0) as f64).exp2() - 1.0) / top_gain)
+                .collect()
+        } else {
+            Vec::new()
+        };
         let n_queries = ds.n_queries();
         Ok(range
             .into_par_iter()
@@ -398,6 +443,8 @@ impl ClickSimulation {
                     }
                 }
                 let mut stopped = false;
+                // The 1-based rank of the last click so far (0: none), for the user browsing model.
+                let mut last_click = 0usize;
                 let shown = shown
                     .iter()
                     .enumerate()
@@ -413,6 +460,32 @@ impl ClickSimulation {
                             ClickModel::Cascade => {
                                 let c = !stopped && rng.random::<f64>() < p_click;
                                 stopped |= c;
+                                (c, None)
+                            }
+                            ClickModel::Dependent => {
+                                let c = !stopped && rng.random::<f64>() < p_click;
+                                if c {
+                                    // Go on with λ = 1 − e(r)/2.
+                                    stopped = rng.random::<f64>() >= 1.0 - examination[i] / 2.0;
+                                }
+                                (c, None)
+                            }
+                            ClickModel::UserBrowsing => {
+                                let e = examination[i - last_click];
+                                let examined = rng.random::<f64>() < e;
+                                let c = examined && rng.random::<f64>() < p_click;
+                                if c {
+                                    last_click = i + 1;
+                                }
+                                (c, None)
+                            }
+                            ClickModel::DynamicBayesian => {
+                                let c = !stopped && rng.random::<f64>() < p_click;
+                                if !stopped {
+                                    let satisfied =
+                                        c && rng.random::<f64>() < sat_of_doc[first + d];
+                                    stopped = satisfied || rng.random::<f64>() >= self.persistence;
+                                }
                                 (c, None)
                             }
                         };
@@ -432,6 +505,49 @@ impl ClickSimulation {
                 }
             })
             .collect())
+    }
+}
+
+impl ClickSimulation {
+    /// Simulate and write the log of [`Self::simulate`] to `path` (atomically), the same bytes as
+    /// [`write_click_log`] of it, a block of sessions at a time: 10⁷ sessions never sit in memory at once.
+    /// Returns the displayed documents and the clicks.
+    pub fn write_log(&self, path: &Path, ds: &Dataset, scores: &[f64]) -> Result<(u64, u64)> {
+        // Check the settings and scores before creating the file.
+        self.simulate_compact(ds, scores, 0..0)?;
+        let (mut shown, mut clicks) = (0u64, 0u64);
+        const BLOCK: u64 = 1 << 16;
+        ltr_data::write_atomic(path, |w| {
+            writeln!(w, "{CLICK_LOG_HEADER}")?;
+            let mut start = 0;
+            while start < self.sessions {
+                let end = (start + BLOCK).min(self.sessions);
+                let block = self
+                    .simulate_compact(ds, scores, start..end)
+                    .map_err(std::io::Error::other)?;
+                for session in &block {
+                    let q = ds.query(session.query);
+                    for (i, d) in session.shown.iter().enumerate() {
+                        let p = d.propensity.map(|p| p.to_string()).unwrap_or_default();
+                        write!(w, "{}\t{}\t", session.session, q.qid())?;
+                        match q.docid(d.doc as usize) {
+                            Some(id) => write!(w, "{id}")?,
+                            None => write!(w, "d{}", d.doc)?,
+                        }
+                        write!(w, "\t{}\t{}\t{p}\t", i + 1, d.clicked as u8)?;
+                        if session.swapped {
+                            write!(w, "{}", d.production + 1)?;
+                        }
+                        writeln!(w)?;
+                        clicks += d.clicked as u64;
+                    }
+                    shown += session.shown.len() as u64;
+                }
+                start = end;
+            }
+            Ok(())
+        })?;
+        Ok((shown, clicks))
     }
 }
 
@@ -729,6 +845,36 @@ mod tests {
         };
         assert_eq!(ultra.examination(3), 0.48);
         assert_eq!(ultra.examination(25), 0.06);
+    }
+
+    #[test]
+    fn streamed_logs_are_the_written_logs_byte_for_byte() {
+        let ds = data();
+        let scores: Vec<f64> = (0..ds.n_docs()).map(|i| ((i * 7) % 13) as f64).collect();
+        let dir = tempfile::tempdir().unwrap();
+        for (model, intervention) in [
+            (
+                ClickModel::PositionBased(Examination::Ultra),
+                Intervention::SwapWithTop,
+            ),
+            (ClickModel::Cascade, Intervention::None),
+            (ClickModel::DynamicBayesian, Intervention::None),
+        ] {
+            let sim = ClickSimulation {
+                model,
+                intervention,
+                sessions: 70_000,
+                ..Default::default()
+            };
+            let (a, b) = (dir.path().join("a.tsv"), dir.path().join("b.tsv"));
+            write_click_log(&a, &sim.simulate(&ds, &scores).unwrap()).unwrap();
+            let (shown, _) = sim.write_log(&b, &ds, &scores).unwrap();
+            assert_eq!(shown, 700_000);
+            assert!(
+                std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap(),
+                "{model:?}"
+            );
+        }
     }
 
     #[test]

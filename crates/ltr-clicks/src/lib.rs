@@ -7,6 +7,10 @@
 //! sets ([`click_training_set`], [`ClickTrainingBuilder`]): a log joined to a feature file by (qid, docid), one
 //! weighted query per distinct click.
 //!
+//! The classic click models — PBM, cascade, DCM, UBM and DBN, as PyClick defines them — are fitted to a log by
+//! [`fit_click_model`] and evaluated on held-out sessions by [`FittedClickModel::evaluate`] (log-likelihood and
+//! perplexity per rank); [`ClickModel`] simulates the same five users.
+//!
 //! A click training set is an ordinary [`ltr_data::Dataset`] carrying per-query weights and propensities; the
 //! click-aware learners read it through [`ltr_data::Dataset::click_weights`] and need not depend on this crate.
 //!
@@ -31,10 +35,19 @@
 #![deny(missing_docs)]
 
 mod click_em;
+mod click_model_fit;
+mod click_model_io;
+mod click_models;
 mod click_training;
 mod clicks;
+mod interleaving;
 
 pub use click_em::{estimate_propensities_em, EmEstimate, EmSettings, RelevanceModel};
+pub use click_model_fit::{fit_click_model, ClickModelFit};
+pub use click_model_io::{propensity_json, propensity_text};
+pub use click_models::{
+    ClickModelEvaluation, ClickModelKind, ClickModelParams, FittedClickModel, SessionLog, PROB_MIN,
+};
 pub use click_training::{
     click_training_set, ClickTrainingBuilder, ClickTrainingStats, PropensitySource,
 };
@@ -44,3 +57,4 @@ pub use clicks::{
     PropensityEstimate, ShownDocument, SimulatedSession, CLICK_LOG_HEADER, PROPENSITY_TABLE_HEADER,
     ULTRA_CURVE,
 };
+pub use interleaving::{interleave, interleave_session, Interleaving, InterleavingUser, Outcome};

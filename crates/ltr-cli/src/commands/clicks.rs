@@ -1,11 +1,12 @@
 //! `ltr clicks simulate`: a click log from judged data and a production ranker (any model file), under the
-//! position-based or cascade user model — the protocol of Joachims, Swaminathan & Schnabel (WSDM 2017).
+//! position-based, cascade, DCM, UBM or DBN user; `ltr clicks propensity`; `ltr clicks fit` and `evaluate`: a click
+//! model fitted to a log, and its held-out log-likelihood and perplexity.
 
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
-use ltr_clicks::{ClickModel, ClickSimulation, Examination, Intervention};
+use ltr_clicks::{ClickModel, ClickSimulation, Intervention};
 
 /// `ltr clicks …`.
 #[derive(Debug, Subcommand)]
@@ -14,6 +15,50 @@ pub enum ClicksCommand {
     Simulate(SimulateArgs),
     /// Estimate relative examination propensities p_k / p_1: from swap interventions, or by (regression) EM.
     Propensity(PropensityArgs),
+    /// Fit a click model (pbm, cascade, dcm, ubm, dbn) to a log as PyClick does; write its parameters (JSON).
+    Fit(FitArgs),
+    /// Held-out log-likelihood and perplexity per rank of a fitted click model on a log.
+    Evaluate(EvaluateArgs),
+}
+
+/// Arguments of `ltr clicks fit`.
+#[derive(Debug, Args)]
+pub struct FitArgs {
+    /// The click log (TSV) to fit.
+    #[arg(long)]
+    pub clicks: PathBuf,
+    /// The click model.
+    #[arg(long, value_parser = ["pbm", "cascade", "dcm", "ubm", "dbn"])]
+    pub click_model: String,
+    /// EM iterations (pbm, ubm, dbn; dcm with --dcm-em).
+    #[arg(long, default_value_t = 50)]
+    pub iterations: usize,
+    /// Fit the DCM by EM on its exact likelihood instead of PyClick's counting.
+    #[arg(long)]
+    pub dcm_em: bool,
+    /// Held-out log to evaluate the fit on.
+    #[arg(long)]
+    pub test: Option<PathBuf>,
+    /// Output options (the evaluation's).
+    #[command(flatten)]
+    pub output: super::OutputOpts,
+    /// The fitted parameters (JSON, written atomically).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// Arguments of `ltr clicks evaluate`.
+#[derive(Debug, Args)]
+pub struct EvaluateArgs {
+    /// A fitted click model (`ltr clicks fit --out`).
+    #[arg(long)]
+    pub params: PathBuf,
+    /// The held-out click log (TSV).
+    #[arg(long)]
+    pub clicks: PathBuf,
+    /// Output options.
+    #[command(flatten)]
+    pub output: super::OutputOpts,
 }
 
 /// Arguments of `ltr clicks propensity`.
@@ -58,10 +103,17 @@ pub struct SimulateArgs {
     /// Sessions (queries drawn uniformly with replacement).
     #[arg(long, default_value_t = 10_000)]
     pub sessions: u64,
-    /// User model: pbm (position-based, examination (1/rank)^eta), pbm-ultra (ULTRA's measured curve ^eta) or
-    /// cascade (read from the top, stop after a click).
-    #[arg(long, default_value = "pbm", value_parser = ["pbm", "pbm-ultra", "cascade"])]
+    /// User model: pbm (position-based, examination (1/rank)^eta), pbm-ultra (ULTRA's measured curve ^eta),
+    /// cascade (read from the top, stop after a click), dcm, ubm or dbn (see `ltr_clicks::ClickModel`).
+    #[arg(long, default_value = "pbm", value_parser = ["pbm", "pbm-ultra", "cascade", "dcm", "ubm", "dbn"])]
     pub click_model: String,
+    /// ULTRA's protocol in one flag: pbm-ultra, top 10, eps- 0.1, eps+ 1 (overriding those flags); the production
+    /// --model is ULTRA's when trained on 1% of the training queries.
+    #[arg(long, value_parser = ["ultra"])]
+    pub preset: Option<String>,
+    /// DBN persistence γ: the probability that an unsatisfied user reads on.
+    #[arg(long, default_value_t = 0.9)]
+    pub persistence: f64,
     /// Severity of position bias η.
     #[arg(long, default_value_t = 1.0)]
     pub eta: f64,
@@ -91,7 +143,46 @@ pub fn run(cmd: ClicksCommand) -> Result<()> {
     match cmd {
         ClicksCommand::Simulate(a) => simulate(a),
         ClicksCommand::Propensity(a) => propensity(a),
+        ClicksCommand::Fit(a) => fit(a),
+        ClicksCommand::Evaluate(a) => {
+            let model = ltr_clicks::FittedClickModel::read_json(&a.params)?;
+            evaluate(&model, &a.clicks, a.output.json)
+        }
     }
+}
+
+fn fit(a: FitArgs) -> Result<()> {
+    let log = ltr_clicks::SessionLog::from_records(&ltr_clicks::read_click_log(&a.clicks)?);
+    let settings = ltr_clicks::ClickModelFit {
+        iterations: a.iterations,
+        dcm_by_em: a.dcm_em,
+        ..ltr_clicks::ClickModelFit::new(ltr_clicks::ClickModelKind::parse(&a.click_model)?)
+    };
+    let model = ltr_clicks::fit_click_model(&log, &settings)
+        .with_context(|| a.clicks.display().to_string())?;
+    model.write_json(&a.out)?;
+    tracing::info!(
+        "{} sessions, {} documents → {}",
+        log.n_sessions(),
+        log.n_pairs(),
+        a.out.display()
+    );
+    match &a.test {
+        Some(test) => evaluate(&model, test, a.output.json),
+        None => Ok(()),
+    }
+}
+
+fn evaluate(model: &ltr_clicks::FittedClickModel, log: &std::path::Path, json: bool) -> Result<()> {
+    let sessions = ltr_clicks::SessionLog::from_records(&ltr_clicks::read_click_log(log)?);
+    let eval = model
+        .evaluate(&sessions)
+        .with_context(|| log.display().to_string())?;
+    match json {
+        true => println!("{}", serde_json::to_string_pretty(&eval.to_json())?),
+        false => print!("{eval}"),
+    }
+    Ok(())
 }
 
 fn propensity(a: PropensityArgs) -> Result<()> {
@@ -134,23 +225,12 @@ fn propensity(a: PropensityArgs) -> Result<()> {
     if let Some(out) = &a.out {
         ltr_clicks::write_propensity_table(out, &est)?;
     }
-    if a.output.json {
-        let rows: Vec<serde_json::Value> = est
-            .iter()
-            .map(|e| {
-                serde_json::json!({"rank": e.rank, "propensity": e.value, "low": e.low, "high": e.high,
-                    "sessions": e.sessions})
-            })
-            .collect();
-        println!("{}", serde_json::to_string_pretty(&rows)?);
-    } else {
-        println!("rank\tp_k/p_1\tlow\thigh\tsessions");
-        for e in &est {
-            println!(
-                "{}\t{:.4}\t{:.4}\t{:.4}\t{}",
-                e.rank, e.value, e.low, e.high, e.sessions
-            );
-        }
+    match a.output.json {
+        true => println!(
+            "{}",
+            serde_json::to_string_pretty(&ltr_clicks::propensity_json(&est))?
+        ),
+        false => print!("{}", ltr_clicks::propensity_text(&est)),
     }
     Ok(())
 }
@@ -165,16 +245,14 @@ fn simulate(a: SimulateArgs) -> Result<()> {
         super::load_dataset(&a.data, &Default::default())
     })?;
     let scores = ltr_export::score_loaded(&mut model, &ds, &a.data.display().to_string())?;
+    let ultra = a.preset.is_some();
     let sim = ClickSimulation {
-        model: match a.click_model.as_str() {
-            "pbm" => ClickModel::PositionBased(Examination::Inverse),
-            "pbm-ultra" => ClickModel::PositionBased(Examination::Ultra),
-            _ => ClickModel::Cascade,
-        },
+        model: ClickModel::parse(if ultra { "pbm-ultra" } else { &a.click_model })?,
         eta: a.eta,
-        top: a.top,
-        eps_minus: a.eps_minus,
-        eps_plus: a.eps_plus,
+        top: if ultra { 10 } else { a.top },
+        eps_minus: if ultra { 0.1 } else { a.eps_minus },
+        eps_plus: if ultra { 1.0 } else { a.eps_plus },
+        persistence: a.persistence,
         sessions: a.sessions,
         seed: a.seed,
         intervention: if a.intervention == "swap-top" {
@@ -183,14 +261,10 @@ fn simulate(a: SimulateArgs) -> Result<()> {
             Intervention::None
         },
     };
-    let log = bar.stage("simulating", || sim.simulate(&ds, &scores))?;
-    ltr_clicks::write_click_log(&a.out, &log)
-        .with_context(|| format!("writing {}", a.out.display()))?;
-    let clicks = log.iter().filter(|r| r.clicked).count();
+    let (shown, clicks) = bar.stage("simulating", || sim.write_log(&a.out, &ds, &scores))?;
     tracing::info!(
-        "{} sessions, {} displayed documents, {clicks} clicks → {}",
+        "{} sessions, {shown} displayed documents, {clicks} clicks → {}",
         a.sessions,
-        log.len(),
         a.out.display()
     );
     Ok(())

@@ -8,6 +8,7 @@ pub mod export;
 pub mod fuse;
 pub mod generate;
 pub mod inspect;
+pub mod interleave;
 pub mod predict;
 pub mod shard;
 pub mod train;

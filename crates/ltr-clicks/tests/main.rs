@@ -1,0 +1,8 @@
+//! ltr-clicks' integration tests: click models against PyClick and by hand.
+//!
+//! One module per file of tests/, all in one test binary. One module alone:
+//! `cargo test -p ltr-clicks --test integration <module>::`.
+
+mod click_models;
+mod interleaving;
+mod pyclick;
