@@ -31,10 +31,12 @@
 #![deny(missing_docs)]
 
 mod click_em;
+mod click_sessions;
 mod click_training;
 mod clicks;
 
 pub use click_em::{estimate_propensities_em, EmEstimate, EmSettings, RelevanceModel};
+pub use click_sessions::{click_session_set, read_position_file, SessionSetStats};
 pub use click_training::{
     click_training_set, ClickTrainingBuilder, ClickTrainingStats, PropensitySource,
 };
