@@ -38,6 +38,7 @@ mod click_em;
 mod click_model_fit;
 mod click_model_io;
 mod click_models;
+mod click_sessions;
 mod click_training;
 mod clicks;
 mod interleaving;
@@ -48,6 +49,7 @@ pub use click_model_io::{propensity_json, propensity_text};
 pub use click_models::{
     ClickModelEvaluation, ClickModelKind, ClickModelParams, FittedClickModel, SessionLog, PROB_MIN,
 };
+pub use click_sessions::{click_session_set, read_position_file, SessionSetStats};
 pub use click_training::{
     click_training_set, ClickTrainingBuilder, ClickTrainingStats, PropensitySource,
 };

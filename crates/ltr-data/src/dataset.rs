@@ -294,6 +294,7 @@ pub struct Dataset {
     comments: Option<TextColumn>,
     query_weights: Option<Vec<f64>>,
     propensities: Option<Vec<f64>>,
+    positions: Option<Vec<u32>>,
 }
 
 /// How a click-aware learner weighs the queries of a click training set (`ltr_clicks::click_training_set`).
@@ -371,6 +372,7 @@ impl Dataset {
             comments: None,
             query_weights: None,
             propensities: None,
+            positions: None,
         })
     }
 
@@ -388,6 +390,36 @@ impl Dataset {
     pub fn with_propensities(mut self, propensities: Vec<f64>) -> Result<Self> {
         self.propensities = Some(self.checked_per_query("propensity", propensities, f64::MAX)?);
         Ok(self)
+    }
+
+    /// Attach each row's display position (0 = the top of the page) in the logged session its query stands for: a
+    /// click set for learners that debias by position (`lambdamart`'s `debias`), whose labels are clicks. Positions
+    /// within a query must be distinct.
+    pub fn with_positions(mut self, positions: Vec<u32>) -> Result<Self> {
+        if positions.len() != self.n_docs() {
+            return Err(DataError::Shape(format!(
+                "{} positions for {} rows",
+                positions.len(),
+                self.n_docs()
+            )));
+        }
+        for q in 0..self.n_queries() {
+            let mut seen: Vec<u32> = positions[self.query_range(q)].to_vec();
+            seen.sort_unstable();
+            if let Some(w) = seen.windows(2).find(|w| w[0] == w[1]) {
+                return Err(DataError::Invalid(format!(
+                    "query {} shows two documents at position {}",
+                    self.qids[q], w[0]
+                )));
+            }
+        }
+        self.positions = Some(positions);
+        Ok(self)
+    }
+
+    /// Each row's display position, when attached ([`Self::with_positions`]).
+    pub fn positions(&self) -> Option<&[u32]> {
+        self.positions.as_deref()
     }
 
     fn checked_per_query(&self, what: &str, v: Vec<f64>, max: f64) -> Result<Vec<f64>> {
@@ -661,7 +693,8 @@ impl Dataset {
         let clicks = [&self.query_weights, &self.propensities]
             .iter()
             .map(|v| v.as_ref().map_or(0, |v| v.len() * 8))
-            .sum::<usize>();
+            .sum::<usize>()
+            + self.positions.as_ref().map_or(0, |p| p.len() * 4);
         (features
             + self.labels.len() * 4
             + self.query_offsets.len() * 8
@@ -714,6 +747,10 @@ impl Dataset {
                 .propensities
                 .as_ref()
                 .map(|p| queries.iter().map(|&q| p[q]).collect()),
+            positions: self
+                .positions
+                .as_ref()
+                .map(|p| rows.iter().map(|&r| p[r]).collect()),
         }
     }
     /// Queries `at..` moved into a new dataset; this one keeps queries `..at`. Only the moved rows are copied, and
@@ -762,6 +799,11 @@ impl Dataset {
             comments: self.comments.as_mut().map(|c| c.split_off(row)),
             query_weights: self.query_weights.as_mut().map(|w| w.split_off(at)),
             propensities: self.propensities.as_mut().map(|p| p.split_off(at)),
+            positions: self.positions.as_mut().map(|p| {
+                let tail = p.split_off(row);
+                p.shrink_to_fit();
+                tail
+            }),
         };
         self.qids.shrink_to_fit();
         tail
@@ -808,6 +850,9 @@ impl Dataset {
             v.shrink_to_fit();
         }
         keep(&mut self.labels, first..end);
+        if let Some(p) = &mut self.positions {
+            keep(p, first..end);
+        }
         keep(&mut self.qids, queries.clone());
         self.query_offsets = self.query_offsets[queries.start..=queries.end]
             .iter()
@@ -1067,7 +1112,7 @@ mod tests {
         assert_eq!(row.dot(&w[..8]), 83.0);
     }
 
-    /// Five queries of 1–4 documents with doc ids, comments, query weights and propensities.
+    /// Five queries of 1–4 documents with doc ids, comments, query weights, propensities and positions.
     fn five_queries(dense: bool) -> Dataset {
         let sizes = [3usize, 1, 4, 2, 3];
         let n: usize = sizes.iter().sum();
@@ -1105,6 +1150,19 @@ mod tests {
             .unwrap()
             .with_propensities(vec![0.5, 0.4, 0.3, 0.2, 0.1])
             .unwrap()
+            .with_positions(sizes.iter().flat_map(|&s| (0..s as u32).rev()).collect())
+            .unwrap()
+    }
+
+    #[test]
+    fn positions_are_one_per_row_and_distinct_within_a_query() {
+        let ds = five_queries(true);
+        assert_eq!(ds.positions().unwrap()[..4], [2, 1, 0, 0]);
+        let err = |p: Vec<u32>| ds.clone().with_positions(p).unwrap_err().to_string();
+        assert!(err(vec![0; 3]).contains("3 positions for 13 rows"));
+        let mut twice: Vec<u32> = ds.positions().unwrap().to_vec();
+        twice[1] = 2;
+        assert!(err(twice).contains("query q0 shows two documents at position 2"));
     }
 
     #[test]

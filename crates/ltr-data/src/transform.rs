@@ -195,6 +195,9 @@ pub(crate) fn select_features_padded(ds: &Dataset, features: &[usize]) -> Result
     if let Some(p) = ds.propensities() {
         out = out.with_propensities(p.to_vec())?;
     }
+    if let Some(p) = ds.positions() {
+        out = out.with_positions(p.to_vec())?;
+    }
     Ok(out)
 }
 

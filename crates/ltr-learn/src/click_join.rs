@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use ltr_data::{DataError, Dataset};
 
 use crate::job_error::JobError;
+use crate::{ClickUse, TrainData};
 
 /// A click log to train on instead of the training data's labels.
 #[derive(Debug, Clone)]
@@ -23,7 +24,11 @@ pub(crate) fn click_training(
     clicks: &ClickSource,
     features: &Dataset,
     train_label: &str,
+    reads: ClickUse,
 ) -> Result<Dataset, JobError> {
+    if reads == ClickUse::Sessions {
+        return session_training(&clicks.log, features, train_label);
+    }
     let log_path = &clicks.log;
     let failed = |context: String, e: DataError| JobError::failed(context, e);
     let joining = || format!("joining {} to {train_label}", log_path.display());
@@ -34,18 +39,8 @@ pub(crate) fn click_training(
         ),
         None => ltr_clicks::PropensitySource::Logged,
     };
-    let (ds, stats) = ltr_clicks::click_training_set(&log, features, &source).map_err(|e| {
-        let line = match &e {
-            DataError::ClickSession { session, .. } => {
-                first_line_of_session(log_path, &session.to_string())
-            }
-            _ => None,
-        };
-        match line {
-            Some(n) => failed(format!("{}:{n}", log_path.display()), e),
-            None => failed(log_path.display().to_string(), e),
-        }
-    })?;
+    let (ds, stats) = ltr_clicks::click_training_set(&log, features, &source)
+        .map_err(|e| at_session_line(log_path, e))?;
     tracing::info!(
         "{}: {} sessions ({} without clicks), {} clicks -> {} training queries",
         log_path.display(),
@@ -55,6 +50,67 @@ pub(crate) fn click_training(
         stats.queries
     );
     Ok(ds)
+}
+
+/// The click session set of the log at `log_path` on `features` (`ltr_clicks::click_session_set`): for learners that
+/// debias by position themselves.
+fn session_training(
+    log_path: &std::path::Path,
+    features: &Dataset,
+    train_label: &str,
+) -> Result<Dataset, JobError> {
+    let joining = || format!("joining {} to {train_label}", log_path.display());
+    let log = ltr_clicks::read_click_log(log_path).map_err(|e| JobError::failed(joining(), e))?;
+    let (ds, stats) =
+        ltr_clicks::click_session_set(&log, features).map_err(|e| at_session_line(log_path, e))?;
+    tracing::info!(
+        "{}: {} sessions ({} without clicks), {} clicks -> {} distinct sessions with positions",
+        log_path.display(),
+        stats.sessions,
+        stats.sessions_without_clicks,
+        stats.clicks,
+        stats.queries
+    );
+    Ok(ds)
+}
+
+/// A join error, located at the first line of the session it names.
+fn at_session_line(log_path: &std::path::Path, e: DataError) -> JobError {
+    let line = match &e {
+        DataError::ClickSession { session, .. } => {
+            first_line_of_session(log_path, &session.to_string())
+        }
+        _ => None,
+    };
+    match line {
+        Some(n) => JobError::failed(format!("{}:{n}", log_path.display()), e),
+        None => JobError::failed(log_path.display().to_string(), e),
+    }
+}
+
+/// The training file's rows with the positions of LightGBM's `.position` sidecar (`FILE.position` beside
+/// `FILE`), when there is one: its labels are then clicks, for a learner that debiases by position.
+pub(crate) fn with_position_file(
+    source: &TrainData<'_>,
+    data: Dataset,
+) -> Result<Dataset, JobError> {
+    let TrainData::File(path) = source else {
+        return Ok(data);
+    };
+    let mut sidecar = path.clone().into_os_string();
+    sidecar.push(".position");
+    let sidecar = std::path::PathBuf::from(sidecar);
+    if !sidecar.is_file() {
+        return Ok(data);
+    }
+    let failed = |e: DataError| JobError::failed(format!("reading {}", sidecar.display()), e);
+    let positions = ltr_clicks::read_position_file(&sidecar, &data).map_err(failed)?;
+    tracing::info!(
+        "{}: the positions of {} rows (their labels are clicks)",
+        sidecar.display(),
+        positions.len()
+    );
+    data.with_positions(positions).map_err(failed)
 }
 
 /// The first line of `session` in the log: the log keeps no line numbers, and this is read only on an error.

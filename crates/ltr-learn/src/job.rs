@@ -324,6 +324,24 @@ impl<'a> TrainJobBuilder<'a> {
                 ),
             )
         })?;
+        if let (Some(_), crate::ClickUse::Refused(why)) = (&self.clicks, algorithm.clicks) {
+            return Err(JobError::invalid(
+                I::Clicks,
+                crate::algorithms::click_refusal(algorithm.name, why),
+            ));
+        }
+        if let (Some(c), crate::ClickUse::Sessions) = (&self.clicks, algorithm.clicks) {
+            if c.propensities.is_some() {
+                return Err(JobError::invalid(
+                    I::Clicks,
+                    format!(
+                        "`{}` learns the position bias from the sessions (its `debias` parameter) and reads no \
+                         propensity table",
+                        algorithm.name
+                    ),
+                ));
+            }
+        }
         let metric = self.metric.map_err(|e| JobError::invalid(I::Metric, e))?;
         let convention = self
             .convention
@@ -459,9 +477,16 @@ impl TrainJob<'_> {
                     Some(c) => ltr_core::stage(
                         self.progress,
                         &format!("joining {}", c.log.display()),
-                        || crate::click_join::click_training(c, &features, &train_label),
+                        || {
+                            crate::click_join::click_training(
+                                c,
+                                &features,
+                                &train_label,
+                                self.algorithm.clicks,
+                            )
+                        },
                     )?,
-                    None => features.into_owned(),
+                    None => crate::click_join::with_position_file(source, features.into_owned())?,
                 })
             }
         };

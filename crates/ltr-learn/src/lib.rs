@@ -33,8 +33,8 @@ mod shards;
 mod spec;
 
 pub use algorithms::{
-    distributed_names, find, find_or_err, missing_value_names, online_params, refine_sigmoid,
-    Algorithm, ALGORITHMS, SIGMOID_LAMBDA_GRID,
+    click_names, distributed_names, find, find_or_err, missing_value_names, online_params,
+    refine_sigmoid, Algorithm, ClickUse, ALGORITHMS, SIGMOID_LAMBDA_GRID,
 };
 pub use ltr_core::{
     best_by_validation, Best, BestSoFar, Fit, FitContext, FitReport, FitWith, Fitted, Measure,

@@ -48,10 +48,26 @@ fn as_clicks(train: &Dataset) -> Dataset {
         .0
 }
 
+/// `train` as click sessions with positions (the same simulation as [`as_clicks`]).
+fn as_sessions(train: &Dataset) -> Dataset {
+    let production: Vec<f64> = (0..train.n_docs())
+        .map(|i| train.row(i).get(0) as f64)
+        .collect();
+    let log = ltr_clicks::ClickSimulation {
+        sessions: 300,
+        ..Default::default()
+    }
+    .simulate(train, &production)
+    .unwrap();
+    ltr_clicks::click_session_set(&log, train).unwrap().0
+}
+
 fn read_names(algo: &str, extra: &[(&str, &str)]) -> Vec<String> {
     let (train, vali) = data();
     let train = if algo == "propensity-ranksvm" {
         as_clicks(&train)
+    } else if extra.iter().any(|(k, _)| *k == "debias") {
+        as_sessions(&train)
     } else {
         train
     };

@@ -13,10 +13,13 @@ use std::borrow::Cow;
 
 use crate::bins::Binned;
 use crate::grow::{grow, BinTree, Scale};
-use crate::objective::{lambda_gradients, squared_error_gradients};
+use crate::objective::{
+    lambda_gradients, lambda_gradients_unbiased, squared_error_gradients, PairBias,
+};
 use crate::ranks::Layout;
 use crate::{
-    GbdtParams, GbdtValidParams, Objective, RandomForestParams, RandomForestValidParams, TreeParams,
+    Debias, GbdtParams, GbdtValidParams, Objective, RandomForestParams, RandomForestValidParams,
+    TreeParams,
 };
 
 /// Documents per parallel task when trees are applied to every document.
@@ -34,6 +37,196 @@ pub struct GbdtRun {
     pub trees_grown: usize,
     /// The validation measure after each round (empty without validation data).
     pub curve: Vec<f64>,
+    /// What position debiasing learned, by position ([`Debias`]); `None` without it.
+    pub position_bias: Option<PositionBias>,
+}
+
+/// The position biases a debiased LambdaMART learned alongside its trees, by position (0 = the top).
+#[derive(Debug, Clone, PartialEq)]
+pub enum PositionBias {
+    /// [`Debias::PositionFactors`]: the additive factor of each position (its multiplicative factor is e^b).
+    Factors(Vec<f64>),
+    /// [`Debias::Pairwise`]: t⁺ and t⁻ of each position, relative to position 0.
+    Pairwise {
+        /// The bias of a click at each position.
+        t_plus: Vec<f64>,
+        /// The bias of a non-click at each position.
+        t_minus: Vec<f64>,
+    },
+}
+
+/// The position biases of a debiased run while it trains.
+enum DebiasState {
+    None,
+    Factors {
+        factors: Vec<f64>,
+        rate: f64,
+        regularization: f64,
+    },
+    Pairwise {
+        t_plus: Vec<f64>,
+        t_minus: Vec<f64>,
+        exponent: f64,
+        /// Per query: its L⁺ then L⁻ by position, summed in query order after each round.
+        losses: Vec<f64>,
+    },
+}
+
+impl DebiasState {
+    /// The state of `p.debias` on `train`, whose rows must carry positions (one process only).
+    fn new(p: &GbdtParams, train: &Dataset, comm: &dyn Allreduce) -> Result<Self> {
+        if p.debias == Debias::None {
+            return Ok(DebiasState::None);
+        }
+        let Some(positions) = train.positions() else {
+            return Err(LtrError::param(
+                "debias",
+                "position debiasing needs each document's display position: train on clicks (ltr train \
+                 --clicks LOG, or a LightGBM `.position` file beside the training file)",
+            ));
+        };
+        if comm.size() > 1 {
+            return Err(LtrError::param(
+                "debias",
+                "position debiasing trains in one process",
+            ));
+        }
+        let n = positions.iter().max().map_or(0, |&m| m as usize + 1);
+        Ok(match p.debias {
+            Debias::None => DebiasState::None,
+            Debias::PositionFactors {
+                rate,
+                regularization,
+            } => DebiasState::Factors {
+                factors: vec![0.0; n],
+                rate,
+                regularization,
+            },
+            Debias::Pairwise { bias_norm } => DebiasState::Pairwise {
+                t_plus: vec![1.0; n],
+                t_minus: vec![1.0; n],
+                exponent: 1.0 / (1.0 + bias_norm),
+                losses: Vec::new(),
+            },
+        })
+    }
+
+    /// The scores the gradients see: each document's score plus its position's factor (a zero factor leaves the
+    /// score as it is, bit for bit).
+    fn scores<'s>(&self, train: &Dataset, scores: &'s [f64]) -> Cow<'s, [f64]> {
+        match self {
+            DebiasState::Factors { factors, .. } if factors.iter().any(|&b| b != 0.0) => {
+                let positions = train.positions().expect("checked");
+                Cow::Owned(
+                    scores
+                        .iter()
+                        .zip(positions)
+                        .map(|(&s, &k)| match factors[k as usize] {
+                            0.0 => s,
+                            b => s + b,
+                        })
+                        .collect(),
+                )
+            }
+            _ => Cow::Borrowed(scores),
+        }
+    }
+
+    /// For unbiased LambdaMART: the current t⁺ and t⁻, and one zeroed buffer of L⁺ then L⁻ per query; nothing
+    /// otherwise.
+    #[allow(clippy::type_complexity)]
+    fn pair_biases(
+        &mut self,
+        queries: usize,
+    ) -> (Option<(&[f64], &[f64])>, Vec<Option<&mut [f64]>>) {
+        match self {
+            DebiasState::Pairwise {
+                t_plus,
+                t_minus,
+                losses,
+                ..
+            } if !t_plus.is_empty() => {
+                let width = 2 * t_plus.len();
+                losses.clear();
+                losses.resize(queries * width, 0.0);
+                (
+                    Some((t_plus, t_minus)),
+                    losses.chunks_mut(width).map(Some).collect(),
+                )
+            }
+            _ => (None, (0..queries).map(|_| None).collect()),
+        }
+    }
+
+    /// After a round's gradients `g`, `h`: a Newton step for each position's factor, or the next t⁺ and t⁻ from
+    /// the round's pair losses. Sums run in document and query order: the same at any thread count.
+    fn update(&mut self, train: &Dataset, ctx: &FitContext<'_>, g: &[f64], h: &[f64]) {
+        match self {
+            DebiasState::None => {}
+            DebiasState::Factors {
+                factors,
+                rate,
+                regularization,
+            } => {
+                let n = factors.len();
+                let (mut gs, mut hs, mut weight) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+                let positions = train.positions().expect("checked");
+                for q in 0..train.n_queries() {
+                    let w = ctx.query_weight(q);
+                    for i in train.query_range(q) {
+                        let k = positions[i] as usize;
+                        gs[k] += g[i];
+                        hs[k] += h[i];
+                        weight[k] += w;
+                    }
+                }
+                for k in 0..n {
+                    let reg = *regularization * weight[k];
+                    let step = (gs[k] + reg * factors[k]) / ((hs[k] + reg).abs() + 0.001);
+                    factors[k] -= *rate * step;
+                }
+            }
+            DebiasState::Pairwise {
+                t_plus,
+                t_minus,
+                exponent,
+                losses,
+            } => {
+                let n = t_plus.len();
+                if n == 0 {
+                    return;
+                }
+                let (mut plus, mut minus) = (vec![0.0; n], vec![0.0; n]);
+                for chunk in losses.chunks(2 * n) {
+                    for k in 0..n {
+                        plus[k] += chunk[k];
+                        minus[k] += chunk[n + k];
+                    }
+                }
+                for (t, l) in [(t_plus, &plus), (t_minus, &minus)] {
+                    if l[0] > 0.0 {
+                        for k in 0..n {
+                            // A position no pair touched this round keeps its bias.
+                            if l[k] > 0.0 {
+                                t[k] = (l[k] / l[0]).powf(*exponent);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// What it learned, for the report.
+    fn learned(self) -> Option<PositionBias> {
+        match self {
+            DebiasState::None => None,
+            DebiasState::Factors { factors, .. } => Some(PositionBias::Factors(factors)),
+            DebiasState::Pairwise {
+                t_plus, t_minus, ..
+            } => Some(PositionBias::Pairwise { t_plus, t_minus }),
+        }
+    }
 }
 
 /// What [`train_random_forest`] found.
@@ -304,40 +497,59 @@ fn gbdt(
     if let (Some(_), Some(v), Some(vs)) = (init, validation, val_scores.as_ref()) {
         best = Some((0, ctx.measure(v, vs)?, scores.clone()));
     }
+    let mut debias = DebiasState::new(p, train, comm)?;
     let settings = p.tree.grow_settings(p.learning_rate);
     let progress = ctx.progress();
     progress.begin("trees", Some(p.trees as u64));
     let mut grown = 0;
     for t in 0..p.trees {
         {
+            // Position factors shift the scores the gradients see (training only).
+            let seen = debias.scores(train, &scores);
+            let scores: &[f64] = &seen;
             let gq = per_query(train, &mut g);
             let hq = per_query(train, &mut h);
+            let (biases, losses) = debias.pair_biases(train.n_queries());
             gq.into_par_iter()
                 .zip(hq)
+                .zip(losses)
                 .enumerate()
-                .for_each(|(q, (gs, hs))| {
+                .for_each(|(q, ((gs, hs), loss))| {
                     let r = train.query_range(q);
                     match p.objective {
-                        Objective::LambdaRank(l) => lambda_gradients(
-                            &labels[r.clone()],
-                            &scores[r],
-                            &l,
+                        Objective::LambdaRank(l) => {
                             // Sampled pairs draw by the query's global number: the same at any number of ranks.
-                            crate::LambdaQuery::new(
+                            let query = crate::LambdaQuery::new(
                                 ctx.seed(),
                                 t,
                                 layout.query_offset + q,
                                 ctx.query_weight(q),
-                            ),
-                            gs,
-                            hs,
-                        ),
+                            );
+                            let (labels, scores) = (&labels[r.clone()], &scores[r.clone()]);
+                            match (biases, loss) {
+                                (Some((t_plus, t_minus)), Some(loss)) => {
+                                    let (loss_plus, loss_minus) = loss.split_at_mut(t_plus.len());
+                                    let mut bias = PairBias {
+                                        positions: &train.positions().expect("checked")[r],
+                                        t_plus,
+                                        t_minus,
+                                        loss_plus,
+                                        loss_minus,
+                                    };
+                                    lambda_gradients_unbiased(
+                                        labels, scores, &l, query, &mut bias, gs, hs,
+                                    )
+                                }
+                                _ => lambda_gradients(labels, scores, &l, query, gs, hs),
+                            }
+                        }
                         Objective::SquaredError => {
                             squared_error_gradients(&labels[r.clone()], &scores[r], gs, hs)
                         }
                     }
                 });
         }
+        debias.update(train, ctx, &g, &h);
         let scale = quantise(&g, &h, &layout, comm, &mut gh)?;
         let mut rng = rng_for(ctx.seed(), t);
         let (feats, docs, _) = sample(&mut rng, &data, train, &layout, &p.tree);
@@ -387,6 +599,7 @@ fn gbdt(
         train_scores,
         trees_grown: grown,
         curve,
+        position_bias: debias.learned(),
     })
 }
 
@@ -428,12 +641,20 @@ pub fn fit_gbdt_ranks(
         report.validation = run.curve.get(kept.wrapping_sub(1)).copied();
     }
     let leaves: usize = run.forest.trees.iter().map(|t| t.n_leaves()).sum();
-    let diagnostics = json!({
+    let mut diagnostics = json!({
         "best_iteration": kept,
         "trees_grown": run.trees_grown,
         "leaves": leaves,
         "validation_curve": run.curve,
     });
+    if let Some(bias) = &run.position_bias {
+        diagnostics["position_bias"] = match bias {
+            PositionBias::Factors(f) => json!({ "factors": f }),
+            PositionBias::Pairwise { t_plus, t_minus } => {
+                json!({ "t_plus": t_plus, "t_minus": t_minus })
+            }
+        };
+    }
     let model = match init {
         Some(init) => Model::Boosted(Boosted {
             init,

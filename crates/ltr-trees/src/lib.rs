@@ -41,14 +41,16 @@ pub use bins::{bin_bounds, BIN_SAMPLE_DOCS, MAX_BIN, MIN_DATA_IN_BIN};
 pub use boost::{
     fit_gbdt_from, fit_gbdt_ranks, fit_random_forest_ranks, train_gbdt, train_gbdt_from,
     train_gbdt_ranks, train_random_forest, train_random_forest_ranks, ForestRun, GbdtRun,
+    PositionBias,
 };
 pub use grow::{
     best_split, histogram, leaf_value, split_gain, subtract, Cell, FeatureSplit, GrowSettings,
     Scale, Sums,
 };
 pub use objective::{
-    discount, gain, lambda_gradients, squared_error_gradients, GainTable, LabelGain, LambdaMetric,
-    LambdaQuery, LambdaSettings, PairMethod, MAX_ERR_GRADE, MAX_GAIN_LABELS,
+    discount, gain, lambda_gradients, lambda_gradients_unbiased, squared_error_gradients,
+    GainTable, LabelGain, LambdaMetric, LambdaQuery, LambdaSettings, PairBias, PairMethod,
+    MAX_ERR_GRADE, MAX_GAIN_LABELS,
 };
 
 use ltr_core::{LtrError, Result};
@@ -63,6 +65,61 @@ pub enum Objective {
     /// Pointwise squared error against the labels (`mart`); the ensemble starts at the mean label (or a start
     /// model's scores).
     SquaredError,
+}
+
+/// How LambdaMART corrects the position bias of clicks: the training data's labels are clicks and each row
+/// carries the position it was shown at ([`ltr_data::Dataset::positions`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Debias {
+    /// Clicks read as labels: the naive control (and judged data).
+    None,
+    /// A learned additive factor per position, added to every document's score while the gradients are computed
+    /// (training only; the model scores documents without it). After each round's gradients, each position's
+    /// factor takes one Newton step on the LambdaRank loss, as LightGBM's `lambdarank_position_bias` (≥ 4.1):
+    /// `b_k −= rate · (G_k + reg · n_k · b_k) / (|H_k + reg · n_k| + 0.001)`, over the rows shown at position `k`
+    /// (`G`, `H` their gradient and hessian sums, `n_k` their weight). Factors start at 0 (a multiplicative factor
+    /// of e⁰ = 1); rate 0 keeps them there, which is plain LambdaMART bit for bit.
+    PositionFactors {
+        /// The Newton step's scale (LightGBM uses the learning rate); ≥ 0.
+        rate: f64,
+        /// L2 penalty on the factors (LightGBM's `lambdarank_position_bias_regularization`); ≥ 0.
+        regularization: f64,
+    },
+    /// Unbiased LambdaMART (Hu et al., WWW 2019; XGBoost's `lambdarank_unbiased`): each pair (clicked `i` at
+    /// position `k`, unclicked `j` at position `l`) is divided by `t⁺_k · t⁻_l`, the position biases of a click and
+    /// of a non-click, learned jointly: after each round `t⁺_k = (L⁺_k / L⁺_0)^(1/(1+p))` with `L⁺_k` the sum over
+    /// the pairs whose clicked document sits at `k` of the pair's loss divided by `t⁻_l`, and `t⁻` alike. All
+    /// start at 1.
+    Pairwise {
+        /// `p` of the exponent `1/(1 + p)` (XGBoost's `lambdarank_bias_norm`); ≥ 0.
+        bias_norm: f64,
+    },
+}
+
+impl Debias {
+    fn validate(&self) -> Result<()> {
+        let ok = |name: &str, v: f64| {
+            if v >= 0.0 && v.is_finite() {
+                Ok(())
+            } else {
+                Err(LtrError::param(
+                    name,
+                    format!("must be finite and ≥ 0, got {v}"),
+                ))
+            }
+        };
+        match *self {
+            Debias::None => Ok(()),
+            Debias::PositionFactors {
+                rate,
+                regularization,
+            } => {
+                ok("position-bias-rate", rate)?;
+                ok("position-bias-regularization", regularization)
+            }
+            Debias::Pairwise { bias_norm } => ok("bias-norm", bias_norm),
+        }
+    }
 }
 
 /// The settings of each tree and of the data it sees.
@@ -190,6 +247,8 @@ pub struct GbdtParams {
     pub stop_after: usize,
     /// Tree and sampling settings.
     pub tree: TreeParams,
+    /// Position debiasing of clicks (LambdaRank only; [`Debias::None`] otherwise).
+    pub debias: Debias,
 }
 
 impl Default for GbdtParams {
@@ -208,6 +267,7 @@ impl GbdtParams {
             learning_rate: 0.1,
             stop_after: 100,
             tree: TreeParams::default(),
+            debias: Debias::None,
         }
     }
     /// MART (squared error) with the same defaults.
@@ -233,7 +293,13 @@ impl GbdtParams {
         }
         if let Objective::LambdaRank(l) = self.objective {
             l.validate()?;
+        } else if self.debias != Debias::None {
+            return Err(LtrError::param(
+                "debias",
+                "position debiasing needs the LambdaRank objective",
+            ));
         }
+        self.debias.validate()?;
         self.tree.validate()
     }
 }

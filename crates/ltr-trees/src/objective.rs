@@ -468,6 +468,52 @@ pub fn lambda_gradients(
     g: &mut [f64],
     h: &mut [f64],
 ) {
+    lambda_pairs(labels, scores, s, query, None, g, h);
+}
+
+/// Unbiased LambdaMART's view of one query (Hu et al., WWW 2019): each document's display position, the current
+/// position biases of a click (`t_plus`) and of a non-click (`t_minus`) by position, and the sums by position that
+/// the next biases are computed from.
+#[derive(Debug)]
+pub struct PairBias<'a> {
+    /// Each document's display position (an index into the bias vectors).
+    pub positions: &'a [u32],
+    /// t⁺ by position.
+    pub t_plus: &'a [f64],
+    /// t⁻ by position.
+    pub t_minus: &'a [f64],
+    /// By position of the higher-labelled (clicked) document: the sum of its pairs' losses over t⁻ of the other's
+    /// position (added to).
+    pub loss_plus: &'a mut [f64],
+    /// By position of the lower-labelled document: the sum of its pairs' losses over t⁺ of the other's position
+    /// (added to).
+    pub loss_minus: &'a mut [f64],
+}
+
+/// [`lambda_gradients`] of Unbiased LambdaMART: each pair's |Δ| (after the score gap) is divided by `t⁺` of the
+/// higher-labelled document's position times `t⁻` of the other's, and the pair's loss `Δ · log(1 + e^{−σ(s_i −
+/// s_j)})`, times the query's weight, is added to `bias.loss_plus` (over `t⁻`) and `bias.loss_minus` (over `t⁺`).
+pub fn lambda_gradients_unbiased(
+    labels: &[f32],
+    scores: &[f64],
+    s: &LambdaSettings,
+    query: LambdaQuery,
+    bias: &mut PairBias<'_>,
+    g: &mut [f64],
+    h: &mut [f64],
+) {
+    lambda_pairs(labels, scores, s, query, Some(bias), g, h);
+}
+
+fn lambda_pairs(
+    labels: &[f32],
+    scores: &[f64],
+    s: &LambdaSettings,
+    query: LambdaQuery,
+    mut bias: Option<&mut PairBias<'_>>,
+    g: &mut [f64],
+    h: &mut [f64],
+) {
     g.fill(0.0);
     h.fill(0.0);
     let n = labels.len();
@@ -488,6 +534,15 @@ pub fn lambda_gradients(
         }
         if gap {
             delta /= 0.01 + (scores[hi] - scores[lo]).abs();
+        }
+        if let Some(b) = bias.as_deref_mut() {
+            let (k, l) = (b.positions[hi] as usize, b.positions[lo] as usize);
+            // The pair's RankNet loss log(1 + e^z), z = −σ(s_i − s_j), computed without overflow.
+            let z = -s.sigma * (scores[hi] - scores[lo]);
+            let loss = delta * (z.max(0.0) + (-z.abs()).exp().ln_1p()) * query.weight;
+            b.loss_plus[k] += loss / b.t_minus[l];
+            b.loss_minus[l] += loss / b.t_plus[k];
+            delta /= b.t_plus[k] * b.t_minus[l];
         }
         let rho = 1.0 / (1.0 + (s.sigma * (scores[hi] - scores[lo])).exp());
         let lambda = s.sigma * rho * delta;

@@ -11,7 +11,7 @@ mod start;
 pub(crate) mod svm;
 pub(crate) mod trees;
 
-use ltr_core::{Allreduce, FitContext, Fitted, Params, Result, SingleProcess};
+use ltr_core::{Allreduce, FitContext, Fitted, LtrError, Params, Result, SingleProcess};
 use ltr_data::Dataset;
 use serde::Serialize;
 
@@ -25,6 +25,63 @@ type OnlineFn = fn(&SpecReader<'_>) -> Result<ltr_online::OnlineValidParams>;
 type DistributedFitFn =
     fn(&SpecReader<'_>, &Dataset, &FitContext<'_>, &dyn Allreduce) -> Result<Fitted>;
 type OwnedFitFn = fn(&SpecReader<'_>, Dataset, &FitContext<'_>, &dyn Allreduce) -> Result<Fitted>;
+
+/// What a learner makes of clicks. A learner that would read a click training set as judged data (its 0/1 click
+/// labels as relevance, its query weights and propensities ignored, every click at its logged position taken as
+/// unbiased) trains silently wrong, so every row says which click set it reads or why it takes none; `TrainJob`
+/// refuses `--clicks` for a refused row, and [`Algorithm::fit`] refuses click data given to one in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClickUse {
+    /// The click training set of one query per click (`ltr_clicks::click_training_set`): it multiplies each
+    /// query's loss by [`Dataset::click_weights`] (the click count over the propensity).
+    ClickQueries,
+    /// Sessions with positions (`ltr_clicks::click_session_set`, a LightGBM `.position` sidecar): each session a
+    /// query of its displayed documents labelled by click, weighted by its count, each row with its
+    /// [`Dataset::positions`], which the learner debiases by itself.
+    Sessions,
+    /// Refused, with the reason (shown by `ltr train --clicks` and `ltr algorithms --json`).
+    Refused(&'static str),
+}
+
+impl ClickUse {
+    /// Whether it learns from clicks.
+    pub fn accepts(&self) -> bool {
+        !matches!(self, ClickUse::Refused(_))
+    }
+}
+
+/// Why `ranksvm` takes no clicks.
+const RANKSVM_CLICKS: &str = "it trains on relevance labels and reads no click weights: use propensity-ranksvm, \
+                              the same objective over clicks weighted by inverse propensity (weighting=naive is its \
+                              naive control)";
+
+/// Why `mart` and `random-forest` take no clicks.
+const POINTWISE_CLICKS: &str = "it fits the labels pointwise: a click set's 0/1 clicks would be fitted as \
+                                relevance, biased by the rank each was shown at, and its click counts and \
+                                propensities ignored; use lambdamart";
+
+/// The message refusing clicks to `name` for `why`, naming the algorithms that take them.
+pub(crate) fn click_refusal(name: &str, why: &str) -> String {
+    format!(
+        "`{name}` does not learn from clicks: {why}. Algorithms that learn from clicks: {}",
+        click_names().join(", ")
+    )
+}
+
+/// The algorithms that learn from a click log ([`ClickUse`]).
+pub fn click_names() -> Vec<&'static str> {
+    ALGORITHMS
+        .iter()
+        .filter(|a| a.clicks.accepts())
+        .map(|a| a.name)
+        .collect()
+}
+
+/// Why a labelled learner takes no clicks: the click set's labels are clicks, read as judgments.
+const LABELS_ONLY: &str = "it trains on relevance labels and reads no click weights or positions: a click set's \
+                           clicked documents would count as judged relevant, every click once whatever its count and \
+                           its rank's position bias";
 
 /// One registered algorithm.
 #[derive(Serialize)]
@@ -43,6 +100,9 @@ pub struct Algorithm {
     /// Whether `ltr train --distributed` can train it (data parallel over ranks).
     #[serde(serialize_with = "has_distributed")]
     pub distributed: Option<DistributedFitFn>,
+    /// What it makes of a click log (`ltr train --clicks LOG`, or a click training set built in memory): the
+    /// click set it reads, or why it is refused ([`ClickUse`]).
+    pub clicks: ClickUse,
     /// Whether a NaN feature value is a missing value to it (the trees: a missing bin whose side each split learns,
     /// and where prediction sends a NaN). Every other algorithm refuses data holding a NaN ([`Algorithm::fit`]).
     /// Text files never hold one; data built in memory (`ltrkit`, the library) may.
@@ -98,6 +158,7 @@ impl Algorithm {
     /// Train one setting: read `params` by the specs (unknown or unused names are errors), then fit. Data holding
     /// a NaN is refused unless the algorithm takes missing values.
     pub fn fit(&self, params: &Params, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
+        self.check_clicks(train)?;
         self.check_missing_values(train, ctx)?;
         (self.fit)(&SpecReader::new(params, self.params), train, ctx)
     }
@@ -110,12 +171,36 @@ impl Algorithm {
         train: Dataset,
         ctx: &FitContext<'_>,
     ) -> Result<Fitted> {
+        self.check_clicks(&train)?;
         self.check_missing_values(&train, ctx)?;
         let reader = SpecReader::new(params, self.params);
         match self.owned {
             Some(fit) => fit(&reader, train, ctx, &SingleProcess),
             None => (self.fit)(&reader, &train, ctx),
         }
+    }
+    /// An error for click data given to an algorithm that does not learn from it ([`ClickUse::Refused`], with the
+    /// reason), or in the form it does not read: a set of one query per click carries query weights or
+    /// propensities, a session set positions.
+    fn check_clicks(&self, train: &Dataset) -> Result<()> {
+        let per_click = train.positions().is_none()
+            && (train.query_weights().is_some() || train.propensities().is_some());
+        let sessions = train.positions().is_some();
+        let problem = match self.clicks {
+            ClickUse::Refused(why) if per_click || sessions => click_refusal(self.name, why),
+            ClickUse::ClickQueries if sessions => format!(
+                "`{}` learns from one query per click (ltr train --clicks LOG builds it), not from sessions with \
+                 positions",
+                self.name
+            ),
+            ClickUse::Sessions if per_click => format!(
+                "`{}` learns from click sessions with positions (ltr train --clicks LOG builds them), not from the \
+                 set of one query per click",
+                self.name
+            ),
+            _ => return Ok(()),
+        };
+        Err(LtrError::param("algo", problem))
     }
     /// An error naming the first NaN of the training or validation data, for an algorithm that takes no missing
     /// values: to a linear model a NaN would be a NaN score, not a missing value.
@@ -148,7 +233,7 @@ impl Algorithm {
         comm: &dyn Allreduce,
     ) -> Result<Fitted> {
         let Some(fit) = self.distributed else {
-            return Err(ltr_core::LtrError::param(
+            return Err(LtrError::param(
                 "algo",
                 format!(
                     "`{}` has no distributed trainer; distributed training supports: {}",
@@ -157,6 +242,7 @@ impl Algorithm {
                 ),
             ));
         };
+        self.check_clicks(shard)?;
         self.check_missing_values(shard, ctx)?;
         fit(&SpecReader::new(params, self.params), shard, ctx, comm)
     }
@@ -172,6 +258,7 @@ impl Algorithm {
     ) -> Result<Fitted> {
         match self.owned {
             Some(fit) if self.distributed.is_some() => {
+                self.check_clicks(&shard)?;
                 self.check_missing_values(&shard, ctx)?;
                 fit(&SpecReader::new(params, self.params), shard, ctx, comm)
             }
@@ -221,6 +308,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-svm",
         params: &[RANKSVM_SPECS, SOLVER_SPECS],
         distributed: Some(svm::ranksvm_distributed),
+        clicks: ClickUse::Refused(RANKSVM_CLICKS),
         missing_values: false,
         fit: svm::ranksvm,
         owned: None,
@@ -235,6 +323,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-svm (cutting_plane.rs, dual_cd.rs, gd.rs); τ, μ in crates/ltr-pairs/src/weights.rs",
         params: &[RSVM_IR_SPECS, SOLVER_SPECS],
         distributed: Some(svm::rsvm_ir_distributed),
+        clicks: ClickUse::Refused(LABELS_ONLY),
         missing_values: false,
         fit: svm::rsvm_ir,
         owned: None,
@@ -250,6 +339,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-learn/src/algorithms/clicks.rs; click training sets in crates/ltr-clicks/src/click_training.rs",
         params: &[PROPENSITY_RANKSVM_SPECS, CLICK_SPECS, SOLVER_SPECS],
         distributed: None,
+        clicks: ClickUse::ClickQueries,
         missing_values: false,
         fit: clicks::propensity_ranksvm,
         owned: None,
@@ -264,6 +354,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-perceptron",
         params: &[PERCEPTRON_SPECS, LOOP_SPECS],
         distributed: Some(perceptron::perceptron_distributed),
+        clicks: ClickUse::Refused(LABELS_ONLY),
         missing_values: false,
         fit: perceptron::perceptron,
         owned: None,
@@ -281,6 +372,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-perceptron (outputs.rs)",
         params: &[COMMITTEE_SPECS, LOOP_SPECS],
         distributed: Some(perceptron::committee_distributed),
+        clicks: ClickUse::Refused(LABELS_ONLY),
         missing_values: false,
         fit: perceptron::committee,
         owned: None,
@@ -295,6 +387,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-ensemble/src/mhr.rs",
         params: &[MHR_SPECS],
         distributed: None,
+        clicks: ClickUse::Refused(LABELS_ONLY),
         missing_values: false,
         fit: ensemble::mhr,
         owned: None,
@@ -310,6 +403,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-ensemble/src/sigmoid.rs",
         params: &[SIGMOID_SPECS],
         distributed: None,
+        clicks: ClickUse::Refused(LABELS_ONLY),
         missing_values: false,
         fit: ensemble::sigmoid,
         owned: None,
@@ -323,6 +417,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-ensemble/src/rankboost.rs",
         params: &[RANKBOOST_SPECS],
         distributed: Some(ensemble::rankboost_distributed),
+        clicks: ClickUse::Refused(LABELS_ONLY),
         missing_values: false,
         fit: ensemble::rankboost,
         owned: None,
@@ -338,6 +433,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-online/src/listnet.rs",
         params: &[LISTNET_SPECS, CLICK_SPECS],
         distributed: Some(online::listnet_distributed),
+        clicks: ClickUse::ClickQueries,
         missing_values: false,
         fit: online::listnet,
         owned: None,
@@ -351,6 +447,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-listwise (coordinate_ascent.rs, line_search.rs)",
         params: &[COORDINATE_ASCENT_SPECS, MEASURE_SPECS],
         distributed: Some(listwise::coordinate_ascent_distributed),
+        clicks: ClickUse::Refused(LABELS_ONLY),
         missing_values: false,
         fit: listwise::coordinate_ascent,
         owned: None,
@@ -368,6 +465,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-listwise/src/adarank.rs",
         params: &[ADARANK_SPECS, MEASURE_SPECS],
         distributed: None,
+        clicks: ClickUse::Refused(LABELS_ONLY),
         missing_values: false,
         fit: listwise::adarank,
         owned: None,
@@ -383,6 +481,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-listwise/src/lambdarank.rs",
         params: &[LAMBDARANK_SPECS, CLICK_SPECS],
         distributed: Some(listwise::lambdarank_distributed),
+        clicks: ClickUse::ClickQueries,
         missing_values: false,
         fit: listwise::lambdarank,
         owned: None,
@@ -399,6 +498,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-online (slam.rs, learners.rs)",
         params: &[SLAM_SPECS, STREAM_SPECS],
         distributed: None,
+        clicks: ClickUse::Refused(LABELS_ONLY),
         missing_values: false,
         fit: |r, t, c| online::online(r, online::Kind::Slam, t, c),
         owned: None,
@@ -412,6 +512,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-online/src/learners.rs",
         params: &[PURE_ONLINE_SPECS, STREAM_SPECS],
         distributed: None,
+        clicks: ClickUse::Refused(LABELS_ONLY),
         missing_values: false,
         fit: |r, t, c| online::online(r, online::Kind::PureOnline, t, c),
         owned: None,
@@ -425,6 +526,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-online/src/learners.rs",
         params: &[ONLINE_LISTNET_SPECS, STREAM_SPECS],
         distributed: None,
+        clicks: ClickUse::Refused(LABELS_ONLY),
         missing_values: false,
         fit: |r, t, c| online::online(r, online::Kind::ListNet, t, c),
         owned: None,
@@ -438,6 +540,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-trees (boost.rs, grow.rs, objective.rs)",
         params: &[BOOST_SPECS, LAMBDAMART_SPECS, INIT_SPECS],
         distributed: Some(trees::lambdamart_distributed),
+        clicks: ClickUse::Sessions,
         missing_values: true,
         fit: trees::lambdamart,
         owned: Some(trees::lambdamart_owned),
@@ -458,6 +561,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-trees (boost.rs, grow.rs)",
         params: &[BOOST_SPECS, INIT_SPECS],
         distributed: Some(trees::mart_distributed),
+        clicks: ClickUse::Refused(POINTWISE_CLICKS),
         missing_values: true,
         fit: trees::mart,
         owned: Some(trees::mart_owned),
@@ -472,6 +576,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-trees/src/boost.rs",
         params: &[RANDOM_FOREST_SPECS],
         distributed: Some(trees::random_forest_distributed),
+        clicks: ClickUse::Refused(POINTWISE_CLICKS),
         missing_values: true,
         fit: trees::random_forest,
         owned: Some(trees::random_forest_owned),

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use ltr_trees::{
-    GainTable, GbdtParams, LabelGain, LambdaMetric, LambdaSettings, Objective, PairMethod,
+    Debias, GainTable, GbdtParams, LabelGain, LambdaMetric, LambdaSettings, Objective, PairMethod,
     RandomForestParams, TreeParams, MAX_ERR_GRADE,
 };
 
@@ -203,6 +203,32 @@ pub(crate) const LAMBDAMART_SPECS: &[ParamSpec] = &[
         "divide each pair's |Δ| by 0.01 + |s_i − s_j| (as LightGBM's lambdarank_norm)",
     ),
     ParamSpec::new(
+        "debias",
+        "none",
+        choice(&["none", "position-factors", "pairwise"]),
+        "position debiasing of clicks (ltr train --clicks LOG, or a LightGBM .position file beside the training \
+         file): none (clicks read as labels: the naive control), position-factors (a factor per position added \
+         to each score while training and learned with the trees by a Newton step a round, as LightGBM's \
+         lambdarank_position_bias) or pairwise (Unbiased LambdaMART, Hu et al. 2019: each pair divided by the \
+         click bias of the clicked document's position and the non-click bias of the other's, both learned \
+         jointly, as XGBoost's lambdarank_unbiased)",
+    ),
+    ParamSpec::new(
+        "position-bias-regularization",
+        "0",
+        float(0.0, 1e300),
+        "L2 penalty on the position factors (LightGBM's lambdarank_position_bias_regularization); their Newton \
+         step is scaled by learning-rate, as LightGBM's",
+    )
+    .when("debias=position-factors"),
+    ParamSpec::new(
+        "bias-norm",
+        "1",
+        float(0.0, 1e300),
+        "p of the exponent 1/(1 + p) of each bias update (XGBoost's lambdarank_bias_norm)",
+    )
+    .when("debias=pairwise"),
+    ParamSpec::new(
         "query-weights",
         "",
         Allowed::Text,
@@ -239,7 +265,7 @@ fn read_tree(r: &SpecReader<'_>, base: TreeParams) -> Result<TreeParams> {
     })
 }
 
-fn read_boost(r: &SpecReader<'_>, objective: Objective) -> Result<GbdtParams> {
+fn read_boost(r: &SpecReader<'_>, objective: Objective, debias: Debias) -> Result<GbdtParams> {
     let tree = read_tree(
         r,
         TreeParams {
@@ -254,6 +280,7 @@ fn read_boost(r: &SpecReader<'_>, objective: Objective) -> Result<GbdtParams> {
         learning_rate: r.float("learning-rate")?,
         stop_after: r.int("stop-after")?,
         tree,
+        debias,
     })
 }
 
@@ -303,16 +330,18 @@ fn resolve_init(
 /// query weights when `query_weights` names their file; on this rank's shard of the queries, the ranks joined by
 /// `comm` (one process: [`SingleProcess`]). Data handed over (`Cow::Owned`) is given to the trees, which free its
 /// features once binned.
+#[allow(clippy::too_many_arguments)]
 fn boost(
     r: &SpecReader<'_>,
     objective: Objective,
+    debias: Debias,
     owner: &str,
     train: Cow<'_, Dataset>,
     ctx: &FitContext<'_>,
     query_weights: Option<&str>,
     comm: &dyn Allreduce,
 ) -> Result<Fitted> {
-    let p = read_boost(r, objective)?;
+    let p = read_boost(r, objective, debias)?;
     let start = read_start(r, "init", &[])?;
     // Every setting is checked before a start algorithm trains; zero rounds are allowed from a start model.
     let rounds = if start.is_some() {
@@ -325,9 +354,21 @@ fn boost(
     if let Objective::LambdaRank(l) = objective {
         l.check_labels(train.labels())?;
     }
-    let weights = query_weights
-        .map(|file| read_query_weights(file, &train))
-        .transpose()?;
+    // A session set's queries stand for their count of identical sessions.
+    let sessions = train
+        .positions()
+        .and(train.query_weights())
+        .map(<[f64]>::to_vec);
+    let weights = match (query_weights, sessions) {
+        (Some(_), Some(_)) => {
+            return Err(LtrError::param(
+                "query-weights",
+                "a click session set weighs its queries by their session counts already",
+            ))
+        }
+        (Some(file), None) => Some(read_query_weights(file, &train)?),
+        (None, sessions) => sessions,
+    };
     let init = match start {
         Some(s) => Some(resolve_init(s, owner, &train, ctx, comm)?),
         None => None,
@@ -499,10 +540,21 @@ fn lambdamart_on(
         norm: r.flag("norm")?,
         score_gap: r.flag("score-gap")?,
     };
+    let debias = match r.choice("debias")?.as_str() {
+        "none" => Debias::None,
+        "position-factors" => Debias::PositionFactors {
+            rate: r.float("learning-rate")?,
+            regularization: r.float("position-bias-regularization")?,
+        },
+        _ => Debias::Pairwise {
+            bias_norm: r.float("bias-norm")?,
+        },
+    };
     let weights = r.text("query-weights")?;
     boost(
         r,
         Objective::LambdaRank(lambda),
+        debias,
         "lambdamart",
         train,
         ctx,
@@ -544,7 +596,16 @@ fn mart_on(
     ctx: &FitContext<'_>,
     comm: &dyn Allreduce,
 ) -> Result<Fitted> {
-    boost(r, Objective::SquaredError, "mart", train, ctx, None, comm)
+    boost(
+        r,
+        Objective::SquaredError,
+        Debias::None,
+        "mart",
+        train,
+        ctx,
+        None,
+        comm,
+    )
 }
 
 /// `random-forest`.

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Position-debiased lambdamart against its naive control, lambdamart on the judgments and the peers (LightGBM
+# lambdarank_position_bias, XGBoost lambdarank_unbiased) on the same clicks (issue 52; BENCHMARKS.md).
+#
+# Usage: benches/debias-clicks.sh LTR WORKDIR DATASET SESSIONS...
+#   DATASET: `web` (ltr generate --profile web --queries 300 --seed 5) or a folder with train.txt, vali.txt and
+#   test.txt (MQ2008 Fold1: ../shared/datasets/MQ2008/Fold1, whose files are train.txt, vali.txt, test.txt).
+# A RankSVM production ranker trained on 1% of the training queries (at least one) shows the top 10; PBM clicks
+# (η = 1, ε− = 0.1, ε+ = 1); every tree model has ltr's lambdamart defaults without validation (100 trees).
+set -euo pipefail
+ltr=$1 work=$2 dataset=$3
+shift 3
+py=/work/venv-peers/bin/python
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$work"
+if [ "$dataset" = web ]; then
+  [ -f "$work/data/train.txt" ] || "$ltr" generate --profile web --queries 300 --seed 5 --out "$work/data" 2>/dev/null
+  data=$work/data
+else
+  data=$dataset
+fi
+train=$data/train.txt test=$data/test.txt
+# 1% of the training queries, the first ones of the file.
+nq=$(awk '{print $2}' "$train" | uniq | wc -l)
+keep=$(( (nq + 99) / 100 ))
+awk -v k="$keep" '{ if ($2 != last) { n++; last = $2 } if (n <= k) print }' "$train" > "$work/production.txt"
+"$ltr" train --train "$work/production.txt" --algo ranksvm --model "$work/production.json" 2>/dev/null
+ndcg() { "$ltr" eval --data "$test" --scores "$1" --metric NDCG@10 --json | "$py" -c \
+  'import json,sys; print("%.4f" % json.load(sys.stdin)["metrics"]["NDCG@10"]["mean"])'; }
+score() { "$ltr" predict --model "$1" --data "$test" --out "$2" 2>/dev/null; ndcg "$2"; }
+seconds() { "$py" -c "import time; print(f'{time.time() - $1:.1f}')"; }
+echo "dataset $dataset: $nq training queries, production ranker on $keep"
+echo "production ranker: $(score "$work/production.json" "$work/production.scores")"
+t=$("$py" -c 'import time; print(time.time())')
+"$ltr" train --train "$train" --algo lambdamart --model "$work/judged.json" 2>/dev/null
+echo "lambdamart on judgments: $(score "$work/judged.json" "$work/judged.scores") ($(seconds "$t") s)"
+for n in "$@"; do
+  log=$work/clicks-$n.tsv
+  "$ltr" clicks simulate --data "$train" --model "$work/production.json" --sessions "$n" --click-model pbm \
+    --eta 1 --top 10 --seed 1 --out "$log" 2>/dev/null
+  for d in none position-factors pairwise; do
+    t=$("$py" -c 'import time; print(time.time())')
+    "$ltr" train --train "$train" --clicks "$log" --algo lambdamart --param "debias=$d" \
+      --model "$work/$d-$n.json" 2>"$work/$d-$n.log"
+    echo "$n sessions, lambdamart debias=$d: $(score "$work/$d-$n.json" "$work/$d-$n.scores") ($(seconds "$t") s)"
+  done
+  grep -h "distinct sessions" "$work/none-$n.log" | sed 's/^.*INFO[^:]*: //' || true
+  mkdir -p "$work/peers-$n"
+  "$py" "$here/debias_peers.py" "$train" "$log" "$test" "$work/peers-$n" 2>"$work/peers-$n.log"
+  cat "$work/peers-$n.log"
+  for peer in lightgbm-naive lightgbm-position-bias xgboost-unbiased; do
+    echo "$n sessions, $peer: $(ndcg "$work/peers-$n/$peer.scores")"
+  done
+done

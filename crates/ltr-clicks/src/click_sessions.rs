@@ -1,0 +1,378 @@
+//! Click sessions for learners that correct position bias themselves (`lambdamart` with `debias`): a log joined to
+//! a feature file keeping every displayed document's position, and the inputs that carry positions — LightGBM's
+//! `.position` sidecar and a per-document (qid, docid, position, click) table.
+//!
+//! A session is a query: its displayed documents in display order, each labelled 1 if clicked and 0 if not, with
+//! its position (0 = the top). Identical sessions (the same query, the same documents in the same order, the same
+//! clicks) are one query weighted by their count, which is the same LambdaRank objective summed session by session
+//! because each session's gradients are multiplied by its weight. A production ranker that does not change shows
+//! each query one way, so 10⁶ sessions stay a few hundred distinct click patterns a query. Sessions without a click
+//! carry no pair and are dropped (counted in [`SessionSetStats`]).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use ltr_data::{DataError, Dataset, Result};
+
+use crate::click_training::rows_by_document;
+use crate::clicks::ClickRecord;
+
+/// What [`click_session_set`] found in the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SessionSetStats {
+    /// Sessions read.
+    pub sessions: usize,
+    /// Sessions without a click (dropped: no pair).
+    pub sessions_without_clicks: usize,
+    /// Clicks in the sessions kept.
+    pub clicks: usize,
+    /// Training queries: distinct (query, display, clicks).
+    pub queries: usize,
+}
+
+/// One distinct session: its displayed rows in display order and which were clicked.
+type Pattern = (Vec<u32>, Vec<bool>);
+
+/// Join `log` (sessions contiguous, as [`crate::read_click_log`] reads them) to `features` by (qid, docid): one
+/// query per distinct session with clicks, its documents in display order labelled by click, carrying
+/// [`Dataset::positions`] (rank − 1) and [`Dataset::query_weights`] (how many sessions it stands for). Queries are
+/// ordered by their displayed rows and clicks, so the set does not depend on the order of the sessions in the log.
+///
+/// Errors name the session: ranks that are not 1 to n (a position displayed twice or skipped), a document
+/// displayed twice, a document missing from `features`, two queries in one session, a session split in two.
+pub fn click_session_set(
+    log: &[ClickRecord],
+    features: &Dataset,
+) -> Result<(Dataset, SessionSetStats)> {
+    let rows = rows_by_document(features);
+    let mut stats = SessionSetStats::default();
+    let mut counts: HashMap<Pattern, (usize, f64)> = HashMap::new();
+    let mut seen_sessions: HashMap<u64, ()> = HashMap::new();
+    let mut start = 0;
+    while start < log.len() {
+        let id = log[start].session;
+        let end = start + log[start..].partition_point(|r| r.session == id);
+        if seen_sessions.insert(id, ()).is_some() {
+            return Err(session_error(
+                id,
+                "appears again after other sessions (a session's lines must be together)".into(),
+            ));
+        }
+        let session = &log[start..end];
+        start = end;
+        stats.sessions += 1;
+        let (pattern, qid) = session_pattern(id, session, features, &rows)?;
+        let clicks = pattern.1.iter().filter(|&&c| c).count();
+        if clicks == 0 {
+            stats.sessions_without_clicks += 1;
+            continue;
+        }
+        stats.clicks += clicks;
+        let entry = counts.entry(pattern).or_insert((qid, 0.0));
+        entry.1 += 1.0;
+    }
+    if counts.is_empty() {
+        return Err(DataError::Invalid(format!(
+            "the click log's {} sessions hold no click: nothing to learn from",
+            stats.sessions
+        )));
+    }
+    let mut patterns: Vec<(Pattern, (usize, f64))> = counts.into_iter().collect();
+    patterns.sort_by(|a, b| a.0.cmp(&b.0));
+    stats.queries = patterns.len();
+    let built = build(features, &patterns)?;
+    Ok((built, stats))
+}
+
+/// The displayed rows (in rank order) and clicks of one session, and its query's index in `features`.
+fn session_pattern(
+    id: u64,
+    session: &[ClickRecord],
+    features: &Dataset,
+    rows: &HashMap<(&str, String), u32>,
+) -> Result<(Pattern, usize)> {
+    let qid = &session[0].qid;
+    if let Some(r) = session.iter().find(|r| &r.qid != qid) {
+        return Err(session_error(
+            id,
+            format!("shows two queries, {qid} and {}", r.qid),
+        ));
+    }
+    let n = session.len();
+    let mut shown: Vec<Option<(u32, bool)>> = vec![None; n];
+    for r in session {
+        let at = r.rank as usize;
+        if at == 0 || at > n {
+            return Err(session_error(
+                id,
+                format!(
+                    "displays document {} at rank {} but shows {n} documents: ranks must be 1 to {n}",
+                    r.docid, r.rank
+                ),
+            ));
+        }
+        let Some(&row) = rows.get(&(qid.as_str(), r.docid.clone())) else {
+            return Err(session_error(
+                id,
+                format!(
+                    "displays document {} of query {qid}, which the feature file lacks",
+                    r.docid
+                ),
+            ));
+        };
+        if shown[at - 1].is_some() {
+            return Err(session_error(
+                id,
+                format!("displays two documents at rank {}", r.rank),
+            ));
+        }
+        shown[at - 1] = Some((row, r.clicked));
+    }
+    let (display, clicks): (Vec<u32>, Vec<bool>) =
+        shown.into_iter().map(|s| s.expect("ranks 1 to n")).unzip();
+    let mut sorted = display.clone();
+    sorted.sort_unstable();
+    if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+        let doc = session
+            .iter()
+            .find(|r| rows.get(&(qid.as_str(), r.docid.clone())) == Some(&w[0]))
+            .map_or("?", |r| r.docid.as_str());
+        return Err(session_error(id, format!("displays document {doc} twice")));
+    }
+    let q = query_of_row(features, display[0]);
+    Ok(((display, clicks), q))
+}
+
+fn query_of_row(features: &Dataset, row: u32) -> usize {
+    features
+        .query_offsets()
+        .partition_point(|&o| o <= row as usize)
+        - 1
+}
+
+fn session_error(session: u64, problem: String) -> DataError {
+    DataError::ClickSession { session, problem }
+}
+
+/// The dataset of the distinct sessions `patterns` (each with its query and count) over `features`' rows.
+fn build(features: &Dataset, patterns: &[(Pattern, (usize, f64))]) -> Result<Dataset> {
+    let total: usize = patterns.iter().map(|((d, _), _)| d.len()).sum();
+    let mut rows = Vec::with_capacity(total);
+    let mut labels = Vec::with_capacity(total);
+    let mut positions = Vec::with_capacity(total);
+    let mut offsets = vec![0];
+    let mut qids = Vec::with_capacity(patterns.len());
+    let mut weights = Vec::with_capacity(patterns.len());
+    for ((display, clicks), (q, count)) in patterns {
+        for (k, (&row, &clicked)) in display.iter().zip(clicks).enumerate() {
+            rows.push(row as usize);
+            labels.push(if clicked { 1.0 } else { 0.0 });
+            positions.push(k as u32);
+        }
+        offsets.push(rows.len());
+        qids.push(features.qids()[*q].clone());
+        weights.push(*count);
+    }
+    let mut ds = Dataset::new(features.select_rows_matrix(&rows), labels, offsets, qids)?;
+    if let Some(d) = features.docids() {
+        ds = ds.with_docids(d.select(&rows))?;
+    }
+    ds.with_query_weights(weights)?.with_positions(positions)
+}
+
+/// Read LightGBM's `.position` sidecar of `data` (read from `path`'s data file): one integer position per line,
+/// one line per row of the data file, in its order (LightGBM's `position` of `Dataset`). Positions are ≥ 0 and a
+/// query shows at most one document at each. Errors name the file and line.
+pub fn read_position_file(path: &Path, data: &Dataset) -> Result<Vec<u32>> {
+    let text = std::fs::read_to_string(path).map_err(|e| DataError::Io {
+        path: path.to_path_buf(),
+        source: e,
+    })?;
+    let bad = |line: usize, token: &str, problem: &str| DataError::Parse {
+        path: path.to_path_buf(),
+        line,
+        token: token.chars().take(40).collect(),
+        problem: problem.to_string(),
+        expected: "one position (an integer ≥ 0) per row of the data file".into(),
+    };
+    let mut positions = Vec::with_capacity(data.n_docs());
+    for (i, line) in text.lines().enumerate() {
+        let token = line.trim();
+        let p = token
+            .parse::<i64>()
+            .map_err(|_| bad(i + 1, token, "not an integer"))?;
+        if p < 0 {
+            return Err(bad(i + 1, token, "a negative position"));
+        }
+        let p = u32::try_from(p).map_err(|_| bad(i + 1, token, "a position beyond 4294967295"))?;
+        positions.push(p);
+    }
+    if positions.len() != data.n_docs() {
+        return Err(bad(
+            positions.len() + 1,
+            "",
+            &format!(
+                "{} positions for the {} rows of the data file",
+                positions.len(),
+                data.n_docs()
+            ),
+        ));
+    }
+    for q in 0..data.n_queries() {
+        let range = data.query_range(q);
+        let mut seen: HashMap<u32, usize> = HashMap::new();
+        for i in range {
+            if let Some(first) = seen.insert(positions[i], i) {
+                return Err(bad(
+                    i + 1,
+                    &positions[i].to_string(),
+                    &format!(
+                        "query {} shows two documents at this position (the other on line {})",
+                        data.qids()[q],
+                        first + 1
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(positions)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two queries of three documents a0..a2 and b0..b2; feature 1 is ten times the row number.
+    fn features() -> Dataset {
+        let mut text = String::new();
+        for (i, id) in ["a0", "a1", "a2", "b0", "b1", "b2"].iter().enumerate() {
+            let q = if i < 3 { "qa" } else { "qb" };
+            text.push_str(&format!("0 qid:{q} 1:{} 2:1 #docid = {id}\n", i * 10));
+        }
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), text).unwrap();
+        ltr_data::read_dataset(file.path(), &Default::default()).unwrap()
+    }
+
+    /// A session showing `docs` of `qid` at ranks 1, 2, … with `clicks`.
+    fn session(id: u64, qid: &str, docs: &[&str], clicks: &[bool]) -> Vec<ClickRecord> {
+        docs.iter()
+            .zip(clicks)
+            .enumerate()
+            .map(|(k, (d, &c))| ClickRecord {
+                session: id,
+                qid: qid.into(),
+                docid: (*d).into(),
+                rank: k as u32 + 1,
+                clicked: c,
+                propensity: None,
+                production_rank: None,
+            })
+            .collect()
+    }
+
+    fn error(log: &[ClickRecord]) -> String {
+        click_session_set(log, &features()).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn identical_sessions_are_one_weighted_query_with_positions() {
+        let f = features();
+        let mut log = Vec::new();
+        for id in 0..3 {
+            log.extend(session(
+                id,
+                "qa",
+                &["a2", "a0", "a1"],
+                &[false, true, false],
+            ));
+        }
+        log.extend(session(
+            3,
+            "qa",
+            &["a2", "a0", "a1"],
+            &[false, false, false],
+        ));
+        log.extend(session(4, "qb", &["b1", "b0"], &[true, true]));
+        log.extend(session(5, "qa", &["a2", "a0", "a1"], &[true, false, true]));
+        let (ds, stats) = click_session_set(&log, &f).unwrap();
+        assert_eq!(
+            stats,
+            SessionSetStats {
+                sessions: 6,
+                sessions_without_clicks: 1,
+                clicks: 7,
+                queries: 3
+            }
+        );
+        // Ordered by displayed rows, then clicks: qa's two patterns (no click first at rank 1), then qb's.
+        assert_eq!(ds.qids(), ["qa", "qa", "qb"]);
+        assert_eq!(ds.query_weights().unwrap(), [3.0, 1.0, 1.0]);
+        assert_eq!(ds.labels(), [0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 1.0]);
+        assert_eq!(ds.positions().unwrap(), [0, 1, 2, 0, 1, 2, 0, 1]);
+        let first: Vec<f32> = (0..ds.n_docs()).map(|i| ds.row(i).get(0)).collect();
+        assert_eq!(ds.docids().unwrap().get(0), "a2");
+        assert_eq!(first, [20.0, 0.0, 10.0, 20.0, 0.0, 10.0, 40.0, 30.0]);
+        // The order of the sessions in the log does not matter.
+        let mut reordered = session(9, "qb", &["b1", "b0"], &[true, true]);
+        reordered.extend(log[..12].iter().cloned());
+        reordered.extend(log[14..].iter().cloned());
+        assert_eq!(click_session_set(&reordered, &f).unwrap().0, ds);
+    }
+
+    #[test]
+    fn sessions_that_do_not_hold_together_are_refused_naming_the_session() {
+        let mut bad = session(7, "qa", &["a0", "a1", "a2"], &[true, false, false]);
+        bad[2].rank = 2;
+        assert!(
+            error(&bad).contains("session 7") && error(&bad).contains("two documents at rank 2")
+        );
+        bad[2].rank = 5;
+        assert!(
+            error(&bad).contains("at rank 5 but shows 3 documents"),
+            "{}",
+            error(&bad)
+        );
+        let twice = session(8, "qa", &["a0", "a1", "a0"], &[true, false, false]);
+        assert!(error(&twice).contains("displays document a0 twice"));
+        let missing = session(9, "qa", &["a0", "b1"], &[true, false]);
+        assert!(error(&missing).contains("b1 of query qa, which the feature file lacks"));
+        let mut two_queries = session(10, "qa", &["a0", "a1"], &[true, false]);
+        two_queries[1].qid = "qb".into();
+        assert!(error(&two_queries).contains("two queries"));
+        let mut split = session(11, "qa", &["a0", "a1"], &[true, false]);
+        split.extend(session(12, "qb", &["b0", "b1"], &[true, false]));
+        split.extend(session(11, "qa", &["a0", "a1"], &[true, false]));
+        assert!(error(&split).contains("session 11") && error(&split).contains("again"));
+        let no_click = session(13, "qa", &["a0", "a1"], &[false, false]);
+        assert!(error(&no_click).contains("no click"));
+    }
+
+    #[test]
+    fn position_files_are_read_and_bad_lines_named() {
+        let dir = std::env::temp_dir().join(format!("ltr-position-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = features();
+        let read = |text: &str| {
+            let path = dir.join("train.txt.position");
+            std::fs::write(&path, text).unwrap();
+            read_position_file(&path, &f).map_err(|e| e.to_string())
+        };
+        assert_eq!(read("0\n1\n2\n2\n0\n1\n").unwrap(), [0, 1, 2, 2, 0, 1]);
+        let err = read("0\n1\n-2\n0\n1\n2\n").unwrap_err();
+        assert!(
+            err.contains("train.txt.position:3: a negative position"),
+            "{err}"
+        );
+        let err = read("0\n1\nx\n0\n1\n2\n").unwrap_err();
+        assert!(err.contains(":3: not an integer"), "{err}");
+        let err = read("0\n1\n2\n0\n1\n").unwrap_err();
+        assert!(err.contains("5 positions for the 6 rows"), "{err}");
+        let err = read("0\n1\n2\n0\n1\n1\n").unwrap_err();
+        assert!(
+            err.contains(":6: query qb shows two documents at this position (the other on line 5)"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
