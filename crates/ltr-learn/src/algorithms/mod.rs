@@ -593,6 +593,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         code: "crates/ltr-neural (losses.rs, neural_sort.rs, net.rs, optim.rs, train.rs); the scorer in crates/ltr-core/src/neural.rs",
         params: &[NEURAL_SPECS],
         distributed: None,
+        clicks: ClickUse::Refused(LABELS_ONLY),
         missing_values: false,
         fit: neural::neural,
         owned: None,
