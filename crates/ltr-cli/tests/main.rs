@@ -9,6 +9,7 @@ mod cli;
 mod clicks;
 mod common;
 mod compare;
+mod debias;
 mod distributed;
 mod experiment;
 mod export;
