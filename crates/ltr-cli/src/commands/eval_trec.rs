@@ -80,7 +80,7 @@ pub fn classify(items: &[String]) -> Result<Vec<Asked>> {
                     Err(anyhow::Error::from(e))
                 } else {
                     bail!(
-                        "unknown measure `{s}`; did you mean {}? (`ltr eval --list-measures` lists every measure)",
+                        "unknown metric `{s}`; did you mean {}? (`ltr eval --list-measures` lists every measure)",
                         close.join(", ")
                     )
                 }
