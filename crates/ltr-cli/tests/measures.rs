@@ -159,7 +159,7 @@ fn eval_reads_diversity_qrels_for_diversity_measures_and_samples_for_infap() {
     );
     // AP: a at rank 3 and d at rank 6 of R = 2 (b and e unjudged).
     assert!(
-        (v["MAP"]["mean"].as_f64().unwrap() - (1.0 / 3.0 + 2.0 / 6.0) / 2.0).abs() < 1e-12,
+        (v["AP"]["mean"].as_f64().unwrap() - (1.0 / 3.0 + 2.0 / 6.0) / 2.0).abs() < 1e-12,
         "{v}"
     );
 }
@@ -270,5 +270,237 @@ fn fuse_combines_runs_as_computed_by_hand_and_refuses_bad_inputs() {
     assert!(
         !std::path::Path::new(&x).exists(),
         "nothing written on a refusal"
+    );
+}
+
+/// `ltr eval --format trec_eval` reproduces trec_eval 10.0's output byte for byte (its output on the committed
+/// fixtures of ltr-metrics), with trec_eval's flags.
+#[test]
+fn format_trec_eval_prints_trec_eval_lines() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ltr-metrics/tests/fixtures/trec_eval");
+    let (run, qrels_a, qrels_b) = (dir.join("run"), dir.join("qrels.a"), dir.join("qrels.b"));
+    for (name, qrels, flags) in [
+        ("all_q", &qrels_a, vec!["-q", "-m", "all_trec"]),
+        (
+            "all_q_c_M3",
+            &qrels_b,
+            vec!["-q", "-c", "-M3", "-m", "all_trec"],
+        ),
+        ("all_q_J", &qrels_a, vec!["-q", "-J", "-m", "all_trec"]),
+        ("all_q_l2", &qrels_a, vec!["-q", "-l2", "-m", "all_trec"]),
+        ("all_n", &qrels_a, vec!["-q", "-n", "-m", "all_trec"]),
+        (
+            "utility",
+            &qrels_a,
+            vec![
+                "-q",
+                "-N",
+                "1000",
+                "-m",
+                "utility.1,-1,-0.5,0.1",
+                "-m",
+                "num_nonrel_judged_ret",
+            ],
+        ),
+        ("official", &qrels_a, vec![]),
+    ] {
+        let mut args = vec![
+            "eval",
+            "--format",
+            "trec_eval",
+            "--run",
+            s(&run),
+            "--qrels",
+            s(qrels),
+        ];
+        args.extend(flags);
+        let want = std::fs::read_to_string(dir.join(format!("out.{name}"))).unwrap();
+        assert_eq!(ok(&args), want, "{name}");
+    }
+}
+
+/// Rows and JSON keys keep each measure's name as written, in the order asked; counts are summed as trec_eval and
+/// ir_measures sum them; trec_eval's names work outside `--format trec_eval` too.
+#[test]
+fn measures_come_back_under_the_names_asked_in_order() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ltr-metrics/tests/fixtures/trec_eval");
+    let (run, qrels) = (dir.join("run"), dir.join("qrels.a"));
+    let names = [
+        "nDCG@10",
+        "AP",
+        "RR",
+        "NumRet",
+        "num_rel_ret",
+        "gm_map",
+        "ndcg_cut_10",
+        "P.5,10",
+    ];
+    let mut args = vec!["eval", "--run", s(&run), "--qrels", s(&qrels), "--json"];
+    for n in names {
+        args.extend(["--measure", n]);
+    }
+    let v: serde_json::Value = serde_json::from_str(&ok(&args)).unwrap();
+    let order: Vec<&str> = v["measures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "nDCG@10",
+            "AP",
+            "RR",
+            "NumRet",
+            "num_rel_ret",
+            "gm_map",
+            "ndcg_cut_10",
+            "P_5",
+            "P_10"
+        ]
+    );
+    // trec_eval's own summary lines on the same files.
+    let all = std::fs::read_to_string(dir.join("out.all")).unwrap();
+    let te = |name: &str| -> f64 {
+        let line = all
+            .lines()
+            .find(|l| l.split('\t').next().unwrap().trim() == name)
+            .unwrap();
+        line.split('\t').nth(2).unwrap().parse().unwrap()
+    };
+    let m = &v["metrics"];
+    let val = |k: &str| m[k]["value"].as_f64().unwrap_or_else(|| panic!("{k}: {v}"));
+    assert_eq!(val("NumRet"), te("num_ret"));
+    assert_eq!(m["NumRet"]["aggregate"], "sum");
+    assert_eq!(val("num_rel_ret"), te("num_rel_ret"));
+    for (ours, theirs) in [
+        ("AP", "map"),
+        ("RR", "recip_rank"),
+        ("gm_map", "gm_map"),
+        ("ndcg_cut_10", "ndcg_cut_10"),
+        ("P_5", "P_5"),
+    ] {
+        assert!(
+            (val(ours) - te(theirs)).abs() <= 5e-5,
+            "{ours}: {} vs {}",
+            val(ours),
+            te(theirs)
+        );
+    }
+    assert!((val("nDCG@10") - val("ndcg_cut_10")).abs() < 1e-12);
+    let text_args: Vec<&str> = args.iter().copied().filter(|a| *a != "--json").collect();
+    let text = ok(&text_args);
+    let rows: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(rows, order);
+}
+
+/// Bad input: empty files refused naming the file, unknown measures answered with close names, malformed
+/// trec_eval parameters with what was expected, a duplicate document refused as trec_eval refuses it.
+#[test]
+fn eval_refuses_bad_input_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let (run, qrels, empty) = (
+        dir.path().join("run"),
+        dir.path().join("qrels"),
+        dir.path().join("empty"),
+    );
+    std::fs::write(&run, "q1 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\n").unwrap();
+    std::fs::write(&qrels, "q1 0 d1 1\n").unwrap();
+    std::fs::write(&empty, "").unwrap();
+    let err = |args: &[&str]| {
+        let out = ltr(args);
+        assert!(!out.status.success(), "{args:?}");
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let e = err(&[
+        "eval",
+        "--run",
+        s(&empty),
+        "--qrels",
+        s(&qrels),
+        "--measure",
+        "nDCG@10",
+    ]);
+    assert!(e.contains("empty") && e.contains(s(&empty)), "{e}");
+    let e = err(&[
+        "eval",
+        "--run",
+        s(&run),
+        "--qrels",
+        s(&empty),
+        "--measure",
+        "nDCG@10",
+    ]);
+    assert!(e.contains("empty") && e.contains(s(&empty)), "{e}");
+    let e = err(&[
+        "eval",
+        "--format",
+        "trec_eval",
+        "--run",
+        s(&empty),
+        "--qrels",
+        s(&qrels),
+    ]);
+    assert!(e.contains("empty") && e.contains(s(&empty)), "{e}");
+    let e = err(&[
+        "eval",
+        "--run",
+        s(&run),
+        "--qrels",
+        s(&qrels),
+        "--measure",
+        "ndgc@10",
+    ]);
+    assert!(e.contains("NDCG"), "{e}");
+    let e = err(&[
+        "eval",
+        "--run",
+        s(&run),
+        "--qrels",
+        s(&qrels),
+        "-m",
+        "recip_rnk",
+        "--format",
+        "trec_eval",
+    ]);
+    assert!(e.contains("recip_rank"), "{e}");
+    let e = err(&[
+        "eval",
+        "--run",
+        s(&run),
+        "--qrels",
+        s(&qrels),
+        "-m",
+        "P.5,x",
+    ]);
+    assert!(e.contains("positive integer cut-offs"), "{e}");
+    let e = err(&[
+        "eval",
+        "--run",
+        s(&run),
+        "--qrels",
+        s(&qrels),
+        "-m",
+        "ndcg.1",
+    ]);
+    assert!(e.contains("pairs"), "{e}");
+    std::fs::write(&run, "q1 Q0 d1 1 2 t\nq1 Q0 d1 2 1 t\n").unwrap();
+    let e = err(&[
+        "eval",
+        "--format",
+        "trec_eval",
+        "--run",
+        s(&run),
+        "--qrels",
+        s(&qrels),
+    ]);
+    assert!(
+        e.contains("d1 twice") && e.contains("duplicate docs"),
+        "{e}"
     );
 }

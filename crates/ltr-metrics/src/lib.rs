@@ -41,6 +41,9 @@
 //! as unjudged, infAP as in the pool. The diversity measures (`alpha_nDCG@20`, `ERR_IA@20`, `NRBP`, `P_IA@20`,
 //! `StRecall@20`, …) need subtopic qrels ([`read_diversity_qrels`], [`evaluate_diversity_run`]) and follow ndeval.
 //!
+//! trec_eval 10.0 itself is reproduced in [`treceval`]: every measure of `-m all_trec` under trec_eval's names and
+//! parameters, its flags and its output line for line.
+//!
 //! Tie policy is an option of every convention: file order, doc id order, or the exact expectation over the orders
 //! of tied documents (McSherry & Najork 2008).
 #![deny(missing_docs)]
@@ -63,6 +66,7 @@ mod resolved;
 mod runs;
 mod significance;
 mod trec;
+pub mod treceval;
 
 pub use bounds::{phi as phi_metric, phi_lower_bound};
 pub use compute::{pair_counts, query_metric, PairCounts, QueryInput, Unsupported};
@@ -82,7 +86,9 @@ pub use multiple_format::{p_value_text, ReportFormat};
 pub use rank::fast_ranking;
 pub use ranking::Ranking;
 pub use real::Real;
-pub use report::{measures_json, measures_text};
+pub use report::{
+    is_summed, measures_json, measures_text, rows_json, rows_text, Row, RowAggregate,
+};
 pub use runs::{Qrels, QueryQrels, RunQuery};
 pub use significance::{
     bootstrap_ci, holm_adjust, mean_ci, paired_t_test, permutation_test, run_test, sign_test,

@@ -42,6 +42,15 @@ pub enum FileError {
     /// A metric cannot be computed as configured.
     #[error(transparent)]
     Unsupported(#[from] Unsupported),
+    /// A run lists a judged document twice for one query: trec_eval refuses such a run ("duplicate docs"), and so
+    /// does [`evaluate_run`] (a duplicate unjudged document is caught by `ltr eval --format trec_eval` only).
+    #[error("query {qid} of the run lists judged document {docid} twice (trec_eval refuses a run with duplicate documents)")]
+    DuplicateDocument {
+        /// The query.
+        qid: String,
+        /// The document.
+        docid: String,
+    },
 }
 
 fn io(path: &Path, e: std::io::Error) -> FileError {
@@ -117,7 +126,7 @@ fn for_each_record(
     let text = read_text(path)?;
     for (i, line) in text.lines().enumerate() {
         let fields: Vec<&str> = line.split_whitespace().collect();
-        if fields.is_empty() {
+        if fields.is_empty() || fields[0].starts_with('#') {
             continue;
         }
         let err = |problem: String| FileError::Parse {
@@ -427,7 +436,8 @@ fn parse_file<V: Send, T: Send>(
                 start = end + 1;
                 i += 1;
                 b.lines = i;
-                if n == 0 {
+                // Blank lines and `#` comment lines are skipped, as trec_eval 10.0 skips them.
+                if n == 0 || f[0].as_bytes()[0] == b'#' {
                     continue;
                 }
                 match check(&f, n) {
@@ -665,7 +675,7 @@ pub fn evaluate_run(
             .flatten()
             .min_by_key(|(i, _)| *i);
         if let Some((_, e)) = first_error {
-            return Err(e.into());
+            return Err(e);
         }
     }
     let qids = judged.iter().map(|(q, _)| q.qid().to_string()).collect();
@@ -706,7 +716,7 @@ fn run_query_values(
     fused: bool,
     sc: &mut RunScratch,
     out: &mut [f64],
-) -> Result<(), Unsupported> {
+) -> Result<(), FileError> {
     // A negative qrels value: in the pool but unjudged (trec_eval), −∞ for the metrics.
     let pooled = |l: f32| if l < 0.0 { f32::NEG_INFINITY } else { l };
     sc.labels.clear();
@@ -714,15 +724,25 @@ fn run_query_values(
     sc.seen.resize(j.len(), false);
     let rels = j.rels();
     let (labels, seen) = (&mut sc.labels, &mut sc.seen);
+    let mut twice = None;
     j.join(q, |at| {
         labels.push(match at {
             Some(i) => {
+                if seen[i] {
+                    twice = Some(labels.len());
+                }
                 seen[i] = true;
                 pooled(rels[i])
             }
             None => f32::NAN,
         })
     });
+    if let Some(at) = twice {
+        return Err(FileError::DuplicateDocument {
+            qid: q.qid().to_string(),
+            docid: q.docid(at).to_string(),
+        });
+    }
     sc.unretrieved.clear();
     sc.unretrieved.extend(
         rels.iter()
@@ -746,7 +766,8 @@ fn run_query_values(
             conv,
             &mut sc.tables,
             out,
-        );
+        )
+        .map_err(FileError::from);
     }
     ranking_from_order(q.scores(), conv.ties, &sc.order, &mut sc.ranking);
     let input = QueryInput {
@@ -907,6 +928,14 @@ pub fn read_judgments(path: &Path, metrics: &[Metric]) -> Result<Judgments, File
 }
 
 impl Judgments {
+    /// True when the file held no judgment.
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Judgments::AdHoc(q) => q.is_empty(),
+            Judgments::Diversity(q) => q.is_empty(),
+        }
+    }
+
     /// Evaluate `run` ([`evaluate_run`] or [`evaluate_diversity_run`]).
     pub fn evaluate(
         &self,
@@ -1157,8 +1186,9 @@ mod tests {
             let qid = format!("q{q}");
             let n = [1, 2, 70, 300, 1000][q % 5];
             let id = |d: u64| format!("http://example.org/collection/{d}/page.html");
-            let mut docs: Vec<(String, f64)> = (0..n)
-                .map(|_| (id(next(3 * n as u64)), (next(40) as f64) / 4.0))
+            // Distinct ids (a run listing a judged document twice is refused).
+            let mut docs: Vec<(String, f64)> = (0..n as u64)
+                .map(|i| (id(3 * i + next(3)), (next(40) as f64) / 4.0))
                 .collect();
             if q % 7 == 3 {
                 docs.iter_mut().for_each(|d| d.1 = 1.0);

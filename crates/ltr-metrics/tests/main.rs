@@ -8,3 +8,4 @@ mod diversity;
 mod measures;
 mod multiple;
 mod oracle;
+mod treceval;

@@ -3,6 +3,7 @@
 pub mod clicks;
 pub mod compare;
 pub mod eval;
+pub mod eval_trec;
 pub mod experiment;
 pub mod export;
 pub mod fuse;
@@ -59,6 +60,7 @@ pub fn load_dataset(path: &Path, opts: &DataOpts) -> Result<Dataset> {
 
 /// Parse metric names (repeatable, each a comma list split outside parentheses, so `P(rel=2,judged_only=True)@5`
 /// and `OER(2,1)` stay whole), with a default list when none is given.
+#[cfg(test)]
 pub fn parse_metrics(names: &[String], default: &[&str]) -> Result<Vec<ltr_metrics::Metric>> {
     let list: Vec<String> = if names.is_empty() {
         default.iter().map(|s| s.to_string()).collect()
@@ -76,7 +78,7 @@ pub fn parse_metrics(names: &[String], default: &[&str]) -> Result<Vec<ltr_metri
 }
 
 /// The comma-separated items of every value, split at the commas outside parentheses, trimmed, empty ones dropped.
-fn split_outside_parentheses(values: &[String]) -> Vec<String> {
+pub(crate) fn split_outside_parentheses(values: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     for v in values {
         let (mut depth, mut start) = (0i32, 0);
