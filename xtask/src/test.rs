@@ -2,6 +2,8 @@
 //! installed by `scripts/setup-mpi.sh` when missing; `ltr-cli/tests/mpi.rs` runs `mpirun` with 1–3 ranks; Debian's
 //! chromium installed by `scripts/setup-chromium.sh` for `ltr-cli/tests/report_html.rs`), then the Python package
 //! built into a virtual environment (installing what it needs from the package registries) and its pytest suite.
+//! Among the Rust tests: `xtask-lab`'s `results_slice` (is `results/` stale?). This binary links no ltr library,
+//! so the test build is the one build of the workspace.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -15,7 +15,7 @@ use ltr_data::{
 use ltr_metrics::{evaluate, Convention, Metric};
 
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// Run a command under `/usr/bin/time -f "%e %M"`: (wall seconds, peak RSS MiB).
@@ -150,7 +150,7 @@ pub fn run(quick: bool, only: Option<&str>) -> Result<()> {
     // time something no user runs, so build and run the release xtask instead.
     if cfg!(debug_assertions) {
         let mut cmd = Command::new(env!("CARGO"));
-        cmd.args(["run", "--release", "-p", "xtask", "--", "bench"]);
+        cmd.args(["run", "--release", "-p", "xtask-lab", "--", "bench"]);
         if quick {
             cmd.arg("--quick");
         }

@@ -286,7 +286,7 @@ fn fold_start(ctx: &Ctx, task: &Task<'_>, fold: &Fold, share: f64) -> Result<Fol
     let conv = task.conv;
     let key = format!("clicks-{}-f{}-full", task.name, fold.number);
     let full = ctx.cells.get(&key, || {
-        let (m, c, s) = ranksvm_selected(fold, &conv)?;
+        let (m, c, s) = ranksvm_selected(ctx, fold, &conv)?;
         evaluate(
             &m,
             &fold.test,
@@ -316,9 +316,22 @@ fn fold_start(ctx: &Ctx, task: &Task<'_>, fold: &Fold, share: f64) -> Result<Fol
 
 /// Run the experiment.
 pub fn run(ctx: &Ctx) -> Result<PathBuf> {
-    let budgets = budgets();
-    let share = production_share()?;
-    let etas = etas()?;
+    let budgets = if ctx.slice {
+        vec![BUDGETS[0]]
+    } else {
+        budgets()
+    };
+    // The slice: the smallest budget, every η, the default share (the environment's choices aside).
+    let share = if ctx.slice {
+        PRODUCTION_SHARE
+    } else {
+        production_share()?
+    };
+    let etas = if ctx.slice {
+        ETAS.iter().copied().enumerate().collect()
+    } else {
+        etas()?
+    };
     let web = web_fold()?;
     let mut tasks: Vec<Task<'_>> = ctx
         .benches

@@ -351,7 +351,7 @@ fn table5(ctx: &Ctx, bench: &super::Bench) -> Result<String> {
                     )?;
                     let _ = fit.model.score_dataset(&fold.test);
                     let c = t0.elapsed().as_secs_f64();
-                    let (_, _, s) = ranksvm_selected(fold, &bench.convention)?;
+                    let (_, _, s) = ranksvm_selected(ctx, fold, &bench.convention)?;
                     Ok((c, s))
                 })?;
         tc += secs.0;

@@ -7,7 +7,9 @@ pub mod letor;
 pub mod mhr;
 pub mod online;
 pub mod rsvm_ir;
+pub mod run;
 pub mod sigmoid;
+pub mod slice;
 
 use ltr_testdata::shared_datasets_dir;
 
@@ -89,6 +91,9 @@ pub struct Ctx {
     pub out: PathBuf,
     /// Cell cache.
     pub cells: Cells,
+    /// The slice's protocol ([`slice`]): fold 1 and the cheapest setting of each row (a one-value grid, the
+    /// smallest budget), every row kept.
+    pub slice: bool,
     /// Progress display.
     pub progress: indicatif::MultiProgress,
     /// Independent cells computed at once ([`in_parallel`]): `--jobs`, by default the cores this process may use.
@@ -274,12 +279,25 @@ pub fn linear(t: &ModelFile) -> Result<LinearModel> {
     }
 }
 
-/// RankSVM with C chosen from {1e-3 … 100} on validation MAP (the LETOR protocol).
-pub fn ranksvm_selected(fold: &Fold, conv: &Convention) -> Result<(LinearModel, f64, f64)> {
+/// RankSVM's C grid under the LETOR protocol; the slice's one value (`ctx.slice`).
+pub fn ranksvm_c_grid(ctx: &Ctx) -> &'static str {
+    if ctx.slice {
+        "c=0.01"
+    } else {
+        "c=0.001,0.01,0.1,1,10,100"
+    }
+}
+
+/// RankSVM with C chosen from {1e-3 … 100} on validation MAP (the LETOR protocol; one C in the slice).
+pub fn ranksvm_selected(
+    ctx: &Ctx,
+    fold: &Fold,
+    conv: &Convention,
+) -> Result<(LinearModel, f64, f64)> {
     let t0 = std::time::Instant::now();
     let t = train_by_name(
         "ranksvm",
-        &["c=0.001,0.01,0.1,1,10,100"],
+        &[ranksvm_c_grid(ctx)],
         fold,
         Metric::Ap(None),
         conv,
@@ -307,7 +325,7 @@ pub fn resolve_data(data: Option<&Path>) -> Option<PathBuf> {
     if let Some(d) = shared_datasets_dir() {
         return Some(d);
     }
-    let local = Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets/data");
+    let local = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/data");
     local.is_dir().then_some(local)
 }
 
@@ -324,7 +342,7 @@ pub fn data_roots(data: Option<&Path>) -> Vec<PathBuf> {
     shared_datasets_dir()
         .into_iter()
         .chain(Some(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets/data"),
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/data"),
         ))
         .filter(|p| p.is_dir())
         .collect()

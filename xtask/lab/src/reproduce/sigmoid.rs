@@ -41,7 +41,12 @@ enum Computed {
     Sweep(FoldResult),
 }
 
-fn seed_model(name: &str, fold: &Fold, conv: &ltr_metrics::Convention) -> Result<Vec<f64>> {
+fn seed_model(
+    ctx: &Ctx,
+    name: &str,
+    fold: &Fold,
+    conv: &ltr_metrics::Convention,
+) -> Result<Vec<f64>> {
     let ndcg10 = Metric::Ndcg(Some(10));
     Ok(match name {
         // The paper's deliberately weak seed: the averaged perceptron after 5 epochs.
@@ -57,7 +62,7 @@ fn seed_model(name: &str, fold: &Fold, conv: &ltr_metrics::Convention) -> Result
             )?)?
             .weights
         }
-        "RankSVM" => ranksvm_selected(fold, conv)?.0.weights,
+        "RankSVM" => ranksvm_selected(ctx, fold, conv)?.0.weights,
         _ => linear(&train_by_name("listnet", &[], fold, ndcg10, conv)?)?.weights,
     })
 }
@@ -122,14 +127,16 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
             bench.folds.iter().map(|_| Default::default()).collect();
         let seed_of = |name: &str, f: usize| -> Result<Vec<f64>> {
             if name != "RankSVM" {
-                return seed_model(name, &bench.folds[f], &conv);
+                return seed_model(ctx, name, &bench.folds[f], &conv);
             }
             if let Some(w) = ranksvm_seeds[f].get() {
                 return Ok(w.clone());
             }
-            let w = seed_model(name, &bench.folds[f], &conv)?;
+            let w = seed_model(ctx, name, &bench.folds[f], &conv)?;
             Ok(ranksvm_seeds[f].get_or_init(|| w).clone())
         };
+        // The slice fixes λ at one value of the grid (C = 1) instead of choosing it on validation.
+        let slice_lambda = ctx.slice.then_some(0.5);
         let keys: Vec<CellKey> = (0..paper.len())
             .flat_map(|s| (0..bench.folds.len()).map(move |f| CellKey::Table(s, f)))
             .chain(
@@ -159,7 +166,8 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
                                     BTreeMap::new(),
                                 )?;
                                 let t1 = Instant::now();
-                                let (m, lambda, auc_trace) = refine(fold, &conv, &seed, 1.0, None)?;
+                                let (m, lambda, auc_trace) =
+                                    refine(fold, &conv, &seed, 1.0, slice_lambda)?;
                                 let refined = test_result(
                                     &m,
                                     &fold.test,
@@ -184,7 +192,7 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
                             &format!("{}-f{}-sigma-{sigma}", bench.name, fold.number),
                             || {
                                 let seed = seed_of("RankSVM", f)?;
-                                let (m, _, _) = refine(fold, &conv, &seed, sigma, None)?;
+                                let (m, _, _) = refine(fold, &conv, &seed, sigma, slice_lambda)?;
                                 test_result(&m, &fold.test, &conv, 0.0, BTreeMap::new())
                             },
                         )

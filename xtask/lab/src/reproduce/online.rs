@@ -298,6 +298,7 @@ mod tests {
             synthetic: true,
             out: out.path().to_path_buf(),
             cells: Cells::new(out.path().join("cells")),
+            slice: false,
             progress: indicatif::MultiProgress::with_draw_target(
                 indicatif::ProgressDrawTarget::hidden(),
             ),

@@ -78,7 +78,7 @@ struct Manifest {
 
 /// The manifest compiled into xtask.
 pub fn manifest() -> Result<Vec<Entry>> {
-    let m: Manifest = serde_json::from_str(include_str!("../../../datasets/manifest.json"))
+    let m: Manifest = serde_json::from_str(include_str!("../../../../datasets/manifest.json"))
         .context("datasets/manifest.json")?;
     Ok(m.datasets)
 }

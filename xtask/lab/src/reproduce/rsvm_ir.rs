@@ -50,7 +50,11 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
                 ctx.cells
                     .get(&format!("{}-f{}-{name}", bench.name, fold.number), || {
                         let t0 = Instant::now();
-                        let c_grid = "c=0.001,0.01,0.1";
+                        let c_grid = if ctx.slice {
+                            "c=0.01"
+                        } else {
+                            "c=0.001,0.01,0.1"
+                        };
                         let t = if variant.is_empty() {
                             // The same solver as the QP variants: the comparison is of weightings.
                             let p = [c_grid, "solver=ocas", "loss=hinge", TIGHT];

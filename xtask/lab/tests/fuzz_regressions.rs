@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 fn inputs(kind: &str, target: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../fuzz")
+        .join("../../fuzz")
         .join(kind)
         .join(target);
     let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -333,7 +333,7 @@ fn experiment_files_prepare_or_are_refused_naming_the_file() {
         );
     }
     let regressions =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions/experiment_toml");
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/regressions/experiment_toml");
     if regressions.is_dir() {
         for p in inputs("regressions", "experiment_toml") {
             let refusal = check(&p);
