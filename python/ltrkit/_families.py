@@ -902,7 +902,8 @@ class LambdaMART(Ranker):
     - ``leaves`` (int in [2, 131072]; default 31): leaves per tree at most.
     - ``max_depth`` (int in [0, 1000]; default 0): depth per tree at most (0: unlimited).
     - ``min_docs_in_leaf`` (int in [1, 1000000000]; default 20): documents per leaf at least.
-    - ``max_bin`` (int in [2, 65535]; default 255): bins per feature at most (every distinct training value up to this many, else quantiles; one byte a cell up to 256 bins, two beyond; a NaN gets one more bin whose side each split learns).
+    - ``max_bin`` (int in [2, 65535]; default 255): bins per feature at most (every distinct training value its own bin up to this many, else LightGBM's greedy bins: a frequent value gets its own; thresholds midway between neighbouring values; one byte a cell up to 256 bins, two beyond; a NaN gets one more bin whose side each split learns).
+    - ``min_data_in_bin`` (int in [1, 1000000000]; default 3): documents a bin holds at least: rarer values share a bin with their neighbours (LightGBM's min_data_in_bin).
     - ``bin_sample_docs`` (int in [1, 1000000000000]; default 262144): documents whose values set the bin bounds, at most (above it, this many spread evenly over the training documents; LightGBM's bin_construct_sample_cnt).
     - ``feature_fraction`` (float in [1e-09, 1.0]; default 1): share of the features each tree may split on.
     - ``query_fraction`` (float in [1e-09, 1.0]; default 1): share of the queries each tree is grown on (drawn without replacement, by --seed).
@@ -915,6 +916,9 @@ class LambdaMART(Ranker):
     - ``sigma`` (float in [1e-300, 1e+300]; default 1): σ of the pair sigmoid.
     - ``norm`` (bool; default true): scale each query's gradients by log2(1 + Σλ)/Σλ.
     - ``score_gap`` (bool; default true): divide each pair's |Δ| by 0.01 + |s_i − s_j| (as LightGBM's lambdarank_norm).
+    - ``debias`` (one of none, position-factors, pairwise; default none): position debiasing of clicks (ltr train --clicks LOG, or a LightGBM .position file beside the training file): none (clicks read as labels: the naive control), position-factors (a factor per position added to each score while training and learned with the trees by a Newton step a round, as LightGBM's lambdarank_position_bias) or pairwise (Unbiased LambdaMART, Hu et al. 2019: each pair divided by the click bias of the clicked document's position and the non-click bias of the other's, both learned jointly, as XGBoost's lambdarank_unbiased).
+    - ``position_bias_regularization`` (float in [0.0, 1e+300]; default 0): L2 penalty on the position factors (LightGBM's lambdarank_position_bias_regularization); their Newton step is scaled by learning-rate, as LightGBM's. Only with debias=position-factors.
+    - ``bias_norm`` (float in [0.0, 1e+300]; default 1): p of the exponent 1/(1 + p) of each bias update (XGBoost's lambdarank_bias_norm). Only with debias=pairwise.
     - ``query_weights`` (text; default (none)): a file of lines `qid weight` (the qid as the data writes it, with or without `qid:`; weight finite and ≥ 0; blank lines and lines starting with # are skipped): each training query's gradients and hessians are multiplied by its weight (after norm); every training query must be listed, other qids may be.
     - ``init_model`` (text; default (none)): a model file of any kind to boost from: the trees start from its scores (through the preprocessing it stored) and the saved model is it plus the trees.
     - ``init_algo`` (text; default (none)): an algorithm of this registry trained first on the same data and seed, to boost from (its parameters as init-KEY=V).
@@ -925,7 +929,7 @@ class LambdaMART(Ranker):
     """
 
     _algo = "lambdamart"
-    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "bin_sample_docs": "bin-sample-docs", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction", "lambda_metric": "lambda-metric", "label_gain": "label-gain", "ndcg_at": "ndcg-at", "pair_method": "pair-method", "truncation": "truncation", "pairs_per_doc": "pairs-per-doc", "sigma": "sigma", "norm": "norm", "score_gap": "score-gap", "query_weights": "query-weights", "init_model": "init-model", "init_algo": "init-algo"}
+    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "min_data_in_bin": "min-data-in-bin", "bin_sample_docs": "bin-sample-docs", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction", "lambda_metric": "lambda-metric", "label_gain": "label-gain", "ndcg_at": "ndcg-at", "pair_method": "pair-method", "truncation": "truncation", "pairs_per_doc": "pairs-per-doc", "sigma": "sigma", "norm": "norm", "score_gap": "score-gap", "debias": "debias", "position_bias_regularization": "position-bias-regularization", "bias_norm": "bias-norm", "query_weights": "query-weights", "init_model": "init-model", "init_algo": "init-algo"}
 
     def __init__(
         self,
@@ -938,6 +942,7 @@ class LambdaMART(Ranker):
         max_depth: Any = None,
         min_docs_in_leaf: Any = None,
         max_bin: Any = None,
+        min_data_in_bin: Any = None,
         bin_sample_docs: Any = None,
         feature_fraction: Any = None,
         query_fraction: Any = None,
@@ -950,6 +955,9 @@ class LambdaMART(Ranker):
         sigma: Any = None,
         norm: Any = None,
         score_gap: Any = None,
+        debias: Any = None,
+        position_bias_regularization: Any = None,
+        bias_norm: Any = None,
         query_weights: Any = None,
         init_model: Any = None,
         init_algo: Any = None,
@@ -970,6 +978,7 @@ class LambdaMART(Ranker):
         self.max_depth = max_depth
         self.min_docs_in_leaf = min_docs_in_leaf
         self.max_bin = max_bin
+        self.min_data_in_bin = min_data_in_bin
         self.bin_sample_docs = bin_sample_docs
         self.feature_fraction = feature_fraction
         self.query_fraction = query_fraction
@@ -982,6 +991,9 @@ class LambdaMART(Ranker):
         self.sigma = sigma
         self.norm = norm
         self.score_gap = score_gap
+        self.debias = debias
+        self.position_bias_regularization = position_bias_regularization
+        self.bias_norm = bias_norm
         self.query_weights = query_weights
         self.init_model = init_model
         self.init_algo = init_algo
@@ -1008,7 +1020,8 @@ class MART(Ranker):
     - ``leaves`` (int in [2, 131072]; default 31): leaves per tree at most.
     - ``max_depth`` (int in [0, 1000]; default 0): depth per tree at most (0: unlimited).
     - ``min_docs_in_leaf`` (int in [1, 1000000000]; default 20): documents per leaf at least.
-    - ``max_bin`` (int in [2, 65535]; default 255): bins per feature at most (every distinct training value up to this many, else quantiles; one byte a cell up to 256 bins, two beyond; a NaN gets one more bin whose side each split learns).
+    - ``max_bin`` (int in [2, 65535]; default 255): bins per feature at most (every distinct training value its own bin up to this many, else LightGBM's greedy bins: a frequent value gets its own; thresholds midway between neighbouring values; one byte a cell up to 256 bins, two beyond; a NaN gets one more bin whose side each split learns).
+    - ``min_data_in_bin`` (int in [1, 1000000000]; default 3): documents a bin holds at least: rarer values share a bin with their neighbours (LightGBM's min_data_in_bin).
     - ``bin_sample_docs`` (int in [1, 1000000000000]; default 262144): documents whose values set the bin bounds, at most (above it, this many spread evenly over the training documents; LightGBM's bin_construct_sample_cnt).
     - ``feature_fraction`` (float in [1e-09, 1.0]; default 1): share of the features each tree may split on.
     - ``query_fraction`` (float in [1e-09, 1.0]; default 1): share of the queries each tree is grown on (drawn without replacement, by --seed).
@@ -1021,7 +1034,7 @@ class MART(Ranker):
     """
 
     _algo = "mart"
-    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "bin_sample_docs": "bin-sample-docs", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction", "init_model": "init-model", "init_algo": "init-algo"}
+    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "min_data_in_bin": "min-data-in-bin", "bin_sample_docs": "bin-sample-docs", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction", "init_model": "init-model", "init_algo": "init-algo"}
 
     def __init__(
         self,
@@ -1034,6 +1047,7 @@ class MART(Ranker):
         max_depth: Any = None,
         min_docs_in_leaf: Any = None,
         max_bin: Any = None,
+        min_data_in_bin: Any = None,
         bin_sample_docs: Any = None,
         feature_fraction: Any = None,
         query_fraction: Any = None,
@@ -1056,6 +1070,7 @@ class MART(Ranker):
         self.max_depth = max_depth
         self.min_docs_in_leaf = min_docs_in_leaf
         self.max_bin = max_bin
+        self.min_data_in_bin = min_data_in_bin
         self.bin_sample_docs = bin_sample_docs
         self.feature_fraction = feature_fraction
         self.query_fraction = query_fraction
@@ -1080,7 +1095,8 @@ class RandomForest(Ranker):
     - ``leaves`` (int in [2, 131072]; default 63): leaves per tree at most.
     - ``max_depth`` (int in [0, 1000]; default 0): depth per tree at most (0: unlimited).
     - ``min_docs_in_leaf`` (int in [1, 1000000000]; default 10): documents per leaf at least.
-    - ``max_bin`` (int in [2, 65535]; default 255): bins per feature at most (every distinct training value up to this many, else quantiles; one byte a cell up to 256 bins, two beyond; a NaN gets one more bin whose side each split learns).
+    - ``max_bin`` (int in [2, 65535]; default 255): bins per feature at most (every distinct training value its own bin up to this many, else LightGBM's greedy bins: a frequent value gets its own; thresholds midway between neighbouring values; one byte a cell up to 256 bins, two beyond; a NaN gets one more bin whose side each split learns).
+    - ``min_data_in_bin`` (int in [1, 1000000000]; default 3): documents a bin holds at least: rarer values share a bin with their neighbours (LightGBM's min_data_in_bin).
     - ``bin_sample_docs`` (int in [1, 1000000000000]; default 262144): documents whose values set the bin bounds, at most (above it, this many spread evenly over the training documents; LightGBM's bin_construct_sample_cnt).
     - ``feature_fraction`` (float in [1e-09, 1.0]; default 0.5): share of the features each tree may split on.
     - ``query_fraction`` (float in [1e-09, 1.0]; default 0.63): share of the queries each tree is grown on (drawn without replacement, by --seed).
@@ -1091,7 +1107,7 @@ class RandomForest(Ranker):
     """
 
     _algo = "random-forest"
-    _param_map = {"trees": "trees", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "bin_sample_docs": "bin-sample-docs", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction"}
+    _param_map = {"trees": "trees", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "min_data_in_bin": "min-data-in-bin", "bin_sample_docs": "bin-sample-docs", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction"}
 
     def __init__(
         self,
@@ -1100,6 +1116,7 @@ class RandomForest(Ranker):
         max_depth: Any = None,
         min_docs_in_leaf: Any = None,
         max_bin: Any = None,
+        min_data_in_bin: Any = None,
         bin_sample_docs: Any = None,
         feature_fraction: Any = None,
         query_fraction: Any = None,
@@ -1116,6 +1133,7 @@ class RandomForest(Ranker):
         self.max_depth = max_depth
         self.min_docs_in_leaf = min_docs_in_leaf
         self.max_bin = max_bin
+        self.min_data_in_bin = min_data_in_bin
         self.bin_sample_docs = bin_sample_docs
         self.feature_fraction = feature_fraction
         self.query_fraction = query_fraction
