@@ -181,6 +181,14 @@ fn bad_tree_inputs_fail_naming_the_parameter_or_file() {
             "bin-sample-docs=0",
             "parameter `bin-sample-docs`: 0 is outside [1,",
         ),
+        (
+            "min-data-in-bin=0",
+            "parameter `min-data-in-bin`: 0 is outside [1,",
+        ),
+        (
+            "min-data-in-bin=x",
+            "parameter `min-data-in-bin`",
+        ),
         ("trees=0", "0 only when boosting from a start model"),
         (
             "init-algo=lambdamart",

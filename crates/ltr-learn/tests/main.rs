@@ -6,4 +6,5 @@
 mod clicks;
 mod distributed;
 mod registry;
+mod tree_invariance;
 mod web_data;

@@ -139,7 +139,9 @@ const MAX_GAP_ZSCORE: &[(&str, f64)] = &[
     ("adarank", 0.065), // 0.042: a weighted sum of single-feature rankers, each chosen for its own ranking
     ("propensity-ranksvm", GAP_CLICKS),
     ("lambdamart", 0.045), // 0.024: 100 trees of 31 leaves on 60 training queries, rounds chosen on validation
-    ("mart", 0.075),       // 0.055: pointwise squared error on the grades
+    // 0.055 when set; 0.093 with LightGBM's bins (issue 51), on 20 test queries, where the z-score merges values
+    // in f32 (the same data raw: 0.609, 0.064 below): pointwise squared error on the grades
+    ("mart", 0.11),
     ("random-forest", 0.03), // 0.009
 ];
 /// Propensity SVM-Rank learns from 20,000 simulated sessions, not from the labels (measured 0.025 below RankSVM;

@@ -2,9 +2,13 @@
 //! for a feature with at most 256 bins (its missing bin included) and two bytes otherwise.
 //!
 //! Bin `b` of a feature holds the values `v` with `bounds[b - 1] < v <= bounds[b]` (the last bin everything above
-//! the last bound). Every bound is a value of the training data, and the model stores a split "bins `0..=b` go left"
-//! as the raw threshold `bounds[b]`, so that `bin(v) <= b` ⇔ `v <= bounds[b]` for every `v`: training-time bins
-//! and predict-time raw comparisons agree exactly.
+//! the last bound). Which distinct values share a bin depends only on how many documents hold each distinct value
+//! (LightGBM's greedy rule, [`bin_ends`]: a frequent value gets a bin of its own, a bin holds at least
+//! `min_data_in_bin` documents), never on the values themselves, so the bins of the documents do not move under any
+//! strictly increasing map of a feature (z-score, min-max, log1p). Each bound lies between the last distinct value
+//! of its bin and the first of the next, at their midpoint as LightGBM places it ([`threshold_between`]), and the
+//! model stores a split "bins `0..=b` go left" as the raw threshold `bounds[b]`, so that `bin(v) <= b` ⇔
+//! `v <= bounds[b]` for every `v`: training-time bins and predict-time raw comparisons agree exactly.
 //!
 //! Missing values: a NaN (the parsers and `ltrkit` refuse one, but a [`Dataset`] built in Rust may hold it) gets a
 //! bin of its own, the last one, after the value bins, in every feature whose training column holds one. Each split
@@ -119,35 +123,196 @@ fn agree_distinct(local: Distinct, comm: &dyn Allreduce) -> Result<Distinct> {
     Ok(merge_sorted(all.into_iter()))
 }
 
-/// Bin upper bounds from a column's distinct values: every distinct value when there are at most `max_bin`, else
-/// quantiles (a bin is closed at the first distinct value where the running count reaches its share). Empty: the
-/// column is constant.
-fn bounds_from_distinct(distinct: &[(f32, u64)], max_bin: usize) -> Vec<f32> {
-    if distinct.len() <= 1 {
-        return Vec::new();
-    }
-    let last = distinct.len() - 1;
-    if distinct.len() <= max_bin {
-        return distinct[..last].iter().map(|d| d.0).collect();
-    }
-    let n: u64 = distinct.iter().map(|d| d.1).sum();
-    let mut bounds = Vec::with_capacity(max_bin - 1);
-    let mut cum = 0u64;
-    for &(x, c) in &distinct[..last] {
-        cum += c;
-        // Close bin `bounds.len()` once it holds its share (k + 1) · n / max_bin of the documents.
-        if bounds.len() < max_bin - 1 && cum * max_bin as u64 >= (bounds.len() as u64 + 1) * n {
-            bounds.push(x);
-        }
-    }
-    bounds
+/// The documents a bin holds at least, by default (`min-data-in-bin`, [`crate::TreeParams::min_data_in_bin`];
+/// LightGBM's `min_data_in_bin`, whose default this is).
+pub const MIN_DATA_IN_BIN: usize = 3;
+
+/// How a column is binned: [`crate::TreeParams`]' `max_bin`, `min_data_in_bin` and `bin_sample_docs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BinSpec {
+    /// Value bins a feature at most.
+    pub max_bin: usize,
+    /// Documents a bin holds at least (a value holding fewer joins its neighbours).
+    pub min_data_in_bin: usize,
+    /// Documents whose values set the bounds, at most.
+    pub sample_docs: usize,
 }
 
-/// Bin upper bounds for one column of every document ([`bounds_from_distinct`] of its values).
-#[cfg(test)]
-pub(crate) fn bounds_for(values: &[f32], max_bin: usize) -> Vec<f32> {
-    bounds_from_distinct(&distinct_counts(values.iter().copied()), max_bin)
+impl BinSpec {
+    /// The defaults' binning with at most `max_bin` value bins.
+    #[cfg(test)]
+    pub fn with_max_bin(max_bin: usize) -> Self {
+        Self {
+            max_bin,
+            min_data_in_bin: MIN_DATA_IN_BIN,
+            sample_docs: BIN_SAMPLE_DOCS,
+        }
+    }
 }
+
+/// Where the bins of a run of distinct values end, LightGBM's greedy rule (`GreedyFindBin` in its `bin.cpp`) on
+/// their counts alone: the index of the last distinct value of every bin but the last, ascending, at most
+/// `max_bin` bins.
+///
+/// - At most `max_bin` distinct values: each value its own bin, except that a bin is only closed once it holds
+///   `min_data` documents (rare values join the next ones).
+/// - More: at most `total / min_data` bins; a value holding at least a bin's share (`total / bins`) of the
+///   documents gets a bin of its own, and the other values are cut into runs of about the mean of what is left
+///   (the share recomputed after each bin), a run also closed early (at half the share) before a value that has
+///   a bin of its own.
+fn greedy_ends(counts: &[u64], max_bin: usize, min_data: u64) -> Vec<usize> {
+    let n = counts.len();
+    let mut ends = Vec::new();
+    if n <= 1 || max_bin <= 1 {
+        return ends;
+    }
+    if n <= max_bin {
+        let mut held = 0u64;
+        for (i, &c) in counts[..n - 1].iter().enumerate() {
+            held += c;
+            if held >= min_data {
+                ends.push(i);
+                held = 0;
+            }
+        }
+        return ends;
+    }
+    let total: u64 = counts.iter().sum();
+    let max_bin = max_bin.min((total / min_data.max(1)) as usize).max(1);
+    if max_bin <= 1 {
+        return ends;
+    }
+    let share = total as f64 / max_bin as f64;
+    let own: Vec<bool> = counts.iter().map(|&c| c as f64 >= share).collect();
+    let (mut rest_bins, mut rest_docs) = (max_bin as i64, total as i64);
+    for (&c, _) in counts.iter().zip(&own).filter(|(_, &o)| o) {
+        rest_bins -= 1;
+        rest_docs -= c as i64;
+    }
+    let mut mean = rest_docs as f64 / rest_bins as f64;
+    let mut held = 0u64;
+    for i in 0..n - 1 {
+        if !own[i] {
+            rest_docs -= counts[i] as i64;
+        }
+        held += counts[i];
+        let close =
+            own[i] || held as f64 >= mean || (own[i + 1] && held as f64 >= (mean * 0.5).max(1.0));
+        if close {
+            ends.push(i);
+            if ends.len() >= max_bin - 1 {
+                break;
+            }
+            held = 0;
+            if !own[i] {
+                rest_bins -= 1;
+                mean = rest_docs as f64 / rest_bins as f64;
+            }
+        }
+    }
+    ends
+}
+
+/// Where a column's bins end (indices into its distinct values, as [`greedy_ends`]), from the counts of its
+/// distinct values alone, so that the bins do not move under any strictly increasing map of the feature.
+///
+/// LightGBM cuts every feature at zero (`FindBinWithZeroAsOneBin`): zero gets a bin of its own, the negative and
+/// the positive values are binned apart by [`greedy_ends`], the bins shared in proportion to their documents. Zero
+/// is where most raw features pile up, but not where a z-scored (or shifted) feature piles up, so that
+/// rule moves the bins under a monotone map. Here the pivot is the most frequent value (the smallest of equally
+/// frequent ones) when the column has more distinct values than `max_bin` and that value holds at least `min_data`
+/// documents and a bin's share (`total / max_bin`); the values below and above it are binned as LightGBM bins the
+/// negative and the positive ones. On a feature whose most frequent value is a large share at zero (a raw count, a
+/// BM25 score that is zero for most documents) that is LightGBM's binning exactly. Without such a value the column
+/// is binned by [`greedy_ends`] with all `max_bin` bins, where LightGBM keeps one of them (empty) for zero: the
+/// bins are LightGBM's with one more allowed. With at most `max_bin` distinct values every value is its own bin
+/// (rare ones joined as [`greedy_ends`] does) in both, unless LightGBM's cut at zero separates two rare values
+/// that would have shared a bin.
+fn bin_ends(counts: &[u64], max_bin: usize, min_data: u64) -> Vec<usize> {
+    let n = counts.len();
+    if n <= 1 {
+        return Vec::new();
+    }
+    let total: u64 = counts.iter().sum();
+    // The first of the most frequent values.
+    let (p, pc) =
+        counts.iter().copied().enumerate().fold(
+            (0, 0),
+            |best, (i, c)| if c > best.1 { (i, c) } else { best },
+        );
+    if n <= max_bin || max_bin < 3 || pc < min_data || (pc as f64) * (max_bin as f64) < total as f64
+    {
+        return greedy_ends(counts, max_bin, min_data);
+    }
+    let mut ends = Vec::new();
+    if p > 0 {
+        let below: u64 = counts[..p].iter().sum();
+        let share = below as f64 / (total - pc) as f64 * (max_bin - 1) as f64;
+        ends = greedy_ends(&counts[..p], (share as usize).max(1), min_data);
+        ends.push(p - 1);
+    }
+    let above_bins = max_bin - 1 - ends.len();
+    if p + 1 < n && above_bins > 0 {
+        ends.push(p);
+        ends.extend(
+            greedy_ends(&counts[p + 1..], above_bins, min_data)
+                .into_iter()
+                .map(|e| e + p + 1),
+        );
+    }
+    ends
+}
+
+/// The threshold between neighbouring distinct values `a < c`: a value `t` with `a <= t < c`, their midpoint
+/// (LightGBM's bound) rounded to f32 where that stays below `c`, else `a`. An infinite neighbour gives the finite
+/// extreme (`±f32::MAX`) where it lies between them.
+pub(crate) fn threshold_between(a: f32, c: f32) -> f32 {
+    debug_assert!(a < c);
+    let t = if a == f32::NEG_INFINITY {
+        -f32::MAX
+    } else if c == f32::INFINITY {
+        f32::MAX
+    } else {
+        ((a as f64 + c as f64) / 2.0) as f32
+    };
+    if t >= a && t < c {
+        t
+    } else {
+        a
+    }
+}
+
+/// Bin upper bounds from a column's distinct values ([`bin_ends`] of their counts): each bound between the last
+/// value of its bin and the first of the next ([`threshold_between`]). Empty: the column is constant.
+fn bounds_from_distinct(distinct: &[(f32, u64)], max_bin: usize, min_data: usize) -> Vec<f32> {
+    let counts: Vec<u64> = distinct.iter().map(|d| d.1).collect();
+    bin_ends(&counts, max_bin, min_data as u64)
+        .into_iter()
+        .map(|e| threshold_between(distinct[e].0, distinct[e + 1].0))
+        .collect()
+}
+
+/// The bin upper bounds the trees give a feature whose training values (every document's, NaN for a missing one)
+/// are `values`, with at most `max_bin` value bins of at least `min_data_in_bin` documents each: bin `b` holds
+/// `bounds[b - 1] < v <= bounds[b]`, each bound between two neighbouring distinct values (see the module's rules;
+/// a NaN gets a bin of its own after these). Empty for a constant column.
+///
+/// ```
+/// // 90% zeros: zero is a bin of its own; bounds lie midway between neighbouring values.
+/// let mut v = vec![0.0f32; 90];
+/// v.extend((1..=10).map(|i| i as f32));
+/// assert_eq!(ltr_trees::bin_bounds(&v, 4, 3), vec![0.5, 4.5, 7.5]);
+/// ```
+pub fn bin_bounds(values: &[f32], max_bin: usize, min_data_in_bin: usize) -> Vec<f32> {
+    bounds_from_distinct(
+        &distinct_counts(values.iter().copied()),
+        max_bin,
+        min_data_in_bin,
+    )
+}
+
+#[cfg(test)]
+use bin_bounds as bounds_for;
 
 /// The data's columns, read one at a time.
 enum Columns<'a> {
@@ -202,12 +367,11 @@ impl Plan {
         columns: &Columns<'_>,
         n: usize,
         d: usize,
-        max_bin: usize,
-        sample_docs: usize,
+        spec: &BinSpec,
         layout: &Layout,
         comm: &dyn Allreduce,
     ) -> Result<Self> {
-        let sample = layout.sampled_docs(n, sample_docs);
+        let sample = layout.sampled_docs(n, spec.sample_docs);
         // This rank's distinct values (of its sampled documents) and NaNs, one column per task, a few columns at a
         // time: a column's distinct values can be as many as its documents, so they are agreed over the ranks and
         // turned into bounds before the next columns' are made.
@@ -226,7 +390,8 @@ impl Plan {
                 missing.push(nan as i64);
                 bounds.push(bounds_from_distinct(
                     &agree_distinct(distinct, comm)?,
-                    max_bin,
+                    spec.max_bin,
+                    spec.min_data_in_bin,
                 ));
             }
         }
@@ -328,21 +493,12 @@ impl Binned {
     /// `sample_docs` documents (all ranks together), spread evenly over the global numbering.
     pub fn new(
         ds: &Dataset,
-        max_bin: usize,
-        sample_docs: usize,
+        spec: &BinSpec,
         layout: &Layout,
         comm: &dyn Allreduce,
     ) -> Result<Self> {
         let columns = Columns::of(ds);
-        let plan = Plan::agree(
-            &columns,
-            ds.n_docs(),
-            ds.n_features(),
-            max_bin,
-            sample_docs,
-            layout,
-            comm,
-        )?;
+        let plan = Plan::agree(&columns, ds.n_docs(), ds.n_features(), spec, layout, comm)?;
         let bins = plan.bin_columns(&columns);
         Ok(plan.into_binned(bins))
     }
@@ -354,19 +510,18 @@ impl Binned {
     /// documents × 136 features, 2.05 GB and 0.5 GB).
     pub fn take(
         ds: &mut Dataset,
-        max_bin: usize,
-        sample_docs: usize,
+        spec: &BinSpec,
         layout: &Layout,
         comm: &dyn Allreduce,
     ) -> Result<Self> {
         let (n, d) = (ds.n_docs(), ds.n_features());
         let row_major = matches!(ds.features(), FeatureMatrix::Dense(a) if a.is_standard_layout());
         if !row_major || d == 0 {
-            let binned = Self::new(ds, max_bin, sample_docs, layout, comm)?;
+            let binned = Self::new(ds, spec, layout, comm)?;
             *ds.features_mut() = FeatureMatrix::Dense(ndarray::Array2::zeros((n, 0)));
             return Ok(binned);
         }
-        let plan = Plan::agree(&Columns::of(ds), n, d, max_bin, sample_docs, layout, comm)?;
+        let plan = Plan::agree(&Columns::of(ds), n, d, spec, layout, comm)?;
         let FeatureMatrix::Dense(a) = std::mem::replace(
             ds.features_mut(),
             FeatureMatrix::Dense(ndarray::Array2::zeros((n, 0))),
@@ -416,14 +571,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn bounds_are_data_values_and_bins_agree_with_raw_comparisons() {
+    fn bounds_lie_between_neighbouring_values_and_bins_agree_with_raw_comparisons() {
         let vals: Vec<f32> = (0..1000).map(|i| ((i * 37) % 101) as f32 * 0.5).collect();
         for max_bin in [2, 3, 16, 255] {
-            let b = bounds_for(&vals, max_bin);
+            let b = bounds_for(&vals, max_bin, MIN_DATA_IN_BIN);
             assert!(!b.is_empty() && b.len() < max_bin);
             assert!(b.windows(2).all(|w| w[0] < w[1]));
+            // Every value here is a multiple of 0.5: each bound is the midpoint of two neighbours.
             for &x in &b {
-                assert!(vals.contains(&x));
+                assert!(!vals.contains(&x) && vals.contains(&(x - 0.25)), "{x}");
             }
             for &v in vals.iter().chain(&[-1.0, 1e9, 0.25]) {
                 let bin = bin_of(&b, v);
@@ -432,8 +588,10 @@ mod tests {
                 }
             }
         }
-        assert!(bounds_for(&[3.0; 10], 255).is_empty());
-        assert_eq!(bounds_for(&[1.0, 0.0, -0.0, 2.0], 255), vec![-0.0, 1.0]);
+        assert!(bounds_for(&[3.0; 10], 255, 1).is_empty());
+        assert_eq!(bounds_for(&[1.0, 0.0, -0.0, 2.0], 255, 1), vec![0.5, 1.5]);
+        // Two documents at 0 (±0 are one value) do not fill a bin of three: 0 and 1 share one.
+        assert_eq!(bounds_for(&[1.0, 0.0, -0.0, 2.0], 255, 3), vec![1.5]);
         // A feature with more than 256 bins is stored two bytes a cell, one with 256 (255 value bins and the
         // missing bin) one byte.
         let wide: Vec<f32> = (0..1000).map(|i| (i % 700) as f32).collect();
@@ -447,15 +605,13 @@ mod tests {
             )
             .unwrap()
         };
+        // Every value its own bin (`min_data_in_bin` 1).
         let bin = |d: &Dataset, max_bin| {
-            Binned::new(
-                d,
-                max_bin,
-                BIN_SAMPLE_DOCS,
-                &Layout::single(d),
-                &ltr_core::SingleProcess,
-            )
-            .unwrap()
+            let spec = BinSpec {
+                min_data_in_bin: 1,
+                ..BinSpec::with_max_bin(max_bin)
+            };
+            Binned::new(d, &spec, &Layout::single(d), &ltr_core::SingleProcess).unwrap()
         };
         let b = bin(&ds(wide.clone()), 1000);
         assert_eq!(b.n_bins(0), 700);
@@ -467,8 +623,113 @@ mod tests {
         assert!(matches!(&b.bins[0], BinColumn::Narrow(c) if c[0] == 255));
         // NaN: its own bin after the value bins, and no bound is NaN.
         assert_eq!(bin_of(&[1.0, 2.0], f32::NAN), 3);
-        assert_eq!(bounds_for(&[f32::NAN, 1.0, 2.0, f32::NAN], 255), vec![1.0]);
+        assert_eq!(
+            bounds_for(&[f32::NAN, 1.0, 2.0, f32::NAN], 255, 1),
+            vec![1.5]
+        );
     }
+    #[test]
+    fn greedy_bins_follow_lightgbm_rules() {
+        // Few distinct values: each its own bin once it holds `min_data` documents.
+        assert_eq!(greedy_ends(&[5, 1, 1, 1, 5], 255, 3), vec![0, 3]);
+        assert_eq!(greedy_ends(&[5, 1, 1, 1, 5], 255, 1), vec![0, 1, 2, 3]);
+        // More distinct values than bins: a value holding a bin's share gets a bin of its own, the others runs of
+        // about the mean of what is left.
+        let mut counts = vec![1u64; 100];
+        counts[40] = 50;
+        let ends = greedy_ends(&counts, 10, 1);
+        assert!(ends.len() <= 9);
+        assert!(ends.contains(&39) && ends.contains(&40), "{ends:?}");
+        // At most total / min_data bins.
+        assert!(greedy_ends(&[1; 30], 10, 10).len() <= 2);
+        // A pivot: the most frequent value, holding a bin's share, is a bin of its own and the values on either
+        // side are binned apart, the bins shared in proportion: 30 below it, 60 above, 9 bins besides it.
+        let mut counts = vec![1u64; 91];
+        counts[30] = 200;
+        let ends = bin_ends(&counts, 10, 1);
+        assert_eq!(ends.len(), 9, "{ends:?}");
+        assert!(ends.contains(&29) && ends.contains(&30), "{ends:?}");
+        assert_eq!(ends.iter().filter(|&&e| e < 29).count(), 2, "{ends:?}");
+        // Without one: the greedy bins over all the values.
+        assert_eq!(bin_ends(&[1; 91], 10, 1), greedy_ends(&[1; 91], 10, 1));
+        // Thresholds between neighbours, infinite ones included.
+        assert_eq!(threshold_between(1.0, 2.0), 1.5);
+        let next = f32::from_bits(1.0f32.to_bits() + 1);
+        assert_eq!(threshold_between(1.0, next), 1.0);
+        assert_eq!(threshold_between(f32::NEG_INFINITY, 0.0), -f32::MAX);
+        assert_eq!(threshold_between(5.0, f32::INFINITY), f32::MAX);
+        assert_eq!(threshold_between(-f32::MAX, f32::MAX), 0.0);
+    }
+
+    /// The bins of the documents do not move under a strictly increasing map of the feature (one that keeps its
+    /// distinct values distinct in f32), whatever the shape of the column: only the thresholds do.
+    #[test]
+    fn bins_do_not_move_under_a_monotone_map() {
+        let n = 5000usize;
+        let hash = |i: usize| {
+            ((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as f64 / (1u64 << 24) as f64
+        };
+        let shapes: Vec<Vec<f32>> = vec![
+            // heavy tail, 90% zeros, 3 values, negative and positive, a spike in the middle, NaNs
+            (0..n).map(|i| (hash(i) * 12.0).exp() as f32).collect(),
+            (0..n)
+                .map(|i| {
+                    if i % 10 == 0 {
+                        (hash(i) * 40.0).round() as f32
+                    } else {
+                        0.0
+                    }
+                })
+                .collect(),
+            (0..n).map(|i| (i % 3) as f32).collect(),
+            (0..n)
+                .map(|i| ((hash(i) - 0.4) * 1000.0).round() as f32 / 8.0)
+                .collect(),
+            (0..n)
+                .map(|i| {
+                    if i % 4 == 0 {
+                        7.25
+                    } else {
+                        (hash(i) * 5000.0).round() as f32 / 256.0
+                    }
+                })
+                .collect(),
+            (0..n)
+                .map(|i| {
+                    if i % 7 == 0 {
+                        f32::NAN
+                    } else {
+                        (hash(i) * 900.0).round() as f32
+                    }
+                })
+                .collect(),
+        ];
+        type Map = fn(f32) -> f32;
+        let maps: [(&str, Map); 4] = [
+            ("affine", |v| v * 4.0 - 3.0),
+            ("log1p", |v| (v.max(-0.99) as f64).ln_1p() as f32),
+            ("cube", |v| v * v * v),
+            ("exp", |v| ((v as f64) / 64.0).exp() as f32),
+        ];
+        for (s, col) in shapes.iter().enumerate() {
+            let distinct = distinct_counts(col.iter().copied()).len();
+            for max_bin in [4, 16, 255] {
+                let b = bounds_for(col, max_bin, MIN_DATA_IN_BIN);
+                let bins: Vec<usize> = col.iter().map(|&v| bin_of(&b, v)).collect();
+                for (name, f) in maps {
+                    let mapped: Vec<f32> = col.iter().map(|&v| f(v)).collect();
+                    if distinct_counts(mapped.iter().copied()).len() != distinct {
+                        // The map merged values in f32 (log1p of the negative shape): not a strict map here.
+                        continue;
+                    }
+                    let mb = bounds_for(&mapped, max_bin, MIN_DATA_IN_BIN);
+                    let mapped_bins: Vec<usize> = mapped.iter().map(|&v| bin_of(&mb, v)).collect();
+                    assert_eq!(bins, mapped_bins, "shape {s} max_bin {max_bin} map {name}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn taking_the_data_bins_it_as_borrowing_does_and_frees_its_features() {
         // Rows in more than one block of `take`, a constant column, a NaN, a wide column and a narrow one.
@@ -491,8 +752,7 @@ mod tests {
         for max_bin in [255, 600] {
             let kept = Binned::new(
                 &ds,
-                max_bin,
-                BIN_SAMPLE_DOCS,
+                &BinSpec::with_max_bin(max_bin),
                 &layout,
                 &ltr_core::SingleProcess,
             )
@@ -500,8 +760,7 @@ mod tests {
             let mut owned = ds.clone();
             let taken = Binned::take(
                 &mut owned,
-                max_bin,
-                BIN_SAMPLE_DOCS,
+                &BinSpec::with_max_bin(max_bin),
                 &layout,
                 &ltr_core::SingleProcess,
             )
@@ -522,13 +781,17 @@ mod tests {
         }
         // Bounds from a sample of 64 documents (`bin-sample-docs=64`): at most 64 distinct values a column, so
         // column 0 (1000 values) gets fewer bins than from every document; taking agrees with borrowing.
-        let sampled = Binned::new(&ds, 255, 64, &layout, &ltr_core::SingleProcess).unwrap();
+        let spec = |sample_docs| BinSpec {
+            sample_docs,
+            ..BinSpec::with_max_bin(255)
+        };
+        let sampled = Binned::new(&ds, &spec(64), &layout, &ltr_core::SingleProcess).unwrap();
         let mut owned = ds.clone();
-        let taken = Binned::take(&mut owned, 255, 64, &layout, &ltr_core::SingleProcess).unwrap();
+        let taken = Binned::take(&mut owned, &spec(64), &layout, &ltr_core::SingleProcess).unwrap();
         assert!(sampled.bounds[0].len() < 64, "{}", sampled.bounds[0].len());
         assert_eq!(sampled.bounds, taken.bounds);
         assert_eq!(sampled.bins, taken.bins);
-        let all = Binned::new(&ds, 255, n, &layout, &ltr_core::SingleProcess).unwrap();
+        let all = Binned::new(&ds, &spec(n), &layout, &ltr_core::SingleProcess).unwrap();
         assert!(all.bounds[0].len() > 128, "{}", all.bounds[0].len());
     }
 }

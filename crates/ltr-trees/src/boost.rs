@@ -217,19 +217,13 @@ fn bin<'d>(
     layout: &Layout,
     comm: &dyn Allreduce,
 ) -> Result<(Binned, Cow<'d, Dataset>)> {
-    let (max_bin, sample) = (p.max_bin, p.bin_sample_docs);
+    let spec = p.bin_spec();
     match train {
-        Cow::Borrowed(t) => Ok((
-            Binned::new(t, max_bin, sample, layout, comm)?,
-            Cow::Borrowed(t),
-        )),
+        Cow::Borrowed(t) => Ok((Binned::new(t, &spec, layout, comm)?, Cow::Borrowed(t))),
         Cow::Owned(mut t) => {
             // Nothing after binning reads a document's id or comment.
             t = t.without_docids();
-            Ok((
-                Binned::take(&mut t, max_bin, sample, layout, comm)?,
-                Cow::Owned(t),
-            ))
+            Ok((Binned::take(&mut t, &spec, layout, comm)?, Cow::Owned(t)))
         }
     }
 }

@@ -230,9 +230,16 @@ pub struct FeatureSplit {
 
 /// The best split of one feature's histogram over a leaf with sums `total`: the largest positive gain that leaves
 /// both sides enough documents and hessian. When `has_missing`, the histogram's last bin holds the missing values
-/// and every threshold is tried with that bin on the left, then on the right. Ties: the smaller `bin`, then the
-/// missing bin on the left (so a leaf without missing documents keeps `missing_left = true`, the old default).
-/// Both sides' sums are exact; the gain is computed from them in real units by `scale`.
+/// and every threshold is tried with that bin on the left, then on the right. Both sides' sums are exact; the gain
+/// is computed from them in real units by `scale`.
+///
+/// Ties follow LightGBM's scans (`FindBestThresholdSequentially`): with the missing bin on the left (and without
+/// missing values) the larger `bin` wins, as LightGBM's scan from the top keeps the first of equal gains; with the
+/// missing bin on the right the smaller `bin`, as its scan from the bottom does; and a split with the missing bin
+/// on the right wins only with a strictly larger gain. Equal gains come from thresholds that split a leaf's
+/// documents alike (the leaf has no document in the bins between them) or that differ only by documents whose
+/// gradient and hessian are zero (a query whose documents all have one grade), so the rule decides where the
+/// threshold sits in a gap of the leaf's values: at its top, as LightGBM puts it.
 pub fn best_split(
     hist: &[Sums],
     has_missing: bool,
@@ -249,8 +256,10 @@ pub fn best_split(
     };
     let total_cell = scale.cell(total);
     let mut left = Sums::default();
-    let mut best: Option<FeatureSplit> = None;
-    let mut consider = |bin: usize, missing_left: bool, left: Sums| {
+    // The best with the missing bin on the left (or no missing bin), and with it on the right.
+    let mut best_left: Option<FeatureSplit> = None;
+    let mut best_right: Option<FeatureSplit> = None;
+    let consider = |best: &mut Option<FeatureSplit>, bin: usize, missing_left: bool, left: Sums| {
         let right = total.minus(left);
         if left.n < min_n || right.n < min_n {
             return;
@@ -260,8 +269,10 @@ pub fn best_split(
             return;
         }
         let gain = split_gain(l, r, total_cell, s.l2);
-        if gain > 0.0 && best.is_none_or(|b| gain > b.gain) {
-            best = Some(FeatureSplit {
+        // Ascending bins: a later equal gain wins on the left (the larger bin), not on the right.
+        let better = best.is_none_or(|b| gain > b.gain || missing_left && gain == b.gain);
+        if gain > 0.0 && better {
+            *best = Some(FeatureSplit {
                 bin,
                 missing_left,
                 gain,
@@ -270,22 +281,23 @@ pub fn best_split(
         }
     };
     for b in 0..value_bins.saturating_sub(1) {
-        // An empty bin leaves both sides as they were at the bin before, whose candidates won ties already (bin 0
-        // has no bin before: with the missing bin on the left it is the split "missing against the rest").
-        if b > 0 && hist[b].n == 0 {
-            continue;
-        }
         left = left.plus(hist[b]);
         if total.n - left.n < min_n {
             // The right side only shrinks from here: no later threshold leaves it enough documents.
             break;
         }
         if has_missing {
-            consider(b, true, left.plus(missing));
+            consider(&mut best_left, b, true, left.plus(missing));
+            consider(&mut best_right, b, false, left);
+        } else {
+            consider(&mut best_left, b, true, left);
         }
-        consider(b, !has_missing, left);
     }
-    best
+    match (best_left, best_right) {
+        (Some(l), Some(r)) if r.gain > l.gain => Some(r),
+        (None, r) => r,
+        (l, _) => l,
+    }
 }
 
 /// A leaf's chosen split: position in the tree's feature list, bin, where missing values go, gain.
@@ -926,8 +938,7 @@ mod tests {
         .unwrap();
         let data = Binned::new(
             &ds,
-            1000,
-            crate::BIN_SAMPLE_DOCS,
+            &crate::bins::BinSpec::with_max_bin(1000),
             &crate::ranks::Layout::single(&ds),
             &ltr_core::SingleProcess,
         )

@@ -37,7 +37,7 @@ mod grow;
 mod objective;
 mod ranks;
 
-pub use bins::{BIN_SAMPLE_DOCS, MAX_BIN};
+pub use bins::{bin_bounds, BIN_SAMPLE_DOCS, MAX_BIN, MIN_DATA_IN_BIN};
 pub use boost::{
     fit_gbdt_from, fit_gbdt_ranks, fit_random_forest_ranks, train_gbdt, train_gbdt_from,
     train_gbdt_ranks, train_random_forest, train_random_forest_ranks, ForestRun, GbdtRun,
@@ -81,6 +81,9 @@ pub struct TreeParams {
     /// Bins per feature at most (2 to [`MAX_BIN`]; 255 by default), not counting the bin of missing values. A
     /// feature with more than 256 bins is stored two bytes a cell, and each of its histograms holds as many cells.
     pub max_bin: usize,
+    /// Documents a bin holds at least (≥ 1; [`MIN_DATA_IN_BIN`] by default, LightGBM's `min_data_in_bin`): a value
+    /// held by fewer documents shares a bin with its neighbours. How the bounds are chosen: `bins.rs`.
+    pub min_data_in_bin: usize,
     /// Documents whose values set the bin bounds, at most (≥ 1; [`BIN_SAMPLE_DOCS`] by default): with more training
     /// documents, this many spread evenly over them.
     pub bin_sample_docs: usize,
@@ -99,6 +102,7 @@ impl Default for TreeParams {
             min_hessian_in_leaf: 1e-3,
             l2: 0.0,
             max_bin: 255,
+            min_data_in_bin: MIN_DATA_IN_BIN,
             bin_sample_docs: BIN_SAMPLE_DOCS,
             feature_fraction: 1.0,
             query_fraction: 1.0,
@@ -142,11 +146,22 @@ impl TreeParams {
                 format!("must be in [2, {MAX_BIN}], got {}", self.max_bin),
             ));
         }
+        if self.min_data_in_bin < 1 {
+            return Err(LtrError::param("min-data-in-bin", "must be at least 1"));
+        }
         if self.bin_sample_docs < 1 {
             return Err(LtrError::param("bin-sample-docs", "must be at least 1"));
         }
         fraction("feature-fraction", self.feature_fraction)?;
         fraction("query-fraction", self.query_fraction)
+    }
+
+    pub(crate) fn bin_spec(&self) -> bins::BinSpec {
+        bins::BinSpec {
+            max_bin: self.max_bin,
+            min_data_in_bin: self.min_data_in_bin,
+            sample_docs: self.bin_sample_docs,
+        }
     }
 
     pub(crate) fn grow_settings(&self, shrinkage: f64) -> GrowSettings {

@@ -36,7 +36,9 @@ fn settings(min_docs: usize, min_hess: f64, l2: f64) -> GrowSettings {
 
 /// Every feature and threshold, and for a feature with missing values both of their directions, searched by brute
 /// force with sums taken straight from the documents, against the histograms and `best_split`: the same feature,
-/// bin, direction and gain. Ties follow the documented order (earlier feature, smaller bin, missing left first).
+/// bin, direction and gain. Ties follow the documented order (LightGBM's): the earlier feature; within a feature the
+/// larger bin with the missing bin on the left, the smaller with it on the right, which wins only when strictly
+/// better.
 #[test]
 fn best_split_equals_brute_force_over_all_features_thresholds_and_missing_directions() {
     let mut rng = ChaCha8Rng::seed_from_u64(3);
@@ -91,6 +93,8 @@ fn best_split_equals_brute_force_over_all_features_thresholds_and_missing_direct
         // Brute force: every feature, threshold and missing direction.
         let mut brute: Option<(usize, usize, bool, f64)> = None;
         for f in 0..nf {
+            // The best with missing values on the left (or none), and on the right.
+            let (mut on_left, mut on_right): (Option<(usize, usize, bool, f64)>, _) = (None, None);
             for b in 0..nb[f] - 1 {
                 let directions: &[bool] = if missing[f] { &[true, false] } else { &[true] };
                 for &missing_left in directions {
@@ -111,9 +115,25 @@ fn best_split_equals_brute_force_over_all_features_thresholds_and_missing_direct
                         continue;
                     }
                     let gain = split_gain(l, r, scale.cell(total), s.l2);
-                    if gain > 0.0 && brute.is_none_or(|e| gain > e.3) {
-                        brute = Some((f, b, missing_left, gain));
+                    let best = if missing_left {
+                        &mut on_left
+                    } else {
+                        &mut on_right
+                    };
+                    if gain > 0.0 && best.is_none_or(|e| gain > e.3 || missing_left && gain == e.3)
+                    {
+                        *best = Some((f, b, missing_left, gain));
                     }
+                }
+            }
+            let feature_best = match (on_left, on_right) {
+                (Some(l), Some(r)) if r.3 > l.3 => Some(r),
+                (None, r) => r,
+                (l, _) => l,
+            };
+            if let Some(fb) = feature_best {
+                if brute.is_none_or(|e| fb.3 > e.3) {
+                    brute = Some(fb);
                 }
             }
         }
@@ -186,15 +206,17 @@ fn missing_values_train_and_predict_alike() {
 
 /// Best-first growth on raw values, by brute force: every leaf tries every feature and every value of its documents
 /// as the threshold "value <= t goes left" (ascending), keeps the largest gain (ties: the earlier feature, the
-/// smaller t); the leaf with the largest gain splits next (ties: the lower leaf number; the left child keeps the
-/// leaf's number, the right one is appended). Returns the splits in order and the leaves' Newton values.
+/// larger t); the leaf with the largest gain splits next (ties: the lower leaf number; the left child keeps the
+/// leaf's number, the right one is appended). Returns the splits in order, each as its feature, `t` and the leaf's
+/// next value above `t`, and the leaves' Newton values.
+#[allow(clippy::type_complexity)]
 fn exact_tree(
     columns: &[Vec<f32>],
     g: &[f64],
     h: &[f64],
     leaves: usize,
     min_docs: usize,
-) -> (Vec<(u32, f32)>, Vec<f64>) {
+) -> (Vec<(u32, f32, f32)>, Vec<f64>) {
     let sums = |docs: &[usize]| {
         let mut c = Cell::default();
         for &i in docs {
@@ -204,22 +226,22 @@ fn exact_tree(
         }
         c
     };
-    let best = |docs: &[usize]| -> Option<(f64, usize, f32)> {
+    let best = |docs: &[usize]| -> Option<(f64, usize, f32, f32)> {
         let total = sums(docs);
-        let mut best: Option<(f64, usize, f32)> = None;
+        let mut best: Option<(f64, usize, f32, f32)> = None;
         for (f, col) in columns.iter().enumerate() {
             let mut values: Vec<f32> = docs.iter().map(|&i| col[i]).collect();
             values.sort_by(f32::total_cmp);
             values.dedup();
-            for &t in &values[..values.len().saturating_sub(1)] {
+            for (&t, &next) in values.iter().zip(values.iter().skip(1)) {
                 let left: Vec<usize> = docs.iter().copied().filter(|&i| col[i] <= t).collect();
                 let right: Vec<usize> = docs.iter().copied().filter(|&i| col[i] > t).collect();
                 if left.len() < min_docs || right.len() < min_docs {
                     continue;
                 }
                 let gain = split_gain(sums(&left), sums(&right), total, 0.0);
-                if gain > 0.0 && best.is_none_or(|b| gain > b.0) {
-                    best = Some((gain, f, t));
+                if gain > 0.0 && best.is_none_or(|b| gain > b.0 || gain == b.0 && b.1 == f) {
+                    best = Some((gain, f, t, next));
                 }
             }
         }
@@ -228,7 +250,7 @@ fn exact_tree(
     let mut sets: Vec<Vec<usize>> = vec![(0..g.len()).collect()];
     let mut splits = Vec::new();
     while sets.len() < leaves {
-        let mut pick: Option<(usize, (f64, usize, f32))> = None;
+        let mut pick: Option<(usize, (f64, usize, f32, f32))> = None;
         for (l, docs) in sets.iter().enumerate() {
             if let Some(b) = best(docs) {
                 if pick.is_none_or(|p| b.0 > p.1 .0) {
@@ -236,18 +258,22 @@ fn exact_tree(
                 }
             }
         }
-        let Some((l, (_, f, t))) = pick else { break };
+        let Some((l, (_, f, t, next))) = pick else {
+            break;
+        };
         let (left, right) = sets[l].iter().partition(|&&i| columns[f][i] <= t);
         sets[l] = left;
         sets.push(right);
-        splits.push((f as u32, t));
+        splits.push((f as u32, t, next));
     }
     let values = sets.iter().map(|d| leaf_value(sums(d), 0.0, 1.0)).collect();
     (splits, values)
 }
 
-/// With `max-bin` 1000, features of more than 255 distinct values (stored two bytes a bin) get a bin per value, so
-/// a MART tree equals the exact-threshold tree grown by brute force on the raw values.
+/// With `max-bin` 1000 and `min-data-in-bin` 1, features of more than 255 distinct values (stored two bytes a bin)
+/// get a bin per value, so a MART tree equals the exact-threshold tree grown by brute force on the raw values: the
+/// same splits, each threshold at the top of the gap between the leaf's values (between the next value up and the
+/// value of the whole column just below it).
 #[test]
 fn wide_bins_grow_the_exact_threshold_tree() {
     let mut rng = ChaCha8Rng::seed_from_u64(17);
@@ -286,6 +312,7 @@ fn wide_bins_grow_the_exact_threshold_tree() {
     p.tree.leaves = 8;
     p.tree.min_docs_in_leaf = 5;
     p.tree.max_bin = 1000;
+    p.tree.min_data_in_bin = 1;
     let run = train_gbdt(&p, &ds, &FitContext::new(1)).unwrap();
     let t = &run.forest.trees[0];
     // MART's first step: gradients base − label, unit hessians.
@@ -293,13 +320,20 @@ fn wide_bins_grow_the_exact_threshold_tree() {
     let g: Vec<f64> = labels.iter().map(|&l| base - l as f64).collect();
     let (splits, values) = exact_tree(&columns, &g, &vec![1.0; n], 8, 5);
     assert_eq!(splits.len(), 7);
-    let engine: Vec<(u32, f32)> = t
-        .split_feature
-        .iter()
-        .copied()
-        .zip(t.threshold.iter().copied())
-        .collect();
-    assert_eq!(engine, splits);
+    assert_eq!(t.split_feature.len(), splits.len());
+    for (k, &(f, at, next)) in splits.iter().enumerate() {
+        let below = columns[f as usize]
+            .iter()
+            .copied()
+            .filter(|&v| v < next)
+            .fold(f32::NEG_INFINITY, f32::max);
+        let tau = t.threshold[k];
+        assert_eq!(t.split_feature[k], f, "split {k}");
+        assert!(
+            at <= tau && below <= tau && tau < next,
+            "split {k}: {at} {below} {tau} {next}"
+        );
+    }
     for (a, b) in t.leaf_value.iter().zip(&values) {
         assert!((a - b).abs() < 1e-12, "{a} {b}");
     }
@@ -672,11 +706,13 @@ fn newton_leaf_values_match_the_closed_form() {
     p.trees = 1;
     p.tree.leaves = 2;
     p.tree.min_docs_in_leaf = 1;
+    p.tree.min_data_in_bin = 1;
     let run = train_gbdt(&p, &ds, &FitContext::new(1)).unwrap();
     let base = 9.0 / 8.0;
     assert_eq!(run.forest.base_score, base);
     let t = &run.forest.trees[0];
-    assert_eq!((t.split_feature[0], t.threshold[0]), (0, 3.0));
+    // Midway between the neighbouring values 3 and 10.
+    assert_eq!((t.split_feature[0], t.threshold[0]), (0, 6.5));
     let mean_res = |ys: &[f32]| ys.iter().map(|&v| v as f64 - base).sum::<f64>() / ys.len() as f64;
     assert!((t.leaf_value[0] - 0.1 * mean_res(&y[..4])).abs() < 1e-15);
     assert!((t.leaf_value[1] - 0.1 * mean_res(&y[4..])).abs() < 1e-15);

@@ -5,5 +5,6 @@
 
 mod engine;
 mod init;
+mod lightgbm;
 mod mq2008;
 mod ranks;

@@ -42,7 +42,13 @@ macro_rules! tree_specs {
                 "max-bin",
                 "255",
                 int(2, 65_535),
-                "bins per feature at most (every distinct training value up to this many, else quantiles; one byte a cell up to 256 bins, two beyond; a NaN gets one more bin whose side each split learns)",
+                "bins per feature at most (every distinct training value its own bin up to this many, else LightGBM's greedy bins: a frequent value gets its own; thresholds midway between neighbouring values; one byte a cell up to 256 bins, two beyond; a NaN gets one more bin whose side each split learns)",
+            ),
+            ParamSpec::new(
+                "min-data-in-bin",
+                "3",
+                int(1, 1_000_000_000),
+                "documents a bin holds at least: rarer values share a bin with their neighbours (LightGBM's min_data_in_bin)",
             ),
             ParamSpec::new(
                 "bin-sample-docs",
@@ -66,8 +72,8 @@ macro_rules! tree_specs {
     };
 }
 
-const GBDT_TREE: [ParamSpec; 7] = tree_specs!("31", "20", "1", "1");
-const FOREST_TREE: [ParamSpec; 7] = tree_specs!("63", "10", "0.5", "0.63");
+const GBDT_TREE: [ParamSpec; 8] = tree_specs!("31", "20", "1", "1");
+const FOREST_TREE: [ParamSpec; 8] = tree_specs!("63", "10", "0.5", "0.63");
 
 /// The boosting settings of `lambdamart` and `mart`.
 pub(crate) const BOOST_SPECS: &[ParamSpec] = &[
@@ -104,6 +110,7 @@ pub(crate) const BOOST_SPECS: &[ParamSpec] = &[
     GBDT_TREE[4],
     GBDT_TREE[5],
     GBDT_TREE[6],
+    GBDT_TREE[7],
 ];
 
 /// Where `lambdamart` and `mart` start boosting: another model's scores.
@@ -215,6 +222,7 @@ pub(crate) const RANDOM_FOREST_SPECS: &[ParamSpec] = &[
     FOREST_TREE[4],
     FOREST_TREE[5],
     FOREST_TREE[6],
+    FOREST_TREE[7],
 ];
 
 fn read_tree(r: &SpecReader<'_>, base: TreeParams) -> Result<TreeParams> {
@@ -223,6 +231,7 @@ fn read_tree(r: &SpecReader<'_>, base: TreeParams) -> Result<TreeParams> {
         max_depth: r.int("max-depth")?,
         min_docs_in_leaf: r.int("min-docs-in-leaf")?,
         max_bin: r.int("max-bin")?,
+        min_data_in_bin: r.int("min-data-in-bin")?,
         bin_sample_docs: r.int("bin-sample-docs")?,
         feature_fraction: r.float("feature-fraction")?,
         query_fraction: r.float("query-fraction")?,
