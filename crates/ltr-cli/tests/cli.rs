@@ -183,7 +183,7 @@ fn every_registered_algorithm_trains_and_predicts() {
         .lines()
         .filter(|l| !l.starts_with(' ') && !l.is_empty())
         .collect();
-    assert_eq!(names.len(), 18, "{names:?}");
+    assert_eq!(names.len(), 19, "{names:?}");
     // Propensity SVM-Rank learns from clicks: a log simulated on the training queries with a first model.
     let production = dir.path().join("production.bin");
     ok(&[
@@ -226,6 +226,7 @@ fn every_registered_algorithm_trains_and_predicts() {
             "rankboost" => &["--param", "rounds=20"],
             "sigmoid" => &["--param", "lambda=0.01", "--param", "max-iter=5"],
             "listnet" => &["--param", "epochs=5"],
+            "neural" => &["--param", "epochs=3"],
             "propensity-ranksvm" => &["--clicks", s(&clicks)],
             _ => &[],
         };
