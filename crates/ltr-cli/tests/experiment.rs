@@ -419,7 +419,7 @@ fn clicks_simulate_writes_a_reproducible_log_and_checks_its_flags() {
     assert!(err(&["--eps-minus", "0.5", "--eps-plus", "0.2"]).contains("eps- <= eps+"));
     assert!(err(&["--sessions", "0"]).contains("--sessions"));
     // Every model of ltr-clicks simulates (dbn included since issue 52); an unknown name is refused by name.
-    assert!(err(&["--click-model", "dbm"]).contains("unknown user model `dbm`"));
+    assert!(err(&["--click-model", "dbm"]).contains("invalid value 'dbm'"));
 }
 
 /// The scores a kept-scores experiment wrote for `label` on `fold`.
