@@ -28,6 +28,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod loss_value;
 mod losses;
 mod net;
 mod neural_sort;

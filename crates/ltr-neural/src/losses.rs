@@ -12,10 +12,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
+pub use crate::loss_value::{QueryLoss, EPS};
 use crate::neural_sort::neural_ndcg;
-
-/// allRank's `DEFAULT_EPS`.
-pub const EPS: f64 = 1e-10;
 
 /// LambdaLoss's weighting of a pair (Wang et al., CIKM 2018, "The LambdaLoss Framework for Ranking Metric
 /// Optimization"; allRank's `*_scheme`).
@@ -83,15 +81,6 @@ pub enum Reduction {
     Mean,
     /// `Σ value`.
     Sum,
-}
-
-/// One query's part of a batch loss.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct QueryLoss {
-    /// Its (unnormalised) loss.
-    pub value: f64,
-    /// Its share of the normaliser.
-    pub norm: f64,
 }
 
 impl Loss {

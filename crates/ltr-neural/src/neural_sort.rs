@@ -11,7 +11,7 @@
 //! The loss is −NDCG; a query whose ideal DCG is 0 adds nothing and is not counted (norm 0). The backward pass
 //! runs through every Sinkhorn round actually taken, as autograd does.
 
-use crate::losses::{QueryLoss, EPS};
+use crate::loss_value::{QueryLoss, EPS};
 
 const SINKHORN_ROUNDS: usize = 50;
 const SINKHORN_TOL: f64 = 1e-6;

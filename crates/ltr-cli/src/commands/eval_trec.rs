@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 use ltr_metrics::treceval::{self, MeasureSet, Options};
 use ltr_metrics::{Metric, Row};
 
-use super::eval::EvalArgs;
+use super::eval_args::EvalArgs;
 
 /// One measure as asked: its name as written and how it is computed.
 pub enum Asked {

@@ -3,6 +3,7 @@
 pub mod clicks;
 pub mod compare;
 pub mod eval;
+pub mod eval_args;
 pub mod eval_trec;
 pub mod experiment;
 pub mod export;
