@@ -85,6 +85,11 @@ fn venv(root: &Path) -> Result<PathBuf> {
     Ok(py)
 }
 
+/// Cargo's target directory: `$CARGO_TARGET_DIR` (relative to the root) when set, else `target/`.
+fn target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), |d| root.join(d))
+}
+
 /// Run the chosen parts from the project root.
 pub fn run(root: &Path, parts: Parts) -> Result<()> {
     if parts.mpi {
@@ -124,6 +129,9 @@ pub fn run(root: &Path, parts: Parts) -> Result<()> {
                     "--disable-pip-version-check",
                     "--force-reinstall",
                     "--no-deps",
+                    // maturin is in the venv already (requirements-test.txt): no isolated build environment to
+                    // make and fill on every run.
+                    "--no-build-isolation",
                 ])
                 .arg(root.join("python"))
                 .env("MATURIN_PEP517_ARGS", "--profile dev")
@@ -143,8 +151,8 @@ pub fn run(root: &Path, parts: Parts) -> Result<()> {
         }
         status(
             Command::new(&py)
-                .args(["-m", "pytest", "-q", "python/tests"])
-                .env("LTR_BIN", root.join("target").join("debug").join("ltr"))
+                .args(["-m", "pytest", "-q", "--durations=10", "python/tests"])
+                .env("LTR_BIN", target_dir(root).join("debug").join("ltr"))
                 .current_dir(root),
             "Python tests",
         )?;

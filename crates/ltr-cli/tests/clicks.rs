@@ -3,21 +3,7 @@
 
 use crate::common;
 
-use std::path::Path;
-
-use common::{ltr, ok};
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn err(args: &[&str]) -> String {
-    let o = ltr(args);
-    assert!(!o.status.success(), "{args:?} should fail");
-    let e = String::from_utf8_lossy(&o.stderr).to_string();
-    assert!(!e.contains("panicked"), "{e}");
-    e
-}
+use common::{err, generate_letor, ok, s, simulate_clicks, train_production};
 
 #[test]
 fn train_on_clicks_end_to_end_and_its_errors() {
@@ -32,44 +18,16 @@ fn train_on_clicks_end_to_end_and_its_errors() {
     let noprop_tsv = p("noprop.tsv");
     let badtable_tsv = p("badtable.tsv");
     let other_json = p("other.json");
-    ok(&[
-        "generate",
-        "--out",
-        s(&data),
-        "--queries",
-        "60",
-        "--seed",
-        "4",
-    ]);
-    let train = data.join("train.txt");
+    let train = generate_letor(&data, 60, 4);
     let test = data.join("test.txt");
-    ok(&[
-        "train",
-        "--train",
-        s(&train),
-        "--algo",
-        "ranksvm",
-        "--param",
-        "c=0.01",
-        "--model",
-        s(&prod_json),
-    ]);
-    ok(&[
-        "clicks",
-        "simulate",
-        "--data",
-        s(&train),
-        "--model",
-        s(&prod_json),
-        "--sessions",
-        "20000",
-        "--top",
-        "1000",
-        "--intervention",
-        "swap-top",
-        "--out",
-        s(&log_tsv),
-    ]);
+    train_production(&train, &prod_json, &["c=0.01"]);
+    simulate_clicks(
+        &train,
+        &prod_json,
+        20000,
+        &log_tsv,
+        &["--top", "1000", "--intervention", "swap-top"],
+    );
     // Logged propensities, and a table estimated from the log's swaps (written by --out, read by --propensities).
     ok(&[
         "clicks",
@@ -83,22 +41,13 @@ fn train_on_clicks_end_to_end_and_its_errors() {
     // per-document EM; regression EM's logistic relevance is misspecified on generated data, so it is only
     // bounded here (its accuracy is tested in ltr-data).
     let em_log = p("em.tsv");
-    ok(&[
-        "clicks",
-        "simulate",
-        "--data",
-        s(&train),
-        "--model",
-        s(&prod_json),
-        "--sessions",
-        "20000",
-        "--intervention",
-        "swap-top",
-        "--seed",
-        "3",
-        "--out",
-        s(&em_log),
-    ]);
+    simulate_clicks(
+        &train,
+        &prod_json,
+        20000,
+        &em_log,
+        &["--intervention", "swap-top", "--seed", "3"],
+    );
     for (method, extra) in [
         ("em", vec![]),
         ("regression-em", vec!["--features", s(&train)]),
@@ -298,26 +247,9 @@ fn click_models_simulate_fit_and_evaluate_through_the_binary() {
     let dir = tempfile::tempdir().unwrap();
     let p = |name: &str| dir.path().join(name);
     let data = p("data");
-    ok(&[
-        "generate",
-        "--out",
-        s(&data),
-        "--queries",
-        "30",
-        "--seed",
-        "2",
-    ]);
-    let train = data.join("train.txt");
+    let train = generate_letor(&data, 30, 2);
     let prod = p("prod.json");
-    ok(&[
-        "train",
-        "--train",
-        s(&train),
-        "--algo",
-        "ranksvm",
-        "--model",
-        s(&prod),
-    ]);
+    train_production(&train, &prod, &[]);
     for model in ["dcm", "ubm", "dbn"] {
         let (log, test, fit) = (
             p(&format!("{model}.tsv")),
@@ -325,21 +257,13 @@ fn click_models_simulate_fit_and_evaluate_through_the_binary() {
             p(&format!("{model}.json")),
         );
         for (out, seed) in [(&log, "1"), (&test, "2")] {
-            let sim = [
-                "clicks",
-                "simulate",
-                "--data",
-                s(&train),
-                "--model",
-                s(&prod),
-                "--sessions",
-                "2000",
-            ];
-            ok(&[
-                &sim[..],
-                &["--click-model", model, "--seed", seed, "--out", s(out)],
-            ]
-            .concat());
+            simulate_clicks(
+                &train,
+                &prod,
+                2000,
+                out,
+                &["--click-model", model, "--seed", seed],
+            );
         }
         let fitted = ok(&[
             "clicks",
@@ -381,22 +305,13 @@ fn click_models_simulate_fit_and_evaluate_through_the_binary() {
     }
     // The ULTRA preset: ULTRA's curve in the propensity column, ten shown.
     let ultra = p("ultra.tsv");
-    ok(&[
-        "clicks",
-        "simulate",
-        "--data",
-        s(&train),
-        "--model",
-        s(&prod),
-        "--sessions",
-        "50",
-        "--preset",
-        "ultra",
-        "--top",
-        "20",
-        "--out",
-        s(&ultra),
-    ]);
+    simulate_clicks(
+        &train,
+        &prod,
+        50,
+        &ultra,
+        &["--preset", "ultra", "--top", "20"],
+    );
     let text = std::fs::read_to_string(&ultra).unwrap();
     assert!(
         text.lines().nth(1).unwrap().contains("\t1\t0\t0.68\t")
@@ -474,26 +389,9 @@ fn interleave_prefers_the_better_ranker_and_names_a_short_score_file() {
     let dir = tempfile::tempdir().unwrap();
     let p = |name: &str| dir.path().join(name);
     let data = p("data");
-    ok(&[
-        "generate",
-        "--out",
-        s(&data),
-        "--queries",
-        "30",
-        "--seed",
-        "3",
-    ]);
-    let train = data.join("train.txt");
+    let train = generate_letor(&data, 30, 3);
     let (good, worse, short) = (p("good.json"), p("worse.scores"), p("short.scores"));
-    ok(&[
-        "train",
-        "--train",
-        s(&train),
-        "--algo",
-        "ranksvm",
-        "--model",
-        s(&good),
-    ]);
+    train_production(&train, &good, &[]);
     // B: the documents in reverse file order.
     let n = std::fs::read_to_string(&train).unwrap().lines().count();
     let reverse: String = (0..n).map(|i| format!("{i}\n")).collect();

@@ -3,58 +3,16 @@
 
 use crate::common;
 
-use std::path::Path;
-
-use common::{ltr, ok};
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn err(args: &[&str]) -> String {
-    let o = ltr(args);
-    assert!(!o.status.success(), "{args:?} should fail");
-    let e = String::from_utf8_lossy(&o.stderr).to_string();
-    assert!(!e.contains("panicked"), "{e}");
-    e
-}
+use common::{err, generate_letor, ok, s, simulate_clicks, train_production};
 
 #[test]
 fn lambdamart_learns_from_a_click_log_and_a_position_file() {
     let dir = tempfile::tempdir().unwrap();
     let p = |name: &str| dir.path().join(name);
     let (data, log, prod, model) = (p("data"), p("log.tsv"), p("prod.json"), p("m.json"));
-    ok(&[
-        "generate",
-        "--out",
-        s(&data),
-        "--queries",
-        "40",
-        "--seed",
-        "2",
-    ]);
-    let train = data.join("train.txt");
-    ok(&[
-        "train",
-        "--train",
-        s(&train),
-        "--algo",
-        "ranksvm",
-        "--model",
-        s(&prod),
-    ]);
-    ok(&[
-        "clicks",
-        "simulate",
-        "--data",
-        s(&train),
-        "--model",
-        s(&prod),
-        "--sessions",
-        "3000",
-        "--out",
-        s(&log),
-    ]);
+    let train = generate_letor(&data, 40, 2);
+    train_production(&train, &prod, &[]);
+    simulate_clicks(&train, &prod, 3000, &log, &[]);
     for debias in ["none", "position-factors", "pairwise"] {
         let param = format!("debias={debias}");
         ok(&[

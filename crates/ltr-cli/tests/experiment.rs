@@ -6,7 +6,7 @@ use crate::common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{generate_folds, ltr, ok, s};
+use common::{generate_folds, generate_letor, ltr, ok, s, simulate_clicks, train_production};
 
 #[test]
 fn a_cell_equals_separate_train_predict_eval() {
@@ -299,26 +299,9 @@ fn experiment_flags_are_checked() {
 fn clicks_simulate_writes_a_reproducible_log_and_checks_its_flags() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    ok(&[
-        "generate",
-        "--out",
-        s(&data),
-        "--queries",
-        "30",
-        "--seed",
-        "2",
-    ]);
-    let train = data.join("train.txt");
+    let train = generate_letor(&data, 30, 2);
     let model = dir.path().join("prod.bin");
-    ok(&[
-        "train",
-        "--train",
-        s(&train),
-        "--algo",
-        "ranksvm",
-        "--model",
-        s(&model),
-    ]);
+    train_production(&train, &model, &[]);
     let log = |name: &str, threads: &str| {
         let out = dir.path().join(name);
         let o = Command::new(env!("CARGO_BIN_EXE_ltr"))
@@ -353,24 +336,13 @@ fn clicks_simulate_writes_a_reproducible_log_and_checks_its_flags() {
     );
     // Swap interventions, then the propensities they estimate: (1/k)^2 within the 99% intervals.
     let swapped = dir.path().join("swap.tsv");
-    ok(&[
-        "clicks",
-        "simulate",
-        "--data",
-        s(&train),
-        "--model",
-        s(&model),
-        "--sessions",
-        "300000",
-        "--eta",
-        "2",
-        "--intervention",
-        "swap-top",
-        "--top",
-        "5",
-        "--out",
-        s(&swapped),
-    ]);
+    simulate_clicks(
+        &train,
+        &model,
+        300000,
+        &swapped,
+        &["--eta", "2", "--intervention", "swap-top", "--top", "5"],
+    );
     let est: serde_json::Value = serde_json::from_str(&ok(&[
         "clicks",
         "propensity",

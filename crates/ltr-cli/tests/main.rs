@@ -17,4 +17,5 @@ mod facade;
 mod measures;
 mod preprocess;
 mod report_html;
+mod simd_dispatch;
 mod trees;

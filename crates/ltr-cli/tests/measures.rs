@@ -3,7 +3,7 @@
 use crate::common;
 use std::path::Path;
 
-use common::{ltr, ok, s};
+use common::{fails_mentioning, ltr, ok, s};
 
 #[test]
 fn eval_speaks_ir_measures_syntax() {
@@ -412,95 +412,68 @@ fn eval_refuses_bad_input_with_the_reason() {
     std::fs::write(&run, "q1 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\n").unwrap();
     std::fs::write(&qrels, "q1 0 d1 1\n").unwrap();
     std::fs::write(&empty, "").unwrap();
-    let err = |args: &[&str]| {
-        let out = ltr(args);
-        assert!(!out.status.success(), "{args:?}");
-        String::from_utf8_lossy(&out.stderr).to_string()
-    };
-    let e = err(&[
-        "eval",
-        "--run",
-        s(&empty),
-        "--qrels",
-        s(&qrels),
-        "--measure",
-        "nDCG@10",
-    ]);
-    assert!(e.contains("empty") && e.contains(s(&empty)), "{e}");
-    let e = err(&[
-        "eval",
-        "--run",
-        s(&run),
-        "--qrels",
-        s(&empty),
-        "--measure",
-        "nDCG@10",
-    ]);
-    assert!(e.contains("empty") && e.contains(s(&empty)), "{e}");
-    let e = err(&[
-        "eval",
-        "--format",
-        "trec_eval",
-        "--run",
-        s(&empty),
-        "--qrels",
-        s(&qrels),
-    ]);
-    assert!(e.contains("empty") && e.contains(s(&empty)), "{e}");
-    let e = err(&[
-        "eval",
-        "--run",
-        s(&run),
-        "--qrels",
-        s(&qrels),
-        "--measure",
-        "ndgc@10",
-    ]);
-    assert!(e.contains("NDCG"), "{e}");
-    let e = err(&[
-        "eval",
-        "--run",
-        s(&run),
-        "--qrels",
-        s(&qrels),
-        "-m",
-        "recip_rnk",
-        "--format",
-        "trec_eval",
-    ]);
-    assert!(e.contains("recip_rank"), "{e}");
-    let e = err(&[
-        "eval",
-        "--run",
-        s(&run),
-        "--qrels",
-        s(&qrels),
-        "-m",
-        "P.5,x",
-    ]);
-    assert!(e.contains("positive integer cut-offs"), "{e}");
-    let e = err(&[
-        "eval",
-        "--run",
-        s(&run),
-        "--qrels",
-        s(&qrels),
-        "-m",
-        "ndcg.1",
-    ]);
-    assert!(e.contains("pairs"), "{e}");
+    let (run_s, qrels_s, empty_s) = (s(&run), s(&qrels), s(&empty));
+    // (the arguments after `eval`, what the error must say)
+    let cases: [(&[&str], &[&str]); 7] = [
+        (
+            &["--run", empty_s, "--qrels", qrels_s, "--measure", "nDCG@10"],
+            &["empty", empty_s],
+        ),
+        (
+            &["--run", run_s, "--qrels", empty_s, "--measure", "nDCG@10"],
+            &["empty", empty_s],
+        ),
+        (
+            &[
+                "--format",
+                "trec_eval",
+                "--run",
+                empty_s,
+                "--qrels",
+                qrels_s,
+            ],
+            &["empty", empty_s],
+        ),
+        (
+            &["--run", run_s, "--qrels", qrels_s, "--measure", "ndgc@10"],
+            &["NDCG"],
+        ),
+        (
+            &[
+                "--run",
+                run_s,
+                "--qrels",
+                qrels_s,
+                "-m",
+                "recip_rnk",
+                "--format",
+                "trec_eval",
+            ],
+            &["recip_rank"],
+        ),
+        (
+            &["--run", run_s, "--qrels", qrels_s, "-m", "P.5,x"],
+            &["positive integer cut-offs"],
+        ),
+        (
+            &["--run", run_s, "--qrels", qrels_s, "-m", "ndcg.1"],
+            &["pairs"],
+        ),
+    ];
+    for (args, needles) in cases {
+        fails_mentioning(&[&["eval"], args].concat(), needles);
+    }
     std::fs::write(&run, "q1 Q0 d1 1 2 t\nq1 Q0 d1 2 1 t\n").unwrap();
-    let e = err(&[
-        "eval",
-        "--format",
-        "trec_eval",
-        "--run",
-        s(&run),
-        "--qrels",
-        s(&qrels),
-    ]);
-    assert!(
-        e.contains("d1 twice") && e.contains("duplicate docs"),
-        "{e}"
+    fails_mentioning(
+        &[
+            "eval",
+            "--format",
+            "trec_eval",
+            "--run",
+            run_s,
+            "--qrels",
+            qrels_s,
+        ],
+        &["d1 twice", "duplicate docs"],
     );
 }

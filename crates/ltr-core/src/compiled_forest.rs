@@ -398,10 +398,11 @@ impl Scratch {
     }
 }
 
+ltr_data::multiversioned! {
+clones("x86_64+avx2+fma" if Avx2Fma, "x86_64+avx2" if Avx2);
 /// Score one block of at most [`LANES`] rows. Compiled also for AVX2 and chosen at run time: only the instructions
 /// differ, not the order of any addition. No AVX-512 clone: on the AMD EPYC (Zen 4) we measure on, it scored
 /// 500 trees × 31 leaves 10–15% slower than the AVX2 one, its 512-bit gathers and masked stores costing more.
-#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+avx2"))]
 fn score_block<'a>(f: &CompiledForest, rows: &[Row<'a>], out: &mut [f64], scratch: &mut Scratch) {
     gather(f, rows, &mut scratch.values, &mut scratch.tops);
     eliminate_narrow(
@@ -434,6 +435,7 @@ fn score_block<'a>(f: &CompiledForest, rows: &[Row<'a>], out: &mut [f64], scratc
         }
     }
     out.copy_from_slice(&acc[..out.len()]);
+}
 }
 
 /// The block's values of every compact slot (a feature absent from a sparse row, or beyond a dense row's end, is
@@ -484,9 +486,10 @@ fn gather(
     }
 }
 
+ltr_data::multiversioned! {
+clones("x86_64+avx2+fma" if Avx2Fma, "x86_64+avx2" if Avx2);
 /// [`eliminate`] for the 32-bit group, compiled on its own (called, not inlined into [`score_block`]) so that the
 /// compiler knows the values and the bitvectors do not overlap, and vectorises the loop over the block.
-#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+avx2"))]
 fn eliminate_narrow(
     g: &Bitvectors<u32>,
     values: &[Block<f32>],
@@ -495,9 +498,11 @@ fn eliminate_narrow(
 ) {
     eliminate(g, values, tops, v)
 }
+}
 
+ltr_data::multiversioned! {
+clones("x86_64+avx2+fma" if Avx2Fma, "x86_64+avx2" if Avx2);
 /// [`eliminate`] for the 64-bit group (see [`eliminate_narrow`]).
-#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+avx2"))]
 fn eliminate_wide(
     g: &Bitvectors<u64>,
     values: &[Block<f32>],
@@ -505,6 +510,7 @@ fn eliminate_wide(
     v: &mut [Block<u64>],
 ) {
     eliminate(g, values, tops, v)
+}
 }
 
 /// QuickScorer's pass over a block: each feature's splits, in ascending threshold order, up to the block's largest

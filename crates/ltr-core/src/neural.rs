@@ -255,12 +255,14 @@ impl Scorer for NeuralNet {
 pub mod kernels {
     use super::{Activation, Dense, LayerNorm, LAYER_NORM_EPS};
 
+    ltr_data::multiversioned! {
+    clones("x86_64+avx512f+avx512vl" if Avx512, "x86_64+avx2" if Avx2);
     /// `out[j] += a · x[j]`.
-    #[multiversion::multiversion(targets("x86_64+avx512f+avx512vl", "x86_64+avx2"))]
     pub fn axpy(a: f32, x: &[f32], out: &mut [f32]) {
         for (o, v) in out.iter_mut().zip(x) {
             *o += a * v;
         }
+    }
     }
 
     /// `y = x W + b` for the rows of `x` (`w.inputs` wide) into `y` (`w.outputs` wide). Row `r`, output `j`:
@@ -269,8 +271,9 @@ pub mod kernels {
         matmul_rows(x, &w.weights, Some(&w.bias), y, w.inputs, w.outputs);
     }
 
+    ltr_data::multiversioned! {
+    clones("x86_64+avx512f+avx512vl" if Avx512, "x86_64+avx2" if Avx2);
     /// `y = x M (+ bias)` with `M` row-major `[k_dim][o_dim]`; each output's terms added with `k` ascending.
-    #[multiversion::multiversion(targets("x86_64+avx512f+avx512vl", "x86_64+avx2"))]
     pub fn matmul_rows(
         x: &[f32],
         m: &[f32],
@@ -334,6 +337,7 @@ pub mod kernels {
                 }
             }
         }
+    }
     }
 
     /// Apply `f` elementwise.

@@ -1059,18 +1059,21 @@ impl<'a> QueryView<'a> {
     }
 }
 
+crate::multiversioned! {
+clones("x86_64+avx512f+avx512vl" if Avx512, "x86_64+avx2" if Avx2);
 /// Scores of rows `first..first + out.len()`: [`Dataset::scores`]' block, with AVX2 and AVX-512 clones chosen at
 /// run time like [`scores_of_rows`] (the same bits).
-#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl", "x86_64+avx2"))]
 fn block_scores(ds: &Dataset, first: usize, w: &[f64], out: &mut [f64]) {
     for (k, o) in out.iter_mut().enumerate() {
         *o = ds.row(first + k).dot(w);
     }
 }
+}
 
+crate::multiversioned! {
+clones("x86_64+avx512f+avx512vl" if Avx512, "x86_64+avx2" if Avx2);
 /// `acc += Σ_k coef[k] · x_(first + k)`: [`Dataset::transpose_times`]' block, with AVX2 and AVX-512 clones chosen
 /// at run time (the same bits).
-#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl", "x86_64+avx2"))]
 fn block_transpose_times(ds: &Dataset, first: usize, coef: &[f64], acc: &mut [f64]) {
     for (k, &c) in coef.iter().enumerate() {
         if c != 0.0 {
@@ -1078,15 +1081,18 @@ fn block_transpose_times(ds: &Dataset, first: usize, coef: &[f64], acc: &mut [f6
         }
     }
 }
+}
 
+crate::multiversioned! {
+clones("x86_64+avx512f+avx512vl" if Avx512, "x86_64+avx2" if Avx2);
 /// [`QueryView::scores_into`], compiled also for AVX2 and AVX-512 and chosen at run time: a dense row's product runs
 /// four lanes at once there. Only the instructions change, not the order of the additions, so every score keeps its
 /// bits on any machine.
-#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl", "x86_64+avx2"))]
 fn scores_of_rows<'a>(view: &QueryView<'a>, w: &[f64], out: &mut [f64]) {
     for (i, o) in out.iter_mut().enumerate() {
         *o = view.row(i).dot(w);
     }
+}
 }
 
 #[cfg(test)]

@@ -123,11 +123,12 @@ impl Tier {
     }
 }
 
+crate::multiversioned! {
+clones("x86_64+avx512f+avx512vl" if Avx512, "x86_64+avx2" if Avx2);
 /// Add `values[k]` to the tier sums `k` (grids `grid`) where the value lies in its tier's range, setting it to 0;
 /// a value outside it (or a closed tier's, or non-finite) is left in place. True when any was left. No branch in
 /// the loop: a value outside adds three zeros instead, so it runs two values at a time, or four or eight in the
 /// AVX2 and AVX-512 clones chosen at run time (the same operations per value, so the same bits).
-#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl", "x86_64+avx2"))]
 fn tier_add(
     grid: &[f64],
     low: &mut [f64],
@@ -157,6 +158,7 @@ fn tier_add(
         left |= !fits;
     }
     left
+}
 }
 
 /// Open the closed tiers among `grid` at their values (a value that cannot open one leaves it closed): the first
@@ -779,12 +781,13 @@ impl TransposeScratch {
     }
 }
 
+crate::multiversioned! {
+clones("x86_64+avx512f+avx512vl" if Avx512, "x86_64+avx2" if Avx2);
 /// Add query `q`'s part of Xᵀc to sums `0..d` of `acc`: `coef[k]` is the coefficient of the query's k-th row. The
 /// part is taken in f64 in row order, then added exactly, so it does not depend on which other queries (or ranks)
 /// contribute. The per-query step of [`exact_transpose_times`], for learners that fuse it with their own per-query
 /// work. Compiled also for AVX2 and AVX-512 (chosen at run time) with the same order of operations, so the same
 /// bits on any machine.
-#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl", "x86_64+avx2"))]
 pub fn add_query_transpose_times(
     ds: &Dataset,
     q: usize,
@@ -833,6 +836,7 @@ pub fn add_query_transpose_times(
     } else {
         acc.add_and_clear(0, part);
     }
+}
 }
 
 #[cfg(test)]

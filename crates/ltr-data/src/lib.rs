@@ -32,6 +32,7 @@ mod generate_web_raw;
 mod load;
 mod parse;
 mod preprocess;
+mod simd;
 mod transform;
 mod write;
 
@@ -64,5 +65,6 @@ pub use preprocess::{
     read_feature_names, Local, Normalization, NormalizeKind, Preprocess, PreprocessSpec,
     StatsReduce,
 };
+pub use simd::{simd_level, SimdLevel};
 pub use transform::{normalize_query_minmax, parse_feature_list, select_features, ZScore};
 pub use write::{write_atomic, write_letor, write_letor_to, write_scores};

@@ -105,3 +105,59 @@ pub fn fails_mentioning(args: &[&str], needles: &[&str]) {
         "no panic: {err}"
     );
 }
+
+/// Run `ltr`, require failure without a panic, return stderr.
+#[allow(dead_code)]
+pub fn err(args: &[&str]) -> String {
+    let o = ltr(args);
+    assert!(!o.status.success(), "{args:?} should fail");
+    let e = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(!e.contains("panicked"), "{e}");
+    e
+}
+
+/// `ltr generate` (the LETOR-like profile) of `queries` queries from `seed` into `dir`; the path of its
+/// `train.txt`.
+#[allow(dead_code)]
+pub fn generate_letor(dir: &std::path::Path, queries: usize, seed: u64) -> std::path::PathBuf {
+    let (q, sd) = (queries.to_string(), seed.to_string());
+    ok(&["generate", "--out", s(dir), "--queries", &q, "--seed", &sd]);
+    dir.join("train.txt")
+}
+
+/// The production ranker of the click tests: `ltr train --algo ranksvm` on `train` (with `params`, each a
+/// `--param` value) into `model`.
+#[allow(dead_code)]
+pub fn train_production(train: &std::path::Path, model: &std::path::Path, params: &[&str]) {
+    let mut args = vec!["train", "--train", s(train), "--algo", "ranksvm"];
+    for p in params {
+        args.extend(["--param", p]);
+    }
+    args.extend(["--model", s(model)]);
+    ok(&args);
+}
+
+/// `ltr clicks simulate` of `sessions` sessions on `train` ranked by `model` into `out`, with `extra` flags.
+#[allow(dead_code)]
+pub fn simulate_clicks(
+    train: &std::path::Path,
+    model: &std::path::Path,
+    sessions: usize,
+    out: &std::path::Path,
+    extra: &[&str],
+) {
+    let n = sessions.to_string();
+    let mut args = vec![
+        "clicks",
+        "simulate",
+        "--data",
+        s(train),
+        "--model",
+        s(model),
+        "--sessions",
+        &n,
+    ];
+    args.extend_from_slice(extra);
+    args.extend(["--out", s(out)]);
+    ok(&args);
+}
