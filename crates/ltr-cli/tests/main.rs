@@ -7,6 +7,7 @@
 
 mod cli;
 mod clicks;
+mod clicks_eval;
 mod common;
 mod compare;
 mod debias;

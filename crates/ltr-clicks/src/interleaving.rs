@@ -36,6 +36,18 @@ pub struct InterleavingUser {
 }
 
 impl InterleavingUser {
+    /// A position-based (or cascade) user with the simulator's default click noise: ε₋ = 0.1, ε₊ = 1, the top grade
+    /// 0 until [`interleave_judged`] reads it from the data.
+    pub fn new(cascade: bool, eta: f64) -> Self {
+        Self {
+            cascade,
+            eta,
+            eps_minus: 0.1,
+            eps_plus: 1.0,
+            max_grade: 0.0,
+        }
+    }
+
     fn click_prob(&self, grade: f64) -> f64 {
         self.eps_minus
             + (self.eps_plus - self.eps_minus) * (grade.max(0.0).exp2() - 1.0)
@@ -200,4 +212,61 @@ pub fn interleave(
         }
     }
     out
+}
+
+impl Interleaving {
+    /// The method of a command-line name: `team-draft`, `balanced` or `probabilistic`.
+    pub fn parse(name: &str) -> ltr_data::Result<Self> {
+        match name {
+            "team-draft" => Ok(Self::TeamDraft),
+            "balanced" => Ok(Self::Balanced),
+            "probabilistic" => Ok(Self::Probabilistic),
+            other => Err(ltr_data::DataError::Invalid(format!(
+                "unknown interleaving `{other}` (expected team-draft, balanced or probabilistic)"
+            ))),
+        }
+    }
+}
+
+/// [`interleave`] on judged data: rankers A and B given as one score per row of `ds` (each query's documents by
+/// descending score, ties in file order), the user's grades its labels (the top grade: the data's highest).
+#[allow(clippy::too_many_arguments)]
+pub fn interleave_judged(
+    method: Interleaving,
+    ds: &ltr_data::Dataset,
+    a: &[f64],
+    b: &[f64],
+    k: usize,
+    user: &InterleavingUser,
+    sessions: u64,
+    seed: u64,
+) -> Outcome {
+    let rank = |s: &[f64]| -> Vec<Vec<usize>> {
+        ds.queries()
+            .map(|q| {
+                let r = q.rows();
+                let mut o: Vec<usize> = (0..q.len()).collect();
+                o.sort_by(|&x, &y| s[r.start + y].total_cmp(&s[r.start + x]).then(x.cmp(&y)));
+                o
+            })
+            .collect()
+    };
+    let grades: Vec<Vec<f64>> = ds
+        .queries()
+        .map(|q| q.labels().iter().map(|&g| g as f64).collect())
+        .collect();
+    let user = InterleavingUser {
+        max_grade: ds.labels().iter().fold(0.0f32, |m, &g| m.max(g)) as f64,
+        ..*user
+    };
+    interleave(
+        method,
+        &rank(a),
+        &rank(b),
+        &grades,
+        k,
+        &user,
+        sessions,
+        seed,
+    )
 }

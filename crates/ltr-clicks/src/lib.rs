@@ -11,6 +11,12 @@
 //! [`fit_click_model`] and evaluated on held-out sessions by [`FittedClickModel::evaluate`] (log-likelihood and
 //! perplexity per rank); [`ClickModel`] simulates the same five users.
 //!
+//! A new ranker's click metric is estimated from a log another ranker displayed by [`estimate_click_metric`]
+//! (IPS and SNIPS under position-based propensities, with normal and bootstrap intervals).
+//!
+//! Logs in other layouts — a per-document (qid, docid, position, click) table and Baidu-ULTR's sessions — are
+//! read into the same records by [`read_document_table`] and [`read_baidu_sessions`].
+//!
 //! A click training set is an ordinary [`ltr_data::Dataset`] carrying per-query weights and propensities; the
 //! click-aware learners read it through [`ltr_data::Dataset::click_weights`] and need not depend on this crate.
 //!
@@ -41,7 +47,9 @@ mod click_models;
 mod click_sessions;
 mod click_training;
 mod clicks;
+mod estimate;
 mod interleaving;
+mod readers;
 
 pub use click_em::{estimate_propensities_em, EmEstimate, EmSettings, RelevanceModel};
 pub use click_model_fit::{fit_click_model, ClickModelFit};
@@ -59,4 +67,11 @@ pub use clicks::{
     PropensityEstimate, ShownDocument, SimulatedSession, CLICK_LOG_HEADER, PROPENSITY_TABLE_HEADER,
     ULTRA_CURVE,
 };
-pub use interleaving::{interleave, interleave_session, Interleaving, InterleavingUser, Outcome};
+pub use estimate::{
+    estimate_click_metric, estimate_from_terms, session_terms, ClickGain, CounterfactualEstimate,
+    CounterfactualSettings, Estimator, Interval,
+};
+pub use interleaving::{
+    interleave, interleave_judged, interleave_session, Interleaving, InterleavingUser, Outcome,
+};
+pub use readers::{read_baidu_sessions, read_document_table, read_log_layout};

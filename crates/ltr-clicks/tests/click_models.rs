@@ -105,7 +105,7 @@ fn each_model_gives_a_three_document_session_its_hand_computed_likelihood() {
     }
 }
 
-fn data(queries: usize, seed: u64) -> Dataset {
+pub(crate) fn data(queries: usize, seed: u64) -> Dataset {
     generate_letor_like(&SyntheticConfig {
         queries,
         min_docs: 12,
@@ -120,7 +120,13 @@ fn data(queries: usize, seed: u64) -> Dataset {
     .unwrap()
 }
 
-fn simulate(ds: &Dataset, model: ClickModel, sessions: u64, seed: u64, swaps: bool) -> SessionLog {
+pub(crate) fn simulate(
+    ds: &Dataset,
+    model: ClickModel,
+    sessions: u64,
+    seed: u64,
+    swaps: bool,
+) -> SessionLog {
     let scores: Vec<f64> = (0..ds.n_docs()).map(|i| ((i * 37) % 101) as f64).collect();
     let sim = ClickSimulation {
         model,
@@ -137,7 +143,7 @@ fn simulate(ds: &Dataset, model: ClickModel, sessions: u64, seed: u64, swaps: bo
 }
 
 /// The simulated click probability of each (qid, docid) of `log`: ε₋ + (ε₊ − ε₋)(2^g − 1)/(2^max − 1).
-fn true_attr(ds: &Dataset, fit: &FittedClickModel) -> Vec<f64> {
+pub(crate) fn true_attr(ds: &Dataset, fit: &FittedClickModel) -> Vec<f64> {
     let max = ds.labels().iter().fold(0.0f32, |a, &b| a.max(b)) as f64;
     fit.pairs
         .iter()

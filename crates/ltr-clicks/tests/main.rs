@@ -4,5 +4,8 @@
 //! `cargo test -p ltr-clicks --test integration <module>::`.
 
 mod click_models;
+mod em_recovery;
+mod estimate;
 mod interleaving;
 mod pyclick;
+mod readers;

@@ -1,6 +1,6 @@
 //! `ltr clicks simulate`: a click log from judged data and a production ranker (any model file), under the
 //! position-based, cascade, DCM, UBM or DBN user; `ltr clicks propensity`; `ltr clicks fit` and `evaluate`: a click
-//! model fitted to a log, and its held-out log-likelihood and perplexity.
+//! model fitted to a log, and its held-out log-likelihood and perplexity; `ltr clicks estimate` and `convert`.
 
 use std::path::PathBuf;
 
@@ -19,6 +19,56 @@ pub enum ClicksCommand {
     Fit(FitArgs),
     /// Held-out log-likelihood and perplexity per rank of a fitted click model on a log.
     Evaluate(EvaluateArgs),
+    /// A new ranker's click metric estimated from a log another ranker displayed (IPS, SNIPS; with intervals).
+    Estimate(EstimateArgs),
+    /// Write a log of another layout (`ltr_clicks::read_log_layout`: table, baidu) as the click-log TSV.
+    Convert(ConvertArgs),
+}
+
+/// Arguments of `ltr clicks convert`.
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// The layout of --input.
+    #[arg(long, value_parser = ["table", "baidu"])]
+    pub from: String,
+    /// The log to read.
+    #[arg(long)]
+    pub input: PathBuf,
+    /// The click log to write (TSV).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// Arguments of `ltr clicks estimate` (`ltr_clicks::estimate_click_metric`).
+#[derive(Debug, Args)]
+pub struct EstimateArgs {
+    /// The click log (TSV).
+    #[arg(long)]
+    pub clicks: PathBuf,
+    /// The feature file the log's (qid, docid) join to.
+    #[arg(long)]
+    pub features: PathBuf,
+    /// The new ranker: a model file (--model), or a score file (--scores: one score per row of --features).
+    #[arg(long = "model", visible_alias = "scores")]
+    pub ranker: PathBuf,
+    /// Propensities by rank (`ltr clicks propensity --out`) instead of the log's column.
+    #[arg(long)]
+    pub propensities: Option<PathBuf>,
+    /// ips (mean click gain per session) or snips (click gain over the displayed relevance).
+    #[arg(long, default_value = "ips", value_parser = ["ips", "snips"])]
+    pub estimator: String,
+    /// dcg@K, clicks@K or expected-clicks.
+    #[arg(long, default_value = "dcg@10")]
+    pub metric: String,
+    /// Bootstrap replicates over sessions (0: none); the intervals are ±1.96 standard errors (95%).
+    #[arg(long, default_value_t = 200)]
+    pub bootstrap: usize,
+    /// Seed of the bootstrap.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Output options.
+    #[command(flatten)]
+    pub output: super::OutputOpts,
 }
 
 /// Arguments of `ltr clicks fit`.
@@ -148,7 +198,32 @@ pub fn run(cmd: ClicksCommand) -> Result<()> {
             let model = ltr_clicks::FittedClickModel::read_json(&a.params)?;
             evaluate(&model, &a.clicks, a.output.json)
         }
+        ClicksCommand::Estimate(a) => estimate(a),
+        ClicksCommand::Convert(a) => {
+            let log = ltr_clicks::read_log_layout(&a.from, &a.input)?;
+            Ok(ltr_clicks::write_click_log(&a.out, &log)?)
+        }
     }
+}
+
+fn estimate(a: EstimateArgs) -> Result<()> {
+    let ds = super::load_dataset(&a.features, &Default::default())?;
+    let settings = ltr_clicks::CounterfactualSettings::parse(
+        &a.estimator,
+        &a.metric,
+        a.propensities.as_deref(),
+        a.bootstrap,
+        a.seed,
+    )?;
+    let scores = super::interleave::scores(&a.ranker, &ds, &a.features)?;
+    let log = ltr_clicks::read_click_log(&a.clicks)?;
+    let est = ltr_clicks::estimate_click_metric(&log, &ds, &scores, &settings)
+        .with_context(|| a.clicks.display().to_string())?;
+    match a.output.json {
+        true => println!("{}", serde_json::to_string_pretty(&est.to_json())?),
+        false => print!("{est}"),
+    }
+    Ok(())
 }
 
 fn fit(a: FitArgs) -> Result<()> {

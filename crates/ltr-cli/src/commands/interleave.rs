@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 use clap::Args;
-use ltr_clicks::{interleave, Interleaving, InterleavingUser};
+use ltr_clicks::{interleave_judged, Interleaving, InterleavingUser};
 
 /// Arguments of `ltr interleave`.
 #[derive(Debug, Args)]
@@ -42,7 +42,7 @@ pub struct InterleaveArgs {
     pub output: super::OutputOpts,
 }
 
-fn scores(path: &Path, ds: &ltr_data::Dataset, data: &Path) -> Result<Vec<f64>> {
+pub(crate) fn scores(path: &Path, ds: &ltr_data::Dataset, data: &Path) -> Result<Vec<f64>> {
     match ltr_export::load_model(path) {
         Ok(mut m) => Ok(ltr_export::score_loaded(
             &mut m,
@@ -63,38 +63,10 @@ pub fn run(a: InterleaveArgs) -> Result<()> {
         bail!("--sessions and --top must be at least 1 and --eta a number >= 0");
     }
     let ds = super::load_dataset(&a.data, &Default::default())?;
-    let rank = |s: &[f64]| -> Vec<Vec<usize>> {
-        ds.queries()
-            .map(|q| {
-                let r = q.rows();
-                let mut o: Vec<usize> = (0..q.len()).collect();
-                o.sort_by(|&x, &y| s[r.start + y].total_cmp(&s[r.start + x]).then(x.cmp(&y)));
-                o
-            })
-            .collect()
-    };
-    let (ra, rb) = (
-        rank(&scores(&a.a, &ds, &a.data)?),
-        rank(&scores(&a.b, &ds, &a.data)?),
-    );
-    let grades: Vec<Vec<f64>> = ds
-        .queries()
-        .map(|q| q.labels().iter().map(|&g| g as f64).collect())
-        .collect();
-    let max_grade = ds.labels().iter().fold(0.0f32, |m, &g| m.max(g)) as f64;
-    let user = InterleavingUser {
-        cascade: a.user == "cascade",
-        eta: a.eta,
-        eps_minus: 0.1,
-        eps_plus: 1.0,
-        max_grade,
-    };
-    let method = match a.method.as_str() {
-        "team-draft" => Interleaving::TeamDraft,
-        "balanced" => Interleaving::Balanced,
-        _ => Interleaving::Probabilistic,
-    };
-    let o = interleave(method, &ra, &rb, &grades, a.top, &user, a.sessions, a.seed);
+    let (sa, sb) = (scores(&a.a, &ds, &a.data)?, scores(&a.b, &ds, &a.data)?);
+    let user = InterleavingUser::new(a.user == "cascade", a.eta);
+    let method = Interleaving::parse(&a.method)?;
+    let o = interleave_judged(method, &ds, &sa, &sb, a.top, &user, a.sessions, a.seed);
     match a.output.json {
         true => println!(
             "{}",

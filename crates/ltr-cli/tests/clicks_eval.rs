@@ -1,0 +1,249 @@
+//! Evaluation from clicks through the binary: `ltr clicks estimate` (IPS and SNIPS of a new ranker on a simulated
+//! log, from a model or a score file) and `ltr clicks convert` (the per-document table and Baidu-ULTR's layout).
+
+use crate::common;
+
+use std::path::Path;
+
+use common::{ltr, ok};
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn err(args: &[&str]) -> String {
+    let o = ltr(args);
+    assert!(!o.status.success(), "{args:?} should fail");
+    let e = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(!e.contains("panicked"), "{e}");
+    e
+}
+
+#[test]
+fn estimate_a_new_rankers_clicks_from_a_log_and_its_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name);
+    let data = p("data");
+    ok(&[
+        "generate",
+        "--out",
+        s(&data),
+        "--queries",
+        "30",
+        "--seed",
+        "6",
+    ]);
+    let train = data.join("train.txt");
+    let (prod, new, new_scores, log, short) = (
+        p("prod.json"),
+        p("new.json"),
+        p("new.scores"),
+        p("log.tsv"),
+        p("short.scores"),
+    );
+    // The production ranker sees one feature's worth of training; the new one all of it.
+    ok(&[
+        "train",
+        "--train",
+        s(&train),
+        "--algo",
+        "ranksvm",
+        "--param",
+        "c=0.0001",
+        "--model",
+        s(&prod),
+    ]);
+    ok(&[
+        "train",
+        "--train",
+        s(&train),
+        "--algo",
+        "ranksvm",
+        "--model",
+        s(&new),
+    ]);
+    ok(&[
+        "clicks",
+        "simulate",
+        "--data",
+        s(&train),
+        "--model",
+        s(&prod),
+        "--sessions",
+        "4000",
+        "--out",
+        s(&log),
+    ]);
+    ok(&[
+        "predict",
+        "--model",
+        s(&new),
+        "--data",
+        s(&train),
+        "--out",
+        s(&new_scores),
+    ]);
+    let estimate = |ranker: &[&str], extra: &[&str]| -> serde_json::Value {
+        let mut args = vec![
+            "clicks",
+            "estimate",
+            "--clicks",
+            s(&log),
+            "--features",
+            s(&train),
+            "--bootstrap",
+            "30",
+            "--json",
+        ];
+        args.extend_from_slice(ranker);
+        args.extend_from_slice(extra);
+        serde_json::from_str(&ok(&args)).unwrap()
+    };
+    let by_model = estimate(&["--model", s(&new)], &[]);
+    let by_scores = estimate(&["--scores", s(&new_scores)], &[]);
+    assert_eq!(by_model["metric"], "dcg@10");
+    assert_eq!(by_model["sessions"], 4000);
+    assert_eq!(by_model["bootstrap"]["replicates"], 30);
+    let v = by_model["value"].as_f64().unwrap();
+    let (lo, hi) = (
+        by_model["normal"]["low"].as_f64().unwrap(),
+        by_model["normal"]["high"].as_f64().unwrap(),
+    );
+    assert!(v > 0.0 && lo < v && v < hi, "{by_model}");
+    // `ltr predict`'s scores print with rounding: the same estimate to 1e-6.
+    assert!((by_scores["value"].as_f64().unwrap() - v).abs() < 1e-6);
+    let snips = estimate(
+        &["--model", s(&new)],
+        &["--estimator", "snips", "--metric", "clicks@3"],
+    );
+    let sv = snips["value"].as_f64().unwrap();
+    assert!(sv > 0.0 && sv <= 1.0, "{snips}");
+    // The text form.
+    let text = ok(&[
+        "clicks",
+        "estimate",
+        "--clicks",
+        s(&log),
+        "--features",
+        s(&train),
+        "--model",
+        s(&new),
+        "--bootstrap",
+        "0",
+    ]);
+    assert!(
+        text.starts_with("ips dcg@10: ") && text.contains("normal"),
+        "{text}"
+    );
+    // Errors: no ranker, a bad metric, a short score file, a log without propensities and no table.
+    let base = [
+        "clicks",
+        "estimate",
+        "--clicks",
+        s(&log),
+        "--features",
+        s(&train),
+    ];
+    let e = err(&base);
+    assert!(e.contains("--model") || e.contains("--scores"), "{e}");
+    let mut a = base.to_vec();
+    a.extend(["--model", s(&new), "--metric", "ndcg@3"]);
+    assert!(err(&a).contains("unknown click metric `ndcg@3`"));
+    std::fs::write(&short, "1.0\n").unwrap();
+    let mut a = base.to_vec();
+    a.extend(["--scores", s(&short)]);
+    assert!(err(&a).contains("short.scores:2"));
+    let cascade = p("cascade.tsv");
+    ok(&[
+        "clicks",
+        "simulate",
+        "--data",
+        s(&train),
+        "--model",
+        s(&prod),
+        "--sessions",
+        "300",
+        "--click-model",
+        "cascade",
+        "--out",
+        s(&cascade),
+    ]);
+    let e = err(&[
+        "clicks",
+        "estimate",
+        "--clicks",
+        s(&cascade),
+        "--features",
+        s(&train),
+        "--model",
+        s(&new),
+    ]);
+    assert!(
+        e.contains("cascade.tsv") && e.contains("without a propensity"),
+        "{e}"
+    );
+}
+
+#[test]
+fn convert_reads_a_table_and_baidu_sessions_into_the_click_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name);
+    let (table, baidu, out) = (p("t.csv"), p("baidu.txt"), p("log.tsv"));
+    std::fs::write(
+        &table,
+        "qid,docid,position,click\nq1,b,2,1\nq1,a,1,0\nq1,c,,0\n",
+    )
+    .unwrap();
+    ok(&[
+        "clicks",
+        "convert",
+        "--from",
+        "table",
+        "--input",
+        s(&table),
+        "--out",
+        s(&out),
+    ]);
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "session\tqid\tdocid\trank\tclicked\tpropensity\tproduction_rank\n1\tq1\ta\t1\t0\t\t\n1\tq1\tb\t2\t1\t\t\n"
+    );
+    std::fs::write(
+        &baidu,
+        "7\t1\x012\t\n1\tu1\t5\t6\t0\t1\t0\n2\tu2\t5\t6\t0\t0\t0\n",
+    )
+    .unwrap();
+    ok(&[
+        "clicks",
+        "convert",
+        "--from",
+        "baidu",
+        "--input",
+        s(&baidu),
+        "--out",
+        s(&out),
+    ]);
+    let log = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        log.contains("1\t7\tu1\t1\t1\t\t\n1\t7\tu2\t2\t0\t\t\n"),
+        "{log}"
+    );
+    // A bad line is named, and nothing is written.
+    std::fs::write(&table, "qid,docid,position,click\nq1,a,-3,0\n").unwrap();
+    let bad = p("bad.tsv");
+    let e = err(&[
+        "clicks",
+        "convert",
+        "--from",
+        "table",
+        "--input",
+        s(&table),
+        "--out",
+        s(&bad),
+    ]);
+    assert!(
+        e.contains("t.csv:2") && e.contains("negative position"),
+        "{e}"
+    );
+    assert!(!bad.exists());
+}

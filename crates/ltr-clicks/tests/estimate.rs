@@ -1,0 +1,315 @@
+//! Counterfactual estimates of a new ranker's click metric: by hand on a two-session log, against the exact value
+//! of a simulated position-based user, SNIPS's smaller relative error, and the bootstrap at any thread count.
+
+use ltr_clicks::{
+    estimate_click_metric, ClickGain, ClickRecord, ClickSimulation, CounterfactualSettings,
+    Estimator, PropensitySource,
+};
+use ltr_data::{generate_letor_like, Dataset, SyntheticConfig};
+
+/// One query `qa` of three documents a0, a1, a2.
+fn features() -> Dataset {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        file.path(),
+        "0 qid:qa 1:1 #docid = a0\n0 qid:qa 1:2 #docid = a1\n0 qid:qa 1:3 #docid = a2\n",
+    )
+    .unwrap();
+    ltr_data::read_dataset(file.path(), &Default::default()).unwrap()
+}
+
+fn record(session: u64, docid: &str, rank: u32, clicked: bool, p: f64) -> ClickRecord {
+    ClickRecord {
+        session,
+        qid: "qa".into(),
+        docid: docid.into(),
+        rank,
+        clicked,
+        propensity: Some(p),
+        production_rank: None,
+    }
+}
+
+/// Session 1 clicks a0 (rank 1, p = 1) and a2 (rank 3, p = ¼); session 2 clicks a1 (rank 2, p = ½).
+fn log() -> Vec<ClickRecord> {
+    vec![
+        record(1, "a0", 1, true, 1.0),
+        record(1, "a1", 2, false, 0.5),
+        record(1, "a2", 3, true, 0.25),
+        record(2, "a0", 1, false, 1.0),
+        record(2, "a1", 2, true, 0.5),
+        record(2, "a2", 3, false, 0.25),
+    ]
+}
+
+fn settings(estimator: Estimator, gain: ClickGain) -> CounterfactualSettings {
+    CounterfactualSettings {
+        estimator,
+        gain,
+        bootstrap: 0,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_two_session_log_gives_the_hand_computed_estimates() {
+    let f = features();
+    // The new ranker orders a2, a0, a1 (scores by row: a0 2, a1 1, a2 3).
+    let scores = [2.0, 1.0, 3.0];
+    let est = |e, g| estimate_click_metric(&log(), &f, &scores, &settings(e, g)).unwrap();
+    // clicks@1: session 1 — a2 at new rank 1 over p = ¼: X = 4, Y = 1 + 4 = 5; session 2 — a1 at new rank 3:
+    // X = 0, Y = 2. IPS = (4 + 0)/2 = 2 with se √(((4−2)² + (0−2)²)/1/2) = 2; SNIPS = 4/7, and its delta-method
+    // residuals (X − R·Y)/mean Y = ±(8/7)/3.5 give se 16/49.
+    let ips = est(Estimator::Ips, ClickGain::ClicksAt(1));
+    assert_eq!(ips.value, 2.0);
+    assert!((ips.normal.std_error - 2.0).abs() < 1e-12);
+    assert!((ips.normal.low - (2.0 - 1.96 * 2.0)).abs() < 1e-12);
+    assert_eq!((ips.sessions, ips.clicks), (2, 3));
+    let snips = est(Estimator::Snips, ClickGain::ClicksAt(1));
+    assert!((snips.value - 4.0 / 7.0).abs() < 1e-15);
+    assert!((snips.normal.std_error - 16.0 / 49.0).abs() < 1e-12);
+    // dcg@3: session 1 — a0 at new rank 2 (1/log2 3) over 1, a2 at rank 1 over ¼; session 2 — a1 at rank 3
+    // (1/log2 4 = ½) over ½.
+    let dcg = est(Estimator::Ips, ClickGain::DcgAt(3));
+    let want = (1.0 / 3f64.log2() + 4.0 + 1.0) / 2.0;
+    assert!((dcg.value - want).abs() < 1e-12, "{} vs {want}", dcg.value);
+    // expected-clicks with the logged propensities: λ(r) = p(r) = 1, ½, ¼ at the new ranks.
+    let clicks = est(Estimator::Ips, ClickGain::Examination);
+    let want = ((0.5 / 1.0 + 1.0 / 0.25) + 0.25 / 0.5) / 2.0;
+    assert!((clicks.value - want).abs() < 1e-12);
+    // A propensity table by rank replaces the logged column.
+    let table = CounterfactualSettings {
+        propensities: PropensitySource::ByRank(vec![1.0, 0.5]),
+        ..settings(Estimator::Ips, ClickGain::ClicksAt(1))
+    };
+    // Rank 3 takes the table's last value, ½: X₁ = 1/½ = 2.
+    let v = estimate_click_metric(&log(), &f, &scores, &table).unwrap();
+    assert_eq!(v.value, 1.0);
+}
+
+#[test]
+fn logs_that_cannot_be_estimated_are_refused_naming_the_session() {
+    let f = features();
+    let scores = [2.0, 1.0, 3.0];
+    let s = settings(Estimator::Ips, ClickGain::ClicksAt(1));
+    let err = |log: &[ClickRecord]| {
+        estimate_click_metric(log, &f, &scores, &s)
+            .unwrap_err()
+            .to_string()
+    };
+    let mut missing = log();
+    missing[4].docid = "zz".into();
+    let e = err(&missing);
+    assert!(
+        e.contains("session 2") && e.contains("zz of query qa, which the feature file lacks"),
+        "{e}"
+    );
+    let mut no_p = log();
+    no_p[2].propensity = None;
+    let e = err(&no_p);
+    assert!(
+        e.contains("session 1") && e.contains("without a propensity"),
+        "{e}"
+    );
+    let e = estimate_click_metric(&log(), &f, &[1.0, 2.0], &s)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("2 scores for the 3 rows"), "{e}");
+    let mut split = log();
+    split.push(record(1, "a0", 1, true, 1.0));
+    assert!(err(&split).contains("again"));
+    let bad_z = CounterfactualSettings {
+        z: 0.0,
+        ..s.clone()
+    };
+    assert!(estimate_click_metric(&log(), &f, &scores, &bad_z).is_err());
+    for name in ["clicks@0", "ndcg@3", "dcg", "expected"] {
+        assert!(ClickGain::parse(name).is_err(), "{name}");
+    }
+    assert_eq!(ClickGain::parse("dcg@5").unwrap(), ClickGain::DcgAt(5));
+}
+
+fn web(seed: u64) -> Dataset {
+    generate_letor_like(&SyntheticConfig {
+        queries: 40,
+        min_docs: 12,
+        max_docs: 25,
+        features: 5,
+        grades: 3,
+        noise: 0.5,
+        outlier_fraction: 0.0,
+        query_level_norm: true,
+        seed,
+    })
+    .unwrap()
+}
+
+/// The simulator's click probability of an examined document: ε₋ + (ε₊ − ε₋)(2^g − 1)/(2^max − 1).
+fn relevance(ds: &Dataset, sim: &ClickSimulation) -> Vec<f64> {
+    let max = ds.labels().iter().fold(0.0f32, |a, &b| a.max(b)).max(1.0) as f64;
+    ds.labels()
+        .iter()
+        .map(|&g| {
+            sim.eps_minus
+                + (sim.eps_plus - sim.eps_minus) * ((g.max(0.0) as f64).exp2() - 1.0)
+                    / (max.exp2() - 1.0)
+        })
+        .collect()
+}
+
+/// The exact `V = E[Σ ρ(d) λ(r(d))]` and `T = E[Σ ρ(d)]` over queries drawn uniformly, the production ranker
+/// showing its top `sim.top` (ties by input order) and the new ranker re-ordering them.
+fn truth(
+    ds: &Dataset,
+    sim: &ClickSimulation,
+    production: &[f64],
+    new: &[f64],
+    gain: ClickGain,
+) -> (f64, f64) {
+    let rho = relevance(ds, sim);
+    let (mut v, mut t) = (0.0, 0.0);
+    for q in 0..ds.n_queries() {
+        let r = ds.query_range(q);
+        let mut shown: Vec<usize> = r.clone().collect();
+        shown.sort_by(|&a, &b| production[b].total_cmp(&production[a]).then(a.cmp(&b)));
+        shown.truncate(sim.top);
+        let mut order: Vec<(usize, usize)> = shown.iter().copied().enumerate().collect();
+        order.sort_by(|a, b| new[b.1].total_cmp(&new[a.1]).then(a.0.cmp(&b.0)));
+        for (k, &(_, d)) in order.iter().enumerate() {
+            let lambda = match gain {
+                ClickGain::ClicksAt(c) => ((k + 1) <= c) as u8 as f64,
+                ClickGain::DcgAt(c) if k < c => 1.0 / ((k + 2) as f64).log2(),
+                ClickGain::DcgAt(_) => 0.0,
+                ClickGain::Examination => sim.examination(k + 1),
+            };
+            v += rho[d] * lambda;
+            t += rho[d];
+        }
+    }
+    let n = ds.n_queries() as f64;
+    (v / n, t / n)
+}
+
+/// A production ranker that is the first feature and a better new ranker (the labels with a little noise).
+fn rankers(ds: &Dataset) -> (Vec<f64>, Vec<f64>) {
+    let production = (0..ds.n_docs())
+        .map(|i| ds.row(i).get(0) as f64 + i as f64 * 1e-9)
+        .collect();
+    let new = ds
+        .labels()
+        .iter()
+        .enumerate()
+        .map(|(i, &l)| l as f64 + ((i * 37) % 11) as f64 * 0.1)
+        .collect();
+    (production, new)
+}
+
+#[test]
+fn estimates_on_a_simulated_position_based_log_cover_the_exact_value() {
+    let ds = web(11);
+    let (production, new) = rankers(&ds);
+    let sim = ClickSimulation {
+        sessions: 30_000,
+        seed: 4,
+        ..Default::default()
+    };
+    let log = sim.simulate(&ds, &production).unwrap();
+    for gain in [
+        ClickGain::DcgAt(5),
+        ClickGain::ClicksAt(3),
+        ClickGain::Examination,
+    ] {
+        let (v, t) = truth(&ds, &sim, &production, &new, gain);
+        for (estimator, want) in [(Estimator::Ips, v), (Estimator::Snips, v / t)] {
+            let s = CounterfactualSettings {
+                bootstrap: 50,
+                z: 2.576,
+                ..settings(estimator, gain)
+            };
+            let e = estimate_click_metric(&log, &ds, &new, &s).unwrap();
+            let b = e.bootstrap.unwrap().1;
+            println!(
+                "{estimator:?} {}: {:.5} (truth {want:.5}) se {:.5}, bootstrap se {:.5}",
+                gain.name(),
+                e.value,
+                e.normal.std_error,
+                b.std_error
+            );
+            assert!(
+                e.normal.low <= want && want <= e.normal.high,
+                "{estimator:?} {}: truth {want} outside [{}, {}]",
+                gain.name(),
+                e.normal.low,
+                e.normal.high
+            );
+            assert!(b.low <= want && want <= b.high);
+            // The bootstrap and the central limit agree on the spread.
+            let ratio = b.std_error / e.normal.std_error;
+            assert!((0.7..1.4).contains(&ratio), "{ratio}");
+        }
+    }
+}
+
+#[test]
+fn snips_has_a_smaller_relative_error_than_ips_over_many_logs() {
+    // 40 logs of 2,000 sessions: the spread of each estimate around its own truth, relative to the truth.
+    let ds = web(12);
+    let (production, new) = rankers(&ds);
+    let gain = ClickGain::DcgAt(10);
+    let base = ClickSimulation {
+        sessions: 2_000,
+        eta: 1.5,
+        ..Default::default()
+    };
+    let (v, t) = truth(&ds, &base, &production, &new, gain);
+    let (mut ips, mut snips) = (Vec::new(), Vec::new());
+    for seed in 0..40 {
+        let log = ClickSimulation {
+            seed,
+            ..base.clone()
+        }
+        .simulate(&ds, &production)
+        .unwrap();
+        let est = |e| {
+            estimate_click_metric(&log, &ds, &new, &settings(e, gain))
+                .unwrap()
+                .value
+        };
+        ips.push(est(Estimator::Ips) / v - 1.0);
+        snips.push(est(Estimator::Snips) / (v / t) - 1.0);
+    }
+    let rmse = |e: &[f64]| (e.iter().map(|x| x * x).sum::<f64>() / e.len() as f64).sqrt();
+    let (a, b) = (rmse(&ips), rmse(&snips));
+    println!("relative RMSE over 40 logs: IPS {a:.4}, SNIPS {b:.4}");
+    assert!(b < a, "SNIPS {b} against IPS {a}");
+}
+
+#[test]
+fn the_bootstrap_is_the_same_at_any_thread_count() {
+    let ds = web(13);
+    let (production, new) = rankers(&ds);
+    let log = ClickSimulation {
+        sessions: 3_000,
+        ..Default::default()
+    }
+    .simulate(&ds, &production)
+    .unwrap();
+    let s = CounterfactualSettings {
+        bootstrap: 64,
+        seed: 9,
+        ..settings(Estimator::Snips, ClickGain::DcgAt(10))
+    };
+    let run = |threads| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| estimate_click_metric(&log, &ds, &new, &s).unwrap())
+    };
+    let one = run(1);
+    assert_eq!(one, run(3));
+    let other =
+        estimate_click_metric(&log, &ds, &new, &CounterfactualSettings { seed: 10, ..s }).unwrap();
+    assert_ne!(one.bootstrap, other.bootstrap);
+    assert_eq!(one.value, other.value);
+}
