@@ -258,14 +258,17 @@ impl DebiasState {
 
 /// Minorise–maximise steps of DLA's propensity fit a round (each never lowers the likelihood).
 const DLA_STEPS: usize = 50;
+/// The least propensity DLA learns (a click there weighs at most 10⁶ times one at the top).
+const DLA_MIN_PROPENSITY: f64 = 1e-6;
 
 /// DLA's propensity step: with the ranker's scores fixed, the θ by position that minimise
 /// `Σ_sessions Σ_clicks −v_i log(θ_{k_i} / Σ_{k ∈ session} θ_k)`, each click weighted by `v_i = e^{s_top − s_i}`
 /// (the ranker's softmax relevance of the session's top-position document over the clicked one's) and the
-/// session by its weight, then normalised to θ_0 = 1. The minimiser is the fixed point of
+/// session by its weight, then normalised to θ_0 = 1 (and held at least [`DLA_MIN_PROPENSITY`]). The minimiser is
+/// the fixed point of
 /// `θ_k ← A_k / Σ_{sessions showing k} V_q / Σ_{k' ∈ q} θ_k'` (`A_k` the weighted clicks at `k`, `V_q` a
-/// session's): the Bradley–Terry/Plackett–Luce update (Hunter 2004). A position without a click keeps θ = 0 and
-/// is never weighted by (no click sits there).
+/// session's): the Bradley–Terry/Plackett–Luce update (Hunter 2004). A position without a click gets the least θ
+/// and is never weighted by (no click sits there).
 fn dla_propensities(train: &Dataset, ctx: &FitContext<'_>, scores: &[f64], theta: &mut [f64]) {
     let positions = train.positions().expect("checked");
     let labels = train.labels();
@@ -312,7 +315,9 @@ fn dla_propensities(train: &Dataset, ctx: &FitContext<'_>, scores: &[f64], theta
     }
     if pi[0] > 0.0 {
         for k in 0..n {
-            theta[k] = pi[k] / pi[0];
+            // A position whose clicks all carry a vanishing weight (e^{s_top − s_k} underflows) would get θ = 0
+            // and infinite weights: its θ stays at least DLA_MIN_PROPENSITY.
+            theta[k] = (pi[k] / pi[0]).max(DLA_MIN_PROPENSITY);
         }
     }
 }
