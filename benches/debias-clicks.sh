@@ -34,11 +34,29 @@ echo "production ranker: $(score "$work/production.json" "$work/production.score
 t=$("$py" -c 'import time; print(time.time())')
 "$ltr" train --train "$train" --algo lambdamart --model "$work/judged.json" 2>/dev/null
 echo "lambdamart on judgments: $(score "$work/judged.json" "$work/judged.scores") ($(seconds "$t") s)"
+# The upper bound of any learner of these clicks: lambdamart on the judgments of the documents the production ranker
+# shows (its top 10 of each training query), the only documents a click log can say anything about.
+"$ltr" predict --model "$work/production.json" --data "$train" --out "$work/production-train.scores" 2>/dev/null
+"$py" - "$train" "$work/production-train.scores" "$work/shown.txt" <<'PY'
+import sys
+from collections import defaultdict
+train, scores, out = sys.argv[1:4]
+rows = defaultdict(list)
+with open(train) as f, open(scores) as s:
+    for n, (line, score) in enumerate(zip(f, s)):
+        rows[line.split()[1]].append((-float(score), n, line))
+with open(out, "w") as f:
+    for q in rows:  # dicts keep the file's query order
+        for _, _, line in sorted(rows[q])[:10]:
+            f.write(line)
+PY
+"$ltr" train --train "$work/shown.txt" --algo lambdamart --model "$work/shown.json" 2>/dev/null
+echo "lambdamart on the judgments of the shown top 10: $(score "$work/shown.json" "$work/shown.scores")"
 for n in "$@"; do
   log=$work/clicks-$n.tsv
   "$ltr" clicks simulate --data "$train" --model "$work/production.json" --sessions "$n" --click-model pbm \
     --eta 1 --top 10 --seed 1 --out "$log" 2>/dev/null
-  for d in none position-factors pairwise; do
+  for d in none position-factors pairwise dla; do
     t=$("$py" -c 'import time; print(time.time())')
     "$ltr" train --train "$train" --clicks "$log" --algo lambdamart --param "debias=$d" \
       --model "$work/$d-$n.json" 2>"$work/$d-$n.log"

@@ -136,7 +136,7 @@ fn lambdamart_learns_from_sessions_under_each_debias() {
     let a = ltr_learn::find("lambdamart").unwrap();
     let ctx = FitContext::new(2);
     let mut models = Vec::new();
-    for debias in ["none", "position-factors", "pairwise"] {
+    for debias in ["none", "position-factors", "pairwise", "dla"] {
         let params = Params::new(vec![
             ("trees", "5"),
             ("min-docs-in-leaf", "5"),
@@ -148,6 +148,7 @@ fn lambdamart_learns_from_sessions_under_each_debias() {
         match debias {
             "none" => assert!(bias.is_null()),
             "position-factors" => assert!(bias["factors"].is_array(), "{bias}"),
+            "dla" => assert!(bias["propensities"].is_array(), "{bias}"),
             _ => assert!(
                 bias["t_plus"].is_array() && bias["t_minus"].is_array(),
                 "{bias}"
@@ -157,6 +158,7 @@ fn lambdamart_learns_from_sessions_under_each_debias() {
     }
     assert_ne!(models[0], models[1]);
     assert_ne!(models[0], models[2]);
+    assert_ne!(models[0], models[3]);
     // Debiasing data without positions is refused by name.
     let params = Params::new(vec![("trees", "2"), ("debias", "pairwise")]);
     let err = a.fit(&params, &train, &ctx).unwrap_err().to_string();

@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use crate::bins::Binned;
 use crate::grow::{grow, BinTree, Scale};
 use crate::objective::{
-    lambda_gradients, lambda_gradients_unbiased, squared_error_gradients, PairBias,
+    dla_gradients, lambda_gradients, lambda_gradients_unbiased, squared_error_gradients, PairBias,
 };
 use crate::ranks::Layout;
 use crate::{
@@ -53,6 +53,8 @@ pub enum PositionBias {
         /// The bias of a non-click at each position.
         t_minus: Vec<f64>,
     },
+    /// [`Debias::Dla`]: the examination propensity of each position, relative to position 0.
+    Propensities(Vec<f64>),
 }
 
 /// The position biases of a debiased run while it trains.
@@ -69,6 +71,10 @@ enum DebiasState {
         exponent: f64,
         /// Per query: its L⁺ then L⁻ by position, summed in query order after each round.
         losses: Vec<f64>,
+    },
+    Dla {
+        /// θ_k / θ_0 by position.
+        propensity: Vec<f64>,
     },
 }
 
@@ -107,6 +113,9 @@ impl DebiasState {
                 t_minus: vec![1.0; n],
                 exponent: 1.0 / (1.0 + bias_norm),
                 losses: Vec::new(),
+            },
+            Debias::Dla => DebiasState::Dla {
+                propensity: vec![1.0; n],
             },
         })
     }
@@ -158,11 +167,28 @@ impl DebiasState {
         }
     }
 
-    /// After a round's gradients `g`, `h`: a Newton step for each position's factor, or the next t⁺ and t⁻ from
-    /// the round's pair losses. Sums run in document and query order: the same at any thread count.
-    fn update(&mut self, train: &Dataset, ctx: &FitContext<'_>, g: &[f64], h: &[f64]) {
+    /// DLA's propensities by position, when it is on.
+    fn dla(&self) -> Option<&[f64]> {
+        match self {
+            DebiasState::Dla { propensity } => Some(propensity),
+            _ => None,
+        }
+    }
+
+    /// After a round's gradients `g`, `h` at `scores`: a Newton step for each position's factor, the next t⁺ and
+    /// t⁻ from the round's pair losses, or DLA's propensities fitted to the ranker's scores. Sums run in document
+    /// and query order: the same at any thread count.
+    fn update(
+        &mut self,
+        train: &Dataset,
+        ctx: &FitContext<'_>,
+        scores: &[f64],
+        g: &[f64],
+        h: &[f64],
+    ) {
         match self {
             DebiasState::None => {}
+            DebiasState::Dla { propensity } => dla_propensities(train, ctx, scores, propensity),
             DebiasState::Factors {
                 factors,
                 rate,
@@ -225,6 +251,73 @@ impl DebiasState {
             DebiasState::Pairwise {
                 t_plus, t_minus, ..
             } => Some(PositionBias::Pairwise { t_plus, t_minus }),
+            DebiasState::Dla { propensity } => Some(PositionBias::Propensities(propensity)),
+        }
+    }
+}
+
+/// Minorise–maximise steps of DLA's propensity fit a round (each never lowers the likelihood).
+const DLA_STEPS: usize = 50;
+/// The least propensity DLA learns (a click there weighs at most 10⁶ times one at the top).
+const DLA_MIN_PROPENSITY: f64 = 1e-6;
+
+/// DLA's propensity step: with the ranker's scores fixed, the θ by position that minimise
+/// `Σ_sessions Σ_clicks −v_i log(θ_{k_i} / Σ_{k ∈ session} θ_k)`, each click weighted by `v_i = e^{s_top − s_i}`
+/// (the ranker's softmax relevance of the session's top-position document over the clicked one's) and the
+/// session by its weight, then normalised to θ_0 = 1 (and held at least [`DLA_MIN_PROPENSITY`]). The minimiser is
+/// the fixed point of
+/// `θ_k ← A_k / Σ_{sessions showing k} V_q / Σ_{k' ∈ q} θ_k'` (`A_k` the weighted clicks at `k`, `V_q` a
+/// session's): the Bradley–Terry/Plackett–Luce update (Hunter 2004). A position without a click gets the least θ
+/// and is never weighted by (no click sits there).
+fn dla_propensities(train: &Dataset, ctx: &FitContext<'_>, scores: &[f64], theta: &mut [f64]) {
+    let positions = train.positions().expect("checked");
+    let labels = train.labels();
+    let n = theta.len();
+    let mut clicked = vec![0.0; n];
+    // Each session with a click: its rows and its total click weight.
+    let mut sessions: Vec<(std::ops::Range<usize>, f64)> = Vec::new();
+    for q in 0..train.n_queries() {
+        let r = train.query_range(q);
+        let Some(top) = r.clone().min_by_key(|&i| positions[i]) else {
+            continue;
+        };
+        let u = ctx.query_weight(q);
+        let mut total = 0.0;
+        for i in r.clone() {
+            if labels[i] > 0.0 {
+                let v = u * labels[i] as f64 * (scores[top] - scores[i]).exp();
+                clicked[positions[i] as usize] += v;
+                total += v;
+            }
+        }
+        if total > 0.0 && total.is_finite() {
+            sessions.push((r, total));
+        }
+    }
+    if sessions.is_empty() || clicked.iter().any(|v| !v.is_finite()) {
+        return;
+    }
+    let mut pi = clicked.clone();
+    let mut denominator = vec![0.0; n];
+    for _ in 0..DLA_STEPS {
+        denominator.fill(0.0);
+        for (r, total) in &sessions {
+            let z: f64 = r.clone().map(|i| pi[positions[i] as usize]).sum();
+            for i in r.clone() {
+                denominator[positions[i] as usize] += total / z;
+            }
+        }
+        for k in 0..n {
+            if denominator[k] > 0.0 {
+                pi[k] = clicked[k] / denominator[k];
+            }
+        }
+    }
+    if pi[0] > 0.0 {
+        for k in 0..n {
+            // A position whose clicks all carry a vanishing weight (e^{s_top − s_k} underflows) would get θ = 0
+            // and infinite weights: its θ stays at least DLA_MIN_PROPENSITY.
+            theta[k] = (pi[k] / pi[0]).max(DLA_MIN_PROPENSITY);
         }
     }
 }
@@ -509,6 +602,8 @@ fn gbdt(
             let scores: &[f64] = &seen;
             let gq = per_query(train, &mut g);
             let hq = per_query(train, &mut h);
+            let dla = debias.dla().map(<[f64]>::to_vec);
+            let dla = dla.as_deref();
             let (biases, losses) = debias.pair_biases(train.n_queries());
             gq.into_par_iter()
                 .zip(hq)
@@ -526,6 +621,18 @@ fn gbdt(
                                 ctx.query_weight(q),
                             );
                             let (labels, scores) = (&labels[r.clone()], &scores[r.clone()]);
+                            if let Some(propensity) = dla {
+                                let positions = &train.positions().expect("checked")[r];
+                                return dla_gradients(
+                                    labels,
+                                    scores,
+                                    positions,
+                                    propensity,
+                                    ctx.query_weight(q),
+                                    gs,
+                                    hs,
+                                );
+                            }
                             match (biases, loss) {
                                 (Some((t_plus, t_minus)), Some(loss)) => {
                                     let (loss_plus, loss_minus) = loss.split_at_mut(t_plus.len());
@@ -549,7 +656,8 @@ fn gbdt(
                     }
                 });
         }
-        debias.update(train, ctx, &g, &h);
+        // DLA's propensities see the scores the gradients saw (it shifts no score).
+        debias.update(train, ctx, &scores, &g, &h);
         let scale = quantise(&g, &h, &layout, comm, &mut gh)?;
         let mut rng = rng_for(ctx.seed(), t);
         let (feats, docs, _) = sample(&mut rng, &data, train, &layout, &p.tree);
@@ -653,6 +761,7 @@ pub fn fit_gbdt_ranks(
             PositionBias::Pairwise { t_plus, t_minus } => {
                 json!({ "t_plus": t_plus, "t_minus": t_minus })
             }
+            PositionBias::Propensities(p) => json!({ "propensities": p }),
         };
     }
     let model = match init {

@@ -48,9 +48,9 @@ pub use grow::{
     Scale, Sums,
 };
 pub use objective::{
-    discount, gain, lambda_gradients, lambda_gradients_unbiased, squared_error_gradients,
-    GainTable, LabelGain, LambdaMetric, LambdaQuery, LambdaSettings, PairBias, PairMethod,
-    MAX_ERR_GRADE, MAX_GAIN_LABELS,
+    discount, dla_gradients, gain, lambda_gradients, lambda_gradients_unbiased,
+    squared_error_gradients, GainTable, LabelGain, LambdaMetric, LambdaQuery, LambdaSettings,
+    PairBias, PairMethod, MAX_ERR_GRADE, MAX_GAIN_LABELS,
 };
 
 use ltr_core::{LtrError, Result};
@@ -94,6 +94,14 @@ pub enum Debias {
         /// `p` of the exponent `1/(1 + p)` (XGBoost's `lambdarank_bias_norm`); ≥ 0.
         bias_norm: f64,
     },
+    /// The Dual Learning Algorithm (Ai et al., SIGIR 2018) with trees as the ranker: an examination propensity θ_k
+    /// per position and the trees learned together. The trees fit the softmax cross-entropy of each session's
+    /// scores against its clicks, each click weighted by `θ_1/θ_k` ([`crate::dla_gradients`]; this replaces the
+    /// LambdaRank gradients). After each round the propensities fit the same loss the other way: a softmax over
+    /// each session's positions against its clicks, each click weighted by `r_1/r_k = e^{s_1 − s_k}`, the
+    /// ranker's relevance of the session's top document over the clicked one's, solved exactly by
+    /// minorise–maximise steps. Both start at 1 (the naive softmax model).
+    Dla,
 }
 
 impl Debias {
@@ -118,6 +126,7 @@ impl Debias {
                 ok("position-bias-regularization", regularization)
             }
             Debias::Pairwise { bias_norm } => ok("bias-norm", bias_norm),
+            Debias::Dla => Ok(()),
         }
     }
 }

@@ -620,6 +620,44 @@ fn lambda_pairs(
     }
 }
 
+/// The Dual Learning Algorithm's ranker step for one session (Ai et al., SIGIR 2018): the softmax cross-entropy of
+/// the session's scores against its clicks, each click at position `k` weighted by `1/θ_k` (`propensity`, by
+/// position, relative to the top), and the session by `weight`. With `w_i = click_i / θ_{k_i}`, `W = Σ w` and `p`
+/// the softmax of `scores`: `g_i = weight · (W p_i − w_i)` and `h_i = weight · W p_i (1 − p_i)`. A session without
+/// a click has no gradient.
+pub fn dla_gradients(
+    labels: &[f32],
+    scores: &[f64],
+    positions: &[u32],
+    propensity: &[f64],
+    weight: f64,
+    g: &mut [f64],
+    h: &mut [f64],
+) {
+    g.fill(0.0);
+    h.fill(0.0);
+    let w: Vec<f64> = labels
+        .iter()
+        .zip(positions)
+        .map(|(&c, &k)| match c > 0.0 {
+            true => c as f64 / propensity[k as usize],
+            false => 0.0,
+        })
+        .collect();
+    let total: f64 = w.iter().sum();
+    if total == 0.0 || weight == 0.0 {
+        return;
+    }
+    let top = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let e: Vec<f64> = scores.iter().map(|&s| (s - top).exp()).collect();
+    let z: f64 = e.iter().sum();
+    for i in 0..labels.len() {
+        let p = e[i] / z;
+        g[i] = weight * (total * p - w[i]);
+        h[i] = weight * total * p * (1.0 - p);
+    }
+}
+
 /// Squared-error gradients (`score − label`) and unit hessians.
 pub fn squared_error_gradients(labels: &[f32], scores: &[f64], g: &mut [f64], h: &mut [f64]) {
     for i in 0..labels.len() {

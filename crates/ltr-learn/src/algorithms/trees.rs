@@ -205,13 +205,15 @@ pub(crate) const LAMBDAMART_SPECS: &[ParamSpec] = &[
     ParamSpec::new(
         "debias",
         "none",
-        choice(&["none", "position-factors", "pairwise"]),
+        choice(&["none", "position-factors", "pairwise", "dla"]),
         "position debiasing of clicks (ltr train --clicks LOG, or a LightGBM .position file beside the training \
          file): none (clicks read as labels: the naive control), position-factors (a factor per position added \
          to each score while training and learned with the trees by a Newton step a round, as LightGBM's \
          lambdarank_position_bias) or pairwise (Unbiased LambdaMART, Hu et al. 2019: each pair divided by the \
          click bias of the clicked document's position and the non-click bias of the other's, both learned \
-         jointly, as XGBoost's lambdarank_unbiased)",
+         jointly, as XGBoost's lambdarank_unbiased) or dla (the Dual Learning Algorithm, Ai et al. 2018: a \
+         propensity per position and the trees learned together, the trees fitting DLA's inverse-propensity \
+         weighted softmax loss over each session's clicks instead of LambdaRank's pairs)",
     ),
     ParamSpec::new(
         "position-bias-regularization",
@@ -546,6 +548,7 @@ fn lambdamart_on(
             rate: r.float("learning-rate")?,
             regularization: r.float("position-bias-regularization")?,
         },
+        "dla" => Debias::Dla,
         _ => Debias::Pairwise {
             bias_norm: r.float("bias-norm")?,
         },
