@@ -148,6 +148,7 @@ class Ranker(_Base):
         eval_group: Optional[Sequence[Any]] = None,
         group_weight: Any = None,
         group_propensity: Any = None,
+        position: Any = None,
     ) -> "Ranker":
         """Train on ``X`` (rows × features, dense or scipy sparse) with labels ``y`` and queries given either as
         ``qid`` (one id per row, XGBoost) or ``group`` (query sizes, LightGBM), or as a ``qid`` column of a pandas
@@ -161,9 +162,16 @@ class Ranker(_Base):
         Click training sets (``PropensityRankSVM``; ``LambdaRank`` and ``ListNet`` with click weights): each query is
         one click, its clicked document labelled 1 and the other displayed documents 0; ``group_propensity`` gives
         the examination probability of the rank each click happened at, ``group_weight`` how many identical clicks
-        a query stands for (one value per query, in query order)."""
+        a query stands for (one value per query, in query order).
+
+        Click sessions with positions (``LambdaMART`` with ``debias``), as LightGBM's ``Dataset(position=)``: ``y``
+        are clicks, each query a session, and ``position`` the position each row was displayed at (0 = the top;
+        non-negative integers, distinct within a query, one per row). A learner that does not read positions
+        refuses them by name."""
         X, qid = qid_column(X, qid, group)
         train = native_data(X, y, qid, group)
+        if position is not None:
+            train = train.with_positions(_positions(position, train.n_rows))
         if group_weight is not None or group_propensity is not None:
             as_f64 = lambda v: None if v is None else np.ascontiguousarray(v, dtype=np.float64)
             train = train.with_click_weights(as_f64(group_weight), as_f64(group_propensity))
@@ -393,3 +401,15 @@ def load_model(path: "os.PathLike[str] | str") -> Ranker:
     """Any model ``ltr predict`` reads, as a fitted :class:`Ranker` with ``predict``: files of ``ltr train`` or
     ``save``, RankLib ensembles, LightGBM model text or JSON dumps, XGBoost JSON models."""
     return Ranker.load(path)
+
+
+def _positions(position: Any, n_rows: int) -> np.ndarray:
+    """``fit``'s ``position``, checked: one non-negative integer per row (LightGBM's ``position``)."""
+    p = np.asarray(position)
+    if p.ndim != 1 or not (np.issubdtype(p.dtype, np.integer) or p.size == 0):
+        raise ValueError(f"position must be a 1-d array of integer positions, got shape {p.shape} dtype {p.dtype}")
+    if len(p) != n_rows:
+        raise ValueError(f"position has {len(p)} values but X has {n_rows} rows")
+    if len(p) and (p.min() < 0 or p.max() > np.iinfo(np.uint32).max):
+        raise ValueError(f"positions must be integers from 0 (the top), got {int(p.min())}")
+    return np.ascontiguousarray(p, dtype=np.uint32)

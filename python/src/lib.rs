@@ -251,6 +251,17 @@ impl NativeData {
         }
         Ok(Self { ds })
     }
+
+    /// A copy carrying each row's display position (0 = the top; LightGBM's `position`): a click session set,
+    /// labels being clicks, for the learners that debias by position (`lambdamart`'s `debias`).
+    fn with_positions(&self, positions: PyReadonlyArray1<'_, u32>) -> PyResult<Self> {
+        let ds = self
+            .ds
+            .clone()
+            .with_positions(positions.as_array().to_vec())
+            .map_err(data_err)?;
+        Ok(Self { ds })
+    }
 }
 
 /// Read a LETOR/SVMlight file (a LightGBM/XGBoost `FILE.query` group file, or `group_file`, for files without
