@@ -33,6 +33,7 @@ mod load;
 mod parse;
 mod preprocess;
 mod transform;
+mod web_world;
 mod write;
 
 pub use cache::{load_cache, read_cached, save_cache, CACHE_FORMAT_VERSION};
