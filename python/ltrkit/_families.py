@@ -897,6 +897,7 @@ class LambdaMART(Ranker):
     - ``trees`` (int in [0, 1000000]; default 100): boosting rounds at most (0 only with init-model or init-algo: the start model alone).
     - ``learning_rate`` (float in [1e-09, 1000.0]; default 0.1): shrinkage of every leaf value.
     - ``min_hessian_in_leaf`` (float in [0.0, 1e+300]; default 0.001): hessian sum per leaf at least.
+    - ``min_docs_count`` (one of documents, hessian; default documents): how min-docs-in-leaf counts a split's sides: documents, or as LightGBM does, each histogram bin round(its hessian sum · the leaf's documents / the leaf's hessian sum) (under LambdaRank a query of one grade counts for nothing; under MART the two agree).
     - ``l2`` (float in [0.0, 1e+300]; default 0): λ of the leaf values' L2 penalty.
     - ``stop_after`` (int in [0, 1000000]; default 100): with --validate: stop after this many rounds without a better validation measure (0: never); the ensemble is cut back to its best round.
     - ``leaves`` (int in [2, 131072]; default 31): leaves per tree at most.
@@ -929,13 +930,14 @@ class LambdaMART(Ranker):
     """
 
     _algo = "lambdamart"
-    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "min_data_in_bin": "min-data-in-bin", "bin_sample_docs": "bin-sample-docs", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction", "lambda_metric": "lambda-metric", "label_gain": "label-gain", "ndcg_at": "ndcg-at", "pair_method": "pair-method", "truncation": "truncation", "pairs_per_doc": "pairs-per-doc", "sigma": "sigma", "norm": "norm", "score_gap": "score-gap", "debias": "debias", "position_bias_regularization": "position-bias-regularization", "bias_norm": "bias-norm", "query_weights": "query-weights", "init_model": "init-model", "init_algo": "init-algo"}
+    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "min_docs_count": "min-docs-count", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "min_data_in_bin": "min-data-in-bin", "bin_sample_docs": "bin-sample-docs", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction", "lambda_metric": "lambda-metric", "label_gain": "label-gain", "ndcg_at": "ndcg-at", "pair_method": "pair-method", "truncation": "truncation", "pairs_per_doc": "pairs-per-doc", "sigma": "sigma", "norm": "norm", "score_gap": "score-gap", "debias": "debias", "position_bias_regularization": "position-bias-regularization", "bias_norm": "bias-norm", "query_weights": "query-weights", "init_model": "init-model", "init_algo": "init-algo"}
 
     def __init__(
         self,
         trees: Any = None,
         learning_rate: Any = None,
         min_hessian_in_leaf: Any = None,
+        min_docs_count: Any = None,
         l2: Any = None,
         stop_after: Any = None,
         leaves: Any = None,
@@ -972,6 +974,7 @@ class LambdaMART(Ranker):
         self.trees = trees
         self.learning_rate = learning_rate
         self.min_hessian_in_leaf = min_hessian_in_leaf
+        self.min_docs_count = min_docs_count
         self.l2 = l2
         self.stop_after = stop_after
         self.leaves = leaves
@@ -1015,6 +1018,7 @@ class MART(Ranker):
     - ``trees`` (int in [0, 1000000]; default 100): boosting rounds at most (0 only with init-model or init-algo: the start model alone).
     - ``learning_rate`` (float in [1e-09, 1000.0]; default 0.1): shrinkage of every leaf value.
     - ``min_hessian_in_leaf`` (float in [0.0, 1e+300]; default 0.001): hessian sum per leaf at least.
+    - ``min_docs_count`` (one of documents, hessian; default documents): how min-docs-in-leaf counts a split's sides: documents, or as LightGBM does, each histogram bin round(its hessian sum · the leaf's documents / the leaf's hessian sum) (under LambdaRank a query of one grade counts for nothing; under MART the two agree).
     - ``l2`` (float in [0.0, 1e+300]; default 0): λ of the leaf values' L2 penalty.
     - ``stop_after`` (int in [0, 1000000]; default 100): with --validate: stop after this many rounds without a better validation measure (0: never); the ensemble is cut back to its best round.
     - ``leaves`` (int in [2, 131072]; default 31): leaves per tree at most.
@@ -1034,13 +1038,14 @@ class MART(Ranker):
     """
 
     _algo = "mart"
-    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "min_data_in_bin": "min-data-in-bin", "bin_sample_docs": "bin-sample-docs", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction", "init_model": "init-model", "init_algo": "init-algo"}
+    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "min_docs_count": "min-docs-count", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "min_data_in_bin": "min-data-in-bin", "bin_sample_docs": "bin-sample-docs", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction", "init_model": "init-model", "init_algo": "init-algo"}
 
     def __init__(
         self,
         trees: Any = None,
         learning_rate: Any = None,
         min_hessian_in_leaf: Any = None,
+        min_docs_count: Any = None,
         l2: Any = None,
         stop_after: Any = None,
         leaves: Any = None,
@@ -1064,6 +1069,7 @@ class MART(Ranker):
         self.trees = trees
         self.learning_rate = learning_rate
         self.min_hessian_in_leaf = min_hessian_in_leaf
+        self.min_docs_count = min_docs_count
         self.l2 = l2
         self.stop_after = stop_after
         self.leaves = leaves

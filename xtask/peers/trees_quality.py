@@ -9,6 +9,9 @@ Run inside the peer venv (never a dependency of the crates), after a release bui
         --out bench-quality [--sets mq2008,ohsumed,raw,web] [--threads 2]
     # after a change to ltr: the peers' scores are kept in --out and reused; only ltr trains again
     /work/venv-peers/bin/python xtask/peers/trees_quality.py --ltr target/release/ltr --label after --out bench-quality
+    # a candidate default, measured before it becomes one: its own label, the same peers
+    /work/venv-peers/bin/python xtask/peers/trees_quality.py --ltr target/release/ltr --label cand \
+        --ltr-param min-docs-count=hessian --out bench-quality
 
 Data sets (each test query counts once; folds and seeds are pooled within a set):
   - mq2008: MQ2008, five folds (`letor4` convention), from $LTR_DATASETS or ../shared/datasets;
@@ -97,7 +100,9 @@ def jobs(a, fold, work):
     lgb_train, lgb_test = str(work / "train.lgb"), str(work / "test.lgb")
     py, t = sys.executable, str(a.threads)
     out = []
+    extra = [x for kv in a.ltr_param for x in ("--param", kv)]
     for setting, ltr_args in (("matched", ["--param", "ndcg-at=30", "--normalize", "none"]), ("defaults", [])):
+        ltr_args = ltr_args + extra
         model = work / f"ltr-{setting}-{a.label}.bin"
         out.append(("ltr lambdamart", setting, True,
                     [a.ltr, "train", "--train", train, "--algo", "lambdamart", *ltr_args, "--model", str(model)],
@@ -129,6 +134,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--real", action="append", default=[], metavar="NAME=DIR",
                     help="a further set: DIR holds train.txt and test.txt (raw features; `mslr` convention)")
+    ap.add_argument("--ltr-param", action="append", default=[], metavar="K=V",
+                    help="a further `--param K=V` for both of ltr's runs: a candidate default (give it its own --label)")
     ap.add_argument("--max-folds", type=int, default=5, help="the first N folds of a LETOR set (a quick check)")
     ap.add_argument("--rerun-peers", action="store_true", help="train the peers again even if their scores exist")
     a = ap.parse_args()

@@ -23,14 +23,13 @@
 //! features are the same at every nonlinearity (no extra random draws): only the grades change. BENCHMARKS.md
 //! ("Generated web data: calibration of the non-linear profile") measures the tree–linear gap per value.
 
-use ndarray::Array2;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
-use rayon::prelude::*;
 
-use crate::dataset::{Dataset, FeatureMatrix, TextColumn};
+use crate::dataset::Dataset;
 use crate::error::{DataError, Result};
+use crate::web_world::{assemble, check_common, per_query, World, FACTORS};
 
 /// Parameters of [`generate_web`].
 #[derive(Debug, Clone, PartialEq)]
@@ -81,7 +80,6 @@ impl Default for WebConfig {
 
 /// MSLR-WEB30K's grade shares, best grade first: 4, 3, 2, 1 (the rest is 0).
 const TOP_SHARES: [f64; 4] = [0.008, 0.019, 0.134, 0.325];
-const FACTORS: usize = 8;
 
 // The columns the non-linear terms read (0-based: feature ids minus 1; see the module docs). Each is BM25-like,
 // PageRank-like or a ratio, whose transforms are invertible, so the terms are exact functions of the written
@@ -162,21 +160,17 @@ fn transform(f: Family, u: f64) -> f32 {
 
 /// Generate raw web-style data (see the module docs).
 pub fn generate_web(cfg: &WebConfig) -> Result<Dataset> {
-    if cfg.queries == 0
-        || cfg.features < 8
-        || cfg.min_docs == 0
-        || cfg.max_docs < cfg.min_docs
-        || !(cfg.noise >= 0.0 && cfg.noise.is_finite())
-    {
-        return Err(DataError::Invalid(
-            "web data needs queries >= 1, features >= 8, 1 <= min_docs <= max_docs and noise >= 0"
-                .into(),
-        ));
-    }
-    if !(0.0..=1.0).contains(&cfg.nonlinearity) {
+    check_common(
+        "web data",
+        cfg.queries,
+        (cfg.min_docs, cfg.max_docs),
+        cfg.noise,
+        cfg.nonlinearity,
+    )?;
+    if cfg.features < 8 {
         return Err(DataError::Invalid(format!(
-            "web data: nonlinearity must lie in [0, 1] (0 is the original, nearly linear profile), got {}",
-            cfg.nonlinearity
+            "web data needs features >= 8, got {}",
+            cfg.features
         )));
     }
     if cfg.nonlinearity > 0.0 && cfg.features < WebConfig::MIN_NONLINEAR_FEATURES {
@@ -190,110 +184,64 @@ pub fn generate_web(cfg: &WebConfig) -> Result<Dataset> {
     let d = cfg.features;
     // The hidden world: each feature loads on the latent factors; relevance is a fixed function of them.
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
-    let loadings: Vec<[f64; FACTORS]> = (0..d)
-        .map(|j| {
-            let strength = match family(j, d) {
-                Family::Length => 0.2, // page statistics carry little signal
-                _ => 1.0,
-            };
-            std::array::from_fn(|_| strength * rng.sample::<f64, _>(StandardNormal) / 2.0)
-        })
-        .collect();
-    let beta: [f64; FACTORS] =
-        std::array::from_fn(|k| if k < 5 { 1.0 / (k + 1) as f64 } else { 0.0 });
-    // Standard deviation of each column's signal u over all documents: every factor has variance 2 (the query's
-    // shift and the document's own draw), the column's own noise 0.25.
-    let signal_sd: Vec<f64> = loadings
-        .iter()
-        .map(|l| (2.0 * l.iter().map(|a| a * a).sum::<f64>() + 0.25).sqrt())
-        .collect();
+    let world = World::draw(&mut rng, d, |j| family(j, d) == Family::Length);
     // Within a query the linear signal has variance sum(beta²); the non-linear part is scaled to match it.
     let linear_weight = (1.0 - cfg.nonlinearity).sqrt();
-    let nonlinear_weight =
-        (cfg.nonlinearity * beta.iter().map(|b| b * b).sum::<f64>() / NONLINEAR_VARIANCE).sqrt();
+    let nonlinear_weight = (cfg.nonlinearity * world.beta.iter().map(|b| b * b).sum::<f64>()
+        / NONLINEAR_VARIANCE)
+        .sqrt();
     let sizes: Vec<usize> = (0..cfg.queries)
         .map(|_| rng.random_range(cfg.min_docs..=cfg.max_docs))
         .collect();
-    let mut offsets = Vec::with_capacity(cfg.queries + 1);
-    offsets.push(0);
-    for s in &sizes {
-        offsets.push(offsets.last().expect("non-empty") + s);
-    }
-    let n = *offsets.last().expect("non-empty");
-    let query_seed = |q: usize| cfg.seed ^ (q as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let blocks: Vec<(Vec<f32>, Vec<f32>)> = sizes
-        .par_iter()
-        .enumerate()
-        .map(|(q, &m)| {
-            let mut rng = ChaCha8Rng::seed_from_u64(query_seed(q));
-            let shift: [f64; FACTORS] =
-                std::array::from_fn(|_| rng.sample::<f64, _>(StandardNormal));
-            let mut x = vec![0f32; m * d];
-            let mut latent = Vec::with_capacity(m);
-            let mut u_row = vec![0f64; d];
-            for i in 0..m {
-                let z: [f64; FACTORS] =
-                    std::array::from_fn(|k| shift[k] + rng.sample::<f64, _>(StandardNormal));
-                let signal: f64 = (0..FACTORS).map(|k| beta[k] * (z[k] - shift[k])).sum();
-                // Drawn before the features, as the original profile did, so that its stream is unchanged.
-                let relevance_noise: f64 = rng.sample(StandardNormal);
-                for j in 0..d {
-                    let f = family(j, d);
-                    if let Family::Duplicate(_) = f {
-                        continue;
-                    }
-                    let u: f64 = (0..FACTORS).map(|k| loadings[j][k] * z[k]).sum::<f64>()
-                        + 0.5 * rng.sample::<f64, _>(StandardNormal);
-                    u_row[j] = u;
-                    x[i * d + j] = transform(f, u);
+    let blocks = per_query(&sizes, cfg.seed, 0x9E37_79B9_7F4A_7C15, |rng, _, m| {
+        let shift: [f64; FACTORS] = std::array::from_fn(|_| rng.sample::<f64, _>(StandardNormal));
+        let mut x = vec![0f32; m * d];
+        let mut latent = Vec::with_capacity(m);
+        let mut u_row = vec![0f64; d];
+        for i in 0..m {
+            // The relevance noise is drawn before the features, as the original profile did, so that its stream
+            // is unchanged.
+            let (z, signal, relevance_noise) = world.document(rng, &shift);
+            for j in 0..d {
+                let f = family(j, d);
+                if let Family::Duplicate(_) = f {
+                    continue;
                 }
-                latent.push(if cfg.nonlinearity == 0.0 {
-                    // The original profile's expression, for its exact bits.
-                    signal + cfg.noise * relevance_noise
-                } else {
-                    let nonlinear = nonlinear_relevance(|j| u_row[j] / signal_sd[j]);
-                    linear_weight * signal
-                        + nonlinear_weight * nonlinear
-                        + cfg.noise * relevance_noise
-                });
-                for j in 0..d {
-                    if let Family::Duplicate(src) = family(j, d) {
-                        x[i * d + j] = x[i * d + src];
-                    }
+                let u = world.column_signal(rng, j, &z);
+                u_row[j] = u;
+                x[i * d + j] = transform(f, u);
+            }
+            latent.push(if cfg.nonlinearity == 0.0 {
+                // The original profile's expression, for its exact bits.
+                signal + cfg.noise * relevance_noise
+            } else {
+                let nonlinear = nonlinear_relevance(|j| u_row[j] / world.signal_sd[j]);
+                linear_weight * signal + nonlinear_weight * nonlinear + cfg.noise * relevance_noise
+            });
+            for j in 0..d {
+                if let Family::Duplicate(src) = family(j, d) {
+                    x[i * d + j] = x[i * d + src];
                 }
             }
-            // Grades by latent rank with MSLR's shares, best first.
-            let mut order: Vec<usize> = (0..m).collect();
-            order.sort_by(|&a, &b| latent[b].total_cmp(&latent[a]).then(a.cmp(&b)));
-            let mut labels = vec![0f32; m];
-            for (rank, &i) in order.iter().enumerate() {
-                let pos = (rank as f64 + 0.5) / m as f64;
-                let mut cum = 0.0;
-                for (g, share) in TOP_SHARES.iter().enumerate() {
-                    cum += share;
-                    if pos < cum {
-                        labels[i] = (4 - g) as f32;
-                        break;
-                    }
-                }
-            }
-            (x, labels)
-        })
-        .collect();
-    let mut x = Vec::with_capacity(n * d);
-    let mut labels = Vec::with_capacity(n);
-    let mut docids = TextColumn::new();
-    for (q, (bx, bl)) in blocks.into_iter().enumerate() {
-        for i in 0..bl.len() {
-            docids.push(&format!("w{}-{i}", q + 1));
         }
-        x.extend(bx);
-        labels.extend(bl);
-    }
-    let features = Array2::from_shape_vec((n, d), x)
-        .map_err(|e| DataError::Invalid(format!("internal shape error: {e}")))?;
-    let qids = (1..=cfg.queries).map(|q| q.to_string()).collect();
-    Dataset::new(FeatureMatrix::Dense(features), labels, offsets, qids)?.with_docids(docids)
+        // Grades by latent rank with MSLR's shares, best first.
+        let mut order: Vec<usize> = (0..m).collect();
+        order.sort_by(|&a, &b| latent[b].total_cmp(&latent[a]).then(a.cmp(&b)));
+        let mut labels = vec![0f32; m];
+        for (rank, &i) in order.iter().enumerate() {
+            let pos = (rank as f64 + 0.5) / m as f64;
+            let mut cum = 0.0;
+            for (g, share) in TOP_SHARES.iter().enumerate() {
+                cum += share;
+                if pos < cum {
+                    labels[i] = (4 - g) as f32;
+                    break;
+                }
+            }
+        }
+        (x, labels)
+    });
+    assemble(blocks, d, "w")
 }
 
 #[cfg(test)]

@@ -25,14 +25,13 @@
 //! demotion of pages of low quality (feature 14). Each query draws from its own seeded stream, so the data is the
 //! same at any thread count.
 
-use ndarray::Array2;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
-use rayon::prelude::*;
 
-use crate::dataset::{Dataset, FeatureMatrix, TextColumn};
+use crate::dataset::Dataset;
 use crate::error::{DataError, Result};
+use crate::web_world::{assemble, check_common, per_query, World, FACTORS};
 
 /// Parameters of [`generate_web_raw`].
 #[derive(Debug, Clone, PartialEq)]
@@ -75,7 +74,6 @@ impl Default for WebRawConfig {
     }
 }
 
-const FACTORS: usize = 8;
 /// Columns repeat in blocks of this many (see [`family`]).
 const BLOCK: usize = 10;
 
@@ -195,15 +193,13 @@ fn transform(f: Family, v: f64, w: f64, present: bool) -> f32 {
 
 /// Generate raw web data (see the module docs).
 pub fn generate_web_raw(cfg: &WebRawConfig) -> Result<Dataset> {
-    if cfg.queries == 0
-        || cfg.min_docs == 0
-        || cfg.max_docs < cfg.min_docs
-        || !(cfg.noise >= 0.0 && cfg.noise.is_finite())
-    {
-        return Err(DataError::Invalid(
-            "raw web data needs queries >= 1, 1 <= min_docs <= max_docs and noise >= 0".into(),
-        ));
-    }
+    check_common(
+        "raw web data",
+        cfg.queries,
+        (cfg.min_docs, cfg.max_docs),
+        cfg.noise,
+        cfg.nonlinearity,
+    )?;
     if cfg.features < WebRawConfig::MIN_FEATURES {
         return Err(DataError::Invalid(format!(
             "raw web data needs features >= {} (its non-linear terms read features 2 to 14), got {}",
@@ -211,32 +207,10 @@ pub fn generate_web_raw(cfg: &WebRawConfig) -> Result<Dataset> {
             cfg.features
         )));
     }
-    if !(0.0..=1.0).contains(&cfg.nonlinearity) {
-        return Err(DataError::Invalid(format!(
-            "raw web data: nonlinearity must lie in [0, 1], got {}",
-            cfg.nonlinearity
-        )));
-    }
     let d = cfg.features;
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x5257_4157_5745_4221);
-    let loadings: Vec<[f64; FACTORS]> = (0..d)
-        .map(|j| {
-            let strength = match family(j, d) {
-                Family::Length => 0.2,
-                _ => 1.0,
-            };
-            std::array::from_fn(|_| strength * rng.sample::<f64, _>(StandardNormal) / 2.0)
-        })
-        .collect();
-    let beta: [f64; FACTORS] =
-        std::array::from_fn(|k| if k < 5 { 1.0 / (k + 1) as f64 } else { 0.0 });
-    // Each factor has variance 2 over all documents (the query's shift and the document's draw), each column's own
-    // noise 0.25.
-    let signal_sd: Vec<f64> = loadings
-        .iter()
-        .map(|l| (2.0 * l.iter().map(|a| a * a).sum::<f64>() + 0.25).sqrt())
-        .collect();
-    let beta_sq: f64 = beta.iter().map(|b| b * b).sum();
+    let world = World::draw(&mut rng, d, |j| family(j, d) == Family::Length);
+    let beta_sq: f64 = world.beta.iter().map(|b| b * b).sum();
     let linear_weight = (1.0 - cfg.nonlinearity).sqrt();
     let nonlinear_weight = (cfg.nonlinearity * beta_sq / NONLINEAR_VARIANCE).sqrt();
     // The query's level: how much relevant material it has, on the scale of the within-query signal.
@@ -248,78 +222,61 @@ pub fn generate_web_raw(cfg: &WebRawConfig) -> Result<Dataset> {
             m.clamp(cfg.min_docs, cfg.max_docs)
         })
         .collect();
-    let mut offsets = Vec::with_capacity(cfg.queries + 1);
-    offsets.push(0);
-    for s in &sizes {
-        offsets.push(offsets.last().expect("non-empty") + s);
-    }
-    let n = *offsets.last().expect("non-empty");
     let families: Vec<Family> = (0..d).map(|j| family(j, d)).collect();
-    let query_seed = |q: usize| cfg.seed ^ (q as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03);
-    let blocks: Vec<(Vec<f32>, Vec<f64>)> = sizes
-        .par_iter()
-        .enumerate()
-        .map(|(q, &m)| {
-            let mut rng = ChaCha8Rng::seed_from_u64(query_seed(q));
-            let shift: [f64; FACTORS] =
-                std::array::from_fn(|_| rng.sample::<f64, _>(StandardNormal));
-            let level = level_sd * rng.sample::<f64, _>(StandardNormal);
-            // The query's own signal for its query-level columns, one per column.
-            let query_signal: Vec<f64> = (0..d)
-                .map(|j| {
-                    (0..FACTORS).map(|k| loadings[j][k] * shift[k]).sum::<f64>()
-                        + 0.5 * rng.sample::<f64, _>(StandardNormal)
-                })
-                .collect();
-            let mut x = vec![0f32; m * d];
-            let mut latent = Vec::with_capacity(m);
-            let mut v = vec![0f64; d];
-            let mut present = vec![false; d];
-            for i in 0..m {
-                let z: [f64; FACTORS] =
-                    std::array::from_fn(|k| shift[k] + rng.sample::<f64, _>(StandardNormal));
-                let signal: f64 = (0..FACTORS).map(|k| beta[k] * (z[k] - shift[k])).sum();
-                let relevance_noise: f64 = rng.sample(StandardNormal);
-                for j in 0..d {
-                    let u: f64 = (0..FACTORS).map(|k| loadings[j][k] * z[k]).sum::<f64>()
-                        + 0.5 * rng.sample::<f64, _>(StandardNormal);
-                    v[j] = u / signal_sd[j];
-                }
-                for j in 0..d {
-                    present[j] = match families[j] {
-                        Family::Count { threshold } | Family::Ratio { threshold } => {
-                            v[j] > threshold
-                        }
-                        Family::Bm25 { count } => present[count],
-                        Family::PageRank => v[j] > PAGERANK_THRESHOLD,
-                        _ => true,
-                    };
-                }
-                for j in 0..d {
-                    x[i * d + j] = match families[j] {
-                        Family::Duplicate(_) => continue,
-                        f => transform(f, v[j], query_signal[j] / signal_sd[j], present[j]),
-                    };
-                }
-                for j in 0..d {
-                    if let Family::Duplicate(src) = families[j] {
-                        x[i * d + j] = x[i * d + src];
-                    }
-                }
-                let nonlinear = nonlinear_relevance(|j| v[j], |j| present[j]) - NONLINEAR_MEAN;
-                latent.push(
-                    level
-                        + linear_weight * signal
-                        + nonlinear_weight * nonlinear
-                        + cfg.noise * relevance_noise,
-                );
+    let blocks = per_query(&sizes, cfg.seed, 0xD1B5_4A32_D192_ED03, |rng, _, m| {
+        let shift: [f64; FACTORS] = std::array::from_fn(|_| rng.sample::<f64, _>(StandardNormal));
+        let level = level_sd * rng.sample::<f64, _>(StandardNormal);
+        // The query's own signal for its query-level columns, one per column.
+        let query_signal: Vec<f64> = (0..d)
+            .map(|j| {
+                (0..FACTORS)
+                    .map(|k| world.loadings[j][k] * shift[k])
+                    .sum::<f64>()
+                    + 0.5 * rng.sample::<f64, _>(StandardNormal)
+            })
+            .collect();
+        let mut x = vec![0f32; m * d];
+        let mut latent = Vec::with_capacity(m);
+        let mut v = vec![0f64; d];
+        let mut present = vec![false; d];
+        for i in 0..m {
+            let (z, signal, relevance_noise) = world.document(rng, &shift);
+            for j in 0..d {
+                v[j] = world.column_signal(rng, j, &z) / world.signal_sd[j];
             }
-            (x, latent)
-        })
-        .collect();
+            for j in 0..d {
+                present[j] = match families[j] {
+                    Family::Count { threshold } | Family::Ratio { threshold } => v[j] > threshold,
+                    Family::Bm25 { count } => present[count],
+                    Family::PageRank => v[j] > PAGERANK_THRESHOLD,
+                    _ => true,
+                };
+            }
+            for j in 0..d {
+                x[i * d + j] = match families[j] {
+                    Family::Duplicate(_) => continue,
+                    f => transform(f, v[j], query_signal[j] / world.signal_sd[j], present[j]),
+                };
+            }
+            for j in 0..d {
+                if let Family::Duplicate(src) = families[j] {
+                    x[i * d + j] = x[i * d + src];
+                }
+            }
+            let nonlinear = nonlinear_relevance(|j| v[j], |j| present[j]) - NONLINEAR_MEAN;
+            latent.push(
+                level
+                    + linear_weight * signal
+                    + nonlinear_weight * nonlinear
+                    + cfg.noise * relevance_noise,
+            );
+        }
+        (x, latent)
+    });
     // One threshold set over every document: the grade shares hold over the data, not in each query.
     let mut sorted: Vec<f64> = blocks.iter().flat_map(|b| b.1.iter().copied()).collect();
     sorted.sort_unstable_by(f64::total_cmp);
+    let n = sorted.len();
     let mut cum = 0.0;
     let thresholds: Vec<f64> = WebRawConfig::GRADE_SHARES[..4]
         .iter()
@@ -328,20 +285,17 @@ pub fn generate_web_raw(cfg: &WebRawConfig) -> Result<Dataset> {
             sorted[((cum * n as f64) as usize).min(n - 1)]
         })
         .collect();
-    let mut x = Vec::with_capacity(n * d);
-    let mut labels = Vec::with_capacity(n);
-    let mut docids = TextColumn::new();
-    for (q, (bx, latent)) in blocks.into_iter().enumerate() {
-        for (i, l) in latent.iter().enumerate() {
-            docids.push(&format!("r{}-{i}", q + 1));
-            labels.push(thresholds.iter().filter(|&&t| *l >= t).count() as f32);
-        }
-        x.extend(bx);
-    }
-    let features = Array2::from_shape_vec((n, d), x)
-        .map_err(|e| DataError::Invalid(format!("internal shape error: {e}")))?;
-    let qids = (1..=cfg.queries).map(|q| q.to_string()).collect();
-    Dataset::new(FeatureMatrix::Dense(features), labels, offsets, qids)?.with_docids(docids)
+    let graded = blocks
+        .into_iter()
+        .map(|(x, latent)| {
+            let labels = latent
+                .iter()
+                .map(|l| thresholds.iter().filter(|&&t| *l >= t).count() as f32)
+                .collect();
+            (x, labels)
+        })
+        .collect();
+    assemble(graded, d, "r")
 }
 
 #[cfg(test)]

@@ -34,6 +34,7 @@ mod parse;
 mod preprocess;
 mod simd;
 mod transform;
+mod web_world;
 mod write;
 
 pub use cache::{load_cache, read_cached, save_cache, CACHE_FORMAT_VERSION};

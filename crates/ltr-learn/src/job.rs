@@ -406,6 +406,8 @@ impl<'a> TrainJobBuilder<'a> {
                 .normalize
                 .map_err(|e| JobError::invalid(I::Normalize, e))?,
         };
+        // `auto` is `none` for the trees (they split on bins of distinct values).
+        let preprocess = algorithm.preprocess_for(&preprocess).into_owned();
         let train = self
             .train
             .ok_or_else(|| JobError::invalid(I::Train, "no training data given"))?;

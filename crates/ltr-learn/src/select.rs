@@ -334,16 +334,16 @@ pub fn train(algorithm: &str, grid: &Grid, req: &TrainRequest<'_>) -> Result<Tra
             ),
         ));
     }
+    let spec = algo.preprocess_for(req.preprocess);
     let (preprocess, train_data) = match (req.prepared, req.train.take()?) {
         // Already applied to `req.train` (by `prepare`).
         (Some(p), given) => (p.clone(), given),
         // Data handed over is preprocessed in place.
         (None, Cow::Owned(t)) => {
-            let Prepared { data, preprocess } =
-                prepare(req.preprocess, t, &ltr_core::SingleProcess)?;
+            let Prepared { data, preprocess } = prepare(&spec, t, &ltr_core::SingleProcess)?;
             (preprocess, Cow::Owned(data))
         }
-        (None, Cow::Borrowed(t)) => match req.preprocess.fit_transform(t)? {
+        (None, Cow::Borrowed(t)) => match spec.fit_transform(t)? {
             Some((p, train)) => (Some(p), Cow::Owned(train)),
             None => (None, Cow::Borrowed(t)),
         },
@@ -485,7 +485,10 @@ pub fn train_distributed(
     };
     let (preprocess, train) = match req.prepared {
         Some(p) => (p.clone(), train),
-        None => match req.preprocess.fit_transform_with(&train, &Ranks(comm))? {
+        None => match algo
+            .preprocess_for(req.preprocess)
+            .fit_transform_with(&train, &Ranks(comm))?
+        {
             Some((p, t)) => (Some(p), std::borrow::Cow::Owned(t)),
             None => (None, train),
         },

@@ -1,7 +1,7 @@
 //! Every algorithm with default parameters on raw web-style data (`ltr generate --profile web`: counts, BM25-like
 //! scores, heavy-tailed link statistics, constant and duplicate columns, five grades): it finishes, never produces
 //! a non-finite score, and meets a quality floor against RankSVM on the same data — with the default `auto`
-//! normalisation (a z-score here) and with none. The floors sit a little below the values measured when they were
+//! normalisation (a z-score here, but for the trees, which take raw features) and with none. The floors sit a little below the values measured when they were
 //! set (printed by this test), so a regression in any learner's robustness fails it. Why some methods stay below
 //! RankSVM is in ARCHITECTURE.md ("Learners on raw web features").
 
@@ -89,7 +89,8 @@ fn value(results: &[(&str, f64)], name: &str) -> f64 {
 
 #[test]
 fn every_learner_is_robust_on_z_scored_web_data() {
-    let r = run(NormalizeKind::ZScore);
+    // The default `auto`: a z-score for every learner but the trees, which take the raw features.
+    let r = run(NormalizeKind::Auto);
     let svm = value(&r, "ranksvm");
     assert!(svm > FLOOR_RANKSVM, "ranksvm {svm}");
     assert_eq!(
@@ -139,9 +140,9 @@ const MAX_GAP_ZSCORE: &[(&str, f64)] = &[
     ("adarank", 0.065), // 0.042: a weighted sum of single-feature rankers, each chosen for its own ranking
     ("propensity-ranksvm", GAP_CLICKS),
     ("lambdamart", 0.045), // 0.024: 100 trees of 31 leaves on 60 training queries, rounds chosen on validation
-    // 0.055 when set; 0.093 with LightGBM's bins (issue 51), on 20 test queries, where the z-score merges values
-    // in f32 (the same data raw: 0.609, 0.064 below): pointwise squared error on the grades
-    ("mart", 0.11),
+    // 0.064 (0.609): pointwise squared error on the grades. The trees take raw features under `auto`; while a
+    // z-score merged values in f32 here it was 0.093 with LightGBM's bins (issue 51), and 0.055 before them.
+    ("mart", 0.085),
     ("random-forest", 0.03), // 0.009
     ("neural", 0.055), // 0.035: the default 256/128 MLP with NDCG-Loss2++ on 60 training queries
 ];

@@ -160,10 +160,25 @@ pub struct GrowSettings {
     pub min_docs_in_leaf: usize,
     /// Hessian sum in a leaf at least.
     pub min_hessian_in_leaf: f64,
+    /// How a split's sides are counted against `min_docs_in_leaf`.
+    pub leaf_count: LeafCount,
     /// L2 penalty on leaf values.
     pub l2: f64,
     /// Leaf values are multiplied by this (the learning rate).
     pub shrinkage: f64,
+}
+
+/// How the two sides of a candidate split are counted against [`GrowSettings::min_docs_in_leaf`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeafCount {
+    /// The documents themselves.
+    Documents,
+    /// LightGBM's estimate from hessians (`FindBestThresholdSequentially`): each bin counts
+    /// `round(h_bin · n / H)` documents, with `n` and `H` the leaf's documents and hessian sum, and the side
+    /// its scan does not accumulate counts the rest of the leaf's `n`. Under LambdaRank a document counts by how
+    /// much its pairs weigh (a query whose documents share one grade, whose hessians are 0, counts for nothing);
+    /// with hessians all 1 (MART) it is the document count. Both sides must still hold a document.
+    Hessian,
 }
 
 /// `G² / (H + λ)`, 0 where the denominator is not positive.
@@ -229,7 +244,7 @@ pub struct FeatureSplit {
 }
 
 /// The best split of one feature's histogram over a leaf with sums `total`: the largest positive gain that leaves
-/// both sides enough documents and hessian. When `has_missing`, the histogram's last bin holds the missing values
+/// both sides enough documents (counted as [`GrowSettings::leaf_count`] says) and hessian. When `has_missing`, the histogram's last bin holds the missing values
 /// and every threshold is tried with that bin on the left, then on the right. Both sides' sums are exact; the gain
 /// is computed from them in real units by `scale`.
 ///
@@ -255,15 +270,48 @@ pub fn best_split(
         Sums::default()
     };
     let total_cell = scale.cell(total);
+    // Under `LeafCount::Hessian`, each value bin's estimated documents (LightGBM adds 2·1e-15 to H).
+    let estimated: Option<Vec<i64>> = (s.leaf_count == LeafCount::Hessian).then(|| {
+        let factor = total.n as f64 / (total_cell.h + 2e-15);
+        hist[..value_bins]
+            .iter()
+            .map(|b| (scale.cell(*b).h * factor + 0.5).floor() as i64)
+            .collect()
+    });
+    let estimated_total: i64 = estimated.as_deref().map_or(0, |e| e.iter().sum());
+    // The estimated documents of value bins `0..=b`, accumulated as the scan goes.
+    let mut estimated_left = 0i64;
+    // Whether the sides pass `min_docs_in_leaf`: the real counts, or the estimate counted on the side LightGBM's
+    // scan accumulates (above the threshold with the missing bin on the left, below it with the bin on the
+    // right) and the leaf's documents less that estimate on the other.
+    let enough = |missing_left: bool, left: Sums, estimated_left: i64| -> bool {
+        let right = total.minus(left);
+        if left.n < 1 || right.n < 1 {
+            return false;
+        }
+        let (l, r) = match estimated {
+            None => (left.n, right.n),
+            Some(_) if missing_left => {
+                let r = estimated_total - estimated_left;
+                (total.n - r, r)
+            }
+            Some(_) => (estimated_left, total.n - estimated_left),
+        };
+        l >= min_n && r >= min_n
+    };
     let mut left = Sums::default();
     // The best with the missing bin on the left (or no missing bin), and with it on the right.
     let mut best_left: Option<FeatureSplit> = None;
     let mut best_right: Option<FeatureSplit> = None;
-    let consider = |best: &mut Option<FeatureSplit>, bin: usize, missing_left: bool, left: Sums| {
-        let right = total.minus(left);
-        if left.n < min_n || right.n < min_n {
+    let consider = |best: &mut Option<FeatureSplit>,
+                    bin: usize,
+                    missing_left: bool,
+                    left: Sums,
+                    estimated_left: i64| {
+        if !enough(missing_left, left, estimated_left) {
             return;
         }
+        let right = total.minus(left);
         let (l, r) = (scale.cell(left), scale.cell(right));
         if l.h < s.min_hessian_in_leaf || r.h < s.min_hessian_in_leaf {
             return;
@@ -282,15 +330,17 @@ pub fn best_split(
     };
     for b in 0..value_bins.saturating_sub(1) {
         left = left.plus(hist[b]);
-        if total.n - left.n < min_n {
+        if let Some(e) = &estimated {
+            estimated_left += e[b];
+        } else if total.n - left.n < min_n {
             // The right side only shrinks from here: no later threshold leaves it enough documents.
             break;
         }
         if has_missing {
-            consider(&mut best_left, b, true, left.plus(missing));
-            consider(&mut best_right, b, false, left);
+            consider(&mut best_left, b, true, left.plus(missing), estimated_left);
+            consider(&mut best_right, b, false, left, estimated_left);
         } else {
-            consider(&mut best_left, b, true, left);
+            consider(&mut best_left, b, true, left, estimated_left);
         }
     }
     match (best_left, best_right) {

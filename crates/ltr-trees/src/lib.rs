@@ -45,7 +45,7 @@ pub use boost::{
 };
 pub use grow::{
     best_split, histogram, leaf_value, split_gain, subtract, Cell, FeatureSplit, GrowSettings,
-    Scale, Sums,
+    LeafCount, Scale, Sums,
 };
 pub use objective::{
     discount, dla_gradients, gain, lambda_gradients, lambda_gradients_unbiased,
@@ -142,6 +142,9 @@ pub struct TreeParams {
     pub min_docs_in_leaf: usize,
     /// Hessian sum per leaf at least (≥ 0).
     pub min_hessian_in_leaf: f64,
+    /// How a split's sides are counted against `min_docs_in_leaf`: documents, or LightGBM's estimate from the
+    /// hessians ([`LeafCount`]).
+    pub leaf_count: LeafCount,
     /// L2 penalty λ on leaf values (≥ 0).
     pub l2: f64,
     /// Bins per feature at most (2 to [`MAX_BIN`]; 255 by default), not counting the bin of missing values. A
@@ -166,6 +169,7 @@ impl Default for TreeParams {
             max_depth: 0,
             min_docs_in_leaf: 20,
             min_hessian_in_leaf: 1e-3,
+            leaf_count: LeafCount::Documents,
             l2: 0.0,
             max_bin: 255,
             min_data_in_bin: MIN_DATA_IN_BIN,
@@ -236,6 +240,7 @@ impl TreeParams {
             max_depth: self.max_depth,
             min_docs_in_leaf: self.min_docs_in_leaf,
             min_hessian_in_leaf: self.min_hessian_in_leaf,
+            leaf_count: self.leaf_count,
             l2: self.l2,
             shrinkage,
         }

@@ -29,6 +29,7 @@ fn settings(min_docs: usize, min_hess: f64, l2: f64) -> GrowSettings {
         max_depth: 0,
         min_docs_in_leaf: min_docs,
         min_hessian_in_leaf: min_hess,
+        leaf_count: ltr_trees::LeafCount::Documents,
         l2,
         shrinkage: 1.0,
     }

@@ -12,8 +12,9 @@ pub(crate) mod svm;
 pub(crate) mod trees;
 
 use ltr_core::{Allreduce, FitContext, Fitted, LtrError, Params, Result, SingleProcess};
-use ltr_data::Dataset;
+use ltr_data::{Dataset, NormalizeKind, PreprocessSpec};
 use serde::Serialize;
+use std::borrow::Cow;
 
 use crate::memory::{Memory, Switch};
 use crate::spec::{ParamSpec, SpecReader};
@@ -107,6 +108,10 @@ pub struct Algorithm {
     /// and where prediction sends a NaN). Every other algorithm refuses data holding a NaN ([`Algorithm::fit`]).
     /// Text files never hold one; data built in memory (`ltrkit`, the library) may.
     pub missing_values: bool,
+    /// Whether it splits on bins of each feature's distinct values (the trees), so that its model does not move
+    /// under a strictly increasing map of a feature: `--normalize auto` leaves such a learner's features as they
+    /// are ([`Algorithm::preprocess_for`]), since a z-score could only merge neighbouring float32 values.
+    pub binned: bool,
     #[serde(skip)]
     fit: FitFn,
     /// The learner on training data handed over, on the ranks joined by the `Allreduce` ([`SingleProcess`] for one
@@ -146,6 +151,19 @@ impl std::fmt::Debug for Algorithm {
 }
 
 impl Algorithm {
+    /// `spec` as this algorithm applies it: for a [`binned`](Self::binned) learner, `--normalize auto` (or unset)
+    /// is `none` (on the generated web set of issue 51, a z-score merged 404,374 distinct values of 68 of 136
+    /// features in float32 and moved the tree model); any other normalisation asked for by name stays.
+    pub fn preprocess_for<'s>(&self, spec: &'s PreprocessSpec) -> Cow<'s, PreprocessSpec> {
+        if self.binned && matches!(spec.normalize, None | Some(NormalizeKind::Auto)) {
+            Cow::Owned(PreprocessSpec {
+                normalize: Some(NormalizeKind::None),
+                ..spec.clone()
+            })
+        } else {
+            Cow::Borrowed(spec)
+        }
+    }
     /// Every parameter spec, in listing order.
     pub fn param_specs(&self) -> impl Iterator<Item = &'static ParamSpec> {
         self.params.iter().flat_map(|g| g.iter())
@@ -310,6 +328,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(svm::ranksvm_distributed),
         clicks: ClickUse::Refused(RANKSVM_CLICKS),
         missing_values: false,
+        binned: false,
         fit: svm::ranksvm,
         owned: None,
         online: None,
@@ -325,6 +344,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(svm::rsvm_ir_distributed),
         clicks: ClickUse::Refused(LABELS_ONLY),
         missing_values: false,
+        binned: false,
         fit: svm::rsvm_ir,
         owned: None,
         online: None,
@@ -341,6 +361,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: None,
         clicks: ClickUse::ClickQueries,
         missing_values: false,
+        binned: false,
         fit: clicks::propensity_ranksvm,
         owned: None,
         online: None,
@@ -356,6 +377,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(perceptron::perceptron_distributed),
         clicks: ClickUse::Refused(LABELS_ONLY),
         missing_values: false,
+        binned: false,
         fit: perceptron::perceptron,
         owned: None,
         online: None,
@@ -374,6 +396,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(perceptron::committee_distributed),
         clicks: ClickUse::Refused(LABELS_ONLY),
         missing_values: false,
+        binned: false,
         fit: perceptron::committee,
         owned: None,
         online: None,
@@ -389,6 +412,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: None,
         clicks: ClickUse::Refused(LABELS_ONLY),
         missing_values: false,
+        binned: false,
         fit: ensemble::mhr,
         owned: None,
         online: None,
@@ -405,6 +429,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: None,
         clicks: ClickUse::Refused(LABELS_ONLY),
         missing_values: false,
+        binned: false,
         fit: ensemble::sigmoid,
         owned: None,
         online: None,
@@ -419,6 +444,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(ensemble::rankboost_distributed),
         clicks: ClickUse::Refused(LABELS_ONLY),
         missing_values: false,
+        binned: false,
         fit: ensemble::rankboost,
         owned: None,
         online: None,
@@ -435,6 +461,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(online::listnet_distributed),
         clicks: ClickUse::ClickQueries,
         missing_values: false,
+        binned: false,
         fit: online::listnet,
         owned: None,
         online: None,
@@ -449,6 +476,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(listwise::coordinate_ascent_distributed),
         clicks: ClickUse::Refused(LABELS_ONLY),
         missing_values: false,
+        binned: false,
         fit: listwise::coordinate_ascent,
         owned: None,
         online: None,
@@ -467,6 +495,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: None,
         clicks: ClickUse::Refused(LABELS_ONLY),
         missing_values: false,
+        binned: false,
         fit: listwise::adarank,
         owned: None,
         online: None,
@@ -483,6 +512,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(listwise::lambdarank_distributed),
         clicks: ClickUse::ClickQueries,
         missing_values: false,
+        binned: false,
         fit: listwise::lambdarank,
         owned: None,
         online: None,
@@ -500,6 +530,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: None,
         clicks: ClickUse::Refused(LABELS_ONLY),
         missing_values: false,
+        binned: false,
         fit: |r, t, c| online::online(r, online::Kind::Slam, t, c),
         owned: None,
         online: Some(|r| online::online_params(r, online::Kind::Slam)),
@@ -514,6 +545,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: None,
         clicks: ClickUse::Refused(LABELS_ONLY),
         missing_values: false,
+        binned: false,
         fit: |r, t, c| online::online(r, online::Kind::PureOnline, t, c),
         owned: None,
         online: Some(|r| online::online_params(r, online::Kind::PureOnline)),
@@ -528,6 +560,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: None,
         clicks: ClickUse::Refused(LABELS_ONLY),
         missing_values: false,
+        binned: false,
         fit: |r, t, c| online::online(r, online::Kind::ListNet, t, c),
         owned: None,
         online: Some(|r| online::online_params(r, online::Kind::ListNet)),
@@ -542,6 +575,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(trees::lambdamart_distributed),
         clicks: ClickUse::Sessions,
         missing_values: true,
+        binned: true,
         fit: trees::lambdamart,
         owned: Some(trees::lambdamart_owned),
         online: None,
@@ -563,6 +597,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(trees::mart_distributed),
         clicks: ClickUse::Refused(POINTWISE_CLICKS),
         missing_values: true,
+        binned: true,
         fit: trees::mart,
         owned: Some(trees::mart_owned),
         online: None,
@@ -578,6 +613,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: Some(trees::random_forest_distributed),
         clicks: ClickUse::Refused(POINTWISE_CLICKS),
         missing_values: true,
+        binned: true,
         fit: trees::random_forest,
         owned: Some(trees::random_forest_owned),
         online: None,
@@ -595,6 +631,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         distributed: None,
         clicks: ClickUse::Refused(LABELS_ONLY),
         missing_values: false,
+        binned: false,
         fit: neural::neural,
         owned: None,
         online: None,

@@ -9,8 +9,8 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use ltr_trees::{
-    Debias, GainTable, GbdtParams, LabelGain, LambdaMetric, LambdaSettings, Objective, PairMethod,
-    RandomForestParams, TreeParams, MAX_ERR_GRADE,
+    Debias, GainTable, GbdtParams, LabelGain, LambdaMetric, LambdaSettings, LeafCount, Objective,
+    PairMethod, RandomForestParams, TreeParams, MAX_ERR_GRADE,
 };
 
 use super::start::{read_start, start_model, Start, StartModel};
@@ -94,6 +94,14 @@ pub(crate) const BOOST_SPECS: &[ParamSpec] = &[
         "0.001",
         float(0.0, 1e300),
         "hessian sum per leaf at least",
+    ),
+    ParamSpec::new(
+        "min-docs-count",
+        "documents",
+        choice(&["documents", "hessian"]),
+        "how min-docs-in-leaf counts a split's sides: documents, or as LightGBM does, each histogram bin \
+         round(its hessian sum · the leaf's documents / the leaf's hessian sum) (under LambdaRank a query of one \
+         grade counts for nothing; under MART the two agree)",
     ),
     ParamSpec::new("l2", "0", float(0.0, 1e300), "λ of the leaf values' L2 penalty"),
     ParamSpec::new(
@@ -272,6 +280,10 @@ fn read_boost(r: &SpecReader<'_>, objective: Objective, debias: Debias) -> Resul
         r,
         TreeParams {
             min_hessian_in_leaf: r.float("min-hessian-in-leaf")?,
+            leaf_count: match r.choice("min-docs-count")?.as_str() {
+                "hessian" => LeafCount::Hessian,
+                _ => LeafCount::Documents,
+            },
             l2: r.float("l2")?,
             ..TreeParams::default()
         },
