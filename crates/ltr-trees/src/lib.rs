@@ -34,6 +34,7 @@
 mod bins;
 mod boost;
 mod grow;
+mod hist;
 mod objective;
 mod ranks;
 
@@ -43,10 +44,8 @@ pub use boost::{
     train_gbdt_ranks, train_random_forest, train_random_forest_ranks, ForestRun, GbdtRun,
     PositionBias,
 };
-pub use grow::{
-    best_split, histogram, leaf_value, split_gain, subtract, Cell, FeatureSplit, GrowSettings,
-    Scale, Sums,
-};
+pub use grow::{best_split, leaf_value, split_gain, Cell, FeatureSplit, GrowSettings, Scale, Sums};
+pub use hist::{histogram, subtract};
 pub use objective::{
     discount, gain, lambda_gradients, lambda_gradients_unbiased, squared_error_gradients,
     GainTable, LabelGain, LambdaMetric, LambdaQuery, LambdaSettings, PairBias, PairMethod,
