@@ -13,6 +13,7 @@ use std::borrow::Cow;
 
 use crate::bins::Binned;
 use crate::grow::{grow, BinTree, Scale};
+use crate::hist::Rows;
 use crate::objective::{
     dla_gradients, lambda_gradients, lambda_gradients_unbiased, squared_error_gradients, PairBias,
 };
@@ -570,9 +571,17 @@ fn gbdt(
     };
     // The start model reads the raw features: its scores come before binning frees them.
     let mut scores = start(&train)?;
+    let handed_over = matches!(train, Cow::Owned(_));
     let (data, train) = bin(train, &p.tree, &layout, comm)?;
     let train: &Dataset = &train;
     let n = train.n_docs();
+    // Scattered leaves of large data read their bins by rows ([`Rows`]): the same histograms, less memory traffic.
+    // Only where the f32 features were freed while binned: the rows (a quarter of them) then fit in what was freed.
+    let rows = if handed_over {
+        Rows::of(&data, n)
+    } else {
+        None
+    };
     let labels = train.labels();
     let mut forest = Forest {
         trees: Vec::new(),
@@ -661,7 +670,16 @@ fn gbdt(
         let scale = quantise(&g, &h, &layout, comm, &mut gh)?;
         let mut rng = rng_for(ctx.seed(), t);
         let (feats, docs, _) = sample(&mut rng, &data, train, &layout, &p.tree);
-        let tree = grow(&data, &feats, docs, &gh, &scale, &settings, comm)?;
+        let tree = grow(
+            &data,
+            rows.as_ref(),
+            &feats,
+            docs,
+            &gh,
+            &scale,
+            &settings,
+            comm,
+        )?;
         if tree.feature.is_empty() && p.tree.query_fraction >= 1.0 && p.tree.feature_fraction >= 1.0
         {
             // Nothing can split with every query and feature: later rounds would repeat this one.
@@ -809,9 +827,17 @@ fn random_forest(
     let layout = Layout::agree(&train, comm)?;
     check_labels(&train, &layout)?;
     let n_features = train.n_features();
+    let handed_over = matches!(train, Cow::Owned(_));
     let (data, train) = bin(train, &p.tree, &layout, comm)?;
     let train: &Dataset = &train;
     let n = train.n_docs();
+    // Scattered leaves of large data read their bins by rows ([`Rows`]): the same histograms, less memory traffic.
+    // Only where the f32 features were freed while binned: the rows (a quarter of them) then fit in what was freed.
+    let rows = if handed_over {
+        Rows::of(&data, n)
+    } else {
+        None
+    };
     // The first Newton step from score 0 under squared error is the leaf's mean label.
     let g: Vec<f64> = train.labels().iter().map(|&l| -(l as f64)).collect();
     let h = vec![1.0; n];
@@ -822,7 +848,16 @@ fn random_forest(
     let grow_tree = |t: usize, comm: &dyn Allreduce| -> Result<(BinTree, Vec<bool>)> {
         let mut rng = rng_for(ctx.seed(), t);
         let (feats, docs, in_bag) = sample(&mut rng, &data, train, &layout, &p.tree);
-        let mut tree = grow(&data, &feats, docs, &gh, &scale, &settings, comm)?;
+        let mut tree = grow(
+            &data,
+            rows.as_ref(),
+            &feats,
+            docs,
+            &gh,
+            &scale,
+            &settings,
+            comm,
+        )?;
         // The forest keeps every tree until the end: not its copy of the bag's document list.
         tree.docs = Vec::new();
         Ok((tree, in_bag))

@@ -13,6 +13,7 @@ use ltr_core::{Allreduce, ForestTree, Result};
 use rayon::prelude::*;
 
 use crate::bins::{BinColumn, Binned};
+use crate::hist::{histograms, reduce_histograms, subtract, Rows};
 
 /// Sums of one histogram bin (or of a leaf) in real units: gradients, hessians, documents (a count held as f64).
 /// What the gain and the leaf value are computed from ([`Scale::cell`] of a [`Sums`]).
@@ -40,13 +41,13 @@ pub struct Sums {
 
 impl Sums {
     #[inline(always)]
-    fn add(&mut self, v: &[i64; 2]) {
+    pub(crate) fn add(&mut self, v: &[i64; 2]) {
         self.g += v[0];
         self.h += v[1];
         self.n += 1;
     }
     #[inline]
-    fn plus(self, o: Sums) -> Sums {
+    pub(crate) fn plus(self, o: Sums) -> Sums {
         Sums {
             g: self.g + o.g,
             h: self.h + o.h,
@@ -54,7 +55,7 @@ impl Sums {
         }
     }
     #[inline]
-    fn minus(self, o: Sums) -> Sums {
+    pub(crate) fn minus(self, o: Sums) -> Sums {
         Sums {
             g: self.g - o.g,
             h: self.h - o.h,
@@ -206,27 +207,6 @@ pub fn leaf_value(c: Cell, l2: f64, shrinkage: f64) -> f64 {
     } else {
         0.0
     }
-}
-
-/// Histogram of one feature (`bins`, one per document, `u8` or `u16`) over `docs`; `gh` holds every document's
-/// fixed-point gradient and hessian ([`Scale::quantise`]).
-pub fn histogram<B: Copy + Into<usize>>(
-    bins: &[B],
-    n_bins: usize,
-    docs: &[u32],
-    gh: &[[i64; 2]],
-) -> Vec<Sums> {
-    let mut hist = vec![Sums::default(); n_bins];
-    for &i in docs {
-        let i = i as usize;
-        hist[bins[i].into()].add(&gh[i]);
-    }
-    hist
-}
-
-/// `parent − child`, bin by bin (the sibling's histogram), exactly.
-pub fn subtract(parent: &[Sums], child: &[Sums]) -> Vec<Sums> {
-    parent.iter().zip(child).map(|(p, c)| p.minus(*c)).collect()
 }
 
 /// The best split of one feature's histogram: value bins `0..=bin` go left, the missing bin (if any) goes left when
@@ -485,14 +465,6 @@ fn partition<B: Copy + Into<usize>>(
     w
 }
 
-/// Independent partial histograms per feature: document `j` of a leaf (in the leaf's order) goes to copy `j % LANES`,
-/// so consecutive documents in the same bin do not wait on each other's read-modify-write; the copies are added at
-/// the end (integer sums: in any order, the same).
-const LANES: usize = 4;
-
-/// Leaves of fewer documents build one-byte histograms in one lane of their own size.
-const LANE_FROM_DOCS: usize = 2048;
-
 /// Work (documents × features, or bins × features) below which a leaf's histograms, subtraction and split search
 /// run on the calling thread: handing so little to the thread pool costs more than it saves.
 const PARALLEL_FROM_CELLS: usize = 4096;
@@ -500,7 +472,11 @@ const PARALLEL_FROM_CELLS: usize = 4096;
 /// `f` of every feature position `0..n`, in order: on the calling thread when `work` is below
 /// [`PARALLEL_FROM_CELLS`], else in a few large parallel pieces (two a thread), so that a small leaf pays for a few
 /// task hand-overs, not one per feature.
-fn map_features<R: Send>(n: usize, work: usize, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
+pub(crate) fn map_features<R: Send>(
+    n: usize,
+    work: usize,
+    f: impl Fn(usize) -> R + Sync + Send,
+) -> Vec<R> {
     if work < PARALLEL_FROM_CELLS {
         return (0..n).map(f).collect();
     }
@@ -510,241 +486,6 @@ fn map_features<R: Send>(n: usize, work: usize, f: impl Fn(usize) -> R + Sync + 
         .with_min_len(n.div_ceil(pieces).max(1))
         .map(f)
         .collect()
-}
-
-/// Leaves of at least this many documents build their histograms block by block ([`blocked_histograms`]).
-const BLOCKED_FROM_DOCS: usize = 32_768;
-
-/// Documents a block: their fixed-point gradients (16 bytes each, 64 KiB) stay in the second-level cache while each
-/// feature of a piece reads them.
-const DOC_BLOCK: usize = 4096;
-
-/// Features a piece of [`blocked_histograms`]: their partial histograms (four lanes of 256 cells of 24 bytes, 24 KiB
-/// a one-byte feature) stay in the second-level cache from one block to the next.
-const FEATURES_A_PIECE: usize = 8;
-
-/// Histograms of `feats` over this rank's `docs`, in parallel over features, added over the ranks of `comm`. The
-/// documents' fixed-point gradients and hessians are gathered once into a contiguous array; each feature then adds
-/// them into [`LANES`] partial histograms.
-fn histograms(
-    data: &Binned,
-    feats: &[usize],
-    docs: &[u32],
-    gh: &[[i64; 2]],
-    comm: &dyn Allreduce,
-) -> Result<Vec<Vec<Sums>>> {
-    let leaf_gh: Vec<[i64; 2]> = docs.iter().map(|&i| gh[i as usize]).collect();
-    let span = match (docs.first(), docs.last()) {
-        (Some(&f), Some(&l)) => (l - f) as usize + 1,
-        _ => 0,
-    };
-    let contiguous = span == docs.len() && span > 0;
-    let mut hist = if docs.len() >= BLOCKED_FROM_DOCS {
-        blocked_histograms(data, feats, docs, contiguous, &leaf_gh)
-    } else {
-        let build = |k: usize| match &data.bins[k] {
-            // A small leaf: four lanes of 256 cells would cost more to clear than its documents to add.
-            BinColumn::Narrow(c) if docs.len() < LANE_FROM_DOCS => {
-                one_lane_histogram(c, data.n_bins(k), docs, &leaf_gh)
-            }
-            BinColumn::Narrow(c) => narrow_histogram(c, data.n_bins(k), docs, contiguous, &leaf_gh),
-            BinColumn::Wide(c) => lane_histogram(c, data.n_bins(k), docs, contiguous, &leaf_gh),
-        };
-        map_features(feats.len(), docs.len() * feats.len(), |p| build(feats[p]))
-    };
-    reduce_histograms(&mut hist, comm)?;
-    Ok(hist)
-}
-
-/// The histograms of a large leaf, whose gradients (16 bytes a document) outgrow the caches: feature by feature,
-/// every feature would read them all from memory again (136 features of 3.8 M documents: 8 GB for one histogram
-/// pass). Instead each parallel piece of [`FEATURES_A_PIECE`] features walks the documents in blocks of
-/// [`DOC_BLOCK`] and adds each block to all its features while the block is in cache. The sums are integers, so the
-/// histograms are those of [`narrow_histogram`] and [`lane_histogram`], bit for bit.
-fn blocked_histograms(
-    data: &Binned,
-    feats: &[usize],
-    docs: &[u32],
-    contiguous: bool,
-    gh: &[[i64; 2]],
-) -> Vec<Vec<Sums>> {
-    let piece = |fs: &[usize]| -> Vec<Vec<Sums>> {
-        let mut partial: Vec<Lanes> = fs
-            .iter()
-            .map(|&k| match &data.bins[k] {
-                BinColumn::Narrow(_) => Lanes::Narrow(vec![[Sums::default(); 256]; LANES]),
-                BinColumn::Wide(_) => Lanes::Wide(vec![Sums::default(); LANES * data.n_bins(k)]),
-            })
-            .collect();
-        for (block, block_gh) in docs.chunks(DOC_BLOCK).zip(gh.chunks(DOC_BLOCK)) {
-            for (&k, lanes) in fs.iter().zip(&mut partial) {
-                match (&data.bins[k], lanes) {
-                    (BinColumn::Narrow(c), Lanes::Narrow(l)) => {
-                        add_narrow(l, c, block, contiguous, block_gh)
-                    }
-                    (BinColumn::Wide(c), Lanes::Wide(l)) => {
-                        add_lanes(l, data.n_bins(k), c, block, contiguous, block_gh)
-                    }
-                    _ => unreachable!("lanes made for the column's width"),
-                }
-            }
-        }
-        fs.iter()
-            .zip(&partial)
-            .map(|(&k, lanes)| lanes.fold(data.n_bins(k)))
-            .collect()
-    };
-    feats
-        .par_chunks(FEATURES_A_PIECE)
-        .flat_map_iter(piece)
-        .collect()
-}
-
-/// One feature's partial histograms while a leaf's documents are added block by block.
-enum Lanes {
-    /// A one-byte column: [`LANES`] lanes of 256 cells.
-    Narrow(Vec<[Sums; 256]>),
-    /// A two-byte column: [`LANES`] lanes of the feature's bin count, one after another.
-    Wide(Vec<Sums>),
-}
-
-impl Lanes {
-    /// The histogram: the lanes added bin by bin.
-    fn fold(&self, nb: usize) -> Vec<Sums> {
-        match self {
-            Lanes::Narrow(l) => (0..nb)
-                .map(|b| l[0][b].plus(l[1][b]).plus(l[2][b].plus(l[3][b])))
-                .collect(),
-            Lanes::Wide(l) => (0..nb)
-                .map(|b| (1..LANES).fold(l[b], |acc, k| acc.plus(l[k * nb + b])))
-                .collect(),
-        }
-    }
-}
-
-/// Add every rank's histograms, bin by bin (one integer Allreduce of all of them; nothing to do on one rank).
-fn reduce_histograms(hist: &mut [Vec<Sums>], comm: &dyn Allreduce) -> Result<()> {
-    if comm.size() == 1 {
-        return Ok(());
-    }
-    let mut flat: Vec<i64> = hist
-        .iter()
-        .flat_map(|f| f.iter().flat_map(|c| [c.g, c.h, c.n]))
-        .collect();
-    comm.sum_i64(&mut flat)?;
-    for (c, v) in hist
-        .iter_mut()
-        .flat_map(|f| f.iter_mut())
-        .zip(flat.chunks_exact(3))
-    {
-        *c = Sums {
-            g: v[0],
-            h: v[1],
-            n: v[2],
-        };
-    }
-    Ok(())
-}
-
-/// One feature's histogram over `docs` (whose fixed-point gradient and hessian pairs are `gh`, in the same order),
-/// in [`LANES`] partial histograms.
-fn lane_histogram<B: Copy + Into<usize>>(
-    column: &[B],
-    nb: usize,
-    docs: &[u32],
-    contiguous: bool,
-    gh: &[[i64; 2]],
-) -> Vec<Sums> {
-    let mut lanes = vec![Sums::default(); LANES * nb];
-    add_lanes(&mut lanes, nb, column, docs, contiguous, gh);
-    Lanes::Wide(lanes).fold(nb)
-}
-
-/// Add `docs` to [`LANES`] partial histograms of `nb` cells each, one after another in `lanes`.
-fn add_lanes<B: Copy + Into<usize>>(
-    lanes: &mut [Sums],
-    nb: usize,
-    column: &[B],
-    docs: &[u32],
-    contiguous: bool,
-    gh: &[[i64; 2]],
-) {
-    if contiguous {
-        // A leaf of consecutive documents (the root, and any leaf that kept a run) reads its bins directly.
-        let bins = &column[docs[0] as usize..docs[0] as usize + docs.len()];
-        for (j, (&b, v)) in bins.iter().zip(gh).enumerate() {
-            lanes[(j % LANES) * nb + b.into()].add(v);
-        }
-    } else {
-        for (j, (&i, v)) in docs.iter().zip(gh).enumerate() {
-            lanes[(j % LANES) * nb + column[i as usize].into()].add(v);
-        }
-    }
-}
-
-/// One feature's histogram over a small leaf, in one lane of `nb` cells.
-fn one_lane_histogram(column: &[u8], nb: usize, docs: &[u32], gh: &[[i64; 2]]) -> Vec<Sums> {
-    let mut hist = vec![Sums::default(); nb];
-    for (&i, v) in docs.iter().zip(gh) {
-        hist[column[i as usize] as usize].add(v);
-    }
-    hist
-}
-
-/// [`lane_histogram`] for a one-byte column, the common case: four lanes of 256 cells, so a bin (a `u8`) indexes a
-/// lane without a bounds check, and documents come four at a time, one to each lane, so no lane index is computed.
-fn narrow_histogram(
-    column: &[u8],
-    nb: usize,
-    docs: &[u32],
-    contiguous: bool,
-    gh: &[[i64; 2]],
-) -> Vec<Sums> {
-    let mut lanes = vec![[Sums::default(); 256]; LANES];
-    add_narrow(&mut lanes, column, docs, contiguous, gh);
-    Lanes::Narrow(lanes).fold(nb)
-}
-
-/// Add `docs` to the four 256-cell lanes of a one-byte column ([`narrow_histogram`]).
-fn add_narrow(
-    lanes: &mut [[Sums; 256]],
-    column: &[u8],
-    docs: &[u32],
-    contiguous: bool,
-    gh: &[[i64; 2]],
-) {
-    const _: () = assert!(LANES == 4);
-    let [l0, l1, l2, l3] = lanes else {
-        unreachable!("four lanes")
-    };
-    let gh4 = gh.chunks_exact(4);
-    let gh_rest = gh4.remainder();
-    if contiguous {
-        let bins = &column[docs[0] as usize..docs[0] as usize + docs.len()];
-        let b4 = bins.chunks_exact(4);
-        let b_rest = b4.remainder();
-        for (b, v) in b4.zip(gh4) {
-            l0[b[0] as usize].add(&v[0]);
-            l1[b[1] as usize].add(&v[1]);
-            l2[b[2] as usize].add(&v[2]);
-            l3[b[3] as usize].add(&v[3]);
-        }
-        for (&b, v) in b_rest.iter().zip(gh_rest) {
-            l0[b as usize].add(v);
-        }
-    } else {
-        let d4 = docs.chunks_exact(4);
-        let d_rest = d4.remainder();
-        for (d, v) in d4.zip(gh4) {
-            l0[column[d[0] as usize] as usize].add(&v[0]);
-            l1[column[d[1] as usize] as usize].add(&v[1]);
-            l2[column[d[2] as usize] as usize].add(&v[2]);
-            l3[column[d[3] as usize] as usize].add(&v[3]);
-        }
-        for (&i, v) in d_rest.iter().zip(gh_rest) {
-            l0[column[i as usize] as usize].add(v);
-        }
-    }
 }
 
 /// Sums over this rank's `docs`, added over the ranks of `comm`.
@@ -795,8 +536,10 @@ fn find_split(
 /// split. `gh` holds every document's fixed-point gradient and hessian under `scale`. Every decision is taken from
 /// sums over all the ranks of `comm` (the histograms of each leaf's smaller child are added over them), so every
 /// rank grows the same tree: the one a single process grows on all the documents.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn grow(
     data: &Binned,
+    rows: Option<&Rows>,
     feats: &[usize],
     mut docs: Vec<u32>,
     gh: &[[i64; 2]],
@@ -818,7 +561,7 @@ pub(crate) fn grow(
         parent: None,
     };
     if can_split(0, root_total.n) && !feats.is_empty() {
-        let hist = histograms(data, feats, &docs, gh, comm)?;
+        let hist = histograms(data, rows, feats, &docs, gh, comm)?;
         root.best = find_split(data, feats, &hist, root_total, scale, s);
         root.hist = Some(hist);
     }
@@ -880,7 +623,7 @@ pub(crate) fn grow(
             } else {
                 &docs[mid..end]
             };
-            let small = histograms(data, feats, small_docs, gh, comm)?;
+            let small = histograms(data, rows, feats, small_docs, gh, comm)?;
             let bins: usize = small.iter().map(Vec::len).sum();
             let large: Vec<Vec<Sums>> =
                 map_features(feats.len(), bins, |p| subtract(&parent_hist[p], &small[p]));
@@ -931,97 +674,6 @@ pub(crate) fn grow(
 mod tests {
     use super::*;
 
-    /// The one-byte fast path gives the generic lane path's histogram, on contiguous and scattered leaves whose sizes
-    /// are and are not multiples of four, and both equal the plain and the small-leaf histograms.
-    #[test]
-    fn narrow_histograms_equal_lane_histograms() {
-        let n = 1000;
-        let column: Vec<u8> = (0..n).map(|i| ((i * 7919 + i / 3) % 200) as u8).collect();
-        let scale = Scale::new(0.5, 1.0, n);
-        let gh: Vec<[i64; 2]> = (0..n)
-            .map(|i| {
-                let g = ((i * 104_729) % 1000) as f64 / 999.0 - 0.5;
-                let h = ((i * 31) % 997) as f64 / 996.0;
-                scale.quantise(g, h)
-            })
-            .collect();
-        for (first, len, every) in [
-            (0, 1000, 1),
-            (3, 10, 1),
-            (5, 7, 1),
-            (0, 1000, 3),
-            (1, 900, 7),
-            (2, 50, 11),
-        ] {
-            let docs: Vec<u32> = (first..first + len)
-                .filter(|i| (i - first) % every == 0)
-                .map(|i| i as u32)
-                .collect();
-            let leaf_gh: Vec<[i64; 2]> = docs.iter().map(|&i| gh[i as usize]).collect();
-            let contiguous = every == 1;
-            let fast = narrow_histogram(&column, 200, &docs, contiguous, &leaf_gh);
-            let lanes = lane_histogram(&column, 200, &docs, contiguous, &leaf_gh);
-            assert_eq!(fast, lanes, "{first} {len} {every}");
-            assert_eq!(fast, histogram(&column, 200, &docs, &gh));
-            assert_eq!(fast, one_lane_histogram(&column, 200, &docs, &leaf_gh));
-        }
-    }
-
-    /// Large leaves' histograms, built block by block over pieces of features, equal the plain per-feature ones on
-    /// one-byte and two-byte columns (with a NaN bin), contiguous and scattered leaves, sizes that are not multiples
-    /// of the block.
-    #[test]
-    fn blocked_histograms_equal_plain_histograms() {
-        let n = 3 * DOC_BLOCK + 1234;
-        let x = ndarray::Array2::from_shape_fn((n, 10), |(i, f)| match f {
-            0 => ((i * 7919 + i / 3) % 200) as f32,
-            1 => (i * 104_729 % 3000) as f32,
-            2 if i % 13 == 0 => f32::NAN,
-            _ => ((i * (f + 3) * 31) % 97) as f32 * 0.5,
-        });
-        let ds = ltr_data::Dataset::new(
-            ltr_data::FeatureMatrix::Dense(x),
-            vec![0.0; n],
-            vec![0, n],
-            vec!["1".into()],
-        )
-        .unwrap();
-        let data = Binned::new(
-            &ds,
-            &crate::bins::BinSpec::with_max_bin(1000),
-            &crate::ranks::Layout::single(&ds),
-            &ltr_core::SingleProcess,
-        )
-        .unwrap();
-        assert!(matches!(data.bins[1], BinColumn::Wide(_)));
-        let scale = Scale::new(0.5, 1.0, n);
-        let gh: Vec<[i64; 2]> = (0..n)
-            .map(|i| {
-                scale.quantise(
-                    ((i * 37) % 1001) as f64 / 1000.0 - 0.5,
-                    (i % 7) as f64 / 6.0,
-                )
-            })
-            .collect();
-        let feats: Vec<usize> = (0..data.bins.len()).collect();
-        for (first, len, every) in [(0, n, 1), (5, n - 9, 1), (1, n - 1, 3)] {
-            let docs: Vec<u32> = (first..first + len)
-                .filter(|i| (i - first) % every == 0)
-                .map(|i| i as u32)
-                .collect();
-            let leaf_gh: Vec<[i64; 2]> = docs.iter().map(|&i| gh[i as usize]).collect();
-            let blocked = blocked_histograms(&data, &feats, &docs, every == 1, &leaf_gh);
-            for (&k, h) in feats.iter().zip(&blocked) {
-                let plain = match &data.bins[k] {
-                    BinColumn::Narrow(c) => histogram(c, data.n_bins(k), &docs, &gh),
-                    BinColumn::Wide(c) => histogram(c, data.n_bins(k), &docs, &gh),
-                };
-                assert_eq!(*h, plain, "feature {k}, leaf {first} {len} {every}");
-            }
-        }
-    }
-
-    /// The scale leaves room for the sum of every document at the largest magnitude, and the round trip is exact
     /// to half a unit.
     #[test]
     fn fixed_point_sums_cannot_overflow_and_round_trip() {

@@ -34,6 +34,7 @@
 mod bins;
 mod boost;
 mod grow;
+mod hist;
 mod objective;
 mod ranks;
 
@@ -44,9 +45,9 @@ pub use boost::{
     PositionBias,
 };
 pub use grow::{
-    best_split, histogram, leaf_value, split_gain, subtract, Cell, FeatureSplit, GrowSettings,
-    LeafCount, Scale, Sums,
+    best_split, leaf_value, split_gain, Cell, FeatureSplit, GrowSettings, LeafCount, Scale, Sums,
 };
+pub use hist::{histogram, subtract};
 pub use objective::{
     discount, dla_gradients, gain, lambda_gradients, lambda_gradients_unbiased,
     squared_error_gradients, GainTable, LabelGain, LambdaMetric, LambdaQuery, LambdaSettings,

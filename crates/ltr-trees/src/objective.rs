@@ -293,7 +293,7 @@ pub fn discount(rank: usize) -> f64 {
 
 /// |Δ measure| of swapping the documents at two ranks, from per-rank prefix sums of the current ranking.
 enum SwapDelta {
-    /// Gains by document, discounts by rank, the ideal DCG@k.
+    /// Gains and discounts by rank, the ideal DCG@k.
     Ndcg {
         gains: Vec<f64>,
         discounts: Vec<f64>,
@@ -323,9 +323,9 @@ impl SwapDelta {
         let n = labels.len();
         match s.metric {
             LambdaMetric::Ndcg => {
-                let gains: Vec<f64> = labels
+                let gains: Vec<f64> = order
                     .iter()
-                    .map(|&l| s.gain.of(l).unwrap_or(0.0))
+                    .map(|&d| s.gain.of(labels[d]).unwrap_or(0.0))
                     .collect();
                 let k = match (s.ndcg_at, s.pairs) {
                     (0, PairMethod::TopK { truncation }) => truncation,
@@ -402,16 +402,17 @@ impl SwapDelta {
         }
     }
 
-    /// |Δ| of swapping the documents `hi` (the higher label) at rank `rank_hi` and `lo` at rank `rank_lo`.
+    /// |Δ| of swapping the document at rank `rank_hi` (the higher label) with the one at rank `rank_lo`.
     #[inline]
-    fn delta(&self, hi: usize, lo: usize, rank_hi: usize, rank_lo: usize) -> f64 {
+    fn delta(&self, rank_hi: usize, rank_lo: usize) -> f64 {
         match self {
             SwapDelta::Ndcg {
                 gains,
                 discounts,
                 max_dcg,
             } => {
-                (gains[hi] - gains[lo]) * (discounts[rank_hi] - discounts[rank_lo]).abs() / max_dcg
+                (gains[rank_hi] - gains[rank_lo]) * (discounts[rank_hi] - discounts[rank_lo]).abs()
+                    / max_dcg
             }
             SwapDelta::Err {
                 stop,
@@ -505,12 +506,29 @@ pub fn lambda_gradients_unbiased(
     lambda_pairs(labels, scores, s, query, Some(bias), g, h);
 }
 
+/// The documents of a query by descending score, ties by document order: `scores` sorted as (key, index) records
+/// whose key is the score's place in f64's total order reversed (one integer comparison instead of two lookups
+/// through the indices; the keys and indices are unique, so the permutation is `total_cmp`'s).
+fn rank_order(scores: &[f64]) -> Vec<usize> {
+    let mut records: Vec<(u64, usize)> = scores
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| {
+            let b = s.to_bits();
+            let ascending = if b >> 63 == 1 { !b } else { b | (1 << 63) };
+            (!ascending, i)
+        })
+        .collect();
+    records.sort_unstable();
+    records.into_iter().map(|(_, i)| i).collect()
+}
+
 fn lambda_pairs(
     labels: &[f32],
     scores: &[f64],
     s: &LambdaSettings,
     query: LambdaQuery,
-    mut bias: Option<&mut PairBias<'_>>,
+    bias: Option<&mut PairBias<'_>>,
     g: &mut [f64],
     h: &mut [f64],
 ) {
@@ -520,92 +538,31 @@ fn lambda_pairs(
     if n < 2 || query.weight == 0.0 {
         return;
     }
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+    let order = rank_order(scores);
     let Some(swap) = SwapDelta::new(s, labels, &order) else {
         return;
     };
-    let gap = s.score_gap && scores[order[0]] != scores[order[n - 1]];
-    let mut sum_lambda = 0.0;
-    let mut add_pair = |hi: usize, lo: usize, rank_hi: usize, rank_lo: usize| {
-        let mut delta = swap.delta(hi, lo, rank_hi, rank_lo);
-        if delta == 0.0 {
-            return;
-        }
-        if gap {
-            delta /= 0.01 + (scores[hi] - scores[lo]).abs();
-        }
-        if let Some(b) = bias.as_deref_mut() {
-            let (k, l) = (b.positions[hi] as usize, b.positions[lo] as usize);
-            // The pair's RankNet loss log(1 + e^z), z = −σ(s_i − s_j), computed without overflow.
-            let z = -s.sigma * (scores[hi] - scores[lo]);
-            let loss = delta * (z.max(0.0) + (-z.abs()).exp().ln_1p()) * query.weight;
-            b.loss_plus[k] += loss / b.t_minus[l];
-            b.loss_minus[l] += loss / b.t_plus[k];
-            delta /= b.t_plus[k] * b.t_minus[l];
-        }
-        let rho = 1.0 / (1.0 + (s.sigma * (scores[hi] - scores[lo])).exp());
-        let lambda = s.sigma * rho * delta;
-        let hess = s.sigma * s.sigma * rho * (1.0 - rho) * delta;
-        g[hi] -= lambda;
-        g[lo] += lambda;
-        h[hi] += hess;
-        h[lo] += hess;
-        sum_lambda += 2.0 * lambda;
+    // Everything by rank: the pairs read neighbouring entries instead of gathering through `order`, and each
+    // document's gradient and hessian are added to in the same sequence as by document, so the sums are the same.
+    let mut by_rank = RankedQuery {
+        labels: order.iter().map(|&d| labels[d]).collect(),
+        scores: order.iter().map(|&d| scores[d]).collect(),
+        g: vec![0.0; n],
+        h: vec![0.0; n],
     };
-    match s.pairs {
-        PairMethod::TopK { truncation } => {
-            for ra in 0..n.min(truncation) {
-                let a = order[ra];
-                for (rb, &b) in order.iter().enumerate().skip(ra + 1) {
-                    if labels[a] == labels[b] {
-                        continue;
-                    }
-                    if labels[a] > labels[b] {
-                        add_pair(a, b, ra, rb);
-                    } else {
-                        add_pair(b, a, rb, ra);
-                    }
-                }
-            }
-        }
-        PairMethod::Mean { pairs_per_doc } => {
-            let mut rank = vec![0; n];
-            for (r, &d) in order.iter().enumerate() {
-                rank[d] = r;
-            }
-            // Documents sorted by label: those of another label than a document's are everything outside its
-            // run, so a partner is one uniform draw over the positions outside the run.
-            let mut by_label: Vec<usize> = (0..n).collect();
-            by_label.sort_by(|&a, &b| labels[a].total_cmp(&labels[b]).then(a.cmp(&b)));
-            let mut run_of = vec![(0, 0); n];
-            let mut start = 0;
-            while start < n {
-                let l = labels[by_label[start]];
-                let end = start + by_label[start..].partition_point(|&d| labels[d] == l);
-                for &d in &by_label[start..end] {
-                    run_of[d] = (start, end);
-                }
-                start = end;
-            }
-            let mut rng = ChaCha8Rng::seed_from_u64(query.seed);
-            for i in 0..n {
-                let (start, end) = run_of[i];
-                let others = n - (end - start);
-                if others == 0 {
-                    continue;
-                }
-                for _ in 0..pairs_per_doc {
-                    let u = rng.random_range(0..others);
-                    let j = by_label[if u < start { u } else { u + (end - start) }];
-                    if labels[i] > labels[j] {
-                        add_pair(i, j, rank[i], rank[j]);
-                    } else {
-                        add_pair(j, i, rank[j], rank[i]);
-                    }
-                }
-            }
-        }
+    let sum_lambda = match &swap {
+        SwapDelta::Ndcg {
+            gains,
+            discounts,
+            max_dcg,
+        } => by_rank.pairs(s, query, bias, &order, |hi: usize, lo: usize| {
+            (gains[hi] - gains[lo]) * (discounts[hi] - discounts[lo]).abs() / max_dcg
+        }),
+        _ => by_rank.pairs(s, query, bias, &order, |hi, lo| swap.delta(hi, lo)),
+    };
+    for (r, &d) in order.iter().enumerate() {
+        g[d] = by_rank.g[r];
+        h[d] = by_rank.h[r];
     }
     if s.norm && sum_lambda > 0.0 {
         let f = (1.0 + sum_lambda).log2() / sum_lambda;
@@ -655,6 +612,126 @@ pub fn dla_gradients(
         let p = e[i] / z;
         g[i] = weight * (total * p - w[i]);
         h[i] = weight * total * p * (1.0 - p);
+    }
+}
+
+/// One query's labels and scores by rank, and its gradients and hessians by rank while the pairs add to them.
+struct RankedQuery {
+    labels: Vec<f32>,
+    scores: Vec<f64>,
+    g: Vec<f64>,
+    h: Vec<f64>,
+}
+
+impl RankedQuery {
+    /// Add every selected pair's λ and hessian (`delta` of two ranks: |Δ measure| of swapping them, the higher
+    /// label first); returns Σλ over the pairs, each counted for both documents. `order` maps ranks to documents.
+    fn pairs(
+        &mut self,
+        s: &LambdaSettings,
+        query: LambdaQuery,
+        mut bias: Option<&mut PairBias<'_>>,
+        order: &[usize],
+        delta: impl Fn(usize, usize) -> f64,
+    ) -> f64 {
+        let n = self.labels.len();
+        let RankedQuery {
+            labels,
+            scores,
+            g,
+            h,
+        } = self;
+        let gap = s.score_gap && scores[0] != scores[n - 1];
+        let mut sum_lambda = 0.0;
+        let mut add_pair = |hi: usize, lo: usize| {
+            let mut delta = delta(hi, lo);
+            if delta == 0.0 {
+                return;
+            }
+            if gap {
+                delta /= 0.01 + (scores[hi] - scores[lo]).abs();
+            }
+            if let Some(b) = bias.as_deref_mut() {
+                let (k, l) = (
+                    b.positions[order[hi]] as usize,
+                    b.positions[order[lo]] as usize,
+                );
+                // The pair's RankNet loss log(1 + e^z), z = −σ(s_i − s_j), computed without overflow.
+                let z = -s.sigma * (scores[hi] - scores[lo]);
+                let loss = delta * (z.max(0.0) + (-z.abs()).exp().ln_1p()) * query.weight;
+                b.loss_plus[k] += loss / b.t_minus[l];
+                b.loss_minus[l] += loss / b.t_plus[k];
+                delta /= b.t_plus[k] * b.t_minus[l];
+            }
+            let rho = 1.0 / (1.0 + (s.sigma * (scores[hi] - scores[lo])).exp());
+            let lambda = s.sigma * rho * delta;
+            let hess = s.sigma * s.sigma * rho * (1.0 - rho) * delta;
+            g[hi] -= lambda;
+            g[lo] += lambda;
+            h[hi] += hess;
+            h[lo] += hess;
+            sum_lambda += 2.0 * lambda;
+        };
+        match s.pairs {
+            PairMethod::TopK { truncation } => {
+                for a in 0..n.min(truncation) {
+                    let la = labels[a];
+                    for b in a + 1..n {
+                        let lb = labels[b];
+                        if la == lb {
+                            continue;
+                        }
+                        if la > lb {
+                            add_pair(a, b);
+                        } else {
+                            add_pair(b, a);
+                        }
+                    }
+                }
+            }
+            PairMethod::Mean { pairs_per_doc } => {
+                // By document, as the partners are drawn: `rank` of each document, labels by document.
+                let mut rank = vec![0; n];
+                let mut doc_labels = vec![0.0f32; n];
+                for (r, &d) in order.iter().enumerate() {
+                    rank[d] = r;
+                    doc_labels[d] = labels[r];
+                }
+                let labels = &doc_labels;
+                // Documents sorted by label: those of another label than a document's are everything outside its
+                // run, so a partner is one uniform draw over the positions outside the run.
+                let mut by_label: Vec<usize> = (0..n).collect();
+                by_label.sort_by(|&a, &b| labels[a].total_cmp(&labels[b]).then(a.cmp(&b)));
+                let mut run_of = vec![(0, 0); n];
+                let mut start = 0;
+                while start < n {
+                    let l = labels[by_label[start]];
+                    let end = start + by_label[start..].partition_point(|&d| labels[d] == l);
+                    for &d in &by_label[start..end] {
+                        run_of[d] = (start, end);
+                    }
+                    start = end;
+                }
+                let mut rng = ChaCha8Rng::seed_from_u64(query.seed);
+                for i in 0..n {
+                    let (start, end) = run_of[i];
+                    let others = n - (end - start);
+                    if others == 0 {
+                        continue;
+                    }
+                    for _ in 0..pairs_per_doc {
+                        let u = rng.random_range(0..others);
+                        let j = by_label[if u < start { u } else { u + (end - start) }];
+                        if labels[i] > labels[j] {
+                            add_pair(rank[i], rank[j]);
+                        } else {
+                            add_pair(rank[j], rank[i]);
+                        }
+                    }
+                }
+            }
+        }
+        sum_lambda
     }
 }
 

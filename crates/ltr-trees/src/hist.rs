@@ -1,0 +1,534 @@
+//! Histograms of one leaf: per (feature, bin), the fixed-point sums of its documents' gradients and hessians
+//! ([`Sums`]), built in partial copies (lanes) and blocks of documents, added over the ranks, and subtracted from the
+//! parent's for the larger child. Integer sums: every way of building them gives the same histogram, bit for bit.
+
+use ltr_core::{Allreduce, Result};
+use rayon::prelude::*;
+
+use crate::bins::{BinColumn, Binned};
+use crate::grow::{map_features, Sums};
+
+/// Histogram of one feature (`bins`, one per document, `u8` or `u16`) over `docs`; `gh` holds every document's
+/// fixed-point gradient and hessian ([`crate::Scale::quantise`]).
+pub fn histogram<B: Copy + Into<usize>>(
+    bins: &[B],
+    n_bins: usize,
+    docs: &[u32],
+    gh: &[[i64; 2]],
+) -> Vec<Sums> {
+    let mut hist = vec![Sums::default(); n_bins];
+    for &i in docs {
+        let i = i as usize;
+        hist[bins[i].into()].add(&gh[i]);
+    }
+    hist
+}
+
+/// `parent − child`, bin by bin (the sibling's histogram), exactly.
+pub fn subtract(parent: &[Sums], child: &[Sums]) -> Vec<Sums> {
+    parent.iter().zip(child).map(|(p, c)| p.minus(*c)).collect()
+}
+/// Independent partial histograms per feature: document `j` of a leaf (in the leaf's order) goes to copy `j % LANES`,
+/// so consecutive documents in the same bin do not wait on each other's read-modify-write; the copies are added at
+/// the end (integer sums: in any order, the same).
+const LANES: usize = 4;
+
+/// Leaves of fewer documents build one-byte histograms in one lane of their own size.
+const LANE_FROM_DOCS: usize = 2048;
+
+/// Leaves of at least this many documents build their histograms block by block ([`blocked_histograms`]).
+const BLOCKED_FROM_DOCS: usize = 32_768;
+
+/// Documents a block: their fixed-point gradients (16 bytes each, 64 KiB) stay in the second-level cache while each
+/// feature of a piece reads them.
+const DOC_BLOCK: usize = 4096;
+
+/// Features a piece of [`blocked_histograms`]: their partial histograms (four lanes of 256 cells of 24 bytes, 24 KiB
+/// a one-byte feature) stay in the second-level cache from one block to the next.
+const FEATURES_A_PIECE: usize = 8;
+
+/// Histograms of `feats` over this rank's `docs`, in parallel over features, added over the ranks of `comm`. The
+/// documents' fixed-point gradients and hessians are gathered once into a contiguous array; each feature then adds
+/// them into [`LANES`] partial histograms.
+pub(crate) fn histograms(
+    data: &Binned,
+    rows: Option<&Rows>,
+    feats: &[usize],
+    docs: &[u32],
+    gh: &[[i64; 2]],
+    comm: &dyn Allreduce,
+) -> Result<Vec<Vec<Sums>>> {
+    let leaf_gh: Vec<[i64; 2]> = docs.iter().map(|&i| gh[i as usize]).collect();
+    let span = match (docs.first(), docs.last()) {
+        (Some(&f), Some(&l)) => (l - f) as usize + 1,
+        _ => 0,
+    };
+    let contiguous = span == docs.len() && span > 0;
+    let rows = rows.filter(|r| !contiguous && r.serves(feats, docs.len()));
+    let mut hist = if let Some(rows) = rows {
+        rows.histograms(data, feats, docs, &leaf_gh)
+    } else if docs.len() >= BLOCKED_FROM_DOCS {
+        blocked_histograms(data, feats, docs, contiguous, &leaf_gh)
+    } else {
+        let build = |k: usize| match &data.bins[k] {
+            // A small leaf: four lanes of 256 cells would cost more to clear than its documents to add.
+            BinColumn::Narrow(c) if docs.len() < LANE_FROM_DOCS => {
+                one_lane_histogram(c, data.n_bins(k), docs, &leaf_gh)
+            }
+            BinColumn::Narrow(c) => narrow_histogram(c, data.n_bins(k), docs, contiguous, &leaf_gh),
+            BinColumn::Wide(c) => lane_histogram(c, data.n_bins(k), docs, contiguous, &leaf_gh),
+        };
+        map_features(feats.len(), docs.len() * feats.len(), |p| build(feats[p]))
+    };
+    reduce_histograms(&mut hist, comm)?;
+    Ok(hist)
+}
+
+/// The histograms of a large leaf, whose gradients (16 bytes a document) outgrow the caches: feature by feature,
+/// every feature would read them all from memory again (136 features of 3.8 M documents: 8 GB for one histogram
+/// pass). Instead each parallel piece of [`FEATURES_A_PIECE`] features walks the documents in blocks of
+/// [`DOC_BLOCK`] and adds each block to all its features while the block is in cache. The sums are integers, so the
+/// histograms are those of [`narrow_histogram`] and [`lane_histogram`], bit for bit.
+fn blocked_histograms(
+    data: &Binned,
+    feats: &[usize],
+    docs: &[u32],
+    contiguous: bool,
+    gh: &[[i64; 2]],
+) -> Vec<Vec<Sums>> {
+    let piece = |fs: &[usize]| -> Vec<Vec<Sums>> {
+        let mut partial: Vec<Lanes> = fs
+            .iter()
+            .map(|&k| match &data.bins[k] {
+                BinColumn::Narrow(_) => Lanes::Narrow(vec![[Sums::default(); 256]; LANES]),
+                BinColumn::Wide(_) => Lanes::Wide(vec![Sums::default(); LANES * data.n_bins(k)]),
+            })
+            .collect();
+        for (block, block_gh) in docs.chunks(DOC_BLOCK).zip(gh.chunks(DOC_BLOCK)) {
+            for (&k, lanes) in fs.iter().zip(&mut partial) {
+                match (&data.bins[k], lanes) {
+                    (BinColumn::Narrow(c), Lanes::Narrow(l)) => {
+                        add_narrow(l, c, block, contiguous, block_gh)
+                    }
+                    (BinColumn::Wide(c), Lanes::Wide(l)) => {
+                        add_lanes(l, data.n_bins(k), c, block, contiguous, block_gh)
+                    }
+                    _ => unreachable!("lanes made for the column's width"),
+                }
+            }
+        }
+        fs.iter()
+            .zip(&partial)
+            .map(|(&k, lanes)| lanes.fold(data.n_bins(k)))
+            .collect()
+    };
+    feats
+        .par_chunks(FEATURES_A_PIECE)
+        .flat_map_iter(piece)
+        .collect()
+}
+
+/// One feature's partial histograms while a leaf's documents are added block by block.
+enum Lanes {
+    /// A one-byte column: [`LANES`] lanes of 256 cells.
+    Narrow(Vec<[Sums; 256]>),
+    /// A two-byte column: [`LANES`] lanes of the feature's bin count, one after another.
+    Wide(Vec<Sums>),
+}
+
+impl Lanes {
+    /// The histogram: the lanes added bin by bin.
+    fn fold(&self, nb: usize) -> Vec<Sums> {
+        match self {
+            Lanes::Narrow(l) => (0..nb)
+                .map(|b| l[0][b].plus(l[1][b]).plus(l[2][b].plus(l[3][b])))
+                .collect(),
+            Lanes::Wide(l) => (0..nb)
+                .map(|b| (1..LANES).fold(l[b], |acc, k| acc.plus(l[k * nb + b])))
+                .collect(),
+        }
+    }
+}
+
+/// Add every rank's histograms, bin by bin (one integer Allreduce of all of them; nothing to do on one rank).
+pub(crate) fn reduce_histograms(hist: &mut [Vec<Sums>], comm: &dyn Allreduce) -> Result<()> {
+    if comm.size() == 1 {
+        return Ok(());
+    }
+    let mut flat: Vec<i64> = hist
+        .iter()
+        .flat_map(|f| f.iter().flat_map(|c| [c.g, c.h, c.n]))
+        .collect();
+    comm.sum_i64(&mut flat)?;
+    for (c, v) in hist
+        .iter_mut()
+        .flat_map(|f| f.iter_mut())
+        .zip(flat.chunks_exact(3))
+    {
+        *c = Sums {
+            g: v[0],
+            h: v[1],
+            n: v[2],
+        };
+    }
+    Ok(())
+}
+
+/// One feature's histogram over `docs` (whose fixed-point gradient and hessian pairs are `gh`, in the same order),
+/// in [`LANES`] partial histograms.
+fn lane_histogram<B: Copy + Into<usize>>(
+    column: &[B],
+    nb: usize,
+    docs: &[u32],
+    contiguous: bool,
+    gh: &[[i64; 2]],
+) -> Vec<Sums> {
+    let mut lanes = vec![Sums::default(); LANES * nb];
+    add_lanes(&mut lanes, nb, column, docs, contiguous, gh);
+    Lanes::Wide(lanes).fold(nb)
+}
+
+/// Add `docs` to [`LANES`] partial histograms of `nb` cells each, one after another in `lanes`.
+fn add_lanes<B: Copy + Into<usize>>(
+    lanes: &mut [Sums],
+    nb: usize,
+    column: &[B],
+    docs: &[u32],
+    contiguous: bool,
+    gh: &[[i64; 2]],
+) {
+    if contiguous {
+        // A leaf of consecutive documents (the root, and any leaf that kept a run) reads its bins directly.
+        let bins = &column[docs[0] as usize..docs[0] as usize + docs.len()];
+        for (j, (&b, v)) in bins.iter().zip(gh).enumerate() {
+            lanes[(j % LANES) * nb + b.into()].add(v);
+        }
+    } else {
+        for (j, (&i, v)) in docs.iter().zip(gh).enumerate() {
+            lanes[(j % LANES) * nb + column[i as usize].into()].add(v);
+        }
+    }
+}
+
+/// One feature's histogram over a small leaf, in one lane of `nb` cells.
+fn one_lane_histogram(column: &[u8], nb: usize, docs: &[u32], gh: &[[i64; 2]]) -> Vec<Sums> {
+    let mut hist = vec![Sums::default(); nb];
+    for (&i, v) in docs.iter().zip(gh) {
+        hist[column[i as usize] as usize].add(v);
+    }
+    hist
+}
+
+/// [`lane_histogram`] for a one-byte column, the common case: four lanes of 256 cells, so a bin (a `u8`) indexes a
+/// lane without a bounds check, and documents come four at a time, one to each lane, so no lane index is computed.
+fn narrow_histogram(
+    column: &[u8],
+    nb: usize,
+    docs: &[u32],
+    contiguous: bool,
+    gh: &[[i64; 2]],
+) -> Vec<Sums> {
+    let mut lanes = vec![[Sums::default(); 256]; LANES];
+    add_narrow(&mut lanes, column, docs, contiguous, gh);
+    Lanes::Narrow(lanes).fold(nb)
+}
+
+/// Add `docs` to the four 256-cell lanes of a one-byte column ([`narrow_histogram`]).
+fn add_narrow(
+    lanes: &mut [[Sums; 256]],
+    column: &[u8],
+    docs: &[u32],
+    contiguous: bool,
+    gh: &[[i64; 2]],
+) {
+    const _: () = assert!(LANES == 4);
+    let [l0, l1, l2, l3] = lanes else {
+        unreachable!("four lanes")
+    };
+    let gh4 = gh.chunks_exact(4);
+    let gh_rest = gh4.remainder();
+    if contiguous {
+        let bins = &column[docs[0] as usize..docs[0] as usize + docs.len()];
+        let b4 = bins.chunks_exact(4);
+        let b_rest = b4.remainder();
+        for (b, v) in b4.zip(gh4) {
+            l0[b[0] as usize].add(&v[0]);
+            l1[b[1] as usize].add(&v[1]);
+            l2[b[2] as usize].add(&v[2]);
+            l3[b[3] as usize].add(&v[3]);
+        }
+        for (&b, v) in b_rest.iter().zip(gh_rest) {
+            l0[b as usize].add(v);
+        }
+    } else {
+        let d4 = docs.chunks_exact(4);
+        let d_rest = d4.remainder();
+        for (d, v) in d4.zip(gh4) {
+            l0[column[d[0] as usize] as usize].add(&v[0]);
+            l1[column[d[1] as usize] as usize].add(&v[1]);
+            l2[column[d[2] as usize] as usize].add(&v[2]);
+            l3[column[d[3] as usize] as usize].add(&v[3]);
+        }
+        for (&i, v) in d_rest.iter().zip(gh_rest) {
+            l0[column[i as usize] as usize].add(v);
+        }
+    }
+}
+
+/// Documents (of a scattered leaf) from which its histograms are built from [`Rows`].
+const ROWS_FROM_DOCS: usize = 4096;
+
+/// Bin cells (documents × features) from which the training data keeps the row-major copy [`Rows`] (33.5 M: 247 k
+/// documents of 136 features): below it the columns stay in the caches and the column passes were as fast
+/// (195 k documents), above it the rows took a sixth off the histograms (359 k; BENCHMARKS.md, issue 51's profile).
+pub(crate) const ROWS_FROM_CELLS: usize = 1 << 25;
+
+/// A row-major copy of one-byte bins: document `i`'s bins of every kept feature, in `bytes[i · nf..(i + 1) · nf]`.
+///
+/// A scattered leaf's histograms read each of its documents' bins from one row instead of one byte from each
+/// column: on data whose columns outgrow the caches, a leaf holding one document in 64 reads every cache line of
+/// every column (136 features of 3.8 M documents: 513 MB for each leaf's histograms), where its rows are
+/// `documents × 136` bytes. Each parallel piece of the leaf adds its documents to its own histograms of every
+/// feature (one cell a feature a document: consecutive documents touch cells 256 apart, so no lanes are needed);
+/// the pieces' integer sums are then added, which gives the column passes' histograms bit for bit.
+pub(crate) struct Rows {
+    nf: usize,
+    bytes: Vec<u8>,
+}
+
+impl Rows {
+    /// The rows of `data` when it is large enough to gain from them ([`ROWS_FROM_CELLS`]) and every column is one
+    /// byte a document; `None` otherwise.
+    pub(crate) fn of(data: &Binned, n_docs: usize) -> Option<Self> {
+        if n_docs.saturating_mul(data.bins.len()) < ROWS_FROM_CELLS {
+            return None;
+        }
+        Self::build(data, n_docs)
+    }
+
+    /// The rows of `data` (`n_docs` documents) whatever its size; `None` unless every column is one byte a
+    /// document.
+    fn build(data: &Binned, n_docs: usize) -> Option<Self> {
+        let nf = data.bins.len();
+        let narrow: Option<Vec<&[u8]>> = data
+            .bins
+            .iter()
+            .map(|c| match c {
+                BinColumn::Narrow(c) => Some(&c[..]),
+                BinColumn::Wide(_) => None,
+            })
+            .collect();
+        let columns = narrow?;
+        if nf == 0 {
+            return None;
+        }
+        let mut bytes = vec![0u8; n_docs * nf];
+        // Blocks of rows in parallel, each read column by column (a block of a column is contiguous).
+        const BLOCK: usize = 1024;
+        bytes
+            .par_chunks_mut(BLOCK * nf)
+            .enumerate()
+            .for_each(|(b, out)| {
+                let first = b * BLOCK;
+                let len = out.len() / nf;
+                for (f, c) in columns.iter().enumerate() {
+                    for (r, &v) in c[first..first + len].iter().enumerate() {
+                        out[r * nf + f] = v;
+                    }
+                }
+            });
+        Some(Self { nf, bytes })
+    }
+
+    /// Whether a scattered leaf of `docs` documents over `feats` builds its histograms from the rows: a leaf
+    /// large enough to pay for clearing a histogram of every feature, with most features kept (the rows hold
+    /// them all).
+    fn serves(&self, feats: &[usize], docs: usize) -> bool {
+        docs >= ROWS_FROM_DOCS && 2 * feats.len() >= self.nf
+    }
+
+    /// The histograms of `feats` over `docs` (`gh` in the same order), from the rows.
+    fn histograms(
+        &self,
+        data: &Binned,
+        feats: &[usize],
+        docs: &[u32],
+        gh: &[[i64; 2]],
+    ) -> Vec<Vec<Sums>> {
+        let nf = self.nf;
+        let pieces = rayon::current_num_threads().max(1);
+        let per = docs.len().div_ceil(pieces).max(ROWS_FROM_DOCS / 2);
+        let partial: Vec<Vec<[Sums; 256]>> = docs
+            .par_chunks(per)
+            .zip(gh.par_chunks(per))
+            .map(|(docs, gh)| {
+                let mut cells = vec![[Sums::default(); 256]; nf];
+                for (&i, v) in docs.iter().zip(gh) {
+                    let row = &self.bytes[i as usize * nf..(i as usize + 1) * nf];
+                    for (cell, &b) in cells.iter_mut().zip(row) {
+                        cell[b as usize].add(v);
+                    }
+                }
+                cells
+            })
+            .collect();
+        map_features(feats.len(), docs.len() * feats.len(), |p| {
+            let k = feats[p];
+            (0..data.n_bins(k))
+                .map(|b| {
+                    partial
+                        .iter()
+                        .fold(Sums::default(), |acc, cells| acc.plus(cells[k][b]))
+                })
+                .collect()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grow::Scale;
+
+    /// The one-byte fast path gives the generic lane path's histogram, on contiguous and scattered leaves whose sizes
+    /// are and are not multiples of four, and both equal the plain and the small-leaf histograms.
+    #[test]
+    fn narrow_histograms_equal_lane_histograms() {
+        let n = 1000;
+        let column: Vec<u8> = (0..n).map(|i| ((i * 7919 + i / 3) % 200) as u8).collect();
+        let scale = Scale::new(0.5, 1.0, n);
+        let gh: Vec<[i64; 2]> = (0..n)
+            .map(|i| {
+                let g = ((i * 104_729) % 1000) as f64 / 999.0 - 0.5;
+                let h = ((i * 31) % 997) as f64 / 996.0;
+                scale.quantise(g, h)
+            })
+            .collect();
+        for (first, len, every) in [
+            (0, 1000, 1),
+            (3, 10, 1),
+            (5, 7, 1),
+            (0, 1000, 3),
+            (1, 900, 7),
+            (2, 50, 11),
+        ] {
+            let docs: Vec<u32> = (first..first + len)
+                .filter(|i| (i - first) % every == 0)
+                .map(|i| i as u32)
+                .collect();
+            let leaf_gh: Vec<[i64; 2]> = docs.iter().map(|&i| gh[i as usize]).collect();
+            let contiguous = every == 1;
+            let fast = narrow_histogram(&column, 200, &docs, contiguous, &leaf_gh);
+            let lanes = lane_histogram(&column, 200, &docs, contiguous, &leaf_gh);
+            assert_eq!(fast, lanes, "{first} {len} {every}");
+            assert_eq!(fast, histogram(&column, 200, &docs, &gh));
+            assert_eq!(fast, one_lane_histogram(&column, 200, &docs, &leaf_gh));
+        }
+    }
+
+    /// Large leaves' histograms, built block by block over pieces of features, equal the plain per-feature ones on
+    /// one-byte and two-byte columns (with a NaN bin), contiguous and scattered leaves, sizes that are not multiples
+    /// of the block.
+    #[test]
+    fn blocked_histograms_equal_plain_histograms() {
+        let n = 3 * DOC_BLOCK + 1234;
+        let x = ndarray::Array2::from_shape_fn((n, 10), |(i, f)| match f {
+            0 => ((i * 7919 + i / 3) % 200) as f32,
+            1 => (i * 104_729 % 3000) as f32,
+            2 if i % 13 == 0 => f32::NAN,
+            _ => ((i * (f + 3) * 31) % 97) as f32 * 0.5,
+        });
+        let ds = ltr_data::Dataset::new(
+            ltr_data::FeatureMatrix::Dense(x),
+            vec![0.0; n],
+            vec![0, n],
+            vec!["1".into()],
+        )
+        .unwrap();
+        let data = Binned::new(
+            &ds,
+            &crate::bins::BinSpec::with_max_bin(1000),
+            &crate::ranks::Layout::single(&ds),
+            &ltr_core::SingleProcess,
+        )
+        .unwrap();
+        assert!(matches!(data.bins[1], BinColumn::Wide(_)));
+        let scale = Scale::new(0.5, 1.0, n);
+        let gh: Vec<[i64; 2]> = (0..n)
+            .map(|i| {
+                scale.quantise(
+                    ((i * 37) % 1001) as f64 / 1000.0 - 0.5,
+                    (i % 7) as f64 / 6.0,
+                )
+            })
+            .collect();
+        let feats: Vec<usize> = (0..data.bins.len()).collect();
+        for (first, len, every) in [(0, n, 1), (5, n - 9, 1), (1, n - 1, 3)] {
+            let docs: Vec<u32> = (first..first + len)
+                .filter(|i| (i - first) % every == 0)
+                .map(|i| i as u32)
+                .collect();
+            let leaf_gh: Vec<[i64; 2]> = docs.iter().map(|&i| gh[i as usize]).collect();
+            let blocked = blocked_histograms(&data, &feats, &docs, every == 1, &leaf_gh);
+            for (&k, h) in feats.iter().zip(&blocked) {
+                let plain = match &data.bins[k] {
+                    BinColumn::Narrow(c) => histogram(c, data.n_bins(k), &docs, &gh),
+                    BinColumn::Wide(c) => histogram(c, data.n_bins(k), &docs, &gh),
+                };
+                assert_eq!(*h, plain, "feature {k}, leaf {first} {len} {every}");
+            }
+        }
+    }
+
+    /// Histograms from rows equal the column passes' on scattered leaves (a NaN bin included), for every feature and
+    /// for a subset of them.
+    #[test]
+    fn row_histograms_equal_column_histograms() {
+        let n = 3 * ROWS_FROM_DOCS + 777;
+        let x = ndarray::Array2::from_shape_fn((n, 7), |(i, f)| match f {
+            0 => ((i * 7919 + i / 3) % 200) as f32,
+            2 if i % 13 == 0 => f32::NAN,
+            _ => ((i * (f + 3) * 31) % 97) as f32 * 0.5,
+        });
+        let ds = ltr_data::Dataset::new(
+            ltr_data::FeatureMatrix::Dense(x),
+            vec![0.0; n],
+            vec![0, n],
+            vec!["1".into()],
+        )
+        .unwrap();
+        let data = Binned::new(
+            &ds,
+            &crate::bins::BinSpec::with_max_bin(255),
+            &crate::ranks::Layout::single(&ds),
+            &ltr_core::SingleProcess,
+        )
+        .unwrap();
+        let rows = Rows::build(&data, n).expect("one-byte columns");
+        let scale = Scale::new(0.5, 1.0, n);
+        let gh: Vec<[i64; 2]> = (0..n)
+            .map(|i| {
+                scale.quantise(
+                    ((i * 37) % 1001) as f64 / 1000.0 - 0.5,
+                    (i % 7) as f64 / 6.0,
+                )
+            })
+            .collect();
+        let all: Vec<usize> = (0..data.bins.len()).collect();
+        let most: Vec<usize> = all.iter().copied().filter(|&k| k != 1).collect();
+        for feats in [&all, &most] {
+            for every in [2, 3] {
+                let docs: Vec<u32> = (1..n as u32).filter(|i| i % every != 0).collect();
+                assert!(rows.serves(feats, docs.len()));
+                let leaf_gh: Vec<[i64; 2]> = docs.iter().map(|&i| gh[i as usize]).collect();
+                let by_rows = rows.histograms(&data, feats, &docs, &leaf_gh);
+                for (&k, h) in feats.iter().zip(&by_rows) {
+                    let BinColumn::Narrow(c) = &data.bins[k] else {
+                        unreachable!("one-byte columns")
+                    };
+                    assert_eq!(*h, histogram(c, data.n_bins(k), &docs, &gh), "feature {k}");
+                }
+            }
+        }
+    }
+}
