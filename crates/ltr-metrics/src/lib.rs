@@ -48,6 +48,7 @@
 //! of tied documents (McSherry & Najork 2008).
 #![deny(missing_docs)]
 
+mod asked;
 mod bounds;
 mod compute;
 mod convention;
@@ -68,6 +69,10 @@ mod significance;
 mod trec;
 pub mod treceval;
 
+pub use asked::{
+    classify_asked, measure_suggestions, rows_in_order, split_asked, split_measures,
+    trec_measure_set, trec_rows, Asked,
+};
 pub use bounds::{phi as phi_metric, phi_lower_bound};
 pub use compute::{pair_counts, query_metric, PairCounts, QueryInput, Unsupported};
 pub use convention::{Convention, Discount, Gain, ShortList, TiePolicy};

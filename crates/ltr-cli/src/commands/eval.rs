@@ -2,10 +2,9 @@
 
 use anyhow::{bail, Context, Result};
 use ltr_metrics::{check_scores_fit, read_judgments, read_run, read_scores};
-use ltr_metrics::{evaluate, rows_json, rows_text, Metric};
+use ltr_metrics::{evaluate, rows_json, rows_text, Asked, Metric};
 
 pub use super::eval_args::EvalArgs;
-use super::eval_trec::Asked;
 
 /// Default metrics of `ltr eval`.
 pub const DEFAULT_METRICS: &[&str] = &["NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "MAP"];
@@ -30,9 +29,9 @@ pub fn run(a: EvalArgs) -> Result<()> {
     let items = if a.metrics.is_empty() {
         DEFAULT_METRICS.iter().map(|s| s.to_string()).collect()
     } else {
-        super::eval_trec::split_asked(&a.metrics)
+        ltr_metrics::split_asked(&a.metrics)
     };
-    let asked = super::eval_trec::classify(&items)?;
+    let asked = ltr_metrics::classify_asked(&items).context("--measure")?;
     let (names, metrics): (Vec<String>, Vec<Metric>) = asked
         .iter()
         .filter_map(|x| match x {
@@ -68,7 +67,8 @@ pub fn run(a: EvalArgs) -> Result<()> {
         let ev = bar
             .stage("evaluating", || q.evaluate(&r, &metrics, &conv))
             .with_context(|| format!("evaluating {}", run.display()))?;
-        let trec = super::eval_trec::trec_rows(&a, &asked, run, qrels)?;
+        let o = super::eval_trec::options(&a)?;
+        let trec = ltr_metrics::trec_rows(&asked, run, qrels, &o)?;
         (ev, trec)
     } else {
         if asked.iter().any(|x| matches!(x, Asked::Trec(_))) {
@@ -89,16 +89,7 @@ pub fn run(a: EvalArgs) -> Result<()> {
             .with_context(|| format!("evaluating {}", scores.display()))?;
         (ev, Vec::new())
     };
-    // Rows in the order asked: the ltr measures' rows, with the trec_eval items' rows at their positions.
-    let mut ltr_rows = ev.rows(&names).into_iter();
-    let mut trec = trec.into_iter().peekable();
-    let mut rows = Vec::new();
-    for i in 0..asked.len() {
-        match trec.peek() {
-            Some((j, _)) if *j == i => rows.extend(trec.next().map(|(_, r)| r).unwrap_or_default()),
-            _ => rows.extend(ltr_rows.next()),
-        }
-    }
+    let rows = ltr_metrics::rows_in_order(&asked, ev.rows(&names), trec);
     let queries = if ev.results.is_empty() {
         rows.iter().map(|r| r.per_query.len()).max().unwrap_or(0)
     } else {

@@ -68,7 +68,7 @@ pub fn parse_metrics(names: &[String], default: &[&str]) -> Result<Vec<ltr_metri
     } else {
         names.to_vec()
     };
-    split_outside_parentheses(&list)
+    ltr_metrics::split_measures(&list)
         .iter()
         .map(|s| {
             s.parse::<ltr_metrics::Metric>()
@@ -76,28 +76,6 @@ pub fn parse_metrics(names: &[String], default: &[&str]) -> Result<Vec<ltr_metri
         })
         .collect::<Result<Vec<_>>>()
         .context("--metric")
-}
-
-/// The comma-separated items of every value, split at the commas outside parentheses, trimmed, empty ones dropped.
-pub(crate) fn split_outside_parentheses(values: &[String]) -> Vec<String> {
-    let mut out = Vec::new();
-    for v in values {
-        let (mut depth, mut start) = (0i32, 0);
-        for (i, ch) in v.char_indices() {
-            match ch {
-                '(' => depth += 1,
-                ')' => depth -= 1,
-                ',' if depth == 0 => {
-                    out.push(v[start..i].trim().to_string());
-                    start = i + 1;
-                }
-                _ => {}
-            }
-        }
-        out.push(v[start..].trim().to_string());
-    }
-    out.retain(|s| !s.is_empty());
-    out
 }
 
 /// Resolve a convention name and an optional tie policy.
@@ -124,7 +102,7 @@ mod tests {
             "nDCG@10,,".to_string(),
         ];
         assert_eq!(
-            split_outside_parentheses(&v),
+            ltr_metrics::split_measures(&v),
             ["P(judged_only=True,rel=2)@5", "MAP", "OER(2,1)", "nDCG@10"]
         );
         let m = parse_metrics(&v, &[]).unwrap();

@@ -203,20 +203,9 @@ pub const FAMILIES: &[FamilyInfo] = &[
     fam(F::Unj, "unj", Style::CutLong(&[5, 10, 20]), Mean, "unjudged (not in the qrels, or negative) documents in the top k / k"),
 ];
 
-const OFFICIAL: &[&str] = &[
-    "runid",
-    "num_q",
-    "num_ret",
-    "num_rel",
-    "num_rel_ret",
-    "map",
-    "gm_map",
-    "Rprec",
-    "bpref",
-    "recip_rank",
-    "iprec_at_recall",
-    "P",
-];
+/// trec_eval's `official` measures: the first twelve of `all_trec` (its `measures.c` lists them first).
+const OFFICIAL: &[&str] = ALL_TREC.split_at(12).0;
+/// Every measure of trec_eval's `all_trec` nickname, in its order.
 const ALL_TREC: &[&str] = &[
     "runid",
     "num_q",

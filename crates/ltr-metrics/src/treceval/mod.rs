@@ -187,8 +187,38 @@ pub fn trec_eval(
     set: &MeasureSet,
     o: &Options,
 ) -> Result<Report, TrecEvalError> {
-    let qrels = input::read_qrels(qrels_path)?;
-    let run = input::read_run(run_path)?;
+    Inputs::read(qrels_path, run_path)?.evaluate(set, o)
+}
+
+/// A run and its qrels read as trec_eval reads them, to be evaluated with several measure sets.
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    qrels: Vec<input::QrelsTopic>,
+    run: input::Run,
+    qrels_path: PathBuf,
+    run_path: PathBuf,
+}
+
+impl Inputs {
+    /// Read `qrels_path` and `run_path` (errors name the file and line).
+    pub fn read(qrels_path: &Path, run_path: &Path) -> Result<Self, TrecEvalError> {
+        Ok(Inputs {
+            qrels: input::read_qrels(qrels_path)?,
+            run: input::read_run(run_path)?,
+            qrels_path: qrels_path.to_path_buf(),
+            run_path: run_path.to_path_buf(),
+        })
+    }
+
+    /// The lines trec_eval prints for measures `set` under flags `o`.
+    pub fn evaluate(&self, set: &MeasureSet, o: &Options) -> Result<Report, TrecEvalError> {
+        evaluate(self, set, o)
+    }
+}
+
+fn evaluate(inputs: &Inputs, set: &MeasureSet, o: &Options) -> Result<Report, TrecEvalError> {
+    let (qrels, run) = (&inputs.qrels, &inputs.run);
+    let (qrels_path, run_path) = (inputs.qrels_path.as_path(), inputs.run_path.as_path());
     let bogus = input::RunTopic {
         qid: String::new(),
         docs: vec![("ceci_nest_pas_un_docno".to_string(), 1.0)],
@@ -200,7 +230,7 @@ pub fn trec_eval(
     let mut prev_levels = 0usize;
     let mut relstring = String::new();
     let mut ri = 0usize;
-    for q in &qrels {
+    for q in qrels {
         while ri < run.topics.len() && run.topics[ri].qid.as_bytes() < q.qid.as_bytes() {
             ri += 1;
         }
