@@ -129,9 +129,6 @@ pub fn run(root: &Path, parts: Parts) -> Result<()> {
                     "--disable-pip-version-check",
                     "--force-reinstall",
                     "--no-deps",
-                    // maturin is in the venv already (requirements-test.txt): no isolated build environment to
-                    // make and fill on every run.
-                    "--no-build-isolation",
                 ])
                 .arg(root.join("python"))
                 .env("MATURIN_PEP517_ARGS", "--profile dev")
