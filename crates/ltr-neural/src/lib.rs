@@ -28,13 +28,15 @@
 //! ```
 #![deny(missing_docs)]
 
+mod encoder;
 mod loss_value;
 mod losses;
-mod net;
+pub(crate) mod net;
 mod neural_sort;
 mod optim;
 mod train;
 
 pub use losses::{LambdaScheme, Loss, QueryLoss, Reduction, EPS};
+pub use net::loss_and_gradient;
 pub use optim::{Optimizer, Schedule};
 pub use train::{NeuralParams, NeuralValidParams};
