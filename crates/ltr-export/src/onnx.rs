@@ -674,7 +674,7 @@ fn cast(from: &str, to: &str, dtype: Dtype) -> pb::NodeProto {
     }
 }
 
-pub(crate) fn unary(op: &str, a: &str, out: &str) -> pb::NodeProto {
+fn unary(op: &str, a: &str, out: &str) -> pb::NodeProto {
     pb::NodeProto {
         input: vec![a.into()],
         output: vec![out.into()],
@@ -684,7 +684,7 @@ pub(crate) fn unary(op: &str, a: &str, out: &str) -> pb::NodeProto {
     }
 }
 
-pub(crate) fn binary(op: &str, a: &str, b: &str, out: &str) -> pb::NodeProto {
+fn binary(op: &str, a: &str, b: &str, out: &str) -> pb::NodeProto {
     pb::NodeProto {
         input: vec![a.into(), b.into()],
         output: vec![out.into()],
@@ -704,14 +704,14 @@ fn attr(name: &str, kind: AttributeType) -> pb::AttributeProto {
     }
 }
 
-pub(crate) fn attr_int(name: &str, i: i64) -> pb::AttributeProto {
+fn attr_int(name: &str, i: i64) -> pb::AttributeProto {
     pb::AttributeProto {
         i,
         ..attr(name, AttributeType::Int)
     }
 }
 
-pub(crate) fn attr_ints(name: &str, ints: Vec<i64>) -> pb::AttributeProto {
+fn attr_ints(name: &str, ints: Vec<i64>) -> pb::AttributeProto {
     pb::AttributeProto {
         ints,
         ..attr(name, AttributeType::Ints)

@@ -10,8 +10,44 @@
 
 use ltr_core::neural::{Dense, Encoder, LayerNorm, ENCODER_NORM_EPS};
 
-use crate::onnx::{attr_int, attr_ints, binary, unary};
 use crate::onnx_pb as pb;
+use pb::attribute_proto::AttributeType;
+
+fn attr_int(name: &str, i: i64) -> pb::AttributeProto {
+    pb::AttributeProto {
+        name: name.into(),
+        r#type: AttributeType::Int as i32,
+        i,
+        ..Default::default()
+    }
+}
+
+fn attr_ints(name: &str, ints: Vec<i64>) -> pb::AttributeProto {
+    pb::AttributeProto {
+        name: name.into(),
+        r#type: AttributeType::Ints as i32,
+        ints,
+        ..Default::default()
+    }
+}
+
+fn node(op: &str, inputs: &[&str], out: &str) -> pb::NodeProto {
+    pb::NodeProto {
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        output: vec![out.into()],
+        name: out.into(),
+        op_type: op.into(),
+        ..Default::default()
+    }
+}
+
+fn unary(op: &str, a: &str, out: &str) -> pb::NodeProto {
+    node(op, &[a], out)
+}
+
+fn binary(op: &str, a: &str, b: &str, out: &str) -> pb::NodeProto {
+    node(op, &[a, b], out)
+}
 
 /// The tensors and nodes being built.
 struct Builder<'a> {
@@ -55,12 +91,8 @@ impl Builder<'_> {
     }
     fn op(&mut self, op: &str, inputs: &[&str], out: &str, attribute: Vec<pb::AttributeProto>) {
         self.node.push(pb::NodeProto {
-            input: inputs.iter().map(|s| s.to_string()).collect(),
-            output: vec![out.into()],
-            name: out.into(),
-            op_type: op.into(),
             attribute,
-            ..Default::default()
+            ..node(op, inputs, out)
         });
     }
     /// allRank's norm of the rows of `x` into `out`.

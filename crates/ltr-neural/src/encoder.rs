@@ -9,7 +9,7 @@ use ltr_core::neural::{kernels, Activation, Dense, Encoder, EncoderBlock, LayerN
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::net::{dense_backward, transposed};
+use crate::dense::{dense_backward, transposed};
 
 /// allRank's norm as the backward pass needs it: x̂ and (1/(std + ε), std) per row.
 struct NormTrace {

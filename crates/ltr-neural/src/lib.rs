@@ -29,6 +29,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod dense;
 mod encoder;
 mod loss_value;
 mod losses;
