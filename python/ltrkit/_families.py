@@ -1154,7 +1154,7 @@ class RandomForest(Ranker):
 
 
 class NeuralRanker(Ranker):
-    """neural: Pobrotyn et al. 2020, Context-Aware Learning to Rank with Self-Attention (allRank): a feed-forward scorer trained with RankNet, ListNet, ListMLE, LambdaLoss (Wang et al. 2018: NDCG-Loss2, NDCG-Loss2++), ApproxNDCG (Qin et al. 2010) or NeuralNDCG (Pobrotyn & Białobrzeski 2021).
+    """neural: Pobrotyn et al. 2020, Context-Aware Learning to Rank with Self-Attention (allRank): a feed-forward scorer, optionally followed by self-attention encoder blocks over the documents of a query (Vaswani et al. 2017's Transformer encoder, allRank's context-aware scorer), trained with RankNet, ListNet, ListMLE, LambdaLoss (Wang et al. 2018: NDCG-Loss2, NDCG-Loss2++), ApproxNDCG (Qin et al. 2010) or NeuralNDCG (Pobrotyn & Białobrzeski 2021).
 
     Parameters (None keeps the registry's default):
 
@@ -1164,6 +1164,11 @@ class NeuralRanker(Ranker):
     - ``dropout`` (float in [0.0, 0.99]; default 0): dropout probability after each hidden layer (training only).
     - ``layer_norm`` (bool; default false): layer normalisation of each hidden layer before its activation.
     - ``input_norm`` (bool; default false): layer normalisation of the input features (allRank's input_norm).
+    - ``scorer`` (one of mlp, attention; default mlp): mlp (every document scored on its own) or attention (allRank's context-aware scorer: the hidden layers, then self-attention encoder blocks over the documents of a query, no positional encoding).
+    - ``blocks`` (int in [1, 1000]; default 4): encoder blocks (allRank's transformer N). Only with scorer=attention.
+    - ``heads`` (int in [1, 1000]; default 4): attention heads of each block (they divide the last hidden width). Only with scorer=attention.
+    - ``d_ff`` (int in [1, 1000000]; default 512): width of each block's feed-forward layer. Only with scorer=attention.
+    - ``attention_dropout`` (float in [0.0, 0.99]; default 0.3): dropout in the encoder during training: attention weights, both residual branches, inside the feed-forward layer (allRank's transformer dropout). Only with scorer=attention.
     - ``optimizer`` (one of adam, adamw; default adam): adam (weight decay as an L2 gradient) or adamw (decoupled weight decay).
     - ``lr`` (float in [1e-300, 1e+300]; default 0.001): learning rate (> 0).
     - ``weight_decay`` (float in [0.0, 1e+300]; default 0): weight decay.
@@ -1186,7 +1191,7 @@ class NeuralRanker(Ranker):
     """
 
     _algo = "neural"
-    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "input_norm": "input-norm", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "step_size": "step-size", "gamma": "gamma", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "patience": "patience", "k": "k", "sigma": "sigma", "mu": "mu", "alpha": "alpha", "temperature": "temperature", "levels": "levels"}
+    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "input_norm": "input-norm", "scorer": "scorer", "blocks": "blocks", "heads": "heads", "d_ff": "d-ff", "attention_dropout": "attention-dropout", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "step_size": "step-size", "gamma": "gamma", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "patience": "patience", "k": "k", "sigma": "sigma", "mu": "mu", "alpha": "alpha", "temperature": "temperature", "levels": "levels"}
 
     def __init__(
         self,
@@ -1196,6 +1201,11 @@ class NeuralRanker(Ranker):
         dropout: Any = None,
         layer_norm: Any = None,
         input_norm: Any = None,
+        scorer: Any = None,
+        blocks: Any = None,
+        heads: Any = None,
+        d_ff: Any = None,
+        attention_dropout: Any = None,
         optimizer: Any = None,
         lr: Any = None,
         weight_decay: Any = None,
@@ -1227,6 +1237,11 @@ class NeuralRanker(Ranker):
         self.dropout = dropout
         self.layer_norm = layer_norm
         self.input_norm = input_norm
+        self.scorer = scorer
+        self.blocks = blocks
+        self.heads = heads
+        self.d_ff = d_ff
+        self.attention_dropout = attention_dropout
         self.optimizer = optimizer
         self.lr = lr
         self.weight_decay = weight_decay

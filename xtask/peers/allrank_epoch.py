@@ -9,7 +9,10 @@ the repository root) against a current torch from PyPI:
         --train Fold1/train.txt --vali Fold1/vali.txt --test Fold1/test.txt --out scores.txt \
         --sizes 256/128 --loss ndcgloss2pp --epochs 30 --threads 2
 
-It builds allRank's model (`make_model`: FCModel + OutputLayer, Xavier init), reads the files with allRank's
+allRank's published context-aware configuration (reproducibility/configs/contextaware_web30k/ndcgloss2pp.json):
+    --sizes 128 --activation none --blocks 4 --heads 4 --d-ff 512 --attention-dropout 0.3 --step-size 50
+
+It builds allRank's model (`make_model`: FCModel, with --blocks > 0 its Transformer encoder, OutputLayer; Xavier init), reads the files with allRank's
 `LibSVMDataset` and `FixLength` (training slates sampled or padded to --slate-length, validation and test padded to
 their longest query), trains with Adam at --lr on batches of --batch-size slates by allRank's loss function, and
 prints the seconds of each epoch (training only). The epoch best on validation NDCG@10 (allRank's `ndcg`) is kept;
@@ -45,6 +48,7 @@ sys.modules["allrank.utils.file_utils"] = fu
 import allrank.models.losses as losses  # noqa: E402
 from allrank.data.dataset_loading import PADDED_Y_VALUE, FixLength, LibSVMDataset  # noqa: E402
 from allrank.models.metrics import ndcg  # noqa: E402
+from allrank.config import TransformerConfig  # noqa: E402
 from allrank.models.model import make_model  # noqa: E402
 
 LOSSES = {
@@ -79,6 +83,13 @@ def main():
     ap.add_argument("--dropout", type=float, default=0.0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--activation", default="ReLU", help="torch.nn activation of the hidden layers, or none")
+    ap.add_argument("--blocks", type=int, default=0, help="Transformer encoder blocks (0: the MLP)")
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--d-ff", type=int, default=512)
+    ap.add_argument("--attention-dropout", type=float, default=0.3)
+    ap.add_argument("--step-size", type=int, default=0, help="StepLR step size in epochs (0: constant rate)")
+    ap.add_argument("--gamma", type=float, default=0.1)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -90,12 +101,22 @@ def main():
     test_ds, xt, yt, _ = load(args.test, None)
     sizes = [int(s) for s in args.sizes.split("/")]
     model = make_model(
-        fc_model={"sizes": sizes, "input_norm": False, "activation": "ReLU", "dropout": args.dropout},
-        transformer=None,
+        fc_model={
+            "sizes": sizes,
+            "input_norm": False,
+            "activation": None if args.activation.lower() == "none" else args.activation,
+            "dropout": args.dropout,
+        },
+        transformer=TransformerConfig(
+            N=args.blocks, d_ff=args.d_ff, h=args.heads, positional_encoding=None, dropout=args.attention_dropout
+        )
+        if args.blocks > 0
+        else None,
         post_model={"output_activation": None, "d_output": 1},
         n_features=n_features,
     )
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
+    sched = torch.optim.lr_scheduler.StepLR(opt, args.step_size, args.gamma) if args.step_size > 0 else None
     loss_fn = LOSSES[args.loss]
     best, best_state = -1.0, None
     for epoch in range(args.epochs):
@@ -114,6 +135,8 @@ def main():
             loss.backward()
             opt.step()
             opt.zero_grad()
+        if sched is not None:
+            sched.step()
         secs = time.perf_counter() - t0
         model.eval()
         with torch.no_grad():

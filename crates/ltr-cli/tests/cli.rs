@@ -662,3 +662,47 @@ fn generate_web_raw_profile_is_seeded_and_refuses_too_few_features() {
         "needs features >= 20",
     );
 }
+
+/// The self-attention scorer through the CLI: trained, predicted, described by `ltr inspect`; heads that do not
+/// divide the width are refused naming the parameter.
+#[test]
+fn the_attention_scorer_trains_predicts_and_is_described() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, _, test) = data(dir.path());
+    let m = dir.path().join("att.bin");
+    let base = [
+        "train",
+        "--train",
+        &train,
+        "--algo",
+        "neural",
+        "--param",
+        "scorer=attention",
+        "--param",
+        "sizes=8",
+        "--param",
+        "blocks=2",
+        "--param",
+        "heads=2",
+        "--param",
+        "d-ff=8",
+        "--param",
+        "epochs=2",
+        "--model",
+        s(&m),
+    ];
+    ok(&base);
+    let out = ok(&["predict", "--model", s(&m), "--data", &test]);
+    assert_eq!(
+        out.lines().count(),
+        std::fs::read_to_string(&test).unwrap().lines().count()
+    );
+    let about = ok(&["inspect", s(&m)]);
+    assert!(
+        about.contains("self-attention encoder of 2 blocks (2 heads, width 8, d_ff 8)"),
+        "{about}"
+    );
+    let mut bad = base.to_vec();
+    bad[12] = "heads=3";
+    fails(&bad, "do not divide");
+}

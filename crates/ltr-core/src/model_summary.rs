@@ -190,7 +190,7 @@ fn kind_of(model: &Model) -> String {
             kind_of(&b.init.model)
         ),
         Model::Neural(n) => format!(
-            "neural network, {} hidden layer{} ({}), {} parameters",
+            "neural network, {} hidden layer{} ({}){}, {} parameters",
             n.hidden.len(),
             if n.hidden.len() == 1 { "" } else { "s" },
             if n.hidden.is_empty() {
@@ -204,6 +204,14 @@ fn kind_of(model: &Model) -> String {
                     + " "
                     + n.activation.name()
             },
+            n.encoder.as_ref().map_or(String::new(), |e| format!(
+                ", self-attention encoder of {} block{} ({} heads, width {}, d_ff {})",
+                e.blocks.len(),
+                if e.blocks.len() == 1 { "" } else { "s" },
+                e.heads,
+                e.width(),
+                e.d_ff()
+            )),
             n.n_parameters()
         ),
     }

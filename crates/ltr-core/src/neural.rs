@@ -1,5 +1,6 @@
 //! [`NeuralNet`]: a feed-forward network over each document's features (allRank's `FCModel` followed by its
-//! `OutputLayer`), trained by `ltr-neural`. The linear model is its one-layer case (no hidden layer).
+//! `OutputLayer`), trained by `ltr-neural`, optionally with allRank's self-attention [`Encoder`] over the documents
+//! of a query before the output layer. The linear model is its one-layer case (no hidden layer).
 //!
 //! Scoring and training share the kernels of [`kernels`], so a trained network scores here with the numbers it had
 //! in training. Every kernel keeps each output's additions in one fixed order (the input index ascending): the SIMD
@@ -10,6 +11,9 @@ use ltr_data::{QueryView, Row};
 use serde::{Deserialize, Serialize};
 
 use crate::scorer::Scorer;
+
+mod encoder;
+pub use encoder::{Encoder, EncoderBlock, ENCODER_NORM_EPS};
 
 /// The non-linearity after each hidden layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -116,6 +120,10 @@ pub struct NeuralNet {
     pub activation: Activation,
     /// The output layer (one output).
     pub output: Dense,
+    /// allRank's context-aware encoder between the last hidden layer and the output (none: every document is
+    /// scored on its own).
+    #[serde(default)]
+    pub encoder: Option<Encoder>,
 }
 
 impl NeuralNet {
@@ -139,6 +147,7 @@ impl NeuralNet {
                 .map(|h| dense(&h.dense) + norm(&h.norm))
                 .sum::<usize>()
             + dense(&self.output)
+            + self.encoder.as_ref().map_or(0, Encoder::n_parameters)
     }
 
     /// Why the parts disagree (widths, lengths, a non-finite parameter), if they do.
@@ -182,13 +191,17 @@ impl NeuralNet {
                 return Some(p);
             }
         }
+        if let Some(p) = self.encoder.as_ref().and_then(|e| e.inconsistency(width)) {
+            return Some(p);
+        }
         if self.output.outputs != 1 {
             return Some("the output layer must have one output".into());
         }
         check_dense(&self.output, width, "output layer")
     }
 
-    /// Scores of `rows` rows of `x` (row-major, `n_features` wide), one per row, in `out`.
+    /// Scores of `rows` rows of `x` (row-major, `n_features` wide), one per row, in `out`. With an encoder the rows
+    /// are the documents of one query (each attends to all of them).
     pub fn score_matrix(&self, x: &[f32], out: &mut [f32]) {
         let rows = out.len();
         let mut cur = x.to_vec();
@@ -204,6 +217,9 @@ impl NeuralNet {
             }
             kernels::activate(self.activation, &mut next);
             std::mem::swap(&mut cur, &mut next);
+        }
+        if let Some(e) = &self.encoder {
+            e.forward(&mut cur, rows);
         }
         kernels::affine(&cur, &self.output, out);
     }
@@ -230,13 +246,17 @@ pub fn row_into(row: Row<'_>, out: &mut [f32]) {
 
 impl Scorer for NeuralNet {
     fn score_query(&self, q: &QueryView<'_>, out: &mut [f64]) {
-        // Blocks of 64 documents: the activations of a block stay in cache.
-        const BLOCK: usize = 64;
+        // Blocks of 64 documents: the activations of a block stay in cache. With an encoder, the whole query.
+        let block = if self.encoder.is_some() {
+            q.len().max(1)
+        } else {
+            64
+        };
         let d = self.n_features;
-        let mut x = vec![0f32; BLOCK * d];
-        let mut s = vec![0f32; BLOCK];
-        for start in (0..q.len()).step_by(BLOCK) {
-            let n = BLOCK.min(q.len() - start);
+        let mut x = vec![0f32; block * d];
+        let mut s = vec![0f32; block];
+        for start in (0..q.len()).step_by(block) {
+            let n = block.min(q.len() - start);
             for i in 0..n {
                 row_into(q.row(start + i), &mut x[i * d..(i + 1) * d]);
             }
@@ -383,6 +403,123 @@ pub mod kernels {
             }
         }
     }
+
+    /// allRank's encoder norm of each `width`-wide row of `x`, in place: `γ·(x − mean)/(std + ε) + β`, the standard
+    /// deviation unbiased (divided by `width − 1`), ε = [`super::ENCODER_NORM_EPS`]. With `stats`, record
+    /// `x̂ = (x − mean)/(std + ε)` per component and (1/(std + ε), std) per row for the backward pass.
+    pub fn std_norm_rows(
+        x: &mut [f32],
+        width: usize,
+        n: &LayerNorm,
+        mut stats: Option<(&mut Vec<f32>, &mut Vec<f32>)>,
+    ) {
+        if let Some((xhat, rows)) = stats.as_mut() {
+            xhat.clear();
+            rows.clear();
+        }
+        let dof = width.saturating_sub(1).max(1) as f64;
+        for row in x.chunks_mut(width) {
+            let mean = row.iter().map(|&v| f64::from(v)).sum::<f64>() / width as f64;
+            let var = row
+                .iter()
+                .map(|&v| (f64::from(v) - mean).powi(2))
+                .sum::<f64>()
+                / dof;
+            let std = var.sqrt();
+            let inv = (1.0 / (std + f64::from(super::ENCODER_NORM_EPS))) as f32;
+            let m = mean as f32;
+            for (j, v) in row.iter_mut().enumerate() {
+                let h = (*v - m) * inv;
+                if let Some((xhat, _)) = stats.as_mut() {
+                    xhat.push(h);
+                }
+                *v = h * n.gamma[j] + n.beta[j];
+            }
+            if let Some((_, rows)) = stats.as_mut() {
+                rows.push(inv);
+                rows.push(std as f32);
+            }
+        }
+    }
+
+    /// Columns `[c, c + dk)` of the `width`-wide rows of `x` as a `rows × dk` matrix (`transpose`: `dk × rows`).
+    pub fn head_slice(x: &[f32], width: usize, c: usize, dk: usize, transpose: bool) -> Vec<f32> {
+        let rows = x.len() / width.max(1);
+        let mut out = vec![0f32; rows * dk];
+        for r in 0..rows {
+            for t in 0..dk {
+                let v = x[r * width + c + t];
+                if transpose {
+                    out[t * rows + r] = v;
+                } else {
+                    out[r * dk + t] = v;
+                }
+            }
+        }
+        out
+    }
+
+    /// Scaled dot-product attention weights of every head: `p[h][i][j] = softmax_j(q_i · k_j / √dk)` over the
+    /// `rows` documents of one query, `q` and `k` `rows × width` with head `h` in columns `[h·dk, (h+1)·dk)`.
+    pub fn attention_probs(
+        q: &[f32],
+        k: &[f32],
+        rows: usize,
+        width: usize,
+        heads: usize,
+        p: &mut [f32],
+    ) {
+        let dk = width / heads;
+        let scale = (dk as f32).sqrt();
+        for h in 0..heads {
+            let qh = head_slice(q, width, h * dk, dk, false);
+            let kt = head_slice(k, width, h * dk, dk, true);
+            let ph = &mut p[h * rows * rows..(h + 1) * rows * rows];
+            matmul_rows(&qh, &kt, None, ph, dk, rows);
+            for row in ph.chunks_mut(rows) {
+                let mut top = f32::NEG_INFINITY;
+                for v in row.iter_mut() {
+                    *v /= scale;
+                    top = top.max(*v);
+                }
+                let mut sum = 0f64;
+                for v in row.iter_mut() {
+                    *v = (*v - top).exp();
+                    sum += f64::from(*v);
+                }
+                let inv = (1.0 / sum) as f32;
+                row.iter_mut().for_each(|v| *v *= inv);
+            }
+        }
+    }
+
+    /// The heads' outputs `o[i, h·dk + t] = Σ_j p[h][i][j] · v[j, h·dk + t]` (`j` ascending).
+    pub fn attention_apply(
+        p: &[f32],
+        v: &[f32],
+        rows: usize,
+        width: usize,
+        heads: usize,
+        o: &mut [f32],
+    ) {
+        let dk = width / heads;
+        let mut oh = vec![0f32; rows * dk];
+        for h in 0..heads {
+            let vh = head_slice(v, width, h * dk, dk, false);
+            matmul_rows(
+                &p[h * rows * rows..(h + 1) * rows * rows],
+                &vh,
+                None,
+                &mut oh,
+                rows,
+                dk,
+            );
+            for r in 0..rows {
+                o[r * width + h * dk..r * width + (h + 1) * dk]
+                    .copy_from_slice(&oh[r * dk..(r + 1) * dk]);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -407,6 +544,7 @@ mod tests {
             }],
             activation: Activation::Relu,
             output: o,
+            encoder: None,
         }
     }
 

@@ -31,6 +31,7 @@ mod import_lightgbm;
 mod import_xgboost;
 mod linear;
 mod onnx;
+mod onnx_encoder;
 // Generated from ONNX's onnx-ml.proto3 by tools/onnx-proto: the schema's own names, undocumented here.
 #[allow(
     missing_docs,

@@ -14,7 +14,10 @@
 //!   take it, through `Where`) → `Cast` to double → `Sub`/`Div` (the stored z-score or min-max) →
 //!   `Cast` to float32 (`ltr`'s preprocessed float32 values), then per layer `Gemm` (x·W + b), optionally
 //!   `LayerNormalization` (ε 1e-5, the last axis), and `Relu`/`Tanh`/`Sigmoid`, then the output `Gemm`: float32
-//!   throughout, as `ltr` scores, so scores agree to float32 rounding (the sums run in another order).
+//!   throughout, as `ltr` scores, so scores agree to float32 rounding (the sums run in another order). A network
+//!   with a self-attention encoder (`scorer=attention`) has it between the last hidden layer and the output
+//!   (`onnx_encoder.rs`: `MatMul`/`Softmax`, allRank's norm written out); then the `N` rows of a call are the
+//!   documents of one query.
 //! - Linear models become `Gather` (the columns the model reads) → `Cast` to double → `Sub`/`Div` (the stored
 //!   z-score or min-max, as `ltr` computes it) → `Cast` to float32, `Neg`, `Cast` back (`ltr` keeps a preprocessed
 //!   value as a float32; the weights are negated) → `MatMul` with the weights → `Cast` to float32.
@@ -583,16 +586,26 @@ fn neural_graph(
             x = out;
         }
     }
+    if let Some(e) = &net.encoder {
+        x = crate::onnx_encoder::encoder_nodes(e, &x, &mut init, &mut node);
+    }
     gemm(&net.output, &x, "scores", &mut init, &mut node);
     let graph = pb::GraphProto {
         node,
         initializer: init,
         ..Default::default()
     };
-    let notes = vec![format!(
+    let mut notes = vec![format!(
         "a neural network of {} hidden layer(s), float32 as `ltr predict` computes it",
         net.hidden.len()
     )];
+    if let Some(e) = &net.encoder {
+        notes.push(format!(
+            "a self-attention encoder of {} block(s): the N rows of one call are the documents of ONE query (they \
+             attend to each other); score one query per call",
+            e.blocks.len()
+        ));
+    }
     Ok((graph, notes))
 }
 

@@ -2,7 +2,8 @@
 //!
 //! Neural rankers on feature vectors, as allRank (Pobrotyn et al. 2020) and PT-Ranking train them:
 //! - the scorer is [`ltr_core::NeuralNet`] — optional input layer normalisation, hidden layers (width, activation,
-//!   layer normalisation, dropout in training) and a linear output; with no hidden layer, the linear model;
+//!   layer normalisation, dropout in training), optionally allRank's self-attention encoder over the documents of a
+//!   query ([`NeuralParams::blocks`], `encoder.rs`), and a linear output; with no hidden layer, the linear model;
 //! - the losses ([`Loss`]) are each one function of a query's scores and labels that returns the loss and its
 //!   gradient, written from the papers with allRank's conventions and checked against allRank's autograd;
 //! - training ([`NeuralParams`]) runs Adam or AdamW with a per-epoch schedule over batches of whole queries,
@@ -28,13 +29,16 @@
 //! ```
 #![deny(missing_docs)]
 
+mod dense;
+mod encoder;
 mod loss_value;
 mod losses;
-mod net;
+pub(crate) mod net;
 mod neural_sort;
 mod optim;
 mod train;
 
 pub use losses::{LambdaScheme, Loss, QueryLoss, Reduction, EPS};
+pub use net::loss_and_gradient;
 pub use optim::{Optimizer, Schedule};
 pub use train::{NeuralParams, NeuralValidParams};

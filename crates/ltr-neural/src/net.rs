@@ -10,6 +10,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
+use crate::dense::{dense_backward, transposed};
+use crate::encoder::{self, EncoderTrace};
+
 /// Rows per chunk of the forward and backward passes (a fixed number: the gradient's summation order).
 pub(crate) const CHUNK: usize = 128;
 
@@ -23,6 +26,8 @@ struct Trace {
     /// Per hidden layer: its output after activation and dropout, the dropout mask (scale or 0), the layer norm's
     /// x̂ and 1/σ.
     layers: Vec<LayerTrace>,
+    /// The encoder's trace and output (the output layer's input), when the network has one.
+    encoder: Option<(EncoderTrace, Vec<f32>)>,
 }
 
 struct LayerTrace {
@@ -36,7 +41,10 @@ struct LayerTrace {
 /// Dropout during training: probability and the seed of this pass's masks.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Dropout {
+    /// After each hidden layer.
     pub p: f32,
+    /// In the encoder (allRank's transformer `dropout`).
+    pub encoder: f32,
     pub seed: u64,
 }
 
@@ -44,7 +52,7 @@ fn forward_chunk(
     net: &NeuralNet,
     x: &[f32],
     rows: usize,
-    dropout: Option<(f32, u64)>,
+    dropout: Option<Dropout>,
 ) -> (Trace, Vec<f32>) {
     let d = net.n_features;
     let mut input = x.to_vec();
@@ -53,7 +61,7 @@ fn forward_chunk(
         kernels::layer_norm_rows(&mut input, d, n, Some((&mut rstd, &mut xhat)));
         (xhat, rstd)
     });
-    let mut rng = dropout.map(|(_, seed)| ChaCha8Rng::seed_from_u64(seed));
+    let mut rng = dropout.map(|dr| ChaCha8Rng::seed_from_u64(dr.seed));
     let mut layers: Vec<LayerTrace> = Vec::with_capacity(net.hidden.len());
     for h in &net.hidden {
         let prev = layers.last().map_or(&input, |t| &t.out);
@@ -67,7 +75,7 @@ fn forward_chunk(
         kernels::activate(net.activation, &mut y);
         let act = y.clone();
         let mask = match (dropout, rng.as_mut()) {
-            (Some((p, _)), Some(rng)) if p > 0.0 => {
+            (Some(Dropout { p, .. }), Some(rng)) if p > 0.0 => {
                 let keep = 1.0 / (1.0 - p);
                 let m: Vec<f32> = (0..y.len())
                     .map(|_| if rng.random::<f32>() < p { 0.0 } else { keep })
@@ -85,6 +93,13 @@ fn forward_chunk(
         });
     }
     let last = layers.last().map_or(&input, |t| &t.out);
+    let encoder = net.encoder.as_ref().map(|e| {
+        let mut z = last.clone();
+        let drop = dropout.map(|dr| (dr.encoder, rng.as_mut().expect("seeded with the dropout")));
+        let t = encoder::forward(e, &mut z, rows, drop);
+        (t, z)
+    });
+    let last = encoder.as_ref().map_or(last, |(_, z)| z);
     let mut scores = vec![0f32; rows];
     kernels::affine(last, &net.output, &mut scores);
     (
@@ -93,6 +108,7 @@ fn forward_chunk(
             input,
             input_norm,
             layers,
+            encoder,
         },
         scores,
     )
@@ -120,6 +136,7 @@ pub(crate) fn zeros_like(net: &NeuralNet) -> NeuralNet {
             .collect(),
         activation: net.activation,
         output: zero_dense(&net.output),
+        encoder: net.encoder.as_ref().map(encoder::zeros_like),
     }
 }
 
@@ -140,45 +157,10 @@ pub(crate) fn parameters_mut(net: &mut NeuralNet) -> Vec<&mut [f32]> {
     }
     out.push(&mut net.output.weights);
     out.push(&mut net.output.bias);
+    if let Some(e) = net.encoder.as_mut() {
+        out.extend(encoder::parameters_mut(e));
+    }
     out
-}
-
-/// `Wᵀ` of a layer, row-major `[outputs][inputs]`.
-fn transposed(d: &Dense) -> Vec<f32> {
-    let mut t = vec![0f32; d.weights.len()];
-    for k in 0..d.inputs {
-        for j in 0..d.outputs {
-            t[j * d.inputs + k] = d.weights[k * d.outputs + j];
-        }
-    }
-    t
-}
-
-/// `dW += aᵀ dy` (rows in order), `db += Σ dy`; `dx = dy Wᵀ` when asked.
-fn dense_backward(
-    a: &[f32],
-    dy: &[f32],
-    wt: &[f32],
-    layer: &Dense,
-    grad: &mut Dense,
-    want_dx: bool,
-) -> Vec<f32> {
-    let (k_dim, o_dim) = (layer.inputs, layer.outputs);
-    for (ar, dyr) in a.chunks(k_dim).zip(dy.chunks(o_dim)) {
-        for k in 0..k_dim {
-            if ar[k] != 0.0 {
-                kernels::axpy(ar[k], dyr, &mut grad.weights[k * o_dim..(k + 1) * o_dim]);
-            }
-        }
-        kernels::axpy(1.0, dyr, &mut grad.bias);
-    }
-    if !want_dx {
-        return Vec::new();
-    }
-    let rows = dy.len() / o_dim;
-    let mut dx = vec![0f32; rows * k_dim];
-    kernels::matmul_rows(dy, wt, None, &mut dx, o_dim, k_dim);
-    dx
 }
 
 /// Layer norm's backward: γ and β gradients added, the gradient with respect to its input returned.
@@ -217,20 +199,28 @@ fn layer_norm_backward(
 fn backward_chunk(
     net: &NeuralNet,
     transposes: &[Vec<f32>],
+    enc_t: Option<&encoder::Transposes>,
     trace: &Trace,
     dscores: &[f32],
     grad: &mut NeuralNet,
 ) {
-    let last = trace.layers.last().map_or(&trace.input, |t| &t.out);
+    let before_out = trace.layers.last().map_or(&trace.input, |t| &t.out);
+    let last = trace.encoder.as_ref().map_or(before_out, |(_, z)| z);
     let out_t = &transposes[net.hidden.len()];
+    let below = !net.hidden.is_empty() || net.input_norm.is_some();
     let mut d = dense_backward(
         last,
         dscores,
         out_t,
         &net.output,
         &mut grad.output,
-        !net.hidden.is_empty() || net.input_norm.is_some(),
+        below || net.encoder.is_some(),
     );
+    if let (Some(e), Some((t, _)), Some(et), Some(ge)) =
+        (&net.encoder, &trace.encoder, enc_t, grad.encoder.as_mut())
+    {
+        d = encoder::backward(e, et, t, &d, ge);
+    }
     for l in (0..net.hidden.len()).rev() {
         let t = &trace.layers[l];
         if let Some(m) = &t.mask {
@@ -274,7 +264,6 @@ fn backward_chunk(
     if let (Some(n), Some((xhat, rstd))) = (&net.input_norm, &trace.input_norm) {
         layer_norm_backward(&d, xhat, rstd, n, grad.input_norm.as_mut().unwrap());
     }
-    let _ = trace.rows;
 }
 
 /// Add `b` into `a`, array by array in the optimiser's order.
@@ -291,19 +280,29 @@ pub(crate) struct Pass {
     pub scores: Vec<f32>,
 }
 
-/// Forward over all rows of `x`, chunk by chunk in parallel (dropout masks seeded per chunk).
-pub(crate) fn forward(net: &NeuralNet, x: &[f32], dropout: Option<Dropout>) -> Pass {
+/// Forward over all rows of `x`, chunk by chunk in parallel (dropout masks seeded per chunk). The rows of query
+/// `q` are `offsets[q]..offsets[q + 1]`: with an encoder each query is a chunk (its documents attend to each other),
+/// without one the chunks are [`CHUNK`] rows.
+pub(crate) fn forward(
+    net: &NeuralNet,
+    x: &[f32],
+    offsets: &[usize],
+    dropout: Option<Dropout>,
+) -> Pass {
     let d = net.n_features;
     let rows = x.len() / d.max(1);
-    let parts: Vec<(Trace, Vec<f32>)> = x
-        .par_chunks(CHUNK * d)
+    let chunks: Vec<&[f32]> = if net.encoder.is_some() {
+        offsets.windows(2).map(|w| &x[w[0] * d..w[1] * d]).collect()
+    } else {
+        x.chunks(CHUNK * d).collect()
+    };
+    let parts: Vec<(Trace, Vec<f32>)> = chunks
+        .into_par_iter()
         .enumerate()
         .map(|(c, xc)| {
-            let dr = dropout.map(|dr| {
-                (
-                    dr.p,
-                    dr.seed ^ (c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-                )
+            let dr = dropout.map(|dr| Dropout {
+                seed: dr.seed ^ (c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                ..dr
             });
             forward_chunk(net, xc, xc.len() / d, dr)
         })
@@ -324,13 +323,22 @@ pub(crate) fn backward(net: &NeuralNet, pass: &Pass, dscores: &[f32]) -> NeuralN
     // Groups of GROUP chunks: each group adds its chunks' gradients in order into its own sum, and the groups'
     // sums are added in order — the same bits at any thread count, and one gradient a group in memory.
     const GROUP: usize = 8;
-    let traces: Vec<(&Trace, &[f32])> = pass.traces.iter().zip(dscores.chunks(CHUNK)).collect();
+    let enc_t = net.encoder.as_ref().map(encoder::Transposes::new);
+    let mut at = 0;
+    let traces: Vec<(&Trace, &[f32])> = pass
+        .traces
+        .iter()
+        .map(|t| {
+            at += t.rows;
+            (t, &dscores[at - t.rows..at])
+        })
+        .collect();
     let mut parts: Vec<NeuralNet> = traces
         .par_chunks(GROUP)
         .map(|group| {
             let mut g = zeros_like(net);
             for (t, ds) in group {
-                backward_chunk(net, &transposes, t, ds, &mut g);
+                backward_chunk(net, &transposes, enc_t.as_ref(), t, ds, &mut g);
             }
             g
         })
@@ -343,4 +351,24 @@ pub(crate) fn backward(net: &NeuralNet, pass: &Pass, dscores: &[f32]) -> NeuralN
         add_into(&mut total, p);
     }
     total
+}
+
+/// The loss of `net` on one batch of queries and its gradient with respect to every parameter, as one training
+/// step computes them without dropout: `x` holds the documents' features (row-major, `net.n_features` wide), query
+/// `q` the rows `offsets[q]..offsets[q + 1]`. Returns the loss, the scores and the gradient (a network of the same
+/// shape). For checks of the backward pass (finite differences, allRank's autograd) and tools.
+pub fn loss_and_gradient(
+    net: &NeuralNet,
+    x: &[f32],
+    labels: &[f64],
+    offsets: &[usize],
+    loss: crate::Loss,
+) -> (f64, Vec<f32>, NeuralNet) {
+    let pass = forward(net, x, offsets, None);
+    let scores: Vec<f64> = pass.scores.iter().map(|&v| f64::from(v)).collect();
+    let ties = vec![0; offsets.len().saturating_sub(1)];
+    let (value, grad) = loss.batch(&scores, labels, offsets, &ties);
+    let dscores: Vec<f32> = grad.iter().map(|&g| g as f32).collect();
+    let g = backward(net, &pass, &dscores);
+    (value, pass.scores, g)
 }

@@ -7,7 +7,9 @@
 //! for; every sum over documents runs in a fixed order ([`crate::net`]). So the same seed gives the same model bit
 //! for bit at any thread count.
 
-use ltr_core::neural::{row_into, Activation, Dense, HiddenLayer, LayerNorm, NeuralNet};
+use ltr_core::neural::{
+    row_into, Activation, Dense, Encoder, EncoderBlock, HiddenLayer, LayerNorm, NeuralNet,
+};
 use ltr_core::{BestSoFar, Fit, FitContext, FitReport, Fitted, LtrError, Model, Result};
 use ltr_data::Dataset;
 use rand::seq::{IndexedRandom, SliceRandom};
@@ -37,6 +39,10 @@ pub struct NeuralParams {
     batch_size: usize,
     slate_length: usize,
     patience: usize,
+    blocks: usize,
+    heads: usize,
+    d_ff: usize,
+    encoder_dropout: f64,
 }
 
 impl Default for NeuralParams {
@@ -57,6 +63,10 @@ impl Default for NeuralParams {
             batch_size: 64,
             slate_length: 240,
             patience: 20,
+            blocks: 0,
+            heads: 4,
+            d_ff: 512,
+            encoder_dropout: 0.0,
         }
     }
 }
@@ -138,6 +148,27 @@ impl NeuralParams {
         self.patience = epochs;
         self
     }
+    /// Self-attention encoder blocks after the hidden layers (allRank's transformer `N`; 0: none, the MLP).
+    pub fn blocks(mut self, n: usize) -> Self {
+        self.blocks = n;
+        self
+    }
+    /// Attention heads of each encoder block (4); they divide the last hidden width.
+    pub fn heads(mut self, h: usize) -> Self {
+        self.heads = h;
+        self
+    }
+    /// Width of each encoder block's feed-forward layer (allRank's `d_ff`; 512).
+    pub fn d_ff(mut self, width: usize) -> Self {
+        self.d_ff = width;
+        self
+    }
+    /// Dropout inside the encoder during training (allRank's transformer `dropout`; 0): on the attention weights,
+    /// both residual branches and the feed-forward layer.
+    pub fn encoder_dropout(mut self, p: f64) -> Self {
+        self.encoder_dropout = p;
+        self
+    }
 }
 
 impl NeuralParams {
@@ -166,6 +197,30 @@ impl NeuralParams {
         }
         if !(0.0..1.0).contains(&self.dropout) {
             return Err(LtrError::param("dropout", "need 0 <= dropout < 1"));
+        }
+        if !(0.0..1.0).contains(&self.encoder_dropout) {
+            return Err(LtrError::param(
+                "attention-dropout",
+                "need 0 <= attention-dropout < 1",
+            ));
+        }
+        if self.blocks > 0 {
+            let width = self.sizes.last().copied();
+            if self.heads == 0 || self.d_ff == 0 {
+                return Err(LtrError::param(
+                    "heads/d-ff",
+                    "an encoder needs heads >= 1 and d-ff >= 1",
+                ));
+            }
+            if let Some(w) = width.filter(|w| !w.is_multiple_of(self.heads)) {
+                return Err(LtrError::param(
+                    "heads",
+                    format!(
+                        "{} attention heads do not divide the encoder's width {w} (the last of sizes)",
+                        self.heads
+                    ),
+                ));
+            }
         }
         if !(self.weight_decay >= 0.0 && self.weight_decay.is_finite()) {
             return Err(LtrError::param("weight-decay", "need weight-decay >= 0"));
@@ -242,12 +297,32 @@ impl NeuralParams {
                 }
             })
             .collect();
+        let output = init_dense(width, 1, &mut rng);
+        // The encoder from its own stream, so an MLP's initial weights do not depend on it.
+        let mut rng = ChaCha8Rng::seed_from_u64(key(seed, &[5]));
+        let encoder = (self.blocks > 0).then(|| Encoder {
+            heads: self.heads,
+            blocks: (0..self.blocks)
+                .map(|_| EncoderBlock {
+                    attn_norm: LayerNorm::new(width),
+                    query: init_dense(width, width, &mut rng),
+                    key: init_dense(width, width, &mut rng),
+                    value: init_dense(width, width, &mut rng),
+                    out: init_dense(width, width, &mut rng),
+                    ff_norm: LayerNorm::new(width),
+                    ff_in: init_dense(width, self.d_ff, &mut rng),
+                    ff_out: init_dense(self.d_ff, width, &mut rng),
+                })
+                .collect(),
+            norm: LayerNorm::new(width),
+        });
         NeuralNet {
             n_features: d,
             input_norm: self.input_norm.then(|| LayerNorm::new(d)),
             hidden,
             activation: self.activation,
-            output: init_dense(width, 1, &mut rng),
+            output,
+            encoder,
         }
     }
 }
@@ -376,6 +451,15 @@ impl Fit for NeuralValidParams {
         let seed = ctx.seed();
         let slates = Slates::new(train, self.loss);
         let d = slates.d;
+        if self.blocks > 0 && self.sizes.is_empty() && !d.is_multiple_of(self.heads) {
+            return Err(LtrError::param(
+                "heads",
+                format!(
+                    "{} attention heads do not divide the encoder's width, the {d} features (no hidden layer)",
+                    self.heads
+                ),
+            ));
+        }
         let mut net = self.init(d, seed);
         let mut adam = Adam::new(self.optimizer, &net, self.weight_decay);
         let mut best = BestSoFar::new();
@@ -400,11 +484,14 @@ impl Fit for NeuralValidParams {
                     x.extend_from_slice(&slates.x[r * d..(r + 1) * d]);
                     labels.push(slates.labels[r]);
                 }
-                let dropout = (self.dropout > 0.0).then(|| Dropout {
-                    p: self.dropout as f32,
-                    seed: key(seed, &[3, epoch as u64, b as u64]),
-                });
-                let pass = forward(&net, &x, dropout);
+                let dropout = (self.dropout > 0.0
+                    || (self.blocks > 0 && self.encoder_dropout > 0.0))
+                    .then(|| Dropout {
+                        p: self.dropout as f32,
+                        encoder: self.encoder_dropout as f32,
+                        seed: key(seed, &[3, epoch as u64, b as u64]),
+                    });
+                let pass = forward(&net, &x, &offsets, dropout);
                 let scores: Vec<f64> = pass.scores.iter().map(|&v| f64::from(v)).collect();
                 let tie_seeds: Vec<u64> = batch
                     .iter()

@@ -1,4 +1,5 @@
 //! Integration tests of `ltr-neural`: the losses against allRank and finite differences, training.
+mod attention;
 mod common;
 mod losses;
 mod training;

@@ -625,8 +625,8 @@ pub static ALGORITHMS: &[Algorithm] = &[
     },    Algorithm {
         name: "neural",
         class_name: "NeuralRanker",
-        paper: "Pobrotyn et al. 2020, Context-Aware Learning to Rank with Self-Attention (allRank): a feed-forward scorer trained with RankNet, ListNet, ListMLE, LambdaLoss (Wang et al. 2018: NDCG-Loss2, NDCG-Loss2++), ApproxNDCG (Qin et al. 2010) or NeuralNDCG (Pobrotyn & Białobrzeski 2021)",
-        code: "crates/ltr-neural (losses.rs, neural_sort.rs, net.rs, optim.rs, train.rs); the scorer in crates/ltr-core/src/neural.rs",
+        paper: "Pobrotyn et al. 2020, Context-Aware Learning to Rank with Self-Attention (allRank): a feed-forward scorer, optionally followed by self-attention encoder blocks over the documents of a query (Vaswani et al. 2017's Transformer encoder, allRank's context-aware scorer), trained with RankNet, ListNet, ListMLE, LambdaLoss (Wang et al. 2018: NDCG-Loss2, NDCG-Loss2++), ApproxNDCG (Qin et al. 2010) or NeuralNDCG (Pobrotyn & Białobrzeski 2021)",
+        code: "crates/ltr-neural (losses.rs, neural_sort.rs, net.rs, encoder.rs, optim.rs, train.rs); the scorer in crates/ltr-core/src/neural.rs and neural/encoder.rs",
         params: &[NEURAL_SPECS],
         distributed: None,
         clicks: ClickUse::Refused(LABELS_ONLY),

@@ -1,4 +1,4 @@
-//! `neural` (allRank's feed-forward scorer and losses): parameters → [`NeuralParams`].
+//! `neural` (allRank's feed-forward scorer, its self-attention encoder, its losses): parameters → [`NeuralParams`].
 
 use ltr_core::neural::Activation;
 use ltr_core::{Fit, FitContext, Fitted, LtrError, ParamGuard, Result};
@@ -46,6 +46,42 @@ pub(crate) const NEURAL_SPECS: &[ParamSpec] = &[
         Allowed::Bool,
         "layer normalisation of the input features (allRank's input_norm)",
     ),
+    ParamSpec::new(
+        "scorer",
+        "mlp",
+        choice(&["mlp", "attention"]),
+        "mlp (every document scored on its own) or attention (allRank's context-aware scorer: the hidden layers, \
+         then self-attention encoder blocks over the documents of a query, no positional encoding)",
+    ),
+    ParamSpec::new(
+        "blocks",
+        "4",
+        int(1, 1_000),
+        "encoder blocks (allRank's transformer N)",
+    )
+    .when("scorer=attention"),
+    ParamSpec::new(
+        "heads",
+        "4",
+        int(1, 1_000),
+        "attention heads of each block (they divide the last hidden width)",
+    )
+    .when("scorer=attention"),
+    ParamSpec::new(
+        "d-ff",
+        "512",
+        int(1, 1_000_000),
+        "width of each block's feed-forward layer",
+    )
+    .when("scorer=attention"),
+    ParamSpec::new(
+        "attention-dropout",
+        "0.3",
+        float(0.0, 0.99),
+        "dropout in the encoder during training: attention weights, both residual branches, inside the \
+         feed-forward layer (allRank's transformer dropout)",
+    )
+    .when("scorer=attention"),
     ParamSpec::new(
         "optimizer",
         "adam",
@@ -157,8 +193,16 @@ pub(crate) fn neural(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) 
         .epochs(r.int("epochs")?)
         .batch_size(r.int("batch-size")?)
         .slate_length(r.int("slate-length")?)
-        .patience(r.int("patience")?)
-        .check()?;
+        .patience(r.int("patience")?);
+    let p = if r.choice("scorer")? == "attention" {
+        p.blocks(r.int("blocks")?)
+            .heads(r.int("heads")?)
+            .d_ff(r.int("d-ff")?)
+            .encoder_dropout(r.float("attention-dropout")?)
+    } else {
+        p
+    }
+    .check()?;
     r.finish("neural")?;
     p.fit(train, ctx)
 }

@@ -1,0 +1,41 @@
+//! A dense layer's backward pass, shared by the feed-forward layers (`net.rs`) and the encoder (`encoder.rs`).
+
+use ltr_core::neural::{kernels, Dense};
+
+/// `Wᵀ` of a layer, row-major `[outputs][inputs]`.
+pub(crate) fn transposed(d: &Dense) -> Vec<f32> {
+    let mut t = vec![0f32; d.weights.len()];
+    for k in 0..d.inputs {
+        for j in 0..d.outputs {
+            t[j * d.inputs + k] = d.weights[k * d.outputs + j];
+        }
+    }
+    t
+}
+
+/// `dW += aᵀ dy` (rows in order), `db += Σ dy`; `dx = dy Wᵀ` when asked.
+pub(crate) fn dense_backward(
+    a: &[f32],
+    dy: &[f32],
+    wt: &[f32],
+    layer: &Dense,
+    grad: &mut Dense,
+    want_dx: bool,
+) -> Vec<f32> {
+    let (k_dim, o_dim) = (layer.inputs, layer.outputs);
+    for (ar, dyr) in a.chunks(k_dim).zip(dy.chunks(o_dim)) {
+        for k in 0..k_dim {
+            if ar[k] != 0.0 {
+                kernels::axpy(ar[k], dyr, &mut grad.weights[k * o_dim..(k + 1) * o_dim]);
+            }
+        }
+        kernels::axpy(1.0, dyr, &mut grad.bias);
+    }
+    if !want_dx {
+        return Vec::new();
+    }
+    let rows = dy.len() / o_dim;
+    let mut dx = vec![0f32; rows * k_dim];
+    kernels::matmul_rows(dy, wt, None, &mut dx, o_dim, k_dim);
+    dx
+}

@@ -1,0 +1,354 @@
+//! The training passes of allRank's self-attention [`Encoder`] over one slate (the documents of one query): a
+//! forward pass that keeps what the backward pass needs and draws the dropout masks (allRank's four sites a block:
+//! the attention weights, both residual branches, and inside the feed-forward layer), and the backward pass.
+//!
+//! The forward pass calls the scorer's kernels in the scorer's order (`Encoder::forward`), so without dropout it
+//! gives the scores `ltr predict` gives, bit for bit. Every sum of the backward pass runs in one fixed order.
+
+use ltr_core::neural::{kernels, Activation, Dense, Encoder, EncoderBlock, LayerNorm};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::dense::{dense_backward, transposed};
+
+/// allRank's norm as the backward pass needs it: x̂ and (1/(std + ε), std) per row.
+struct NormTrace {
+    xhat: Vec<f32>,
+    rows: Vec<f32>,
+}
+
+fn norm_forward(x: &mut [f32], width: usize, n: &LayerNorm) -> NormTrace {
+    let (mut xhat, mut rows) = (Vec::new(), Vec::new());
+    kernels::std_norm_rows(x, width, n, Some((&mut xhat, &mut rows)));
+    NormTrace { xhat, rows }
+}
+
+/// The gradient with respect to the input of allRank's norm; γ and β gradients added into `grad`.
+fn norm_backward(dout: &[f32], t: &NormTrace, n: &LayerNorm, grad: &mut LayerNorm) -> Vec<f32> {
+    let w = n.gamma.len();
+    let dof = w.saturating_sub(1).max(1) as f64;
+    let mut dx = vec![0f32; dout.len()];
+    let mut dc = vec![0f64; w];
+    for (r, ((dr, xr), dxr)) in dout
+        .chunks(w)
+        .zip(t.xhat.chunks(w))
+        .zip(dx.chunks_mut(w))
+        .enumerate()
+    {
+        let (inv, std) = (f64::from(t.rows[2 * r]), f64::from(t.rows[2 * r + 1]));
+        let mut a = 0f64;
+        for j in 0..w {
+            grad.gamma[j] += dr[j] * xr[j];
+            grad.beta[j] += dr[j];
+            a += f64::from(dr[j] * n.gamma[j]) * f64::from(xr[j]);
+        }
+        // y = γ·c/(s + ε) + β with c = x − mean, s = √(Σc²/(w − 1)): through s, ∂s/∂c_j = c_j/((w − 1)s).
+        let through_std = if std > 0.0 { a / (dof * std) } else { 0.0 };
+        let mut mean = 0f64;
+        for j in 0..w {
+            dc[j] = f64::from(dr[j] * n.gamma[j]) * inv - through_std * f64::from(xr[j]);
+            mean += dc[j];
+        }
+        mean /= w as f64;
+        for j in 0..w {
+            dxr[j] = (dc[j] - mean) as f32;
+        }
+    }
+    dx
+}
+
+/// A dropout mask (0 or 1/(1 − p) per entry) drawn from `rng`, applied to `x`; none when `p` is 0.
+fn dropout(x: &mut [f32], drop: Option<(f32, &mut ChaCha8Rng)>) -> Option<Vec<f32>> {
+    let (p, rng) = drop?;
+    if p <= 0.0 {
+        return None;
+    }
+    let keep = 1.0 / (1.0 - p);
+    let m: Vec<f32> = (0..x.len())
+        .map(|_| if rng.random::<f32>() < p { 0.0 } else { keep })
+        .collect();
+    x.iter_mut().zip(&m).for_each(|(v, m)| *v *= m);
+    Some(m)
+}
+
+fn mask(d: &mut [f32], m: &Option<Vec<f32>>) {
+    if let Some(m) = m {
+        d.iter_mut().zip(m).for_each(|(g, m)| *g *= m);
+    }
+}
+
+struct BlockTrace {
+    attn_norm: NormTrace,
+    /// Normalised input of the projections.
+    a: Vec<f32>,
+    q: Vec<f32>,
+    k: Vec<f32>,
+    v: Vec<f32>,
+    /// Attention weights before dropout, and after.
+    p: Vec<f32>,
+    p_mask: Option<Vec<f32>>,
+    p_dropped: Vec<f32>,
+    /// The heads' concatenated outputs.
+    o: Vec<f32>,
+    res1_mask: Option<Vec<f32>>,
+    ff_norm: NormTrace,
+    b: Vec<f32>,
+    /// ReLU outputs before dropout (for ReLU's derivative), and after (the input of `ff_out`).
+    h: Vec<f32>,
+    h_mask: Option<Vec<f32>>,
+    h_dropped: Vec<f32>,
+    res2_mask: Option<Vec<f32>>,
+}
+
+/// What the encoder's forward pass over one slate keeps.
+pub(crate) struct EncoderTrace {
+    rows: usize,
+    blocks: Vec<BlockTrace>,
+    norm: NormTrace,
+}
+
+/// The encoder over one slate's rows `x` (`rows × width`) in place, in training mode when `drop` is given.
+pub(crate) fn forward(
+    e: &Encoder,
+    x: &mut [f32],
+    rows: usize,
+    mut drop: Option<(f32, &mut ChaCha8Rng)>,
+) -> EncoderTrace {
+    let w = e.width();
+    let mut blocks = Vec::with_capacity(e.blocks.len());
+    let mut t = vec![0f32; rows * w];
+    for b in &e.blocks {
+        let mut a = x.to_vec();
+        let attn_norm = norm_forward(&mut a, w, &b.attn_norm);
+        let (mut q, mut k, mut v) = (t.clone(), t.clone(), t.clone());
+        kernels::affine(&a, &b.query, &mut q);
+        kernels::affine(&a, &b.key, &mut k);
+        kernels::affine(&a, &b.value, &mut v);
+        let mut p = vec![0f32; e.heads * rows * rows];
+        kernels::attention_probs(&q, &k, rows, w, e.heads, &mut p);
+        let mut p_dropped = p.clone();
+        let p_mask = dropout(&mut p_dropped, drop.as_mut().map(|(p, r)| (*p, &mut **r)));
+        let mut o = t.clone();
+        kernels::attention_apply(&p_dropped, &v, rows, w, e.heads, &mut o);
+        kernels::affine(&o, &b.out, &mut t);
+        let res1_mask = dropout(&mut t, drop.as_mut().map(|(p, r)| (*p, &mut **r)));
+        kernels::axpy(1.0, &t, x);
+        let mut bn = x.to_vec();
+        let ff_norm = norm_forward(&mut bn, w, &b.ff_norm);
+        let mut h = vec![0f32; rows * b.ff_in.outputs];
+        kernels::affine(&bn, &b.ff_in, &mut h);
+        kernels::activate(Activation::Relu, &mut h);
+        let mut h_dropped = h.clone();
+        let h_mask = dropout(&mut h_dropped, drop.as_mut().map(|(p, r)| (*p, &mut **r)));
+        kernels::affine(&h_dropped, &b.ff_out, &mut t);
+        let res2_mask = dropout(&mut t, drop.as_mut().map(|(p, r)| (*p, &mut **r)));
+        kernels::axpy(1.0, &t, x);
+        blocks.push(BlockTrace {
+            attn_norm,
+            a,
+            q,
+            k,
+            v,
+            p,
+            p_mask,
+            p_dropped,
+            o,
+            res1_mask,
+            ff_norm,
+            b: bn,
+            h,
+            h_mask,
+            h_dropped,
+            res2_mask,
+        });
+    }
+    let norm = norm_forward(x, w, &e.norm);
+    EncoderTrace { rows, blocks, norm }
+}
+
+/// `Wᵀ` of every dense layer of every block (the backward pass's `dy Wᵀ`), computed once per batch.
+pub(crate) struct Transposes(Vec<[Vec<f32>; 6]>);
+
+impl Transposes {
+    pub(crate) fn new(e: &Encoder) -> Self {
+        Self(
+            e.blocks
+                .iter()
+                .map(|b| {
+                    [
+                        transposed(&b.query),
+                        transposed(&b.key),
+                        transposed(&b.value),
+                        transposed(&b.out),
+                        transposed(&b.ff_in),
+                        transposed(&b.ff_out),
+                    ]
+                })
+                .collect(),
+        )
+    }
+}
+
+/// `m` (`rows × cols`) transposed.
+fn transpose(m: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    let mut t = vec![0f32; m.len()];
+    for r in 0..rows {
+        for c in 0..cols {
+            t[c * rows + r] = m[r * cols + c];
+        }
+    }
+    t
+}
+
+/// Multi-head attention's backward: from the gradient of the heads' outputs `d_o` to those of q, k and v.
+fn attention_backward(
+    bt: &BlockTrace,
+    d_o: &[f32],
+    rows: usize,
+    w: usize,
+    heads: usize,
+) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+    let dk = w / heads;
+    let scale = (dk as f32).sqrt();
+    let (mut dq, mut dk_, mut dv) = (
+        vec![0f32; rows * w],
+        vec![0f32; rows * w],
+        vec![0f32; rows * w],
+    );
+    let mut dp = vec![0f32; rows * rows];
+    let mut part = vec![0f32; rows * dk];
+    let scatter = |m: &mut [f32], part: &[f32], h: usize| {
+        for r in 0..rows {
+            m[r * w + h * dk..r * w + (h + 1) * dk].copy_from_slice(&part[r * dk..(r + 1) * dk]);
+        }
+    };
+    for h in 0..heads {
+        let span = h * rows * rows..(h + 1) * rows * rows;
+        let (p, pd) = (&bt.p[span.clone()], &bt.p_dropped[span.clone()]);
+        let d_oh = kernels::head_slice(d_o, w, h * dk, dk, false);
+        // o_h = p' v_h: ∂p' = ∂o_h v_hᵀ, ∂v_h = p'ᵀ ∂o_h.
+        let vt = kernels::head_slice(&bt.v, w, h * dk, dk, true);
+        kernels::matmul_rows(&d_oh, &vt, None, &mut dp, dk, rows);
+        kernels::matmul_rows(&transpose(pd, rows, rows), &d_oh, None, &mut part, rows, dk);
+        scatter(&mut dv, &part, h);
+        if let Some(m) = &bt.p_mask {
+            dp.iter_mut().zip(&m[span]).for_each(|(g, m)| *g *= m);
+        }
+        // Softmax: ∂s_ij = p_ij (∂p_ij − Σ_k p_ik ∂p_ik); then the 1/√dk.
+        for (pr, dr) in p.chunks(rows).zip(dp.chunks_mut(rows)) {
+            let dot: f64 = pr
+                .iter()
+                .zip(dr.iter())
+                .map(|(a, b)| f64::from(a * b))
+                .sum();
+            let dot = dot as f32;
+            for (g, &pv) in dr.iter_mut().zip(pr) {
+                *g = pv * (*g - dot) / scale;
+            }
+        }
+        // s = q_h k_hᵀ: ∂q_h = ∂s k_h, ∂k_h = ∂sᵀ q_h.
+        let kh = kernels::head_slice(&bt.k, w, h * dk, dk, false);
+        kernels::matmul_rows(&dp, &kh, None, &mut part, rows, dk);
+        scatter(&mut dq, &part, h);
+        let qh = kernels::head_slice(&bt.q, w, h * dk, dk, false);
+        kernels::matmul_rows(&transpose(&dp, rows, rows), &qh, None, &mut part, rows, dk);
+        scatter(&mut dk_, &part, h);
+    }
+    (dq, dk_, dv)
+}
+
+/// The backward pass over one slate: the gradient with respect to the encoder's input, given that of its output;
+/// parameter gradients added into `grad`.
+pub(crate) fn backward(
+    e: &Encoder,
+    tr: &Transposes,
+    trace: &EncoderTrace,
+    dz: &[f32],
+    grad: &mut Encoder,
+) -> Vec<f32> {
+    let (w, rows) = (e.width(), trace.rows);
+    let mut dx = norm_backward(dz, &trace.norm, &e.norm, &mut grad.norm);
+    for l in (0..e.blocks.len()).rev() {
+        let (b, bt, t, g) = (
+            &e.blocks[l],
+            &trace.blocks[l],
+            &tr.0[l],
+            &mut grad.blocks[l],
+        );
+        // x ← x + drop(W₂ drop(ReLU(W₁ norm₂(x)))).
+        let mut d = dx.clone();
+        mask(&mut d, &bt.res2_mask);
+        let mut dh = dense_backward(&bt.h_dropped, &d, &t[5], &b.ff_out, &mut g.ff_out, true);
+        mask(&mut dh, &bt.h_mask);
+        dh.iter_mut().zip(&bt.h).for_each(|(g, y)| {
+            if *y <= 0.0 {
+                *g = 0.0
+            }
+        });
+        let db = dense_backward(&bt.b, &dh, &t[4], &b.ff_in, &mut g.ff_in, true);
+        let dn = norm_backward(&db, &bt.ff_norm, &b.ff_norm, &mut g.ff_norm);
+        kernels::axpy(1.0, &dn, &mut dx);
+        // x ← x + drop(W_o Attention(norm₁(x))).
+        let mut d = dx.clone();
+        mask(&mut d, &bt.res1_mask);
+        let d_o = dense_backward(&bt.o, &d, &t[3], &b.out, &mut g.out, true);
+        let (dq, dk, dv) = attention_backward(bt, &d_o, rows, w, e.heads);
+        let mut da = dense_backward(&bt.a, &dq, &t[0], &b.query, &mut g.query, true);
+        let da_k = dense_backward(&bt.a, &dk, &t[1], &b.key, &mut g.key, true);
+        let da_v = dense_backward(&bt.a, &dv, &t[2], &b.value, &mut g.value, true);
+        kernels::axpy(1.0, &da_k, &mut da);
+        kernels::axpy(1.0, &da_v, &mut da);
+        let dn = norm_backward(&da, &bt.attn_norm, &b.attn_norm, &mut g.attn_norm);
+        kernels::axpy(1.0, &dn, &mut dx);
+    }
+    dx
+}
+
+/// An encoder of zeros shaped like `e` (the gradient's container).
+pub(crate) fn zeros_like(e: &Encoder) -> Encoder {
+    let z = |d: &Dense| Dense::zeros(d.inputs, d.outputs);
+    let zn = |n: &LayerNorm| LayerNorm {
+        gamma: vec![0.0; n.gamma.len()],
+        beta: vec![0.0; n.beta.len()],
+    };
+    Encoder {
+        heads: e.heads,
+        blocks: e
+            .blocks
+            .iter()
+            .map(|b| EncoderBlock {
+                attn_norm: zn(&b.attn_norm),
+                query: z(&b.query),
+                key: z(&b.key),
+                value: z(&b.value),
+                out: z(&b.out),
+                ff_norm: zn(&b.ff_norm),
+                ff_in: z(&b.ff_in),
+                ff_out: z(&b.ff_out),
+            })
+            .collect(),
+        norm: zn(&e.norm),
+    }
+}
+
+/// Every parameter array of `e` in one fixed order (the optimiser's).
+pub(crate) fn parameters_mut(e: &mut Encoder) -> Vec<&mut [f32]> {
+    let mut out: Vec<&mut [f32]> = Vec::new();
+    for b in e.blocks.iter_mut() {
+        out.push(&mut b.attn_norm.gamma);
+        out.push(&mut b.attn_norm.beta);
+        for d in [&mut b.query, &mut b.key, &mut b.value, &mut b.out] {
+            out.push(&mut d.weights);
+            out.push(&mut d.bias);
+        }
+        out.push(&mut b.ff_norm.gamma);
+        out.push(&mut b.ff_norm.beta);
+        out.push(&mut b.ff_in.weights);
+        out.push(&mut b.ff_in.bias);
+        out.push(&mut b.ff_out.weights);
+        out.push(&mut b.ff_out.bias);
+    }
+    out.push(&mut e.norm.gamma);
+    out.push(&mut e.norm.beta);
+    out
+}
