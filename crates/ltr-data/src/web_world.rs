@@ -1,5 +1,5 @@
-//! What the two generated web profiles share ([`generate_web`](crate::generate_web) and
-//! [`generate_web_raw`](crate::generate_web_raw)): the checks of their common settings, the hidden world of latent
+//! What the two generated web profiles share (`generate_web` and
+//! `generate_web_raw`): the checks of their common settings, the hidden world of latent
 //! factors every feature loads on, the query sizes' offsets, the per-query loop over seeded streams (so the data is
 //! the same at any thread count) and the assembly of the blocks into a [`Dataset`]. Each profile keeps its own
 //! feature families, transforms and grading.

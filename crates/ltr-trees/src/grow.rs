@@ -13,7 +13,7 @@ use ltr_core::{Allreduce, ForestTree, Result};
 use rayon::prelude::*;
 
 use crate::bins::{BinColumn, Binned};
-use crate::hist::{histograms, reduce_histograms, subtract, Rows};
+use crate::hist::{histograms, map_features, reduce_histograms, subtract, Rows, Sums};
 
 /// Sums of one histogram bin (or of a leaf) in real units: gradients, hessians, documents (a count held as f64).
 /// What the gain and the leaf value are computed from ([`Scale::cell`] of a [`Sums`]).
@@ -25,43 +25,6 @@ pub struct Cell {
     pub h: f64,
     /// Number of documents.
     pub n: f64,
-}
-
-/// Fixed-point sums of one histogram bin (or of a leaf): gradients and hessians in units of the round's [`Scale`],
-/// and the number of documents. Exact, so bins add and subtract without rounding.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Sums {
-    /// Σ gradient · scale.
-    pub g: i64,
-    /// Σ hessian · scale.
-    pub h: i64,
-    /// Number of documents.
-    pub n: i64,
-}
-
-impl Sums {
-    #[inline(always)]
-    pub(crate) fn add(&mut self, v: &[i64; 2]) {
-        self.g += v[0];
-        self.h += v[1];
-        self.n += 1;
-    }
-    #[inline]
-    pub(crate) fn plus(self, o: Sums) -> Sums {
-        Sums {
-            g: self.g + o.g,
-            h: self.h + o.h,
-            n: self.n + o.n,
-        }
-    }
-    #[inline]
-    pub(crate) fn minus(self, o: Sums) -> Sums {
-        Sums {
-            g: self.g - o.g,
-            h: self.h - o.h,
-            n: self.n - o.n,
-        }
-    }
 }
 
 /// One round's fixed point: gradients are stored as `round(g · 2^eg)`, hessians as `round(h · 2^eh)`, with the
@@ -463,29 +426,6 @@ fn partition<B: Copy + Into<usize>>(
     }
     docs[w..].copy_from_slice(scratch);
     w
-}
-
-/// Work (documents × features, or bins × features) below which a leaf's histograms, subtraction and split search
-/// run on the calling thread: handing so little to the thread pool costs more than it saves.
-const PARALLEL_FROM_CELLS: usize = 4096;
-
-/// `f` of every feature position `0..n`, in order: on the calling thread when `work` is below
-/// [`PARALLEL_FROM_CELLS`], else in a few large parallel pieces (two a thread), so that a small leaf pays for a few
-/// task hand-overs, not one per feature.
-pub(crate) fn map_features<R: Send>(
-    n: usize,
-    work: usize,
-    f: impl Fn(usize) -> R + Sync + Send,
-) -> Vec<R> {
-    if work < PARALLEL_FROM_CELLS {
-        return (0..n).map(f).collect();
-    }
-    let pieces = 2 * rayon::current_num_threads().max(1);
-    (0..n)
-        .into_par_iter()
-        .with_min_len(n.div_ceil(pieces).max(1))
-        .map(f)
-        .collect()
 }
 
 /// Sums over this rank's `docs`, added over the ranks of `comm`.

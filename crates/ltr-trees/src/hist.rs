@@ -6,7 +6,66 @@ use ltr_core::{Allreduce, Result};
 use rayon::prelude::*;
 
 use crate::bins::{BinColumn, Binned};
-use crate::grow::{map_features, Sums};
+
+/// Fixed-point sums of one histogram bin (or of a leaf): gradients and hessians in units of the round's
+/// [`Scale`](crate::Scale), and the number of documents. Exact, so bins add and subtract without rounding.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sums {
+    /// Σ gradient · scale.
+    pub g: i64,
+    /// Σ hessian · scale.
+    pub h: i64,
+    /// Number of documents.
+    pub n: i64,
+}
+
+impl Sums {
+    #[inline(always)]
+    pub(crate) fn add(&mut self, v: &[i64; 2]) {
+        self.g += v[0];
+        self.h += v[1];
+        self.n += 1;
+    }
+    #[inline]
+    pub(crate) fn plus(self, o: Sums) -> Sums {
+        Sums {
+            g: self.g + o.g,
+            h: self.h + o.h,
+            n: self.n + o.n,
+        }
+    }
+    #[inline]
+    pub(crate) fn minus(self, o: Sums) -> Sums {
+        Sums {
+            g: self.g - o.g,
+            h: self.h - o.h,
+            n: self.n - o.n,
+        }
+    }
+}
+
+/// Work (documents × features, or bins × features) below which a leaf's histograms, subtraction and split search
+/// run on the calling thread: handing so little to the thread pool costs more than it saves.
+const PARALLEL_FROM_CELLS: usize = 4096;
+
+/// `f` of every feature position `0..n`, in order: on the calling thread when `work` is below
+/// [`PARALLEL_FROM_CELLS`], else in a few large parallel pieces (two a thread), so that a small leaf pays for a few
+/// task hand-overs, not one per feature.
+pub(crate) fn map_features<R: Send>(
+    n: usize,
+    work: usize,
+    f: impl Fn(usize) -> R + Sync + Send,
+) -> Vec<R> {
+    if work < PARALLEL_FROM_CELLS {
+        return (0..n).map(f).collect();
+    }
+    let pieces = 2 * rayon::current_num_threads().max(1);
+    (0..n)
+        .into_par_iter()
+        .with_min_len(n.div_ceil(pieces).max(1))
+        .map(f)
+        .collect()
+}
 
 /// Histogram of one feature (`bins`, one per document, `u8` or `u16`) over `docs`; `gh` holds every document's
 /// fixed-point gradient and hessian ([`crate::Scale::quantise`]).
@@ -388,7 +447,7 @@ impl Rows {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grow::Scale;
+    use crate::Scale;
 
     /// The one-byte fast path gives the generic lane path's histogram, on contiguous and scattered leaves whose sizes
     /// are and are not multiples of four, and both equal the plain and the small-leaf histograms.

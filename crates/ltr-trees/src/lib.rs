@@ -45,9 +45,9 @@ pub use boost::{
     PositionBias,
 };
 pub use grow::{
-    best_split, leaf_value, split_gain, Cell, FeatureSplit, GrowSettings, LeafCount, Scale, Sums,
+    best_split, leaf_value, split_gain, Cell, FeatureSplit, GrowSettings, LeafCount, Scale,
 };
-pub use hist::{histogram, subtract};
+pub use hist::{histogram, subtract, Sums};
 pub use objective::{
     discount, dla_gradients, gain, lambda_gradients, lambda_gradients_unbiased,
     squared_error_gradients, GainTable, LabelGain, LambdaMetric, LambdaQuery, LambdaSettings,
