@@ -118,7 +118,21 @@ fn a_start_model_file_keeps_its_own_normalisation() {
     let svm = d.join("svm.bin");
     train(&["--train", &tr, "--algo", "ranksvm"], &svm);
     let init = format!("init-model={}", s(&svm));
-    // This job would z-score the features before the start model's own z-score: refused, naming the fix.
+    // Trees normalise nothing under `auto`, so the default job feeds the start model the raw features it expects.
+    train(
+        &[
+            "--train",
+            &tr,
+            "--algo",
+            "lambdamart",
+            "--param",
+            &init,
+            "--param",
+            "trees=2",
+        ],
+        &d.join("auto.bin"),
+    );
+    // Asked to z-score the features before the start model's own z-score: refused, naming the fix.
     fails_mentioning(
         &[
             "train",
@@ -126,6 +140,8 @@ fn a_start_model_file_keeps_its_own_normalisation() {
             &tr,
             "--algo",
             "lambdamart",
+            "--normalize",
+            "zscore",
             "--param",
             &init,
             "--model",
