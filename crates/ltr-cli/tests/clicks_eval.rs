@@ -3,37 +3,13 @@
 
 use crate::common;
 
-use std::path::Path;
-
-use common::{ltr, ok};
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn err(args: &[&str]) -> String {
-    let o = ltr(args);
-    assert!(!o.status.success(), "{args:?} should fail");
-    let e = String::from_utf8_lossy(&o.stderr).to_string();
-    assert!(!e.contains("panicked"), "{e}");
-    e
-}
+use common::{err, generate_letor, ok, s, simulate_clicks, train_production};
 
 #[test]
 fn estimate_a_new_rankers_clicks_from_a_log_and_its_errors() {
     let dir = tempfile::tempdir().unwrap();
     let p = |name: &str| dir.path().join(name);
-    let data = p("data");
-    ok(&[
-        "generate",
-        "--out",
-        s(&data),
-        "--queries",
-        "30",
-        "--seed",
-        "6",
-    ]);
-    let train = data.join("train.txt");
+    let train = generate_letor(&p("data"), 30, 6);
     let (prod, new, new_scores, log, short) = (
         p("prod.json"),
         p("new.json"),
@@ -42,38 +18,9 @@ fn estimate_a_new_rankers_clicks_from_a_log_and_its_errors() {
         p("short.scores"),
     );
     // The production ranker sees one feature's worth of training; the new one all of it.
-    ok(&[
-        "train",
-        "--train",
-        s(&train),
-        "--algo",
-        "ranksvm",
-        "--param",
-        "c=0.0001",
-        "--model",
-        s(&prod),
-    ]);
-    ok(&[
-        "train",
-        "--train",
-        s(&train),
-        "--algo",
-        "ranksvm",
-        "--model",
-        s(&new),
-    ]);
-    ok(&[
-        "clicks",
-        "simulate",
-        "--data",
-        s(&train),
-        "--model",
-        s(&prod),
-        "--sessions",
-        "4000",
-        "--out",
-        s(&log),
-    ]);
+    train_production(&train, &prod, &["c=0.0001"]);
+    train_production(&train, &new, &[]);
+    simulate_clicks(&train, &prod, 4000, &log, &[]);
     ok(&[
         "predict",
         "--model",
@@ -154,20 +101,7 @@ fn estimate_a_new_rankers_clicks_from_a_log_and_its_errors() {
     a.extend(["--scores", s(&short)]);
     assert!(err(&a).contains("short.scores:2"));
     let cascade = p("cascade.tsv");
-    ok(&[
-        "clicks",
-        "simulate",
-        "--data",
-        s(&train),
-        "--model",
-        s(&prod),
-        "--sessions",
-        "300",
-        "--click-model",
-        "cascade",
-        "--out",
-        s(&cascade),
-    ]);
+    simulate_clicks(&train, &prod, 300, &cascade, &["--click-model", "cascade"]);
     let e = err(&[
         "clicks",
         "estimate",

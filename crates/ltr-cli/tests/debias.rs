@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use common::{err, generate_letor, ok, s, simulate_clicks, train_production};
+use common::{err, generate_letor, generate_web, ok, s, simulate_clicks, train_production};
 
 #[test]
 fn lambdamart_learns_from_a_click_log_and_a_position_file() {
@@ -151,19 +151,8 @@ fn lambdamart_learns_from_a_click_log_and_a_position_file() {
 fn dla_recovers_the_pbm_propensities_of_a_click_log() {
     let dir = tempfile::tempdir().unwrap();
     let p = |name: &str| dir.path().join(name);
-    let (data, log, prod, model) = (p("web"), p("log.tsv"), p("prod.json"), p("m.json"));
-    ok(&[
-        "generate",
-        "--profile",
-        "web",
-        "--queries",
-        "100",
-        "--seed",
-        "7",
-        "--out",
-        s(&data),
-    ]);
-    let train = data.join("train.txt");
+    let (log, prod, model) = (p("log.tsv"), p("prod.json"), p("m.json"));
+    let train = generate_web(&p("web"), 100, 7);
     let text = std::fs::read_to_string(&train).unwrap();
     let first = text
         .lines()
@@ -179,35 +168,23 @@ fn dla_recovers_the_pbm_propensities_of_a_click_log() {
         .collect();
     let prod_train = p("prod.txt");
     std::fs::write(&prod_train, one_query).unwrap();
-    ok(&[
-        "train",
-        "--train",
-        s(&prod_train),
-        "--algo",
-        "ranksvm",
-        "--model",
-        s(&prod),
-    ]);
-    ok(&[
-        "clicks",
-        "simulate",
-        "--data",
-        s(&train),
-        "--model",
-        s(&prod),
-        "--sessions",
-        "50000",
-        "--click-model",
-        "pbm",
-        "--eta",
-        "1",
-        "--top",
-        "10",
-        "--seed",
-        "1",
-        "--out",
-        s(&log),
-    ]);
+    train_production(&prod_train, &prod, &[]);
+    simulate_clicks(
+        &train,
+        &prod,
+        50000,
+        &log,
+        &[
+            "--click-model",
+            "pbm",
+            "--eta",
+            "1",
+            "--top",
+            "10",
+            "--seed",
+            "1",
+        ],
+    );
     ok(&[
         "train",
         "--train",
@@ -252,43 +229,16 @@ fn regression_em_propensities_feed_every_click_learner() {
     let dir = tempfile::tempdir().unwrap();
     let p = |name: &str| dir.path().join(name);
     let (data, log, prod, table) = (p("data"), p("log.tsv"), p("prod.json"), p("em.tsv"));
-    ok(&[
-        "generate",
-        "--out",
-        s(&data),
-        "--queries",
-        "40",
-        "--seed",
-        "4",
-    ]);
-    let (train, test) = (data.join("train.txt"), data.join("test.txt"));
-    ok(&[
-        "train",
-        "--train",
-        s(&train),
-        "--algo",
-        "ranksvm",
-        "--model",
-        s(&prod),
-    ]);
-    ok(&[
-        "clicks",
-        "simulate",
-        "--data",
-        s(&train),
-        "--model",
-        s(&prod),
-        "--sessions",
-        "5000",
-        "--top",
-        "10",
-        "--intervention",
-        "swap-top",
-        "--seed",
-        "2",
-        "--out",
-        s(&log),
-    ]);
+    let train = generate_letor(&data, 40, 4);
+    let test = data.join("test.txt");
+    train_production(&train, &prod, &[]);
+    simulate_clicks(
+        &train,
+        &prod,
+        5000,
+        &log,
+        &["--top", "10", "--intervention", "swap-top", "--seed", "2"],
+    );
     ok(&[
         "clicks",
         "propensity",
