@@ -449,6 +449,44 @@ mod tests {
     use super::*;
     use crate::Scale;
 
+    /// One query of `n` documents whose feature `f` of document `i` is `value(i, f)`, binned into at most `max_bin`
+    /// bins.
+    fn binned(
+        n: usize,
+        features: usize,
+        max_bin: usize,
+        value: impl Fn(usize, usize) -> f32,
+    ) -> Binned {
+        let x = ndarray::Array2::from_shape_fn((n, features), |(i, f)| value(i, f));
+        let ds = ltr_data::Dataset::new(
+            ltr_data::FeatureMatrix::Dense(x),
+            vec![0.0; n],
+            vec![0, n],
+            vec!["1".into()],
+        )
+        .unwrap();
+        Binned::new(
+            &ds,
+            &crate::bins::BinSpec::with_max_bin(max_bin),
+            &crate::ranks::Layout::single(&ds),
+            &ltr_core::SingleProcess,
+        )
+        .unwrap()
+    }
+
+    /// Fixed-point gradients and hessians of `n` documents, spread over both signs and over [0, 1].
+    fn spread_gradients(n: usize) -> Vec<[i64; 2]> {
+        let scale = Scale::new(0.5, 1.0, n);
+        (0..n)
+            .map(|i| {
+                scale.quantise(
+                    ((i * 37) % 1001) as f64 / 1000.0 - 0.5,
+                    (i % 7) as f64 / 6.0,
+                )
+            })
+            .collect()
+    }
+
     /// The one-byte fast path gives the generic lane path's histogram, on contiguous and scattered leaves whose sizes
     /// are and are not multiples of four, and both equal the plain and the small-leaf histograms.
     #[test]
@@ -491,36 +529,14 @@ mod tests {
     #[test]
     fn blocked_histograms_equal_plain_histograms() {
         let n = 3 * DOC_BLOCK + 1234;
-        let x = ndarray::Array2::from_shape_fn((n, 10), |(i, f)| match f {
+        let data = binned(n, 10, 1000, |i, f| match f {
             0 => ((i * 7919 + i / 3) % 200) as f32,
             1 => (i * 104_729 % 3000) as f32,
             2 if i % 13 == 0 => f32::NAN,
             _ => ((i * (f + 3) * 31) % 97) as f32 * 0.5,
         });
-        let ds = ltr_data::Dataset::new(
-            ltr_data::FeatureMatrix::Dense(x),
-            vec![0.0; n],
-            vec![0, n],
-            vec!["1".into()],
-        )
-        .unwrap();
-        let data = Binned::new(
-            &ds,
-            &crate::bins::BinSpec::with_max_bin(1000),
-            &crate::ranks::Layout::single(&ds),
-            &ltr_core::SingleProcess,
-        )
-        .unwrap();
         assert!(matches!(data.bins[1], BinColumn::Wide(_)));
-        let scale = Scale::new(0.5, 1.0, n);
-        let gh: Vec<[i64; 2]> = (0..n)
-            .map(|i| {
-                scale.quantise(
-                    ((i * 37) % 1001) as f64 / 1000.0 - 0.5,
-                    (i % 7) as f64 / 6.0,
-                )
-            })
-            .collect();
+        let gh = spread_gradients(n);
         let feats: Vec<usize> = (0..data.bins.len()).collect();
         for (first, len, every) in [(0, n, 1), (5, n - 9, 1), (1, n - 1, 3)] {
             let docs: Vec<u32> = (first..first + len)
@@ -544,35 +560,13 @@ mod tests {
     #[test]
     fn row_histograms_equal_column_histograms() {
         let n = 3 * ROWS_FROM_DOCS + 777;
-        let x = ndarray::Array2::from_shape_fn((n, 7), |(i, f)| match f {
+        let data = binned(n, 7, 255, |i, f| match f {
             0 => ((i * 7919 + i / 3) % 200) as f32,
             2 if i % 13 == 0 => f32::NAN,
             _ => ((i * (f + 3) * 31) % 97) as f32 * 0.5,
         });
-        let ds = ltr_data::Dataset::new(
-            ltr_data::FeatureMatrix::Dense(x),
-            vec![0.0; n],
-            vec![0, n],
-            vec!["1".into()],
-        )
-        .unwrap();
-        let data = Binned::new(
-            &ds,
-            &crate::bins::BinSpec::with_max_bin(255),
-            &crate::ranks::Layout::single(&ds),
-            &ltr_core::SingleProcess,
-        )
-        .unwrap();
         let rows = Rows::build(&data, n).expect("one-byte columns");
-        let scale = Scale::new(0.5, 1.0, n);
-        let gh: Vec<[i64; 2]> = (0..n)
-            .map(|i| {
-                scale.quantise(
-                    ((i * 37) % 1001) as f64 / 1000.0 - 0.5,
-                    (i % 7) as f64 / 6.0,
-                )
-            })
-            .collect();
+        let gh = spread_gradients(n);
         let all: Vec<usize> = (0..data.bins.len()).collect();
         let most: Vec<usize> = all.iter().copied().filter(|&k| k != 1).collect();
         for feats in [&all, &most] {
