@@ -30,6 +30,10 @@ Settings (every program sees the training file only: no validation, no early sto
   - defaults: `ltr train --algo lambdamart` (its defaults: `--normalize auto`, which z-scores raw features);
     LightGBM `lambdarank` with nothing else set, 100 rounds (LGBMRanker's defaults); XGBoost `rank:ndcg`, 100
     rounds (XGBRanker's); CatBoost `YetiRank` with nothing else set (1,000 iterations).
+With `--validate`, `ltr` trains as `cargo xtask reproduce` does: with the fold's vali.txt (where there is one; the
+generated sets have one, the MSLR sample not), early stopping on NDCG@10 under the set's convention; the peers keep
+their runs above. `--paired-with LABEL` adds a paired t-test of `ltr`'s per-query values against another run's
+(a candidate default against the current one: protocol rule (b)); `--raw-seeds 4,5,6` is the held-out check.
 Every model scores the set's test file; `ltr eval --per-query` computes NDCG@10 under the set's convention, and a
 paired t-test over the pooled test queries (scipy's `ttest_rel`) compares each program with LightGBM under the
 same setting. Prints Markdown tables and writes OUT/quality-LABEL.json.
@@ -76,7 +80,7 @@ def sets(a, out):
     gen = []
     if "raw" in wanted:
         gen += [(f"web-raw seed {s}", ["--profile", "web-raw", "--queries", str(RAW_QUERIES), "--seed", str(s)])
-                for s in RAW_SEEDS]
+                for s in a.raw_seeds]
     if "web" in wanted:
         gen.append(("web (issue 51)", WEB_ARGS))
     for name, args in gen:
@@ -94,15 +98,19 @@ def sets(a, out):
     return found
 
 
-def jobs(a, fold, work):
+def jobs(a, fold, work, convention):
     """(method, setting, is_ltr, command, scores file) of every training on one fold; ltr's predict runs after."""
     train, test = str(fold / "train.txt"), str(fold / "test.txt")
+    vali = fold / "vali.txt"
+    # --validate: ltr's runs as `cargo xtask reproduce` trains (early stopping on the fold's validation NDCG@10)
+    validate = (["--validate", str(vali), "--metric", "NDCG@10", "--convention", convention]
+                if a.validate and vali.exists() else [])
     lgb_train, lgb_test = str(work / "train.lgb"), str(work / "test.lgb")
     py, t = sys.executable, str(a.threads)
     out = []
     extra = [x for kv in a.ltr_param for x in ("--param", kv)]
     for setting, ltr_args in (("matched", ["--param", "ndcg-at=30", "--normalize", "none"]), ("defaults", [])):
-        ltr_args = ltr_args + extra
+        ltr_args = ltr_args + extra + validate
         model = work / f"ltr-{setting}-{a.label}.bin"
         out.append(("ltr lambdamart", setting, True,
                     [a.ltr, "train", "--train", train, "--algo", "lambdamart", *ltr_args, "--model", str(model)],
@@ -136,6 +144,12 @@ def main():
                     help="a further set: DIR holds train.txt and test.txt (raw features; `mslr` convention)")
     ap.add_argument("--ltr-param", action="append", default=[], metavar="K=V",
                     help="a further `--param K=V` for both of ltr's runs: a candidate default (give it its own --label)")
+    ap.add_argument("--raw-seeds", type=lambda v: [int(x) for x in v.split(",")], default=list(RAW_SEEDS),
+                    help="the raw profile's seeds (the protocol's held-out check: 4,5,6)")
+    ap.add_argument("--validate", action="store_true",
+                    help="ltr trains with the fold's vali.txt where there is one (early stopping on NDCG@10)")
+    ap.add_argument("--paired-with", metavar="LABEL",
+                    help="also a paired t-test of ltr's per-query values against those of run LABEL (same --out)")
     ap.add_argument("--max-folds", type=int, default=5, help="the first N folds of a LETOR set (a quick check)")
     ap.add_argument("--rerun-peers", action="store_true", help="train the peers again even if their scores exist")
     a = ap.parse_args()
@@ -152,7 +166,7 @@ def main():
             for part in ("train", "test"):
                 if not (work / f"{part}.lgb.query").exists():
                     strip_to_lightgbm(fold / f"{part}.txt", work / f"{part}.lgb")
-            for method, setting, is_ltr, cmd, scores, model in jobs(a, fold, work):
+            for method, setting, is_ltr, cmd, scores, model in jobs(a, fold, work, convention):
                 if is_ltr or a.rerun_peers or not scores.exists():
                     secs, _ = run(cmd, env)
                     seconds.setdefault(f"{name} {method} {setting}", []).append(secs)
@@ -167,8 +181,23 @@ def main():
             v = np.array(v)
             p = None if method.startswith("LightGBM") else float(stats.ttest_rel(v, base).pvalue)
             rows.append({"set": name, "method": method, "setting": setting, "queries": len(v),
-                         "ndcg10": float(v.mean()), "minus_lightgbm": float(v.mean() - base.mean()), "p": p})
+                         "ndcg10": float(v.mean()), "minus_lightgbm": float(v.mean() - base.mean()), "p": p,
+                         "per_query": v.tolist()})
     (out / f"quality-{a.label}.json").write_text(json.dumps({"rows": rows, "seconds": seconds}, indent=1))
+    if a.paired_with:
+        other = json.loads((out / f"quality-{a.paired_with}.json").read_text())["rows"]
+        print(f"\n`ltr` {a.label} against {a.paired_with} (paired t-test over the set's test queries)\n")
+        print("| set | setting | " + a.paired_with + " | " + a.label + " | difference | p |")
+        print("|---|---|---|---|---|---|")
+        for r in rows:
+            o = next((x for x in other if (x["set"], x["method"], x["setting"]) ==
+                      (r["set"], r["method"], r["setting"])), None)
+            if r["method"] != "ltr lambdamart" or o is None:
+                continue
+            v, w = np.array(r["per_query"]), np.array(o["per_query"])
+            p = float(stats.ttest_rel(v, w).pvalue) if np.any(v != w) else 1.0
+            print(f"| {r['set']} | {r['setting']} | {w.mean():.4f} | {v.mean():.4f} | {v.mean() - w.mean():+.4f} "
+                  f"| {p:.2g} |")
     for setting in ("matched", "defaults"):
         names = list(dict.fromkeys(r["set"] for r in rows))
         methods = list(dict.fromkeys(r["method"] for r in rows))
