@@ -897,7 +897,7 @@ class LambdaMART(Ranker):
     - ``trees`` (int in [0, 1000000]; default 100): boosting rounds at most (0 only with init-model or init-algo: the start model alone).
     - ``learning_rate`` (float in [1e-09, 1000.0]; default 0.1): shrinkage of every leaf value.
     - ``min_hessian_in_leaf`` (float in [0.0, 1e+300]; default 0.001): hessian sum per leaf at least.
-    - ``min_docs_count`` (one of documents, hessian; default documents): how min-docs-in-leaf counts a split's sides: documents, or as LightGBM does, each histogram bin round(its hessian sum · the leaf's documents / the leaf's hessian sum) (under LambdaRank a query of one grade counts for nothing; under MART the two agree).
+    - ``min_docs_count`` (one of documents, hessian; default hessian): how min-docs-in-leaf counts a split's sides: as LightGBM does, each histogram bin round(its hessian sum · the leaf's documents / the leaf's hessian sum) (under LambdaRank a query of one grade counts for nothing; under MART the two agree), or the documents themselves.
     - ``l2`` (float in [0.0, 1e+300]; default 0): λ of the leaf values' L2 penalty.
     - ``stop_after`` (int in [0, 1000000]; default 100): with --validate: stop after this many rounds without a better validation measure (0: never); the ensemble is cut back to its best round.
     - ``leaves`` (int in [2, 131072]; default 31): leaves per tree at most.
@@ -1018,7 +1018,7 @@ class MART(Ranker):
     - ``trees`` (int in [0, 1000000]; default 100): boosting rounds at most (0 only with init-model or init-algo: the start model alone).
     - ``learning_rate`` (float in [1e-09, 1000.0]; default 0.1): shrinkage of every leaf value.
     - ``min_hessian_in_leaf`` (float in [0.0, 1e+300]; default 0.001): hessian sum per leaf at least.
-    - ``min_docs_count`` (one of documents, hessian; default documents): how min-docs-in-leaf counts a split's sides: documents, or as LightGBM does, each histogram bin round(its hessian sum · the leaf's documents / the leaf's hessian sum) (under LambdaRank a query of one grade counts for nothing; under MART the two agree).
+    - ``min_docs_count`` (one of documents, hessian; default hessian): how min-docs-in-leaf counts a split's sides: as LightGBM does, each histogram bin round(its hessian sum · the leaf's documents / the leaf's hessian sum) (under LambdaRank a query of one grade counts for nothing; under MART the two agree), or the documents themselves.
     - ``l2`` (float in [0.0, 1e+300]; default 0): λ of the leaf values' L2 penalty.
     - ``stop_after`` (int in [0, 1000000]; default 100): with --validate: stop after this many rounds without a better validation measure (0: never); the ensemble is cut back to its best round.
     - ``leaves`` (int in [2, 131072]; default 31): leaves per tree at most.

@@ -274,14 +274,18 @@ impl Default for GbdtParams {
 
 impl GbdtParams {
     /// LambdaMART with the defaults: 100 trees of 31 leaves, learning rate 0.1, |ΔNDCG| pair weights over the pairs
-    /// with a document in the top 30, normalised by the ideal DCG@30.
+    /// with a document in the top 30, normalised by the ideal DCG@30, and a leaf's 20 documents counted from the
+    /// hessians as LightGBM counts them ([`LeafCount::Hessian`], chosen by the protocol in BENCHMARKS.md).
     pub fn lambdamart() -> Self {
         Self {
             objective: Objective::LambdaRank(LambdaSettings::default()),
             trees: 100,
             learning_rate: 0.1,
             stop_after: 100,
-            tree: TreeParams::default(),
+            tree: TreeParams {
+                leaf_count: LeafCount::Hessian,
+                ..TreeParams::default()
+            },
             debias: Debias::None,
         }
     }

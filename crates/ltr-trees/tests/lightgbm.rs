@@ -168,10 +168,12 @@ fn train(f: &Fixture, trees: usize) -> ltr_core::Forest {
     // 0 in LightGBM for binary_labels: the hessian minimum alone decides (make_fixtures.py); ltr's least is 1.
     g.tree.min_docs_in_leaf = (p["min_data_in_leaf"].as_u64().unwrap() as usize).max(1);
     // LightGBM counts a leaf's documents from its hessians (make_fixtures.py says why); with its 0 any count passes,
-    // as ltr's 1 document does.
-    if p["min_data_in_leaf"].as_u64().unwrap() > 0 {
-        g.tree.leaf_count = LeafCount::Hessian;
-    }
+    // as ltr's 1 document counted as documents does (the default counts from the hessians).
+    g.tree.leaf_count = if p["min_data_in_leaf"].as_u64().unwrap() > 0 {
+        LeafCount::Hessian
+    } else {
+        LeafCount::Documents
+    };
     g.tree.min_hessian_in_leaf = p["min_sum_hessian_in_leaf"].as_f64().unwrap();
     g.tree.l2 = p["lambda_l2"].as_f64().unwrap();
     g.tree.min_data_in_bin = p["min_data_in_bin"].as_u64().unwrap() as usize;

@@ -97,11 +97,11 @@ pub(crate) const BOOST_SPECS: &[ParamSpec] = &[
     ),
     ParamSpec::new(
         "min-docs-count",
-        "documents",
+        "hessian",
         choice(&["documents", "hessian"]),
-        "how min-docs-in-leaf counts a split's sides: documents, or as LightGBM does, each histogram bin \
-         round(its hessian sum · the leaf's documents / the leaf's hessian sum) (under LambdaRank a query of one \
-         grade counts for nothing; under MART the two agree)",
+        "how min-docs-in-leaf counts a split's sides: as LightGBM does, each histogram bin round(its hessian sum · \
+         the leaf's documents / the leaf's hessian sum) (under LambdaRank a query of one grade counts for nothing; \
+         under MART the two agree), or the documents themselves",
     ),
     ParamSpec::new("l2", "0", float(0.0, 1e300), "λ of the leaf values' L2 penalty"),
     ParamSpec::new(
