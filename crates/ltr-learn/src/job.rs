@@ -628,12 +628,17 @@ impl TrainJob<'_> {
         let vali = validation.map_or(0, |v| v.memory_bytes() * copies);
         let h = crate::human_bytes;
         self.say(format!(
-            "memory: about {} (training data {}, preprocessed copy {}, validation {}, {algo}'s working set {}{})",
+            "memory: about {} (training data {}, preprocessed copy {}, validation {}, {algo}'s working set {}{}{})",
             h(est.total() + vali),
             h(est.dataset),
             h(est.preprocessed),
             h(vali),
             h(est.working),
+            if est.row_copy > 0 {
+                format!(" and row-major copy {}", h(est.row_copy))
+            } else {
+                String::new()
+            },
             if est.freed > 0 {
                 format!(", built as it frees {} of the training data", h(est.freed))
             } else {

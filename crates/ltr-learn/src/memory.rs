@@ -22,6 +22,9 @@ pub struct MemoryEstimate {
     /// over to it (one setting, as `ltr train` runs; [`crate::Handover`]): the trees' f32 features, freed as they
     /// are binned ([`Memory::frees_features`]). 0 for the other algorithms and for a grid of several settings.
     pub freed: u64,
+    /// A copy of the per-value part that the algorithm builds only in what it freed ([`Memory::row_copy_from`]):
+    /// the trees' row-major bins of large data. 0 where the data is borrowed or too small.
+    pub row_copy: u64,
 }
 
 impl MemoryEstimate {
@@ -31,11 +34,16 @@ impl MemoryEstimate {
         self.preprocessed
             + self
                 .dataset
-                .max((self.dataset + self.working).saturating_sub(self.freed))
+                .max((self.dataset + self.working + self.row_copy).saturating_sub(self.freed))
     }
-    /// The estimate for data the caller keeps (borrowed, not handed over): nothing is freed.
+    /// The estimate for data the caller keeps (borrowed, not handed over): nothing is freed, and no row copy is
+    /// built.
     pub fn borrowed(self) -> Self {
-        Self { freed: 0, ..self }
+        Self {
+            freed: 0,
+            row_copy: 0,
+            ..self
+        }
     }
 }
 
@@ -56,6 +64,10 @@ pub struct Memory {
     /// Whether the algorithm frees the training data's feature matrix while it builds its per-value part, when the
     /// data is handed over (the trees bin a block of rows at a time and free its f32 values).
     pub frees_features: bool,
+    /// From this many feature values (n × d), when the data is handed over and the values take `per_value` bytes
+    /// (not the [`Memory::wide`] form), the algorithm also keeps a row-major copy of them: `per_value` more bytes a
+    /// value (the trees' [`ltr_trees::ROWS_FROM_CELLS`]).
+    pub row_copy_from: Option<u64>,
 }
 
 /// Bytes per feature value when an integer parameter exceeds a bound, in place of [`Memory::per_value`]. Counted
@@ -93,6 +105,7 @@ impl Memory {
             switch: Switch::Never,
             wide: None,
             frees_features: false,
+            row_copy_from: None,
         }
     }
     /// Bytes per document, per pair and per feature value.
@@ -104,12 +117,21 @@ impl Memory {
             switch: Switch::Never,
             wide: None,
             frees_features: false,
+            row_copy_from: None,
         }
     }
     /// The same, freeing the feature matrix when the data is handed over ([`Memory::frees_features`]).
     pub const fn freeing_features(self) -> Self {
         Self {
             frees_features: true,
+            ..self
+        }
+    }
+    /// The same, keeping a row-major copy of the per-value part from `cells` values when handed over
+    /// ([`Memory::row_copy_from`]).
+    pub const fn row_copy_from(self, cells: u64) -> Self {
+        Self {
+            row_copy_from: Some(cells),
             ..self
         }
     }
@@ -126,6 +148,14 @@ impl Memory {
                 per_value,
             }),
             ..self
+        }
+    }
+    /// The bytes of the row-major copy of `cells` feature values of `per_value` bytes, handed over
+    /// ([`Memory::row_copy_from`]).
+    fn row_copy(&self, cells: u64) -> u64 {
+        match self.row_copy_from {
+            Some(from) if cells >= from => cells * self.per_value,
+            _ => 0,
         }
     }
     /// (per document, per pair, per value) on `n_docs` documents and (when asked) `pairs` pairs.
@@ -215,6 +245,7 @@ fn estimate(
     let d = train.n_features() as u64;
     let pairs = if memory.per_pair > 0 { pairs() } else { 0 };
     let (per_doc, per_pair, per_value) = memory.coefficients(n, pairs);
+    let narrow = per_value;
     let per_value = row.map_or(per_value, |a| per_value_under(a, per_value, grid));
     let preprocessed = if preprocess_copies {
         n * d * 4 + n * 4 + train.n_queries() as u64 * 8
@@ -223,16 +254,22 @@ fn estimate(
     };
     let working = n * per_doc + pairs * per_pair + n * d * per_value;
     // Only one setting is handed over.
-    let freed = if memory.frees_features && grid.len() == 1 {
+    let handed_over = memory.frees_features && grid.len() == 1;
+    let freed = if handed_over {
         train.feature_memory_bytes()
     } else {
         0
+    };
+    let row_copy = match handed_over && per_value == narrow {
+        true => memory.row_copy(n * d),
+        false => 0,
     };
     MemoryEstimate {
         dataset: train.memory_bytes(),
         preprocessed,
         working,
         freed,
+        row_copy,
     }
 }
 
@@ -316,6 +353,24 @@ mod tests {
         );
         assert!(trees.total() < trees.borrowed().total());
         assert_eq!(trees.borrowed().total(), trees.dataset + trees.working);
+        // From ROWS_FROM_CELLS values the trees also keep their bins by rows, a byte a value, in what they freed.
+        assert_eq!(trees.row_copy, 0, "too small for the row copy");
+        let from = ltr_trees::ROWS_FROM_CELLS as u64;
+        for algo in ["lambdamart", "mart", "random-forest"] {
+            assert_eq!(row(algo).row_copy(from - 1), 0, "{algo}");
+            assert_eq!(row(algo).row_copy(from), from, "{algo}");
+        }
+        let copied = MemoryEstimate {
+            row_copy: 7,
+            ..trees
+        };
+        assert_eq!(copied.borrowed(), trees.borrowed());
+        assert_eq!(
+            copied.total(),
+            trees
+                .dataset
+                .max(trees.dataset + trees.working + 7 - n * 5 * 4)
+        );
         let grid = Grid::parse(&["leaves=7,15"]).unwrap();
         assert_eq!(memory_estimate("mart", &ds, false, &grid).freed, 0);
         assert_eq!(svm.freed, 0);

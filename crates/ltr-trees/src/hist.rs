@@ -340,7 +340,7 @@ const ROWS_FROM_DOCS: usize = 4096;
 /// Bin cells (documents × features) from which the training data keeps the row-major copy [`Rows`] (33.5 M: 247 k
 /// documents of 136 features): below it the columns stay in the caches and the column passes were as fast
 /// (195 k documents), above it the rows took a sixth off the histograms (359 k; BENCHMARKS.md, issue 51's profile).
-pub(crate) const ROWS_FROM_CELLS: usize = 1 << 25;
+pub const ROWS_FROM_CELLS: usize = 1 << 25;
 
 /// A row-major copy of one-byte bins: document `i`'s bins of every kept feature, in `bytes[i · nf..(i + 1) · nf]`.
 ///
@@ -353,6 +353,34 @@ pub(crate) const ROWS_FROM_CELLS: usize = 1 << 25;
 pub(crate) struct Rows {
     nf: usize,
     bytes: Vec<u8>,
+}
+
+/// A [`Sums`] cell of [`Rows::histograms`], 32 bytes aligned to 32: its histograms of every feature (136 × 256
+/// cells, 1.1 MB a parallel piece) are read at random, and a 24-byte cell straddles two cache lines three times
+/// in eight, each such add missing the first-level cache twice.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C, align(32))]
+struct RowCell {
+    g: i64,
+    h: i64,
+    n: i64,
+}
+
+impl RowCell {
+    #[inline(always)]
+    fn add(&mut self, v: [i64; 2]) {
+        self.g += v[0];
+        self.h += v[1];
+        self.n += 1;
+    }
+    #[inline]
+    fn sums(self) -> Sums {
+        Sums {
+            g: self.g,
+            h: self.h,
+            n: self.n,
+        }
+    }
 }
 
 impl Rows {
@@ -417,12 +445,12 @@ impl Rows {
         let nf = self.nf;
         let pieces = rayon::current_num_threads().max(1);
         let per = docs.len().div_ceil(pieces).max(ROWS_FROM_DOCS / 2);
-        let partial: Vec<Vec<[Sums; 256]>> = docs
+        let partial: Vec<Vec<[RowCell; 256]>> = docs
             .par_chunks(per)
             .zip(gh.par_chunks(per))
             .map(|(docs, gh)| {
-                let mut cells = vec![[Sums::default(); 256]; nf];
-                for (&i, v) in docs.iter().zip(gh) {
+                let mut cells = vec![[RowCell::default(); 256]; nf];
+                for (&i, &v) in docs.iter().zip(gh) {
                     let row = &self.bytes[i as usize * nf..(i as usize + 1) * nf];
                     for (cell, &b) in cells.iter_mut().zip(row) {
                         cell[b as usize].add(v);
@@ -437,7 +465,7 @@ impl Rows {
                 .map(|b| {
                     partial
                         .iter()
-                        .fold(Sums::default(), |acc, cells| acc.plus(cells[k][b]))
+                        .fold(Sums::default(), |acc, cells| acc.plus(cells[k][b].sums()))
                 })
                 .collect()
         })

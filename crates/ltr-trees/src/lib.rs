@@ -47,7 +47,7 @@ pub use boost::{
 pub use grow::{
     best_split, leaf_value, split_gain, Cell, FeatureSplit, GrowSettings, LeafCount, Scale,
 };
-pub use hist::{histogram, subtract, Sums};
+pub use hist::{histogram, subtract, Sums, ROWS_FROM_CELLS};
 pub use objective::{
     discount, dla_gradients, gain, lambda_gradients, lambda_gradients_unbiased,
     squared_error_gradients, GainTable, LabelGain, LambdaMetric, LambdaQuery, LambdaSettings,

@@ -9,6 +9,8 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::common::with_threads;
+
 /// Sessions of position-based clicks on generated judged data: each query shows its 10 documents of highest
 /// first feature (a poor production ranker), examined with probability 1/(position + 1) and clicked when examined
 /// with probability (2^label − 1)/3 (labels 0–2); each session is a query of its shown documents labelled by
@@ -152,11 +154,7 @@ fn debiased_models_are_the_same_at_one_and_two_threads() {
     let ctx = FitContext::new(5);
     let weighted = ctx.with_query_weights(&weights);
     let run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
+        with_threads(threads, || {
             [FACTORS, PAIRWISE, Debias::Dla]
                 .map(|d| format!("{:?}", model(params(d), &ds, &weighted)))
                 .to_vec()

@@ -9,6 +9,8 @@ use ltr_trees::{
     LambdaQuery, LambdaSettings, Objective, PairMethod, RandomForestParams, Scale, Sums,
 };
 use rand::{Rng, SeedableRng};
+
+use crate::common::with_threads;
 use rand_chacha::ChaCha8Rng;
 
 fn synthetic(queries: usize, seed: u64) -> Dataset {
@@ -748,11 +750,7 @@ fn models_are_bit_identical_at_one_and_two_threads() {
     let weights: Vec<f64> = (0..ds.n_queries()).map(|q| (q % 3) as f64 * 0.5).collect();
     let weighted = ctx.with_query_weights(&weights);
     let run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
+        with_threads(threads, || {
             (
                 bits(&lm.check_ref().and_then(|v| v.fit(&ds, &ctx)).unwrap().model),
                 bits(

@@ -7,6 +7,8 @@ use ltr_core::{
 use ltr_data::{generate_letor_like, Dataset, NormalizeKind, PreprocessSpec, SyntheticConfig};
 use ltr_trees::{fit_gbdt_from, train_gbdt_from, GbdtParams};
 
+use crate::common::with_threads;
+
 fn synthetic(queries: usize, seed: u64) -> Dataset {
     generate_letor_like(&SyntheticConfig {
         queries,
@@ -160,13 +162,11 @@ fn same_seed_same_boosted_model_at_one_and_two_threads() {
     p.tree.query_fraction = 0.7;
     p.tree.feature_fraction = 0.5;
     let fit = |threads: usize| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| fit_gbdt_from(&p, &train, &FitContext::new(9), Some(init.clone())))
-            .unwrap()
-            .model
+        with_threads(threads, || {
+            fit_gbdt_from(&p, &train, &FitContext::new(9), Some(init.clone()))
+        })
+        .unwrap()
+        .model
     };
     assert_eq!(fit(1), fit(2));
 }

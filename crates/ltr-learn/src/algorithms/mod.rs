@@ -315,7 +315,8 @@ use trees::{BOOST_SPECS, INIT_SPECS, LAMBDAMART_SPECS, RANDOM_FOREST_SPECS};
 /// The boosted trees' working set (see the `lambdamart` row).
 const TREE_MEMORY: Memory = Memory::new(56, 0, 1)
     .wide_above("max-bin", 255, 2)
-    .freeing_features();
+    .freeing_features()
+    .row_copy_from(ltr_trees::ROWS_FROM_CELLS as u64);
 
 /// Every algorithm, in the order `ltr algorithms` lists them.
 pub static ALGORITHMS: &[Algorithm] = &[
@@ -621,7 +622,8 @@ pub static ALGORITHMS: &[Algorithm] = &[
         // tree's document bag; the bins as lambdamart's.
         memory: Memory::new(40, 0, 1)
             .wide_above("max-bin", 255, 2)
-            .freeing_features(),
+            .freeing_features()
+            .row_copy_from(ltr_trees::ROWS_FROM_CELLS as u64),
     },    Algorithm {
         name: "neural",
         class_name: "NeuralRanker",
