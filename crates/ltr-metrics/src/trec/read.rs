@@ -141,13 +141,13 @@ fn plain_line<const N: usize>(
         }
         m.trailing_zeros() as usize
     }
-    let f = want.map(|k| {
+    // A loop, not `want.map`: the profile showed `[T; N]::try_map` not inlined, 7.9% of `ltr eval`'s samples.
+    let mut f = [""; N];
+    for (out, &k) in f.iter_mut().zip(&want) {
         if k < n {
-            &line[nth(starts, k)..=nth(ends, k)]
-        } else {
-            ""
+            *out = &line[nth(starts, k)..=nth(ends, k)];
         }
-    });
+    }
     (start + len, f, n)
 }
 
