@@ -139,12 +139,11 @@ impl RunQuery {
 pub struct QueryQrels {
     ids: Ids,
     rels: Vec<f32>,
-    /// Each judgment's hash (for growing the table without hashing again).
-    hashes: Vec<u32>,
-    /// Open addressing, a power of two long (or empty) and at most a quarter full: 0 = free, else the judgment's
-    /// index + 1 in the low log2(len) bits and the high bits of its hash above them (see [`entry`]). A quarter, not
-    /// half: evaluating the 10,000 × 1,000 benchmark run took 0.060–0.069 s instead of 0.069–0.071 s (most ids in
-    /// their own slot), and reading the qrels no longer (552–568 against 504–571 MB/s).
+    /// Open addressing, a power of two long (or empty) and at most half full: 0 = free, else the judgment's index + 1
+    /// in the low log2(len) bits and the high bits of its hash above them (see [`entry`]). Half, not a quarter, and
+    /// no stored hashes (growing hashes the ids again): the whole `ltr eval` process on the 10,000 × 1,000 benchmark
+    /// spent a fifth of its time having the kernel clear fresh pages, and these tables were most of them (at a
+    /// quarter full, `evaluate_run` alone took 0.060–0.069 s instead of 0.069–0.071 s; BENCHMARKS.md, issue 55).
     slots: Vec<u32>,
 }
 
@@ -200,11 +199,20 @@ fn hash(s: &str) -> u32 {
 }
 
 /// The slot entry of judgment `i` (hash `h`) in a table of 2^`bits` slots: `i + 1` in the low `bits` bits (it is
-/// at most a quarter of the table's length), the bits of `h` above them as the tag.
+/// at most half the table's length), the bits of `h` above them as the tag.
 #[inline]
 fn entry(bits: u32, i: usize, h: u32) -> u32 {
     let tag = (h as u64 >> bits) << bits;
     (tag | (i as u64 + 1)) as u32
+}
+
+/// `len` zeros, written rather than allocated zeroed: a zeroed allocation of fresh pages maps the kernel's zero
+/// page, and the table's first probe (a read) and first entry (a write) then fault twice per page.
+#[allow(clippy::slow_vector_initialization)] // deliberately not `vec![0; len]` (`calloc`), see above
+fn zeroed(len: usize) -> Vec<u32> {
+    let mut v = Vec::with_capacity(len);
+    v.resize(len, 0);
+    v
 }
 
 /// Whether `len` bytes of `a` from `ai` equal those of `b` from `bi`: ids of up to 16 bytes as one or two words.
@@ -256,9 +264,8 @@ impl QueryQrels {
                 );
                 self.ids.push(docid);
                 self.rels.push(rel);
-                self.hashes.push(h);
                 self.slots[slot] = entry(self.slots.len().trailing_zeros(), self.rels.len() - 1, h);
-                if self.rels.len() * 4 > self.slots.len() {
+                if self.rels.len() * 2 > self.slots.len() {
                     self.grow();
                 }
             }
@@ -374,11 +381,13 @@ impl QueryQrels {
     }
     fn grow(&mut self) {
         let size = (self.slots.len() * 2).max(16);
-        self.slots.clear();
-        self.slots.resize(size, 0);
+        self.slots = zeroed(size);
         let mask = size - 1;
         let bits = size.trailing_zeros();
-        for (i, &h) in self.hashes.iter().enumerate() {
+        let text = self.ids.text.as_bytes();
+        for i in 0..self.rels.len() {
+            let (start, end) = self.ids.span(i);
+            let h = hash_at(text, start, end - start);
             let mut at = h as usize & mask;
             while self.slots[at] != 0 {
                 at = (at + 1) & mask;
@@ -395,8 +404,7 @@ impl QueryQrels {
                 ends: Vec::with_capacity(items.len()),
             },
             rels: Vec::with_capacity(items.len()),
-            hashes: Vec::with_capacity(items.len()),
-            slots: vec![0; (4 * items.len() + 1).next_power_of_two().max(16)],
+            slots: zeroed((2 * items.len() + 1).next_power_of_two().max(16)),
         };
         for &(d, r) in items {
             q.insert(d, r);

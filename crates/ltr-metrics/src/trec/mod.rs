@@ -6,6 +6,7 @@
 
 mod join;
 mod judgments;
+mod number;
 mod read;
 
 use std::io::Write;

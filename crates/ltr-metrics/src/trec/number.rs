@@ -1,0 +1,193 @@
+//! Scores and relevance values parsed without allocation, bit for bit as `str::parse` parses them: plain decimals
+//! of up to 15 digits eight digits at a time (SWAR), anything else by `str::parse`.
+
+/// 10^0 … 10^22, each exact in f64.
+const POWERS_OF_TEN: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+const ZEROS: u64 = 0x3030_3030_3030_3030;
+
+/// Whether every byte of `w` is an ASCII digit: its high nibble is 3 and adding 6 to it does not carry into the high
+/// nibble (a low nibble of at most 9).
+#[inline]
+fn all_digits(w: u64) -> bool {
+    const HIGH: u64 = 0xf0f0_f0f0_f0f0_f0f0;
+    (w & HIGH) | ((w.wrapping_add(0x0606_0606_0606_0606) & HIGH) >> 4) == 0x3333_3333_3333_3333
+}
+
+/// The value of the eight ASCII digits of `w`, the first in its lowest byte: pairs, then quadruples, then the
+/// whole, each step multiplying the higher-order half by the power of ten the lower one spans.
+#[inline]
+fn eight_digits(w: u64) -> u64 {
+    const LOW: u64 = 0x0000_00ff_0000_00ff;
+    let w = w - ZEROS;
+    // Byte 2k: ten times digit 2k plus digit 2k + 1.
+    let w = w.wrapping_mul(10).wrapping_add(w >> 8);
+    // Lanes of 32 bits: the pairs at bytes 0 and 4 times 10^6 and 10^2, those at 2 and 6 times 10^4 and 1; the
+    // sum lands in the high 32 bits.
+    let hi = (w & LOW).wrapping_mul(100 + (1_000_000 << 32));
+    let lo = ((w >> 16) & LOW).wrapping_mul(1 + (10_000 << 32));
+    hi.wrapping_add(lo) >> 32
+}
+
+/// `str::parse::<f64>`, with a short path for plain decimals (`-`, digits, `.`, digits; at most 15 digits, one at
+/// least on each side of the point): their digits are an integer below 2^53 and the scale a power of ten exact in
+/// f64, so one division rounds the decimal's value correctly (Clinger 1990) — the value `str::parse` returns.
+#[inline]
+pub(super) fn parse_f64(s: &str) -> Option<f64> {
+    let b = s.as_bytes();
+    let (neg, d) = match b.first() {
+        Some(b'-') => (true, &b[1..]),
+        _ => (false, b),
+    };
+    let n = d.len();
+    if n == 0 || n > 16 {
+        return s.parse().ok();
+    }
+    let mut buf = [b'0'; 16];
+    // Right-aligned: the last digit in byte 15, zeros (which add nothing) before the first.
+    buf[16 - n..].copy_from_slice(d);
+    let v = u128::from_le_bytes(buf);
+    // The point, if any: its byte index in `buf`.
+    let dots = v ^ u128::from_le_bytes([b'.'; 16]);
+    let dot = (dots.wrapping_sub(u128::from_le_bytes([1; 16])) & !dots & (u128::MAX / 255 * 0x80))
+        .trailing_zeros() as usize
+        / 8;
+    let (v, frac) = if dot < 16 {
+        // `5.`, `.5` and a second point go the long way, as do 16 digits with no point.
+        let frac = 15 - dot;
+        if frac == 0 || dot == 16 - n {
+            return s.parse().ok();
+        }
+        // The point taken out: the digits before it move up one byte, a zero comes in at the bottom.
+        let below = v & ((1u128 << (8 * dot)) - 1);
+        let above = (v >> (8 * (dot + 1))) << (8 * (dot + 1));
+        ((above | (below << 8)) | b'0' as u128, frac)
+    } else if n == 16 {
+        return s.parse().ok();
+    } else {
+        (v, 0)
+    };
+    let (lo, hi) = (v as u64, (v >> 64) as u64);
+    if !all_digits(lo) || !all_digits(hi) {
+        return s.parse().ok();
+    }
+    let m = eight_digits(lo) * 100_000_000 + eight_digits(hi);
+    let v = m as f64 / POWERS_OF_TEN[frac];
+    Some(if neg { -v } else { v })
+}
+
+/// `str::parse::<f32>`, with a short path for whole numbers of up to three digits (exact in f32).
+#[inline]
+pub(super) fn parse_f32(s: &str) -> Option<f32> {
+    let b = s.as_bytes();
+    let (neg, digits) = match b.first() {
+        Some(b'-') => (true, &b[1..]),
+        _ => (false, b),
+    };
+    if (1..=3).contains(&digits.len()) && digits.iter().all(u8::is_ascii_digit) {
+        let v = digits.iter().fold(0u32, |v, &c| v * 10 + (c - b'0') as u32) as f32;
+        return Some(if neg { -v } else { v });
+    }
+    s.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The short number paths against `str::parse`, bit for bit (or both refusing): plain decimals of every length
+    /// around the 15-digit limit, signs, leading zeros, and forms that take the long way.
+    #[test]
+    fn short_number_paths_match_str_parse() {
+        let mut rng = ltr_testdata::XorShift64::new(0x2545_f491_4f6c_dd1d);
+        let mut next = move |m: u64| rng.below(m);
+        let mut cases: Vec<String> = [
+            "",
+            "-",
+            ".",
+            "-.",
+            "5.",
+            ".5",
+            "-0",
+            "-0.0",
+            "+1",
+            "1e5",
+            "1E-3",
+            "00.10",
+            "inf",
+            "-inf",
+            "NaN",
+            "1_0",
+            "0x10",
+            "1.2.3",
+            "1..2",
+            "--1",
+            "-.5",
+            "٣",
+            "123456789012345",
+            "1234567890123456",
+            "123456789012345.",
+            "12345678901234.5",
+            ".123456789012345",
+            "0.000000000000001",
+            "0.0000000000000001",
+            "9007199254740993",
+            "999999999999999",
+            "0.999999000",
+            "999",
+            "1000",
+            "-999",
+            "007",
+            "1/2",
+            "1:2",
+            "12345678:",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for _ in 0..50_000 {
+            let digits = 1 + next(18) as usize;
+            let mut t: String = (0..digits)
+                .map(|_| (b'0' + next(10) as u8) as char)
+                .collect();
+            if next(3) > 0 {
+                t.insert(next(digits as u64 + 1) as usize, '.');
+            }
+            if next(4) == 0 {
+                t.insert(0, '-');
+            }
+            // Now and then a byte just outside the digits ('/' and ':') or a second point.
+            if next(20) == 0 {
+                let at = next(t.len() as u64 + 1) as usize;
+                t.insert(at, ['/', ':', '.', 'e'][next(4) as usize]);
+            }
+            cases.push(t);
+        }
+        for t in &cases {
+            let want = t.parse::<f64>().ok().map(f64::to_bits);
+            assert_eq!(parse_f64(t).map(f64::to_bits), want, "{t:?}");
+            let want = t.parse::<f32>().ok().map(f32::to_bits);
+            assert_eq!(parse_f32(t).map(f32::to_bits), want, "{t:?}");
+        }
+    }
+
+    #[test]
+    fn eight_digits_reads_every_position() {
+        for k in 0..8 {
+            for d in 0..10u64 {
+                let mut b = [b'0'; 8];
+                b[k] = b'0' + d as u8;
+                let w = u64::from_le_bytes(b);
+                assert!(all_digits(w));
+                assert_eq!(eight_digits(w), d * 10u64.pow(7 - k as u32));
+            }
+        }
+        assert_eq!(eight_digits(u64::from_le_bytes(*b"12345678")), 12_345_678);
+        assert!(!all_digits(u64::from_le_bytes(*b"1234567.")));
+        assert!(!all_digits(u64::from_le_bytes(*b"/2345678")));
+        assert!(!all_digits(u64::from_le_bytes(*b"1234567:")));
+    }
+}
