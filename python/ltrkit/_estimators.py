@@ -66,6 +66,8 @@ class Ranker(_Base):
     _algo: ClassVar[Optional[str]] = None
     #: Python parameter name → registry name, for the generated per-family classes.
     _param_map: ClassVar[Dict[str, str]] = {}
+    #: Registry settings a class fixes (the neural scorers' classes fix ``scorer``).
+    _fixed: ClassVar[Dict[str, str]] = {}
 
     def __init__(
         self,
@@ -123,7 +125,8 @@ class Ranker(_Base):
         return type(self)._algo or self.algo
 
     def _registry_params(self) -> List[str]:
-        out = []
+        # A variant class's fixed setting (``AttentionRanker``: scorer=attention) comes first.
+        out = [f"{k}={v}" for k, v in type(self)._fixed.items()]
         names = [n for n in self._named_params() if n not in COMMON and n != "algo"]
         names += list(getattr(self, "_extra", []))
         for n in names:

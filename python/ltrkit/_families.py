@@ -7,7 +7,7 @@ from typing import Any, Dict, Optional
 
 from ._estimators import Ranker
 
-__all__ = ["RankSVM", "RankSVMIR", "PropensityRankSVM", "Perceptron", "CommitteePerceptron", "MultipleHyperplaneRanker", "SigmoidRanker", "RankBoost", "ListNet", "CoordinateAscent", "AdaRank", "LambdaRank", "SlamPerceptron", "PureOnline", "OnlineListNet", "LambdaMART", "MART", "RandomForest", "NeuralRanker"]
+__all__ = ["RankSVM", "RankSVMIR", "PropensityRankSVM", "Perceptron", "CommitteePerceptron", "MultipleHyperplaneRanker", "SigmoidRanker", "RankBoost", "ListNet", "CoordinateAscent", "AdaRank", "LambdaRank", "SlamPerceptron", "PureOnline", "OnlineListNet", "LambdaMART", "MART", "RandomForest", "NeuralRanker", "MLPRanker", "AttentionRanker"]
 
 
 class RankSVM(Ranker):
@@ -1163,6 +1163,7 @@ class NeuralRanker(Ranker):
     - ``activation`` (one of relu, tanh, sigmoid, identity; default relu): activation after each hidden layer.
     - ``dropout`` (float in [0.0, 0.99]; default 0): dropout probability after each hidden layer (training only).
     - ``layer_norm`` (bool; default false): layer normalisation of each hidden layer before its activation.
+    - ``batch_norm`` (bool; default false): batch normalisation of each hidden layer before its activation (statistics over the documents of the batch in training, running statistics in the model at inference; not with layer-norm).
     - ``input_norm`` (bool; default false): layer normalisation of the input features (allRank's input_norm).
     - ``scorer`` (one of mlp, attention; default mlp): mlp (every document scored on its own) or attention (allRank's context-aware scorer: the hidden layers, then self-attention encoder blocks over the documents of a query, no positional encoding).
     - ``blocks`` (int in [1, 1000]; default 4): encoder blocks (allRank's transformer N). Only with scorer=attention.
@@ -1191,7 +1192,7 @@ class NeuralRanker(Ranker):
     """
 
     _algo = "neural"
-    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "input_norm": "input-norm", "scorer": "scorer", "blocks": "blocks", "heads": "heads", "d_ff": "d-ff", "attention_dropout": "attention-dropout", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "step_size": "step-size", "gamma": "gamma", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "patience": "patience", "k": "k", "sigma": "sigma", "mu": "mu", "alpha": "alpha", "temperature": "temperature", "levels": "levels"}
+    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "scorer": "scorer", "blocks": "blocks", "heads": "heads", "d_ff": "d-ff", "attention_dropout": "attention-dropout", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "step_size": "step-size", "gamma": "gamma", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "patience": "patience", "k": "k", "sigma": "sigma", "mu": "mu", "alpha": "alpha", "temperature": "temperature", "levels": "levels"}
 
     def __init__(
         self,
@@ -1200,6 +1201,7 @@ class NeuralRanker(Ranker):
         activation: Any = None,
         dropout: Any = None,
         layer_norm: Any = None,
+        batch_norm: Any = None,
         input_norm: Any = None,
         scorer: Any = None,
         blocks: Any = None,
@@ -1236,6 +1238,7 @@ class NeuralRanker(Ranker):
         self.activation = activation
         self.dropout = dropout
         self.layer_norm = layer_norm
+        self.batch_norm = batch_norm
         self.input_norm = input_norm
         self.scorer = scorer
         self.blocks = blocks
@@ -1259,6 +1262,192 @@ class NeuralRanker(Ranker):
         self.alpha = alpha
         self.temperature = temperature
         self.levels = levels
+        self.algo = "neural"
+        self.metric = metric
+        self.convention = convention
+        self.seed = seed
+        self.normalize = normalize
+        self.log1p = log1p
+        self.params = params
+        self._extra = []
+
+
+class MLPRanker(NeuralRanker):
+    """neural with scorer=mlp: Pobrotyn et al. 2020, Context-Aware Learning to Rank with Self-Attention (allRank): a feed-forward scorer, optionally followed by self-attention encoder blocks over the documents of a query (Vaswani et al. 2017's Transformer encoder, allRank's context-aware scorer), trained with RankNet, ListNet, ListMLE, LambdaLoss (Wang et al. 2018: NDCG-Loss2, NDCG-Loss2++), ApproxNDCG (Qin et al. 2010) or NeuralNDCG (Pobrotyn & Białobrzeski 2021).
+
+    Parameters (None keeps the registry's default):
+
+    - ``loss`` (one of ranknet, listnet, listnet-binary, listmle, ndcgloss2, ndcgloss2pp, lambdarank, approxndcg, neuralndcg, mse, rmse, bce; default ndcgloss2pp): ranknet, listnet (softmax over labels), listnet-binary (labels / Σ labels), listmle, ndcgloss2pp, ndcgloss2, lambdarank (LambdaLoss's schemes), approxndcg, neuralndcg; controls: mse, rmse, bce.
+    - ``sizes`` (text; default 256/128): hidden layer widths, input side first, separated by `/` (`none`: the linear model with a bias).
+    - ``activation`` (one of relu, tanh, sigmoid, identity; default relu): activation after each hidden layer.
+    - ``dropout`` (float in [0.0, 0.99]; default 0): dropout probability after each hidden layer (training only).
+    - ``layer_norm`` (bool; default false): layer normalisation of each hidden layer before its activation.
+    - ``batch_norm`` (bool; default false): batch normalisation of each hidden layer before its activation (statistics over the documents of the batch in training, running statistics in the model at inference; not with layer-norm).
+    - ``input_norm`` (bool; default false): layer normalisation of the input features (allRank's input_norm).
+    - ``optimizer`` (one of adam, adamw; default adam): adam (weight decay as an L2 gradient) or adamw (decoupled weight decay).
+    - ``lr`` (float in [1e-300, 1e+300]; default 0.001): learning rate (> 0).
+    - ``weight_decay`` (float in [0.0, 1e+300]; default 0): weight decay.
+    - ``schedule`` (one of constant, step, cosine; default constant): learning rate per epoch: constant, step (lr·gamma^⌊epoch/step-size⌋, allRank's StepLR) or cosine to 0.
+    - ``warmup`` (int in [0, 1000000]; default 0): epochs of linear warm-up to lr.
+    - ``epochs`` (int in [1, 1000000]; default 100): epochs at most.
+    - ``batch_size`` (int in [1, 1000000000]; default 64): queries per batch.
+    - ``slate_length`` (int in [0, 1000000000]; default 240): documents of a query per batch at most: a longer query is sampled down to it each epoch (allRank's slate_length).
+    - ``patience`` (int in [1, 1000000]; default 20): stop after this many epochs without a better --validate measure.
+    - ``k`` (int in [0, 1000000]; default 0): truncation of LambdaLoss and NeuralNDCG (0: the whole list).
+    - ``sigma`` (float in [1e-300, 1e+300]; default 1): σ of LambdaLoss's pair sigmoid.
+
+    A list is a grid chosen on ``eval_set``. Common settings: see :class:`Ranker`.
+    """
+
+    _algo = "neural"
+    _fixed = {"scorer": "mlp"}
+    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "patience": "patience", "k": "k", "sigma": "sigma"}
+
+    def __init__(
+        self,
+        loss: Any = None,
+        sizes: Any = None,
+        activation: Any = None,
+        dropout: Any = None,
+        layer_norm: Any = None,
+        batch_norm: Any = None,
+        input_norm: Any = None,
+        optimizer: Any = None,
+        lr: Any = None,
+        weight_decay: Any = None,
+        schedule: Any = None,
+        warmup: Any = None,
+        epochs: Any = None,
+        batch_size: Any = None,
+        slate_length: Any = None,
+        patience: Any = None,
+        k: Any = None,
+        sigma: Any = None,
+        *,
+        metric: str = "NDCG@10",
+        convention: str = "standard",
+        seed: int = 1,
+        normalize: str = "auto",
+        log1p: Optional[str] = None,
+        params: Optional[Dict[str, Any]] = None,
+    ) -> None:
+        self.loss = loss
+        self.sizes = sizes
+        self.activation = activation
+        self.dropout = dropout
+        self.layer_norm = layer_norm
+        self.batch_norm = batch_norm
+        self.input_norm = input_norm
+        self.optimizer = optimizer
+        self.lr = lr
+        self.weight_decay = weight_decay
+        self.schedule = schedule
+        self.warmup = warmup
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.slate_length = slate_length
+        self.patience = patience
+        self.k = k
+        self.sigma = sigma
+        self.algo = "neural"
+        self.metric = metric
+        self.convention = convention
+        self.seed = seed
+        self.normalize = normalize
+        self.log1p = log1p
+        self.params = params
+        self._extra = []
+
+
+class AttentionRanker(NeuralRanker):
+    """neural with scorer=attention: Pobrotyn et al. 2020, Context-Aware Learning to Rank with Self-Attention (allRank): a feed-forward scorer, optionally followed by self-attention encoder blocks over the documents of a query (Vaswani et al. 2017's Transformer encoder, allRank's context-aware scorer), trained with RankNet, ListNet, ListMLE, LambdaLoss (Wang et al. 2018: NDCG-Loss2, NDCG-Loss2++), ApproxNDCG (Qin et al. 2010) or NeuralNDCG (Pobrotyn & Białobrzeski 2021).
+
+    Parameters (None keeps the registry's default):
+
+    - ``loss`` (one of ranknet, listnet, listnet-binary, listmle, ndcgloss2, ndcgloss2pp, lambdarank, approxndcg, neuralndcg, mse, rmse, bce; default ndcgloss2pp): ranknet, listnet (softmax over labels), listnet-binary (labels / Σ labels), listmle, ndcgloss2pp, ndcgloss2, lambdarank (LambdaLoss's schemes), approxndcg, neuralndcg; controls: mse, rmse, bce.
+    - ``sizes`` (text; default 256/128): hidden layer widths, input side first, separated by `/` (`none`: the linear model with a bias).
+    - ``activation`` (one of relu, tanh, sigmoid, identity; default relu): activation after each hidden layer.
+    - ``dropout`` (float in [0.0, 0.99]; default 0): dropout probability after each hidden layer (training only).
+    - ``layer_norm`` (bool; default false): layer normalisation of each hidden layer before its activation.
+    - ``batch_norm`` (bool; default false): batch normalisation of each hidden layer before its activation (statistics over the documents of the batch in training, running statistics in the model at inference; not with layer-norm).
+    - ``input_norm`` (bool; default false): layer normalisation of the input features (allRank's input_norm).
+    - ``blocks`` (int in [1, 1000]; default 4): encoder blocks (allRank's transformer N). Only with scorer=attention.
+    - ``heads`` (int in [1, 1000]; default 4): attention heads of each block (they divide the last hidden width). Only with scorer=attention.
+    - ``d_ff`` (int in [1, 1000000]; default 512): width of each block's feed-forward layer. Only with scorer=attention.
+    - ``attention_dropout`` (float in [0.0, 0.99]; default 0.3): dropout in the encoder during training: attention weights, both residual branches, inside the feed-forward layer (allRank's transformer dropout). Only with scorer=attention.
+    - ``optimizer`` (one of adam, adamw; default adam): adam (weight decay as an L2 gradient) or adamw (decoupled weight decay).
+    - ``lr`` (float in [1e-300, 1e+300]; default 0.001): learning rate (> 0).
+    - ``weight_decay`` (float in [0.0, 1e+300]; default 0): weight decay.
+    - ``schedule`` (one of constant, step, cosine; default constant): learning rate per epoch: constant, step (lr·gamma^⌊epoch/step-size⌋, allRank's StepLR) or cosine to 0.
+    - ``warmup`` (int in [0, 1000000]; default 0): epochs of linear warm-up to lr.
+    - ``epochs`` (int in [1, 1000000]; default 100): epochs at most.
+    - ``batch_size`` (int in [1, 1000000000]; default 64): queries per batch.
+    - ``slate_length`` (int in [0, 1000000000]; default 240): documents of a query per batch at most: a longer query is sampled down to it each epoch (allRank's slate_length).
+    - ``patience`` (int in [1, 1000000]; default 20): stop after this many epochs without a better --validate measure.
+    - ``k`` (int in [0, 1000000]; default 0): truncation of LambdaLoss and NeuralNDCG (0: the whole list).
+    - ``sigma`` (float in [1e-300, 1e+300]; default 1): σ of LambdaLoss's pair sigmoid.
+
+    A list is a grid chosen on ``eval_set``. Common settings: see :class:`Ranker`.
+    """
+
+    _algo = "neural"
+    _fixed = {"scorer": "attention"}
+    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "blocks": "blocks", "heads": "heads", "d_ff": "d-ff", "attention_dropout": "attention-dropout", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "patience": "patience", "k": "k", "sigma": "sigma"}
+
+    def __init__(
+        self,
+        loss: Any = None,
+        sizes: Any = None,
+        activation: Any = None,
+        dropout: Any = None,
+        layer_norm: Any = None,
+        batch_norm: Any = None,
+        input_norm: Any = None,
+        blocks: Any = None,
+        heads: Any = None,
+        d_ff: Any = None,
+        attention_dropout: Any = None,
+        optimizer: Any = None,
+        lr: Any = None,
+        weight_decay: Any = None,
+        schedule: Any = None,
+        warmup: Any = None,
+        epochs: Any = None,
+        batch_size: Any = None,
+        slate_length: Any = None,
+        patience: Any = None,
+        k: Any = None,
+        sigma: Any = None,
+        *,
+        metric: str = "NDCG@10",
+        convention: str = "standard",
+        seed: int = 1,
+        normalize: str = "auto",
+        log1p: Optional[str] = None,
+        params: Optional[Dict[str, Any]] = None,
+    ) -> None:
+        self.loss = loss
+        self.sizes = sizes
+        self.activation = activation
+        self.dropout = dropout
+        self.layer_norm = layer_norm
+        self.batch_norm = batch_norm
+        self.input_norm = input_norm
+        self.blocks = blocks
+        self.heads = heads
+        self.d_ff = d_ff
+        self.attention_dropout = attention_dropout
+        self.optimizer = optimizer
+        self.lr = lr
+        self.weight_decay = weight_decay
+        self.schedule = schedule
+        self.warmup = warmup
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.slate_length = slate_length
+        self.patience = patience
+        self.k = k
+        self.sigma = sigma
         self.algo = "neural"
         self.metric = metric
         self.convention = convention

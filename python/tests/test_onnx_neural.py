@@ -18,6 +18,7 @@ ort = pytest.importorskip("onnxruntime")
         ["sizes=32/16", "epochs=3"],
         ["sizes=24", "epochs=2", "layer-norm=true", "input-norm=true", "activation=tanh", "loss=listnet"],
         ["sizes=none", "epochs=2", "loss=ranknet"],
+        ["sizes=24/12", "epochs=3", "batch-norm=true", "dropout=0.1", "batch-size=4"],
         ["sizes=16", "epochs=2", "--log1p", "1-20"],
     ],
 )

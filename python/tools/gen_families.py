@@ -15,6 +15,10 @@ import sys
 #: Registry names that clash with the estimator's own settings get another Python name.
 RENAMED = {"metric": "train_metric", "convention": "train_convention"}
 
+#: Algorithms whose choice parameter selects a model family of its own (the neural scorers): one more class per
+#: value, a subclass of the algorithm's class with that value fixed and only the parameters that apply to it.
+VARIANTS = {"neural": ("scorer", {"mlp": "MLPRanker", "attention": "AttentionRanker"})}
+
 
 def python_name(registry: str) -> str:
     name = RENAMED.get(registry, registry.replace("-", "_"))
@@ -41,42 +45,61 @@ def generate(registry: list) -> str:
         "",
         "from ._estimators import Ranker",
         "",
-        "__all__ = [" + ", ".join(f'"{a["class_name"]}"' for a in registry) + "]",
+        "__all__ = [" + ", ".join(f'"{c}"' for a in registry for c in class_names(a)) + "]",
         "",
     ]
     for a in registry:
-        cls = a["class_name"]
-        params = [p for p in a["params"] if "KEY" not in p["name"]]
-        names = [python_name(p["name"]) for p in params]
-        doc = [f"{a['name']}: {a['paper']}.", "", "Parameters (None keeps the registry's default):", ""]
-        for p, n in zip(params, names):
-            when = f" Only with {p['when']}." if p.get("when") else ""
-            default = p["default"] or "(none)"
-            doc.append(f"- ``{n}`` ({allowed_text(p['allowed'])}; default {default}): {p['doc']}.{when}")
-        doc += ["", "A list is a grid chosen on ``eval_set``. Common settings: see :class:`Ranker`."]
-        if a["missing_values"]:
-            doc += ["", "``X`` may hold NaN: a missing value, whose side each split learns; ``predict`` sends a NaN there."]
-        out.append("")
-        out.append(f"class {cls}(Ranker):")
-        out.append('    """' + "\n    ".join(doc).replace("\\", "\\\\") + '\n    """')
-        out.append("")
-        out.append(f'    _algo = "{a["name"]}"')
-        mapping = ", ".join(f'"{n}": "{p["name"]}"' for p, n in zip(params, names))
-        out.append(f"    _param_map = {{{mapping}}}")
-        out.append("")
-        args = "".join(f"        {n}: Any = None,\n" for n in names)
-        out.append("    def __init__(\n        self,\n" + args + "        *,\n"
-                   '        metric: str = "NDCG@10",\n        convention: str = "standard",\n        seed: int = 1,\n'
-                   '        normalize: str = "auto",\n        log1p: Optional[str] = None,\n'
-                   "        params: Optional[Dict[str, Any]] = None,\n    ) -> None:")
-        for n in names:
-            out.append(f"        self.{n} = {n}")
-        out.append(f'        self.algo = "{a["name"]}"')
-        for c in ["metric", "convention", "seed", "normalize", "log1p", "params"]:
-            out.append(f"        self.{c} = {c}")
-        out.append("        self._extra = []")
-        out.append("")
+        out.extend(family(a, a["class_name"], "Ranker", a["params"], None))
+        if a["name"] in VARIANTS:
+            param, classes = VARIANTS[a["name"]]
+            for value, cls in classes.items():
+                applies = [p for p in a["params"] if p["name"] != param and p.get("when") in (None, f"{param}={value}")]
+                out.extend(family(a, cls, a["class_name"], applies, (param, value)))
     return "\n".join(line.rstrip() for line in "\n".join(out).splitlines()).rstrip() + "\n"
+
+
+def class_names(a: dict) -> list:
+    """The classes generated for registry row ``a``: its own, then one per variant."""
+    return [a["class_name"]] + list(VARIANTS.get(a["name"], (None, {}))[1].values())
+
+
+def family(a: dict, cls: str, base: str, params: list, fixed) -> list:
+    """The lines of one estimator class: ``params`` as named arguments; ``fixed`` a (parameter, value) it sets."""
+    out = []
+    params = [p for p in params if "KEY" not in p["name"]]
+    names = [python_name(p["name"]) for p in params]
+    title = f"{a['name']} with {fixed[0]}={fixed[1]}" if fixed else a["name"]
+    doc = [f"{title}: {a['paper']}.", "", "Parameters (None keeps the registry's default):", ""]
+    for p, n in zip(params, names):
+        when = f" Only with {p['when']}." if p.get("when") else ""
+        default = p["default"] or "(none)"
+        doc.append(f"- ``{n}`` ({allowed_text(p['allowed'])}; default {default}): {p['doc']}.{when}")
+    doc += ["", "A list is a grid chosen on ``eval_set``. Common settings: see :class:`Ranker`."]
+    if a["missing_values"]:
+        doc += ["", "``X`` may hold NaN: a missing value, whose side each split learns; ``predict`` sends a NaN there."]
+    out.append("")
+    out.append(f"class {cls}({base}):")
+    out.append('    """' + "\n    ".join(doc).replace("\\", "\\\\") + '\n    """')
+    out.append("")
+    out.append(f'    _algo = "{a["name"]}"')
+    if fixed:
+        out.append(f'    _fixed = {{"{fixed[0]}": "{fixed[1]}"}}')
+    mapping = ", ".join(f'"{n}": "{p["name"]}"' for p, n in zip(params, names))
+    out.append(f"    _param_map = {{{mapping}}}")
+    out.append("")
+    args = "".join(f"        {n}: Any = None,\n" for n in names)
+    out.append("    def __init__(\n        self,\n" + args + "        *,\n"
+               '        metric: str = "NDCG@10",\n        convention: str = "standard",\n        seed: int = 1,\n'
+               '        normalize: str = "auto",\n        log1p: Optional[str] = None,\n'
+               "        params: Optional[Dict[str, Any]] = None,\n    ) -> None:")
+    for n in names:
+        out.append(f"        self.{n} = {n}")
+    out.append(f'        self.algo = "{a["name"]}"')
+    for c in ["metric", "convention", "seed", "normalize", "log1p", "params"]:
+        out.append(f"        self.{c} = {c}")
+    out.append("        self._extra = []")
+    out.append("")
+    return out
 
 
 def main() -> None:

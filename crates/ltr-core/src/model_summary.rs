@@ -1,6 +1,7 @@
 //! What a model file says about itself, in words and ranked lists: `ltr inspect`, `ltrkit` and reports read it
 //! from here, so every front end describes a model the same way.
 
+use crate::neural::{Dense, HiddenLayer, NeuralNet};
 use crate::{Model, ModelFile};
 
 impl ModelFile {
@@ -83,6 +84,10 @@ impl ModelFile {
                     .map(|(raw, name, splits, gain)| serde_json::json!({"feature": raw, "name": name, "splits": splits, "gain": gain}))
                     .collect::<Vec<_>>(),
                 "preprocess": m.preprocess,
+                "network": match &m.model {
+                    Model::Neural(n) => network_json(n),
+                    _ => serde_json::Value::Null,
+                },
                 "diagnostics": diagnostics,
             });
             return format!("{v:#}\n");
@@ -137,6 +142,11 @@ impl ModelFile {
             Some(p) => format!("preprocess:  {}", p.describe().join("; ")),
             None => "preprocess:  none (the model reads the features as given)".to_string(),
         });
+        if let Model::Neural(n) = &m.model {
+            for l in network_lines(n) {
+                line(l);
+            }
+        }
         if let Model::Linear(l) = &m.model {
             line(format!("‖w‖:         {:.6}", l.norm()));
             let ranked = m.weights_by_magnitude();
@@ -215,4 +225,97 @@ fn kind_of(model: &Model) -> String {
             n.n_parameters()
         ),
     }
+}
+
+/// A layer's normalisation, in words.
+fn norm_of(h: &HiddenLayer) -> &'static str {
+    match (&h.norm, &h.batch_norm) {
+        (Some(_), _) => "layer norm",
+        (None, Some(_)) => "batch norm (running statistics)",
+        (None, None) => "none",
+    }
+}
+
+/// `ltr inspect`'s lines for a neural network: one a layer, input to output.
+fn network_lines(n: &NeuralNet) -> Vec<String> {
+    let dense = |d: &Dense| d.weights.len() + d.bias.len();
+    let mut widths = vec![n.n_features.to_string()];
+    widths.extend(n.hidden.iter().map(|h| h.dense.outputs.to_string()));
+    widths.push("1".into());
+    let mut out = vec![format!(
+        "network:     {} ({}), {} parameters",
+        widths.join(" → "),
+        n.activation.name(),
+        n.n_parameters()
+    )];
+    out.push(format!(
+        "  input       {} features{}",
+        n.n_features,
+        if n.input_norm.is_some() {
+            format!(", layer norm ({} parameters)", 2 * n.n_features)
+        } else {
+            String::new()
+        }
+    ));
+    for (l, h) in n.hidden.iter().enumerate() {
+        let norm = 2 * h.norm.as_ref().map_or(0, |x| x.gamma.len())
+            + 2 * h.batch_norm.as_ref().map_or(0, |x| x.gamma.len());
+        out.push(format!(
+            "  hidden {:<4} dense {} → {}, {}, {} ({} parameters)",
+            l + 1,
+            h.dense.inputs,
+            h.dense.outputs,
+            norm_of(h),
+            n.activation.name(),
+            dense(&h.dense) + norm
+        ));
+    }
+    if let Some(e) = &n.encoder {
+        out.push(format!(
+            "  encoder     {} self-attention block{} ({} heads, width {}, d_ff {}), final norm ({} parameters)",
+            e.blocks.len(),
+            if e.blocks.len() == 1 { "" } else { "s" },
+            e.heads,
+            e.width(),
+            e.d_ff(),
+            e.n_parameters()
+        ));
+    }
+    out.push(format!(
+        "  output      dense {} → 1 ({} parameters)",
+        n.output.inputs,
+        dense(&n.output)
+    ));
+    out
+}
+
+/// The network as `ltr inspect --json` lists it.
+fn network_json(n: &NeuralNet) -> serde_json::Value {
+    let dense = |d: &Dense| d.weights.len() + d.bias.len();
+    serde_json::json!({
+        "inputs": n.n_features,
+        "input_norm": n.input_norm.is_some(),
+        "activation": n.activation.name(),
+        "parameters": n.n_parameters(),
+        "hidden": n.hidden.iter().map(|h| serde_json::json!({
+            "inputs": h.dense.inputs,
+            "outputs": h.dense.outputs,
+            "norm": match (&h.norm, &h.batch_norm) {
+                (Some(_), _) => "layer",
+                (None, Some(_)) => "batch",
+                (None, None) => "none",
+            },
+            "parameters": dense(&h.dense)
+                + 2 * h.norm.as_ref().map_or(0, |x| x.gamma.len())
+                + 2 * h.batch_norm.as_ref().map_or(0, |x| x.gamma.len()),
+        })).collect::<Vec<_>>(),
+        "encoder": n.encoder.as_ref().map(|e| serde_json::json!({
+            "blocks": e.blocks.len(),
+            "heads": e.heads,
+            "width": e.width(),
+            "d_ff": e.d_ff(),
+            "parameters": e.n_parameters(),
+        })),
+        "output": {"inputs": n.output.inputs, "parameters": dense(&n.output)},
+    })
 }

@@ -396,3 +396,43 @@ fn a_model_method_names_a_file_that_an_experiment_file_resolves() {
     let e = Experiment::from_file(&path).unwrap_err().to_string();
     assert!(e.contains("takes no parameters"), "{e}");
 }
+
+/// Neural methods take grids as every family does (`neural:loss=listnet,ranknet`): each cell scores both losses on
+/// its validation share and keeps one; the attention scorer, batch norm and a misspelt neural parameter too.
+#[test]
+fn neural_methods_take_grids_like_every_family() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("all.txt");
+    write_data(&data, 20, 3);
+    let methods = vec![
+        MethodSpec::parse("neural:loss=listnet,ranknet,sizes=8,epochs=2,batch-norm=true").unwrap(),
+        MethodSpec::parse("neural:scorer=attention,sizes=4,blocks=1,heads=2,d-ff=4,epochs=1")
+            .unwrap(),
+    ];
+    let spec = ExperimentSpec::new(DataSpec::file(&data, 2), methods);
+    let out = dir.path().join("out");
+    let outcome = Experiment::prepare(spec)
+        .unwrap()
+        .run(&out, &ltr_core::Silent)
+        .unwrap();
+    assert_eq!((outcome.computed, outcome.reused), (4, 0));
+    let r = json(&out.join("results.json"));
+    for c in r["cells"].as_array().unwrap() {
+        let grid = c["grid"].as_array().unwrap();
+        let method = c["method"].as_str().unwrap();
+        if method.contains("loss=") {
+            assert_eq!(grid.len(), 2, "{c}");
+        }
+    }
+    for (label, means) in r["fold_means"].as_object().unwrap() {
+        let v = means["NDCG@10"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&v), "{label}: {v}");
+    }
+    let e = Experiment::prepare(ExperimentSpec::new(
+        DataSpec::file(&data, 2),
+        vec![MethodSpec::parse("neural:head=2").unwrap()],
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("`head`") && e.contains("neural"), "{e}");
+}

@@ -574,6 +574,38 @@ fn neural_graph(
             layer_norm(n, &x, &out, &mut init, &mut node);
             x = out;
         }
+        if let Some(b) = &h.batch_norm {
+            // Inference mode: the running statistics stored in the model (not folded into the Gemm, so the
+            // graph shows the layer as trained and computes (x − mean)/sqrt(var + ε)·γ + β as `ltr predict` does).
+            let out = format!("hidden{}_bn", l + 1);
+            let w = b.gamma.len() as i64;
+            for (what, v) in [
+                ("scale", &b.gamma),
+                ("bias", &b.beta),
+                ("mean", &b.running_mean),
+                ("var", &b.running_var),
+            ] {
+                init.push(f32_tensor(vec![w], v, &format!("{out}_{what}")));
+            }
+            node.push(pb::NodeProto {
+                input: ["scale", "bias", "mean", "var"].iter().fold(
+                    vec![x.clone()],
+                    |mut v, what| {
+                        v.push(format!("{out}_{what}"));
+                        v
+                    },
+                ),
+                output: vec![out.clone()],
+                name: out.clone(),
+                op_type: "BatchNormalization".into(),
+                attribute: vec![pb::AttributeProto {
+                    f: ltr_core::neural::BATCH_NORM_EPS as f32,
+                    ..attr("epsilon", AttributeType::Float)
+                }],
+                ..Default::default()
+            });
+            x = out;
+        }
         let op = match net.activation {
             ltr_core::neural::Activation::Relu => Some("Relu"),
             ltr_core::neural::Activation::Tanh => Some("Tanh"),

@@ -41,7 +41,8 @@ pub use ltr_core::{
     ParamGuard, Params, Progress, Silent,
 };
 pub use memory::{
-    human_bytes, memory_estimate, memory_estimates, Memory, MemoryEstimate, Switch, WideValues,
+    human_bytes, memory_estimate, memory_estimates, Memory, MemoryEstimate, SizedBy, SizedFn,
+    Switch, WideValues,
 };
 pub use select::{
     describe, prepare, train, train_distributed, Grid, Handover, MetricMeasure, Prepared,

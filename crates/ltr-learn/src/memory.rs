@@ -68,6 +68,31 @@ pub struct Memory {
     /// (not the [`Memory::wide`] form), the algorithm also keeps a row-major copy of them: `per_value` more bytes a
     /// value (the trees' [`ltr_trees::ROWS_FROM_CELLS`]).
     pub row_copy_from: Option<u64>,
+    /// The working set of one setting computed from its parameters and the data (the neural rows: layer widths,
+    /// batch and slate sizes, attention), replacing the per-document, pair and value terms; `None` when the
+    /// setting cannot be read (the fit will refuse it).
+    pub sized: Option<SizedBy>,
+}
+
+/// A row's own working-set estimate of a setting (see [`Memory::sized`]).
+pub type SizedFn = fn(&SpecReader<'_>, &Dataset) -> Option<u64>;
+
+/// A [`SizedFn`] that compares equal to itself (by address; no other function is ever compared with it).
+#[derive(Clone, Copy)]
+pub struct SizedBy(pub SizedFn);
+
+impl PartialEq for SizedBy {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 as usize == other.0 as usize
+    }
+}
+
+impl Eq for SizedBy {}
+
+impl std::fmt::Debug for SizedBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SizedBy(fn)")
+    }
 }
 
 /// Bytes per feature value when an integer parameter exceeds a bound, in place of [`Memory::per_value`]. Counted
@@ -106,6 +131,7 @@ impl Memory {
             wide: None,
             frees_features: false,
             row_copy_from: None,
+            sized: None,
         }
     }
     /// Bytes per document, per pair and per feature value.
@@ -118,6 +144,14 @@ impl Memory {
             wide: None,
             frees_features: false,
             row_copy_from: None,
+            sized: None,
+        }
+    }
+    /// The same, with the working set computed by `f` per setting (the largest over a grid).
+    pub const fn sized_by(self, f: SizedFn) -> Self {
+        Self {
+            sized: Some(SizedBy(f)),
+            ..self
         }
     }
     /// The same, freeing the feature matrix when the data is handed over ([`Memory::frees_features`]).
@@ -252,7 +286,17 @@ fn estimate(
     } else {
         0
     };
-    let working = n * per_doc + pairs * per_pair + n * d * per_value;
+    let sized = memory.sized.and_then(|SizedBy(f)| {
+        let row = row?;
+        grid.settings()
+            .iter()
+            .filter_map(|setting| {
+                let params = Params::new(setting.iter().map(|(k, v)| (k, v)));
+                f(&SpecReader::new(&params, row.params), train)
+            })
+            .max()
+    });
+    let working = sized.unwrap_or(n * per_doc + pairs * per_pair + n * d * per_value);
     // Only one setting is handed over.
     let handed_over = memory.frees_features && grid.len() == 1;
     let freed = if handed_over {

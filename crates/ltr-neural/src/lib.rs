@@ -33,12 +33,14 @@ mod dense;
 mod encoder;
 mod loss_value;
 mod losses;
+mod memory;
 pub(crate) mod net;
 mod neural_sort;
 mod optim;
 mod train;
 
 pub use losses::{LambdaScheme, Loss, QueryLoss, Reduction, EPS};
-pub use net::loss_and_gradient;
+pub use memory::NeuralMemory;
+pub use net::{loss_and_gradient, update_batch_norm_statistics};
 pub use optim::{Optimizer, Schedule};
 pub use train::{NeuralParams, NeuralValidParams};

@@ -5,7 +5,9 @@
 //! chunks' gradients are added in chunk order. The chunking does not depend on the thread count, so neither does
 //! any bit of the gradient. The arithmetic of the forward pass is `ltr_core::neural::kernels`', the scorer's.
 
-use ltr_core::neural::{kernels, Activation, Dense, LayerNorm, NeuralNet};
+use ltr_core::neural::{
+    kernels, Activation, BatchNorm, Dense, HiddenLayer, LayerNorm, NeuralNet, BATCH_NORM_MOMENTUM,
+};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
@@ -36,6 +38,8 @@ struct LayerTrace {
     act: Vec<f32>,
     mask: Option<Vec<f32>>,
     norm: Option<(Vec<f32>, Vec<f32>)>,
+    /// Batch norm's x̂ (its statistics are the batch's, in [`Pass`]).
+    batch_xhat: Option<Vec<f32>>,
 }
 
 /// Dropout during training: probability and the seed of this pass's masks.
@@ -48,12 +52,68 @@ pub(crate) struct Dropout {
     pub seed: u64,
 }
 
-fn forward_chunk(
-    net: &NeuralNet,
-    x: &[f32],
-    rows: usize,
-    dropout: Option<Dropout>,
-) -> (Trace, Vec<f32>) {
+/// One chunk's state while the forward pass goes layer by layer over all chunks.
+struct ChunkForward {
+    trace: Trace,
+    rng: Option<ChaCha8Rng>,
+    /// The current layer's affine output, before normalisation.
+    pending: Vec<f32>,
+}
+
+/// A batch-normalised layer's statistics over every row of the batch.
+pub(crate) struct BatchStats {
+    /// Rows of the batch.
+    n: usize,
+    /// Mean per component (f64, and as the forward pass subtracts it).
+    mean: Vec<f64>,
+    mean32: Vec<f32>,
+    /// Biased variance per component (what training divides by).
+    var: Vec<f64>,
+    rstd: Vec<f32>,
+}
+
+/// Per component mean and biased variance of `width`-wide rows spread over the chunks' `pending` outputs: each
+/// chunk sums its rows in order (f64), and the chunks' sums are added in chunk order — no bit depends on threads.
+fn batch_stats(states: &[ChunkForward], width: usize) -> BatchStats {
+    let sum_parts = |f: &(dyn Fn(f32, usize) -> f64 + Sync)| -> Vec<f64> {
+        let parts: Vec<Vec<f64>> = states
+            .par_iter()
+            .map(|s| {
+                let mut acc = vec![0f64; width];
+                for row in s.pending.chunks(width) {
+                    for (j, (a, &v)) in acc.iter_mut().zip(row).enumerate() {
+                        *a += f(v, j);
+                    }
+                }
+                acc
+            })
+            .collect();
+        let mut total = vec![0f64; width];
+        for p in parts {
+            total.iter_mut().zip(p).for_each(|(t, v)| *t += v);
+        }
+        total
+    };
+    let n: usize = states.iter().map(|s| s.trace.rows).sum();
+    let inv_n = 1.0 / n.max(1) as f64;
+    let mean: Vec<f64> = sum_parts(&|v, _| f64::from(v))
+        .into_iter()
+        .map(|v| v * inv_n)
+        .collect();
+    let var: Vec<f64> = sum_parts(&|v, j| (f64::from(v) - mean[j]).powi(2))
+        .into_iter()
+        .map(|v| v * inv_n)
+        .collect();
+    BatchStats {
+        n,
+        mean32: mean.iter().map(|&m| m as f32).collect(),
+        rstd: kernels::batch_norm_rstd(&var),
+        mean,
+        var,
+    }
+}
+
+fn start_chunk(net: &NeuralNet, x: &[f32], c: usize, dropout: Option<Dropout>) -> ChunkForward {
     let d = net.n_features;
     let mut input = x.to_vec();
     let input_norm = net.input_norm.as_ref().map(|n| {
@@ -61,57 +121,86 @@ fn forward_chunk(
         kernels::layer_norm_rows(&mut input, d, n, Some((&mut rstd, &mut xhat)));
         (xhat, rstd)
     });
-    let mut rng = dropout.map(|dr| ChaCha8Rng::seed_from_u64(dr.seed));
-    let mut layers: Vec<LayerTrace> = Vec::with_capacity(net.hidden.len());
-    for h in &net.hidden {
-        let prev = layers.last().map_or(&input, |t| &t.out);
-        let mut y = vec![0f32; rows * h.dense.outputs];
-        kernels::affine(prev, &h.dense, &mut y);
-        let norm = h.norm.as_ref().map(|n| {
-            let (mut rstd, mut xhat) = (Vec::new(), Vec::new());
-            kernels::layer_norm_rows(&mut y, h.dense.outputs, n, Some((&mut rstd, &mut xhat)));
-            (xhat, rstd)
-        });
-        kernels::activate(net.activation, &mut y);
-        let act = y.clone();
-        let mask = match (dropout, rng.as_mut()) {
-            (Some(Dropout { p, .. }), Some(rng)) if p > 0.0 => {
-                let keep = 1.0 / (1.0 - p);
-                let m: Vec<f32> = (0..y.len())
-                    .map(|_| if rng.random::<f32>() < p { 0.0 } else { keep })
-                    .collect();
-                y.iter_mut().zip(&m).for_each(|(v, m)| *v *= m);
-                Some(m)
-            }
-            _ => None,
-        };
-        layers.push(LayerTrace {
-            out: y,
-            act,
-            mask,
-            norm,
-        });
-    }
-    let last = layers.last().map_or(&input, |t| &t.out);
-    let encoder = net.encoder.as_ref().map(|e| {
-        let mut z = last.clone();
-        let drop = dropout.map(|dr| (dr.encoder, rng.as_mut().expect("seeded with the dropout")));
-        let t = encoder::forward(e, &mut z, rows, drop);
-        (t, z)
+    // Each chunk's dropout masks from its own stream.
+    let rng = dropout.map(|dr| {
+        ChaCha8Rng::seed_from_u64(dr.seed ^ (c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
     });
-    let last = encoder.as_ref().map_or(last, |(_, z)| z);
-    let mut scores = vec![0f32; rows];
-    kernels::affine(last, &net.output, &mut scores);
-    (
-        Trace {
-            rows,
+    ChunkForward {
+        trace: Trace {
+            rows: x.len() / d.max(1),
             input,
             input_norm,
-            layers,
-            encoder,
+            layers: Vec::with_capacity(net.hidden.len()),
+            encoder: None,
         },
-        scores,
-    )
+        rng,
+        pending: Vec::new(),
+    }
+}
+
+/// Hidden layer `h`'s normalisation (layer norm, or batch norm by the batch's `stats`), activation and dropout on
+/// the chunk's pending affine output.
+fn finish_layer(
+    net: &NeuralNet,
+    h: &HiddenLayer,
+    s: &mut ChunkForward,
+    stats: Option<&BatchStats>,
+    dropout: Option<Dropout>,
+) {
+    let mut y = std::mem::take(&mut s.pending);
+    let norm = h.norm.as_ref().map(|n| {
+        let (mut rstd, mut xhat) = (Vec::new(), Vec::new());
+        kernels::layer_norm_rows(&mut y, h.dense.outputs, n, Some((&mut rstd, &mut xhat)));
+        (xhat, rstd)
+    });
+    let batch_xhat = match (&h.batch_norm, stats) {
+        (Some(b), Some(st)) => {
+            let mut xhat = Vec::new();
+            kernels::batch_norm_apply(&mut y, &st.mean32, &st.rstd, b, Some(&mut xhat));
+            Some(xhat)
+        }
+        _ => None,
+    };
+    kernels::activate(net.activation, &mut y);
+    let act = y.clone();
+    let mask = match (dropout, s.rng.as_mut()) {
+        (Some(Dropout { p, .. }), Some(rng)) if p > 0.0 => {
+            let keep = 1.0 / (1.0 - p);
+            let m: Vec<f32> = (0..y.len())
+                .map(|_| if rng.random::<f32>() < p { 0.0 } else { keep })
+                .collect();
+            y.iter_mut().zip(&m).for_each(|(v, m)| *v *= m);
+            Some(m)
+        }
+        _ => None,
+    };
+    s.trace.layers.push(LayerTrace {
+        out: y,
+        act,
+        mask,
+        norm,
+        batch_xhat,
+    });
+}
+
+/// The encoder (when the network has one) and the output layer on a chunk whose hidden layers are done.
+fn finish_chunk(net: &NeuralNet, s: &mut ChunkForward, dropout: Option<Dropout>) -> Vec<f32> {
+    let t = &mut s.trace;
+    let last = t.layers.last().map_or(&t.input, |l| &l.out);
+    let encoder = net.encoder.as_ref().map(|e| {
+        let mut z = last.clone();
+        let drop = dropout.map(|dr| (dr.encoder, s.rng.as_mut().expect("seeded with the dropout")));
+        let et = encoder::forward(e, &mut z, t.rows, drop);
+        (et, z)
+    });
+    t.encoder = encoder;
+    let last = t
+        .encoder
+        .as_ref()
+        .map_or_else(|| t.layers.last().map_or(&t.input, |l| &l.out), |(_, z)| z);
+    let mut scores = vec![0f32; t.rows];
+    kernels::affine(last, &net.output, &mut scores);
+    scores
 }
 
 /// A network of zeros shaped like `net`: the gradient's container.
@@ -129,9 +218,15 @@ pub(crate) fn zeros_like(net: &NeuralNet) -> NeuralNet {
         hidden: net
             .hidden
             .iter()
-            .map(|h| ltr_core::neural::HiddenLayer {
+            .map(|h| HiddenLayer {
                 dense: zero_dense(&h.dense),
                 norm: zero_norm(&h.norm),
+                batch_norm: h.batch_norm.as_ref().map(|b| BatchNorm {
+                    gamma: vec![0.0; b.gamma.len()],
+                    beta: vec![0.0; b.beta.len()],
+                    running_mean: vec![0.0; b.gamma.len()],
+                    running_var: vec![0.0; b.gamma.len()],
+                }),
             })
             .collect(),
         activation: net.activation,
@@ -153,6 +248,11 @@ pub(crate) fn parameters_mut(net: &mut NeuralNet) -> Vec<&mut [f32]> {
         if let Some(n) = h.norm.as_mut() {
             out.push(&mut n.gamma);
             out.push(&mut n.beta);
+        }
+        // γ and β only: the running statistics are not trained.
+        if let Some(b) = h.batch_norm.as_mut() {
+            out.push(&mut b.gamma);
+            out.push(&mut b.beta);
         }
     }
     out.push(&mut net.output.weights);
@@ -196,73 +296,158 @@ fn layer_norm_backward(
     dx
 }
 
-fn backward_chunk(
+/// Batch norm's backward, first half, on one chunk: γ and β gradients added, and the chunk's sums
+/// `(Σ dx̂, Σ dx̂·x̂)` per component (f64, rows in order), with `dx̂ = dout · γ`.
+fn batch_norm_sums(dout: &[f32], xhat: &[f32], b: &BatchNorm, grad: &mut BatchNorm) -> Vec<f64> {
+    let w = b.gamma.len();
+    let mut sums = vec![0f64; 2 * w];
+    for (dr, xr) in dout.chunks(w).zip(xhat.chunks(w)) {
+        for j in 0..w {
+            grad.gamma[j] += dr[j] * xr[j];
+            grad.beta[j] += dr[j];
+            let dh = dr[j] * b.gamma[j];
+            sums[j] += f64::from(dh);
+            sums[w + j] += f64::from(dh * xr[j]);
+        }
+    }
+    sums
+}
+
+/// Batch norm's backward, second half: `dx = rstd · (dx̂ − Σdx̂/N − x̂ · Σ(dx̂·x̂)/N)`, the sums over the whole batch.
+fn batch_norm_dx(
+    dout: &[f32],
+    xhat: &[f32],
+    b: &BatchNorm,
+    st: &BatchStats,
+    sums: &[f64],
+) -> Vec<f32> {
+    let w = b.gamma.len();
+    let inv_n = 1.0 / st.n.max(1) as f64;
+    let m1: Vec<f32> = sums[..w].iter().map(|&v| (v * inv_n) as f32).collect();
+    let m2: Vec<f32> = sums[w..].iter().map(|&v| (v * inv_n) as f32).collect();
+    let mut dx = vec![0f32; dout.len()];
+    for ((dr, xr), dxr) in dout.chunks(w).zip(xhat.chunks(w)).zip(dx.chunks_mut(w)) {
+        for j in 0..w {
+            let dh = dr[j] * b.gamma[j];
+            dxr[j] = st.rstd[j] * (dh - m1[j] - xr[j] * m2[j]);
+        }
+    }
+    dx
+}
+
+/// One chunk's state while the backward pass goes layer by layer: its trace, its loss gradient and the gradient
+/// with respect to the current layer's output.
+struct ChunkBackward<'a> {
+    trace: &'a Trace,
+    dscores: &'a [f32],
+    d: Vec<f32>,
+    /// Batch norm's per-chunk sums of the current layer.
+    sums: Vec<f64>,
+}
+
+/// The transposed weights the backward pass multiplies by.
+struct Transposed {
+    dense: Vec<Vec<f32>>,
+    encoder: Option<encoder::Transposes>,
+}
+
+fn backward_output(
     net: &NeuralNet,
-    transposes: &[Vec<f32>],
-    enc_t: Option<&encoder::Transposes>,
-    trace: &Trace,
-    dscores: &[f32],
+    tr: &Transposed,
+    c: &mut ChunkBackward<'_>,
     grad: &mut NeuralNet,
 ) {
+    let trace = c.trace;
     let before_out = trace.layers.last().map_or(&trace.input, |t| &t.out);
     let last = trace.encoder.as_ref().map_or(before_out, |(_, z)| z);
-    let out_t = &transposes[net.hidden.len()];
     let below = !net.hidden.is_empty() || net.input_norm.is_some();
-    let mut d = dense_backward(
+    c.d = dense_backward(
         last,
-        dscores,
-        out_t,
+        c.dscores,
+        &tr.dense[net.hidden.len()],
         &net.output,
         &mut grad.output,
         below || net.encoder.is_some(),
     );
-    if let (Some(e), Some((t, _)), Some(et), Some(ge)) =
-        (&net.encoder, &trace.encoder, enc_t, grad.encoder.as_mut())
+    if let (Some(e), Some((t, _)), Some(et), Some(ge)) = (
+        &net.encoder,
+        &trace.encoder,
+        tr.encoder.as_ref(),
+        grad.encoder.as_mut(),
+    ) {
+        c.d = encoder::backward(e, et, t, &c.d, ge);
+    }
+}
+
+/// Hidden layer `l`'s backward down to its normalisation's output: dropout, activation, layer norm; batch norm's
+/// first half.
+fn backward_activation(net: &NeuralNet, l: usize, c: &mut ChunkBackward<'_>, grad: &mut NeuralNet) {
+    let t = &c.trace.layers[l];
+    let d = &mut c.d;
+    if let Some(m) = &t.mask {
+        d.iter_mut().zip(m).for_each(|(g, m)| *g *= m);
+    }
+    match net.activation {
+        Activation::Relu => d.iter_mut().zip(&t.act).for_each(|(g, y)| {
+            if *y <= 0.0 {
+                *g = 0.0
+            }
+        }),
+        Activation::Tanh => d
+            .iter_mut()
+            .zip(&t.act)
+            .for_each(|(g, y)| *g *= 1.0 - y * y),
+        Activation::Sigmoid => d
+            .iter_mut()
+            .zip(&t.act)
+            .for_each(|(g, y)| *g *= y * (1.0 - y)),
+        Activation::Identity => {}
+    }
+    let h = &net.hidden[l];
+    if let (Some(n), Some((xhat, rstd))) = (&h.norm, &t.norm) {
+        let dn = layer_norm_backward(d, xhat, rstd, n, grad.hidden[l].norm.as_mut().unwrap());
+        c.d = dn;
+    }
+    if let (Some(b), Some(xhat)) = (&h.batch_norm, &t.batch_xhat) {
+        c.sums = batch_norm_sums(&c.d, xhat, b, grad.hidden[l].batch_norm.as_mut().unwrap());
+    }
+}
+
+/// Hidden layer `l`'s backward from its normalisation's output down: batch norm's second half (`sums` over the
+/// batch), the affine map.
+fn backward_affine(
+    net: &NeuralNet,
+    tr: &Transposed,
+    l: usize,
+    stats: Option<(&BatchStats, &[f64])>,
+    c: &mut ChunkBackward<'_>,
+    grad: &mut NeuralNet,
+) {
+    let h = &net.hidden[l];
+    if let (Some(b), Some(xhat), Some((st, sums))) =
+        (&h.batch_norm, &c.trace.layers[l].batch_xhat, stats)
     {
-        d = encoder::backward(e, et, t, &d, ge);
+        c.d = batch_norm_dx(&c.d, xhat, b, st, sums);
     }
-    for l in (0..net.hidden.len()).rev() {
-        let t = &trace.layers[l];
-        if let Some(m) = &t.mask {
-            d.iter_mut().zip(m).for_each(|(g, m)| *g *= m);
-        }
-        match net.activation {
-            Activation::Relu => d.iter_mut().zip(&t.act).for_each(|(g, y)| {
-                if *y <= 0.0 {
-                    *g = 0.0
-                }
-            }),
-            Activation::Tanh => d
-                .iter_mut()
-                .zip(&t.act)
-                .for_each(|(g, y)| *g *= 1.0 - y * y),
-            Activation::Sigmoid => d
-                .iter_mut()
-                .zip(&t.act)
-                .for_each(|(g, y)| *g *= y * (1.0 - y)),
-            Activation::Identity => {}
-        }
-        let h = &net.hidden[l];
-        if let (Some(n), Some((xhat, rstd))) = (&h.norm, &t.norm) {
-            d = layer_norm_backward(&d, xhat, rstd, n, grad.hidden[l].norm.as_mut().unwrap());
-        }
-        let a = if l == 0 {
-            &trace.input
-        } else {
-            &trace.layers[l - 1].out
-        };
-        let want_dx = l > 0 || net.input_norm.is_some();
-        d = dense_backward(
-            a,
-            &d,
-            &transposes[l],
-            &h.dense,
-            &mut grad.hidden[l].dense,
-            want_dx,
-        );
-    }
-    if let (Some(n), Some((xhat, rstd))) = (&net.input_norm, &trace.input_norm) {
-        layer_norm_backward(&d, xhat, rstd, n, grad.input_norm.as_mut().unwrap());
+    let a = if l == 0 {
+        &c.trace.input
+    } else {
+        &c.trace.layers[l - 1].out
+    };
+    let want_dx = l > 0 || net.input_norm.is_some();
+    c.d = dense_backward(
+        a,
+        &c.d,
+        &tr.dense[l],
+        &h.dense,
+        &mut grad.hidden[l].dense,
+        want_dx,
+    );
+}
+
+fn backward_input(net: &NeuralNet, c: &ChunkBackward<'_>, grad: &mut NeuralNet) {
+    if let (Some(n), Some((xhat, rstd))) = (&net.input_norm, &c.trace.input_norm) {
+        layer_norm_backward(&c.d, xhat, rstd, n, grad.input_norm.as_mut().unwrap());
     }
 }
 
@@ -273,15 +458,19 @@ fn add_into(a: &mut NeuralNet, b: &mut NeuralNet) {
     }
 }
 
-/// The scores of the rows of `x` (row-major, `n_features` wide) under training-mode dropout, and a closure-free
-/// handle on what the backward pass needs.
+/// The scores of the rows of `x` (row-major, `n_features` wide) in training mode (dropout, batch statistics), and
+/// what the backward pass needs.
 pub(crate) struct Pass {
     traces: Vec<Trace>,
     pub scores: Vec<f32>,
+    /// Per hidden layer, its batch statistics when it is batch-normalised.
+    batch: Vec<Option<BatchStats>>,
 }
 
-/// Forward over all rows of `x`, chunk by chunk in parallel (dropout masks seeded per chunk). The rows of query
-/// `q` are `offsets[q]..offsets[q + 1]`: with an encoder each query is a chunk (its documents attend to each other),
+/// Forward over all rows of `x`, chunk by chunk in parallel (dropout masks seeded per chunk), one hidden layer at a
+/// time over all chunks: a batch-normalised layer's statistics are over every row of the batch (the documents of
+/// its queries; slates are never padded, so no padding is counted). The rows of query `q` are
+/// `offsets[q]..offsets[q + 1]`: with an encoder each query is a chunk (its documents attend to each other),
 /// without one the chunks are [`CHUNK`] rows.
 pub(crate) fn forward(
     net: &NeuralNet,
@@ -296,56 +485,122 @@ pub(crate) fn forward(
     } else {
         x.chunks(CHUNK * d).collect()
     };
-    let parts: Vec<(Trace, Vec<f32>)> = chunks
+    let mut states: Vec<ChunkForward> = chunks
         .into_par_iter()
         .enumerate()
-        .map(|(c, xc)| {
-            let dr = dropout.map(|dr| Dropout {
-                seed: dr.seed ^ (c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-                ..dr
-            });
-            forward_chunk(net, xc, xc.len() / d, dr)
-        })
+        .map(|(c, xc)| start_chunk(net, xc, c, dropout))
+        .collect();
+    let mut batch = Vec::with_capacity(net.hidden.len());
+    for (l, h) in net.hidden.iter().enumerate() {
+        states.par_iter_mut().for_each(|s| {
+            let prev = s.trace.layers.last().map_or(&s.trace.input, |t| &t.out);
+            let mut y = vec![0f32; s.trace.rows * h.dense.outputs];
+            kernels::affine(prev, &h.dense, &mut y);
+            s.pending = y;
+        });
+        let stats = h
+            .batch_norm
+            .as_ref()
+            .map(|_| batch_stats(&states, h.dense.outputs));
+        states
+            .par_iter_mut()
+            .for_each(|s| finish_layer(net, &net.hidden[l], s, stats.as_ref(), dropout));
+        batch.push(stats);
+    }
+    let parts: Vec<Vec<f32>> = states
+        .par_iter_mut()
+        .map(|s| finish_chunk(net, s, dropout))
         .collect();
     let mut scores = Vec::with_capacity(rows);
-    let mut traces = Vec::with_capacity(parts.len());
-    for (t, s) in parts {
-        scores.extend_from_slice(&s);
-        traces.push(t);
+    for s in &parts {
+        scores.extend_from_slice(s);
     }
-    Pass { traces, scores }
+    Pass {
+        traces: states.into_iter().map(|s| s.trace).collect(),
+        scores,
+        batch,
+    }
+}
+
+/// Move every batch-normalised layer's running statistics towards this pass's batch statistics (PyTorch's
+/// update: the mean, and the unbiased variance, with weight [`BATCH_NORM_MOMENTUM`]).
+pub(crate) fn update_running_stats(net: &mut NeuralNet, pass: &Pass) {
+    let m = BATCH_NORM_MOMENTUM;
+    for (h, st) in net.hidden.iter_mut().zip(&pass.batch) {
+        let (Some(b), Some(st)) = (h.batch_norm.as_mut(), st) else {
+            continue;
+        };
+        for (r, &v) in b.running_mean.iter_mut().zip(&st.mean) {
+            *r = ((1.0 - m) * f64::from(*r) + m * v) as f32;
+        }
+        if st.n > 1 {
+            let unbiased = st.n as f64 / (st.n - 1) as f64;
+            for (r, &v) in b.running_var.iter_mut().zip(&st.var) {
+                *r = ((1.0 - m) * f64::from(*r) + m * v * unbiased) as f32;
+            }
+        }
+    }
 }
 
 /// The gradient of every parameter, given the loss's gradient with respect to each row's score.
 pub(crate) fn backward(net: &NeuralNet, pass: &Pass, dscores: &[f32]) -> NeuralNet {
-    let mut transposes: Vec<Vec<f32>> = net.hidden.iter().map(|h| transposed(&h.dense)).collect();
-    transposes.push(transposed(&net.output));
+    let mut dense: Vec<Vec<f32>> = net.hidden.iter().map(|h| transposed(&h.dense)).collect();
+    dense.push(transposed(&net.output));
+    let tr = Transposed {
+        dense,
+        encoder: net.encoder.as_ref().map(encoder::Transposes::new),
+    };
     // Groups of GROUP chunks: each group adds its chunks' gradients in order into its own sum, and the groups'
-    // sums are added in order — the same bits at any thread count, and one gradient a group in memory.
+    // sums are added in order — the same bits at any thread count, and one gradient a group in memory. The pass
+    // goes one layer at a time over all groups, so that batch norm can sum over the whole batch in between.
     const GROUP: usize = 8;
-    let enc_t = net.encoder.as_ref().map(encoder::Transposes::new);
     let mut at = 0;
-    let traces: Vec<(&Trace, &[f32])> = pass
+    let chunks: Vec<ChunkBackward<'_>> = pass
         .traces
         .iter()
         .map(|t| {
             at += t.rows;
-            (t, &dscores[at - t.rows..at])
-        })
-        .collect();
-    let mut parts: Vec<NeuralNet> = traces
-        .par_chunks(GROUP)
-        .map(|group| {
-            let mut g = zeros_like(net);
-            for (t, ds) in group {
-                backward_chunk(net, &transposes, enc_t.as_ref(), t, ds, &mut g);
+            ChunkBackward {
+                trace: t,
+                dscores: &dscores[at - t.rows..at],
+                d: Vec::new(),
+                sums: Vec::new(),
             }
-            g
         })
         .collect();
-    if parts.is_empty() {
+    if chunks.is_empty() {
         return zeros_like(net);
     }
+    let mut groups: Vec<(NeuralNet, Vec<ChunkBackward<'_>>)> = Vec::new();
+    let mut chunks = chunks.into_iter().peekable();
+    while chunks.peek().is_some() {
+        groups.push((zeros_like(net), chunks.by_ref().take(GROUP).collect()));
+    }
+    let each = |groups: &mut Vec<(NeuralNet, Vec<ChunkBackward<'_>>)>,
+                f: &(dyn Fn(&mut ChunkBackward<'_>, &mut NeuralNet) + Sync)| {
+        groups.par_iter_mut().for_each(|(g, cs)| {
+            for c in cs.iter_mut() {
+                f(c, g);
+            }
+        });
+    };
+    each(&mut groups, &|c, g| backward_output(net, &tr, c, g));
+    for l in (0..net.hidden.len()).rev() {
+        each(&mut groups, &|c, g| backward_activation(net, l, c, g));
+        let sums = pass.batch[l].as_ref().map(|_| {
+            let mut total = vec![0f64; 2 * net.hidden[l].dense.outputs];
+            for c in groups.iter().flat_map(|(_, cs)| cs) {
+                total.iter_mut().zip(&c.sums).for_each(|(t, v)| *t += v);
+            }
+            total
+        });
+        let stats = pass.batch[l].as_ref().zip(sums.as_deref());
+        each(&mut groups, &|c, g| {
+            backward_affine(net, &tr, l, stats, c, g)
+        });
+    }
+    each(&mut groups, &|c, g| backward_input(net, c, g));
+    let mut parts: Vec<NeuralNet> = groups.into_iter().map(|(g, _)| g).collect();
     let mut total = parts.remove(0);
     for p in parts.iter_mut() {
         add_into(&mut total, p);
@@ -371,4 +626,12 @@ pub fn loss_and_gradient(
     let dscores: Vec<f32> = grad.iter().map(|&g| g as f32).collect();
     let g = backward(net, &pass, &dscores);
     (value, pass.scores, g)
+}
+
+/// Move the running statistics of `net`'s batch-normalised layers as one training step on the batch `x` (query
+/// `q` the rows `offsets[q]..offsets[q + 1]`) moves them, without dropout and without changing any parameter. For
+/// checks against PyTorch's running statistics and tools.
+pub fn update_batch_norm_statistics(net: &mut NeuralNet, x: &[f32], offsets: &[usize]) {
+    let pass = forward(net, x, offsets, None);
+    update_running_stats(net, &pass);
 }

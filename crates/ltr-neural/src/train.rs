@@ -8,7 +8,8 @@
 //! for bit at any thread count.
 
 use ltr_core::neural::{
-    row_into, Activation, Dense, Encoder, EncoderBlock, HiddenLayer, LayerNorm, NeuralNet,
+    row_into, Activation, BatchNorm, Dense, Encoder, EncoderBlock, HiddenLayer, LayerNorm,
+    NeuralNet,
 };
 use ltr_core::{BestSoFar, Fit, FitContext, FitReport, Fitted, LtrError, Model, Result};
 use ltr_data::Dataset;
@@ -18,7 +19,7 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 use crate::losses::Loss;
-use crate::net::{backward, forward, Dropout};
+use crate::net::{backward, forward, update_running_stats, Dropout};
 use crate::optim::{Adam, Optimizer, Schedule};
 
 /// Settings of a neural ranker.
@@ -28,6 +29,7 @@ pub struct NeuralParams {
     activation: Activation,
     dropout: f64,
     layer_norm: bool,
+    batch_norm: bool,
     input_norm: bool,
     loss: Loss,
     optimizer: Optimizer,
@@ -52,6 +54,7 @@ impl Default for NeuralParams {
             activation: Activation::Relu,
             dropout: 0.0,
             layer_norm: false,
+            batch_norm: false,
             input_norm: false,
             loss: Loss::parse("ndcgloss2pp").expect("a loss"),
             optimizer: Optimizer::Adam,
@@ -91,6 +94,12 @@ impl NeuralParams {
     /// Layer normalisation of each hidden layer before its activation (off).
     pub fn layer_norm(mut self, on: bool) -> Self {
         self.layer_norm = on;
+        self
+    }
+    /// Batch normalisation of each hidden layer before its activation (off): batch statistics in training, the
+    /// running statistics stored in the model at inference.
+    pub fn batch_norm(mut self, on: bool) -> Self {
+        self.batch_norm = on;
         self
     }
     /// Layer normalisation of the input features (allRank's `input_norm`; off).
@@ -192,6 +201,12 @@ impl NeuralParams {
                 "need epochs, batch-size and patience >= 1",
             ));
         }
+        if self.layer_norm && self.batch_norm {
+            return Err(LtrError::param(
+                "layer-norm/batch-norm",
+                "a hidden layer takes layer norm or batch norm, not both",
+            ));
+        }
         if self.sizes.contains(&0) {
             return Err(LtrError::param("sizes", "a hidden layer of width 0"));
         }
@@ -253,6 +268,24 @@ impl NeuralParams {
 
 ltr_core::param_guard!(NeuralParams => NeuralValidParams);
 
+impl NeuralParams {
+    /// What the memory estimate reads (`memory.rs`).
+    pub(crate) fn shape(&self) -> crate::memory::Shape {
+        crate::memory::Shape {
+            sizes: self.sizes.clone(),
+            dropout: self.dropout > 0.0,
+            norm: self.layer_norm || self.batch_norm,
+            input_norm: self.input_norm,
+            batch_size: self.batch_size,
+            slate_length: self.slate_length,
+            blocks: self.blocks,
+            heads: self.heads,
+            d_ff: self.d_ff,
+            encoder_dropout: self.blocks > 0 && self.encoder_dropout > 0.0,
+        }
+    }
+}
+
 /// A 64-bit key from a seed and parts (SplitMix64 steps): one independent random stream per use.
 pub(crate) fn key(seed: u64, parts: &[u64]) -> u64 {
     let mut h = seed ^ 0x6A09_E667_F3BC_C909;
@@ -294,6 +327,7 @@ impl NeuralParams {
                 HiddenLayer {
                     dense,
                     norm: self.layer_norm.then(|| LayerNorm::new(w)),
+                    batch_norm: self.batch_norm.then(|| BatchNorm::new(w)),
                 }
             })
             .collect();
@@ -502,6 +536,7 @@ impl Fit for NeuralValidParams {
                 let dscores: Vec<f32> = grad.iter().map(|&g| g as f32).collect();
                 let mut g = backward(&net, &pass, &dscores);
                 adam.step(&mut net, &mut g, lr);
+                update_running_stats(&mut net, &pass);
             }
             let epoch_loss = epoch_loss / nq as f64;
             if !epoch_loss.is_finite() {

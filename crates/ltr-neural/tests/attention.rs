@@ -1,7 +1,7 @@
 //! The self-attention scorer: allRank's model code on the committed fixture, finite differences, permutation
 //! equivariance, training and scoring agreeing, and the same model at 1 and 2 threads.
 
-use crate::common::letor;
+use crate::common::{letor, with_threads};
 use ltr_core::neural::{
     Activation, Dense, Encoder, EncoderBlock, HiddenLayer, LayerNorm, NeuralNet,
 };
@@ -27,6 +27,7 @@ fn shape(
             let h = HiddenLayer {
                 dense: Dense::zeros(width, w),
                 norm: None,
+                batch_norm: None,
             };
             width = w;
             h
@@ -326,11 +327,7 @@ fn the_encoder_trains_to_the_same_bits_at_one_and_two_threads() {
         .check()
         .unwrap();
     let run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
+        with_threads(threads, || {
             p.fit(
                 &train,
                 &FitContext::new(11).with_validation(&vali, &measure),

@@ -1,6 +1,6 @@
 //! Training: a network learns a ranking it can represent, the same model at any thread count, bad input.
 
-use crate::common::letor;
+use crate::common::{letor, with_threads};
 use ltr_core::{Fit, FitContext, LtrError, Model, ParamGuard, Scorer};
 use ltr_data::{Dataset, FeatureMatrix};
 use ltr_metrics::{evaluate_mean, Convention, Metric};
@@ -124,11 +124,7 @@ fn the_same_model_bit_for_bit_at_one_and_two_threads() {
             .check()
             .unwrap();
         let run = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            pool.install(|| {
+            with_threads(threads, || {
                 p.fit(
                     &train,
                     &FitContext::new(11).with_validation(&vali, &measure),

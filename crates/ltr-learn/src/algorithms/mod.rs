@@ -637,10 +637,11 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fit: neural::neural,
         owned: None,
         online: None,
-        // A dense f32 copy of the features (4 bytes a cell; counted per stored value, so an underestimate for sparse
-        // data), each document's label (f64) and validation score; a batch's activations are bounded by the batch,
-        // not the data.
-        memory: Memory::new(16, 0, 4),
+        // A dense f32 copy of the features, labels, the parameters with Adam's moments and gradients, and the
+        // largest batch's activations (per layer rows × width, per encoder block heads × n² a query): computed
+        // from the setting by `NeuralValidParams::memory_estimate`; the terms here are the fallback for a setting
+        // that cannot be read.
+        memory: Memory::new(16, 0, 4).sized_by(neural::memory),
     },
 ];
 

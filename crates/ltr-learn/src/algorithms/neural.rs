@@ -3,7 +3,7 @@
 use ltr_core::neural::Activation;
 use ltr_core::{Fit, FitContext, Fitted, LtrError, ParamGuard, Result};
 use ltr_data::Dataset;
-use ltr_neural::{LambdaScheme, Loss, NeuralParams, Optimizer, Schedule};
+use ltr_neural::{LambdaScheme, Loss, NeuralParams, NeuralValidParams, Optimizer, Schedule};
 
 use crate::spec::{choice, float, int, Allowed, ParamSpec, SpecReader};
 
@@ -39,6 +39,13 @@ pub(crate) const NEURAL_SPECS: &[ParamSpec] = &[
         "false",
         Allowed::Bool,
         "layer normalisation of each hidden layer before its activation",
+    ),
+    ParamSpec::new(
+        "batch-norm",
+        "false",
+        Allowed::Bool,
+        "batch normalisation of each hidden layer before its activation (statistics over the documents of the \
+         batch in training, running statistics in the model at inference; not with layer-norm)",
     ),
     ParamSpec::new(
         "input-norm",
@@ -141,6 +148,19 @@ pub(crate) const NEURAL_SPECS: &[ParamSpec] = &[
 
 /// `neural`.
 pub(crate) fn neural(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
+    let p = params(r)?;
+    r.finish("neural")?;
+    p.fit(train, ctx)
+}
+
+/// The working set of a `neural` setting on `train` (data copy, parameters and optimiser state, the largest
+/// batch's activations), before training.
+pub(crate) fn memory(r: &SpecReader<'_>, train: &Dataset) -> Option<u64> {
+    Some(params(r).ok()?.memory_estimate(train).total())
+}
+
+/// A `neural` setting's checked parameters.
+fn params(r: &SpecReader<'_>) -> Result<NeuralValidParams> {
     let name = r.choice("loss")?;
     let mut loss = Loss::parse(&name).expect("a listed loss");
     let k = || -> Result<Option<usize>> { Ok(Some(r.int("k")?).filter(|&k| k > 0)) };
@@ -181,6 +201,7 @@ pub(crate) fn neural(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) 
         .activation(Activation::parse(&r.choice("activation")?).expect("a listed activation"))
         .dropout(r.float("dropout")?)
         .layer_norm(r.flag("layer-norm")?)
+        .batch_norm(r.flag("batch-norm")?)
         .input_norm(r.flag("input-norm")?)
         .optimizer(match r.choice("optimizer")?.as_str() {
             "adamw" => Optimizer::AdamW,
@@ -201,10 +222,8 @@ pub(crate) fn neural(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) 
             .encoder_dropout(r.float("attention-dropout")?)
     } else {
         p
-    }
-    .check()?;
-    r.finish("neural")?;
-    p.fit(train, ctx)
+    };
+    p.check()
 }
 
 /// `256/128` → [256, 128]; `none` (or empty) → no hidden layer.

@@ -61,3 +61,12 @@ pub fn letor(queries: usize, seed: u64) -> Dataset {
     })
     .unwrap()
 }
+
+/// `f` run on a rayon pool of `threads` threads (the thread-count checks: 1 and 2 threads, one model).
+pub fn with_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("a thread pool")
+        .install(f)
+}

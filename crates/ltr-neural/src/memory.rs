@@ -1,0 +1,120 @@
+//! The memory a training run needs, estimated before it starts from the settings and the query lengths: the
+//! training data's f32 copy the loop reads, the parameters with Adam's moments, the best epoch's copy and the
+//! gradients, and a batch's activations — per hidden layer `rows × width` values (the output, the activation,
+//! a dropout mask, a normalisation's x̂), per encoder block `heads × n²` attention weights for each query of `n`
+//! documents beside the `n × width` projections and the `n × d_ff` feed-forward values.
+
+use ltr_data::Dataset;
+
+use crate::net::CHUNK;
+use crate::NeuralValidParams;
+
+/// The settings the estimate reads (`NeuralParams` hands them over).
+pub(crate) struct Shape {
+    pub sizes: Vec<usize>,
+    pub dropout: bool,
+    pub norm: bool,
+    pub input_norm: bool,
+    pub batch_size: usize,
+    pub slate_length: usize,
+    pub blocks: usize,
+    pub heads: usize,
+    pub d_ff: usize,
+    pub encoder_dropout: bool,
+}
+
+/// A training run's memory beyond the data as read, in bytes, by part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NeuralMemory {
+    /// The training data as the loop reads it: dense f32 rows, f64 labels, query offsets.
+    pub data_copy: u64,
+    /// Parameters: the network, Adam's two moments, the best epoch's copy, the transposed weights of the backward
+    /// pass, the summed gradient and one partial gradient per group of 8 chunks of the largest batch.
+    pub parameters: u64,
+    /// The largest batch's forward trace and backward working set (hidden layers; the encoder's projections,
+    /// attention weights and feed-forward values).
+    pub activations: u64,
+    /// Trained parameters of one network.
+    pub n_parameters: u64,
+    /// Documents of the largest batch (the `batch-size` longest queries, each capped at `slate-length`).
+    pub batch_rows: u64,
+}
+
+impl NeuralMemory {
+    /// All parts together.
+    pub fn total(&self) -> u64 {
+        self.data_copy + self.parameters + self.activations
+    }
+}
+
+impl NeuralValidParams {
+    /// The memory training on `train` will take beyond the data as read, before it runs.
+    pub fn memory_estimate(&self, train: &Dataset) -> NeuralMemory {
+        let s = self.shape();
+        let (n, d, nq) = (
+            train.n_docs() as u64,
+            train.n_features() as u64,
+            train.n_queries() as u64,
+        );
+        // The largest batch: the longest queries (capped), as many as a batch holds.
+        let mut lengths: Vec<u64> = (0..train.n_queries())
+            .map(|q| train.query_range(q).len().min(s.slate_length) as u64)
+            .collect();
+        lengths.sort_unstable_by(|a, b| b.cmp(a));
+        lengths.truncate(s.batch_size);
+        let rows: u64 = lengths.iter().sum();
+        let squares: u64 = lengths.iter().map(|n| n * n).sum();
+        let longest = lengths.first().copied().unwrap_or(0);
+        // Parameters.
+        let mut widths = vec![d];
+        widths.extend(s.sizes.iter().map(|&w| w as u64));
+        let last = *widths.last().unwrap_or(&d);
+        let norm_params = |w: u64| if s.norm { 2 * w } else { 0 };
+        let mut p: u64 = widths
+            .windows(2)
+            .map(|w| w[0] * w[1] + w[1] + norm_params(w[1]))
+            .sum::<u64>()
+            + last
+            + 1
+            + if s.input_norm { 2 * d } else { 0 };
+        let (h, f, e) = (s.heads as u64, s.d_ff as u64, s.blocks as u64);
+        if e > 0 {
+            p += e * (4 * (last * last + last) + 4 * last + (last * f + f) + (f * last + last))
+                + 2 * last;
+        }
+        let chunks = if e > 0 {
+            lengths.len() as u64
+        } else {
+            rows.div_ceil(CHUNK as u64)
+        };
+        let groups = chunks.div_ceil(8).max(1);
+        let parameters = 4 * p * (6 + groups);
+        // Activations of the largest batch, in f32 values.
+        let drop = u64::from(s.dropout);
+        let mut values = 2 * rows * d + if s.input_norm { rows * (d + 1) } else { 0 };
+        let widest = widths.iter().copied().max().unwrap_or(d);
+        for &w in &widths[1..] {
+            values += rows * w * (2 + drop + u64::from(s.norm));
+        }
+        // The backward pass: each chunk's gradient with respect to a layer's output and input.
+        values += 2 * rows * widest;
+        if e > 0 {
+            let ed = u64::from(s.encoder_dropout);
+            // Per block: a, q, k, v, o, the two norms' x̂, b; attention weights before and after dropout (and the
+            // mask); the feed-forward values before and after dropout (and the mask); the residual masks.
+            let per_block =
+                rows * last * (8 + 2 * ed) + h * squares * (2 + ed) + rows * f * (2 + ed);
+            values += e * per_block + 2 * rows * last;
+            // The backward pass of the longest query: its attention weights' gradients and the projections'.
+            values += 2 * h * longest * longest + 6 * longest * last + 2 * longest * f;
+        }
+        values += rows * 6; // scores, labels, their gradients
+        NeuralMemory {
+            data_copy: n * d * 4 + n * 8 + (nq + 1) * 8,
+            parameters,
+            activations: 4 * values,
+            n_parameters: p,
+            batch_rows: rows,
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! The memory estimate before a run: its parts by hand on a small case, and how it moves with the settings.
+
+use crate::common::letor;
+use ltr_core::ParamGuard;
+use ltr_neural::NeuralParams;
+
+#[test]
+fn the_estimate_counts_data_parameters_and_a_batchs_activations() {
+    let data = letor(30, 2); // 8 features, 5–25 documents a query
+    let (n, d) = (data.n_docs() as u64, 8u64);
+    let p = NeuralParams::default()
+        .sizes(vec![16])
+        .batch_size(4)
+        .slate_length(10);
+    let e = p.clone().check().unwrap().memory_estimate(&data);
+    assert_eq!(e.n_parameters, 8 * 16 + 16 + 16 + 1);
+    assert_eq!(
+        e.data_copy,
+        n * d * 4 + n * 8 + (data.n_queries() as u64 + 1) * 8
+    );
+    // The largest batch: four queries, each capped at 10 documents (every query here has at least 5).
+    let mut lens: Vec<u64> = (0..data.n_queries())
+        .map(|q| data.query_range(q).len().min(10) as u64)
+        .collect();
+    lens.sort_unstable_by(|a, b| b.cmp(a));
+    let rows: u64 = lens[..4].iter().sum();
+    assert_eq!(e.batch_rows, rows);
+    // One chunk, one group: the network, Adam's moments, the best copy, transposes, the sum and one partial.
+    assert_eq!(e.parameters, 4 * e.n_parameters * 7);
+    // Rows × (2 input copies, the layer's output and activation, the backward's two) and 6 per-row numbers.
+    assert_eq!(
+        e.activations,
+        4 * (2 * rows * d + 2 * rows * 16 + 2 * rows * 16 + 6 * rows)
+    );
+    assert_eq!(e.total(), e.data_copy + e.parameters + e.activations);
+    // Dropout and a normalisation keep a mask and an x̂ per value; attention adds heads × n² per query.
+    let more = p
+        .clone()
+        .dropout(0.1)
+        .batch_norm(true)
+        .check()
+        .unwrap()
+        .memory_estimate(&data);
+    assert_eq!(more.activations - e.activations, 4 * 2 * rows * 16);
+    let att = |heads| {
+        p.clone()
+            .blocks(1)
+            .heads(heads)
+            .d_ff(8)
+            .check()
+            .unwrap()
+            .memory_estimate(&data)
+    };
+    let squares: u64 = lens[..4].iter().map(|n| n * n).sum();
+    let (two, four) = (att(2), att(4));
+    assert_eq!(
+        four.activations - two.activations,
+        4 * (2 * 2 * squares + 2 * 2 * lens[0] * lens[0])
+    );
+    assert!(two.n_parameters > e.n_parameters);
+}

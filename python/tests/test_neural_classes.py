@@ -1,0 +1,62 @@
+"""The neural rankers' classes: ``MLPRanker`` and ``AttentionRanker`` (one per scorer, generated from the registry)
+train the model ``ltr train --algo neural --param scorer=…`` trains, bit for bit; each takes only the parameters of
+its scorer; a grid is chosen on ``eval_set`` and ``best_params_`` gives it back typed."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import ltrkit
+from conftest import run
+
+
+def load(d, name):
+    return ltrkit.load_svmlight(d / f"{name}.txt")
+
+
+def test_scorer_classes_take_their_own_parameters():
+    mlp = ltrkit.MLPRanker().get_params()
+    att = ltrkit.AttentionRanker().get_params()
+    assert "blocks" not in mlp and "heads" not in mlp and "scorer" not in mlp
+    assert {"blocks", "heads", "d_ff", "attention_dropout", "batch_norm"} <= set(att)
+    assert "batch_norm" in mlp and "layer_norm" in mlp
+    assert issubclass(ltrkit.AttentionRanker, ltrkit.NeuralRanker)
+    with pytest.raises(ValueError, match="no parameter 'heads'"):
+        ltrkit.MLPRanker().set_params(heads=2)
+
+
+def test_attention_ranker_is_the_cli_model(ltr_bin, letor_dir, tmp_path):
+    X, y, q = load(letor_dir, "train")
+    Xv, yv, qv = load(letor_dir, "vali")
+    Xt, _, qt = load(letor_dir, "test")
+    r = ltrkit.AttentionRanker(sizes="8", blocks=1, heads=2, d_ff=8, epochs=2, seed=4)
+    r.fit(X, y, qid=q, eval_set=[(Xv, yv)], eval_qid=[qv])
+    m = tmp_path / "cli.json"
+    run(ltr_bin, "train", "--train", letor_dir / "train.txt", "--validate", letor_dir / "vali.txt", "--algo",
+        "neural", "--seed", "4", "--param", "scorer=attention", "--param", "sizes=8", "--param", "blocks=1",
+        "--param", "heads=2", "--param", "d-ff=8", "--param", "epochs=2", "--model", m)
+    ours = json.loads(bytes(r.model_.to_bytes(json=True)))
+    cli = json.loads(m.read_text())
+    assert ours["model"] == cli["model"]
+    scores = run(ltr_bin, "predict", "--model", m, "--data", letor_dir / "test.txt")
+    np.testing.assert_array_equal(r.predict(Xt, qid=qt), np.array([float(s) for s in scores.split()]))
+    assert r.best_params_["scorer"] == "attention" and r.best_params_["heads"] == 2
+
+
+def test_mlp_ranker_grid_on_eval_set_with_batch_norm(letor_dir):
+    X, y, q = load(letor_dir, "train")
+    Xv, yv, qv = load(letor_dir, "vali")
+    r = ltrkit.MLPRanker(sizes="16/8", batch_norm=True, loss=["listnet", "ranknet"], epochs=2, seed=2)
+    r.fit(X, y, qid=q, eval_set=[(Xv, yv)], eval_qid=[qv])
+    best = r.best_params_
+    assert best["loss"] in ("listnet", "ranknet") and best["batch_norm"] is True
+    assert best.get("scorer", "mlp") == "mlp"
+    hidden = json.loads(bytes(r.model_.to_bytes(json=True)))["model"]["Neural"]["hidden"]
+    assert all(h["batch_norm"] is not None and h["norm"] is None for h in hidden)
+    # The kept setting trained alone is the same model.
+    again = ltrkit.MLPRanker(sizes="16/8", batch_norm=True, loss=best["loss"], epochs=2, seed=2)
+    again.fit(X, y, qid=q, eval_set=[(Xv, yv)], eval_qid=[qv])
+    np.testing.assert_array_equal(again.predict(Xv, qid=qv), r.predict(Xv, qid=qv))
