@@ -9,41 +9,31 @@ the repository root) against a current torch from PyPI:
         --train Fold1/train.txt --vali Fold1/vali.txt --test Fold1/test.txt --out scores.txt \
         --sizes 256/128 --loss ndcgloss2pp --epochs 30 --threads 2
 
-allRank's published context-aware configuration (reproducibility/configs/contextaware_web30k/ndcgloss2pp.json):
-    --sizes 128 --activation none --blocks 4 --heads 4 --d-ff 512 --attention-dropout 0.3 --step-size 50
+allRank's published configurations (reproducibility/configs/contextaware_web30k/; both NDCG-Loss2++ with μ = 10, Adam at
+0.001, StepLR (50, 0.1), 100 epochs, batches of 64, slate length 240, the last epoch kept):
+    ndcgloss2pp.json (context-aware):  --sizes 128 --activation none --blocks 4 --heads 4 --d-ff 512
+                                       --attention-dropout 0.3 --step-size 50 --epochs 100 --keep last
+    ndcgloss2pp_mlp.json (MLP):        --sizes 256/512/1024/512/256 --dropout 0.3 --step-size 50 --epochs 100 --keep last
+xtask/peers/neural.py runs them against `ltr` fold by fold.
 
 It builds allRank's model (`make_model`: FCModel, with --blocks > 0 its Transformer encoder, OutputLayer; Xavier init), reads the files with allRank's
 `LibSVMDataset` and `FixLength` (training slates sampled or padded to --slate-length, validation and test padded to
 their longest query), trains with Adam at --lr on batches of --batch-size slates by allRank's loss function, and
-prints the seconds of each epoch (training only). The epoch best on validation NDCG@10 (allRank's `ndcg`) is kept;
-its test scores are written one per line in file order, for `ltr eval --data TEST --scores OUT`.
+prints the wall and CPU seconds of each epoch (training only). `--keep last` (allRank's own rule: its `fit` saves the
+model of the last epoch, and its published configurations set an early-stopping patience of 100 in 100 epochs, so
+they never stop early) keeps the last epoch and computes no validation measure; `--keep best` keeps the epoch best on
+validation NDCG@10 (allRank's `ndcg`, which gives 1 to a query without a relevant document). The kept model's test
+scores are written one per line in file order, for `ltr eval --data TEST --scores OUT`.
 """
 import argparse
-import os
-import sys
 import time
-import types
 
 import numpy as np
 import torch
 
-src = os.environ.get("ALLRANK_SRC")
-if not src:
-    sys.exit("set ALLRANK_SRC to the root of an allRank source checkout")
-sys.path.insert(0, src)
-# allRank's data module imports torchvision (for Compose) and its Google Cloud Storage helpers; neither is used here.
-try:
-    import torchvision  # noqa: F401
-except ImportError:
-    tv = types.ModuleType("torchvision")
-    tv.transforms = types.ModuleType("torchvision.transforms")
-    tv.transforms.Compose = object
-    sys.modules["torchvision"] = tv
-    sys.modules["torchvision.transforms"] = tv.transforms
-fu = types.ModuleType("allrank.utils.file_utils")
-for _n in ("open_local_or_gs", "is_gs_path", "copy_file_to_local"):
-    setattr(fu, _n, None)
-sys.modules["allrank.utils.file_utils"] = fu
+from allrank_src import use_source  # noqa: E402  (this folder is the script's own: on the path)
+
+use_source()
 
 import allrank.models.losses as losses  # noqa: E402
 from allrank.data.dataset_loading import PADDED_Y_VALUE, FixLength, LibSVMDataset  # noqa: E402
@@ -90,6 +80,8 @@ def main():
     ap.add_argument("--attention-dropout", type=float, default=0.3)
     ap.add_argument("--step-size", type=int, default=0, help="StepLR step size in epochs (0: constant rate)")
     ap.add_argument("--gamma", type=float, default=0.1)
+    ap.add_argument("--keep", choices=("best", "last"), default="best",
+                    help="the epoch kept: best on validation NDCG@10, or the last (allRank's fit)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -120,7 +112,7 @@ def main():
     loss_fn = LOSSES[args.loss]
     best, best_state = -1.0, None
     for epoch in range(args.epochs):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         model.train()
         # allRank's DataLoader: slates re-sampled by FixLength each epoch, shuffled.
         slates = [fix((train_ds.X_by_qid[q], train_ds.y_by_qid[q])) for q in range(len(train_ds))]
@@ -137,15 +129,19 @@ def main():
             opt.zero_grad()
         if sched is not None:
             sched.step()
-        secs = time.perf_counter() - t0
+        secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+        if args.keep == "last":
+            print(f"epoch {epoch + 1} train {secs:.3f} s, cpu {cpu:.3f} s", flush=True)
+            continue
         model.eval()
         with torch.no_grad():
             mv = yv == PADDED_Y_VALUE
             v = float(ndcg(model.score(xv, mv, torch.zeros_like(yv, dtype=torch.long)), yv, ats=[10]).mean())
         if v > best:
             best, best_state = v, {k: t.clone() for k, t in model.state_dict().items()}
-        print(f"epoch {epoch + 1} train {secs:.3f} s, validation NDCG@10 (allRank's) {v:.4f}", flush=True)
-    model.load_state_dict(best_state)
+        print(f"epoch {epoch + 1} train {secs:.3f} s, cpu {cpu:.3f} s, validation NDCG@10 (allRank's) {v:.4f}", flush=True)
+    if best_state is not None:
+        model.load_state_dict(best_state)
     model.eval()
     with torch.no_grad():
         mt = yt == PADDED_Y_VALUE
