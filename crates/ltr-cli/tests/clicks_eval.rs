@@ -1,5 +1,5 @@
-//! Evaluation from clicks through the binary: `ltr clicks estimate` (IPS and SNIPS of a new ranker on a simulated
-//! log, from a model or a score file) and `ltr clicks convert` (the per-document table and Baidu-ULTR's layout).
+//! Evaluation from clicks through the binary: `ltr clicks estimate` (IPS, SNIPS and DR of a new ranker on a
+//! simulated log, from a model or a score file; DR's model a PBM fitted by `ltr clicks fit`) and `ltr clicks convert` (the per-document table and Baidu-ULTR's layout).
 
 use crate::common;
 
@@ -114,6 +114,94 @@ fn estimate_a_new_rankers_clicks_from_a_log_and_its_errors() {
     ]);
     assert!(
         e.contains("cascade.tsv") && e.contains("without a propensity"),
+        "{e}"
+    );
+}
+
+#[test]
+fn doubly_robust_estimate_from_a_fitted_click_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name);
+    let train = generate_letor(&p("data"), 30, 6);
+    let (prod, new, swap, plain, pbm) = (
+        p("prod.json"),
+        p("new.json"),
+        p("swap.tsv"),
+        p("plain.tsv"),
+        p("pbm.json"),
+    );
+    train_production(&train, &prod, &["c=0.0001"]);
+    train_production(&train, &new, &[]);
+    simulate_clicks(&train, &prod, 3000, &swap, &["--intervention", "swap-top"]);
+    simulate_clicks(&train, &prod, 3000, &plain, &[]);
+    ok(&[
+        "clicks",
+        "fit",
+        "--clicks",
+        s(&swap),
+        "--click-model",
+        "pbm",
+        "--out",
+        s(&pbm),
+    ]);
+    let estimate = |log: &std::path::Path, extra: &[&str]| -> serde_json::Value {
+        let mut args = vec![
+            "clicks",
+            "estimate",
+            "--clicks",
+            s(log),
+            "--features",
+            s(&train),
+            "--model",
+            s(&new),
+            "--bootstrap",
+            "0",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        serde_json::from_str(&ok(&args)).unwrap()
+    };
+    let dr_args = ["--estimator", "dr", "--relevance-model", s(&pbm)];
+    let ips = estimate(&swap, &[]);
+    let mut a = dr_args.to_vec();
+    a.extend(["--logging-policy", "swap-top"]);
+    let dr = estimate(&swap, &a);
+    assert_eq!(dr["estimator"], "dr");
+    let (v, lo, hi) = (
+        dr["value"].as_f64().unwrap(),
+        ips["normal"]["low"].as_f64().unwrap(),
+        ips["normal"]["high"].as_f64().unwrap(),
+    );
+    // The same quantity as IPS, with a smaller standard error when the click model fits the log.
+    assert!(lo < v && v < hi, "dr {dr} against ips {ips}");
+    assert!(
+        dr["normal"]["std_error"].as_f64().unwrap() < ips["normal"]["std_error"].as_f64().unwrap(),
+        "dr {dr} against ips {ips}"
+    );
+    // Under a deterministic logging policy DR is IPS.
+    let a = estimate(&plain, &dr_args);
+    let b = estimate(&plain, &[]);
+    assert!((a["value"].as_f64().unwrap() - b["value"].as_f64().unwrap()).abs() < 1e-9);
+    // dr without a model; swap-top on a log without production ranks.
+    let base = [
+        "clicks",
+        "estimate",
+        "--clicks",
+        s(&plain),
+        "--features",
+        s(&train),
+        "--model",
+        s(&new),
+    ];
+    let mut a = base.to_vec();
+    a.extend(["--estimator", "dr"]);
+    assert!(err(&a).contains("needs a direct model"));
+    let mut a = base.to_vec();
+    a.extend(dr_args);
+    a.extend(["--logging-policy", "swap-top"]);
+    let e = err(&a);
+    assert!(
+        e.contains("plain.tsv") && e.contains("production rank"),
         "{e}"
     );
 }

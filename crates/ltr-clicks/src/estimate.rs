@@ -27,8 +27,25 @@
 //!   deterministic production ranker no weight has a known mean, so SNIPS cannot estimate `V` itself; `V/T` does
 //!   not depend on the scale of the propensities.
 //!
+//! - **DR** (doubly robust; Oosterhuis, *Doubly-Robust Estimation for Correcting Position-Bias in Click Feedback
+//!   for Unbiased Learning to Rank*, ACM TOIS 41(3), 2023, presented at SIGIR 2023) estimates the same `V` as IPS
+//!   from a direct model `R̂(d)` of each document's click probability when examined (a fitted click model's
+//!   attractiveness, or any per-document prediction) corrected by the inverse-propensity-weighted residual of the
+//!   clicks: `X_s = Σ_{d displayed in s} λ(r(d)) · (R̂(d) + (c_d − p(k(d)) · R̂(d)) / ρ(d))`, where `p(k(d))` is the
+//!   examination probability of the rank the session showed `d` at (the paper's *expected treatment* of that rank:
+//!   examination itself is never observed) and `ρ(d)` the logging policy's expected examination of `d`, the mean of
+//!   `p` over the ranks it shows `d` at (see [`LoggingPolicy`]). Since `E[c_d | k] = p(k) · ρ-relevance`, the
+//!   correction's mean is `λ · (relevance − R̂)`: with the examination curve `p` right, `E[X_s]` is the new ranker's
+//!   click gain whatever `R̂` is when `ρ` is right, and whatever `ρ` is when `R̂` is right (the paper's conditions).
+//!   When `R̂` is good the correction's terms are small, so its variance over the logging policy's displays is
+//!   small: that is the gain over IPS. Under a deterministic logging policy `ρ(d) = p(k(d))` and the correction
+//!   cancels the direct term exactly, so DR *is* IPS there (the paper's variance reduction comes from randomised
+//!   displays, and its coverage gain from documents a display never shows, which this estimator does not rank:
+//!   the new ranker re-orders the displayed documents); the estimator says so by giving
+//!   the same number.
+//!
 //! The normal interval is `value ± z · se`, `se` the standard error over sessions (for SNIPS by the delta method
-//! on the ratio). The bootstrap draws sessions with replacement (`bootstrap` replicates, replicate `b` from its own
+//! on the ratio; DR's as IPS's, the mean of its per-session terms). The bootstrap draws sessions with replacement (`bootstrap` replicates, replicate `b` from its own
 //! random stream of the seed: the same at any thread count) and gives `value ± z · sd` of the replicates.
 
 use std::collections::HashMap;
@@ -49,6 +66,9 @@ pub enum Estimator {
     Ips,
     /// Self-normalised IPS: the click gain over the displayed relevance, consistent.
     Snips,
+    /// Doubly robust (Oosterhuis 2023): a direct relevance model corrected by the IPS-weighted residual of the
+    /// clicks; the mean click gain per session, unbiased when the propensities or the model are right.
+    Dr,
 }
 
 impl Estimator {
@@ -57,8 +77,9 @@ impl Estimator {
         match name {
             "ips" => Ok(Self::Ips),
             "snips" => Ok(Self::Snips),
+            "dr" => Ok(Self::Dr),
             other => Err(DataError::Invalid(format!(
-                "unknown estimator `{other}` (expected ips or snips)"
+                "unknown estimator `{other}` (expected ips, snips or dr)"
             ))),
         }
     }
@@ -68,6 +89,7 @@ impl Estimator {
         match self {
             Self::Ips => "ips",
             Self::Snips => "snips",
+            Self::Dr => "dr",
         }
     }
 }
@@ -138,6 +160,11 @@ pub struct CounterfactualSettings {
     pub bootstrap: usize,
     /// Seed of the bootstrap.
     pub seed: u64,
+    /// DR's direct model: each feature-file row's click probability when examined (required by
+    /// [`Estimator::Dr`], refused by the others).
+    pub direct: Option<Vec<f64>>,
+    /// How the log's displays were chosen (DR's expected examination).
+    pub logging: LoggingPolicy,
 }
 
 impl CounterfactualSettings {
@@ -161,6 +188,8 @@ impl CounterfactualSettings {
             z: 1.96,
             bootstrap,
             seed,
+            direct: None,
+            logging: LoggingPolicy::Deterministic,
         })
     }
 }
@@ -174,6 +203,8 @@ impl Default for CounterfactualSettings {
             z: 1.96,
             bootstrap: 200,
             seed: 1,
+            direct: None,
+            logging: LoggingPolicy::Deterministic,
         }
     }
 }
@@ -256,6 +287,67 @@ impl std::fmt::Display for CounterfactualEstimate {
     }
 }
 
+/// How the log's displays were chosen, which fixes each document's expected examination `ρ(d)` for
+/// [`Estimator::Dr`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LoggingPolicy {
+    /// Each query is always shown the same way: `ρ(d)` is the examination probability of the rank shown.
+    #[default]
+    Deterministic,
+    /// Joachims et al.'s swap intervention ([`crate::Intervention::SwapWithTop`]): the production ranker's top `n`
+    /// shown, with the documents at ranks 1 and `k` swapped half the time, `k` uniform on 2..n. Every line must
+    /// carry its production rank `j`; with `q = 1/(2(n − 1))`, `ρ = ½ p(1) + q Σ_{k=2..n} p(k)` for `j = 1` and
+    /// `ρ = (1 − q) p(j) + q p(1)` for `j > 1`.
+    SwapWithTop,
+}
+
+impl LoggingPolicy {
+    /// The policy of a command-line name: `deterministic` or `swap-top` (the name `ltr clicks simulate
+    /// --intervention` gives it).
+    pub fn parse(name: &str) -> Result<Self> {
+        match name {
+            "deterministic" => Ok(Self::Deterministic),
+            "swap-top" => Ok(Self::SwapWithTop),
+            other => Err(DataError::Invalid(format!(
+                "unknown logging policy `{other}` (expected deterministic or swap-top)"
+            ))),
+        }
+    }
+}
+
+/// The direct model of [`Estimator::Dr`]: each row's click probability when examined, from a fitted click
+/// model's attractiveness (α of its (qid, docid); PBM's α is exactly that probability, and so is every other
+/// model's α of a document its user examines). Rows the model never saw get 0 (the correction alone then
+/// estimates them); the second value counts them.
+pub fn direct_model_from_click_model(
+    model: &crate::FittedClickModel,
+    features: &Dataset,
+) -> (Vec<f64>, usize) {
+    use crate::ClickModelParams as P;
+    let attr = match &model.params {
+        P::Pbm { attr, .. }
+        | P::Cascade { attr }
+        | P::Dcm { attr, .. }
+        | P::Ubm { attr, .. }
+        | P::Dbn { attr, .. } => attr,
+    };
+    let by_pair: HashMap<(&str, &str), f64> = model
+        .pairs
+        .iter()
+        .zip(attr)
+        .map(|((q, d), &a)| ((q.as_str(), d.as_str()), a))
+        .collect();
+    let mut values = vec![0.0; features.n_docs()];
+    let mut missing = features.n_docs();
+    for ((qid, docid), row) in rows_by_document(features) {
+        if let Some(&a) = by_pair.get(&(qid, docid.as_str())) {
+            values[row as usize] = a;
+            missing -= 1;
+        }
+    }
+    (values, missing)
+}
+
 /// Each session's `X_s` (the new ranker's inverse-propensity click gain) and `Y_s` (its clicks' inverse
 /// propensities), in log order, for the log joined to `features` (scored by the new ranker's `scores`, one per
 /// row of `features`). Errors name the session: a document missing from `features`, a click without a propensity.
@@ -265,6 +357,33 @@ pub fn session_terms(
     scores: &[f64],
     gain: ClickGain,
     propensities: &PropensitySource,
+) -> Result<Vec<(f64, f64)>> {
+    terms(log, features, scores, gain, propensities, None)
+}
+
+/// The expected examination `ρ` of the document at production rank `j` of a session of `n` (see
+/// [`LoggingPolicy::SwapWithTop`]), `p` the examination of a displayed rank.
+fn swap_expected_examination(j: usize, n: usize, p: &dyn Fn(usize) -> f64) -> f64 {
+    if n < 2 {
+        return p(1);
+    }
+    let q = 1.0 / (2.0 * (n - 1) as f64);
+    if j == 1 {
+        0.5 * p(1) + q * (2..=n).map(p).sum::<f64>()
+    } else {
+        (1.0 - q) * p(j) + q * p(1)
+    }
+}
+
+/// [`session_terms`], and with a direct model (one value per row) and a logging policy, DR's `X_s` in place of
+/// IPS's.
+fn terms(
+    log: &[ClickRecord],
+    features: &Dataset,
+    scores: &[f64],
+    gain: ClickGain,
+    propensities: &PropensitySource,
+    direct: Option<(&[f64], LoggingPolicy)>,
 ) -> Result<Vec<(f64, f64)>> {
     if scores.len() != features.n_docs() {
         return Err(DataError::Shape(format!(
@@ -278,6 +397,21 @@ pub fn session_terms(
             "the score of row {} is not finite",
             i + 1
         )));
+    }
+    if let Some((model, _)) = direct {
+        if model.len() != features.n_docs() {
+            return Err(DataError::Shape(format!(
+                "{} direct-model values for the {} rows of the feature file",
+                model.len(),
+                features.n_docs()
+            )));
+        }
+        if let Some(i) = model.iter().position(|s| !s.is_finite()) {
+            return Err(DataError::Invalid(format!(
+                "the direct-model value of row {} is not finite",
+                i + 1
+            )));
+        }
     }
     if let PropensitySource::ByRank(table) = propensities {
         if table.is_empty() || table.iter().any(|p| !(*p > 0.0 && p.is_finite())) {
@@ -308,8 +442,10 @@ pub fn session_terms(
                 PropensitySource::ByRank(t) => Some(t[(rank - 1).min(t.len() - 1)]),
             }
         };
-        // The new ranker's order of the displayed documents: by score, ties in logged order.
-        let mut order: Vec<(f64, usize)> = Vec::with_capacity(session.len());
+        // The new ranker's order of the displayed documents: by score, ties in production order (the logged
+        // order when the log has no production ranks), so that a randomised display does not move them.
+        let mut order: Vec<(f64, u32, usize)> = Vec::with_capacity(session.len());
+        let mut row_of = Vec::with_capacity(session.len());
         for (i, r) in session.iter().enumerate() {
             if r.rank as usize != i + 1 {
                 return Err(err(format!(
@@ -325,34 +461,84 @@ pub fn session_terms(
                     r.docid, r.qid
                 )));
             };
-            order.push((scores[row as usize], i));
+            order.push((scores[row as usize], r.production_rank.unwrap_or(r.rank), i));
+            row_of.push(row as usize);
         }
-        order.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        order.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
         let mut new_rank = vec![0usize; session.len()];
-        for (r, &(_, i)) in order.iter().enumerate() {
+        for (r, &(_, _, i)) in order.iter().enumerate() {
             new_rank[i] = r + 1;
         }
-        let (mut x, mut y) = (0.0, 0.0);
-        for (i, r) in session.iter().enumerate() {
-            if !r.clicked {
-                continue;
-            }
-            let Some(p) = propensity(i + 1) else {
-                return Err(err(format!(
-                    "clicks document {} at rank {} without a propensity (give a propensity table)",
-                    r.docid, r.rank
-                )));
-            };
-            let examination = |rank: usize| propensity(rank).unwrap_or(f64::NAN);
+        let examination = |rank: usize| propensity(rank).unwrap_or(f64::NAN);
+        let lambda = |i: usize| -> Result<f64> {
             let g = gain.at(new_rank[i], &examination);
-            if !g.is_finite() {
-                return Err(err(format!(
+            match g.is_finite() {
+                true => Ok(g),
+                false => Err(err(format!(
                     "has no propensity at rank {} for the expected-clicks gain",
                     new_rank[i]
-                )));
+                ))),
             }
-            x += g / p;
-            y += 1.0 / p;
+        };
+        let (mut x, mut y) = (0.0, 0.0);
+        if let Some((model, policy)) = direct {
+            let n = session.len();
+            for (i, r) in session.iter().enumerate() {
+                let Some(p) = propensity(i + 1) else {
+                    return Err(err(format!(
+                        "shows document {} at rank {} without a propensity (dr needs one at every rank; give a \
+                         propensity table)",
+                        r.docid, r.rank
+                    )));
+                };
+                let rho = match policy {
+                    LoggingPolicy::Deterministic => p,
+                    LoggingPolicy::SwapWithTop => {
+                        let j = match r.production_rank {
+                            Some(j) if (j as usize) <= n => j as usize,
+                            Some(j) => {
+                                return Err(err(format!(
+                                    "has production rank {j} in a session of {n}: a swap stays in the top shown"
+                                )))
+                            }
+                            None => {
+                                return Err(err(format!(
+                                    "shows document {} without its production rank, which the swap-top logging \
+                                     policy needs",
+                                    r.docid
+                                )))
+                            }
+                        };
+                        if (1..=n).any(|k| propensity(k).is_none()) {
+                            return Err(err(
+                                "lacks a propensity at some rank (swap-top needs every rank's)"
+                                    .into(),
+                            ));
+                        }
+                        swap_expected_examination(j, n, &examination)
+                    }
+                };
+                let g = lambda(i)?;
+                let m = model[row_of[i]];
+                x += g * (m + (r.clicked as u8 as f64 - p * m) / rho);
+                if r.clicked {
+                    y += 1.0 / p;
+                }
+            }
+        } else {
+            for (i, r) in session.iter().enumerate() {
+                if !r.clicked {
+                    continue;
+                }
+                let Some(p) = propensity(i + 1) else {
+                    return Err(err(format!(
+                        "clicks document {} at rank {} without a propensity (give a propensity table)",
+                        r.docid, r.rank
+                    )));
+                };
+                x += lambda(i)? / p;
+                y += 1.0 / p;
+            }
         }
         out.push((x, y));
     }
@@ -368,7 +554,7 @@ fn point(estimator: Estimator, terms: &[(f64, f64)]) -> f64 {
         .iter()
         .fold((0.0, 0.0), |(a, b), &(x, y)| (a + x, b + y));
     match estimator {
-        Estimator::Ips => x / terms.len() as f64,
+        Estimator::Ips | Estimator::Dr => x / terms.len() as f64,
         Estimator::Snips if y > 0.0 => x / y,
         Estimator::Snips => 0.0,
     }
@@ -381,7 +567,7 @@ fn standard_error(estimator: Estimator, terms: &[(f64, f64)], value: f64) -> f64
         return f64::NAN;
     }
     match estimator {
-        Estimator::Ips => {
+        Estimator::Ips | Estimator::Dr => {
             let ss: f64 = terms.iter().map(|&(x, _)| (x - value) * (x - value)).sum();
             (ss / (n - 1.0) / n).sqrt()
         }
@@ -417,7 +603,29 @@ pub fn estimate_click_metric(
             settings.z
         )));
     }
-    let terms = session_terms(log, features, scores, settings.gain, &settings.propensities)?;
+    let direct =
+        match (settings.estimator, &settings.direct) {
+            (Estimator::Dr, Some(model)) => Some((model.as_slice(), settings.logging)),
+            (Estimator::Dr, None) => return Err(DataError::Invalid(
+                "the dr estimator needs a direct model (a fitted click model or a value per row)"
+                    .into(),
+            )),
+            (_, Some(_)) => {
+                return Err(DataError::Invalid(format!(
+                    "a direct model is read only by the dr estimator, not {}",
+                    settings.estimator.name()
+                )))
+            }
+            (_, None) => None,
+        };
+    let terms = terms(
+        log,
+        features,
+        scores,
+        settings.gain,
+        &settings.propensities,
+        direct,
+    )?;
     Ok(estimate_from_terms(
         &terms,
         settings,
@@ -453,7 +661,7 @@ pub fn estimate_from_terms(
                     y += t.1;
                 }
                 match estimator {
-                    Estimator::Ips => x / n as f64,
+                    Estimator::Ips | Estimator::Dr => x / n as f64,
                     Estimator::Snips if y > 0.0 => x / y,
                     Estimator::Snips => 0.0,
                 }

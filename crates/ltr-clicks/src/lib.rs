@@ -12,7 +12,7 @@
 //! perplexity per rank); [`ClickModel`] simulates the same five users.
 //!
 //! A new ranker's click metric is estimated from a log another ranker displayed by [`estimate_click_metric`]
-//! (IPS and SNIPS under position-based propensities, with normal and bootstrap intervals).
+//! (IPS, SNIPS and the doubly robust DR under position-based propensities, with normal and bootstrap intervals).
 //!
 //! Logs in other layouts — a per-document (qid, docid, position, click) table and Baidu-ULTR's sessions — are
 //! read into the same records by [`read_document_table`] and [`read_baidu_sessions`].
@@ -68,8 +68,8 @@ pub use clicks::{
     ULTRA_CURVE,
 };
 pub use estimate::{
-    estimate_click_metric, estimate_from_terms, session_terms, ClickGain, CounterfactualEstimate,
-    CounterfactualSettings, Estimator, Interval,
+    direct_model_from_click_model, estimate_click_metric, estimate_from_terms, session_terms,
+    ClickGain, CounterfactualEstimate, CounterfactualSettings, Estimator, Interval, LoggingPolicy,
 };
 pub use interleaving::{
     interleave, interleave_judged, interleave_session, Interleaving, InterleavingUser, Outcome,

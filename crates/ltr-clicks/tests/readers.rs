@@ -188,3 +188,49 @@ fn the_tsv_reader_refuses_the_same_faults() {
         ],
     );
 }
+
+/// The fuzz target `click_log_read`'s seeds and regressions (`fuzz/seeds|regressions/click_log_read`), replayed as
+/// it reads them: the first byte picks the layout. `refused-*` inputs must be refused naming the file; the others
+/// must read, and the TSV written from them must read back to the same records.
+#[test]
+fn the_click_log_fuzz_inputs_read_and_round_trip_or_are_refused() {
+    let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz");
+    let dir = tempfile::tempdir().unwrap();
+    let mut replayed = 0;
+    for kind in ["seeds", "regressions"] {
+        let Ok(entries) = std::fs::read_dir(fuzz.join(kind).join("click_log_read")) else {
+            continue;
+        };
+        let mut paths: Vec<PathBuf> = entries.map(|e| e.unwrap().path()).collect();
+        paths.sort();
+        for p in paths {
+            let bytes = std::fs::read(&p).unwrap();
+            let Some((&pick, body)) = bytes.split_first() else {
+                continue;
+            };
+            let layout = ["tsv", "table", "baidu"][pick as usize % 3];
+            let input = dir.path().join("clicks.txt");
+            std::fs::write(&input, body).unwrap();
+            let name = p.file_name().unwrap().to_str().unwrap();
+            replayed += 1;
+            match ltr_clicks::read_log_layout(layout, &input) {
+                Err(e) => {
+                    let e = e.to_string();
+                    assert!(e.contains("clicks.txt"), "{name}: {e}");
+                    assert!(
+                        name.starts_with("refused-") || kind == "regressions",
+                        "{name} refused: {e}"
+                    );
+                }
+                Ok(records) => {
+                    assert!(!name.starts_with("refused-"), "{name} accepted");
+                    let out = dir.path().join("written.tsv");
+                    ltr_clicks::write_click_log(&out, &records).unwrap();
+                    let again = read_click_log(&out).unwrap_or_else(|e| panic!("{name}: {e}"));
+                    assert_eq!(again, records, "{name}");
+                }
+            }
+        }
+    }
+    assert!(replayed >= 8, "{replayed}");
+}

@@ -19,7 +19,7 @@ pub enum ClicksCommand {
     Fit(FitArgs),
     /// Held-out log-likelihood and perplexity per rank of a fitted click model on a log.
     Evaluate(EvaluateArgs),
-    /// A new ranker's click metric estimated from a log another ranker displayed (IPS, SNIPS; with intervals).
+    /// A new ranker's click metric estimated from a log another ranker displayed (IPS, SNIPS, DR; with intervals).
     Estimate(EstimateArgs),
     /// Write a log of another layout (`ltr_clicks::read_log_layout`: table, baidu) as the click-log TSV.
     Convert(ConvertArgs),
@@ -54,9 +54,22 @@ pub struct EstimateArgs {
     /// Propensities by rank (`ltr clicks propensity --out`) instead of the log's column.
     #[arg(long)]
     pub propensities: Option<PathBuf>,
-    /// ips (mean click gain per session) or snips (click gain over the displayed relevance).
-    #[arg(long, default_value = "ips", value_parser = ["ips", "snips"])]
+    /// ips (mean click gain per session), snips (click gain over the displayed relevance) or dr (doubly robust:
+    /// a relevance model corrected by the clicks' IPS-weighted residual; needs --relevance-model or
+    /// --relevance-scores).
+    #[arg(long, default_value = "ips", value_parser = ["ips", "snips", "dr"])]
     pub estimator: String,
+    /// dr's direct model: a click model fitted to a log (`ltr clicks fit --out`); its attractiveness of each
+    /// (qid, docid) is the click probability when examined, 0 for documents it lacks.
+    #[arg(long, conflicts_with = "relevance_scores")]
+    pub relevance_model: Option<PathBuf>,
+    /// dr's direct model as a score file (one click probability per row of --features) or a model file.
+    #[arg(long)]
+    pub relevance_scores: Option<PathBuf>,
+    /// How the log's displays were chosen, for dr's expected examination: deterministic, or swap-top (`ltr
+    /// clicks simulate --intervention swap-top`; every line needs its production rank).
+    #[arg(long, default_value = "deterministic", value_parser = ["deterministic", "swap-top"])]
+    pub logging_policy: String,
     /// dcg@K, clicks@K or expected-clicks.
     #[arg(long, default_value = "dcg@10")]
     pub metric: String,
@@ -208,13 +221,30 @@ pub fn run(cmd: ClicksCommand) -> Result<()> {
 
 fn estimate(a: EstimateArgs) -> Result<()> {
     let ds = super::load_dataset(&a.features, &Default::default())?;
-    let settings = ltr_clicks::CounterfactualSettings::parse(
+    let mut settings = ltr_clicks::CounterfactualSettings::parse(
         &a.estimator,
         &a.metric,
         a.propensities.as_deref(),
         a.bootstrap,
         a.seed,
     )?;
+    settings.logging = ltr_clicks::LoggingPolicy::parse(&a.logging_policy)?;
+    settings.direct = match (&a.relevance_model, &a.relevance_scores) {
+        (Some(path), _) => {
+            let model = ltr_clicks::FittedClickModel::read_json(path)?;
+            let (values, missing) = ltr_clicks::direct_model_from_click_model(&model, &ds);
+            if missing > 0 {
+                tracing::info!(
+                    "{missing} of {} rows have no (qid, docid) in {}: their direct value is 0",
+                    ds.n_docs(),
+                    path.display()
+                );
+            }
+            Some(values)
+        }
+        (None, Some(path)) => Some(super::interleave::scores(path, &ds, &a.features)?),
+        (None, None) => None,
+    };
     let scores = super::interleave::scores(&a.ranker, &ds, &a.features)?;
     let log = ltr_clicks::read_click_log(&a.clicks)?;
     let est = ltr_clicks::estimate_click_metric(&log, &ds, &scores, &settings)
