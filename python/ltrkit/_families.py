@@ -498,7 +498,7 @@ class RankBoost(Ranker):
 
 
 class ListNet(Ranker):
-    """listnet: Cao et al., ICML 2007, batch top-one ListNet (baseline of seed 003; a sigmoid seed).
+    """listnet: Cao et al., ICML 2007, batch top-one ListNet (baseline of seed 003; a sigmoid seed); debias=dla: Ai et al., SIGIR 2018, the Dual Learning Algorithm.
 
     Parameters (None keeps the registry's default):
 
@@ -509,12 +509,16 @@ class ListNet(Ranker):
     - ``shuffle`` (bool; default true): seeded query order per epoch (false: file order).
     - ``weighting`` (one of ips, naive; default ips): on a click training set (ltr train --clicks): ips weighs each click by 1/propensity of its rank (unbiased under the position-based model); naive counts every click once (the biased control).
     - ``clip`` (float in [0.0, 1.0]; default 0): propensities below this count as this (weights capped at 1/clip; 0: no clipping, the unbiased estimator of the paper).
+    - ``debias`` (one of none, dla; default none): on clicks (ltr train --clicks LOG): none learns from one query per click weighted by `weighting` (inverse propensities from the log's column or --propensities, or naive); dla (the Dual Learning Algorithm, Ai et al. 2018) learns from the sessions with positions, a propensity per position (a softmax over the positions a session shows) learned with the ranker, each the other's inverse weight in DLA's listwise loss.
+    - ``dla_loss`` (one of lambda, softmax; default softmax): the ranker's DLA loss: softmax (the paper's: each session's softmax cross-entropy against its clicks, each weighted by its position's inverse propensity) or lambda (LambdaRank's pairs of a clicked and an unclicked document, |ΔNDCG@k|-weighted, times the clicked one's inverse propensity: it ranks, but LambdaRank's scores have no softmax scale, so the relevance ratios e^(s_top - s_k) the propensity tower is weighted by are off and so are its propensities); the propensity tower always fits the softmax loss. Only with debias=dla.
+    - ``max_propensity_weight`` (float in [0.0, 1e+300]; default 0): cap of every inverse-propensity weight of the ranker's clicks and inverse-relevance weight of the propensity tower's (ULTRA's max_propensity_weight; 0: no cap). Only with debias=dla.
+    - ``propensity_steps`` (int in [1, 1000000]; default 10): full-batch gradient steps (Armijo step size) of the propensity tower after each epoch's ranker step. Only with debias=dla.
 
     A list is a grid chosen on ``eval_set``. Common settings: see :class:`Ranker`.
     """
 
     _algo = "listnet"
-    _param_map = {"epochs": "epochs", "learning_rate": "learning-rate", "step_control": "step-control", "select_epochs": "select-epochs", "shuffle": "shuffle", "weighting": "weighting", "clip": "clip"}
+    _param_map = {"epochs": "epochs", "learning_rate": "learning-rate", "step_control": "step-control", "select_epochs": "select-epochs", "shuffle": "shuffle", "weighting": "weighting", "clip": "clip", "debias": "debias", "dla_loss": "dla-loss", "max_propensity_weight": "max-propensity-weight", "propensity_steps": "propensity-steps"}
 
     def __init__(
         self,
@@ -525,6 +529,10 @@ class ListNet(Ranker):
         shuffle: Any = None,
         weighting: Any = None,
         clip: Any = None,
+        debias: Any = None,
+        dla_loss: Any = None,
+        max_propensity_weight: Any = None,
+        propensity_steps: Any = None,
         *,
         metric: str = "NDCG@10",
         convention: str = "standard",
@@ -540,6 +548,10 @@ class ListNet(Ranker):
         self.shuffle = shuffle
         self.weighting = weighting
         self.clip = clip
+        self.debias = debias
+        self.dla_loss = dla_loss
+        self.max_propensity_weight = max_propensity_weight
+        self.propensity_steps = propensity_steps
         self.algo = "listnet"
         self.metric = metric
         self.convention = convention
@@ -666,7 +678,7 @@ class AdaRank(Ranker):
 
 
 class LambdaRank(Ranker):
-    """lambdarank: Burges 2010, From RankNet to LambdaRank to LambdaMART: LambdaRank gradients for a linear model.
+    """lambdarank: Burges 2010, From RankNet to LambdaRank to LambdaMART: LambdaRank gradients for a linear model; debias=dla: Ai et al., SIGIR 2018, the Dual Learning Algorithm.
 
     Parameters (None keeps the registry's default):
 
@@ -680,12 +692,16 @@ class LambdaRank(Ranker):
     - ``init_algo`` (text; default (none)): an algorithm of this registry trained first as the start (its parameters as init-KEY=V).
     - ``weighting`` (one of ips, naive; default ips): on a click training set (ltr train --clicks): ips weighs each click by 1/propensity of its rank (unbiased under the position-based model); naive counts every click once (the biased control).
     - ``clip`` (float in [0.0, 1.0]; default 0): propensities below this count as this (weights capped at 1/clip; 0: no clipping, the unbiased estimator of the paper).
+    - ``debias`` (one of none, dla; default none): on clicks (ltr train --clicks LOG): none learns from one query per click weighted by `weighting` (inverse propensities from the log's column or --propensities, or naive); dla (the Dual Learning Algorithm, Ai et al. 2018) learns from the sessions with positions, a propensity per position (a softmax over the positions a session shows) learned with the ranker, each the other's inverse weight in DLA's listwise loss.
+    - ``dla_loss`` (one of lambda, softmax; default softmax): the ranker's DLA loss: softmax (the paper's: each session's softmax cross-entropy against its clicks, each weighted by its position's inverse propensity) or lambda (LambdaRank's pairs of a clicked and an unclicked document, |ΔNDCG@k|-weighted, times the clicked one's inverse propensity: it ranks, but LambdaRank's scores have no softmax scale, so the relevance ratios e^(s_top - s_k) the propensity tower is weighted by are off and so are its propensities); the propensity tower always fits the softmax loss. Only with debias=dla.
+    - ``max_propensity_weight`` (float in [0.0, 1e+300]; default 0): cap of every inverse-propensity weight of the ranker's clicks and inverse-relevance weight of the propensity tower's (ULTRA's max_propensity_weight; 0: no cap). Only with debias=dla.
+    - ``propensity_steps`` (int in [1, 1000000]; default 10): full-batch gradient steps (Armijo step size) of the propensity tower after each epoch's ranker step. Only with debias=dla.
 
     A list is a grid chosen on ``eval_set``. Common settings: see :class:`Ranker`.
     """
 
     _algo = "lambdarank"
-    _param_map = {"epochs": "epochs", "k": "k", "sigma": "sigma", "l2": "l2", "select_epochs": "select-epochs", "train_convention": "convention", "init_model": "init-model", "init_algo": "init-algo", "weighting": "weighting", "clip": "clip"}
+    _param_map = {"epochs": "epochs", "k": "k", "sigma": "sigma", "l2": "l2", "select_epochs": "select-epochs", "train_convention": "convention", "init_model": "init-model", "init_algo": "init-algo", "weighting": "weighting", "clip": "clip", "debias": "debias", "dla_loss": "dla-loss", "max_propensity_weight": "max-propensity-weight", "propensity_steps": "propensity-steps"}
 
     def __init__(
         self,
@@ -699,6 +715,10 @@ class LambdaRank(Ranker):
         init_algo: Any = None,
         weighting: Any = None,
         clip: Any = None,
+        debias: Any = None,
+        dla_loss: Any = None,
+        max_propensity_weight: Any = None,
+        propensity_steps: Any = None,
         *,
         metric: str = "NDCG@10",
         convention: str = "standard",
@@ -717,6 +737,10 @@ class LambdaRank(Ranker):
         self.init_algo = init_algo
         self.weighting = weighting
         self.clip = clip
+        self.debias = debias
+        self.dla_loss = dla_loss
+        self.max_propensity_weight = max_propensity_weight
+        self.propensity_steps = propensity_steps
         self.algo = "lambdarank"
         self.metric = metric
         self.convention = convention
@@ -917,7 +941,8 @@ class LambdaMART(Ranker):
     - ``sigma`` (float in [1e-300, 1e+300]; default 1): σ of the pair sigmoid.
     - ``norm`` (bool; default true): scale each query's gradients by log2(1 + Σλ)/Σλ.
     - ``score_gap`` (bool; default true): divide each pair's |Δ| by 0.01 + |s_i − s_j| (as LightGBM's lambdarank_norm).
-    - ``debias`` (one of none, position-factors, pairwise, dla; default none): position debiasing of clicks (ltr train --clicks LOG, or a LightGBM .position file beside the training file): none (clicks read as labels: the naive control), position-factors (a factor per position added to each score while training and learned with the trees by a Newton step a round, as LightGBM's lambdarank_position_bias) or pairwise (Unbiased LambdaMART, Hu et al. 2019: each pair divided by the click bias of the clicked document's position and the non-click bias of the other's, both learned jointly, as XGBoost's lambdarank_unbiased) or dla (the Dual Learning Algorithm, Ai et al. 2018: a propensity per position and the trees learned together, the trees fitting DLA's inverse-propensity weighted softmax loss over each session's clicks instead of LambdaRank's pairs).
+    - ``debias`` (one of none, position-factors, pairwise, dla, ips; default none): position debiasing of clicks (ltr train --clicks LOG, or a LightGBM .position file beside the training file): none (clicks read as labels: the naive control), position-factors (a factor per position added to each score while training and learned with the trees by a Newton step a round, as LightGBM's lambdarank_position_bias) or pairwise (Unbiased LambdaMART, Hu et al. 2019: each pair divided by the click bias of the clicked document's position and the non-click bias of the other's, both learned jointly, as XGBoost's lambdarank_unbiased) or dla (the Dual Learning Algorithm, Ai et al. 2018: a propensity per position and the trees learned together, the trees fitting DLA's inverse-propensity weighted softmax loss over each session's clicks instead of LambdaRank's pairs) or ips (known propensities from `propensities`: each pair divided by the propensity of its clicked document's position).
+    - ``propensities`` (text; default (none)): with debias=ips: the propensity table file (`ltr clicks propensity --out`: a header line, then `rank propensity …` lines from rank 1, the form `ltr train --propensities` reads), giving every position the sessions show.
     - ``position_bias_regularization`` (float in [0.0, 1e+300]; default 0): L2 penalty on the position factors (LightGBM's lambdarank_position_bias_regularization); their Newton step is scaled by learning-rate, as LightGBM's. Only with debias=position-factors.
     - ``bias_norm`` (float in [0.0, 1e+300]; default 1): p of the exponent 1/(1 + p) of each bias update (XGBoost's lambdarank_bias_norm). Only with debias=pairwise.
     - ``query_weights`` (text; default (none)): a file of lines `qid weight` (the qid as the data writes it, with or without `qid:`; weight finite and ≥ 0; blank lines and lines starting with # are skipped): each training query's gradients and hessians are multiplied by its weight (after norm); every training query must be listed, other qids may be.
@@ -930,7 +955,7 @@ class LambdaMART(Ranker):
     """
 
     _algo = "lambdamart"
-    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "min_docs_count": "min-docs-count", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "min_data_in_bin": "min-data-in-bin", "bin_sample_docs": "bin-sample-docs", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction", "lambda_metric": "lambda-metric", "label_gain": "label-gain", "ndcg_at": "ndcg-at", "pair_method": "pair-method", "truncation": "truncation", "pairs_per_doc": "pairs-per-doc", "sigma": "sigma", "norm": "norm", "score_gap": "score-gap", "debias": "debias", "position_bias_regularization": "position-bias-regularization", "bias_norm": "bias-norm", "query_weights": "query-weights", "init_model": "init-model", "init_algo": "init-algo"}
+    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "min_docs_count": "min-docs-count", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "min_data_in_bin": "min-data-in-bin", "bin_sample_docs": "bin-sample-docs", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction", "lambda_metric": "lambda-metric", "label_gain": "label-gain", "ndcg_at": "ndcg-at", "pair_method": "pair-method", "truncation": "truncation", "pairs_per_doc": "pairs-per-doc", "sigma": "sigma", "norm": "norm", "score_gap": "score-gap", "debias": "debias", "propensities": "propensities", "position_bias_regularization": "position-bias-regularization", "bias_norm": "bias-norm", "query_weights": "query-weights", "init_model": "init-model", "init_algo": "init-algo"}
 
     def __init__(
         self,
@@ -958,6 +983,7 @@ class LambdaMART(Ranker):
         norm: Any = None,
         score_gap: Any = None,
         debias: Any = None,
+        propensities: Any = None,
         position_bias_regularization: Any = None,
         bias_norm: Any = None,
         query_weights: Any = None,
@@ -995,6 +1021,7 @@ class LambdaMART(Ranker):
         self.norm = norm
         self.score_gap = score_gap
         self.debias = debias
+        self.propensities = propensities
         self.position_bias_regularization = position_bias_regularization
         self.bias_norm = bias_norm
         self.query_weights = query_weights

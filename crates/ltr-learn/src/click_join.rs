@@ -18,6 +18,43 @@ pub struct ClickSource {
     pub propensities: Option<PathBuf>,
 }
 
+/// The click set every setting of `grid` reads ([`ClickUse::under`] its `debias`); an error when the settings
+/// read different sets (a grid over `debias=none,dla`: one query per click and sessions cannot be joined at once).
+pub(crate) fn click_set(
+    algorithm: &crate::Algorithm,
+    grid: &crate::Grid,
+) -> Result<ClickUse, String> {
+    let mut sets = grid.settings().into_iter().map(|setting| {
+        let debias = setting
+            .iter()
+            .find(|(k, _)| k == "debias")
+            .map(|(_, v)| v.as_str());
+        algorithm.clicks.under(debias)
+    });
+    let first = sets.next().unwrap_or(algorithm.clicks);
+    if sets.any(|s| s != first) {
+        return Err(format!(
+            "`{}`'s settings read different click sets (one query per click without debias, sessions with it): \
+             give one debias value a run",
+            algorithm.name
+        ));
+    }
+    Ok(first)
+}
+
+/// Why a learner that reads sessions takes no propensity table (`--propensities`).
+pub(crate) fn no_propensity_table(name: &str) -> String {
+    let known = if name == "lambdamart" {
+        "; give known propensities as --param debias=ips --param propensities=FILE"
+    } else {
+        "; the table is for debias=none (the default), which weighs one query per click by it"
+    };
+    format!(
+        "`{name}` learns the position bias from the sessions (its `debias` parameter) and reads no propensity table \
+         from --propensities{known}"
+    )
+}
+
 /// The click training set of `clicks` on `features` (read from `train_label`); a session that cannot be joined is
 /// reported at its first line of the log.
 pub(crate) fn click_training(

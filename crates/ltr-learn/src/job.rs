@@ -101,6 +101,8 @@ pub struct TrainJob<'a> {
     validation: Option<TrainData<'a>>,
     parse: ParseOptions,
     clicks: Option<ClickSource>,
+    /// The click set the settings read ([`crate::ClickUse::under`] their `debias`).
+    click_set: crate::ClickUse,
     ranks: Ranks,
     feature_names: Vec<String>,
     feature_names_file: Option<PathBuf>,
@@ -330,18 +332,6 @@ impl<'a> TrainJobBuilder<'a> {
                 crate::algorithms::click_refusal(algorithm.name, why),
             ));
         }
-        if let (Some(c), crate::ClickUse::Sessions) = (&self.clicks, algorithm.clicks) {
-            if c.propensities.is_some() {
-                return Err(JobError::invalid(
-                    I::Clicks,
-                    format!(
-                        "`{}` learns the position bias from the sessions (its `debias` parameter) and reads no \
-                         propensity table",
-                        algorithm.name
-                    ),
-                ));
-            }
-        }
         let metric = self.metric.map_err(|e| JobError::invalid(I::Metric, e))?;
         let convention = self
             .convention
@@ -349,6 +339,17 @@ impl<'a> TrainJobBuilder<'a> {
         let grid = self.grid.map_err(|e| JobError::invalid(I::Param, e))?;
         grid.check_names(algorithm)
             .map_err(|e| JobError::invalid(I::Param, e))?;
+        // The click set the grid's settings read: one for all of them.
+        let click_set = crate::click_join::click_set(algorithm, &grid)
+            .map_err(|e| JobError::invalid(I::Param, e))?;
+        if let (Some(c), crate::ClickUse::Sessions) = (&self.clicks, click_set) {
+            if c.propensities.is_some() {
+                return Err(JobError::invalid(
+                    I::Clicks,
+                    crate::click_join::no_propensity_table(algorithm.name),
+                ));
+            }
+        }
         let distributed = matches!(self.ranks, Ranks::Distributed { .. });
         if distributed {
             if grid.len() > 1 {
@@ -427,6 +428,7 @@ impl<'a> TrainJobBuilder<'a> {
             validation: self.validation,
             parse: self.parse,
             clicks: self.clicks,
+            click_set,
             ranks: self.ranks,
             feature_names,
             feature_names_file: self.feature_names,
@@ -484,7 +486,7 @@ impl TrainJob<'_> {
                                 c,
                                 &features,
                                 &train_label,
-                                self.algorithm.clicks,
+                                self.click_set,
                             )
                         },
                     )?,

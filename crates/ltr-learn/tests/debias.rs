@@ -40,6 +40,9 @@ fn every_row_says_what_it_makes_of_clicks() {
         match a.clicks {
             ClickUse::ClickQueries => assert_eq!(clicks, "click-queries", "{}", a.name),
             ClickUse::Sessions => assert_eq!(clicks, "sessions", "{}", a.name),
+            ClickUse::ClickQueriesOrSessions => {
+                assert_eq!(clicks, "click-queries-or-sessions", "{}", a.name)
+            }
             ClickUse::Refused(why) => {
                 assert!(why.len() > 40, "{}: {why}", a.name);
                 assert_eq!(clicks["refused"], why, "{}", a.name);
@@ -57,6 +60,13 @@ fn every_row_says_what_it_makes_of_clicks() {
         ltr_learn::find("lambdamart").unwrap().clicks,
         ClickUse::Sessions
     );
+    for linear in ["lambdarank", "listnet"] {
+        let row = ltr_learn::find(linear).unwrap().clicks;
+        assert_eq!(row, ClickUse::ClickQueriesOrSessions);
+        assert_eq!(row.under(None), ClickUse::ClickQueries);
+        assert_eq!(row.under(Some("none")), ClickUse::ClickQueries);
+        assert_eq!(row.under(Some("dla")), ClickUse::Sessions);
+    }
 }
 
 #[test]
@@ -71,8 +81,9 @@ fn rows_that_cannot_use_clicks_refuse_them_by_name() {
     let ctx = FitContext::new(1);
     for a in ALGORITHMS {
         for (what, data) in [("per-click", &per_click), ("sessions", &sessions)] {
+            // Without parameters a row that reads either set reads one query per click (`debias=none`).
             let fits = matches!(
-                (a.clicks, what),
+                (a.clicks.under(None), what),
                 (ClickUse::ClickQueries, "per-click") | (ClickUse::Sessions, "sessions")
             );
             if fits {
@@ -163,4 +174,89 @@ fn lambdamart_learns_from_sessions_under_each_debias() {
     let params = Params::new(vec![("trees", "2"), ("debias", "pairwise")]);
     let err = a.fit(&params, &train, &ctx).unwrap_err().to_string();
     assert!(err.contains("debias"), "{err}");
+}
+
+/// `debias=ips` reads a known propensity table (the form `ltr train --propensities` reads): with every propensity 1
+/// it is plain LambdaMART bit for bit, with 1/k it is another model reporting its table; a bad table is refused
+/// naming the file and line, a table shorter than the sessions' positions and a table without `debias=ips` too.
+#[test]
+fn lambdamart_reads_known_propensities_under_debias_ips() {
+    let train = judged();
+    let sessions = ltr_clicks::click_session_set(&log(&train), &train)
+        .unwrap()
+        .0;
+    let shown = *sessions.positions().unwrap().iter().max().unwrap() as usize + 1;
+    let a = ltr_learn::find("lambdamart").unwrap();
+    let ctx = FitContext::new(2);
+    let dir = tempfile::tempdir().unwrap();
+    let table = |name: &str, body: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, body).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let rows = |values: &[f64]| {
+        let mut t = String::from("rank\tpropensity\tlow\thigh\tsessions\n");
+        for (k, v) in values.iter().enumerate() {
+            t += &format!("{}\t{v}\t{v}\t{v}\t100\n", k + 1);
+        }
+        t
+    };
+    let fit = |extra: &[(&str, &str)]| {
+        let mut p = vec![("trees", "5"), ("min-docs-in-leaf", "5")];
+        p.extend_from_slice(extra);
+        a.fit(&Params::new(p), &sessions, &ctx)
+    };
+    let ones = table("ones.tsv", &rows(&vec![1.0; shown]));
+    let inverse: Vec<f64> = (1..=shown).map(|k| 1.0 / k as f64).collect();
+    let inverse_file = table("inverse.tsv", &rows(&inverse));
+    let plain = fit(&[]).unwrap();
+    let by_ones = fit(&[("debias", "ips"), ("propensities", &ones)]).unwrap();
+    assert_eq!(format!("{:?}", plain.model), format!("{:?}", by_ones.model));
+    let ips = fit(&[("debias", "ips"), ("propensities", &inverse_file)]).unwrap();
+    assert_ne!(format!("{:?}", plain.model), format!("{:?}", ips.model));
+    let reported = &ips.diagnostics.unwrap()["position_bias"]["propensities"];
+    assert_eq!(reported.as_array().unwrap().len(), shown, "{reported}");
+    let err = |extra: &[(&str, &str)]| fit(extra).expect_err("refused").to_string();
+    let bad = table("bad.tsv", "rank\tpropensity\n1\t1\n2\t-0.5\n");
+    let e = err(&[("debias", "ips"), ("propensities", &bad)]);
+    assert!(e.contains("bad.tsv:3") && e.contains("positive"), "{e}");
+    let zero = table("zero.tsv", "rank\tpropensity\n1\t1\n2\t0\n");
+    let e = err(&[("debias", "ips"), ("propensities", &zero)]);
+    assert!(e.contains("zero.tsv:3"), "{e}");
+    let malformed = table("malformed.tsv", "rank\tpropensity\n1\t1\nx\t0.5\n");
+    let e = err(&[("debias", "ips"), ("propensities", &malformed)]);
+    assert!(
+        e.contains("malformed.tsv:3") && e.contains("bad rank"),
+        "{e}"
+    );
+    let short = table("short.tsv", &rows(&inverse[..shown - 1]));
+    let e = err(&[("debias", "ips"), ("propensities", &short)]);
+    assert!(
+        e.contains(&format!(
+            "gives {} positions, but the sessions show {shown}",
+            shown - 1
+        )),
+        "{e}"
+    );
+    let e = err(&[("debias", "ips")]);
+    assert!(e.contains("propensities=FILE"), "{e}");
+    let e = err(&[("debias", "dla"), ("propensities", &ones)]);
+    assert!(e.contains("only with debias=ips"), "{e}");
+    let missing = dir.path().join("missing.tsv");
+    let e = err(&[
+        ("debias", "ips"),
+        ("propensities", missing.to_str().unwrap()),
+    ]);
+    assert!(e.contains("missing.tsv"), "{e}");
+    // `ltr train --propensities` with lambdamart points to the parameter.
+    let e = TrainJob::builder("lambdamart")
+        .train(TrainData::File("no-such-train.txt".into()))
+        .clicks(Some(ClickSource {
+            log: "no-such-log.tsv".into(),
+            propensities: Some("no-such-table.tsv".into()),
+        }))
+        .build()
+        .expect_err("propensities")
+        .to_string();
+    assert!(e.contains("debias=ips --param propensities=FILE"), "{e}");
 }

@@ -6,6 +6,7 @@
 mod clicks;
 mod debias;
 mod distributed;
+mod dla;
 mod registry;
 mod tree_invariance;
 mod web_data;

@@ -114,13 +114,13 @@ ltr_core::param_guard!(LambdaRankParams => LambdaRankValidParams);
 /// each document's position in that order — 8 bytes a document. The pairs and their |ΔNDCG| are enumerated from it
 /// again on every pass ([`for_each_pair`], O(n·k) per query): stored, they took 16 bytes a pair and as much again
 /// for their lambda terms, about 1.8 GB on 3.77 M documents, where the data itself is 2.1 GB.
-struct FrozenRanking {
+pub(crate) struct FrozenRanking {
     order: Vec<u32>,
     rank: Vec<u32>,
 }
 
 /// The ranking by `scores` of every query whose measure can change.
-fn freeze(data: &Dataset, measures: &[QueryMeasure], scores: &[f64]) -> FrozenRanking {
+pub(crate) fn freeze(data: &Dataset, measures: &[QueryMeasure], scores: &[f64]) -> FrozenRanking {
     let n = data.n_docs();
     let (mut order, mut rank) = (vec![0u32; n], vec![0u32; n]);
     let offsets = data.query_offsets();
@@ -146,7 +146,7 @@ fn freeze(data: &Dataset, measures: &[QueryMeasure], scores: &[f64]) -> FrozenRa
 
 /// Visit query `q`'s pairs with a document in the top `cut` of the frozen ranking, in a fixed order, as
 /// `(more relevant, less relevant, |ΔNDCG@k|)` with indices within the query.
-fn for_each_pair(
+pub(crate) fn for_each_pair(
     data: &Dataset,
     q: usize,
     m: &QueryMeasure,
@@ -226,7 +226,7 @@ fn loss_and_lambdas(
     }
 }
 
-fn softplus(x: f64) -> f64 {
+pub(crate) fn softplus(x: f64) -> f64 {
     if x > 30.0 {
         x
     } else {

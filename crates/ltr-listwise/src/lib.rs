@@ -8,6 +8,8 @@
 //!   distribution over queries;
 //! - [`LambdaRankParams`]: a linear model trained with LambdaRank gradients (Burges 2010): RankNet's pair gradient
 //!   weighted by |ΔNDCG@k| of the swap, only pairs touching the top k, L2, the epoch chosen on validation;
+//! - [`DlaParams`]: the Dual Learning Algorithm (Ai et al. 2018) for a linear ranker: a per-position propensity
+//!   tower and the ranker learned together from click sessions, by the listwise (softmax) or LambdaRank loss;
 //! - [`ListMeasure`]: the measures this can be done for (NDCG, DCG, MAP, P@k, MRR, ERR under any
 //!   `ltr_metrics::Convention`), written as per-position terms so that an exchange of two documents costs O(1).
 //!
@@ -25,12 +27,14 @@
 
 mod adarank;
 mod coordinate_ascent;
+mod dla;
 mod lambdarank;
 mod line_search;
 mod measure;
 
 pub use adarank::{AdaRankParams, AdaRankValidParams};
 pub use coordinate_ascent::{CoordinateAscentParams, CoordinateAscentValidParams, LineSearch};
+pub use dla::{dla_propensities, DlaLoss, DlaParams, DlaValidParams};
 pub use lambdarank::{LambdaRankParams, LambdaRankValidParams};
 pub use line_search::LineExchange;
 pub use measure::ListMeasure;

@@ -54,7 +54,8 @@ pub enum PositionBias {
         /// The bias of a non-click at each position.
         t_minus: Vec<f64>,
     },
-    /// [`Debias::Dla`]: the examination propensity of each position, relative to position 0.
+    /// [`Debias::Dla`]: the examination propensity of each position, relative to position 0 (and
+    /// [`Debias::Ips`]'s known ones).
     Propensities(Vec<f64>),
 }
 
@@ -72,6 +73,8 @@ enum DebiasState {
         exponent: f64,
         /// Per query: its L⁺ then L⁻ by position, summed in query order after each round.
         losses: Vec<f64>,
+        /// Known propensities as t⁺ ([`Debias::Ips`]): never updated.
+        fixed: bool,
     },
     Dla {
         /// θ_k / θ_0 by position.
@@ -114,7 +117,27 @@ impl DebiasState {
                 t_minus: vec![1.0; n],
                 exponent: 1.0 / (1.0 + bias_norm),
                 losses: Vec::new(),
+                fixed: false,
             },
+            Debias::Ips(table) => {
+                let theta = table.values();
+                if theta.len() < n {
+                    return Err(LtrError::param(
+                        "propensities",
+                        format!(
+                            "the table gives {} positions, but the sessions show {n}",
+                            theta.len()
+                        ),
+                    ));
+                }
+                DebiasState::Pairwise {
+                    t_plus: theta[..n].to_vec(),
+                    t_minus: vec![1.0; n],
+                    exponent: 1.0,
+                    losses: Vec::new(),
+                    fixed: true,
+                }
+            }
             Debias::Dla => DebiasState::Dla {
                 propensity: vec![1.0; n],
             },
@@ -218,9 +241,10 @@ impl DebiasState {
                 t_minus,
                 exponent,
                 losses,
+                fixed,
             } => {
                 let n = t_plus.len();
-                if n == 0 {
+                if n == 0 || *fixed {
                     return;
                 }
                 let (mut plus, mut minus) = (vec![0.0; n], vec![0.0; n]);
@@ -249,6 +273,9 @@ impl DebiasState {
         match self {
             DebiasState::None => None,
             DebiasState::Factors { factors, .. } => Some(PositionBias::Factors(factors)),
+            DebiasState::Pairwise { t_plus, fixed, .. } if fixed => {
+                Some(PositionBias::Propensities(t_plus))
+            }
             DebiasState::Pairwise {
                 t_plus, t_minus, ..
             } => Some(PositionBias::Pairwise { t_plus, t_minus }),

@@ -70,6 +70,8 @@ pub enum Objective {
 
 /// How LambdaMART corrects the position bias of clicks: the training data's labels are clicks and each row
 /// carries the position it was shown at ([`ltr_data::Dataset::positions`]).
+// `Ips` carries its table inline (see `PropensityTable`); parameters are copied rarely.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Debias {
     /// Clicks read as labels: the naive control (and judged data).
@@ -103,6 +105,55 @@ pub enum Debias {
     /// ranker's relevance of the session's top document over the clicked one's, solved exactly by
     /// minorise–maximise steps. Both start at 1 (the naive softmax model).
     Dla,
+    /// Inverse propensity weighting with known propensities (Wang et al., SIGIR 2016; Joachims, Swaminathan &
+    /// Schnabel, WSDM 2017, on LambdaRank's pairs): each pair (clicked `i` at position `k`, unclicked `j`) divided
+    /// by `θ_k`, the examination propensity of `k` relative to the top, read from a table (`ltr clicks propensity
+    /// --out`). This is [`Debias::Pairwise`] with `t⁺ = θ` fixed and `t⁻ = 1`.
+    Ips(PropensityTable),
+}
+
+/// The most positions a [`PropensityTable`] holds.
+pub const MAX_PROPENSITY_POSITIONS: usize = 128;
+
+/// Known propensities by position (position 0 first), positive and finite, at most [`MAX_PROPENSITY_POSITIONS`]
+/// (kept inline, so that the settings stay `Copy`, as [`GainTable`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PropensityTable {
+    values: [f64; MAX_PROPENSITY_POSITIONS],
+    len: usize,
+}
+
+impl PropensityTable {
+    /// The table of `values`, checked; errors name the parameter `propensities`.
+    pub fn new(values: &[f64]) -> Result<Self> {
+        let bad = |problem: String| Err(LtrError::param("propensities", problem));
+        if values.is_empty() || values.len() > MAX_PROPENSITY_POSITIONS {
+            return bad(format!(
+                "a propensity table needs 1 to {MAX_PROPENSITY_POSITIONS} positions, got {}",
+                values.len()
+            ));
+        }
+        if let Some((k, p)) = values
+            .iter()
+            .enumerate()
+            .find(|(_, p)| !(p.is_finite() && **p > 0.0))
+        {
+            return bad(format!(
+                "the propensity {p} of rank {} is not a positive number",
+                k + 1
+            ));
+        }
+        let mut table = [0.0; MAX_PROPENSITY_POSITIONS];
+        table[..values.len()].copy_from_slice(values);
+        Ok(Self {
+            values: table,
+            len: values.len(),
+        })
+    }
+    /// The propensities, position 0 first.
+    pub fn values(&self) -> &[f64] {
+        &self.values[..self.len]
+    }
 }
 
 impl Debias {
@@ -127,7 +178,7 @@ impl Debias {
                 ok("position-bias-regularization", regularization)
             }
             Debias::Pairwise { bias_norm } => ok("bias-norm", bias_norm),
-            Debias::Dla => Ok(()),
+            Debias::Dla | Debias::Ips(_) => Ok(()),
         }
     }
 }

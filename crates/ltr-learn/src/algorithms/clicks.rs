@@ -1,14 +1,16 @@
 //! Learning from clicks: `propensity-ranksvm` (Joachims, Swaminathan & Schnabel, WSDM 2017) and the click
-//! weighting that `lambdarank` and `listnet` read on a click training set (`ltr_clicks::click_training_set`).
+//! weighting that `lambdarank` and `listnet` read on a click training set (`ltr_clicks::click_training_set`), and
+//! their `debias=dla` on click sessions (`ltr_listwise::DlaParams`).
 
 use ltr_core::{Fit, FitContext, Fitted, LtrError, ParamGuard, Result};
 use ltr_data::{ClickWeighting, Dataset};
+use ltr_listwise::{DlaLoss, DlaParams};
 use ltr_svm::{CSetting, Weighting};
 
 /// `propensity-ranksvm`'s default C (the spec's default, as a number).
 const DEFAULT_C: f64 = 100.0;
 
-use crate::spec::{choice, float, Allowed, ParamSpec, SpecReader};
+use crate::spec::{choice, float, int, Allowed, ParamSpec, SpecReader};
 
 /// How the queries of a click training set are weighted (every click-aware learner reads these).
 pub(crate) const CLICK_SPECS: &[ParamSpec] = &[
@@ -85,4 +87,112 @@ pub(crate) fn propensity_ranksvm(
         .check()?;
     r.finish("propensity-ranksvm")?;
     s.fit(train, ctx)
+}
+
+/// `debias` of the linear click learners (`lambdarank`, `listnet`).
+const DEBIAS: ParamSpec = ParamSpec::new(
+    "debias",
+    "none",
+    choice(&["none", "dla"]),
+    "on clicks (ltr train --clicks LOG): none learns from one query per click weighted by `weighting` (inverse \
+     propensities from the log's column or --propensities, or naive); dla (the Dual Learning Algorithm, Ai et al. \
+     2018) learns from the sessions with positions, a propensity per position (a softmax over the positions a \
+     session shows) learned with the ranker, each the other's inverse weight in DLA's listwise loss",
+);
+
+/// DLA's cap of the inverse weights.
+const MAX_PROPENSITY_WEIGHT: ParamSpec = ParamSpec::new(
+    "max-propensity-weight",
+    "0",
+    float(0.0, 1e300),
+    "cap of every inverse-propensity weight of the ranker's clicks and inverse-relevance weight of the propensity \
+     tower's (ULTRA's max_propensity_weight; 0: no cap)",
+)
+.when("debias=dla");
+
+/// DLA's propensity steps an epoch.
+const PROPENSITY_STEPS: ParamSpec = ParamSpec::new(
+    "propensity-steps",
+    "10",
+    int(1, 1_000_000),
+    "full-batch gradient steps (Armijo step size) of the propensity tower after each epoch's ranker step",
+)
+.when("debias=dla");
+
+/// The DLA ranker loss documentation.
+const DLA_LOSS_DOC: &str = "the ranker's DLA loss: softmax (the paper's: each session's softmax cross-entropy \
+                            against its clicks, each weighted by its position's inverse propensity) or lambda \
+                            (LambdaRank's pairs of a clicked and an unclicked document, |ΔNDCG@k|-weighted, times \
+                            the clicked one's inverse propensity: it ranks, but LambdaRank's scores have no softmax scale, so the \
+                            relevance ratios e^(s_top - s_k) the propensity tower is weighted by are off and so are its \
+                            propensities); the propensity tower always fits the softmax loss";
+
+/// `lambdarank`'s click debiasing.
+pub(crate) const LAMBDARANK_DLA_SPECS: &[ParamSpec] = &[
+    DEBIAS,
+    ParamSpec::new(
+        "dla-loss",
+        "softmax",
+        choice(&["lambda", "softmax"]),
+        DLA_LOSS_DOC,
+    )
+    .when("debias=dla"),
+    MAX_PROPENSITY_WEIGHT,
+    PROPENSITY_STEPS,
+];
+
+/// `listnet`'s click debiasing (its ranker loss under DLA is the top-one softmax, ListNet's own).
+pub(crate) const LISTNET_DLA_SPECS: &[ParamSpec] = &[
+    DEBIAS,
+    ParamSpec::new(
+        "dla-loss",
+        "softmax",
+        choice(&["lambda", "softmax"]),
+        DLA_LOSS_DOC,
+    )
+    .when("debias=dla"),
+    MAX_PROPENSITY_WEIGHT,
+    PROPENSITY_STEPS,
+];
+
+/// `debias` of a linear click learner (`name`), checked against the form of `train`: `Some` DLA's own settings
+/// (the ranker's are the caller's to add) under `debias=dla`, which needs sessions with positions; `None` under
+/// `debias=none`, which refuses them (one query per click is its click set).
+pub(crate) fn dla_settings(
+    r: &SpecReader<'_>,
+    train: &Dataset,
+    name: &str,
+) -> Result<Option<DlaParams>> {
+    let dla = r.choice("debias")? == "dla";
+    let sessions = train.positions().is_some();
+    if dla && !sessions {
+        return Err(LtrError::param(
+            "debias",
+            format!(
+                "`{name}` with debias=dla learns from click sessions with positions: train with `ltr train --clicks \
+                 LOG` (or a LightGBM .position file beside the training file)"
+            ),
+        ));
+    }
+    if !dla && sessions {
+        return Err(LtrError::param(
+            "algo",
+            format!(
+                "`{name}` learns from one query per click (ltr train --clicks LOG builds it), not from sessions with \
+                 positions, unless debias=dla (which learns the propensities from them)"
+            ),
+        ));
+    }
+    if !dla {
+        return Ok(None);
+    }
+    Ok(Some(
+        DlaParams::default()
+            .loss(match r.choice("dla-loss")?.as_str() {
+                "lambda" => DlaLoss::Lambda,
+                _ => DlaLoss::Softmax,
+            })
+            .max_weight(r.float("max-propensity-weight")?)
+            .propensity_steps(r.int("propensity-steps")?),
+    ))
 }

@@ -254,6 +254,31 @@ fn lambdarank_from(
     comm: Option<&dyn Allreduce>,
 ) -> Result<Fitted> {
     let start = super::start::read_start(r, "init", &[])?;
+    if let Some(dla) = super::clicks::dla_settings(r, train, "lambdarank")? {
+        if start.is_some() {
+            return Err(LtrError::param(
+                "init-model",
+                "lambdarank with debias=dla starts from zeros (its propensities are learned with the ranker)",
+            ));
+        }
+        if comm.is_some_and(|c| c.size() > 1) {
+            return Err(LtrError::param(
+                "debias",
+                "debias=dla trains in one process",
+            ));
+        }
+        let k = r.int("k")?;
+        let p = dla
+            .epochs(r.int("epochs")?)
+            .k((k > 0).then_some(k))
+            .sigma(r.float("sigma")?)
+            .l2(r.float("l2")?)
+            .select_epochs(r.flag("select-epochs")?)
+            .convention(read_convention(r, ctx)?)
+            .check()?;
+        r.finish("lambdarank")?;
+        return p.fit(train, ctx);
+    }
     let p = lambdarank_params(r, train, ctx)?;
     let start = match start {
         Some(s) => Some(super::start::resolve_start(
@@ -274,18 +299,23 @@ fn lambdarank_from(
     Ok(fit)
 }
 
-fn lambdarank_params(
-    r: &SpecReader<'_>,
-    train: &Dataset,
-    ctx: &FitContext<'_>,
-) -> Result<LambdaRankValidParams> {
-    let convention = match r.choice("convention")?.as_str() {
+/// `convention` (`auto`: the run's `--convention`).
+fn read_convention(r: &SpecReader<'_>, ctx: &FitContext<'_>) -> Result<Convention> {
+    Ok(match r.choice("convention")?.as_str() {
         "auto" => ctx
             .measure_names()
             .and_then(|(_, c)| c.parse::<Convention>().ok())
             .unwrap_or(Convention::STANDARD),
         name => name.parse().map_err(|e| LtrError::param("convention", e))?,
-    };
+    })
+}
+
+fn lambdarank_params(
+    r: &SpecReader<'_>,
+    train: &Dataset,
+    ctx: &FitContext<'_>,
+) -> Result<LambdaRankValidParams> {
+    let convention = read_convention(r, ctx)?;
     let k = r.int("k")?;
     let p = LambdaRankParams::default()
         .epochs(r.int("epochs")?)

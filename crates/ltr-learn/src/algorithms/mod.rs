@@ -41,6 +41,10 @@ pub enum ClickUse {
     /// query of its displayed documents labelled by click, weighted by its count, each row with its
     /// [`Dataset::positions`], which the learner debiases by itself.
     Sessions,
+    /// Either, by its `debias` parameter: one query per click without it (`debias=none`: the queries weighted by
+    /// `weighting`, which a known propensity table or the log's column sets), sessions with positions with it
+    /// (`debias=dla`: the propensities learned with the ranker).
+    ClickQueriesOrSessions,
     /// Refused, with the reason (shown by `ltr train --clicks` and `ltr algorithms --json`).
     Refused(&'static str),
 }
@@ -49,6 +53,17 @@ impl ClickUse {
     /// Whether it learns from clicks.
     pub fn accepts(&self) -> bool {
         !matches!(self, ClickUse::Refused(_))
+    }
+    /// The click set one setting reads, `debias` its `debias` value (`None`: not given, the default `none`):
+    /// [`ClickUse::ClickQueriesOrSessions`] resolved, any other row as it is.
+    pub fn under(&self, debias: Option<&str>) -> ClickUse {
+        match self {
+            ClickUse::ClickQueriesOrSessions => match debias {
+                None | Some("none") => ClickUse::ClickQueries,
+                Some(_) => ClickUse::Sessions,
+            },
+            other => *other,
+        }
     }
 }
 
@@ -206,6 +221,8 @@ impl Algorithm {
         let sessions = train.positions().is_some();
         let problem = match self.clicks {
             ClickUse::Refused(why) if per_click || sessions => click_refusal(self.name, why),
+            // Which set a setting reads is its `debias`: the learner checks it (`debias_for_clicks`).
+            ClickUse::ClickQueriesOrSessions => return Ok(()),
             ClickUse::ClickQueries if sessions => format!(
                 "`{}` learns from one query per click (ltr train --clicks LOG builds it), not from sessions with \
                  positions",
@@ -303,7 +320,7 @@ pub fn distributed_names() -> Vec<&'static str> {
         .collect()
 }
 
-use clicks::{CLICK_SPECS, PROPENSITY_RANKSVM_SPECS};
+use clicks::{CLICK_SPECS, LAMBDARANK_DLA_SPECS, LISTNET_DLA_SPECS, PROPENSITY_RANKSVM_SPECS};
 use ensemble::{MHR_SPECS, RANKBOOST_SPECS, SIGMOID_SPECS};
 use listwise::{ADARANK_SPECS, COORDINATE_ASCENT_SPECS, LAMBDARANK_SPECS, MEASURE_SPECS};
 use neural::NEURAL_SPECS;
@@ -456,11 +473,11 @@ pub static ALGORITHMS: &[Algorithm] = &[
     Algorithm {
         name: "listnet",
         class_name: "ListNet",
-        paper: "Cao et al., ICML 2007, batch top-one ListNet (baseline of seed 003; a sigmoid seed)",
-        code: "crates/ltr-online/src/listnet.rs",
-        params: &[LISTNET_SPECS, CLICK_SPECS],
+        paper: "Cao et al., ICML 2007, batch top-one ListNet (baseline of seed 003; a sigmoid seed); debias=dla: Ai et al., SIGIR 2018, the Dual Learning Algorithm",
+        code: "crates/ltr-online/src/listnet.rs; debias=dla in crates/ltr-listwise/src/dla.rs",
+        params: &[LISTNET_SPECS, CLICK_SPECS, LISTNET_DLA_SPECS],
         distributed: Some(online::listnet_distributed),
-        clicks: ClickUse::ClickQueries,
+        clicks: ClickUse::ClickQueriesOrSessions,
         missing_values: false,
         binned: false,
         fit: online::listnet,
@@ -507,11 +524,11 @@ pub static ALGORITHMS: &[Algorithm] = &[
     Algorithm {
         name: "lambdarank",
         class_name: "LambdaRank",
-        paper: "Burges 2010, From RankNet to LambdaRank to LambdaMART: LambdaRank gradients for a linear model",
-        code: "crates/ltr-listwise/src/lambdarank.rs",
-        params: &[LAMBDARANK_SPECS, CLICK_SPECS],
+        paper: "Burges 2010, From RankNet to LambdaRank to LambdaMART: LambdaRank gradients for a linear model; debias=dla: Ai et al., SIGIR 2018, the Dual Learning Algorithm",
+        code: "crates/ltr-listwise/src/lambdarank.rs; debias=dla in crates/ltr-listwise/src/dla.rs",
+        params: &[LAMBDARANK_SPECS, CLICK_SPECS, LAMBDARANK_DLA_SPECS],
         distributed: Some(listwise::lambdarank_distributed),
-        clicks: ClickUse::ClickQueries,
+        clicks: ClickUse::ClickQueriesOrSessions,
         missing_values: false,
         binned: false,
         fit: listwise::lambdarank,

@@ -1,7 +1,7 @@
 //! `listnet`, `slam-perceptron`, `pure-online`, `online-listnet` (seed 002 and its baselines): parameters →
 //! [`ListNetParams`] and [`OnlineParams`].
 
-use ltr_core::{Allreduce, Fit, FitContext, FitDistributed, Fitted, ParamGuard, Result};
+use ltr_core::{Allreduce, Fit, FitContext, FitDistributed, Fitted, LtrError, ParamGuard, Result};
 use ltr_data::Dataset;
 use ltr_online::{
     Eta, ListNetParams, ListNetValidParams, Margin, OnlineAlgorithm, OnlineParams,
@@ -121,6 +121,15 @@ pub(crate) const ONLINE_LISTNET_SPECS: &[ParamSpec] = &[ParamSpec::new(
 
 /// `listnet`.
 pub(crate) fn listnet(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
+    if let Some(dla) = super::clicks::dla_settings(r, train, "listnet")? {
+        // DLA's full-batch steps take their own (Armijo) step sizes: no learning rate, order or step control.
+        let p = dla
+            .epochs(r.int("epochs")?)
+            .select_epochs(r.flag("select-epochs")?)
+            .check()?;
+        r.finish("listnet")?;
+        return p.fit(train, ctx);
+    }
     listnet_params(r, train)?.fit(train, ctx)
 }
 
@@ -131,6 +140,12 @@ pub(crate) fn listnet_distributed(
     ctx: &FitContext<'_>,
     comm: &dyn Allreduce,
 ) -> Result<Fitted> {
+    if super::clicks::dla_settings(r, shard, "listnet")?.is_some() {
+        return Err(LtrError::param(
+            "debias",
+            "debias=dla trains in one process",
+        ));
+    }
     listnet_params(r, shard)?.fit_distributed(shard, ctx, comm)
 }
 

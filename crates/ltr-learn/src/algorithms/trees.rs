@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use ltr_trees::{
     Debias, GainTable, GbdtParams, LabelGain, LambdaMetric, LambdaSettings, LeafCount, Objective,
-    PairMethod, RandomForestParams, TreeParams, MAX_ERR_GRADE,
+    PairMethod, PropensityTable, RandomForestParams, TreeParams, MAX_ERR_GRADE,
 };
 
 use super::start::{read_start, start_model, Start, StartModel};
@@ -213,7 +213,7 @@ pub(crate) const LAMBDAMART_SPECS: &[ParamSpec] = &[
     ParamSpec::new(
         "debias",
         "none",
-        choice(&["none", "position-factors", "pairwise", "dla"]),
+        choice(&["none", "position-factors", "pairwise", "dla", "ips"]),
         "position debiasing of clicks (ltr train --clicks LOG, or a LightGBM .position file beside the training \
          file): none (clicks read as labels: the naive control), position-factors (a factor per position added \
          to each score while training and learned with the trees by a Newton step a round, as LightGBM's \
@@ -221,7 +221,16 @@ pub(crate) const LAMBDAMART_SPECS: &[ParamSpec] = &[
          click bias of the clicked document's position and the non-click bias of the other's, both learned \
          jointly, as XGBoost's lambdarank_unbiased) or dla (the Dual Learning Algorithm, Ai et al. 2018: a \
          propensity per position and the trees learned together, the trees fitting DLA's inverse-propensity \
-         weighted softmax loss over each session's clicks instead of LambdaRank's pairs)",
+         weighted softmax loss over each session's clicks instead of LambdaRank's pairs) or ips (known \
+         propensities from `propensities`: each pair divided by the propensity of its clicked document's position)",
+    ),
+    ParamSpec::new(
+        "propensities",
+        "",
+        Allowed::Text,
+        "with debias=ips: the propensity table file (`ltr clicks propensity --out`: a header line, then `rank \
+         propensity …` lines from rank 1, the form `ltr train --propensities` reads), giving every position the \
+         sessions show",
     ),
     ParamSpec::new(
         "position-bias-regularization",
@@ -554,13 +563,22 @@ fn lambdamart_on(
         norm: r.flag("norm")?,
         score_gap: r.flag("score-gap")?,
     };
-    let debias = match r.choice("debias")?.as_str() {
+    let table = r.text("propensities")?;
+    let debias_name = r.choice("debias")?;
+    if table.is_some() && debias_name != "ips" {
+        return Err(LtrError::param(
+            "propensities",
+            "a known propensity table is read only with debias=ips",
+        ));
+    }
+    let debias = match debias_name.as_str() {
         "none" => Debias::None,
         "position-factors" => Debias::PositionFactors {
             rate: r.float("learning-rate")?,
             regularization: r.float("position-bias-regularization")?,
         },
         "dla" => Debias::Dla,
+        "ips" => Debias::Ips(read_propensities(table.as_deref())?),
         _ => Debias::Pairwise {
             bias_norm: r.float("bias-norm")?,
         },
@@ -576,6 +594,19 @@ fn lambdamart_on(
         weights.as_deref(),
         comm,
     )
+}
+
+/// The propensity table of `debias=ips` (`ltr_clicks::read_propensity_table`: errors name the file and line).
+fn read_propensities(file: Option<&str>) -> Result<PropensityTable> {
+    let Some(file) = file else {
+        return Err(LtrError::param(
+            "propensities",
+            "debias=ips needs the known propensities: propensities=FILE (a table from `ltr clicks propensity --out`)",
+        ));
+    };
+    let values = ltr_clicks::read_propensity_table(std::path::Path::new(file))?;
+    PropensityTable::new(&values)
+        .map_err(|e| LtrError::param("propensities", format!("{file}: {e}")))
 }
 
 /// `mart`.
