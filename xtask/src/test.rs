@@ -46,9 +46,40 @@ enum Out<'a> {
     Log(&'a Path),
 }
 
+/// `cmd` under `nice -n 10` (same arguments, environment and folder) when `nice` is on PATH: the work beside the
+/// Rust tests takes the cores they leave idle without slowing them.
+fn niced(cmd: &Command) -> Option<Command> {
+    static NICE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let have = *NICE.get_or_init(|| {
+        Command::new("nice")
+            .arg("true")
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    if !have {
+        return None;
+    }
+    let mut n = Command::new("nice");
+    n.args(["-n", "10"])
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => n.env(k, v),
+            None => n.env_remove(k),
+        };
+    }
+    if let Some(d) = cmd.get_current_dir() {
+        n.current_dir(d);
+    }
+    Some(n)
+}
+
 fn status(cmd: &mut Command, what: &str, out: Out<'_>) -> Result<()> {
-    tracing::info!("{what}: {cmd:?}");
+    let mut beside = None;
     if let Out::Log(path) = out {
+        beside = niced(cmd);
+        let cmd = beside.as_mut().unwrap_or(&mut *cmd);
         let f = File::options()
             .create(true)
             .append(true)
@@ -57,6 +88,8 @@ fn status(cmd: &mut Command, what: &str, out: Out<'_>) -> Result<()> {
         cmd.stdout(Stdio::from(f.try_clone()?))
             .stderr(Stdio::from(f));
     }
+    let cmd = beside.as_mut().unwrap_or(cmd);
+    tracing::info!("{what}: {cmd:?}");
     let s = cmd
         .status()
         .with_context(|| format!("{what}: cannot start {cmd:?}"))?;
@@ -245,6 +278,11 @@ pub fn run(root: &Path, parts: Parts) -> Result<()> {
             .args(features(parts))
             .current_dir(root)
             .stderr(Stdio::piped());
+        // Open MPI's ranks spin while they wait for each other unless told to yield (it yields by itself only
+        // when it sees more ranks than cores): spinning would take the cores from the work beside.
+        if std::env::var_os("OMPI_MCA_mpi_yield_when_idle").is_none() {
+            cmd.env("OMPI_MCA_mpi_yield_when_idle", "1");
+        }
         tracing::info!("Rust tests: {cmd:?}");
         let mut child = cmd
             .spawn()
