@@ -2,7 +2,7 @@
 //! the benchmark report.
 //!
 //! ```text
-//! cargo xtask test [--no-rust] [--no-python] [--no-mpi]
+//! cargo xtask test [--no-rust] [--no-python] [--no-mpi] [--clippy]
 //! cargo xtask download <dataset> [--dir DIR] [--from LOCAL_DIR_OR_ARCHIVE] [--url URL]
 //! cargo xtask reproduce <committee|mhr|online|sigmoid|rsvm-ir|clicks|letor-baselines|all> [--data DIR] [--folds 1,2,3,4,5] [--out DIR]
 //! cargo xtask bench [--quick]
@@ -33,8 +33,8 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Cmd {
     /// Run every test: the Rust workspace with the MPI backend (installing Open MPI with scripts/setup-mpi.sh),
-    /// the staleness check of results/ among them, then the Python package (built into target/python-venv) and
-    /// pytest.
+    /// the staleness check of results/ among them, and the Python package (built into target/python-venv) with
+    /// pytest, which runs beside the Rust tests once they are built.
     Test {
         /// Skip `cargo test --workspace`.
         #[arg(long)]
@@ -45,6 +45,10 @@ enum Cmd {
         /// Build the workspace without the `mpi` feature and skip the MPI tests (no Open MPI needed).
         #[arg(long)]
         no_mpi: bool,
+        /// Also run clippy as CI does (`cargo clippy --workspace --all-targets -- -D warnings`, with the same
+        /// features), beside the Rust tests once they are built (`.ci/run` passes it).
+        #[arg(long)]
+        clippy: bool,
     },
     /// Download (or import with --from), verify and install a benchmark into datasets/data/NAME (xtask-lab;
     /// `cargo xtask download --help` for its options).
@@ -119,12 +123,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             no_rust,
             no_python,
             no_mpi,
+            clippy,
         } => test::run(
             &project_root(),
             test::Parts {
                 rust: !no_rust,
                 python: !no_python,
                 mpi: !no_mpi,
+                clippy,
             },
         )
         .map(|()| ExitCode::SUCCESS),

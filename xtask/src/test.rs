@@ -4,9 +4,16 @@
 //! built into a virtual environment (installing what it needs from the package registries) and its pytest suite.
 //! Among the Rust tests: `xtask-lab`'s `results_slice` (is `results/` stale?). This binary links no ltr library,
 //! so the test build is the one build of the workspace.
+//!
+//! The Rust tests are built first (`cargo test --no-run`); then they run while, beside them, the Python package is
+//! built and tested (and, with `--clippy`, clippy checks the workspace). Cargo holds its build-directory lock only
+//! while it builds, not while tests run, and the Rust test binaries leave a core idle most of the time (one long
+//! test at the end of a binary, `mpirun` starting ranks, child processes waited for): the work beside them fills
+//! it. The output of that work is kept in `target/xtask-test/*.log` and printed once the Rust tests are over.
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
 
@@ -19,6 +26,8 @@ pub struct Parts {
     pub python: bool,
     /// Build with the `mpi` feature (installing Open MPI) and run the MPI tests.
     pub mpi: bool,
+    /// Also run clippy as CI does (`--all-targets -- -D warnings`), beside the tests.
+    pub clippy: bool,
 }
 
 /// `--features` for every cargo call of one run, so that they share one feature resolution (and one build).
@@ -30,7 +39,56 @@ fn features(parts: Parts) -> &'static [&'static str] {
     }
 }
 
-fn status(cmd: &mut Command, what: &str) -> Result<()> {
+/// Where a command's output goes: the terminal, or appended to a log file printed later.
+#[derive(Debug, Clone, Copy)]
+enum Out<'a> {
+    Terminal,
+    Log(&'a Path),
+}
+
+/// `cmd` under `nice -n 10` (same arguments, environment and folder) when `nice` is on PATH: the work beside the
+/// Rust tests takes the cores they leave idle without slowing them.
+fn niced(cmd: &Command) -> Option<Command> {
+    static NICE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let have = *NICE.get_or_init(|| {
+        Command::new("nice")
+            .arg("true")
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    if !have {
+        return None;
+    }
+    let mut n = Command::new("nice");
+    n.args(["-n", "10"])
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => n.env(k, v),
+            None => n.env_remove(k),
+        };
+    }
+    if let Some(d) = cmd.get_current_dir() {
+        n.current_dir(d);
+    }
+    Some(n)
+}
+
+fn status(cmd: &mut Command, what: &str, out: Out<'_>) -> Result<()> {
+    let mut beside = None;
+    if let Out::Log(path) = out {
+        beside = niced(cmd);
+        let cmd = beside.as_mut().unwrap_or(&mut *cmd);
+        let f = File::options()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        cmd.stdout(Stdio::from(f.try_clone()?))
+            .stderr(Stdio::from(f));
+    }
+    let cmd = beside.as_mut().unwrap_or(cmd);
     tracing::info!("{what}: {cmd:?}");
     let s = cmd
         .status()
@@ -60,13 +118,14 @@ fn python() -> Result<String> {
 
 /// The venv the Python tests use (`target/python-venv`), made when missing, with the build and test requirements
 /// of `python/requirements-test.txt` (the peers there are oracles only, never dependencies of `ltrkit`).
-fn venv(root: &Path) -> Result<PathBuf> {
+fn venv(root: &Path, out: Out<'_>) -> Result<PathBuf> {
     let dir = root.join("target").join("python-venv");
     let py = dir.join("bin").join("python");
     if !py.is_file() {
         status(
             Command::new(python()?).args(["-m", "venv"]).arg(&dir),
             "making the Python test environment",
+            out,
         )?;
     }
     status(
@@ -81,6 +140,7 @@ fn venv(root: &Path) -> Result<PathBuf> {
             ])
             .arg(root.join("python").join("requirements-test.txt")),
         "installing the Python test requirements",
+        out,
     )?;
     Ok(py)
 }
@@ -88,6 +148,87 @@ fn venv(root: &Path) -> Result<PathBuf> {
 /// Cargo's target directory: `$CARGO_TARGET_DIR` (relative to the root) when set, else `target/`.
 fn target_dir(root: &Path) -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), |d| root.join(d))
+}
+
+/// The Python part: venv, `pip install ./python`, pytest.
+fn python_tests(root: &Path, parts: Parts, out: Out<'_>) -> Result<()> {
+    let py = venv(root, out)?;
+    // `pip install ./python` as a user would, built with the dev profile so that it reuses the artifacts of the
+    // Rust tests (the release build is for wheels).
+    status(
+        Command::new(&py)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--disable-pip-version-check",
+                "--force-reinstall",
+                "--no-deps",
+            ])
+            .arg(root.join("python"))
+            .env("MATURIN_PEP517_ARGS", "--profile dev")
+            .current_dir(root),
+        "building and installing the Python package (pip install ./python)",
+        out,
+    )?;
+    // The Rust tests built the binary with the workspace's features; alone, `-p ltr-cli` would resolve them
+    // differently and rebuild its dependencies.
+    if !parts.rust {
+        status(
+            Command::new(env!("CARGO"))
+                .args(["build", "-q", "--workspace", "--bins"])
+                .args(features(parts))
+                .current_dir(root),
+            "building the ltr command for the parity tests",
+            out,
+        )?;
+    }
+    status(
+        Command::new(&py)
+            .args(["-m", "pytest", "-q", "--durations=10", "python/tests"])
+            .env("LTR_BIN", target_dir(root).join("debug").join("ltr"))
+            .current_dir(root),
+        "Python tests",
+        out,
+    )
+}
+
+/// `cargo clippy` as CI runs it.
+fn clippy(root: &Path, parts: Parts, out: Out<'_>) -> Result<()> {
+    status(
+        Command::new(env!("CARGO"))
+            .args(["clippy", "--workspace", "--all-targets"])
+            .args(features(parts))
+            .args(["--", "-D", "warnings"])
+            .current_dir(root),
+        "clippy",
+        out,
+    )
+}
+
+/// A log of the work run beside the Rust tests: `target/xtask-test/NAME.log`, emptied.
+fn log_file(root: &Path, name: &str) -> Result<PathBuf> {
+    let dir = root.join("target").join("xtask-test");
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let path = dir.join(format!("{name}.log"));
+    File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+    Ok(path)
+}
+
+/// Print a log of the work beside the tests, framed by its name and outcome.
+fn print_log(name: &str, path: &Path, outcome: &Result<()>) {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let verdict = match outcome {
+        Ok(()) => "ok".to_string(),
+        Err(e) => format!("FAILED: {e:#}"),
+    };
+    println!("\n===== {name} ({verdict}; log: {}) =====", path.display());
+    print!("{text}");
+    if !text.is_empty() && !text.ends_with('\n') {
+        println!();
+    }
+    println!("===== end of {name} =====");
 }
 
 /// Run the chosen parts from the project root.
@@ -98,61 +239,100 @@ pub fn run(root: &Path, parts: Parts) -> Result<()> {
                 .arg(root.join("scripts").join("setup-mpi.sh"))
                 .current_dir(root),
             "installing Open MPI for the MPI tests (scripts/setup-mpi.sh; --no-mpi skips them)",
+            Out::Terminal,
         )?;
     }
-    if parts.rust {
-        status(
-            Command::new("bash")
-                .arg(root.join("scripts").join("setup-chromium.sh"))
-                .current_dir(root),
-            "installing chromium for the report.html screenshot test (scripts/setup-chromium.sh)",
-        )?;
-        status(
-            Command::new(env!("CARGO"))
-                .args(["test", "--workspace"])
-                .args(features(parts))
-                .current_dir(root),
-            "Rust tests",
-        )?;
-    }
-    if parts.python {
-        let py = venv(root)?;
-        // `pip install ./python` as a user would, built with the dev profile so that it reuses the artifacts of
-        // the Rust tests (the release build is for wheels).
-        status(
-            Command::new(&py)
-                .args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "-q",
-                    "--disable-pip-version-check",
-                    "--force-reinstall",
-                    "--no-deps",
-                ])
-                .arg(root.join("python"))
-                .env("MATURIN_PEP517_ARGS", "--profile dev")
-                .current_dir(root),
-            "building and installing the Python package (pip install ./python)",
-        )?;
-        // The Rust tests built the binary with the workspace's features; alone, `-p ltr-cli` would resolve them
-        // differently and rebuild its dependencies.
-        if !parts.rust {
-            status(
-                Command::new(env!("CARGO"))
-                    .args(["build", "-q", "--workspace", "--bins"])
-                    .args(features(parts))
-                    .current_dir(root),
-                "building the ltr command for the parity tests",
-            )?;
+    if !parts.rust {
+        // Nothing to run beside: each part in turn, on the terminal.
+        if parts.clippy {
+            clippy(root, parts, Out::Terminal)?;
         }
-        status(
-            Command::new(&py)
-                .args(["-m", "pytest", "-q", "--durations=10", "python/tests"])
-                .env("LTR_BIN", target_dir(root).join("debug").join("ltr"))
-                .current_dir(root),
-            "Python tests",
-        )?;
+        if parts.python {
+            python_tests(root, parts, Out::Terminal)?;
+        }
+        return Ok(());
     }
-    Ok(())
+    status(
+        Command::new("bash")
+            .arg(root.join("scripts").join("setup-chromium.sh"))
+            .current_dir(root),
+        "installing chromium for the report.html screenshot test (scripts/setup-chromium.sh)",
+        Out::Terminal,
+    )?;
+    status(
+        Command::new(env!("CARGO"))
+            .args(["test", "--workspace", "--no-run"])
+            .args(features(parts))
+            .current_dir(root),
+        "building the Rust tests",
+        Out::Terminal,
+    )?;
+    let clippy_log = log_file(root, "clippy")?;
+    let python_log = log_file(root, "python")?;
+    let (rust, beside) = std::thread::scope(|scope| -> Result<_> {
+        // Cargo takes the build-directory lock to check that the tests are built, then lets it go to run them:
+        // the work beside starts at the first `Running` line, so that its own cargo calls never hold the tests
+        // back.
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.args(["test", "--workspace"])
+            .args(features(parts))
+            .current_dir(root)
+            .stderr(Stdio::piped());
+        // Open MPI's ranks spin while they wait for each other unless told to yield (it yields by itself only
+        // when it sees more ranks than cores): spinning would take the cores from the work beside.
+        if std::env::var_os("OMPI_MCA_mpi_yield_when_idle").is_none() {
+            cmd.env("OMPI_MCA_mpi_yield_when_idle", "1");
+        }
+        tracing::info!("Rust tests: {cmd:?}");
+        let mut child = cmd
+            .spawn()
+            .with_context(|| format!("Rust tests: cannot start {cmd:?}"))?;
+        let stderr = child.stderr.take().context("no stderr pipe")?;
+        let (started, running) = std::sync::mpsc::channel::<()>();
+        scope.spawn(move || {
+            let mut started = Some(started);
+            for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)) {
+                let Ok(line) = line else { break };
+                eprintln!("{line}");
+                if line.trim_start().starts_with("Running ") {
+                    started.take();
+                }
+            }
+        });
+        // Dropped at the first `Running` line (or when cargo ends): either way the lock is free.
+        running.recv().ok();
+        let clippy = parts
+            .clippy
+            .then(|| scope.spawn(|| clippy(root, parts, Out::Log(&clippy_log))));
+        let python = parts
+            .python
+            .then(|| scope.spawn(|| python_tests(root, parts, Out::Log(&python_log))));
+        let rust = match child.wait() {
+            Ok(s) if s.success() => Ok(()),
+            Ok(s) => Err(anyhow::anyhow!("Rust tests failed ({s})")),
+            Err(e) => Err(anyhow::anyhow!("Rust tests: {e}")),
+        };
+        let join = |h: std::thread::ScopedJoinHandle<'_, Result<()>>| {
+            h.join()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("the thread panicked")))
+        };
+        let beside = [
+            clippy.map(|h| ("clippy", clippy_log.as_path(), join(h))),
+            python.map(|h| ("Python tests", python_log.as_path(), join(h))),
+        ];
+        Ok((rust, beside))
+    })?;
+    let mut failed = Vec::new();
+    for (name, path, outcome) in beside.into_iter().flatten() {
+        print_log(name, path, &outcome);
+        if outcome.is_err() {
+            failed.push(name);
+        }
+    }
+    match (rust, failed.is_empty()) {
+        (Ok(()), true) => Ok(()),
+        (Ok(()), false) => bail!("{} failed (output above)", failed.join(" and ")),
+        (Err(e), true) => Err(e),
+        (Err(e), false) => bail!("{e:#}; {} failed too (output above)", failed.join(" and ")),
+    }
 }
