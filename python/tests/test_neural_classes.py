@@ -52,7 +52,7 @@ def test_mlp_ranker_grid_on_eval_set_with_batch_norm(letor_dir):
     r = ltrkit.MLPRanker(sizes="16/8", batch_norm=True, loss=["listnet", "ranknet"], epochs=2, seed=2)
     r.fit(X, y, qid=q, eval_set=[(Xv, yv)], eval_qid=[qv])
     best = r.best_params_
-    assert best["loss"] in ("listnet", "ranknet") and best["batch_norm"] is True
+    assert best["loss"] in ("listnet", "ranknet") and best["batch-norm"] is True
     assert best.get("scorer", "mlp") == "mlp"
     hidden = json.loads(bytes(r.model_.to_bytes(json=True)))["model"]["Neural"]["hidden"]
     assert all(h["batch_norm"] is not None and h["norm"] is None for h in hidden)
