@@ -601,7 +601,11 @@ mod tests {
                 text.push_str(&format!("{c} qid:{q} 1:{} 2:{} 3:{}\n", f[0], f[1], f[2]));
             }
         }
-        let file = std::env::temp_dir().join(format!("ltr-dla-{}.txt", std::process::id()));
+        // One file per call: the tests run in parallel in one process, and a shared name let one test delete the
+        // file another was about to read.
+        static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let file = std::env::temp_dir().join(format!("ltr-dla-{}-{call}.txt", std::process::id()));
         std::fs::write(&file, text).unwrap();
         let ds = ltr_data::read_dataset(&file, &Default::default()).unwrap();
         std::fs::remove_file(&file).unwrap();
