@@ -45,8 +45,9 @@ enum Cmd {
         /// Build the workspace without the `mpi` feature and skip the MPI tests (no Open MPI needed).
         #[arg(long)]
         no_mpi: bool,
-        /// Also run clippy as CI does (`cargo clippy --workspace --all-targets -- -D warnings`, with the same
-        /// features), beside the Rust tests once they are built (`.ci/run` passes it).
+        /// Also lint as CI does (`cargo clippy --workspace --all-targets -- -D warnings`, same features): the
+        /// test build itself runs through clippy's driver, so the workspace is compiled once, not checked again
+        /// (`.ci/run` passes it).
         #[arg(long)]
         clippy: bool,
     },

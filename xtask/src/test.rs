@@ -6,7 +6,10 @@
 //! so the test build is the one build of the workspace.
 //!
 //! The Rust tests are built first (`cargo test --no-run`); then they run while, beside them, the Python package is
-//! built and tested (and, with `--clippy`, clippy checks the workspace). Cargo holds its build-directory lock only
+//! built and tested. With `--clippy` the test build is also the lint: every workspace crate is compiled through
+//! clippy's driver (`RUSTC_WORKSPACE_WRAPPER`, exactly what `cargo clippy` sets, with `-D warnings`), every target
+//! included (`--all-targets`, as CI's clippy asks), so the workspace is compiled once instead of compiled for the
+//! tests and type-checked again for clippy. Cargo holds its build-directory lock only
 //! while it builds, not while tests run, and the Rust test binaries leave a core idle most of the time (one long
 //! test at the end of a binary, `mpirun` starting ranks, child processes waited for): the work beside them fills
 //! it. The output of that work is kept in `target/xtask-test/*.log` and printed once the Rust tests are over.
@@ -26,8 +29,42 @@ pub struct Parts {
     pub python: bool,
     /// Build with the `mpi` feature (installing Open MPI) and run the MPI tests.
     pub mpi: bool,
-    /// Also run clippy as CI does (`--all-targets -- -D warnings`), beside the tests.
+    /// Also lint as CI does (`clippy --all-targets -- -D warnings`): in the test build when `rust` is on.
     pub clippy: bool,
+}
+
+/// The environment that makes cargo compile the workspace's crates through clippy's driver with `-D warnings`,
+/// as `cargo clippy -- -D warnings` does (its `RUSTC_WORKSPACE_WRAPPER` and `CLIPPY_ARGS`): lints are reported
+/// and code is generated in one compilation. Dependencies are compiled by rustc as usual. Every cargo call that
+/// must reuse those artifacts (the test run, the Python package's build) carries the same environment, because
+/// cargo's fingerprints include the wrapper.
+fn clippy_env(root: &Path) -> Result<[(&'static str, std::ffi::OsString); 2]> {
+    let out = Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .current_dir(root)
+        .output()
+        .context("cannot run `rustc --print sysroot` to find clippy's driver")?;
+    if !out.status.success() {
+        bail!("`rustc --print sysroot` failed ({})", out.status);
+    }
+    let sysroot = String::from_utf8(out.stdout).context("rustc's sysroot is not UTF-8")?;
+    let driver = Path::new(sysroot.trim())
+        .join("bin")
+        .join(format!("clippy-driver{}", std::env::consts::EXE_SUFFIX));
+    if !driver.is_file() {
+        bail!(
+            "clippy's driver is not at {} (rust-toolchain.toml asks for the clippy component: `rustup component add clippy`)",
+            driver.display()
+        );
+    }
+    Ok([
+        ("RUSTC_WORKSPACE_WRAPPER", driver.into_os_string()),
+        // clippy-driver splits this on the separator `cargo clippy` uses.
+        (
+            "CLIPPY_ARGS",
+            "-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__".into(),
+        ),
+    ])
 }
 
 /// `--features` for every cargo call of one run, so that they share one feature resolution (and one build).
@@ -151,7 +188,12 @@ fn target_dir(root: &Path) -> PathBuf {
 }
 
 /// The Python part: venv, `pip install ./python`, pytest.
-fn python_tests(root: &Path, parts: Parts, out: Out<'_>) -> Result<()> {
+fn python_tests(
+    root: &Path,
+    parts: Parts,
+    lint_env: &[(&str, std::ffi::OsString)],
+    out: Out<'_>,
+) -> Result<()> {
     let py = venv(root, out)?;
     // `pip install ./python` as a user would, built with the dev profile so that it reuses the artifacts of the
     // Rust tests (the release build is for wheels).
@@ -168,6 +210,7 @@ fn python_tests(root: &Path, parts: Parts, out: Out<'_>) -> Result<()> {
             ])
             .arg(root.join("python"))
             .env("MATURIN_PEP517_ARGS", "--profile dev")
+            .envs(lint_env.iter().map(|(k, v)| (k, v)))
             .current_dir(root),
         "building and installing the Python package (pip install ./python)",
         out,
@@ -194,7 +237,7 @@ fn python_tests(root: &Path, parts: Parts, out: Out<'_>) -> Result<()> {
     )
 }
 
-/// `cargo clippy` as CI runs it.
+/// `cargo clippy` as CI runs it, for `--clippy --no-rust` (with the Rust tests, the test build lints).
 fn clippy(root: &Path, parts: Parts, out: Out<'_>) -> Result<()> {
     status(
         Command::new(env!("CARGO"))
@@ -248,7 +291,7 @@ pub fn run(root: &Path, parts: Parts) -> Result<()> {
             clippy(root, parts, Out::Terminal)?;
         }
         if parts.python {
-            python_tests(root, parts, Out::Terminal)?;
+            python_tests(root, parts, &[], Out::Terminal)?;
         }
         return Ok(());
     }
@@ -259,15 +302,30 @@ pub fn run(root: &Path, parts: Parts) -> Result<()> {
         "installing chromium for the report.html screenshot test (scripts/setup-chromium.sh)",
         Out::Terminal,
     )?;
+    let lint_env = if parts.clippy {
+        clippy_env(root)?.to_vec()
+    } else {
+        Vec::new()
+    };
+    let mut build = Command::new(env!("CARGO"));
+    build
+        .args(["test", "--workspace", "--no-run"])
+        .args(features(parts))
+        .envs(lint_env.iter().map(|(k, v)| (k, v)))
+        .current_dir(root);
+    if parts.clippy {
+        // Clippy's `--all-targets`: the benches too, which the test run itself never builds.
+        build.arg("--all-targets");
+    }
     status(
-        Command::new(env!("CARGO"))
-            .args(["test", "--workspace", "--no-run"])
-            .args(features(parts))
-            .current_dir(root),
-        "building the Rust tests",
+        &mut build,
+        if parts.clippy {
+            "building the Rust tests through clippy (-D warnings)"
+        } else {
+            "building the Rust tests"
+        },
         Out::Terminal,
     )?;
-    let clippy_log = log_file(root, "clippy")?;
     let python_log = log_file(root, "python")?;
     let (rust, beside) = std::thread::scope(|scope| -> Result<_> {
         // Cargo takes the build-directory lock to check that the tests are built, then lets it go to run them:
@@ -276,8 +334,15 @@ pub fn run(root: &Path, parts: Parts) -> Result<()> {
         let mut cmd = Command::new(env!("CARGO"));
         cmd.args(["test", "--workspace"])
             .args(features(parts))
+            .envs(lint_env.iter().map(|(k, v)| (k, v)))
             .current_dir(root)
             .stderr(Stdio::piped());
+        if parts.clippy {
+            // The targets the lint build compiled, so that nothing is compiled again: `--all-targets` (examples as
+            // test harnesses, not as example binaries) less the benchmarks, which are compiled to be linted but
+            // not run; the doctests follow in a call of their own (they cannot be mixed with `--all-targets`).
+            cmd.args(["--all-targets", "--exclude", "ltr-benches"]);
+        }
         // Open MPI's ranks spin while they wait for each other unless told to yield (it yields by itself only
         // when it sees more ranks than cores): spinning would take the cores from the work beside.
         if std::env::var_os("OMPI_MCA_mpi_yield_when_idle").is_none() {
@@ -301,25 +366,35 @@ pub fn run(root: &Path, parts: Parts) -> Result<()> {
         });
         // Dropped at the first `Running` line (or when cargo ends): either way the lock is free.
         running.recv().ok();
-        let clippy = parts
-            .clippy
-            .then(|| scope.spawn(|| clippy(root, parts, Out::Log(&clippy_log))));
         let python = parts
             .python
-            .then(|| scope.spawn(|| python_tests(root, parts, Out::Log(&python_log))));
-        let rust = match child.wait() {
+            .then(|| scope.spawn(|| python_tests(root, parts, &lint_env, Out::Log(&python_log))));
+        let mut rust = match child.wait() {
             Ok(s) if s.success() => Ok(()),
             Ok(s) => Err(anyhow::anyhow!("Rust tests failed ({s})")),
             Err(e) => Err(anyhow::anyhow!("Rust tests: {e}")),
         };
+        if parts.clippy {
+            let doc = status(
+                Command::new(env!("CARGO"))
+                    .args(["test", "--workspace", "--doc"])
+                    .args(features(parts))
+                    .envs(lint_env.iter().map(|(k, v)| (k, v)))
+                    .current_dir(root),
+                "Rust doctests",
+                Out::Terminal,
+            );
+            rust = match (rust, doc) {
+                (Ok(()), doc) => doc,
+                (Err(e), Ok(())) => Err(e),
+                (Err(e), Err(d)) => Err(anyhow::anyhow!("{e:#}; {d:#}")),
+            };
+        }
         let join = |h: std::thread::ScopedJoinHandle<'_, Result<()>>| {
             h.join()
                 .unwrap_or_else(|_| Err(anyhow::anyhow!("the thread panicked")))
         };
-        let beside = [
-            clippy.map(|h| ("clippy", clippy_log.as_path(), join(h))),
-            python.map(|h| ("Python tests", python_log.as_path(), join(h))),
-        ];
+        let beside = [python.map(|h| ("Python tests", python_log.as_path(), join(h)))];
         Ok((rust, beside))
     })?;
     let mut failed = Vec::new();
