@@ -1,5 +1,6 @@
 //! Differential tests against LightGBM on committed fixtures (`tests/fixtures/lightgbm/`, written by LightGBM
-//! through `make_fixtures.py` there): the bins of features of every shape, the first tree and ten trees.
+//! through `make_fixtures.py` there): the bins of features of every shape, the first tree and ten trees, and on a
+//! slice of MQ2008 the first tree's scores and why the second differs.
 
 use std::path::{Path, PathBuf};
 
@@ -397,4 +398,97 @@ fn equal_gains_keep_lightgbms_thresholds() {
     ];
     let b = best_split(&hist, true, sum(&hist), &scale, &s).unwrap();
     assert_eq!((b.bin, b.missing_left), (1, true));
+}
+
+/// LightGBM's output of a tree (its `dump_model` nodes in preorder, as the fixtures hold them) for one document:
+/// `value <= threshold` goes left (the fixtures have no missing values). Returns the output and the position after
+/// the subtree.
+fn lightgbm_output(nodes: &[Value], pos: usize, x: &dyn Fn(usize) -> f64) -> (f64, usize) {
+    let n = &nodes[pos];
+    if let Some(leaf) = n.get("leaf") {
+        return (leaf.as_f64().unwrap(), pos + 1);
+    }
+    let (left, after_left) = lightgbm_output(nodes, pos + 1, x);
+    let (right, after_right) = lightgbm_output(nodes, after_left, x);
+    let f = n["feature"].as_u64().unwrap() as usize;
+    let goes_left = x(f) <= n["threshold"].as_f64().unwrap();
+    (if goes_left { left } else { right }, after_right)
+}
+
+/// `mq2008_head` (the first 48 queries of MQ2008 Fold1's training file, 16 of its features, 816 documents; real
+/// values, up to about 700 distinct a feature, so greedy bins with zero as the pivot): ltr's first tree scores
+/// every training document as LightGBM's does, to 2e-6 of the largest leaf (LambdaRank's float32 gradients, as in
+/// [`first_tree_is_lightgbms`]), and its first four splits are LightGBM's. The trees differ as structures only at a
+/// split of no gain: its leaf holds documents whose gradient is exactly −2 times their hessian (label-0 documents
+/// of queries with a relevant one, all scores 0, so every pair gives λ = Δ/2 and a hessian Δ/4), where every
+/// threshold gains 0 and both programs pick one by rounding noise (gain 2⁻⁴⁸) with the same leaf values on both
+/// sides.
+#[test]
+fn mq2008_first_tree_scores_are_lightgbms() {
+    let f = load("mq2008_head");
+    assert_eq!(f.data.n_docs(), 816);
+    let ours = train(&f, 1);
+    let tree = &ours.trees[0];
+    let largest = tree.leaf_value.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let mut worst = 0.0f64;
+    for i in 0..f.data.n_docs() {
+        let row = f.data.row(i);
+        let (theirs, _) = lightgbm_output(&f.trees[0], 0, &|j| row.get(j) as f64);
+        let err = (tree.output(&row) - theirs).abs() / largest;
+        worst = worst.max(err);
+    }
+    assert!(
+        worst < 2e-6,
+        "worst difference {worst:.2e} of the largest leaf"
+    );
+    // The first splits in preorder (root, its left child, …) down to the one of no gain: the same features at
+    // thresholds between the same neighbouring values.
+    let root_feature = f.trees[0][0]["feature"].as_u64().unwrap();
+    assert_eq!(tree.split_feature[0] as u64, root_feature);
+    let e = compare(&f, &ours, 0, 2e-6).unwrap_err();
+    assert!(e.starts_with("root LRL: "), "{e}");
+    eprintln!("mq2008_head: first tree scores within {worst:.1e} of the largest leaf; {e}");
+}
+
+/// Why the second tree on `mq2008_head` is not LightGBM's: ties in the current scores. The first tree has four
+/// leaves of the same value −0.2 (learning rate 0.1 times G/H = −2, leaves of the documents named in
+/// [`mq2008_first_tree_scores_are_lightgbms`]). ltr's fixed-point sums make them exactly −0.2, so the documents in
+/// them tie, and a query's tied documents rank in document order (LightGBM's rule for ties too). LightGBM's four
+/// leaves come out −0.2 give or take up to 2.2e-15, each a little different (rounding in its double sums, which
+/// pass through histogram subtraction, and the 1e-15 it adds to a hessian sum); so it ranks those documents by that
+/// rounding, the swap weights |ΔNDCG| of their pairs differ from ltr's, and the second round's gradients with them:
+/// in a node of 236 documents LightGBM's ranking makes feature 8 the best split (gain 0.16198 against 0.16187 for
+/// feature 11, recomputed in Python from its ranking), ltr's makes feature 11 (0.16162).
+#[test]
+fn equal_leaves_tie_where_lightgbms_differ_by_rounding() {
+    let f = load("mq2008_head");
+    let ours = train(&f, 2);
+    let near = |v: f64| (v + 0.2).abs() < 1e-9;
+    let ltr_leaves: Vec<f64> = ours.trees[0]
+        .leaf_value
+        .iter()
+        .copied()
+        .filter(|&v| near(v))
+        .collect();
+    assert_eq!(ltr_leaves.len(), 4, "{ltr_leaves:?}");
+    assert!(
+        ltr_leaves.iter().all(|&v| v == -0.2),
+        "ltr's leaves of G/H = −2 are exactly −0.2: {ltr_leaves:?}"
+    );
+    let mut theirs: Vec<f64> = f.trees[0]
+        .iter()
+        .filter_map(|n| n.get("leaf").and_then(Value::as_f64))
+        .filter(|&v| near(v))
+        .collect();
+    theirs.sort_by(f64::total_cmp);
+    theirs.dedup();
+    assert_eq!(
+        theirs.len(),
+        4,
+        "LightGBM's four leaves differ by rounding: {theirs:?}"
+    );
+    assert!(
+        compare(&f, &ours, 1, 1e-2).is_err(),
+        "the second tree is LightGBM's now: update the note above"
+    );
 }
