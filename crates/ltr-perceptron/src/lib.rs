@@ -268,9 +268,40 @@ impl PerceptronParams {
         &self,
         train: &Dataset,
         ctx: &FitContext<'_>,
-        mut observer: Option<&mut EpochObserver<'_>>,
+        observer: Option<&mut EpochObserver<'_>>,
     ) -> Result<PerceptronFit> {
-        self.validate()?;
+        let mut fits = self.run_many(train, ctx, &[self.output], observer)?;
+        Ok(fits.pop().expect("one output, one fit"))
+    }
+
+    /// Train once and return, for each of `outputs`, the fit that [`run`](Self::run) with that output returns, bit
+    /// for bit (T chosen per output as `run` chooses it). The outputs only watch the loop's hypotheses, none feeds
+    /// back into it, so one loop serves them all: comparing outputs costs one training instead of one per output.
+    /// One loop records one committee size and one voting start, so outputs naming two are an error.
+    pub fn run_outputs(
+        &self,
+        train: &Dataset,
+        ctx: &FitContext<'_>,
+        outputs: &[Output],
+    ) -> Result<Vec<PerceptronFit>> {
+        self.run_many(train, ctx, outputs, None)
+    }
+
+    fn run_many(
+        &self,
+        train: &Dataset,
+        ctx: &FitContext<'_>,
+        outputs: &[Output],
+        mut observer: Option<&mut EpochObserver<'_>>,
+    ) -> Result<Vec<PerceptronFit>> {
+        if outputs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let variants: Vec<PerceptronParams> =
+            outputs.iter().map(|&o| self.clone().output(o)).collect();
+        for v in &variants {
+            v.validate()?;
+        }
         if let Some(init) = &self.settings.init {
             if init.len() != train.n_features() {
                 return Err(LtrError::Shape(format!(
@@ -280,65 +311,92 @@ impl PerceptronParams {
                 )));
             }
         }
-        let mut lp = PerceptronLoop::new(train, self.settings.clone(), self.epochs);
         let mut rec = Recorder::default();
-        match self.output {
-            Output::Pocket => rec.pocket = Some(Pocket::default()),
-            Output::Average => rec.average = Some(Average::default()),
-            Output::Voted { from } => rec.voted = Some(Voted::new(from)),
-            Output::Committee(c) => rec.committee = Some(Committee::new(c.size)),
-            Output::Last => {}
+        let (mut size, mut voting) = (None, None);
+        for output in outputs {
+            let clash = match *output {
+                Output::Last => false,
+                Output::Pocket => {
+                    rec.pocket = Some(Pocket::default());
+                    false
+                }
+                Output::Average => {
+                    rec.average = Some(Average::default());
+                    false
+                }
+                Output::Voted { from } => {
+                    rec.voted = Some(Voted::new(from));
+                    voting.replace(from).is_some_and(|f| f != from)
+                }
+                Output::Committee(c) => {
+                    rec.committee = Some(Committee::new(c.size));
+                    size.replace(c.size).is_some_and(|s| s != c.size)
+                }
+            };
+            if clash {
+                return Err(LtrError::param(
+                    "output",
+                    "one run records one committee size and one voting start",
+                ));
+            }
         }
+        let mut lp = PerceptronLoop::new(train, self.settings.clone(), self.epochs);
         let select = self.select_epochs && ctx.validation().is_some();
-        let mut curve = Vec::with_capacity(self.epochs);
-        let mut best = BestSoFar::new();
-        let mut cache = std::collections::HashMap::new();
+        let mut curves = vec![Vec::with_capacity(self.epochs); variants.len()];
+        let mut best: Vec<BestSoFar<(usize, Model)>> =
+            variants.iter().map(|_| BestSoFar::new()).collect();
+        let mut caches = vec![std::collections::HashMap::new(); variants.len()];
         let progress = ctx.progress();
         progress.begin("epochs", Some(self.epochs as u64));
         for e in 1..=self.epochs {
             let stats = lp.epoch(&mut rec);
-            let mut val = f64::NAN;
-            let mut record = EpochRecord {
-                epoch: e,
-                stats,
-                validation: val,
-            };
-            if select || observer.is_some() {
-                let m = self.output_model(&rec, &lp, ctx, &mut cache)?;
-                if select {
-                    let v = ctx.validation().expect("checked");
-                    val = ctx.measure(v, &m.score_dataset(v))?;
-                    record.validation = val;
+            for (i, v) in variants.iter().enumerate() {
+                let mut record = EpochRecord {
+                    epoch: e,
+                    stats,
+                    validation: f64::NAN,
+                };
+                if select || observer.is_some() {
+                    let m = v.output_model(&rec, &lp, ctx, &mut caches[i])?;
+                    if select {
+                        let val = ctx.validation().expect("checked");
+                        record.validation = ctx.measure(val, &m.score_dataset(val))?;
+                    }
+                    if let Some(obs) = observer.as_deref_mut() {
+                        obs(&record, &m)?;
+                    }
+                    if select {
+                        best[i].offer(record.validation, (e, m));
+                    }
                 }
-                if let Some(obs) = observer.as_deref_mut() {
-                    obs(&record, &m)?;
-                }
-                if select {
-                    best.offer(val, (e, m));
-                }
+                tracing::debug!(
+                    "epoch {e}: {} mistakes over {} active pairs, validation {:.4}",
+                    stats.mistakes,
+                    stats.active_pairs,
+                    record.validation
+                );
+                curves[i].push(record);
             }
-            tracing::debug!(
-                "epoch {e}: {} mistakes over {} active pairs, validation {val:.4}",
-                stats.mistakes,
-                stats.active_pairs
-            );
             progress.advance(e as u64, &format!("{} mistakes", stats.mistakes));
-            curve.push(record);
             if stats.mistakes == 0 && !select {
                 break; // separable: every later epoch is identical
             }
         }
         progress.end();
-        let (model, epochs_used) = match best.into_best() {
-            Some(b) => (b.item.1, b.item.0),
-            None => (self.output_model(&rec, &lp, ctx, &mut cache)?, curve.len()),
-        };
-        Ok(PerceptronFit {
-            model,
-            epochs_used,
-            curve,
-            pairs: lp.n_pairs(),
-        })
+        let mut fits = Vec::with_capacity(variants.len());
+        for (((v, best), curve), mut cache) in variants.iter().zip(best).zip(curves).zip(caches) {
+            let (model, epochs_used) = match best.into_best() {
+                Some(b) => (b.item.1, b.item.0),
+                None => (v.output_model(&rec, &lp, ctx, &mut cache)?, curve.len()),
+            };
+            fits.push(PerceptronFit {
+                model,
+                epochs_used,
+                curve,
+                pairs: lp.n_pairs(),
+            });
+        }
+        Ok(fits)
     }
 }
 

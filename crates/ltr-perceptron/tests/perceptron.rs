@@ -217,15 +217,16 @@ fn voted_and_borda_committee_rank_sensibly() {
     }
 }
 
-/// Fold-mean test MAP for a perceptron output with T chosen on validation NDCG@10, averaged over three pair-order
-/// seeds (one seed alone moves fold-mean MAP by up to ±0.008 on these folds).
+/// Fold-mean test MAP of each of `outputs`, T chosen on validation NDCG@10, averaged over three pair-order seeds
+/// (one seed alone moves fold-mean MAP by up to ±0.008 on these folds). Each (seed, fold) trains once for all the
+/// outputs (`run_outputs`: the outputs only watch the loop, so each gets the model its own run would give).
 fn protocol(
     folds: &[LoadedFold],
     conv: Convention,
-    output: Output,
+    outputs: &[Output],
     epochs: usize,
     alpha: AlphaBound,
-) -> f64 {
+) -> Vec<f64> {
     use rayon::prelude::*;
     let seeds = [1u64, 2, 3];
     // The 15 runs are independent: in parallel, summed in a fixed order.
@@ -233,7 +234,7 @@ fn protocol(
         .iter()
         .flat_map(|&seed| folds.iter().map(move |f| (seed, f)))
         .collect();
-    let maps: Vec<f64> = runs
+    let maps: Vec<Vec<f64>> = runs
         .par_iter()
         .map(|&(seed, fold)| {
             let (tr, va, te) = (&fold.train, &fold.vali, &fold.test);
@@ -244,20 +245,30 @@ fn protocol(
             };
             let p = PerceptronParams::default()
                 .epochs(epochs)
-                .output(output)
                 .settings(settings);
             let measure = |d: &Dataset, s: &[f64]| {
                 evaluate_mean(d, s, Metric::Ndcg(Some(10)), &conv).map_err(LtrError::measure)
             };
-            let fit = p
-                .run(tr, &FitContext::new(1).with_validation(va, &measure), None)
-                .unwrap();
-            evaluate_mean(te, &fit.model.score_dataset(te), Metric::Ap(None), &conv).unwrap()
+            p.run_outputs(
+                tr,
+                &FitContext::new(1).with_validation(va, &measure),
+                outputs,
+            )
+            .unwrap()
+            .iter()
+            .map(|fit| {
+                evaluate_mean(te, &fit.model.score_dataset(te), Metric::Ap(None), &conv).unwrap()
+            })
+            .collect()
         })
         .collect();
-    maps.iter()
-        .map(|m| m / (folds.len() * seeds.len()) as f64)
-        .sum()
+    (0..outputs.len())
+        .map(|i| {
+            maps.iter()
+                .map(|m| m[i] / (folds.len() * seeds.len()) as f64)
+                .sum()
+        })
+        .collect()
 }
 
 fn ranksvm_map(folds: &[LoadedFold], conv: Convention) -> f64 {
@@ -294,14 +305,14 @@ fn quality(sub: &str, conv: Convention) {
     };
     let folds = load_letor_folds(&root.join(sub)).unwrap();
     let epochs = 30;
-    let run = |output, alpha| protocol(&folds, conv, output, epochs, alpha);
-    let (b, a) = (AlphaBound::PerEpoch(0.85), AlphaBound::Planned(0.85));
-    let com_b = run(Output::committee(30), b);
-    let pocket_b = run(Output::Pocket, b);
-    let average_b = run(Output::Average, b);
-    let com_a = run(Output::committee(30), a);
-    let pocket_a = run(Output::Pocket, a);
-    let average_a = run(Output::Average, a);
+    let outputs = [Output::committee(30), Output::Pocket, Output::Average];
+    let run = |alpha| protocol(&folds, conv, &outputs, epochs, alpha);
+    let [com_b, pocket_b, average_b] = run(AlphaBound::PerEpoch(0.85))[..] else {
+        unreachable!()
+    };
+    let [com_a, pocket_a, average_a] = run(AlphaBound::Planned(0.85))[..] else {
+        unreachable!()
+    };
     let svm = ranksvm_map(&folds, conv);
     eprintln!("{sub} MAP: alpha (b) committee-30 {com_b:.4} pocket {pocket_b:.4} average {average_b:.4}; alpha (a) committee-30 {com_a:.4} pocket {pocket_a:.4} average {average_a:.4}; RankSVM {svm:.4}");
     assert!(
@@ -451,4 +462,61 @@ fn auto_shuffles_records_up_to_the_threshold_and_streams_above() {
         ..Default::default()
     });
     assert!(bad.validate().unwrap_err().to_string().contains("stream"));
+}
+
+/// `run_outputs` (which the quality tests train with) gives each output what its own `run` gives, bit for bit: the
+/// model, the epoch T chosen on validation, the curve; with validation data and without.
+#[test]
+fn one_run_gives_each_output_the_model_of_its_own_run() {
+    let parts = ltr_data::split_by_queries(&data(7, 0.6, 0.05), &[0.6, 0.4], 1).unwrap();
+    let (train, vali) = (&parts[0], &parts[1]);
+    let borda = Output::Committee(CommitteeParams {
+        size: 8,
+        offer_final: true,
+        weight: MemberWeight::Validation(Transform::Raw),
+        combine: Combine::Borda,
+    });
+    let outputs = [
+        Output::Last,
+        Output::Pocket,
+        Output::Average,
+        Output::Voted { from: 2 },
+        Output::committee(8),
+        borda,
+    ];
+    let p = PerceptronParams::default()
+        .epochs(6)
+        .settings(LoopSettings {
+            alpha_bound: AlphaBound::PerEpoch(0.85),
+            order: PairOrder::Shuffled(5),
+            ..Default::default()
+        });
+    let json = |m: &Model| serde_json::to_string(m).unwrap();
+    // With validation (T and member weights chosen on it) and without (the last epoch, success weights).
+    for ctx in [
+        FitContext::new(1).with_validation(vali, &ndcg10),
+        FitContext::new(1),
+    ] {
+        let together = p.run_outputs(train, &ctx, &outputs).unwrap();
+        assert_eq!(together.len(), outputs.len());
+        for (out, fit) in outputs.iter().zip(&together) {
+            let alone = p.clone().output(*out).run(train, &ctx, None).unwrap();
+            assert_eq!(json(&fit.model), json(&alone.model), "{out:?}");
+            assert_eq!(fit.epochs_used, alone.epochs_used, "{out:?}");
+            assert_eq!(
+                format!("{:?}", fit.curve),
+                format!("{:?}", alone.curve),
+                "{out:?}"
+            );
+        }
+    }
+    // One loop records one committee: two sizes are an error, not a silent mix.
+    let e = p
+        .run_outputs(
+            train,
+            &FitContext::new(1),
+            &[Output::committee(3), Output::committee(4)],
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("committee size"), "{e}");
 }
