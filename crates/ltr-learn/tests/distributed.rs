@@ -161,17 +161,18 @@ fn coordinate_ascent_gives_the_single_process_model() {
         ..Default::default()
     };
     // Shards are consecutive runs of queries in rank order, so every gathered sum is taken in the single-process
-    // order: the same steps, the same model.
-    check_same_model_of("coordinate-ascent", &web(), &["restarts=2"], &per_query);
+    // order: the same steps, the same model. The first 20 of `web()`'s 40 queries (7 or more a rank at 3 ranks).
+    let data = web().select_queries(&(0..20).collect::<Vec<_>>());
+    check_same_model_of("coordinate-ascent", &data, &["restarts=2"], &per_query);
     check_same_model_of(
         "coordinate-ascent",
-        &web(),
+        &data,
         &["restarts=1", "metric=MAP", "l2=0.001", "non-negative=true"],
         &per_query,
     );
     check_same_model_of(
         "coordinate-ascent",
-        &web(),
+        &data,
         &["restarts=1", "line-search=ranklib", "iterations=5"],
         &per_query,
     );
