@@ -1,25 +1,45 @@
 //! Evaluation from clicks through the binary: `ltr clicks estimate` (IPS, SNIPS and DR of a new ranker on a
 //! simulated log, from a model or a score file; DR's model a PBM fitted by `ltr clicks fit`) and `ltr clicks convert` (the per-document table and Baidu-ULTR's layout).
 
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
 use crate::common;
 
 use common::{err, generate_letor, ok, s, simulate_clicks, train_production};
+
+/// What both estimate tests start from: 30 generated queries (seed 6), a production ranker that sees one feature's
+/// worth of training (C = 0.0001) and a new one that sees all of it, each a RankSVM model file.
+struct Rankers {
+    train: PathBuf,
+    prod: PathBuf,
+    new: PathBuf,
+}
+
+/// The [`Rankers`], made once per test process in cargo's scratch directory for integration tests (read-only after).
+fn rankers() -> &'static Rankers {
+    static RANKERS: OnceLock<Rankers> = OnceLock::new();
+    RANKERS.get_or_init(|| {
+        let dir = tempfile::Builder::new()
+            .prefix("clicks-eval-")
+            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .unwrap()
+            .keep();
+        let train = generate_letor(&dir.join("data"), 30, 6);
+        let (prod, new) = (dir.join("prod.json"), dir.join("new.json"));
+        train_production(&train, &prod, &["c=0.0001"]);
+        train_production(&train, &new, &[]);
+        Rankers { train, prod, new }
+    })
+}
 
 #[test]
 fn estimate_a_new_rankers_clicks_from_a_log_and_its_errors() {
     let dir = tempfile::tempdir().unwrap();
     let p = |name: &str| dir.path().join(name);
-    let train = generate_letor(&p("data"), 30, 6);
-    let (prod, new, new_scores, log, short) = (
-        p("prod.json"),
-        p("new.json"),
-        p("new.scores"),
-        p("log.tsv"),
-        p("short.scores"),
-    );
-    // The production ranker sees one feature's worth of training; the new one all of it.
-    train_production(&train, &prod, &["c=0.0001"]);
-    train_production(&train, &new, &[]);
+    let r = rankers();
+    let (train, prod, new) = (r.train.clone(), r.prod.clone(), r.new.clone());
+    let (new_scores, log, short) = (p("new.scores"), p("log.tsv"), p("short.scores"));
     simulate_clicks(&train, &prod, 4000, &log, &[]);
     ok(&[
         "predict",
@@ -122,16 +142,9 @@ fn estimate_a_new_rankers_clicks_from_a_log_and_its_errors() {
 fn doubly_robust_estimate_from_a_fitted_click_model() {
     let dir = tempfile::tempdir().unwrap();
     let p = |name: &str| dir.path().join(name);
-    let train = generate_letor(&p("data"), 30, 6);
-    let (prod, new, swap, plain, pbm) = (
-        p("prod.json"),
-        p("new.json"),
-        p("swap.tsv"),
-        p("plain.tsv"),
-        p("pbm.json"),
-    );
-    train_production(&train, &prod, &["c=0.0001"]);
-    train_production(&train, &new, &[]);
+    let r = rankers();
+    let (train, prod, new) = (r.train.clone(), r.prod.clone(), r.new.clone());
+    let (swap, plain, pbm) = (p("swap.tsv"), p("plain.tsv"), p("pbm.json"));
     simulate_clicks(&train, &prod, 3000, &swap, &["--intervention", "swap-top"]);
     simulate_clicks(&train, &prod, 3000, &plain, &[]);
     ok(&[

@@ -161,17 +161,18 @@ fn coordinate_ascent_gives_the_single_process_model() {
         ..Default::default()
     };
     // Shards are consecutive runs of queries in rank order, so every gathered sum is taken in the single-process
-    // order: the same steps, the same model.
-    check_same_model_of("coordinate-ascent", &web(), &["restarts=2"], &per_query);
+    // order: the same steps, the same model. The first 20 of `web()`'s 40 queries (7 or more a rank at 3 ranks).
+    let data = web().select_queries(&(0..20).collect::<Vec<_>>());
+    check_same_model_of("coordinate-ascent", &data, &["restarts=2"], &per_query);
     check_same_model_of(
         "coordinate-ascent",
-        &web(),
+        &data,
         &["restarts=1", "metric=MAP", "l2=0.001", "non-negative=true"],
         &per_query,
     );
     check_same_model_of(
         "coordinate-ascent",
-        &web(),
+        &data,
         &["restarts=1", "line-search=ranklib", "iterations=5"],
         &per_query,
     );
@@ -316,9 +317,12 @@ fn letor_folds_give_the_single_process_model() {
             &["epochs=10"],
             &PreprocessSpec::default(),
         );
+        // Coordinate ascent's exact MAP line searches gather every crossing point of the line: on a third of the
+        // fold's queries (21 of OHSUMED's 63, 157 of MQ2008's 471) they are as real and a third of the work.
+        let third = ds.select_queries(&(0..ds.n_queries() / 3).collect::<Vec<_>>());
         check_same_model_of(
             "coordinate-ascent",
-            &ds,
+            &third,
             &["restarts=1", "metric=MAP"],
             &PreprocessSpec::default(),
         );
@@ -708,7 +712,11 @@ fn rankboost_gives_the_single_process_ensemble() {
     // Raw features, so that each shard's feature ranges differ and the thresholds must span every rank's.
     let uneven = web_with_uneven_grades();
     let raw = no_normalisation();
-    for params in [&["rounds=40"][..], &["rounds=25", "thresholds=300"]] {
+    // Ten rounds are enough above 255 thresholds (two bytes a bucket): the stumps, not their number, are compared.
+    for (params, min_stumps) in [
+        (&["rounds=40"][..], 20),
+        (&["rounds=10", "thresholds=300"], 8),
+    ] {
         let single = train(
             "rankboost",
             &Grid::parse(params).unwrap(),
@@ -718,7 +726,7 @@ fn rankboost_gives_the_single_process_ensemble() {
         let Model::Stumps(ensemble) = &single.fitted.model else {
             panic!("RankBoost trains stumps");
         };
-        assert!(ensemble.stumps.len() >= 20, "{params:?}");
+        assert!(ensemble.stumps.len() >= min_stumps, "{params:?}");
         for ranks in [1, 2, 3] {
             let d = distributed_algo("rankboost", &uneven, ranks, params, &raw);
             assert_eq!(

@@ -3,6 +3,7 @@
 //! position-based clicks, beat the naive control and come near the known-propensity IPS learner, give one model at
 //! 1 and 2 threads, and refuse the inputs they cannot use.
 
+use crate::common;
 use ltr_clicks::{ClickModel, ClickRecord, ClickSimulation, Examination, PropensitySource};
 use ltr_core::{FitContext, Params, Scorer};
 use ltr_data::Dataset;
@@ -37,27 +38,9 @@ fn simulate(fold: [Dataset; 3], sim: &ClickSimulation) -> Clicked {
     }
 }
 
-/// Generated web data (z-scored on the training part): 300 training queries.
+/// Generated web data (z-scored on the training part): 300 training queries, 100 to validate, 100 to test.
 fn web_fold() -> [Dataset; 3] {
-    let ds = ltr_data::generate_web(&ltr_data::WebConfig {
-        queries: 500,
-        min_docs: 20,
-        max_docs: 40,
-        seed: 2018,
-        ..Default::default()
-    })
-    .unwrap();
-    let q: Vec<usize> = (0..ds.n_queries()).collect();
-    let mut fold = [
-        ds.select_queries(&q[..300]),
-        ds.select_queries(&q[300..400]),
-        ds.select_queries(&q[400..]),
-    ];
-    let z = ltr_data::ZScore::fit(&fold[0]);
-    for d in &mut fold {
-        z.apply(d).unwrap();
-    }
-    fold
+    common::web_fold(500, 20, 40, 2018)
 }
 
 fn sessions(c: &Clicked) -> Dataset {

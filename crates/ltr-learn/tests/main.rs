@@ -4,6 +4,7 @@
 //! own, minutes of CI in all. One module alone: `cargo test -p ltr-learn --test integration <module>::`.
 
 mod clicks;
+mod common;
 mod debias;
 mod distributed;
 mod dla;
