@@ -2,7 +2,7 @@
 
 use crate::common::{fit_at_one_and_two_threads, letor};
 use ltr_core::{Fit, FitContext, Model, ParamGuard, Scorer};
-use ltr_data::{Dataset, FeatureMatrix};
+use ltr_data::{generate_letor_like, Dataset, FeatureMatrix, SyntheticConfig};
 use ltr_metrics::{evaluate_mean, Convention, Metric};
 use ltr_neural::{Loss, NeuralParams, Optimizer, Schedule};
 
@@ -123,6 +123,37 @@ fn the_same_model_bit_for_bit_at_one_and_two_threads() {
         let c = p.fit(&train, &FitContext::new(12)).unwrap();
         assert_ne!(a.model, c.model, "{loss}: another seed, another model");
     }
+}
+
+/// A batch of more documents than a piece (`step.rs`: 4,096) goes through the passes in pieces of whole queries:
+/// with dropout, sampled slates and layer norm, 1 and 2 threads still give one model.
+#[test]
+fn batches_in_pieces_train_to_the_same_bits_at_one_and_two_threads() {
+    let big = |queries, seed| {
+        generate_letor_like(&SyntheticConfig {
+            queries,
+            min_docs: 150,
+            max_docs: 260,
+            features: 6,
+            seed,
+            ..SyntheticConfig::default()
+        })
+        .unwrap()
+    };
+    let (train, vali) = (big(40, 5), big(4, 6));
+    let p = NeuralParams::default()
+        .sizes(vec![8])
+        .loss(Loss::parse("ranknet").unwrap())
+        .dropout(0.2)
+        .layer_norm(true)
+        .slate_length(240)
+        .batch_size(40)
+        .epochs(2)
+        .check()
+        .unwrap();
+    let e = p.memory_estimate(&train);
+    assert!(e.batch_rows > 2 * 4096 && e.piece_rows <= 4096, "{e:?}");
+    fit_at_one_and_two_threads(&p, &train, &vali, "pieces");
 }
 
 #[test]
