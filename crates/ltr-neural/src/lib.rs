@@ -37,10 +37,11 @@ mod memory;
 pub(crate) mod net;
 mod neural_sort;
 mod optim;
+mod step;
 mod train;
 
 pub use losses::{LambdaScheme, Loss, QueryLoss, Reduction, EPS};
 pub use memory::NeuralMemory;
-pub use net::{loss_and_gradient, update_batch_norm_statistics};
 pub use optim::{Optimizer, Schedule};
+pub use step::{loss_and_gradient, update_batch_norm_statistics};
 pub use train::{NeuralParams, NeuralValidParams};

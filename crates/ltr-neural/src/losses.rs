@@ -226,7 +226,29 @@ impl Loss {
         offsets: &[usize],
         tie_seeds: &[u64],
     ) -> (f64, Vec<f64>) {
-        let parts: Vec<(QueryLoss, Vec<f64>)> = (0..offsets.len() - 1)
+        let parts = self.queries(scores, labels, offsets, tie_seeds);
+        let (mut value, mut norm) = (0.0, 0.0);
+        for (ql, _) in &parts {
+            value += ql.value;
+            norm += ql.norm;
+        }
+        let scale = self.scale(norm);
+        let mut grad = Vec::with_capacity(scores.len());
+        for (_, g) in parts {
+            grad.extend(g.into_iter().map(|v| v * scale));
+        }
+        (value * scale, grad)
+    }
+
+    /// Each query's loss and unscaled gradient (query `q` holds `offsets[q]..offsets[q + 1]`), in parallel.
+    pub(crate) fn queries(
+        &self,
+        scores: &[f64],
+        labels: &[f64],
+        offsets: &[usize],
+        tie_seeds: &[u64],
+    ) -> Vec<(QueryLoss, Vec<f64>)> {
+        (0..offsets.len() - 1)
             .into_par_iter()
             .map(|q| {
                 let r = offsets[q]..offsets[q + 1];
@@ -234,22 +256,37 @@ impl Loss {
                 let ql = self.query_loss(&scores[r.clone()], &labels[r], tie_seeds[q], &mut g);
                 (ql, g)
             })
-            .collect();
-        let (mut value, mut norm) = (0.0, 0.0);
-        for (ql, _) in &parts {
-            value += ql.value;
-            norm += ql.norm;
-        }
-        let scale = match self.reduction() {
+            .collect()
+    }
+
+    /// What a batch's summed query values and gradients are multiplied by, given its summed `norm`s.
+    pub(crate) fn scale(&self, norm: f64) -> f64 {
+        match self.reduction() {
             Reduction::Sum => 1.0,
             Reduction::Mean if norm > 0.0 => 1.0 / norm,
             Reduction::Mean => 0.0,
-        };
-        let mut grad = Vec::with_capacity(scores.len());
-        for (_, g) in parts {
-            grad.extend(g.into_iter().map(|v| v * scale));
         }
-        (value * scale, grad)
+    }
+
+    /// A query's share of the batch normaliser, from its labels alone: the `norm` that [`Loss::query_loss`]
+    /// returns for any scores (1 a query; RankNet's pairs; 0 for a NeuralNDCG query of ideal DCG 0). A training
+    /// step reads it before any score exists, so that it can scale each piece's gradient before the next piece.
+    pub fn query_norm(&self, labels: &[f64]) -> f64 {
+        match *self {
+            Loss::RankNet => {
+                let mut pairs = 0.0;
+                for &a in labels {
+                    for &b in labels {
+                        if a > b {
+                            pairs += 1.0;
+                        }
+                    }
+                }
+                pairs
+            }
+            Loss::NeuralNdcg { k, .. } => crate::neural_sort::neural_ndcg_norm(labels, k),
+            _ => 1.0,
+        }
     }
 }
 

@@ -1,12 +1,15 @@
 //! The memory a training run needs, estimated before it starts from the settings and the query lengths: the
-//! training data's f32 copy the loop reads, the parameters with Adam's moments, the best epoch's copy and the
-//! gradients, and a batch's activations — per hidden layer `rows × width` values (the output, the activation,
-//! a dropout mask, a normalisation's x̂), per encoder block `heads × n²` attention weights for each query of `n`
-//! documents beside the `n × width` projections and the `n × d_ff` feed-forward values.
+//! labels and query offsets the loop reads (the features are read where they lie), the parameters with Adam's
+//! moments, the best epoch's copy and the gradients, and a piece's activations (`step.rs`: a batch goes through
+//! the passes [`PIECE_ROWS`] documents at a time; a batch-normalised network takes the whole batch) — per hidden
+//! layer `rows × width` values (the output, the activation, a dropout mask, a normalisation's x̂), per encoder
+//! block `heads × n²` attention weights for each query of `n` documents beside the `n × width` projections and
+//! the `n × d_ff` feed-forward values.
 
 use ltr_data::Dataset;
 
 use crate::net::CHUNK;
+use crate::step::PIECE_ROWS;
 use crate::NeuralValidParams;
 
 /// The settings the estimate reads (`NeuralParams` hands them over).
@@ -14,6 +17,7 @@ pub(crate) struct Shape {
     pub sizes: Vec<usize>,
     pub dropout: bool,
     pub norm: bool,
+    pub batch_norm: bool,
     pub input_norm: bool,
     pub batch_size: usize,
     pub slate_length: usize,
@@ -26,18 +30,22 @@ pub(crate) struct Shape {
 /// A training run's memory beyond the data as read, in bytes, by part.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NeuralMemory {
-    /// The training data as the loop reads it: dense f32 rows, f64 labels, query offsets.
+    /// What the loop keeps of the training data beside it: f64 labels and query offsets (the features are read
+    /// in place, a piece's rows gathered at a time).
     pub data_copy: u64,
     /// Parameters: the network, Adam's two moments, the best epoch's copy, the transposed weights of the backward
-    /// pass, the summed gradient and one partial gradient per group of 8 chunks of the largest batch.
+    /// pass, the summed gradient and one partial gradient per group of 8 chunks of the largest piece.
     pub parameters: u64,
-    /// The largest batch's forward trace and backward working set (hidden layers; the encoder's projections,
-    /// attention weights and feed-forward values).
+    /// The largest piece's forward trace and backward working set (hidden layers; the encoder's projections,
+    /// attention weights and feed-forward values), and the largest batch's row numbers and labels.
     pub activations: u64,
     /// Trained parameters of one network.
     pub n_parameters: u64,
     /// Documents of the largest batch (the `batch-size` longest queries, each capped at `slate-length`).
     pub batch_rows: u64,
+    /// Documents of the largest piece: the batch's up to [`PIECE_ROWS`] (or its longest query), the whole batch
+    /// with batch normalisation.
+    pub piece_rows: u64,
 }
 
 impl NeuralMemory {
@@ -62,7 +70,23 @@ impl NeuralValidParams {
             .collect();
         lengths.sort_unstable_by(|a, b| b.cmp(a));
         lengths.truncate(s.batch_size);
-        let rows: u64 = lengths.iter().sum();
+        let batch_rows: u64 = lengths.iter().sum();
+        // The largest piece: the longest queries while they fit (a piece holds whole queries).
+        let limit = if s.batch_norm {
+            u64::MAX
+        } else {
+            PIECE_ROWS as u64
+        };
+        let mut rows = 0;
+        let mut piece = 0;
+        for &l in &lengths {
+            if piece > 0 && rows + l > limit {
+                break;
+            }
+            rows += l;
+            piece += 1;
+        }
+        lengths.truncate(piece);
         let squares: u64 = lengths.iter().map(|n| n * n).sum();
         let longest = lengths.first().copied().unwrap_or(0);
         // Parameters.
@@ -109,12 +133,14 @@ impl NeuralValidParams {
             values += 2 * h * longest * longest + 6 * longest * last + 2 * longest * f;
         }
         values += rows * 6; // scores, labels, their gradients
+        values += batch_rows * 4; // the batch's row numbers and labels (8 bytes each)
         NeuralMemory {
-            data_copy: n * d * 4 + n * 8 + (nq + 1) * 8,
+            data_copy: n * 8 + (nq + 1) * 8,
             parameters,
             activations: 4 * values,
             n_parameters: p,
-            batch_rows: rows,
+            batch_rows,
+            piece_rows: rows,
         }
     }
 }

@@ -345,10 +345,21 @@ struct ChunkBackward<'a> {
     sums: Vec<f64>,
 }
 
-/// The transposed weights the backward pass multiplies by.
-struct Transposed {
+/// The transposed weights the backward pass multiplies by (once per training step, for all its pieces).
+pub(crate) struct Transposed {
     dense: Vec<Vec<f32>>,
     encoder: Option<encoder::Transposes>,
+}
+
+impl Transposed {
+    pub(crate) fn new(net: &NeuralNet) -> Self {
+        let mut dense: Vec<Vec<f32>> = net.hidden.iter().map(|h| transposed(&h.dense)).collect();
+        dense.push(transposed(&net.output));
+        Self {
+            dense,
+            encoder: net.encoder.as_ref().map(encoder::Transposes::new),
+        }
+    }
 }
 
 fn backward_output(
@@ -464,19 +475,28 @@ pub(crate) struct Pass {
     traces: Vec<Trace>,
     pub scores: Vec<f32>,
     /// Per hidden layer, its batch statistics when it is batch-normalised.
-    batch: Vec<Option<BatchStats>>,
+    pub batch: Vec<Option<BatchStats>>,
+}
+
+impl Pass {
+    /// Chunks of rows this pass went in (the next piece's first chunk number).
+    pub(crate) fn chunks(&self) -> usize {
+        self.traces.len()
+    }
 }
 
 /// Forward over all rows of `x`, chunk by chunk in parallel (dropout masks seeded per chunk), one hidden layer at a
 /// time over all chunks: a batch-normalised layer's statistics are over every row of the batch (the documents of
 /// its queries; slates are never padded, so no padding is counted). The rows of query `q` are
 /// `offsets[q]..offsets[q + 1]`: with an encoder each query is a chunk (its documents attend to each other),
-/// without one the chunks are [`CHUNK`] rows.
+/// without one the chunks are [`CHUNK`] rows. Chunk `c` of this pass draws its dropout masks from the stream of
+/// chunk number `first_chunk + c` of the training step.
 pub(crate) fn forward(
     net: &NeuralNet,
     x: &[f32],
     offsets: &[usize],
     dropout: Option<Dropout>,
+    first_chunk: usize,
 ) -> Pass {
     let d = net.n_features;
     let rows = x.len() / d.max(1);
@@ -488,7 +508,7 @@ pub(crate) fn forward(
     let mut states: Vec<ChunkForward> = chunks
         .into_par_iter()
         .enumerate()
-        .map(|(c, xc)| start_chunk(net, xc, c, dropout))
+        .map(|(c, xc)| start_chunk(net, xc, first_chunk + c, dropout))
         .collect();
     let mut batch = Vec::with_capacity(net.hidden.len());
     for (l, h) in net.hidden.iter().enumerate() {
@@ -524,9 +544,9 @@ pub(crate) fn forward(
 
 /// Move every batch-normalised layer's running statistics towards this pass's batch statistics (PyTorch's
 /// update: the mean, and the unbiased variance, with weight [`BATCH_NORM_MOMENTUM`]).
-pub(crate) fn update_running_stats(net: &mut NeuralNet, pass: &Pass) {
+pub(crate) fn update_running_stats(net: &mut NeuralNet, batch: &[Option<BatchStats>]) {
     let m = BATCH_NORM_MOMENTUM;
-    for (h, st) in net.hidden.iter_mut().zip(&pass.batch) {
+    for (h, st) in net.hidden.iter_mut().zip(batch) {
         let (Some(b), Some(st)) = (h.batch_norm.as_mut(), st) else {
             continue;
         };
@@ -542,14 +562,16 @@ pub(crate) fn update_running_stats(net: &mut NeuralNet, pass: &Pass) {
     }
 }
 
-/// The gradient of every parameter, given the loss's gradient with respect to each row's score.
-pub(crate) fn backward(net: &NeuralNet, pass: &Pass, dscores: &[f32]) -> NeuralNet {
-    let mut dense: Vec<Vec<f32>> = net.hidden.iter().map(|h| transposed(&h.dense)).collect();
-    dense.push(transposed(&net.output));
-    let tr = Transposed {
-        dense,
-        encoder: net.encoder.as_ref().map(encoder::Transposes::new),
-    };
+/// The gradient of every parameter over the pass's rows, given the loss's gradient with respect to each row's
+/// score, added into `total` group by group in order (the first group's gradient becomes `total` when it is
+/// `None`). `tr` holds `net`'s transposed weights.
+pub(crate) fn backward_into(
+    net: &NeuralNet,
+    tr: &Transposed,
+    pass: &Pass,
+    dscores: &[f32],
+    total: &mut Option<NeuralNet>,
+) {
     // Groups of GROUP chunks: each group adds its chunks' gradients in order into its own sum, and the groups'
     // sums are added in order — the same bits at any thread count, and one gradient a group in memory. The pass
     // goes one layer at a time over all groups, so that batch norm can sum over the whole batch in between.
@@ -569,7 +591,8 @@ pub(crate) fn backward(net: &NeuralNet, pass: &Pass, dscores: &[f32]) -> NeuralN
         })
         .collect();
     if chunks.is_empty() {
-        return zeros_like(net);
+        total.get_or_insert_with(|| zeros_like(net));
+        return;
     }
     let mut groups: Vec<(NeuralNet, Vec<ChunkBackward<'_>>)> = Vec::new();
     let mut chunks = chunks.into_iter().peekable();
@@ -584,7 +607,7 @@ pub(crate) fn backward(net: &NeuralNet, pass: &Pass, dscores: &[f32]) -> NeuralN
             }
         });
     };
-    each(&mut groups, &|c, g| backward_output(net, &tr, c, g));
+    each(&mut groups, &|c, g| backward_output(net, tr, c, g));
     for l in (0..net.hidden.len()).rev() {
         each(&mut groups, &|c, g| backward_activation(net, l, c, g));
         let sums = pass.batch[l].as_ref().map(|_| {
@@ -596,42 +619,14 @@ pub(crate) fn backward(net: &NeuralNet, pass: &Pass, dscores: &[f32]) -> NeuralN
         });
         let stats = pass.batch[l].as_ref().zip(sums.as_deref());
         each(&mut groups, &|c, g| {
-            backward_affine(net, &tr, l, stats, c, g)
+            backward_affine(net, tr, l, stats, c, g)
         });
     }
     each(&mut groups, &|c, g| backward_input(net, c, g));
-    let mut parts: Vec<NeuralNet> = groups.into_iter().map(|(g, _)| g).collect();
-    let mut total = parts.remove(0);
-    for p in parts.iter_mut() {
-        add_into(&mut total, p);
+    for (mut g, _) in groups {
+        match total {
+            Some(t) => add_into(t, &mut g),
+            None => *total = Some(g),
+        }
     }
-    total
-}
-
-/// The loss of `net` on one batch of queries and its gradient with respect to every parameter, as one training
-/// step computes them without dropout: `x` holds the documents' features (row-major, `net.n_features` wide), query
-/// `q` the rows `offsets[q]..offsets[q + 1]`. Returns the loss, the scores and the gradient (a network of the same
-/// shape). For checks of the backward pass (finite differences, allRank's autograd) and tools.
-pub fn loss_and_gradient(
-    net: &NeuralNet,
-    x: &[f32],
-    labels: &[f64],
-    offsets: &[usize],
-    loss: crate::Loss,
-) -> (f64, Vec<f32>, NeuralNet) {
-    let pass = forward(net, x, offsets, None);
-    let scores: Vec<f64> = pass.scores.iter().map(|&v| f64::from(v)).collect();
-    let ties = vec![0; offsets.len().saturating_sub(1)];
-    let (value, grad) = loss.batch(&scores, labels, offsets, &ties);
-    let dscores: Vec<f32> = grad.iter().map(|&g| g as f32).collect();
-    let g = backward(net, &pass, &dscores);
-    (value, pass.scores, g)
-}
-
-/// Move the running statistics of `net`'s batch-normalised layers as one training step on the batch `x` (query
-/// `q` the rows `offsets[q]..offsets[q + 1]`) moves them, without dropout and without changing any parameter. For
-/// checks against PyTorch's running statistics and tools.
-pub fn update_batch_norm_statistics(net: &mut NeuralNet, x: &[f32], offsets: &[usize]) {
-    let pass = forward(net, x, offsets, None);
-    update_running_stats(net, &pass);
 }

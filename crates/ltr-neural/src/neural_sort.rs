@@ -23,6 +23,29 @@ struct Round {
     row: Vec<f64>,
 }
 
+/// The gains `2^l − 1`, the discounts `1 / log2(position + 2)` and the ideal DCG@k of a query's labels.
+fn ideal_dcg(labels: &[f64], k: usize) -> (Vec<f64>, Vec<f64>, f64) {
+    let gains: Vec<f64> = labels.iter().map(|l| l.exp2() - 1.0).collect();
+    let disc: Vec<f64> = (0..labels.len())
+        .map(|l| 1.0 / (l as f64 + 2.0).log2())
+        .collect();
+    let mut ideal = gains.clone();
+    ideal.sort_by(|a, b| b.total_cmp(a));
+    let idcg: f64 = ideal.iter().zip(&disc).take(k).map(|(g, d)| g * d).sum();
+    (gains, disc, idcg)
+}
+
+/// NeuralNDCG's share of a batch's normaliser for a query of these labels (what [`neural_ndcg`] returns as
+/// `norm`): 0 when its ideal DCG@k is 0, else 1.
+pub(crate) fn neural_ndcg_norm(labels: &[f64], k: Option<usize>) -> f64 {
+    let n = labels.len();
+    if ideal_dcg(labels, k.unwrap_or(n).min(n)).2 == 0.0 {
+        0.0
+    } else {
+        1.0
+    }
+}
+
 pub(crate) fn neural_ndcg(
     s: &[f64],
     labels: &[f64],
@@ -32,11 +55,7 @@ pub(crate) fn neural_ndcg(
 ) -> QueryLoss {
     let n = s.len();
     let k = k.unwrap_or(n).min(n);
-    let gains: Vec<f64> = labels.iter().map(|l| l.exp2() - 1.0).collect();
-    let disc: Vec<f64> = (0..n).map(|l| 1.0 / (l as f64 + 2.0).log2()).collect();
-    let mut ideal = gains.clone();
-    ideal.sort_by(|a, b| b.total_cmp(a));
-    let idcg: f64 = ideal.iter().zip(&disc).take(k).map(|(g, d)| g * d).sum();
+    let (gains, disc, idcg) = ideal_dcg(labels, k);
     if idcg == 0.0 {
         return QueryLoss {
             value: 0.0,

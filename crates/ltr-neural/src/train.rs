@@ -16,11 +16,11 @@ use ltr_data::Dataset;
 use rand::seq::{IndexedRandom, SliceRandom};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rayon::prelude::*;
 
 use crate::losses::Loss;
-use crate::net::{backward, forward, update_running_stats, Dropout};
+use crate::net::{update_running_stats, Dropout};
 use crate::optim::{Adam, Optimizer, Schedule};
+use crate::step::{step, Batch, PIECE_ROWS};
 
 /// Settings of a neural ranker.
 #[derive(Debug, Clone, PartialEq)]
@@ -275,6 +275,7 @@ impl NeuralParams {
             sizes: self.sizes.clone(),
             dropout: self.dropout > 0.0,
             norm: self.layer_norm || self.batch_norm,
+            batch_norm: self.batch_norm,
             input_norm: self.input_norm,
             batch_size: self.batch_size,
             slate_length: self.slate_length,
@@ -361,10 +362,10 @@ impl NeuralParams {
     }
 }
 
-/// The training data as the loop reads it: dense f32 rows, labels as the loss takes them.
+/// The training data as the loop reads it: the features where they lie (a step gathers a piece's rows as it
+/// goes), labels as the loss takes them.
 struct Slates {
     d: usize,
-    x: Vec<f32>,
     labels: Vec<f64>,
     offsets: Vec<usize>,
 }
@@ -372,10 +373,6 @@ struct Slates {
 impl Slates {
     fn new(data: &Dataset, loss: Loss) -> Self {
         let d = data.n_features();
-        let mut x = vec![0f32; data.n_docs() * d];
-        x.par_chunks_mut(d.max(1))
-            .enumerate()
-            .for_each(|(i, r)| row_into(data.row(i), r));
         let top = data.labels().iter().fold(0f32, |m, &l| m.max(l));
         let labels = data
             .labels()
@@ -388,7 +385,6 @@ impl Slates {
             .collect();
         Self {
             d,
-            x,
             labels,
             offsets: data.query_offsets().to_vec(),
         }
@@ -501,6 +497,7 @@ impl Fit for NeuralValidParams {
         let mut losses = Vec::new();
         let mut since_best = 0;
         let nq = train.n_queries();
+        let features = |r: usize, out: &mut [f32]| row_into(train.row(r), out);
         ctx.progress().begin("epochs", Some(self.epochs as u64));
         for epoch in 0..self.epochs {
             let lr = self.schedule.rate(self.lr, epoch, self.epochs, self.warmup);
@@ -512,12 +509,7 @@ impl Fit for NeuralValidParams {
             let mut epoch_loss = 0.0;
             for (b, batch) in order.chunks(self.batch_size).enumerate() {
                 let (rows, offsets) = batch_rows(&slates, batch, self.slate_length, seed, epoch);
-                let mut x = Vec::with_capacity(rows.len() * d);
-                let mut labels = Vec::with_capacity(rows.len());
-                for &r in &rows {
-                    x.extend_from_slice(&slates.x[r * d..(r + 1) * d]);
-                    labels.push(slates.labels[r]);
-                }
+                let labels: Vec<f64> = rows.iter().map(|&r| slates.labels[r]).collect();
                 let dropout = (self.dropout > 0.0
                     || (self.blocks > 0 && self.encoder_dropout > 0.0))
                     .then(|| Dropout {
@@ -525,18 +517,20 @@ impl Fit for NeuralValidParams {
                         encoder: self.encoder_dropout as f32,
                         seed: key(seed, &[3, epoch as u64, b as u64]),
                     });
-                let pass = forward(&net, &x, &offsets, dropout);
-                let scores: Vec<f64> = pass.scores.iter().map(|&v| f64::from(v)).collect();
                 let tie_seeds: Vec<u64> = batch
                     .iter()
                     .map(|&q| key(seed, &[4, epoch as u64, q as u64]))
                     .collect();
-                let (value, grad) = self.loss.batch(&scores, &labels, &offsets, &tie_seeds);
-                epoch_loss += value * batch.len() as f64;
-                let dscores: Vec<f32> = grad.iter().map(|&g| g as f32).collect();
-                let mut g = backward(&net, &pass, &dscores);
-                adam.step(&mut net, &mut g, lr);
-                update_running_stats(&mut net, &pass);
+                let b = Batch {
+                    rows: &rows,
+                    offsets: &offsets,
+                    labels: &labels,
+                    tie_seeds: &tie_seeds,
+                };
+                let mut s = step(&net, &features, &b, self.loss, dropout, PIECE_ROWS, false);
+                epoch_loss += s.value * batch.len() as f64;
+                adam.step(&mut net, &mut s.grad, lr);
+                update_running_stats(&mut net, &s.batch);
             }
             let epoch_loss = epoch_loss / nq as f64;
             if !epoch_loss.is_finite() {

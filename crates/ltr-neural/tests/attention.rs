@@ -1,13 +1,12 @@
 //! The self-attention scorer: allRank's model code on the committed fixture, finite differences, permutation
 //! equivariance, training and scoring agreeing, and the same model at 1 and 2 threads.
 
-use crate::common::{letor, with_threads};
+use crate::common::{fit_at_one_and_two_threads, letor};
 use ltr_core::neural::{
     Activation, Dense, Encoder, EncoderBlock, HiddenLayer, LayerNorm, NeuralNet,
 };
-use ltr_core::{Fit, FitContext, LtrError, Model, ParamGuard, Scorer};
+use ltr_core::{Model, ParamGuard, Scorer};
 use ltr_data::{Dataset, FeatureMatrix};
-use ltr_metrics::{evaluate_mean, Convention, Metric};
 use ltr_neural::{loss_and_gradient, Loss, NeuralParams};
 
 /// A network of zeros: `d` features, hidden `sizes`, an encoder of `blocks` blocks.
@@ -310,10 +309,6 @@ fn training_scores_are_the_predicted_scores() {
 fn the_encoder_trains_to_the_same_bits_at_one_and_two_threads() {
     let train = letor(24, 5);
     let vali = letor(8, 6);
-    let measure = |d: &Dataset, s: &[f64]| {
-        evaluate_mean(d, s, Metric::Ndcg(Some(10)), &Convention::STANDARD)
-            .map_err(LtrError::measure)
-    };
     let p = NeuralParams::default()
         .sizes(vec![8])
         .activation(Activation::Identity)
@@ -326,18 +321,7 @@ fn the_encoder_trains_to_the_same_bits_at_one_and_two_threads() {
         .epochs(3)
         .check()
         .unwrap();
-    let run = |threads: usize| {
-        with_threads(threads, || {
-            p.fit(
-                &train,
-                &FitContext::new(11).with_validation(&vali, &measure),
-            )
-            .unwrap()
-        })
-    };
-    let (a, b) = (run(1), run(2));
-    assert_eq!(a.model, b.model);
-    assert_eq!(a.report, b.report);
+    let a = fit_at_one_and_two_threads(&p, &train, &vali, "attention");
     let Model::Neural(n) = &a.model else {
         panic!("neural")
     };

@@ -2,11 +2,9 @@
 //! running statistics, evaluation-mode scores), central differences across chunks, the same model at 1 and 2
 //! threads, and the settings that cannot go together.
 
-use crate::common::{letor, with_threads};
+use crate::common::{fit_at_one_and_two_threads, letor, ndcg10};
 use ltr_core::neural::{Activation, BatchNorm, Dense, HiddenLayer, NeuralNet};
-use ltr_core::{Fit, FitContext, LtrError, Model, ParamGuard, Scorer};
-use ltr_data::Dataset;
-use ltr_metrics::{evaluate_mean, Convention, Metric};
+use ltr_core::{Model, ParamGuard, Scorer};
 use ltr_neural::{loss_and_gradient, update_batch_norm_statistics, Loss, NeuralParams};
 
 fn floats(v: &serde_json::Value) -> Vec<f64> {
@@ -328,10 +326,6 @@ fn the_batch_norm_gradient_equals_finite_differences() {
 fn batch_norm_trains_to_the_same_bits_at_one_and_two_threads() {
     let train = letor(40, 5);
     let vali = letor(10, 6);
-    let measure = |d: &Dataset, s: &[f64]| {
-        evaluate_mean(d, s, Metric::Ndcg(Some(10)), &Convention::STANDARD)
-            .map_err(LtrError::measure)
-    };
     let p = NeuralParams::default()
         .sizes(vec![24, 12])
         .batch_norm(true)
@@ -341,18 +335,7 @@ fn batch_norm_trains_to_the_same_bits_at_one_and_two_threads() {
         .epochs(4)
         .check()
         .unwrap();
-    let run = |threads: usize| {
-        with_threads(threads, || {
-            p.fit(
-                &train,
-                &FitContext::new(11).with_validation(&vali, &measure),
-            )
-            .unwrap()
-        })
-    };
-    let (a, b) = (run(1), run(2));
-    assert_eq!(a.model, b.model);
-    assert_eq!(a.report, b.report);
+    let a = fit_at_one_and_two_threads(&p, &train, &vali, "batch norm");
     let Model::Neural(n) = &a.model else {
         panic!("neural")
     };
@@ -361,7 +344,7 @@ fn batch_norm_trains_to_the_same_bits_at_one_and_two_threads() {
     assert!(bn.running_var.iter().any(|&v| v != 1.0));
     assert_eq!(n.inconsistency(), None);
     // The validation measure kept is the model's score on validation (inference mode: running statistics).
-    let kept = measure(&vali, &a.model.score_dataset(&vali)).unwrap();
+    let kept = ndcg10(&vali, &a.model.score_dataset(&vali)).unwrap();
     assert_eq!(Some(kept), a.report.validation);
     let file = ltr_core::ModelFile::new(
         "neural",

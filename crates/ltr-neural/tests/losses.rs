@@ -134,3 +134,33 @@ fn a_batch_is_its_queries_reduced_as_allrank_does() {
         }
     }
 }
+
+/// A training step reads each query's share of the normaliser from its labels before any score exists
+/// (`Loss::query_norm`): it is the `norm` the loss returns, whatever the scores.
+#[test]
+fn the_normaliser_read_from_labels_is_the_losss() {
+    let cases: [&[f64]; 6] = [
+        &[0.0, 0.0, 0.0],
+        &[1.0],
+        &[2.0, 0.0, 1.0, 1.0, 0.0],
+        &[0.0, 0.0, 0.0, 0.0, 3.0],
+        &[1.0, 1.0, 1.0],
+        &[4.0, 3.0, 2.0, 1.0, 0.0, 0.0, 2.0],
+    ];
+    for loss in all_losses() {
+        for labels in cases {
+            for shift in [0.0, 0.7, -3.1] {
+                let scores: Vec<f64> = (0..labels.len())
+                    .map(|i| shift + (i as f64 * 1.3).sin())
+                    .collect();
+                let mut g = vec![0.0; labels.len()];
+                let ql = loss.query_loss(&scores, labels, 7, &mut g);
+                assert_eq!(
+                    ql.norm.to_bits(),
+                    loss.query_norm(labels).to_bits(),
+                    "{loss:?} {labels:?}"
+                );
+            }
+        }
+    }
+}

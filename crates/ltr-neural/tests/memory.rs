@@ -2,6 +2,7 @@
 
 use crate::common::letor;
 use ltr_core::ParamGuard;
+use ltr_data::{generate_letor_like, SyntheticConfig};
 use ltr_neural::NeuralParams;
 
 #[test]
@@ -14,10 +15,8 @@ fn the_estimate_counts_data_parameters_and_a_batchs_activations() {
         .slate_length(10);
     let e = p.clone().check().unwrap().memory_estimate(&data);
     assert_eq!(e.n_parameters, 8 * 16 + 16 + 16 + 1);
-    assert_eq!(
-        e.data_copy,
-        n * d * 4 + n * 8 + (data.n_queries() as u64 + 1) * 8
-    );
+    // Labels and offsets: the features are read in place.
+    assert_eq!(e.data_copy, n * 8 + (data.n_queries() as u64 + 1) * 8);
     // The largest batch: four queries, each capped at 10 documents (every query here has at least 5).
     let mut lens: Vec<u64> = (0..data.n_queries())
         .map(|q| data.query_range(q).len().min(10) as u64)
@@ -25,12 +24,17 @@ fn the_estimate_counts_data_parameters_and_a_batchs_activations() {
     lens.sort_unstable_by(|a, b| b.cmp(a));
     let rows: u64 = lens[..4].iter().sum();
     assert_eq!(e.batch_rows, rows);
+    assert_eq!(
+        e.piece_rows, rows,
+        "a batch of 4 short queries is one piece"
+    );
     // One chunk, one group: the network, Adam's moments, the best copy, transposes, the sum and one partial.
     assert_eq!(e.parameters, 4 * e.n_parameters * 7);
-    // Rows × (2 input copies, the layer's output and activation, the backward's two) and 6 per-row numbers.
+    // Rows × (2 input copies, the layer's output and activation, the backward's two), 6 per-row numbers of the
+    // piece and the batch's row numbers and labels (4 f32 values a row).
     assert_eq!(
         e.activations,
-        4 * (2 * rows * d + 2 * rows * 16 + 2 * rows * 16 + 6 * rows)
+        4 * (2 * rows * d + 2 * rows * 16 + 2 * rows * 16 + 6 * rows + 4 * rows)
     );
     assert_eq!(e.total(), e.data_copy + e.parameters + e.activations);
     // Dropout and a normalisation keep a mask and an x̂ per value; attention adds heads × n² per query.
@@ -58,4 +62,37 @@ fn the_estimate_counts_data_parameters_and_a_batchs_activations() {
         4 * (2 * 2 * squares + 2 * 2 * lens[0] * lens[0])
     );
     assert!(two.n_parameters > e.n_parameters);
+}
+
+/// A batch larger than a piece is held a piece at a time: the activations stop growing with the batch (but for its
+/// row numbers and labels); batch normalisation takes the whole batch.
+#[test]
+fn the_estimate_holds_a_piece_not_the_batch() {
+    let data = generate_letor_like(&SyntheticConfig {
+        queries: 40,
+        min_docs: 200,
+        max_docs: 200,
+        features: 8,
+        seed: 3,
+        ..SyntheticConfig::default()
+    })
+    .unwrap();
+    let at = |batch: usize, bn: bool| {
+        NeuralParams::default()
+            .sizes(vec![16])
+            .batch_size(batch)
+            .batch_norm(bn)
+            .check()
+            .unwrap()
+            .memory_estimate(&data)
+    };
+    let (small, big) = (at(20, false), at(40, false));
+    // 20 queries of 200 documents fill a piece of 4,096; 40 are two pieces.
+    assert_eq!((small.batch_rows, small.piece_rows), (4000, 4000));
+    assert_eq!((big.batch_rows, big.piece_rows), (8000, 4000));
+    assert_eq!(big.parameters, small.parameters);
+    assert_eq!(big.activations - small.activations, 4 * 4 * 4000);
+    let bn = at(40, true);
+    assert_eq!(bn.piece_rows, 8000);
+    assert!(bn.activations > 2 * big.activations);
 }

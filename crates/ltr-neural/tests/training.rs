@@ -1,8 +1,8 @@
 //! Training: a network learns a ranking it can represent, the same model at any thread count, bad input.
 
-use crate::common::{letor, with_threads};
-use ltr_core::{Fit, FitContext, LtrError, Model, ParamGuard, Scorer};
-use ltr_data::{Dataset, FeatureMatrix};
+use crate::common::{fit_at_one_and_two_threads, letor};
+use ltr_core::{Fit, FitContext, Model, ParamGuard, Scorer};
+use ltr_data::{generate_letor_like, Dataset, FeatureMatrix, SyntheticConfig};
 use ltr_metrics::{evaluate_mean, Convention, Metric};
 use ltr_neural::{Loss, NeuralParams, Optimizer, Schedule};
 
@@ -97,10 +97,6 @@ fn a_network_learns_a_ranking_it_can_represent_and_a_linear_model_cannot() {
 fn the_same_model_bit_for_bit_at_one_and_two_threads() {
     let train = letor(40, 5);
     let vali = letor(10, 6);
-    let measure = |d: &Dataset, s: &[f64]| {
-        evaluate_mean(d, s, Metric::Ndcg(Some(10)), &Convention::STANDARD)
-            .map_err(LtrError::measure)
-    };
     for (loss, layer_norm) in [
         ("listmle", true),
         ("ndcgloss2pp", false),
@@ -123,21 +119,41 @@ fn the_same_model_bit_for_bit_at_one_and_two_threads() {
             .epochs(4)
             .check()
             .unwrap();
-        let run = |threads: usize| {
-            with_threads(threads, || {
-                p.fit(
-                    &train,
-                    &FitContext::new(11).with_validation(&vali, &measure),
-                )
-                .unwrap()
-            })
-        };
-        let (a, b) = (run(1), run(2));
-        assert_eq!(a.model, b.model, "{loss}");
-        assert_eq!(a.report, b.report, "{loss}");
+        let a = fit_at_one_and_two_threads(&p, &train, &vali, loss);
         let c = p.fit(&train, &FitContext::new(12)).unwrap();
         assert_ne!(a.model, c.model, "{loss}: another seed, another model");
     }
+}
+
+/// A batch of more documents than a piece (`step.rs`: 4,096) goes through the passes in pieces of whole queries:
+/// with dropout, sampled slates and layer norm, 1 and 2 threads still give one model.
+#[test]
+fn batches_in_pieces_train_to_the_same_bits_at_one_and_two_threads() {
+    let big = |queries, seed| {
+        generate_letor_like(&SyntheticConfig {
+            queries,
+            min_docs: 150,
+            max_docs: 260,
+            features: 6,
+            seed,
+            ..SyntheticConfig::default()
+        })
+        .unwrap()
+    };
+    let (train, vali) = (big(40, 5), big(4, 6));
+    let p = NeuralParams::default()
+        .sizes(vec![8])
+        .loss(Loss::parse("ranknet").unwrap())
+        .dropout(0.2)
+        .layer_norm(true)
+        .slate_length(240)
+        .batch_size(40)
+        .epochs(2)
+        .check()
+        .unwrap();
+    let e = p.memory_estimate(&train);
+    assert!(e.batch_rows > 2 * 4096 && e.piece_rows <= 4096, "{e:?}");
+    fit_at_one_and_two_threads(&p, &train, &vali, "pieces");
 }
 
 #[test]

@@ -153,8 +153,8 @@ pub(crate) fn neural(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) 
     p.fit(train, ctx)
 }
 
-/// The working set of a `neural` setting on `train` (data copy, parameters and optimiser state, the largest
-/// batch's activations), before training.
+/// The working set of a `neural` setting on `train` (labels and offsets, parameters and optimiser state, the
+/// largest piece's activations), before training.
 pub(crate) fn memory(r: &SpecReader<'_>, train: &Dataset) -> Option<u64> {
     Some(params(r).ok()?.memory_estimate(train).total())
 }

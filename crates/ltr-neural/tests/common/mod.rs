@@ -1,8 +1,10 @@
 //! Shared test setup.
 #![allow(dead_code)]
 
+use ltr_core::{Fit, FitContext, Fitted, LtrError};
 use ltr_data::{generate_letor_like, Dataset, SyntheticConfig};
-use ltr_neural::{LambdaScheme, Loss};
+use ltr_metrics::{evaluate_mean, Convention, Metric};
+use ltr_neural::{LambdaScheme, Loss, NeuralValidParams};
 
 /// The loss of a fixture case: `name` with allRank's defaults, then the case's parameters.
 pub fn loss_of(name: &str, params: &serde_json::Value) -> Loss {
@@ -69,4 +71,29 @@ pub fn with_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T 
         .build()
         .expect("a thread pool")
         .install(f)
+}
+
+/// NDCG@10 under the standard convention: the validation measure of the thread-count checks.
+pub fn ndcg10(d: &Dataset, s: &[f64]) -> ltr_core::Result<f64> {
+    evaluate_mean(d, s, Metric::Ndcg(Some(10)), &Convention::STANDARD).map_err(LtrError::measure)
+}
+
+/// `p` fitted on `train` with seed 11, validated on `vali` by [`ndcg10`], on 1 and on 2 rayon threads; asserts that
+/// the two models and reports are equal bit for bit (`what` names the case) and returns the 1-thread fit.
+pub fn fit_at_one_and_two_threads(
+    p: &NeuralValidParams,
+    train: &Dataset,
+    vali: &Dataset,
+    what: &str,
+) -> Fitted {
+    let run = |threads: usize| {
+        with_threads(threads, || {
+            p.fit(train, &FitContext::new(11).with_validation(vali, &ndcg10))
+                .unwrap()
+        })
+    };
+    let (a, b) = (run(1), run(2));
+    assert_eq!(a.model, b.model, "{what}");
+    assert_eq!(a.report, b.report, "{what}");
+    a
 }

@@ -1,0 +1,246 @@
+//! One training step in pieces: the documents of a batch go through the forward and backward passes a piece of
+//! whole queries at a time, so that the activations held at once are a piece's, not the batch's.
+//!
+//! A piece is a run of consecutive queries of the batch holding at most [`PIECE_ROWS`] documents (a longer query
+//! alone); its features are gathered from the training data when it starts and dropped with its activations when
+//! it is done. The loss normaliser (`Σ norm`, [`Loss::query_norm`]) depends on the labels only, so it is known
+//! before any score and each piece's gradient is scaled before the next piece starts. The order of every sum is
+//! fixed by the data, never by the thread count: within a piece the rows go in chunks of [`crate::net::CHUNK`]
+//! (one query a chunk with an encoder), groups of 8 chunks add their gradients in chunk order, and the groups'
+//! gradients are added into the step's gradient in order, piece after piece. A batch of one piece — every batch of
+//! at most [`PIECE_ROWS`] documents — is summed as before pieces existed. Batch normalisation needs the statistics
+//! of the whole batch between layers, so a batch-normalised network takes its batch as one piece.
+
+use std::ops::Range;
+
+use ltr_core::neural::NeuralNet;
+use rayon::prelude::*;
+
+use crate::losses::Loss;
+use crate::net::{backward_into, forward, update_running_stats, BatchStats, Dropout, Transposed};
+
+/// Documents per piece at most (a query longer than this is a piece of its own). A fixed number: with the batch's
+/// query lengths it fixes the order of the gradient's sums.
+pub(crate) const PIECE_ROWS: usize = 4096;
+
+/// The documents of one training step: query `q` holds `rows[offsets[q]..offsets[q + 1]]` (rows of the training
+/// data), with `labels` per entry of `rows` and `tie_seeds` per query.
+pub(crate) struct Batch<'a> {
+    pub rows: &'a [usize],
+    pub offsets: &'a [usize],
+    pub labels: &'a [f64],
+    pub tie_seeds: &'a [u64],
+}
+
+/// What a training step computes.
+pub(crate) struct Step {
+    /// The batch loss.
+    pub value: f64,
+    /// Every parameter's gradient.
+    pub grad: NeuralNet,
+    /// The scores, when asked for.
+    pub scores: Vec<f32>,
+    /// Per hidden layer, the batch statistics of a batch-normalised one.
+    pub batch: Vec<Option<BatchStats>>,
+}
+
+/// The pieces of a batch as ranges of its queries: consecutive queries while they hold at most `limit` documents.
+pub(crate) fn pieces(offsets: &[usize], limit: usize) -> Vec<Range<usize>> {
+    let nq = offsets.len().saturating_sub(1);
+    let mut out = Vec::new();
+    let mut start = 0;
+    for q in 0..nq {
+        if q > start && offsets[q + 1] - offsets[start] > limit {
+            out.push(start..q);
+            start = q;
+        }
+    }
+    if start < nq {
+        out.push(start..nq);
+    }
+    out
+}
+
+/// One step's loss and gradient on `batch`; `features(r, out)` writes training row `r`'s features into `out`
+/// (`net.n_features` wide). `limit` is the documents per piece ([`PIECE_ROWS`] in training).
+pub(crate) fn step(
+    net: &NeuralNet,
+    features: &(dyn Fn(usize, &mut [f32]) + Sync),
+    batch: &Batch<'_>,
+    loss: Loss,
+    dropout: Option<Dropout>,
+    limit: usize,
+    keep_scores: bool,
+) -> Step {
+    let d = net.n_features;
+    let offsets = batch.offsets;
+    let nq = offsets.len() - 1;
+    let mut norm = 0.0;
+    for q in 0..nq {
+        norm += loss.query_norm(&batch.labels[offsets[q]..offsets[q + 1]]);
+    }
+    let scale = loss.scale(norm);
+    let whole = net.hidden.iter().any(|h| h.batch_norm.is_some());
+    let tr = Transposed::new(net);
+    let (mut value, mut norm_seen) = (0.0, 0.0);
+    let mut total = None;
+    let mut first_chunk = 0;
+    let mut scores = Vec::new();
+    let mut stats = Vec::new();
+    for piece in pieces(offsets, if whole { usize::MAX } else { limit }) {
+        let (a, b) = (offsets[piece.start], offsets[piece.end]);
+        let mut x = vec![0f32; (b - a) * d];
+        x.par_chunks_mut(d.max(1))
+            .zip(&batch.rows[a..b])
+            .for_each(|(out, &r)| features(r, out));
+        let local: Vec<usize> = offsets[piece.start..=piece.end]
+            .iter()
+            .map(|o| o - a)
+            .collect();
+        let pass = forward(net, &x, &local, dropout, first_chunk);
+        drop(x);
+        first_chunk += pass.chunks();
+        let s64: Vec<f64> = pass.scores.iter().map(|&v| f64::from(v)).collect();
+        let parts = loss.queries(
+            &s64,
+            &batch.labels[a..b],
+            &local,
+            &batch.tie_seeds[piece.clone()],
+        );
+        let mut dscores = Vec::with_capacity(b - a);
+        for (ql, g) in parts {
+            value += ql.value;
+            norm_seen += ql.norm;
+            dscores.extend(g.into_iter().map(|v| (v * scale) as f32));
+        }
+        backward_into(net, &tr, &pass, &dscores, &mut total);
+        if keep_scores {
+            scores.extend_from_slice(&pass.scores);
+        }
+        if whole {
+            stats = pass.batch;
+        }
+    }
+    debug_assert_eq!(norm.to_bits(), norm_seen.to_bits(), "query_norm");
+    Step {
+        value: value * scale,
+        grad: total.unwrap_or_else(|| crate::net::zeros_like(net)),
+        scores,
+        batch: stats,
+    }
+}
+
+/// The loss of `net` on one batch of queries and its gradient with respect to every parameter, as one training
+/// step computes them without dropout: `x` holds the documents' features (row-major, `net.n_features` wide), query
+/// `q` the rows `offsets[q]..offsets[q + 1]`. Returns the loss, the scores and the gradient (a network of the same
+/// shape). For checks of the backward pass (finite differences, allRank's autograd) and tools.
+pub fn loss_and_gradient(
+    net: &NeuralNet,
+    x: &[f32],
+    labels: &[f64],
+    offsets: &[usize],
+    loss: Loss,
+) -> (f64, Vec<f32>, NeuralNet) {
+    let s = step_on(net, x, labels, offsets, loss, PIECE_ROWS);
+    (s.value, s.scores, s.grad)
+}
+
+/// [`loss_and_gradient`] with `limit` documents per piece.
+fn step_on(
+    net: &NeuralNet,
+    x: &[f32],
+    labels: &[f64],
+    offsets: &[usize],
+    loss: Loss,
+    limit: usize,
+) -> Step {
+    let d = net.n_features;
+    let rows: Vec<usize> = (0..labels.len()).collect();
+    let ties = vec![0; offsets.len().saturating_sub(1)];
+    let batch = Batch {
+        rows: &rows,
+        offsets,
+        labels,
+        tie_seeds: &ties,
+    };
+    let features = |r: usize, out: &mut [f32]| out.copy_from_slice(&x[r * d..(r + 1) * d]);
+    step(net, &features, &batch, loss, None, limit, true)
+}
+
+/// Move the running statistics of `net`'s batch-normalised layers as one training step on the batch `x` (query
+/// `q` the rows `offsets[q]..offsets[q + 1]`) moves them, without dropout and without changing any parameter. For
+/// checks against PyTorch's running statistics and tools.
+pub fn update_batch_norm_statistics(net: &mut NeuralNet, x: &[f32], offsets: &[usize]) {
+    let labels = vec![0.0; offsets.last().copied().unwrap_or(0)];
+    let s = step_on(net, x, &labels, offsets, Loss::Mse, PIECE_ROWS);
+    update_running_stats(net, &s.batch);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::NeuralParams;
+
+    #[test]
+    fn pieces_hold_whole_queries_up_to_the_limit() {
+        // Query lengths 3, 4, 2, 9, 1, 1.
+        let offsets = [0, 3, 7, 9, 18, 19, 20];
+        assert_eq!(pieces(&offsets, 7), vec![0..2, 2..3, 3..4, 4..6]);
+        assert_eq!(pieces(&offsets, 9), vec![0..3, 3..4, 4..6]);
+        assert_eq!(pieces(&offsets, usize::MAX), vec![0..6]);
+        assert_eq!(
+            pieces(&offsets, 1),
+            vec![0..1, 1..2, 2..3, 3..4, 4..5, 5..6]
+        );
+        assert!(pieces(&[0], 7).is_empty());
+    }
+
+    /// A batch in many pieces gives the scores and loss of one piece bit for bit (each row's score is its own)
+    /// and the gradient to rounding (only the order of the sums moves).
+    #[test]
+    fn a_batch_in_pieces_is_the_batch_in_one_piece() {
+        let d = 5;
+        let lengths = [7usize, 30, 1, 12, 25, 3, 40, 9, 18, 2, 33, 11];
+        let mut offsets = vec![0];
+        for l in lengths {
+            offsets.push(offsets.last().unwrap() + l);
+        }
+        let n = *offsets.last().unwrap();
+        let x: Vec<f32> = (0..n * d)
+            .map(|i| ((i * 7919 % 1000) as f32 / 500.0) - 1.0)
+            .collect();
+        let labels: Vec<f64> = (0..n).map(|i| ((i * 31) % 5) as f64).collect();
+        for (blocks, loss) in [(0, "ranknet"), (0, "neuralndcg"), (1, "ndcgloss2pp")] {
+            let loss = Loss::parse(loss).unwrap();
+            let net = NeuralParams::default()
+                .sizes(vec![8, 4])
+                .layer_norm(true)
+                .input_norm(true)
+                .blocks(blocks)
+                .heads(2)
+                .d_ff(6)
+                .init(d, 3);
+            let one = step_on(&net, &x, &labels, &offsets, loss, usize::MAX);
+            let many = step_on(&net, &x, &labels, &offsets, loss, 40);
+            assert!(pieces(&offsets, 40).len() > 4);
+            assert_eq!(one.value.to_bits(), many.value.to_bits(), "{loss:?}");
+            assert_eq!(one.scores, many.scores, "{loss:?}");
+            let (mut a, mut b) = (one.grad, many.grad);
+            let (a, b) = (
+                crate::net::parameters_mut(&mut a),
+                crate::net::parameters_mut(&mut b),
+            );
+            // f32 sums in another order: within 1e-5 of the largest gradient component.
+            let top = a
+                .iter()
+                .flat_map(|u| u.iter())
+                .fold(0f32, |m, g| m.max(g.abs()));
+            assert!(top > 0.0);
+            for (u, v) in a.iter().zip(&b) {
+                for (g, h) in u.iter().zip(v.iter()) {
+                    assert!((g - h).abs() <= 1e-5 * top, "{loss:?}: {g} against {h}");
+                }
+            }
+        }
+    }
+}
