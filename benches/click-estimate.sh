@@ -8,23 +8,11 @@
 # A RankSVM production ranker trained on 1% of the training queries shows the top 10 of each test query to PBM users
 # (η = 1, ε− = 0.1, ε+ = 1, the log's true propensities); the new rankers are lambdamart and ranksvm trained on the
 # judged training queries. The exact value is computed from the grades (benches/click_estimate_truth.py).
+# Peers run in LTR_PEER_VENV, else the repository's .venv-peers, made when missing (benches/clicks-preamble.sh).
 set -euo pipefail
 ltr=$1 work=$2 dataset=$3
 shift 3
-py=/work/venv-peers/bin/python
-here=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$work"
-if [ "$dataset" = web ]; then
-  [ -f "$work/data/train.txt" ] || "$ltr" generate --profile web --queries 300 --seed 5 --out "$work/data" 2>/dev/null
-  data=$work/data
-else
-  data=$dataset
-fi
-train=$data/train.txt test=$data/test.txt
-nq=$(awk '{print $2}' "$train" | uniq | wc -l)
-keep=$(( (nq + 99) / 100 ))
-awk -v k="$keep" '{ if ($2 != last) { n++; last = $2 } if (n <= k) print }' "$train" > "$work/production.txt"
-"$ltr" train --train "$work/production.txt" --algo ranksvm --model "$work/production.json" 2>/dev/null
+. "$(dirname "$0")/clicks-preamble.sh"
 "$ltr" predict --model "$work/production.json" --data "$test" --out "$work/production.scores" 2>/dev/null
 for algo in lambdamart ranksvm; do
   "$ltr" train --train "$train" --algo "$algo" --model "$work/$algo.json" 2>/dev/null

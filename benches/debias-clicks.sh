@@ -7,24 +7,11 @@
 #   test.txt (MQ2008 Fold1: ../shared/datasets/MQ2008/Fold1, whose files are train.txt, vali.txt, test.txt).
 # A RankSVM production ranker trained on 1% of the training queries (at least one) shows the top 10; PBM clicks
 # (η = 1, ε− = 0.1, ε+ = 1); every tree model has ltr's lambdamart defaults without validation (100 trees).
+# Peers run in LTR_PEER_VENV, else the repository's .venv-peers, made when missing (benches/clicks-preamble.sh).
 set -euo pipefail
 ltr=$1 work=$2 dataset=$3
 shift 3
-py=/work/venv-peers/bin/python
-here=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$work"
-if [ "$dataset" = web ]; then
-  [ -f "$work/data/train.txt" ] || "$ltr" generate --profile web --queries 300 --seed 5 --out "$work/data" 2>/dev/null
-  data=$work/data
-else
-  data=$dataset
-fi
-train=$data/train.txt test=$data/test.txt
-# 1% of the training queries, the first ones of the file.
-nq=$(awk '{print $2}' "$train" | uniq | wc -l)
-keep=$(( (nq + 99) / 100 ))
-awk -v k="$keep" '{ if ($2 != last) { n++; last = $2 } if (n <= k) print }' "$train" > "$work/production.txt"
-"$ltr" train --train "$work/production.txt" --algo ranksvm --model "$work/production.json" 2>/dev/null
+. "$(dirname "$0")/clicks-preamble.sh"
 ndcg() { "$ltr" eval --data "$test" --scores "$1" --metric NDCG@10 --json | "$py" -c \
   'import json,sys; print("%.4f" % json.load(sys.stdin)["metrics"]["NDCG@10"]["mean"])'; }
 score() { "$ltr" predict --model "$1" --data "$test" --out "$2" 2>/dev/null; ndcg "$2"; }

@@ -33,6 +33,19 @@ pub enum RelevanceModel {
     Regression,
 }
 
+impl RelevanceModel {
+    /// The model of a `ltr clicks propensity --method` name: `em` (per document) or `regression-em`.
+    pub fn parse(method: &str) -> Result<Self> {
+        match method {
+            "em" => Ok(Self::PerDocument),
+            "regression-em" => Ok(Self::Regression),
+            other => Err(DataError::Invalid(format!(
+                "unknown EM method `{other}` (expected em or regression-em)"
+            ))),
+        }
+    }
+}
+
 /// Settings of [`estimate_propensities_em`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct EmSettings {
@@ -332,22 +345,23 @@ fn em(
     features: Option<&Dataset>,
     s: &EmSettings,
 ) -> Result<(Vec<f64>, usize)> {
-    let x: Vec<Vec<f32>> = match (s.relevance, features) {
-        (RelevanceModel::Regression, Some(ds)) => c
-            .doc_rows
-            .iter()
-            .map(|r| {
-                let row = ds.row(r.expect("joined"));
-                (0..ds.n_features()).map(|j| row.get(j)).collect()
-            })
-            .collect(),
-        (RelevanceModel::Regression, None) => {
-            return Err(DataError::Invalid(
-                "regression EM needs the feature file the log's documents join to".into(),
-            ))
-        }
-        _ => Vec::new(),
-    };
+    let x: Vec<Vec<f32>> =
+        match (s.relevance, features) {
+            (RelevanceModel::Regression, Some(ds)) => c
+                .doc_rows
+                .iter()
+                .map(|r| {
+                    let row = ds.row(r.expect("joined"));
+                    (0..ds.n_features()).map(|j| row.get(j)).collect()
+                })
+                .collect(),
+            (RelevanceModel::Regression, None) => return Err(DataError::Invalid(
+                "regression EM needs the feature file the log's documents join to (`ltr clicks \
+                 propensity --features FILE`)"
+                    .into(),
+            )),
+            _ => Vec::new(),
+        };
     let p = Problem {
         cells,
         ranks: c.ranks,
@@ -534,6 +548,29 @@ mod tests {
         more.iter_mut().for_each(|r| r.session += 60_000);
         l.extend(more);
         l
+    }
+
+    #[test]
+    fn methods_parse_and_regression_em_without_features_is_refused() {
+        assert_eq!(
+            RelevanceModel::parse("em").unwrap(),
+            RelevanceModel::PerDocument
+        );
+        let regression = RelevanceModel::parse("regression-em").unwrap();
+        assert!(RelevanceModel::parse("swap").is_err());
+        let ds = data();
+        let log = ClickSimulation {
+            sessions: 200,
+            ..Default::default()
+        }
+        .simulate(&ds, &vec![0.0; ds.n_docs()])
+        .unwrap();
+        let settings = EmSettings {
+            relevance: regression,
+            ..Default::default()
+        };
+        let e = estimate_propensities_em(&log, None, &settings).unwrap_err();
+        assert!(e.to_string().contains("needs the feature file"), "{e}");
     }
 
     #[test]

@@ -295,6 +295,19 @@ pub enum Intervention {
     SwapWithTop,
 }
 
+impl Intervention {
+    /// The intervention of a command-line name: `none` or `swap-top`.
+    pub fn parse(name: &str) -> Result<Self> {
+        match name {
+            "none" => Ok(Self::None),
+            "swap-top" => Ok(Self::SwapWithTop),
+            other => Err(DataError::Invalid(format!(
+                "unknown intervention `{other}` (expected none or swap-top)"
+            ))),
+        }
+    }
+}
+
 impl Default for ClickSimulation {
     fn default() -> Self {
         Self {
@@ -620,6 +633,11 @@ pub struct PropensityEstimate {
 /// p_k / p_1 under the position-based model whatever its relevance (Joachims, Swaminathan & Schnabel 2017, §5).
 /// The interval is the delta method's on the log ratio, ±`z` standard errors (1.96 for 95%).
 pub fn estimate_propensities(log: &[ClickRecord], z: f64) -> Result<Vec<PropensityEstimate>> {
+    if !(z.is_finite() && z > 0.0) {
+        return Err(DataError::Invalid(format!(
+            "the interval needs a positive number of standard errors, not {z}"
+        )));
+    }
     // Per displayed rank of the production-top document: sessions and clicks.
     let mut shown: Vec<(usize, usize)> = Vec::new();
     let mut any = false;
@@ -939,6 +957,17 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("swap"));
+        // The interval needs a positive, finite z.
+        for z in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let e = estimate_propensities(&log, z).unwrap_err().to_string();
+            assert!(e.contains("positive number of standard errors"), "{e}");
+        }
+        assert_eq!(
+            Intervention::parse("swap-top").unwrap(),
+            Intervention::SwapWithTop
+        );
+        assert_eq!(Intervention::parse("none").unwrap(), Intervention::None);
+        assert!(Intervention::parse("swap").is_err());
     }
 
     #[test]

@@ -348,6 +348,44 @@ pub fn direct_model_from_click_model(
     (values, missing)
 }
 
+/// DR's direct model read from a fitted click-model file (`ltr clicks fit --out`, [`crate::FittedClickModel`]) for
+/// the rows of a feature file: [`direct_model_from_click_model`] of the file, with the rows it lacks counted. What
+/// `ltr clicks estimate --relevance-model` reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DirectModel {
+    /// Each row's click probability when examined (0 for a row whose (qid, docid) the model lacks).
+    pub values: Vec<f64>,
+    /// The rows whose (qid, docid) the model lacks.
+    pub missing: usize,
+    /// The file the model was read from.
+    pub source: std::path::PathBuf,
+}
+
+impl DirectModel {
+    /// Read the click model at `path` (errors name the file) and map it onto the rows of `features`.
+    pub fn read(path: &std::path::Path, features: &Dataset) -> Result<Self> {
+        let model = crate::FittedClickModel::read_json(path)?;
+        let (values, missing) = direct_model_from_click_model(&model, features);
+        Ok(Self {
+            values,
+            missing,
+            source: path.to_path_buf(),
+        })
+    }
+
+    /// What to tell the user when rows lack a value (`None` when none does).
+    pub fn note(&self) -> Option<String> {
+        (self.missing > 0).then(|| {
+            format!(
+                "{} of {} rows have no (qid, docid) in {}: their direct value is 0",
+                self.missing,
+                self.values.len(),
+                self.source.display()
+            )
+        })
+    }
+}
+
 /// Each session's `X_s` (the new ranker's inverse-propensity click gain) and `Y_s` (its clicks' inverse
 /// propensities), in log order, for the log joined to `features` (scored by the new ranker's `scores`, one per
 /// row of `features`). Errors name the session: a document missing from `features`, a click without a propensity.

@@ -69,7 +69,8 @@ pub use clicks::{
 };
 pub use estimate::{
     direct_model_from_click_model, estimate_click_metric, estimate_from_terms, session_terms,
-    ClickGain, CounterfactualEstimate, CounterfactualSettings, Estimator, Interval, LoggingPolicy,
+    ClickGain, CounterfactualEstimate, CounterfactualSettings, DirectModel, Estimator, Interval,
+    LoggingPolicy,
 };
 pub use interleaving::{
     interleave, interleave_judged, interleave_session, Interleaving, InterleavingUser, Outcome,

@@ -207,6 +207,15 @@ pub fn read_document_table(path: &Path) -> Result<Vec<ClickRecord>> {
                 "non-empty ids",
             ));
         }
+        if q.contains('\t') || d.contains('\t') {
+            return Err(parse_err(
+                path,
+                n,
+                line,
+                "a tab inside the qid or docid",
+                "ids without tabs (the click-log TSV separates its fields by tabs)",
+            ));
+        }
         let key = session_col.map_or(q, |c| f[c].trim()).to_string();
         let propensity = match propensity_col.map(|c| f[c].trim()) {
             None | Some("") => None,

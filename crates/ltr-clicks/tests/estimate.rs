@@ -4,8 +4,9 @@
 //! than IPS when its model is good.
 
 use ltr_clicks::{
-    estimate_click_metric, ClickGain, ClickRecord, ClickSimulation, CounterfactualSettings,
-    Estimator, Intervention, LoggingPolicy, PropensitySource,
+    estimate_click_metric, ClickGain, ClickModelParams, ClickRecord, ClickSimulation,
+    CounterfactualSettings, DirectModel, Estimator, FittedClickModel, Intervention, LoggingPolicy,
+    PropensitySource,
 };
 use ltr_data::{generate_letor_like, Dataset, SyntheticConfig};
 
@@ -562,4 +563,63 @@ fn dr_is_unbiased_on_swap_logs_and_has_less_error_than_ips_with_a_good_model() {
         rmse(&small[2])
     );
     assert!(rmse(&big[1]) < 0.5 * rmse(&small[1]));
+}
+
+#[test]
+fn a_click_model_file_is_read_as_the_direct_model_of_the_feature_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    // The model knows a2, a0 and a document the features lack; the features add (qb, b0), which it lacks, and a1.
+    let pair = |q: &str, d: &str| (q.to_string(), d.to_string());
+    let model = FittedClickModel {
+        pairs: vec![pair("qa", "a2"), pair("qa", "a0"), pair("qz", "z9")],
+        params: ClickModelParams::Pbm {
+            attr: vec![0.75, 0.25, 0.5],
+            exam: vec![1.0, 0.5, 0.25],
+        },
+        iterations: 0,
+    };
+    let path = dir.path().join("pbm.json");
+    model.write_json(&path).unwrap();
+    let file = dir.path().join("features.txt");
+    std::fs::write(
+        &file,
+        "0 qid:qa 1:1 #docid = a0\n0 qid:qa 1:2 #docid = a1\n0 qid:qa 1:3 #docid = a2\n\
+         0 qid:qb 1:1 #docid = b0\n",
+    )
+    .unwrap();
+    let f = ltr_data::read_dataset(&file, &Default::default()).unwrap();
+    let d = DirectModel::read(&path, &f).unwrap();
+    assert_eq!(d.values, [0.25, 0.0, 0.75, 0.0]);
+    assert_eq!(d.missing, 2);
+    let note = d.note().unwrap();
+    assert!(
+        note.starts_with("2 of 4 rows have no (qid, docid)") && note.contains("pbm.json"),
+        "{note}"
+    );
+    assert_eq!(
+        ltr_clicks::direct_model_from_click_model(&model, &f),
+        (d.values.clone(), 2)
+    );
+    // Every row known: nothing to say.
+    let all = FittedClickModel {
+        pairs: vec![pair("qa", "a0"), pair("qa", "a1"), pair("qa", "a2")],
+        params: ClickModelParams::Cascade {
+            attr: vec![0.5, 0.125, 1.0],
+        },
+        iterations: 0,
+    };
+    all.write_json(&path).unwrap();
+    let d = DirectModel::read(&path, &features()).unwrap();
+    assert_eq!(
+        (d.values.as_slice(), d.missing),
+        ([0.5, 0.125, 1.0].as_slice(), 0)
+    );
+    assert_eq!(d.note(), None);
+    // A file that is not a click model, and no file, are refused naming it.
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"model\": \"pbm\"}").unwrap();
+    for p in [bad, dir.path().join("absent.json")] {
+        let e = DirectModel::read(&p, &f).unwrap_err().to_string();
+        assert!(e.contains(p.file_name().unwrap().to_str().unwrap()), "{e}");
+    }
 }

@@ -124,6 +124,13 @@ fn bad_tables_are_refused_naming_file_and_line() {
             (&format!("{h}q,a,1\n"), 2, "fields"),
             ("qid,doc,rank,click\nq,a,1,0\n", 1, "header"),
             ("", 1, "empty"),
+            // A tab inside an id of a comma-separated table: the click-log TSV could not hold it (fuzz finding).
+            ("qid,docid,position,click\nq,a\tb,1,1\n", 2, "a tab inside"),
+            (
+                ",qid,doc,position,click,\n,G\t\0,2,1,1,\n",
+                2,
+                "a tab inside",
+            ),
         ],
     );
 }

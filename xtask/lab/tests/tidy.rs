@@ -289,10 +289,12 @@ fn no_module_imports_one_that_imports_it() {
     );
 }
 
-/// The CLI stays plumbing: its logic lives in the library crates, so its sources stay under 1,880 lines. (1,500
+/// The CLI stays plumbing: its logic lives in the library crates, so its sources stay under 1,850 lines. (1,500
 /// until wave 4: `ltr interleave`, `ltr clicks fit|evaluate` and trec_eval's flags and output format took it to
 /// 1,952; classifying `ltr eval`'s measure names and building its rows moved into `ltr_metrics::asked`, 1,794;
-/// `ltr clicks estimate --estimator dr`'s three documented flags and their mapping, 1,871.)
+/// `ltr clicks estimate --estimator dr`'s three documented flags and their mapping, 1,871, under a bound raised to
+/// 1,880; reading DR's direct model (`ltr_clicks::DirectModel`), the EM method and intervention names and the z
+/// check moved into ltr-clicks, 1,847, and the bound is 1,850 again.)
 #[test]
 fn the_cli_stays_thin() {
     let root = workspace_root();
@@ -303,7 +305,7 @@ fn the_cli_stays_thin() {
         .map(|f| std::fs::read_to_string(f).unwrap().lines().count())
         .sum();
     assert!(
-        lines < 1880,
+        lines < 1850,
         "crates/ltr-cli/src has {lines} lines; move logic into a library crate (the CLI maps flags and prints)"
     );
 }

@@ -231,16 +231,11 @@ fn estimate(a: EstimateArgs) -> Result<()> {
     settings.logging = ltr_clicks::LoggingPolicy::parse(&a.logging_policy)?;
     settings.direct = match (&a.relevance_model, &a.relevance_scores) {
         (Some(path), _) => {
-            let model = ltr_clicks::FittedClickModel::read_json(path)?;
-            let (values, missing) = ltr_clicks::direct_model_from_click_model(&model, &ds);
-            if missing > 0 {
-                tracing::info!(
-                    "{missing} of {} rows have no (qid, docid) in {}: their direct value is 0",
-                    ds.n_docs(),
-                    path.display()
-                );
+            let direct = ltr_clicks::DirectModel::read(path, &ds)?;
+            if let Some(note) = direct.note() {
+                tracing::info!("{note}");
             }
-            Some(values)
+            Some(direct.values)
         }
         (None, Some(path)) => Some(super::interleave::scores(path, &ds, &a.features)?),
         (None, None) => None,
@@ -291,31 +286,18 @@ fn evaluate(model: &ltr_clicks::FittedClickModel, log: &std::path::Path, json: b
 }
 
 fn propensity(a: PropensityArgs) -> Result<()> {
-    if !(a.z.is_finite() && a.z > 0.0) {
-        bail!(
-            "--z must be a positive number of standard errors, not {}",
-            a.z
-        );
-    }
     let log = ltr_clicks::read_click_log(&a.clicks)?;
     let est = match a.method.as_str() {
         "swap" => ltr_clicks::estimate_propensities(&log, a.z)
             .with_context(|| a.clicks.display().to_string())?,
         method => {
-            let relevance = if method == "em" {
-                ltr_clicks::RelevanceModel::PerDocument
-            } else {
-                ltr_clicks::RelevanceModel::Regression
-            };
-            let features = match (&a.features, relevance) {
-                (Some(f), _) => Some(super::load_dataset(f, &Default::default())?),
-                (None, ltr_clicks::RelevanceModel::Regression) => {
-                    bail!("--method regression-em needs --features FILE (the data the log's documents join to)")
-                }
-                (None, _) => None,
-            };
+            let features = a
+                .features
+                .as_ref()
+                .map(|f| super::load_dataset(f, &Default::default()))
+                .transpose()?;
             let settings = ltr_clicks::EmSettings {
-                relevance,
+                relevance: ltr_clicks::RelevanceModel::parse(method)?,
                 bootstrap: a.bootstrap,
                 z: a.z,
                 seed: a.seed,
@@ -360,11 +342,7 @@ fn simulate(a: SimulateArgs) -> Result<()> {
         persistence: a.persistence,
         sessions: a.sessions,
         seed: a.seed,
-        intervention: if a.intervention == "swap-top" {
-            Intervention::SwapWithTop
-        } else {
-            Intervention::None
-        },
+        intervention: Intervention::parse(&a.intervention)?,
     };
     let (shown, clicks) = bar.stage("simulating", || sim.write_log(&a.out, &ds, &scores))?;
     tracing::info!(

@@ -1,0 +1,32 @@
+# Sourced by benches/click-estimate.sh and benches/debias-clicks.sh after they set `ltr`, `work` and `dataset`
+# (their first three arguments): the peer Python, the data, and the production ranker both scripts share.
+#
+# Sets `py` (the peer venv's Python), `here` (benches/), `data`, `train`, `test`, `nq` (training queries), `keep`
+# (1% of them, at least one) and trains `$work/production.json`, a RankSVM on the first `keep` training queries.
+# The peer venv is LTR_PEER_VENV when set, else `.venv-peers` at the repository root, made by
+# `../shared/tools/peer-venv.sh` when missing (as `cargo xtask bench` makes it).
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+venv=${LTR_PEER_VENV:-$here/../.venv-peers}
+if [ ! -x "$venv/bin/python" ]; then
+  tools=$here/../../shared/tools/peer-venv.sh
+  if [ -n "${LTR_PEER_VENV:-}" ] || [ ! -f "$tools" ]; then
+    echo "no peer venv at $venv (set LTR_PEER_VENV to a venv with numpy, pandas, scikit-learn, lightgbm and" \
+      "xgboost, or make one with ../shared/tools/peer-venv.sh $venv)" >&2
+    exit 1
+  fi
+  bash "$tools" "$venv" >&2
+fi
+py=$venv/bin/python
+mkdir -p "$work"
+if [ "$dataset" = web ]; then
+  [ -f "$work/data/train.txt" ] || "$ltr" generate --profile web --queries 300 --seed 5 --out "$work/data" 2>/dev/null
+  data=$work/data
+else
+  data=$dataset
+fi
+train=$data/train.txt test=$data/test.txt
+# 1% of the training queries, the first ones of the file.
+nq=$(awk '{print $2}' "$train" | uniq | wc -l)
+keep=$(( (nq + 99) / 100 ))
+awk -v k="$keep" '{ if ($2 != last) { n++; last = $2 } if (n <= k) print }' "$train" > "$work/production.txt"
+"$ltr" train --train "$work/production.txt" --algo ranksvm --model "$work/production.json" 2>/dev/null
