@@ -9,6 +9,7 @@
 //! ```
 
 mod bench;
+#[cfg(feature = "download")]
 mod download;
 mod reproduce;
 
@@ -118,52 +119,7 @@ fn run(cli: Cli) -> Result<()> {
             dir,
             from,
             url,
-        } => {
-            let m = download::manifest()?;
-            if dataset == "list" {
-                for e in &m {
-                    let sources: Vec<&str> = e.sources.iter().map(|s| s.kind.as_str()).collect();
-                    println!(
-                        "{:<12} {} ({}; sources: {}; {} checked files; {})",
-                        e.name,
-                        e.title,
-                        e.archive,
-                        if sources.is_empty() {
-                            "none, --from only".to_string()
-                        } else {
-                            sources.join(", ")
-                        },
-                        e.sha256.len(),
-                        e.page
-                    );
-                }
-                return Ok(());
-            }
-            let e = m
-                .iter()
-                .find(|e| e.name.eq_ignore_ascii_case(&dataset))
-                .with_context(|| {
-                    format!(
-                        "unknown dataset `{dataset}`; known: {}",
-                        m.iter()
-                            .map(|e| e.name.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                })?;
-            if e.format == "license" && from.is_none() && url.is_none() {
-                let known = e
-                    .sources
-                    .first()
-                    .map(|s| format!("\n  Once accepted, the archive is at {} — import it with `cargo xtask download {} --url {}` or `--from FILE`, which verifies it.", s.url, e.name, s.url))
-                    .unwrap_or_else(|| format!("\n  Then import the files with `cargo xtask download {} --from DIR`, which verifies them.", e.name));
-                println!("{} needs a license agreement and is not downloaded without your say-so.\n  Get it from: {}\n  License: {}\n  Expected layout: {}{known}\n  Install folder: {}", e.title, e.page, e.license, e.required_files().join(", "), project_root().join("datasets/data").join(&e.name).display());
-                return Ok(());
-            }
-            let dir = dir.unwrap_or_else(|| project_root().join("datasets/data"));
-            download::install(e, &dir, from.as_deref(), url.as_deref())?;
-            Ok(())
-        }
+        } => download_command(&dataset, dir, from, url),
         Cmd::Reproduce {
             experiment,
             data,
@@ -197,6 +153,7 @@ fn run(cli: Cli) -> Result<()> {
                 out,
                 jobs,
                 slice: false,
+                cells: None,
             };
             let synthetic = reproduce::run::reproduce(&options)?;
             reproduce::slice::write(&options, synthetic)
@@ -231,4 +188,70 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Bench { quick, only } => bench::run(quick, only.as_deref()),
     }
+}
+
+/// `download`: list the manifest, or fetch (or import), verify and install one benchmark.
+#[cfg(feature = "download")]
+fn download_command(
+    dataset: &str,
+    dir: Option<PathBuf>,
+    from: Option<PathBuf>,
+    url: Option<String>,
+) -> Result<()> {
+    let m = download::manifest()?;
+    if dataset == "list" {
+        for e in &m {
+            let sources: Vec<&str> = e.sources.iter().map(|s| s.kind.as_str()).collect();
+            println!(
+                "{:<12} {} ({}; sources: {}; {} checked files; {})",
+                e.name,
+                e.title,
+                e.archive,
+                if sources.is_empty() {
+                    "none, --from only".to_string()
+                } else {
+                    sources.join(", ")
+                },
+                e.sha256.len(),
+                e.page
+            );
+        }
+        return Ok(());
+    }
+    let e = m
+        .iter()
+        .find(|e| e.name.eq_ignore_ascii_case(dataset))
+        .with_context(|| {
+            format!(
+                "unknown dataset `{dataset}`; known: {}",
+                m.iter()
+                    .map(|e| e.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?;
+    if e.format == "license" && from.is_none() && url.is_none() {
+        let known = e
+            .sources
+            .first()
+            .map(|s| format!("\n  Once accepted, the archive is at {} — import it with `cargo xtask download {} --url {}` or `--from FILE`, which verifies it.", s.url, e.name, s.url))
+            .unwrap_or_else(|| format!("\n  Then import the files with `cargo xtask download {} --from DIR`, which verifies them.", e.name));
+        println!("{} needs a license agreement and is not downloaded without your say-so.\n  Get it from: {}\n  License: {}\n  Expected layout: {}{known}\n  Install folder: {}", e.title, e.page, e.license, e.required_files().join(", "), project_root().join("datasets/data").join(&e.name).display());
+        return Ok(());
+    }
+    let dir = dir.unwrap_or_else(|| project_root().join("datasets/data"));
+    download::install(e, &dir, from.as_deref(), url.as_deref())?;
+    Ok(())
+}
+
+/// `download` in a build without the `download` feature (what `reproduce` and `check-results` need leaves out the
+/// HTTP, TLS and archive code).
+#[cfg(not(feature = "download"))]
+fn download_command(
+    _dataset: &str,
+    _dir: Option<PathBuf>,
+    _from: Option<PathBuf>,
+    _url: Option<String>,
+) -> Result<()> {
+    bail!("this xtask-lab was built without the `download` feature: run `cargo xtask download ...` (or `cargo run -p xtask-lab --features download -- download ...`)")
 }

@@ -17,8 +17,8 @@ use ltr_metrics::{paired_t_test, Alternative, Convention, Metric};
 use serde_json::json;
 
 use super::{
-    f4, in_parallel, md_table, mean, ranksvm_selected, test_result_of_scores, train_fold, Ctx,
-    Fold, FoldResult,
+    f4, in_parallel, md_table, mean, ranksvm_c_grid, ranksvm_stored, test_result_of_scores,
+    train_fold, Ctx, Fold, FoldResult,
 };
 
 /// Severities of position bias (the paper's Figure 2 spans 0.5–2).
@@ -189,7 +189,7 @@ fn fold_cells(
     for &n in budgets {
         let needed = METHODS
             .iter()
-            .any(|(l, _)| !ctx.cells.contains(&cell(n, l)));
+            .any(|(l, _)| !ctx.cells.contains_shared(&cell(n, l)));
         let mut training: Option<(Dataset, usize)> = None;
         if needed {
             let (builder, next, pending) = match &mut state {
@@ -231,7 +231,9 @@ fn fold_cells(
         }
         let mut results = Vec::new();
         for (label, weighting) in METHODS {
-            results.push(ctx.cells.get(&cell(n, label), || {
+            // The same cell in the slice: its key names the task (and share), fold, η, budget and method, and
+            // the simulation of a fold and η is the same prefix of sessions whatever the budgets run.
+            results.push(ctx.cells.get_shared(&cell(n, label), || {
                 let (ds, sessions) = training.as_ref().context("click training set")?;
                 let t0 = Instant::now();
                 let w = format!("weighting={weighting}");
@@ -286,7 +288,8 @@ fn fold_start(ctx: &Ctx, task: &Task<'_>, fold: &Fold, share: f64) -> Result<Fol
     let conv = task.conv;
     let key = format!("clicks-{}-f{}-full", task.name, fold.number);
     let full = ctx.cells.get(&key, || {
-        let (m, c, s) = ranksvm_selected(ctx, fold, &conv)?;
+        let (m, c, s) = ranksvm_stored(ctx, &task.name, fold, &conv, ranksvm_c_grid(ctx))?;
+        let c: f64 = c.parse()?;
         evaluate(
             &m,
             &fold.test,

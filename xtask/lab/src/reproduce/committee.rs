@@ -46,10 +46,18 @@ pub fn method_cell(
     method: &str,
 ) -> Result<FoldResult> {
     let conv = bench.convention;
+    // The same cell in the slice (the method's own settings, one fold).
     ctx.cells
-        .get(&format!("{}-f{}-{method}", bench.name, fold.number), || {
-            let t0 = Instant::now();
+        .get_shared(&format!("{}-f{}-{method}", bench.name, fold.number), || {
             let (algo, params, setting) = method_algorithm(method);
+            if algo == "ranksvm" {
+                // The model the sigmoid and click experiments start from too: trained once.
+                let (m, c, seconds) =
+                    super::ranksvm_stored(ctx, &bench.name, fold, &conv, params[0])?;
+                let notes = BTreeMap::from([("C".to_string(), c)]);
+                return test_result(&m, &fold.test, &conv, seconds, notes);
+            }
+            let t0 = Instant::now();
             let metric = if algo == "ranksvm" {
                 Metric::Ap(None)
             } else {
@@ -73,26 +81,37 @@ pub fn method_cell(
         })
 }
 
-/// [`method_cell`] of every (method, fold) of `bench`, up to `--jobs` at once: per method, its folds in order.
-pub fn method_cells(
-    ctx: &Ctx,
-    bench: &super::Bench,
-    methods: &[&str],
-) -> Result<Vec<Vec<FoldResult>>> {
-    let keys: Vec<(usize, usize)> = (0..methods.len())
-        .flat_map(|m| (0..bench.folds.len()).map(move |f| (m, f)))
+/// [`method_cell`] of every (benchmark, method, fold), up to `--jobs` at once in one pool (no core waits for the
+/// last cell of a benchmark): per benchmark, per method, its folds in order.
+pub fn method_cells(ctx: &Ctx, methods: &[&str]) -> Result<Vec<Vec<Vec<FoldResult>>>> {
+    let keys: Vec<(usize, usize, usize)> = ctx
+        .benches
+        .iter()
+        .enumerate()
+        .flat_map(|(b, bench)| {
+            (0..methods.len()).flat_map(move |m| (0..bench.folds.len()).map(move |f| (b, m, f)))
+        })
         .collect();
     let mut computed = super::in_parallel(
         ctx,
         "LETOR methods",
         &keys,
-        |&(_, f)| bench.folds[f].train.n_docs() as f64,
-        |&(m, f)| method_cell(ctx, bench, &bench.folds[f], methods[m]),
+        |&(b, _, f)| ctx.benches[b].folds[f].train.n_docs() as f64,
+        |&(b, m, f)| {
+            let bench = &ctx.benches[b];
+            method_cell(ctx, bench, &bench.folds[f], methods[m])
+        },
     )?
     .into_iter();
-    Ok(methods
+    Ok(ctx
+        .benches
         .iter()
-        .map(|_| computed.by_ref().take(bench.folds.len()).collect())
+        .map(|bench| {
+            methods
+                .iter()
+                .map(|_| computed.by_ref().take(bench.folds.len()).collect())
+                .collect()
+        })
         .collect())
 }
 
@@ -131,9 +150,10 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
         )
         .expect("template"),
     );
+    let mut by_bench = method_cells(ctx, &METHODS)?.into_iter();
     for bench in &ctx.benches {
         let mut res: BTreeMap<&str, Vec<FoldResult>> = BTreeMap::new();
-        let computed = method_cells(ctx, bench, &METHODS)?;
+        let computed = by_bench.next().expect("one entry per benchmark");
         for (f, fold) in bench.folds.iter().enumerate() {
             for (m, by_fold) in METHODS.into_iter().zip(&computed) {
                 let r = by_fold[f].clone();

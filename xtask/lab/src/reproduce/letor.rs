@@ -39,9 +39,9 @@ fn published(bench: &str, method: &str) -> Option<[f64; 5]> {
 pub fn run(ctx: &Ctx) -> Result<PathBuf> {
     let mut md = String::from("# LETOR baselines\n\nOur implementations under the LETOR protocol: 5 folds, model selection on validation (RankSVM: C by MAP; RankBoost, ListNet and perceptrons: rounds/epochs by NDCG@10; LambdaMART and MART: trees by NDCG@10, stopping 100 rounds after the best; random forest: 100 trees, nothing selected), evaluated with the LETOR 3.0 (OHSUMED) and 4.0 (MQ2008) script conventions. In brackets: the published LETOR baseline (metrics-and-numbers.md §2 marks these as recalled — verify before citing).\n\n");
     let mut rows = Vec::new();
-    for bench in &ctx.benches {
+    for (bench, by_method) in ctx.benches.iter().zip(method_cells(ctx, &METHODS)?) {
         let mut table = Vec::new();
-        for (m, res) in METHODS.into_iter().zip(method_cells(ctx, bench, &METHODS)?) {
+        for (m, res) in METHODS.into_iter().zip(by_method) {
             let mut row = vec![m.to_string()];
             let pubd = published(&bench.name, m);
             for (k, metric) in ["NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "MAP"]

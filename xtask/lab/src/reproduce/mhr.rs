@@ -32,8 +32,9 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
         let mut cells = Vec::new();
         for fold in &bench.folds {
             let cell: MhrCell =
+                // The same cell in the slice (one fold, no setting to shrink).
                 ctx.cells
-                    .get(&format!("{}-f{}-mhr", bench.name, fold.number), || {
+                    .get_shared(&format!("{}-f{}-mhr", bench.name, fold.number), || {
                         // Every ranker by name, SVMlight's C; the weights of MHR-WBC tuned on the
                         // training set by NDCG@10 (no validation data, as in the paper).
                         let ndcg10 = Metric::Ndcg(Some(10));

@@ -16,29 +16,73 @@ use ltr_testdata::shared_datasets_dir;
 pub use ltr_experiment::{md_table, mean};
 
 /// The experiment engine's checkpointed cell store, with anyhow errors for the reproduction code.
+///
+/// The slice ([`slice`]) computes most cells differently from the full protocol under the same key (a one-value C
+/// grid, a fixed λ, fold 1 alone in a cell over every fold), so a slice's store keys its cells apart
+/// (`slice-KEY`) and the slice `reproduce` writes after a full run shares the full run's store safely. Only
+/// [`Cells::get_shared`] cells, whose key names everything they depend on, are common to both: the slice reuses
+/// them instead of training the same model again.
 pub struct Cells {
     store: ltr_experiment::Cells,
+    /// The slice's store: [`Cells::get`] keys are prefixed with `slice-`.
+    slice: bool,
     computed: std::sync::atomic::AtomicU64,
     reused: std::sync::atomic::AtomicU64,
+    /// One lock per key being computed: a cell two workers ask for at once (a RankSVM model several cells start
+    /// from) is computed by the first while the second waits and reads it back.
+    busy: std::sync::Mutex<BTreeMap<String, std::sync::Arc<std::sync::Mutex<()>>>>,
 }
 
 impl Cells {
-    /// A cell store in `dir`.
-    pub fn new(dir: PathBuf) -> Self {
+    /// A cell store in `dir` for the full protocol, or for the slice's when `slice`.
+    pub fn with_protocol(dir: PathBuf, slice: bool) -> Self {
         Self {
             store: ltr_experiment::Cells::new(dir),
+            slice,
             computed: Default::default(),
             reused: Default::default(),
+            busy: Default::default(),
         }
     }
 
-    /// The value of `key`, computed by `f` only when not already stored.
+    /// The key a cell of this protocol is stored under.
+    fn own(&self, key: &str) -> String {
+        if self.slice {
+            format!("slice-{key}")
+        } else {
+            key.to_string()
+        }
+    }
+
+    /// The value of `key` under this store's protocol (the full one or the slice's), computed by `f` only when not
+    /// already stored.
     pub fn get<T: Serialize + serde::de::DeserializeOwned>(
         &self,
         key: &str,
         f: impl FnOnce() -> Result<T>,
     ) -> Result<T> {
+        self.get_shared(&self.own(key), f)
+    }
+
+    /// The value of `key`, the same under the full protocol and the slice's: only for a cell whose key names
+    /// everything it depends on (benchmark, fold, every setting), and that never reads `ctx.slice`.
+    pub fn get_shared<T: Serialize + serde::de::DeserializeOwned>(
+        &self,
+        key: &str,
+        f: impl FnOnce() -> Result<T>,
+    ) -> Result<T> {
         use std::sync::atomic::Ordering::Relaxed;
+        let lock = self
+            .busy
+            .lock()
+            .expect("no worker panics while holding the key table")
+            .entry(key.to_string())
+            .or_default()
+            .clone();
+        // A poisoned key lock only means another worker failed on this key: compute it again here.
+        let _held = lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let (v, origin) = self.store.get_with_origin(key, f)?;
         match origin {
             ltr_experiment::CellOrigin::Computed => self.computed.fetch_add(1, Relaxed),
@@ -47,8 +91,8 @@ impl Cells {
         Ok(v)
     }
 
-    /// Whether `key` is stored.
-    pub fn contains(&self, key: &str) -> bool {
+    /// Whether the [`Cells::get_shared`] cell `key` is stored.
+    pub fn contains_shared(&self, key: &str) -> bool {
         self.store.path(key).is_file()
     }
 
@@ -304,6 +348,41 @@ pub fn ranksvm_selected(
     )?;
     let c = t.params["c"].parse()?;
     Ok((linear(&t)?, c, t0.elapsed().as_secs_f64()))
+}
+
+/// A RankSVM as [`ranksvm_stored`] keeps it in the cell store.
+#[derive(Serialize, Deserialize)]
+struct StoredRankSvm {
+    weights: Vec<f64>,
+    /// The C chosen on validation, as the registry wrote it.
+    c: String,
+    /// Training seconds (the whole grid).
+    seconds: f64,
+}
+
+/// RankSVM on a fold with C chosen from `grid` (`c=...`) on validation MAP, trained once for every experiment that
+/// starts from it and kept in the cell store (`BENCH-fN-ranksvm-GRID`): the LETOR baselines and Table 4 (a method),
+/// the sigmoid meta-ranker (a seed) and the click experiment (the full-information skyline) use the same model of a
+/// fold. The weights come back bit for bit (JSON with round-trip floats). Returns the model, C as the registry wrote
+/// it, and the seconds its training took when it was computed.
+pub fn ranksvm_stored(
+    ctx: &Ctx,
+    bench: &str,
+    fold: &Fold,
+    conv: &Convention,
+    grid: &str,
+) -> Result<(LinearModel, String, f64)> {
+    let key = format!("{bench}-f{}-ranksvm-{grid}", fold.number);
+    let m: StoredRankSvm = ctx.cells.get_shared(&key, || {
+        let t0 = std::time::Instant::now();
+        let t = train_by_name("ranksvm", &[grid], fold, Metric::Ap(None), conv)?;
+        Ok(StoredRankSvm {
+            weights: linear(&t)?.weights,
+            c: t.params["c"].clone(),
+            seconds: t0.elapsed().as_secs_f64(),
+        })
+    })?;
+    Ok((LinearModel::new(m.weights), m.c, m.seconds))
 }
 
 fn find_bench(root: &Path, name: &str) -> Option<PathBuf> {

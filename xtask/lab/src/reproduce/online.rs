@@ -297,7 +297,7 @@ mod tests {
             benches: Vec::new(),
             synthetic: true,
             out: out.path().to_path_buf(),
-            cells: Cells::new(out.path().join("cells")),
+            cells: Cells::with_protocol(out.path().join("cells"), false),
             slice: false,
             progress: indicatif::MultiProgress::with_draw_target(
                 indicatif::ProgressDrawTarget::hidden(),

@@ -20,6 +20,9 @@ pub struct Options {
     pub jobs: Option<usize>,
     /// The slice's reduced protocol (fold 1, the cheapest setting of each row): set only by the slice itself.
     pub slice: bool,
+    /// The cell store (default `OUT/cells`): the slice after a full run shares the full run's, where its
+    /// [`super::Cells::get_shared`] cells (the same model on fold 1) are already computed.
+    pub cells: Option<PathBuf>,
 }
 
 /// Run the experiments of `o`; true when the data were generated (no LETOR folds found).
@@ -31,6 +34,7 @@ pub fn reproduce(o: &Options) -> Result<bool> {
         out,
         jobs,
         slice,
+        cells,
     } = o;
     let t0 = std::time::Instant::now();
     let (benches, synthetic) = super::load(data.as_deref(), folds, None)?;
@@ -49,14 +53,14 @@ pub fn reproduce(o: &Options) -> Result<bool> {
                 .join(", ")
         );
     }
-    let cells_dir = out.join("cells");
+    let cells_dir = cells.clone().unwrap_or_else(|| out.join("cells"));
     std::fs::create_dir_all(&cells_dir).with_context(|| cells_dir.display().to_string())?;
     let ctx = super::Ctx {
         slice: *slice,
         benches,
         synthetic,
         out: out.clone(),
-        cells: super::Cells::new(cells_dir),
+        cells: super::Cells::with_protocol(cells_dir, *slice),
         progress: indicatif::MultiProgress::new(),
         jobs: jobs.unwrap_or_else(|| {
             std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)

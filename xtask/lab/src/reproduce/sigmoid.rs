@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::{
-    f4, in_parallel, linear, md_table, pooled, ranksvm_selected, test_result, train_by_name,
-    train_fold, write_report, Ctx, Fold, FoldResult,
+    f4, in_parallel, linear, md_table, pooled, ranksvm_c_grid, ranksvm_stored, test_result,
+    train_by_name, train_fold, write_report, Ctx, Fold, FoldResult,
 };
 use ltr_experiment::{line_chart, Series};
 
@@ -27,6 +27,9 @@ struct SigmoidCell {
 
 /// The σ values of the sweep (Figure 8).
 const SIGMAS: [f64; 6] = [0.1, 1.0, 2.0, 5.0, 7.0, 10.0];
+/// The table's σ. The sweep's point at this σ is the table's RankSVM cell (the same seed refined the same way), so it
+/// is taken from there rather than trained a second time.
+const TABLE_SIGMA: f64 = 1.0;
 
 /// A cell of one benchmark: the table's (seed, fold) or the sweep's (σ, fold), by index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -43,6 +46,7 @@ enum Computed {
 
 fn seed_model(
     ctx: &Ctx,
+    bench: &str,
     name: &str,
     fold: &Fold,
     conv: &ltr_metrics::Convention,
@@ -62,7 +66,11 @@ fn seed_model(
             )?)?
             .weights
         }
-        "RankSVM" => ranksvm_selected(ctx, fold, conv)?.0.weights,
+        "RankSVM" => {
+            ranksvm_stored(ctx, bench, fold, conv, ranksvm_c_grid(ctx))?
+                .0
+                .weights
+        }
         _ => linear(&train_by_name("listnet", &[], fold, ndcg10, conv)?)?.weights,
     })
 }
@@ -117,39 +125,38 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
         ("RankSVM", 0.447, 0.448),
         ("ListNet", 0.450, 0.449),
     ];
-    for bench in &ctx.benches {
-        let conv = bench.convention;
-        let mut table = Vec::new();
-        let mut traces: Vec<Series> = Vec::new();
-        // Every cell of this benchmark at once, up to --jobs: the table's (seed, fold) and the sweep's (σ, fold).
-        // The RankSVM seed of a fold is trained once and shared by its table cell and its six σ cells.
-        let ranksvm_seeds: Vec<std::sync::OnceLock<Vec<f64>>> =
-            bench.folds.iter().map(|_| Default::default()).collect();
-        let seed_of = |name: &str, f: usize| -> Result<Vec<f64>> {
-            if name != "RankSVM" {
-                return seed_model(ctx, name, &bench.folds[f], &conv);
-            }
-            if let Some(w) = ranksvm_seeds[f].get() {
-                return Ok(w.clone());
-            }
-            let w = seed_model(ctx, name, &bench.folds[f], &conv)?;
-            Ok(ranksvm_seeds[f].get_or_init(|| w).clone())
-        };
-        // The slice fixes λ at one value of the grid (C = 1) instead of choosing it on validation.
-        let slice_lambda = ctx.slice.then_some(0.5);
-        let keys: Vec<CellKey> = (0..paper.len())
-            .flat_map(|s| (0..bench.folds.len()).map(move |f| CellKey::Table(s, f)))
-            .chain(
-                (0..SIGMAS.len())
-                    .flat_map(|s| (0..bench.folds.len()).map(move |f| CellKey::Sweep(s, f))),
-            )
-            .collect();
-        let computed = in_parallel(
-            ctx,
-            "sigmoid",
-            &keys,
-            |_| 1.0,
-            |&key| match key {
+    // The slice fixes λ at one value of the grid (C = 1) instead of choosing it on validation.
+    let slice_lambda = ctx.slice.then_some(0.5);
+    // Every cell of every benchmark at once, up to --jobs: the table's (seed, fold) and the sweep's (σ, fold). The
+    // RankSVM seed of a fold is the stored model ([`super::ranksvm_stored`]), trained once for its table cell, its
+    // σ cells and the other experiments.
+    let keys: Vec<(usize, CellKey)> = ctx
+        .benches
+        .iter()
+        .enumerate()
+        .flat_map(|(b, bench)| {
+            let n = bench.folds.len();
+            (0..paper.len())
+                .flat_map(move |s| (0..n).map(move |f| CellKey::Table(s, f)))
+                .chain(
+                    (0..SIGMAS.len())
+                        .filter(|&s| SIGMAS[s] != TABLE_SIGMA)
+                        .flat_map(move |s| (0..n).map(move |f| CellKey::Sweep(s, f))),
+                )
+                .map(move |k| (b, k))
+        })
+        .collect();
+    let computed = in_parallel(
+        ctx,
+        "sigmoid",
+        &keys,
+        |_| 1.0,
+        |&(b, key)| {
+            let bench = &ctx.benches[b];
+            let conv = bench.convention;
+            let seed_of =
+                |name: &str, f: usize| seed_model(ctx, &bench.name, name, &bench.folds[f], &conv);
+            match key {
                 CellKey::Table(s, f) => {
                     let (seed_name, fold) = (paper[s].0, &bench.folds[f]);
                     ctx.cells
@@ -167,7 +174,7 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
                                 )?;
                                 let t1 = Instant::now();
                                 let (m, lambda, auc_trace) =
-                                    refine(fold, &conv, &seed, 1.0, slice_lambda)?;
+                                    refine(fold, &conv, &seed, TABLE_SIGMA, slice_lambda)?;
                                 let refined = test_result(
                                     &m,
                                     &fold.test,
@@ -198,13 +205,22 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
                         )
                         .map(Computed::Sweep)
                 }
-            },
-        )?;
-        let mut computed: BTreeMap<CellKey, Computed> = keys.into_iter().zip(computed).collect();
+            }
+        },
+    )?;
+    let mut computed: BTreeMap<(usize, CellKey), Computed> =
+        keys.into_iter().zip(computed).collect();
+    for (b, bench) in ctx.benches.iter().enumerate() {
+        let conv = bench.convention;
+        let mut table = Vec::new();
+        let mut traces: Vec<Series> = Vec::new();
+        // The RankSVM seed refined at the table's σ, per fold: the sweep's point at that σ.
+        let mut at_table_sigma: Vec<FoldResult> = Vec::new();
         for (s, (seed_name, pb, pr)) in paper.into_iter().enumerate() {
             let mut cells = Vec::new();
             for (f, fold) in bench.folds.iter().enumerate() {
-                let Some(Computed::Table(cell)) = computed.remove(&CellKey::Table(s, f)) else {
+                let Some(Computed::Table(cell)) = computed.remove(&(b, CellKey::Table(s, f)))
+                else {
                     anyhow::bail!(
                         "the table cell of {seed_name}, fold {} was not computed",
                         fold.number
@@ -229,6 +245,9 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
                         json!(cell.auc_trace.len().saturating_sub(1)),
                     ),
                 ]));
+                if seed_name == "RankSVM" {
+                    at_table_sigma.push(cell.refined.clone());
+                }
                 cells.push(cell);
             }
             let b: Vec<FoldResult> = cells.iter().map(|c| c.base.clone()).collect();
@@ -308,7 +327,11 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
         for (s, sigma) in SIGMAS.into_iter().enumerate() {
             let mut res = Vec::new();
             for (f, fold) in bench.folds.iter().enumerate() {
-                let Some(Computed::Sweep(r)) = computed.remove(&CellKey::Sweep(s, f)) else {
+                if sigma == TABLE_SIGMA {
+                    res.push(at_table_sigma[f].clone());
+                    continue;
+                }
+                let Some(Computed::Sweep(r)) = computed.remove(&(b, CellKey::Sweep(s, f))) else {
                     anyhow::bail!(
                         "the σ = {sigma} cell of fold {} was not computed",
                         fold.number

@@ -18,12 +18,15 @@ pub const FOLD: usize = 1;
 /// Columns holding times (or rates of them), which no check compares.
 const TIMING: &[&str] = &["seconds", "train_s", "rounds_per_second"];
 
-/// Run the slice of `which` into the folder `scratch` (emptied first): `scratch/X/cells.csv` per experiment.
+/// Run the slice of `which` into the folder `scratch` (emptied first): `scratch/X/cells.csv` per experiment. Its
+/// cells are stored in `cells` when given (a full run's store, whose shared cells it reuses), else in
+/// `scratch/cells`.
 fn run_into(
     data: Option<&Path>,
     which: &[String],
     jobs: Option<usize>,
     scratch: &Path,
+    cells: Option<&Path>,
 ) -> Result<()> {
     if scratch.exists() {
         std::fs::remove_dir_all(scratch).with_context(|| scratch.display().to_string())?;
@@ -35,6 +38,7 @@ fn run_into(
         out: scratch.to_path_buf(),
         jobs,
         slice: true,
+        cells: cells.map(Path::to_path_buf),
     })
     .map(|_| ())
 }
@@ -46,8 +50,11 @@ pub fn write(o: &Options, synthetic: bool) -> Result<()> {
         eprintln!("slice: not written (synthetic data)");
         return Ok(());
     }
-    let scratch = o.out.join("cells").join("slice-run");
-    run_into(o.data.as_deref(), &o.which, o.jobs, &scratch)?;
+    // The full run's store: the slice's own cells are keyed apart, and the cells both protocols compute alike
+    // (fold 1 of the LETOR methods, MHR, the smallest click budget) are read back instead of trained again.
+    let cells = o.cells.clone().unwrap_or_else(|| o.out.join("cells"));
+    let scratch = cells.join("slice-run");
+    run_into(o.data.as_deref(), &o.which, o.jobs, &scratch, Some(&cells))?;
     let dest = o.out.join("slice");
     std::fs::create_dir_all(&dest).with_context(|| dest.display().to_string())?;
     for w in &o.which {
@@ -73,7 +80,8 @@ pub fn check(
     if synthetic {
         bail!("check-results needs the LETOR folds (MQ2008, OHSUMED): none found");
     }
-    run_into(data, &which, jobs, scratch)?;
+    // A fresh store: the check computes every cell afresh.
+    run_into(data, &which, jobs, scratch, None)?;
     let mut differences = Vec::new();
     for w in &which {
         let committed_path = results.join("slice").join(format!("{w}.csv"));
