@@ -104,8 +104,13 @@ fn main() -> ExitCode {
 fn lab(subcommand: &str, args: &[String]) -> Result<ExitCode> {
     let mut cmd = Command::new(env!("CARGO"));
     cmd.args(["run", "-q", "-p", "xtask-lab", "--manifest-path"])
-        .arg(project_root().join("Cargo.toml"))
-        .arg("--")
+        .arg(project_root().join("Cargo.toml"));
+    if subcommand != "download" {
+        // Only `download` needs the download stack (TLS, archives, rarlab's C++): `reproduce` and `bench` build
+        // without it, which takes a minute of CPU out of a fresh clone's `reproduce all`.
+        cmd.arg("--no-default-features");
+    }
+    cmd.arg("--")
         .arg(subcommand)
         .args(args);
     let s = cmd
