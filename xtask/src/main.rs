@@ -110,9 +110,7 @@ fn lab(subcommand: &str, args: &[String]) -> Result<ExitCode> {
         // without it, which takes a minute of CPU out of a fresh clone's `reproduce all`.
         cmd.arg("--no-default-features");
     }
-    cmd.arg("--")
-        .arg(subcommand)
-        .args(args);
+    cmd.arg("--").arg(subcommand).args(args);
     let s = cmd
         .status()
         .with_context(|| format!("cannot start {cmd:?}"))?;
