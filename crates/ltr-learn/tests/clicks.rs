@@ -6,7 +6,7 @@ use crate::common;
 use ltr_clicks::{click_training_set, ClickSimulation, PropensitySource};
 use ltr_data::Dataset;
 use ltr_learn::{train, Grid, TrainRequest};
-use ltr_metrics::{evaluate, paired_t_test, Alternative, Convention, Metric};
+use ltr_metrics::{paired_t_test, Alternative, Convention, Metric};
 
 fn grid(settings: &[&str]) -> Grid {
     Grid::parse(&settings.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap()
@@ -113,16 +113,6 @@ fn click_weights_reach_only_click_data() {
     }
 }
 
-fn ndcg10(model: &ltr_learn::Trained, test: &Dataset, conv: &Convention) -> Vec<f64> {
-    use ltr_core::Scorer;
-    let s = model.fitted.model.score_dataset(test);
-    evaluate(test, &s, &[Metric::Ndcg(Some(10))], conv)
-        .unwrap()
-        .results
-        .remove(0)
-        .per_query
-}
-
 /// The WSDM 2017 protocol at η = 1 (as `cargo xtask reproduce clicks`, which draws the curves): a production
 /// RankSVM on 5% of the training queries ranks them all, the whole list is displayed, `sessions` sessions are
 /// simulated; Propensity SVM-Rank must beat the naive one with a one-sided paired t-test (p < 0.05) and come within
@@ -157,9 +147,9 @@ fn ips_beats_naive(name: &str, fold: [Dataset; 3], conv: Convention, sessions: u
     .unwrap();
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     let (a, b, f) = (
-        ndcg10(&ips, &test, &conv),
-        ndcg10(&naive, &test, &conv),
-        ndcg10(&full, &test, &conv),
+        common::ndcg10(&ips, &test, &conv),
+        common::ndcg10(&naive, &test, &conv),
+        common::ndcg10(&full, &test, &conv),
     );
     let t = paired_t_test(&a, &b, Alternative::Greater);
     eprintln!(

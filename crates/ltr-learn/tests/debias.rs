@@ -126,15 +126,7 @@ fn rows_that_cannot_use_clicks_refuse_them_by_name() {
         }
     }
     // A propensity table is for the rows that weigh clicks by it; lambdamart learns the bias itself.
-    let err = TrainJob::builder("lambdamart")
-        .train(TrainData::File("no-such-train.txt".into()))
-        .clicks(Some(ClickSource {
-            log: "no-such-log.tsv".into(),
-            propensities: Some("no-such-table.tsv".into()),
-        }))
-        .build()
-        .expect_err("propensities")
-        .to_string();
+    let err = lambdamart_given_a_propensity_table_error();
     assert!(err.contains("propensity table"), "{err}");
 }
 
@@ -249,7 +241,13 @@ fn lambdamart_reads_known_propensities_under_debias_ips() {
     ]);
     assert!(e.contains("missing.tsv"), "{e}");
     // `ltr train --propensities` with lambdamart points to the parameter.
-    let e = TrainJob::builder("lambdamart")
+    let e = lambdamart_given_a_propensity_table_error();
+    assert!(e.contains("debias=ips --param propensities=FILE"), "{e}");
+}
+
+/// The error of `lambdamart` given `--clicks` with a propensity table (`ltr train --propensities`).
+fn lambdamart_given_a_propensity_table_error() -> String {
+    TrainJob::builder("lambdamart")
         .train(TrainData::File("no-such-train.txt".into()))
         .clicks(Some(ClickSource {
             log: "no-such-log.tsv".into(),
@@ -257,6 +255,5 @@ fn lambdamart_reads_known_propensities_under_debias_ips() {
         }))
         .build()
         .expect_err("propensities")
-        .to_string();
-    assert!(e.contains("debias=ips --param propensities=FILE"), "{e}");
+        .to_string()
 }

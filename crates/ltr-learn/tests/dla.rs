@@ -8,7 +8,7 @@ use ltr_clicks::{ClickModel, ClickRecord, ClickSimulation, Examination, Propensi
 use ltr_core::{FitContext, Params, Scorer};
 use ltr_data::Dataset;
 use ltr_learn::{train, Grid, TrainRequest};
-use ltr_metrics::{evaluate, paired_t_test, Alternative, Convention, Metric};
+use ltr_metrics::{paired_t_test, Alternative, Convention, Metric};
 
 fn grid(settings: &[&str]) -> Grid {
     Grid::parse(&settings.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap()
@@ -53,15 +53,6 @@ fn per_click(c: &Clicked) -> Dataset {
         .0
 }
 
-fn ndcg10(model: &ltr_learn::Trained, test: &Dataset, conv: &Convention) -> Vec<f64> {
-    let s = model.fitted.model.score_dataset(test);
-    evaluate(test, &s, &[Metric::Ndcg(Some(10))], conv)
-        .unwrap()
-        .results
-        .remove(0)
-        .per_query
-}
-
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
@@ -101,9 +92,9 @@ fn compare(algo: &str, c: &Clicked, conv: Convention) -> (Vec<f64>, Vec<f64>, Ve
     let naive = fit(algo, &["weighting=naive"], &clicks, c, conv);
     let ips = fit(algo, &["weighting=ips"], &clicks, c, conv);
     (
-        ndcg10(&dla, &c.test, &conv),
-        ndcg10(&naive, &c.test, &conv),
-        ndcg10(&ips, &c.test, &conv),
+        common::ndcg10(&dla, &c.test, &conv),
+        common::ndcg10(&naive, &c.test, &conv),
+        common::ndcg10(&ips, &c.test, &conv),
         propensities(&dla),
     )
 }

@@ -127,22 +127,9 @@ const DLA_LOSS_DOC: &str = "the ranker's DLA loss: softmax (the paper's: each se
                             relevance ratios e^(s_top - s_k) the propensity tower is weighted by are off and so are its \
                             propensities); the propensity tower always fits the softmax loss";
 
-/// `lambdarank`'s click debiasing.
-pub(crate) const LAMBDARANK_DLA_SPECS: &[ParamSpec] = &[
-    DEBIAS,
-    ParamSpec::new(
-        "dla-loss",
-        "softmax",
-        choice(&["lambda", "softmax"]),
-        DLA_LOSS_DOC,
-    )
-    .when("debias=dla"),
-    MAX_PROPENSITY_WEIGHT,
-    PROPENSITY_STEPS,
-];
-
-/// `listnet`'s click debiasing (its ranker loss under DLA is the top-one softmax, ListNet's own).
-pub(crate) const LISTNET_DLA_SPECS: &[ParamSpec] = &[
+/// The click debiasing of the linear listwise learners, `lambdarank` and `listnet` alike (under `dla-loss=softmax`
+/// the ranker's loss is the top-one softmax, ListNet's own).
+pub(crate) const LINEAR_DLA_SPECS: &[ParamSpec] = &[
     DEBIAS,
     ParamSpec::new(
         "dla-loss",

@@ -320,7 +320,7 @@ pub fn distributed_names() -> Vec<&'static str> {
         .collect()
 }
 
-use clicks::{CLICK_SPECS, LAMBDARANK_DLA_SPECS, LISTNET_DLA_SPECS, PROPENSITY_RANKSVM_SPECS};
+use clicks::{CLICK_SPECS, LINEAR_DLA_SPECS, PROPENSITY_RANKSVM_SPECS};
 use ensemble::{MHR_SPECS, RANKBOOST_SPECS, SIGMOID_SPECS};
 use listwise::{ADARANK_SPECS, COORDINATE_ASCENT_SPECS, LAMBDARANK_SPECS, MEASURE_SPECS};
 use neural::NEURAL_SPECS;
@@ -475,7 +475,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         class_name: "ListNet",
         paper: "Cao et al., ICML 2007, batch top-one ListNet (baseline of seed 003; a sigmoid seed); debias=dla: Ai et al., SIGIR 2018, the Dual Learning Algorithm",
         code: "crates/ltr-online/src/listnet.rs; debias=dla in crates/ltr-listwise/src/dla.rs",
-        params: &[LISTNET_SPECS, CLICK_SPECS, LISTNET_DLA_SPECS],
+        params: &[LISTNET_SPECS, CLICK_SPECS, LINEAR_DLA_SPECS],
         distributed: Some(online::listnet_distributed),
         clicks: ClickUse::ClickQueriesOrSessions,
         missing_values: false,
@@ -526,7 +526,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         class_name: "LambdaRank",
         paper: "Burges 2010, From RankNet to LambdaRank to LambdaMART: LambdaRank gradients for a linear model; debias=dla: Ai et al., SIGIR 2018, the Dual Learning Algorithm",
         code: "crates/ltr-listwise/src/lambdarank.rs; debias=dla in crates/ltr-listwise/src/dla.rs",
-        params: &[LAMBDARANK_SPECS, CLICK_SPECS, LAMBDARANK_DLA_SPECS],
+        params: &[LAMBDARANK_SPECS, CLICK_SPECS, LINEAR_DLA_SPECS],
         distributed: Some(listwise::lambdarank_distributed),
         clicks: ClickUse::ClickQueriesOrSessions,
         missing_values: false,

@@ -1,6 +1,18 @@
 //! Setup shared by the test modules.
 
+use ltr_core::Scorer;
 use ltr_data::Dataset;
+use ltr_metrics::{evaluate, Convention, Metric};
+
+/// Per-query NDCG@10 of `model` on `test` under `conv`.
+pub fn ndcg10(model: &ltr_learn::Trained, test: &Dataset, conv: &Convention) -> Vec<f64> {
+    let s = model.fitted.model.score_dataset(test);
+    evaluate(test, &s, &[Metric::Ndcg(Some(10))], conv)
+        .unwrap()
+        .results
+        .remove(0)
+        .per_query
+}
 
 /// Generated web data (`ltr generate --profile web`) of `queries` queries of `min_docs`–`max_docs` documents from
 /// `seed`, split 60/20/20 in query order into train, validation and test, each z-scored by the training part.
