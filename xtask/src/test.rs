@@ -153,6 +153,13 @@ fn python() -> Result<String> {
     bail!("the Python tests need Python >= 3.9 with venv and pip on PATH (python3); install it or pass --no-python")
 }
 
+/// `PY -m pip install -q` without pip's version check, for the arguments that follow.
+fn pip_install(py: &Path) -> Command {
+    let mut cmd = Command::new(py);
+    cmd.args(["-m", "pip", "install", "-q", "--disable-pip-version-check"]);
+    cmd
+}
+
 /// The venv the Python tests use (`target/python-venv`), made when missing, with the build and test requirements
 /// of `python/requirements-test.txt` (the peers there are oracles only, never dependencies of `ltrkit`).
 fn venv(root: &Path, out: Out<'_>) -> Result<PathBuf> {
@@ -166,15 +173,8 @@ fn venv(root: &Path, out: Out<'_>) -> Result<PathBuf> {
         )?;
     }
     status(
-        Command::new(&py)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "-q",
-                "--disable-pip-version-check",
-                "-r",
-            ])
+        pip_install(&py)
+            .arg("-r")
             .arg(root.join("python").join("requirements-test.txt")),
         "installing the Python test requirements",
         out,
@@ -198,16 +198,8 @@ fn python_tests(
     // `pip install ./python` as a user would, built with the dev profile so that it reuses the artifacts of the
     // Rust tests (the release build is for wheels).
     status(
-        Command::new(&py)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "-q",
-                "--disable-pip-version-check",
-                "--force-reinstall",
-                "--no-deps",
-            ])
+        pip_install(&py)
+            .args(["--force-reinstall", "--no-deps"])
             .arg(root.join("python"))
             .env("MATURIN_PEP517_ARGS", "--profile dev")
             .envs(lint_env.iter().map(|(k, v)| (k, v)))
