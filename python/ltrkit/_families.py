@@ -941,6 +941,7 @@ class LambdaMART(Ranker):
     - ``sigma`` (float in [1e-300, 1e+300]; default 1): σ of the pair sigmoid.
     - ``norm`` (bool; default true): scale each query's gradients by log2(1 + Σλ)/Σλ.
     - ``score_gap`` (bool; default true): divide each pair's |Δ| by 0.01 + |s_i − s_j| (as LightGBM's lambdarank_norm).
+    - ``ties`` (one of file-order, seeded-shuffle; default file-order): the order of equal-scored documents in the ranking each pair's |Δ| is read from (all of a query's documents tie in the first round): file-order (as LightGBM; biased where file order follows relevance) or seeded-shuffle (an order drawn for every query and round from --seed: the same model for the same seed at any thread count).
     - ``debias`` (one of none, position-factors, pairwise, dla, ips; default none): position debiasing of clicks (ltr train --clicks LOG, or a LightGBM .position file beside the training file): none (clicks read as labels: the naive control), position-factors (a factor per position added to each score while training and learned with the trees by a Newton step a round, as LightGBM's lambdarank_position_bias) or pairwise (Unbiased LambdaMART, Hu et al. 2019: each pair divided by the click bias of the clicked document's position and the non-click bias of the other's, both learned jointly, as XGBoost's lambdarank_unbiased) or dla (the Dual Learning Algorithm, Ai et al. 2018: a propensity per position and the trees learned together, the trees fitting DLA's inverse-propensity weighted softmax loss over each session's clicks instead of LambdaRank's pairs) or ips (known propensities from `propensities`: each pair divided by the propensity of its clicked document's position).
     - ``propensities`` (text; default (none)): with debias=ips: the propensity table file (`ltr clicks propensity --out`: a header line, then `rank propensity …` lines from rank 1, the form `ltr train --propensities` reads), giving every position the sessions show.
     - ``position_bias_regularization`` (float in [0.0, 1e+300]; default 0): L2 penalty on the position factors (LightGBM's lambdarank_position_bias_regularization); their Newton step is scaled by learning-rate, as LightGBM's. Only with debias=position-factors.
@@ -955,7 +956,7 @@ class LambdaMART(Ranker):
     """
 
     _algo = "lambdamart"
-    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "min_docs_count": "min-docs-count", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "min_data_in_bin": "min-data-in-bin", "bin_sample_docs": "bin-sample-docs", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction", "lambda_metric": "lambda-metric", "label_gain": "label-gain", "ndcg_at": "ndcg-at", "pair_method": "pair-method", "truncation": "truncation", "pairs_per_doc": "pairs-per-doc", "sigma": "sigma", "norm": "norm", "score_gap": "score-gap", "debias": "debias", "propensities": "propensities", "position_bias_regularization": "position-bias-regularization", "bias_norm": "bias-norm", "query_weights": "query-weights", "init_model": "init-model", "init_algo": "init-algo"}
+    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "min_docs_count": "min-docs-count", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "min_data_in_bin": "min-data-in-bin", "bin_sample_docs": "bin-sample-docs", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction", "lambda_metric": "lambda-metric", "label_gain": "label-gain", "ndcg_at": "ndcg-at", "pair_method": "pair-method", "truncation": "truncation", "pairs_per_doc": "pairs-per-doc", "sigma": "sigma", "norm": "norm", "score_gap": "score-gap", "ties": "ties", "debias": "debias", "propensities": "propensities", "position_bias_regularization": "position-bias-regularization", "bias_norm": "bias-norm", "query_weights": "query-weights", "init_model": "init-model", "init_algo": "init-algo"}
 
     def __init__(
         self,
@@ -982,6 +983,7 @@ class LambdaMART(Ranker):
         sigma: Any = None,
         norm: Any = None,
         score_gap: Any = None,
+        ties: Any = None,
         debias: Any = None,
         propensities: Any = None,
         position_bias_regularization: Any = None,
@@ -1020,6 +1022,7 @@ class LambdaMART(Ranker):
         self.sigma = sigma
         self.norm = norm
         self.score_gap = score_gap
+        self.ties = ties
         self.debias = debias
         self.propensities = propensities
         self.position_bias_regularization = position_bias_regularization

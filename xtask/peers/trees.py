@@ -74,13 +74,19 @@ import sys, time, lightgbm as lgb, numpy as np
 t0 = time.perf_counter()
 train, test, out, threads, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 mode = sys.argv[6] if len(sys.argv) > 6 else "matched"
+# A factor on the learning rate (0.1 under both settings): trees_quality.py's protocol. LightGBM draws nothing at
+# random under these settings (no bagging, no feature fraction, all rows binned), so it takes no seed.
+factor = float(sys.argv[7]) if len(sys.argv) > 7 else 1.0
+rate = 0.1 * factor
 if mode == "matched":
     params = {"objective": "lambdarank", "num_threads": threads, "verbose": -1, "num_leaves": 31,
-              "learning_rate": 0.1, "min_data_in_leaf": 20, "max_bin": 255, "lambdarank_truncation_level": 30,
+              "learning_rate": rate, "min_data_in_leaf": 20, "max_bin": 255, "lambdarank_truncation_level": 30,
               "deterministic": True, "force_row_wise": False}
     ds = lgb.Dataset(train, params={"max_bin": 255, "verbose": -1})
 else:  # LGBMRanker's defaults: lambdarank, 100 rounds, nothing else set
     params = {"objective": "lambdarank", "num_threads": threads, "verbose": -1, "deterministic": True}
+    if factor != 1.0:
+        params["learning_rate"] = rate
     ds = lgb.Dataset(train, params={"verbose": -1})
 b = lgb.train(params, ds, num_boost_round=rounds)
 print(time.perf_counter() - t0)
@@ -92,13 +98,20 @@ XGB_SCRIPT = r"""
 import sys, xgboost as xgb, numpy as np
 train, test, out, threads = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 mode = sys.argv[5] if len(sys.argv) > 5 else "defaults"
+# A factor on the learning rate (0.1 matched, XGBoost's 0.3 by default) and a seed: trees_quality.py's protocol.
+factor = float(sys.argv[6]) if len(sys.argv) > 6 else 1.0
+seed = int(sys.argv[7]) if len(sys.argv) > 7 else 0
 dtrain = xgb.DMatrix(train + "?format=libsvm")
 dtrain.set_group(np.loadtxt(train + ".query", dtype=int, ndmin=1))
 params = {"objective": "rank:ndcg", "nthread": threads, "tree_method": "hist"}
+if factor != 1.0:
+    params["eta"] = 0.3 * factor
+if seed != 0:
+    params["seed"] = seed
 if mode == "matched":
     # No documents-a-leaf floor in XGBoost (min_child_weight is a hessian sum): that one setting stays its own.
-    params.update({"eta": 0.1, "grow_policy": "lossguide", "max_leaves": 31, "max_depth": 0, "max_bin": 255,
-                   "lambdarank_pair_method": "topk", "lambdarank_num_pair_per_sample": 30})
+    params.update({"eta": 0.1 * factor, "grow_policy": "lossguide", "max_leaves": 31, "max_depth": 0,
+                   "max_bin": 255, "lambdarank_pair_method": "topk", "lambdarank_num_pair_per_sample": 30})
 b = xgb.train(params, dtrain, num_boost_round=100)
 s = b.predict(xgb.DMatrix(test + "?format=libsvm"))
 np.savetxt(out, s, fmt="%.17g")
@@ -110,11 +123,15 @@ import sys, numpy as np
 from sklearn.datasets import load_svmlight_files
 from catboost import CatBoostRanker, Pool
 train, test, out, threads, mode = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+# A factor on the matched learning rate and the seed (trees_quality.py's protocol; the defaults' rate is CatBoost's
+# own choice from the data, which only the seed moves).
+factor = float(sys.argv[6]) if len(sys.argv) > 6 else 1.0
+seed = int(sys.argv[7]) if len(sys.argv) > 7 else 0
 Xtr, ytr, qtr, Xte, _, qte = load_svmlight_files([train, test], query_id=True)
-params = {"loss_function": "YetiRank", "thread_count": threads, "random_seed": 0, "verbose": False,
+params = {"loss_function": "YetiRank", "thread_count": threads, "random_seed": seed, "verbose": False,
           "allow_writing_files": False}
 if mode == "matched":
-    params.update({"iterations": 100, "learning_rate": 0.1, "grow_policy": "Lossguide", "max_leaves": 31,
+    params.update({"iterations": 100, "learning_rate": 0.1 * factor, "grow_policy": "Lossguide", "max_leaves": 31,
                    "depth": 16, "min_data_in_leaf": 20, "border_count": 255})
 m = CatBoostRanker(**params)
 m.fit(Pool(Xtr.toarray(), ytr, group_id=qtr))

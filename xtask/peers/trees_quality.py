@@ -9,9 +9,9 @@ Run inside the peer venv (never a dependency of the crates), after a release bui
         --out bench-quality [--sets mq2008,ohsumed,raw,web] [--threads 2]
     # after a change to ltr: the peers' scores are kept in --out and reused; only ltr trains again
     /work/venv-peers/bin/python xtask/peers/trees_quality.py --ltr target/release/ltr --label after --out bench-quality
-    # a candidate default, measured before it becomes one: its own label, the same peers
+    # a candidate default, measured before it becomes one: its own label, the same peers, paired with the current
     /work/venv-peers/bin/python xtask/peers/trees_quality.py --ltr target/release/ltr --label cand \
-        --ltr-param min-docs-count=hessian --out bench-quality
+        --ltr-param ties=seeded-shuffle --paired-with after --out bench-quality
 
 Data sets (each test query counts once; folds and seeds are pooled within a set):
   - mq2008: MQ2008, five folds (`letor4` convention), from $LTR_DATASETS or ../shared/datasets;
@@ -30,13 +30,20 @@ Settings (every program sees the training file only: no validation, no early sto
   - defaults: `ltr train --algo lambdamart` (its defaults: `--normalize auto`, which z-scores raw features);
     LightGBM `lambdarank` with nothing else set, 100 rounds (LGBMRanker's defaults); XGBoost `rank:ndcg`, 100
     rounds (XGBRanker's); CatBoost `YetiRank` with nothing else set (1,000 iterations).
+The protocol's settings: every program runs under each setting three times, with the learning rate times 0.995, 1
+and 1.005 and seeds 1, 0 and 2 with them (the first run is factor 1, seed 0: the single run of old; `--settings
+1` keeps only it). The seed reaches what a program draws at random: CatBoost's `random_seed`, XGBoost's `seed`,
+`ltr`'s `--seed` (which moves `ties=seeded-shuffle`, nothing under the default `ties=file-order`); LightGBM draws
+nothing at these settings. CatBoost's defaults choose their learning rate from the data, so only the seed moves
+them. Each test query's NDCG@10 is averaged over the three runs, and the tables and t-tests take those means: a
+one-run score moves by up to 0.03 on 43 test queries under a 0.5% change of the learning rate (BENCHMARKS.md).
 With `--validate`, `ltr` trains as `cargo xtask reproduce` does: with the fold's vali.txt (where there is one; the
 generated sets have one, the MSLR sample not), early stopping on NDCG@10 under the set's convention; the peers keep
 their runs above. `--paired-with LABEL` adds a paired t-test of `ltr`'s per-query values against another run's
 (a candidate default against the current one: protocol rule (b)); `--raw-seeds 4,5,6` is the held-out check.
 Every model scores the set's test file; `ltr eval --per-query` computes NDCG@10 under the set's convention, and a
 paired t-test over the pooled test queries (scipy's `ttest_rel`) compares each program with LightGBM under the
-same setting. Prints Markdown tables and writes OUT/quality-LABEL.json.
+same setting. Prints Markdown tables (the means, and each run's own score) and writes OUT/quality-LABEL.json.
 """
 import argparse
 import json
@@ -98,8 +105,14 @@ def sets(a, out):
     return found
 
 
+# The protocol's settings of every program (BENCHMARKS.md, "Protocol for choosing tree defaults"): the learning
+# rate times a factor, and the seed of a program that draws at random. The first is the single run of old.
+SETTINGS = ((1.0, 0), (0.995, 1), (1.005, 2))
+
+
 def jobs(a, fold, work, convention):
-    """(method, setting, is_ltr, command, scores file) of every training on one fold; ltr's predict runs after."""
+    """(method, setting, k, is_ltr, command, scores file, model) of every training on one fold, k the index into
+    SETTINGS; ltr's predict runs after."""
     train, test = str(fold / "train.txt"), str(fold / "test.txt")
     vali = fold / "vali.txt"
     # --validate: ltr's runs as `cargo xtask reproduce` trains (early stopping on the fold's validation NDCG@10)
@@ -109,21 +122,31 @@ def jobs(a, fold, work, convention):
     py, t = sys.executable, str(a.threads)
     out = []
     extra = [x for kv in a.ltr_param for x in ("--param", kv)]
-    for setting, ltr_args in (("matched", ["--param", "ndcg-at=30", "--normalize", "none"]), ("defaults", [])):
-        ltr_args = ltr_args + extra + validate
-        model = work / f"ltr-{setting}-{a.label}.bin"
-        out.append(("ltr lambdamart", setting, True,
-                    [a.ltr, "train", "--train", train, "--algo", "lambdamart", *ltr_args, "--model", str(model)],
-                    work / f"ltr-{setting}-{a.label}.scores", model))
-        out.append(("LightGBM lambdarank", setting, False,
-                    [py, "-c", LGBM_SCRIPT, lgb_train, lgb_test, str(work / f"lgbm-{setting}.scores"), t, "100",
-                     setting], work / f"lgbm-{setting}.scores", None))
-        out.append(("XGBoost rank:ndcg", setting, False,
-                    [py, "-c", XGB_SCRIPT, lgb_train, lgb_test, str(work / f"xgb-{setting}.scores"), t, setting],
-                    work / f"xgb-{setting}.scores", None))
-        out.append(("CatBoost YetiRank", setting, False,
-                    [py, "-c", CB_SCRIPT, train, test, str(work / f"cb-{setting}.scores"), t, setting],
-                    work / f"cb-{setting}.scores", None))
+    for k, (factor, seed) in enumerate(SETTINGS[:a.settings]):
+        sfx = "" if k == 0 else f"-s{k}"  # k = 0 keeps the file names of the single-run script
+        for setting, ltr_args in (("matched", ["--param", "ndcg-at=30", "--normalize", "none"]), ("defaults", [])):
+            # lambdamart's learning rate is 0.1 under both settings; --seed only moves what draws at random
+            # (ties=seeded-shuffle, sampling); a factor of 1 passes nothing, so k = 0 is the run of old.
+            nudge = ([] if factor == 1.0 else ["--param", f"learning-rate={0.1 * factor:.10g}"]) + \
+                ([] if seed == 0 else ["--seed", str(seed)])
+            args = ltr_args + nudge + extra + validate
+            model = work / f"ltr-{setting}-{a.label}{sfx}.bin"
+            out.append(("ltr lambdamart", setting, k, True,
+                        [a.ltr, "train", "--train", train, "--algo", "lambdamart", *args, "--model", str(model)],
+                        work / f"ltr-{setting}-{a.label}{sfx}.scores", model))
+            f = f"{factor:g}"
+            # LGBMRanker's defaults are the matched settings (lambdarank, 100 rounds, 31 leaves, 20 a leaf, 255
+            # bins, truncation 30, learning rate 0.1): one model serves both rows.
+            out.append(("LightGBM lambdarank", setting, k, False,
+                        [py, "-c", LGBM_SCRIPT, lgb_train, lgb_test, str(work / f"lgbm-matched{sfx}.scores"), t,
+                         "100", "matched", f], work / f"lgbm-matched{sfx}.scores", None))
+            out.append(("XGBoost rank:ndcg", setting, k, False,
+                        [py, "-c", XGB_SCRIPT, lgb_train, lgb_test, str(work / f"xgb-{setting}{sfx}.scores"), t,
+                         setting, f, str(seed)], work / f"xgb-{setting}{sfx}.scores", None))
+            if a.catboost_defaults or setting == "matched":
+                out.append(("CatBoost YetiRank", setting, k, False,
+                            [py, "-c", CB_SCRIPT, train, test, str(work / f"cb-{setting}{sfx}.scores"), t, setting,
+                             f, str(seed)], work / f"cb-{setting}{sfx}.scores", None))
     return out
 
 
@@ -135,7 +158,7 @@ def per_query_ndcg(a, test, scores, convention):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--ltr", required=True)
+    ap.add_argument("--ltr", help="the ltr binary (release build); not needed with --peers-only")
     ap.add_argument("--out", default="bench-quality")
     ap.add_argument("--label", default="run", help="names ltr's models and scores, so runs of two builds coexist")
     ap.add_argument("--sets", default="mq2008,ohsumed,raw,web")
@@ -152,37 +175,64 @@ def main():
                     help="also a paired t-test of ltr's per-query values against those of run LABEL (same --out)")
     ap.add_argument("--max-folds", type=int, default=5, help="the first N folds of a LETOR set (a quick check)")
     ap.add_argument("--rerun-peers", action="store_true", help="train the peers again even if their scores exist")
+    ap.add_argument("--reuse-ltr", action="store_true",
+                    help="score ltr's models of this --label again instead of training them (tables from a run's files)")
+    ap.add_argument("--settings", type=int, default=len(SETTINGS), choices=range(1, len(SETTINGS) + 1),
+                    help="how many of the protocol's settings each program averages over (1: the single run at "
+                         "learning rate 0.1 and seed 0)")
+    ap.add_argument("--no-catboost-defaults", dest="catboost_defaults", action="store_false",
+                    help="leave out CatBoost's defaults (1,000 iterations: the longest runs of the script)")
+    ap.add_argument("--peers-only", action="store_true",
+                    help="only train the peers' models into --out (no ltr, no tables: the generated sets need ltr, so "
+                         "with mq2008, ohsumed and --real sets), e.g. while ltr builds")
     a = ap.parse_args()
-    a.ltr = str(pathlib.Path(a.ltr).resolve())
+    if a.ltr is None and not a.peers_only:
+        ap.error("--ltr is required")
+    a.ltr = str(pathlib.Path(a.ltr).resolve()) if a.ltr else None
     out = pathlib.Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, RAYON_NUM_THREADS=str(a.threads), RUST_LOG="warn")
     rows, seconds = [], {}
     for name, convention, folds in sets(a, out):
-        values = {}  # (method, setting) -> [per-query NDCG@10 in one order over the set's folds]
+        # (method, setting) -> one list per setting k of per-query NDCG@10, in one order over the set's folds
+        values = {}
         for fold in folds:
             work = out / "work" / name.replace(" ", "-").replace("(", "").replace(")", "") / fold.name
             work.mkdir(parents=True, exist_ok=True)
             for part in ("train", "test"):
                 if not (work / f"{part}.lgb.query").exists():
                     strip_to_lightgbm(fold / f"{part}.txt", work / f"{part}.lgb")
-            for method, setting, is_ltr, cmd, scores, model in jobs(a, fold, work, convention):
-                if is_ltr or a.rerun_peers or not scores.exists():
+            for method, setting, k, is_ltr, cmd, scores, model in jobs(a, fold, work, convention):
+                if a.peers_only:
+                    if not is_ltr and (a.rerun_peers or not scores.exists()):
+                        run(cmd, env)
+                    continue
+                if (is_ltr and not a.reuse_ltr) or a.rerun_peers or not scores.exists():
                     secs, _ = run(cmd, env)
                     seconds.setdefault(f"{name} {method} {setting}", []).append(secs)
                     if model is not None:
                         run([a.ltr, "predict", "--model", str(model), "--data", str(fold / "test.txt"), "--out",
                              str(scores)], env)
                 pq = per_query_ndcg(a, fold / "test.txt", scores, convention)
-                values.setdefault((method, setting), []).extend(pq[q] for q in sorted(pq))
+                runs = values.setdefault((method, setting), [])
+                while len(runs) <= k:
+                    runs.append([])
+                runs[k].extend(pq[q] for q in sorted(pq))
             print(f"{name} {fold.name} done", file=sys.stderr, flush=True)
-        for (method, setting), v in values.items():
-            base = np.array(values[("LightGBM lambdarank", setting)])
-            v = np.array(v)
+        if a.peers_only:
+            continue
+        for (method, setting), runs in values.items():
+            # Each query's value averaged over the settings; the t-test pairs these means query by query.
+            base = np.mean(np.array(values[("LightGBM lambdarank", setting)]), axis=0)
+            per_run = np.array(runs)
+            v = per_run.mean(axis=0)
             p = None if method.startswith("LightGBM") else float(stats.ttest_rel(v, base).pvalue)
             rows.append({"set": name, "method": method, "setting": setting, "queries": len(v),
-                         "ndcg10": float(v.mean()), "minus_lightgbm": float(v.mean() - base.mean()), "p": p,
-                         "per_query": v.tolist()})
+                         "settings": len(runs), "ndcg10": float(v.mean()), "minus_lightgbm": float(v.mean() -
+                                                                                                  base.mean()),
+                         "p": p, "per_run": per_run.mean(axis=1).tolist(), "per_query": v.tolist()})
+    if a.peers_only:
+        return
     (out / f"quality-{a.label}.json").write_text(json.dumps({"rows": rows, "seconds": seconds}, indent=1))
     if a.paired_with:
         other = json.loads((out / f"quality-{a.paired_with}.json").read_text())["rows"]
@@ -200,18 +250,28 @@ def main():
                   f"| {p:.2g} |")
     for setting in ("matched", "defaults"):
         names = list(dict.fromkeys(r["set"] for r in rows))
-        methods = list(dict.fromkeys(r["method"] for r in rows))
-        print(f"\n**{setting}** (test NDCG@10; p: paired t-test against LightGBM over the set's test queries)\n")
-        print("| method | " + " | ".join(names) + " | mean over sets |")
-        print("|---|" + "---|" * (len(names) + 1))
+        methods = list(dict.fromkeys(r["method"] for r in rows if r["setting"] == setting))
+        print(f"\n**{setting}** (test NDCG@10, each query's value averaged over the settings; p: paired t-test "
+              "against LightGBM over the set's test queries)\n")
+        print("| method | " + " | ".join(names) + " | mean over sets | − LightGBM |")
+        print("|---|" + "---|" * (len(names) + 2))
+        base = np.mean([r["ndcg10"] for r in rows if r["setting"] == setting and r["method"].startswith("LightGBM")])
         for m in methods:
             cells, means = [], []
             for n in names:
                 r = next(r for r in rows if r["set"] == n and r["method"] == m and r["setting"] == setting)
                 means.append(r["ndcg10"])
                 cells.append(f"{r['ndcg10']:.4f}" + ("" if r["p"] is None else f" (p = {r['p']:.2g})"))
-            print(f"| {m} | " + " | ".join(cells) + f" | {np.mean(means):.4f} |")
-
+            diff = f"{np.mean(means) - base:+.4f}"
+            print(f"| {m} | " + " | ".join(cells) + f" | {np.mean(means):.4f} | {diff} |")
+        print(f"\n{setting}, each run's own test NDCG@10 ("
+              + "; ".join(f"learning rate ×{f:g}, seed {s}" for f, s in SETTINGS[:a.settings]) + ")\n")
+        print("| method | " + " | ".join(names) + " |")
+        print("|---|" + "---|" * len(names))
+        for m in methods:
+            cells = [" / ".join(f"{x:.4f}" for x in next(r for r in rows if r["set"] == n and r["method"] == m
+                                                          and r["setting"] == setting)["per_run"]) for n in names]
+            print(f"| {m} | " + " | ".join(cells) + " |")
 
 if __name__ == "__main__":
     main()

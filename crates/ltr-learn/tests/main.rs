@@ -9,5 +9,6 @@ mod debias;
 mod distributed;
 mod dla;
 mod registry;
+mod ties;
 mod tree_invariance;
 mod web_data;

@@ -51,7 +51,7 @@ pub use hist::{histogram, subtract, Sums, ROWS_FROM_CELLS};
 pub use objective::{
     discount, dla_gradients, gain, lambda_gradients, lambda_gradients_unbiased,
     squared_error_gradients, GainTable, LabelGain, LambdaMetric, LambdaQuery, LambdaSettings,
-    PairBias, PairMethod, MAX_ERR_GRADE, MAX_GAIN_LABELS,
+    PairBias, PairMethod, TieBreak, MAX_ERR_GRADE, MAX_GAIN_LABELS,
 };
 
 use ltr_core::{LtrError, Result};

@@ -137,6 +137,20 @@ pub enum PairMethod {
     },
 }
 
+/// How documents of equal score are ordered in the ranking that LambdaRank reads each pair's |Δ| from. Every
+/// document of a query has the same score in the first round, and trees of few leaves keep many equal, so the
+/// order of ties decides which positions (and discounts) the gradients see.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TieBreak {
+    /// In document (file) order, as LightGBM's stable sort: when the order of a query's documents in the file
+    /// correlates with their relevance, so does the rank a tie gives them.
+    #[default]
+    FileOrder,
+    /// In an order drawn afresh for every query and round from the query's seed ([`LambdaQuery::seed`]): the
+    /// same for the same `--seed` at any thread count, independent of the file's order.
+    SeededShuffle,
+}
+
 /// LambdaRank's pair weighting for `lambdamart`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LambdaSettings {
@@ -158,6 +172,8 @@ pub struct LambdaSettings {
     /// Divide each pair's |Δ| by `0.01 + |s_i − s_j|` unless every document of the query has the same score
     /// (LightGBM's `lambdarank_norm` does this too): pairs already far apart pull less.
     pub score_gap: bool,
+    /// The order of documents with equal scores in the current ranking.
+    pub ties: TieBreak,
 }
 
 impl Default for LambdaSettings {
@@ -172,6 +188,7 @@ impl Default for LambdaSettings {
             sigma: 1.0,
             norm: true,
             score_gap: true,
+            ties: TieBreak::FileOrder,
         }
     }
 }
@@ -455,7 +472,7 @@ impl SwapDelta {
 
 /// LambdaRank gradients `g` and hessians `h` of one query's documents (`labels`, current `scores`).
 ///
-/// Documents are ranked by score, ties broken by document order. For every pair `(i, j)` with `label_i >
+/// Documents are ranked by score, ties broken as [`LambdaSettings::ties`] says. For every pair `(i, j)` with `label_i >
 /// label_j` that [`LambdaSettings::pairs`] selects: `ρ = 1 / (1 + e^{σ(s_i − s_j)})`, `Δ` = |Δ measure| of
 /// swapping them ([`LambdaMetric`]), `λ = σ ρ Δ`; `g_i −= λ`, `g_j += λ` and both hessians grow by
 /// `σ² ρ (1 − ρ) Δ`. With `score_gap`, Δ is first divided by `0.01 + |s_i − s_j|` (unless all scores are equal).
@@ -508,19 +525,37 @@ pub fn lambda_gradients_unbiased(
 
 /// The documents of a query by descending score, ties by document order: `scores` sorted as (key, index) records
 /// whose key is the score's place in f64's total order reversed (one integer comparison instead of two lookups
-/// through the indices; the keys and indices are unique, so the permutation is `total_cmp`'s).
-fn rank_order(scores: &[f64]) -> Vec<usize> {
-    let mut records: Vec<(u64, usize)> = scores
-        .iter()
-        .enumerate()
-        .map(|(i, &s)| {
-            let b = s.to_bits();
-            let ascending = if b >> 63 == 1 { !b } else { b | (1 << 63) };
-            (!ascending, i)
-        })
-        .collect();
-    records.sort_unstable();
-    records.into_iter().map(|(_, i)| i).collect()
+/// through the indices; the keys and indices are unique, so the permutation is `total_cmp`'s). With
+/// [`TieBreak::SeededShuffle`] a key drawn from `seed` and the document's index sits between the score and the
+/// index, so equal scores fall in that drawn order (the index still breaks the astronomically rare equal draws).
+fn rank_order(scores: &[f64], ties: TieBreak, seed: u64) -> Vec<usize> {
+    let descending = |s: f64| {
+        let b = s.to_bits();
+        let ascending = if b >> 63 == 1 { !b } else { b | (1 << 63) };
+        !ascending
+    };
+    match ties {
+        TieBreak::FileOrder => {
+            let mut records: Vec<(u64, usize)> = scores
+                .iter()
+                .enumerate()
+                .map(|(i, &s)| (descending(s), i))
+                .collect();
+            records.sort_unstable();
+            records.into_iter().map(|(_, i)| i).collect()
+        }
+        TieBreak::SeededShuffle => {
+            // Salted so that the tie order is not the stream `PairMethod::Mean` draws its partners from.
+            let salt = split_mix(seed ^ 0x7469_6573_5F73_6875);
+            let mut records: Vec<(u64, u64, usize)> = scores
+                .iter()
+                .enumerate()
+                .map(|(i, &s)| (descending(s), split_mix(salt ^ i as u64), i))
+                .collect();
+            records.sort_unstable();
+            records.into_iter().map(|(_, _, i)| i).collect()
+        }
+    }
 }
 
 fn lambda_pairs(
@@ -538,7 +573,7 @@ fn lambda_pairs(
     if n < 2 || query.weight == 0.0 {
         return;
     }
-    let order = rank_order(scores);
+    let order = rank_order(scores, s.ties, query.seed);
     let Some(swap) = SwapDelta::new(s, labels, &order) else {
         return;
     };

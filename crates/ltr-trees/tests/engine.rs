@@ -6,7 +6,7 @@ use ltr_data::{generate_letor_like, Dataset, FeatureMatrix, SyntheticConfig};
 use ltr_trees::{
     best_split, histogram, lambda_gradients, leaf_value, split_gain, subtract, train_gbdt,
     train_random_forest, Cell, GainTable, GbdtParams, GrowSettings, LabelGain, LambdaMetric,
-    LambdaQuery, LambdaSettings, Objective, PairMethod, RandomForestParams, Scale, Sums,
+    LambdaQuery, LambdaSettings, Objective, PairMethod, RandomForestParams, Scale, Sums, TieBreak,
 };
 use rand::{Rng, SeedableRng};
 
@@ -396,6 +396,7 @@ fn bare(metric: LambdaMetric) -> LambdaSettings {
         sigma: 1.0,
         norm: false,
         score_gap: false,
+        ties: TieBreak::FileOrder,
     }
 }
 

@@ -11,3 +11,4 @@ mod init;
 mod lightgbm;
 mod mq2008;
 mod ranks;
+mod ties;

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use ltr_trees::{
     Debias, GainTable, GbdtParams, LabelGain, LambdaMetric, LambdaSettings, LeafCount, Objective,
-    PairMethod, PropensityTable, RandomForestParams, TreeParams, MAX_ERR_GRADE,
+    PairMethod, PropensityTable, RandomForestParams, TieBreak, TreeParams, MAX_ERR_GRADE,
 };
 
 use super::start::{read_start, start_model, Start, StartModel};
@@ -209,6 +209,15 @@ pub(crate) const LAMBDAMART_SPECS: &[ParamSpec] = &[
         "true",
         Allowed::Bool,
         "divide each pair's |Δ| by 0.01 + |s_i − s_j| (as LightGBM's lambdarank_norm)",
+    ),
+    ParamSpec::new(
+        "ties",
+        "file-order",
+        choice(&["file-order", "seeded-shuffle"]),
+        "the order of equal-scored documents in the ranking each pair's |Δ| is read from (all of a query's \
+         documents tie in the first round): file-order (as LightGBM; biased where file order follows relevance) or \
+         seeded-shuffle (an order drawn for every query and round from --seed: the same model for the same seed at \
+         any thread count)",
     ),
     ParamSpec::new(
         "debias",
@@ -562,6 +571,10 @@ fn lambdamart_on(
         sigma: r.float("sigma")?,
         norm: r.flag("norm")?,
         score_gap: r.flag("score-gap")?,
+        ties: match r.choice("ties")?.as_str() {
+            "file-order" => TieBreak::FileOrder,
+            _ => TieBreak::SeededShuffle,
+        },
     };
     let table = r.text("propensities")?;
     let debias_name = r.choice("debias")?;
