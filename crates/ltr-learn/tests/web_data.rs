@@ -5,6 +5,9 @@
 //! set (printed by this test), so a regression in any learner's robustness fails it. Why some methods stay below
 //! RankSVM is in ARCHITECTURE.md ("Learners on raw web features").
 
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
 use ltr_data::{generate_web, split_by_queries, Dataset, NormalizeKind, PreprocessSpec, WebConfig};
 use ltr_learn::{Grid, TrainRequest, ALGORITHMS};
 use ltr_metrics::{evaluate_mean, Convention, Metric};
@@ -24,35 +27,60 @@ fn web_split() -> (Dataset, Dataset, Dataset) {
     (parts.pop().unwrap(), vali, test)
 }
 
+/// The split and the click training set, made once for both tests.
+fn data() -> &'static (Dataset, Dataset, Dataset, Dataset) {
+    static DATA: OnceLock<(Dataset, Dataset, Dataset, Dataset)> = OnceLock::new();
+    DATA.get_or_init(|| {
+        let (train, vali, test) = web_split();
+        let clicks = click_set(&train);
+        (train, vali, test, clicks)
+    })
+}
+
 /// Test NDCG@10 (standard convention) of every algorithm, defaults, validation on.
+///
+/// An algorithm trains once for each normalisation it applies ([`ltr_learn::Algorithm::preprocess_for`]): the
+/// trees take raw features under `auto`, so the two tests share their `auto` and `none` runs (that these are one
+/// model bit for bit is `tree_invariance::normalize_auto_leaves_the_trees_features_raw`).
 fn run(normalize: NormalizeKind) -> Vec<(&'static str, f64)> {
-    let (train, vali, test) = web_split();
+    type Runs = Mutex<BTreeMap<(&'static str, String), Arc<OnceLock<f64>>>>;
+    static RUNS: OnceLock<Runs> = OnceLock::new();
+    let (train, vali, test, clicks) = data();
     let spec = PreprocessSpec {
         normalize: Some(normalize),
         ..Default::default()
     };
     let ndcg10 = Metric::Ndcg(Some(10));
-    let clicks = click_set(&train);
     ALGORITHMS
         .iter()
         .map(|a| {
-            // Propensity SVM-Rank learns from clicks on the training queries, not from their labels.
-            let data = if a.name == "propensity-ranksvm" {
-                &clicks
-            } else {
-                &train
-            };
-            let req = TrainRequest::new(data).validation(&vali).preprocess(&spec);
-            let trained = ltr_learn::train(a.name, &Grid::default(), &req)
-                .unwrap_or_else(|e| panic!("{} ({normalize:?}): {e}", a.name));
-            let model = trained.into_model_file(Default::default());
-            let scores = model.score_raw(&test).unwrap();
-            assert!(
-                scores.iter().all(|s| s.is_finite()),
-                "{} ({normalize:?}): a non-finite score",
-                a.name
-            );
-            let v = evaluate_mean(&test, &scores, ndcg10, &Convention::STANDARD).unwrap();
+            let applied = format!("{:?}", a.preprocess_for(&spec).normalize);
+            let cell = RUNS
+                .get_or_init(Default::default)
+                .lock()
+                .unwrap()
+                .entry((a.name, applied))
+                .or_default()
+                .clone();
+            let v = *cell.get_or_init(|| {
+                // Propensity SVM-Rank learns from clicks on the training queries, not from their labels.
+                let data = if a.name == "propensity-ranksvm" {
+                    clicks
+                } else {
+                    train
+                };
+                let req = TrainRequest::new(data).validation(vali).preprocess(&spec);
+                let trained = ltr_learn::train(a.name, &Grid::default(), &req)
+                    .unwrap_or_else(|e| panic!("{} ({normalize:?}): {e}", a.name));
+                let model = trained.into_model_file(Default::default());
+                let scores = model.score_raw(test).unwrap();
+                assert!(
+                    scores.iter().all(|s| s.is_finite()),
+                    "{} ({normalize:?}): a non-finite score",
+                    a.name
+                );
+                evaluate_mean(test, &scores, ndcg10, &Convention::STANDARD).unwrap()
+            });
             eprintln!("{normalize:?} {:<22} {v:.4}", a.name);
             (a.name, v)
         })

@@ -282,7 +282,7 @@ fn provenance(env: &Env) -> String {
 
 /// `report` with section `name` (between `<!-- section:NAME -->` and `<!-- end:NAME -->`) holding `text`; a report
 /// without that section gets it at the end. Everything else is kept byte for byte.
-fn splice_section(report: &str, name: &str, text: &str) -> String {
+pub fn splice_section(report: &str, name: &str, text: &str) -> String {
     let (start, end) = (
         format!("<!-- section:{name} -->\n"),
         format!("<!-- end:{name} -->"),
@@ -648,39 +648,4 @@ fn learners_section(env: &Env) -> Result<String> {
         let _ = model.score_dataset(&trains[0]);
     }
     Ok(section)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::splice_section;
-
-    #[test]
-    fn a_section_is_replaced_and_everything_else_kept() {
-        let report = "# Benchmarks\n\nintro\n<!-- section:parse -->\nold parse\n<!-- end:parse -->\n\
-                      hand-written\n<!-- section:eval -->\nold eval\nmore\n<!-- end:eval -->\n## Trees\n\ntables\n";
-        let out = splice_section(report, "eval", "new eval\n\n");
-        assert_eq!(
-            out,
-            "# Benchmarks\n\nintro\n<!-- section:parse -->\nold parse\n<!-- end:parse -->\n\
-             hand-written\n<!-- section:eval -->\nnew eval\n<!-- end:eval -->\n## Trees\n\ntables\n"
-        );
-        // Splicing what is there gives the report back.
-        assert_eq!(splice_section(&out, "eval", "new eval"), out);
-    }
-
-    #[test]
-    fn a_missing_section_is_added_at_the_end() {
-        let out = splice_section("# Benchmarks\n\nkept\n", "svm", "svm rows");
-        assert_eq!(
-            out,
-            "# Benchmarks\n\nkept\n\n<!-- section:svm -->\nsvm rows\n<!-- end:svm -->\n"
-        );
-        assert_eq!(
-            splice_section("", "svm", "rows"),
-            "# Benchmarks\n\n<!-- section:svm -->\nrows\n<!-- end:svm -->\n"
-        );
-        // A start marker without its end is not a section: the report is kept and the section added.
-        let broken = "a\n<!-- section:svm -->\nb\n";
-        assert!(splice_section(broken, "svm", "rows").starts_with(broken));
-    }
 }

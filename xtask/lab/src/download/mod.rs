@@ -489,6 +489,3 @@ pub fn install(e: &Entry, dir: &Path, from: Option<&Path>, url: Option<&str>) ->
     println!("{} installed and verified at {}", e.name, t.display());
     Ok(t)
 }
-
-#[cfg(test)]
-mod tests;

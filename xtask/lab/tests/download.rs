@@ -1,6 +1,12 @@
-//! Tests of the downloader against servers on 127.0.0.1: resume, fallback, checksums, archives.
-use super::*;
-use std::io::Cursor;
+//! Tests of the downloader (`xtask_lab::download`) against servers on 127.0.0.1: resume, fallback, checksums,
+//! archives.
+
+use std::fs::{self, File};
+use std::io::{Cursor, Read, Write};
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+use xtask_lab::download::{install, manifest, verify, Entry, Source};
 
 fn tiny_dataset() -> (Vec<u8>, Entry) {
     let mut buf = Cursor::new(Vec::new());
