@@ -6,7 +6,7 @@
 # Usage: benches/dla-linear.sh LTR WORKDIR DATASET USER SESSIONS...
 #   DATASET: `web` or a folder with train.txt, vali.txt and test.txt (MQ2008 Fold1: ../shared/datasets/MQ2008/Fold1).
 #   USER: `ultra` (ltr clicks simulate --preset ultra: ULTRA's curve, ε− 0.1, ε+ 1, top 10) or `pbm` ((1/k)^1,
-#   ε− 0.1, ε+ 1, top 10).
+#   ε− 0.1, ε+ 1, top 10), either with `:ETA` for another position-bias strength (`ultra:2`: the curve squared).
 # A RankSVM production ranker trained on 1% of the training queries shows the top 10; every learner picks its epoch
 # on the judged validation file by NDCG@10; test NDCG@10 (LETOR 4.0 convention) with the one-sided paired t-test of
 # DLA over naive. Peers run in LTR_PEER_VENV, else the repository's .venv-peers (benches/clicks-preamble.sh).
@@ -15,10 +15,12 @@ ltr=$1 work=$2 dataset=$3 user=$4
 shift 4
 . "$(dirname "$0")/clicks-preamble.sh"
 vali=$data/vali.txt
+eta=1
+case $user in *:*) eta=${user#*:} user=${user%%:*} ;; esac
 case $user in
-  ultra) sim=(--preset ultra) ;;
-  pbm) sim=(--click-model pbm --eta 1 --top 10) ;;
-  *) echo "USER must be ultra or pbm, not $user" >&2; exit 1 ;;
+  ultra) sim=(--preset ultra --eta "$eta") ;;
+  pbm) sim=(--click-model pbm --eta "$eta" --top 10) ;;
+  *) echo "USER must be ultra or pbm (with :ETA or not), not $user" >&2; exit 1 ;;
 esac
 seconds() { "$py" -c "import time; print(f'{time.time() - $1:.1f}')"; }
 echo "| sessions | naive | DLA | IPS, true propensities | p (DLA > naive) | DLA time | DLA's propensities, ranks 1–10 | worst error, ranks 1–10 |"
@@ -37,10 +39,11 @@ for n in "$@"; do
     "$ltr" eval --data "$test" --scores "$work/$form-$n.scores" --metric NDCG@10 --convention letor4 --json -q \
       > "$work/$form-$n.eval.json"
   done
-  "$py" - "$work" "$n" "$user" <<'PY'
+  "$py" - "$work" "$n" "$user" "$eta" <<'PY'
 import json, sys
 from scipy import stats
-work, n, user = sys.argv[1:]
+work, n, user, eta = sys.argv[1:]
+eta = float(eta)
 def per_query(form):
     m = json.load(open(f"{work}/{form}-{n}.eval.json"))["metrics"]["NDCG@10"]
     return m["mean"], m["per_query"]
@@ -52,7 +55,7 @@ diag = model["diagnostics_json"]
 diag = json.loads(diag) if isinstance(diag, str) else diag
 theta = diag["position_bias"]["propensities"][:10]
 curve = [0.68, 0.61, 0.48, 0.34, 0.28, 0.20, 0.11, 0.10, 0.08, 0.06]
-truth = [c / curve[0] for c in curve] if user == "ultra" else [1 / k for k in range(1, 11)]
+truth = [(c / curve[0]) ** eta for c in curve] if user == "ultra" else [(1 / k) ** eta for k in range(1, 11)]
 err = max(abs(t / u - 1) for t, u in zip(theta, truth))
 secs = open(f"{work}/dla-{n}.seconds").read().strip()
 print(f"| {int(n):,} | {nm:.4f} | {dm:.4f} | {im:.4f} | {p:.3g} | {secs} s | "
