@@ -205,7 +205,6 @@ pub fn best_split(
     scale: &Scale,
     s: &GrowSettings,
 ) -> Option<FeatureSplit> {
-    let min_n = s.min_docs_in_leaf as i64;
     let value_bins = hist.len().saturating_sub(has_missing as usize);
     let missing = if has_missing {
         hist[value_bins]
@@ -213,17 +212,63 @@ pub fn best_split(
         Sums::default()
     };
     let total_cell = scale.cell(total);
-    // Under `LeafCount::Hessian`, each value bin's estimated documents (LightGBM adds 2·1e-15 to H).
-    let estimated: Option<Vec<i64>> = (s.leaf_count == LeafCount::Hessian).then(|| {
-        let factor = total.n as f64 / (total_cell.h + 2e-15);
-        hist[..value_bins]
-            .iter()
-            .map(|b| (scale.cell(*b).h * factor + 0.5).floor() as i64)
-            .collect()
-    });
-    let estimated_total: i64 = estimated.as_deref().map_or(0, |e| e.iter().sum());
-    // The estimated documents of value bins `0..=b`, accumulated as the scan goes.
-    let mut estimated_left = 0i64;
+    let total_score = leaf_score(total_cell, s.l2);
+    // Under `LeafCount::Hessian`, each value bin's estimated documents (LightGBM adds 2·1e-15 to H), computed
+    // once into this thread's scratch without a branch (an empty bin's is 0: `floor(0 · factor + 0.5)`, or of NaN).
+    let hessian = s.leaf_count == LeafCount::Hessian;
+    let factor = total.n as f64 / (total_cell.h + 2e-15);
+    ESTIMATES.with_borrow_mut(|estimated| {
+        estimated.clear();
+        if hessian {
+            estimated.extend(
+                hist[..value_bins]
+                    .iter()
+                    .map(|b| floor_to_i64(scale.cell(*b).h * factor + 0.5)),
+            );
+        }
+        let estimated_total: i64 = estimated.iter().sum();
+        let nonnegative = estimated.iter().all(|&e| e >= 0);
+        scan(
+            hist,
+            value_bins,
+            missing,
+            has_missing,
+            total,
+            total_score,
+            estimated,
+            estimated_total,
+            nonnegative,
+            scale,
+            s,
+        )
+    })
+}
+
+thread_local! {
+    /// [`best_split`]'s per-bin document estimates, kept from one call to the next on each thread.
+    static ESTIMATES: std::cell::RefCell<Vec<i64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// [`best_split`]'s scan of the thresholds in ascending order. `estimated` holds each value bin's estimated
+/// documents under [`LeafCount::Hessian`] (empty otherwise), `estimated_total` their sum and `nonnegative` whether
+/// none is negative.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn scan(
+    hist: &[Sums],
+    value_bins: usize,
+    missing: Sums,
+    has_missing: bool,
+    total: Sums,
+    total_score: f64,
+    estimated: &[i64],
+    estimated_total: i64,
+    nonnegative: bool,
+    scale: &Scale,
+    s: &GrowSettings,
+) -> Option<FeatureSplit> {
+    let min_n = s.min_docs_in_leaf as i64;
+    let hessian = s.leaf_count == LeafCount::Hessian;
     // Whether the sides pass `min_docs_in_leaf`: the real counts, or the estimate counted on the side LightGBM's
     // scan accumulates (above the threshold with the missing bin on the left, below it with the bin on the
     // right) and the leaf's documents less that estimate on the other.
@@ -232,20 +277,16 @@ pub fn best_split(
         if left.n < 1 || right.n < 1 {
             return false;
         }
-        let (l, r) = match estimated {
-            None => (left.n, right.n),
-            Some(_) if missing_left => {
-                let r = estimated_total - estimated_left;
-                (total.n - r, r)
-            }
-            Some(_) => (estimated_left, total.n - estimated_left),
+        let (l, r) = if !hessian {
+            (left.n, right.n)
+        } else if missing_left {
+            let r = estimated_total - estimated_left;
+            (total.n - r, r)
+        } else {
+            (estimated_left, total.n - estimated_left)
         };
         l >= min_n && r >= min_n
     };
-    let mut left = Sums::default();
-    // The best with the missing bin on the left (or no missing bin), and with it on the right.
-    let mut best_left: Option<FeatureSplit> = None;
-    let mut best_right: Option<FeatureSplit> = None;
     let consider = |best: &mut Option<FeatureSplit>,
                     bin: usize,
                     missing_left: bool,
@@ -259,7 +300,7 @@ pub fn best_split(
         if l.h < s.min_hessian_in_leaf || r.h < s.min_hessian_in_leaf {
             return;
         }
-        let gain = split_gain(l, r, total_cell, s.l2);
+        let gain = leaf_score(l, s.l2) + leaf_score(r, s.l2) - total_score;
         // Ascending bins: a later equal gain wins on the left (the larger bin), not on the right.
         let better = best.is_none_or(|b| gain > b.gain || missing_left && gain == b.gain);
         if gain > 0.0 && better {
@@ -271,13 +312,29 @@ pub fn best_split(
             });
         }
     };
+    // The scan stops once the real documents right of the threshold, which only shrink, are too few for any later
+    // candidate to pass: below one, or below `min_n` where they are what counts.
+    let stop_below = if hessian { 1 } else { min_n.max(1) };
+    let mut left = Sums::default();
+    // The estimated documents of value bins `0..=b`, accumulated as the scan goes.
+    let mut estimated_left = 0i64;
+    // The best with the missing bin on the left (or no missing bin), and with it on the right.
+    let mut best_left: Option<FeatureSplit> = None;
+    let mut best_right: Option<FeatureSplit> = None;
     for b in 0..value_bins.saturating_sub(1) {
         left = left.plus(hist[b]);
-        if let Some(e) = &estimated {
-            estimated_left += e[b];
-        } else if total.n - left.n < min_n {
-            // The right side only shrinks from here: no later threshold leaves it enough documents.
+        if total.n - left.n < stop_below {
             break;
+        }
+        if hessian {
+            estimated_left += estimated[b];
+            // With no negative estimate the estimated right sides only shrink too.
+            if nonnegative
+                && estimated_total - estimated_left < min_n
+                && (!has_missing || total.n - estimated_left < min_n)
+            {
+                break;
+            }
         }
         if has_missing {
             consider(&mut best_left, b, true, left.plus(missing), estimated_left);
@@ -291,6 +348,14 @@ pub fn best_split(
         (None, r) => r,
         (l, _) => l,
     }
+}
+
+/// `x.floor() as i64` (saturating, NaN to 0) without a call to libm's `floor`, which the baseline x86-64 target
+/// does not inline: the truncation, one less where it rounded a negative value up.
+#[inline]
+fn floor_to_i64(x: f64) -> i64 {
+    let t = x as i64;
+    t - ((t as f64 > x) & (t != i64::MIN)) as i64
 }
 
 /// A leaf's chosen split: position in the tree's feature list, bin, where missing values go, gain.
