@@ -21,7 +21,7 @@ wall() {
   t1=$(date +%s.%N); echo "$t1 - $t0" | bc
 }
 cpu() { awk '{ printf "%.2f", $1 + $2 }' "$cpu"; }
-echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg); run $(stat -c %s "$run") bytes, qrels $(stat -c %s "$qrels") bytes"
+echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg); run $(stat -L -c %s "$run") bytes, qrels $(stat -L -c %s "$qrels") bytes"
 for p in $(seq "$passes"); do
   cat "$run" "$qrels" > /dev/null # page cache warm for every tool alike
   l=$(wall "$ltr" eval --run "$run" --qrels "$qrels" -m nDCG@10 -m AP); lc=$(cpu); lv=$(grep -i ndcg "$work/out.txt" | head -1)

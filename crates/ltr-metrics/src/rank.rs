@@ -51,6 +51,8 @@ pub(crate) enum DocIds<'a> {
     },
     /// A run's query.
     Run(&'a RunQuery),
+    /// A query's ids, one per document.
+    Strs(&'a [&'a str]),
 }
 
 impl<'a> DocIds<'a> {
@@ -59,6 +61,7 @@ impl<'a> DocIds<'a> {
         match self {
             DocIds::Column { column, start } => column.get(start + d),
             DocIds::Run(q) => q.docid(d),
+            DocIds::Strs(ids) => ids[d],
         }
     }
 }

@@ -107,18 +107,18 @@ impl RunQuery {
         (0..self.len()).map(move |i| (self.ids.get(i), self.scores[i]))
     }
     /// A query (its id set later) holding `items`, each buffer allocated once.
-    pub(crate) fn from_items(items: &[(&str, f64)]) -> Self {
-        let text = items.iter().map(|(d, _)| d.len()).sum();
+    pub(crate) fn from_items(ids: &[&str], scores: &[f64]) -> Self {
+        let text = ids.iter().map(|d| d.len()).sum();
         let mut q = RunQuery {
             qid: String::new(),
             ids: Ids {
                 text: String::with_capacity(text),
-                ends: Vec::with_capacity(items.len()),
+                ends: Vec::with_capacity(ids.len()),
             },
-            scores: Vec::with_capacity(items.len()),
-            hashes: Vec::with_capacity(items.len()),
+            scores: Vec::with_capacity(ids.len()),
+            hashes: Vec::with_capacity(ids.len()),
         };
-        for &(d, s) in items {
+        for (d, &s) in ids.iter().zip(scores) {
             q.push(d, s);
         }
         q
@@ -328,6 +328,18 @@ impl QueryQrels {
             start = end;
         }
     }
+    /// For each of `ids` in order, where it is among the judgments (as [`QueryQrels::join`], hashing each id here).
+    #[inline]
+    pub(crate) fn join_strs(&self, ids: &[&str], mut f: impl FnMut(Option<usize>)) {
+        if self.slots.is_empty() {
+            ids.iter().for_each(|_| f(None));
+            return;
+        }
+        self.warm();
+        for id in ids {
+            f(self.position_at(id.as_bytes(), 0, id.len(), hash(id)));
+        }
+    }
     /// [`QueryQrels::position`] of the id `len` bytes of `b` from `at`, whose hash is `h`. The first two slots of
     /// its probe are read at once and the one whose tag agrees is chosen without a branch (most judged ids are found
     /// there, and which of the two holds an id is unpredictable); any other case takes [`QueryQrels::find_at`].
@@ -396,17 +408,17 @@ impl QueryQrels {
         }
     }
     /// The judgments `items` in order (a document judged again keeps its last value), each buffer allocated once.
-    pub(crate) fn from_items(items: &[(&str, f32)]) -> Self {
-        let text = items.iter().map(|(d, _)| d.len()).sum();
+    pub(crate) fn from_items(ids: &[&str], rels: &[f32]) -> Self {
+        let text = ids.iter().map(|d| d.len()).sum();
         let mut q = QueryQrels {
             ids: Ids {
                 text: String::with_capacity(text),
-                ends: Vec::with_capacity(items.len()),
+                ends: Vec::with_capacity(ids.len()),
             },
-            rels: Vec::with_capacity(items.len()),
-            slots: zeroed((2 * items.len() + 1).next_power_of_two().max(16)),
+            rels: Vec::with_capacity(ids.len()),
+            slots: zeroed((2 * ids.len() + 1).next_power_of_two().max(16)),
         };
-        for &(d, r) in items {
+        for (d, &r) in ids.iter().zip(rels) {
             q.insert(d, r);
         }
         q
@@ -575,8 +587,9 @@ mod tests {
                     grown.insert(&d, r);
                     items.push((d, r));
                 }
-                let refs: Vec<(&str, f32)> = items.iter().map(|(d, r)| (d.as_str(), *r)).collect();
-                let built = QueryQrels::from_items(&refs);
+                let ids: Vec<&str> = items.iter().map(|(d, _)| d.as_str()).collect();
+                let rels: Vec<f32> = items.iter().map(|(_, r)| *r).collect();
+                let built = QueryQrels::from_items(&ids, &rels);
                 // Retrieved: judged and unjudged ids of the same shape, the empty id, and judged ids last.
                 let mut docs: Vec<String> = (0..2 * n as u64 + 3).map(shape).collect();
                 docs.push(String::new());

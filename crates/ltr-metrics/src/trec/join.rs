@@ -29,8 +29,7 @@ pub fn evaluate_run(
     let mut table = vec![0.0; judged.len() * nm];
     if nm > 0 {
         // Every measure from the relevant positions when the ranking has no tie groups (as `evaluate` does).
-        let fused =
-            conv.ties != TiePolicy::Expected && metrics.iter().all(|&m| resolved::supported(m));
+        let fused = fused(metrics, conv);
         let first_error = table
             .par_chunks_mut(nm)
             .zip(judged.par_iter())
@@ -38,7 +37,7 @@ pub fn evaluate_run(
             .map_init(
                 || RunScratch::new(conv),
                 |sc, (i, (row, &(q, j)))| {
-                    run_query_values(q, j, metrics, conv, fused, sc, row)
+                    run_query_values(QueryDocs::Run(q), j, metrics, conv, fused, sc, row)
                         .err()
                         .map(|e| (i, e))
                 },
@@ -53,8 +52,52 @@ pub fn evaluate_run(
     Ok(assemble(qids, metrics, conv, &table))
 }
 
+/// Whether every measure is computed from the relevant positions (when the ranking has no tie groups).
+pub(super) fn fused(metrics: &[Metric], conv: &Convention) -> bool {
+    conv.ties != TiePolicy::Expected && metrics.iter().all(|&m| resolved::supported(m))
+}
+
+/// A run query to evaluate: a [`RunQuery`], or a query's documents as parallel slices (ids and scores) read from a
+/// file and evaluated in place.
+#[derive(Clone, Copy)]
+pub(super) enum QueryDocs<'a> {
+    Run(&'a RunQuery),
+    Slices {
+        qid: &'a str,
+        ids: &'a [&'a str],
+        scores: &'a [f64],
+    },
+}
+
+impl<'a> QueryDocs<'a> {
+    fn qid(self) -> &'a str {
+        match self {
+            QueryDocs::Run(q) => q.qid(),
+            QueryDocs::Slices { qid, .. } => qid,
+        }
+    }
+    fn docid(self, i: usize) -> &'a str {
+        match self {
+            QueryDocs::Run(q) => q.docid(i),
+            QueryDocs::Slices { ids, .. } => ids[i],
+        }
+    }
+    fn scores(self) -> &'a [f64] {
+        match self {
+            QueryDocs::Run(q) => q.scores(),
+            QueryDocs::Slices { scores, .. } => scores,
+        }
+    }
+    fn doc_ids(self) -> DocIds<'a> {
+        match self {
+            QueryDocs::Run(q) => DocIds::Run(q),
+            QueryDocs::Slices { ids, .. } => DocIds::Strs(ids),
+        }
+    }
+}
+
 /// One thread's scratch space for [`evaluate_run`].
-struct RunScratch {
+pub(super) struct RunScratch {
     buf: RankBuffers,
     order: Vec<u32>,
     ranking: Ranking,
@@ -65,7 +108,7 @@ struct RunScratch {
 }
 
 impl RunScratch {
-    fn new(c: &Convention) -> Self {
+    pub(super) fn new(c: &Convention) -> Self {
         RunScratch {
             buf: RankBuffers::default(),
             order: Vec::new(),
@@ -79,8 +122,8 @@ impl RunScratch {
 }
 
 /// The values of `metrics` for run query `q` against its judgments `j`, into `out`.
-fn run_query_values(
-    q: &RunQuery,
+pub(super) fn run_query_values(
+    q: QueryDocs<'_>,
     j: &QueryQrels,
     metrics: &[Metric],
     conv: &Convention,
@@ -96,7 +139,7 @@ fn run_query_values(
     let rels = j.rels();
     let (labels, seen) = (&mut sc.labels, &mut sc.seen);
     let mut twice = None;
-    j.join(q, |at| {
+    let mark = |at: Option<usize>| {
         labels.push(match at {
             Some(i) => {
                 if seen[i] {
@@ -107,7 +150,11 @@ fn run_query_values(
             }
             None => f32::NAN,
         })
-    });
+    };
+    match q {
+        QueryDocs::Run(r) => j.join(r, mark),
+        QueryDocs::Slices { ids, .. } => j.join_strs(ids, mark),
+    }
     if let Some(at) = twice {
         return Err(FileError::DuplicateDocument {
             qid: q.qid().to_string(),
@@ -124,7 +171,7 @@ fn run_query_values(
     rank_order(
         q.scores(),
         conv.ties,
-        Some(DocIds::Run(q)),
+        Some(q.doc_ids()),
         &mut sc.buf,
         &mut sc.order,
     );

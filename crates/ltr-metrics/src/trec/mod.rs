@@ -8,6 +8,7 @@ mod join;
 mod judgments;
 mod number;
 mod read;
+mod stream;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -23,6 +24,7 @@ use crate::rank::fast_ranking;
 pub use join::evaluate_run;
 pub use judgments::{evaluate_diversity_run, read_diversity_qrels, read_judgments, Judgments};
 pub use read::{read_qrels, read_run};
+pub use stream::evaluate_run_file;
 
 /// Errors reading or writing score, run and qrels files.
 #[derive(Debug, thiserror::Error)]

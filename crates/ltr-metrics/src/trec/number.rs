@@ -32,6 +32,29 @@ fn eight_digits(w: u64) -> u64 {
     hi.wrapping_add(lo) >> 32
 }
 
+/// The bytes `d` (1 to 16 of them) right-aligned in 16 bytes after `0`s, little-endian: two loads of eight bytes
+/// (one shifted) where `d` has eight or more, not a copy into a stack buffer, whose reload the profile showed
+/// stalling (a store forwarded to a wider load).
+#[inline]
+fn right_aligned(d: &[u8]) -> u128 {
+    let n = d.len();
+    debug_assert!((1..=16).contains(&n));
+    let word = |at: usize| u64::from_le_bytes(d[at..at + 8].try_into().expect("eight bytes"));
+    let (lo, hi) = match n {
+        16 => (word(0), word(8)),
+        8 => (ZEROS, word(0)),
+        9..=15 => (
+            (word(0) << (8 * (16 - n))) | (ZEROS >> (8 * (n - 8))),
+            word(n - 8),
+        ),
+        _ => {
+            let w = d.iter().rev().fold(0u64, |w, &c| (w << 8) | c as u64);
+            (ZEROS, (w << (8 * (8 - n))) | (ZEROS >> (8 * n)))
+        }
+    };
+    lo as u128 | ((hi as u128) << 64)
+}
+
 /// `str::parse::<f64>`, with a short path for plain decimals (`-`, digits, `.`, digits; at most 15 digits, one at
 /// least on each side of the point): their digits are an integer below 2^53 and the scale a power of ten exact in
 /// f64, so one division rounds the decimal's value correctly (Clinger 1990) — the value `str::parse` returns.
@@ -46,10 +69,8 @@ pub(super) fn parse_f64(s: &str) -> Option<f64> {
     if n == 0 || n > 16 {
         return s.parse().ok();
     }
-    let mut buf = [b'0'; 16];
     // Right-aligned: the last digit in byte 15, zeros (which add nothing) before the first.
-    buf[16 - n..].copy_from_slice(d);
-    let v = u128::from_le_bytes(buf);
+    let v = right_aligned(d);
     // The point, if any: its byte index in `buf`.
     let dots = v ^ u128::from_le_bytes([b'.'; 16]);
     let dot = (dots.wrapping_sub(u128::from_le_bytes([1; 16])) & !dots & (u128::MAX / 255 * 0x80))

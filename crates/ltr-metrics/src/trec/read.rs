@@ -31,7 +31,7 @@ pub(super) fn for_each_record(
 }
 
 /// Blocks of about this many bytes are parsed in parallel by the TREC readers.
-const BLOCK: usize = 1 << 20;
+pub(super) const BLOCK: usize = 1 << 20;
 
 /// The whitespace-separated fields of a line (`str::split_whitespace`'s): the first `N` and how many there are in
 /// all. `ascii` says the line is ASCII without a vertical tab, where ASCII whitespace is the same set and
@@ -153,8 +153,8 @@ fn plain_line<const N: usize>(
 
 /// What one block of a file gave: consecutive runs of lines of one query (`(qid, part)`), the number of lines it
 /// holds, whether it is UTF-8, and its first bad line (0-based within the block) with the problem.
-struct Block<T> {
-    segments: Vec<(String, T)>,
+pub(super) struct Block<T> {
+    pub(super) segments: Vec<(String, T)>,
     lines: usize,
     utf8: bool,
     error: Option<(usize, String)>,
@@ -176,6 +176,16 @@ fn read_more(file: &std::fs::File, at: u64, len: usize, buf: &mut Vec<u8>) -> st
     Ok(())
 }
 
+/// The file's bytes `span.0..span.1` into `buf` (cleared first).
+pub(super) fn read_span(
+    file: &std::fs::File,
+    span: (u64, u64),
+    buf: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    buf.clear();
+    read_more(file, span.0, (span.1 - span.0) as usize, buf)
+}
+
 #[cfg(unix)]
 fn read_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
     std::os::unix::fs::FileExt::read_at(file, buf, at)
@@ -195,7 +205,7 @@ fn block_text<'b>(
     lo: u64,
     hi: u64,
     buf: &'b mut Vec<u8>,
-) -> std::io::Result<&'b [u8]> {
+) -> std::io::Result<(u64, &'b [u8])> {
     buf.clear();
     // From the byte before `lo`: a newline there makes `lo` a line start.
     let from = lo.saturating_sub(1);
@@ -205,44 +215,58 @@ fn block_text<'b>(
     } else {
         match memchr::memchr(b'\n', buf) {
             Some(i) => i + 1,
-            None => return Ok(&[]),
+            None => return Ok((hi, &[])),
         }
     };
-    if from + first as u64 >= hi {
-        return Ok(&[]);
+    let at = from + first as u64;
+    if at >= hi {
+        return Ok((hi, &[]));
     }
     // The last line starting before `hi` goes on to its newline: read until one at or after `hi - 1`.
     let mut searched = (hi - 1 - from) as usize;
     loop {
         if let Some(i) = memchr::memchr(b'\n', &buf[searched..]) {
-            return Ok(&buf[first..searched + i + 1]);
+            return Ok((at, &buf[first..searched + i + 1]));
         }
-        let at = from + buf.len() as u64;
-        if at >= len {
-            return Ok(&buf[first..]);
+        let end = from + buf.len() as u64;
+        if end >= len {
+            return Ok((at, &buf[first..]));
         }
         searched = buf.len();
-        read_more(file, at, 64 << 10, buf)?;
+        read_more(file, end, 64 << 10, buf)?;
         if buf.len() == searched {
-            return Ok(&buf[first..]);
+            return Ok((at, &buf[first..]));
         }
     }
+}
+
+/// One run of consecutive lines of one query within a block, as [`parse_file`] hands it over: the query id, each
+/// line's document id and value, whether the block has lines of other queries both before and after it (the
+/// query may still recur elsewhere in the file), and the file's bytes `span.0..span.1` that hold it (from its first
+/// line's start to its last line's end).
+pub(super) struct Segment<'a, V> {
+    pub(super) qid: &'a str,
+    pub(super) ids: &'a [&'a str],
+    pub(super) values: &'a [V],
+    pub(super) interior: bool,
+    pub(super) span: (u64, u64),
 }
 
 /// Parse the file at `path` in blocks of about `block` bytes, in parallel, each read into its thread's buffer (a
 /// block owns the lines that start in its range; the whole file is never held at once). Each block must be UTF-8
 /// (the whole file is exactly when every block is, a block starting after a newline); `check` turns the fields of a
 /// non-blank line numbered `want` (its qid, its docid and its value; each below 6) and its count of fields into its
-/// value or a problem, and `part` makes each run of consecutive lines of one query (docids and values) into a part
-/// of that query. The blocks come back in file order; a file that is not UTF-8 is refused as `read_to_string`
-/// refuses it, and otherwise the first error of the file (as a serial reader would meet it) names the file and its
-/// 1-based line.
-fn parse_file<V: Send, T: Send>(
+/// value or a problem, and `part` makes each run of consecutive lines of one query (a [`Segment`]) into a part of
+/// that query, with a scratch space of its thread (made by `init`). The blocks come back in file order; a file that
+/// is not UTF-8 is refused as `read_to_string` refuses it, and otherwise the first error of the file (as a serial
+/// reader would meet it) names the file and its 1-based line.
+pub(super) fn parse_file<V: Send, T: Send, S>(
     path: &Path,
     block: usize,
     want: [usize; 3],
     check: impl Fn(&[&str; 3], usize) -> Result<V, String> + Sync,
-    part: impl Fn(&[(&str, V)]) -> T + Sync,
+    init: impl Fn() -> S + Sync + Send,
+    part: impl Fn(&mut S, Segment<'_, V>) -> T + Sync,
 ) -> Result<Vec<Block<T>>, FileError> {
     use rayon::prelude::*;
     if path.is_dir() {
@@ -253,63 +277,92 @@ fn parse_file<V: Send, T: Send>(
     let block = block.max(1) as u64;
     let blocks: Vec<Block<T>> = (0..len.div_ceil(block))
         .into_par_iter()
-        .map_init(Vec::new, |buf, k| {
-            let mut b = Block {
-                segments: Vec::new(),
-                lines: 0,
-                utf8: true,
-                error: None,
-            };
-            let raw = block_text(&file, len, k * block, ((k + 1) * block).min(len), buf)?;
-            let Ok(chunk) = std::str::from_utf8(raw) else {
-                b.utf8 = false;
-                return Ok(b);
-            };
-            // Lines as `str::lines` gives them (a trailing `\r` is whitespace to the field split).
-            let plain = plain_ascii(raw);
-            let ascii = plain || (chunk.is_ascii() && memchr::memchr(0x0b, raw).is_none());
-            let (mut items, mut qid_now) = (Vec::new(), "");
-            let mut start = 0;
-            let mut i = 0;
-            while start < raw.len() {
-                let (end, f, n) = if plain {
-                    plain_line(chunk, start, want)
-                } else {
-                    let end = memchr::memchr(b'\n', &raw[start..]).map_or(raw.len(), |k| start + k);
-                    let (f, n) = fields::<6>(&chunk[start..end], ascii);
-                    (end, want.map(|k| f[k]), n)
+        .map_init(
+            || (Vec::new(), init()),
+            |(buf, scratch), k| {
+                let mut b = Block {
+                    segments: Vec::new(),
+                    lines: 0,
+                    utf8: true,
+                    error: None,
                 };
-                start = end + 1;
-                i += 1;
-                b.lines = i;
-                // Blank lines and `#` comment lines are skipped, as trec_eval 10.0 skips them.
-                if n == 0 || f[0].as_bytes()[0] == b'#' {
-                    continue;
-                }
-                match check(&f, n) {
-                    Ok(value) => {
-                        let qid = f[0];
-                        // Byte by byte: query ids are short, and a call to `memcmp` a line cost more.
-                        let same = qid.len() == qid_now.len()
-                            && qid.bytes().zip(qid_now.bytes()).all(|(a, b)| a == b);
-                        if !same && !items.is_empty() {
-                            b.segments.push((qid_now.to_string(), part(&items)));
-                            items.clear();
+                let (base, raw) =
+                    block_text(&file, len, k * block, ((k + 1) * block).min(len), buf)?;
+                let Ok(chunk) = std::str::from_utf8(raw) else {
+                    b.utf8 = false;
+                    return Ok(b);
+                };
+                // Lines as `str::lines` gives them (a trailing `\r` is whitespace to the field split).
+                let plain = plain_ascii(raw);
+                let ascii = plain || (chunk.is_ascii() && memchr::memchr(0x0b, raw).is_none());
+                let (mut ids, mut values, mut qid_now) = (Vec::new(), Vec::new(), "");
+                // The current segment's first line start and last line end, and whether it is the block's first.
+                let (mut lo, mut hi, mut first) = (0, 0, true);
+                let mut start = 0;
+                let mut i = 0;
+                while start < raw.len() {
+                    let (end, f, n) = if plain {
+                        plain_line(chunk, start, want)
+                    } else {
+                        let end =
+                            memchr::memchr(b'\n', &raw[start..]).map_or(raw.len(), |k| start + k);
+                        let (f, n) = fields::<6>(&chunk[start..end], ascii);
+                        (end, want.map(|k| f[k]), n)
+                    };
+                    let line_start = start;
+                    start = end + 1;
+                    i += 1;
+                    b.lines = i;
+                    // Blank lines and `#` comment lines are skipped, as trec_eval 10.0 skips them.
+                    if n == 0 || f[0].as_bytes()[0] == b'#' {
+                        continue;
+                    }
+                    match check(&f, n) {
+                        Ok(value) => {
+                            let qid = f[0];
+                            // Byte by byte: query ids are short, and a call to `memcmp` a line cost more.
+                            let same = qid.len() == qid_now.len()
+                                && qid.bytes().zip(qid_now.bytes()).all(|(a, b)| a == b);
+                            if !same {
+                                if !ids.is_empty() {
+                                    let seg = Segment {
+                                        qid: qid_now,
+                                        ids: &ids,
+                                        values: &values,
+                                        interior: !first,
+                                        span: (base + lo as u64, base + hi as u64),
+                                    };
+                                    b.segments.push((qid_now.to_string(), part(scratch, seg)));
+                                    ids.clear();
+                                    values.clear();
+                                    first = false;
+                                }
+                                lo = line_start;
+                            }
+                            hi = end;
+                            qid_now = qid;
+                            ids.push(f[1]);
+                            values.push(value);
                         }
-                        qid_now = qid;
-                        items.push((f[1], value));
-                    }
-                    Err(problem) => {
-                        b.error = Some((i - 1, problem));
-                        return Ok(b);
+                        Err(problem) => {
+                            b.error = Some((i - 1, problem));
+                            return Ok(b);
+                        }
                     }
                 }
-            }
-            if !items.is_empty() {
-                b.segments.push((qid_now.to_string(), part(&items)));
-            }
-            Ok(b)
-        })
+                if !ids.is_empty() {
+                    let seg = Segment {
+                        qid: qid_now,
+                        ids: &ids,
+                        values: &values,
+                        interior: false,
+                        span: (base + lo as u64, base + hi as u64),
+                    };
+                    b.segments.push((qid_now.to_string(), part(scratch, seg)));
+                }
+                Ok(b)
+            },
+        )
         .collect::<Result<_, std::io::Error>>()
         .map_err(|e| io(path, e))?;
     if blocks.iter().any(|b| !b.utf8) {
@@ -336,7 +389,7 @@ fn parse_file<V: Send, T: Send>(
 }
 
 /// Each query's parts in file order, queries in order of first appearance.
-fn parts_by_query<T>(blocks: Vec<Block<T>>) -> Vec<(String, Vec<T>)> {
+pub(super) fn parts_by_query<T>(blocks: Vec<Block<T>>) -> Vec<(String, Vec<T>)> {
     let mut by_qid: Vec<(String, Vec<T>)> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
     for b in blocks {
@@ -360,25 +413,31 @@ pub fn read_run(path: &Path) -> Result<Vec<RunQuery>, FileError> {
     read_run_in_blocks(path, BLOCK)
 }
 
+/// The fields of a run line that the readers use: qid, docid, score.
+pub(super) const RUN_FIELDS: [usize; 3] = [0, 2, 4];
+
+/// The score of a run line (its fields [`RUN_FIELDS`] and its count of fields), or the problem.
+pub(super) fn run_value(f: &[&str; 3], n: usize) -> Result<f64, String> {
+    if n < 5 {
+        return Err(format!(
+            "{n} fields; a run line is `qid Q0 docid rank score [tag]`"
+        ));
+    }
+    let score = parse_f64(f[2]).ok_or_else(|| format!("score `{}` is not a number", f[2]))?;
+    if !score.is_finite() {
+        return Err(format!("score `{}` is not finite", f[2]));
+    }
+    Ok(score)
+}
+
 fn read_run_in_blocks(path: &Path, block: usize) -> Result<Vec<RunQuery>, FileError> {
     let blocks = parse_file(
         path,
         block,
-        [0, 2, 4],
-        |f, n| {
-            if n < 5 {
-                return Err(format!(
-                    "{n} fields; a run line is `qid Q0 docid rank score [tag]`"
-                ));
-            }
-            let score =
-                parse_f64(f[2]).ok_or_else(|| format!("score `{}` is not a number", f[2]))?;
-            if !score.is_finite() {
-                return Err(format!("score `{}` is not finite", f[2]));
-            }
-            Ok(score)
-        },
-        RunQuery::from_items,
+        RUN_FIELDS,
+        run_value,
+        || (),
+        |_, s| RunQuery::from_items(s.ids, s.values),
     )?;
     Ok(parts_by_query(blocks)
         .into_iter()
@@ -418,7 +477,8 @@ fn read_qrels_in_blocks(path: &Path, block: usize) -> Result<Qrels, FileError> {
             }
             Ok(rel)
         },
-        QueryQrels::from_items,
+        || (),
+        |_, s| QueryQrels::from_items(s.ids, s.values),
     )?;
     let joined: Vec<(String, QueryQrels)> = parts_by_query(blocks)
         .into_par_iter()
