@@ -14,6 +14,7 @@ use ltr_data::Dataset;
 use rayon::prelude::*;
 
 use crate::levels::{LevelWeights, Levels};
+use crate::shared_rows::SharedRows;
 
 /// `order` = the documents `0..scores.len()` by ascending score ([`f64::total_cmp`]), ties by index: the one
 /// permutation that order defines. Sorted as (score key, index) records in a reused per-thread buffer instead of
@@ -63,6 +64,8 @@ pub struct PairwiseObjective<'a> {
     level_weights: LevelWeights,
     query_weights: Option<Vec<f64>>,
     loss: PairLoss,
+    /// Runs of queries with the same rows, found on first use.
+    shared_rows: std::sync::OnceLock<SharedRows>,
 }
 
 /// The loss at some scores and its gradient with respect to the scores, plus what a Hessian-vector product needs.
@@ -123,6 +126,7 @@ impl<'a> PairwiseObjective<'a> {
             level_weights,
             query_weights: None,
             loss,
+            shared_rows: std::sync::OnceLock::new(),
         }
     }
     /// Weight each ordered level pair (zero weights drop those pairs, e.g. to keep one grade pair for MHR).
@@ -174,34 +178,106 @@ impl<'a> PairwiseObjective<'a> {
         ScoreGradient::new(coef, order, losses, scores)
     }
 
+    /// The runs of queries with the same rows ([`SharedRows`]), found on first use.
+    pub fn shared_rows(&self) -> &SharedRows {
+        self.shared_rows.get_or_init(|| SharedRows::of(self.ds))
+    }
+
+    /// The scores ⟨x, w⟩ of every document, bit for bit [`Dataset::scores`], with each run of queries with the same
+    /// rows ([`SharedRows`]) scored once.
+    pub fn scores(&self, w: &[f64]) -> Vec<f64> {
+        let ds = self.ds;
+        let runs = self.shared_rows();
+        let mut out = vec![0.0; ds.n_docs()];
+        split_by_offsets(&mut out, runs.row_offsets())
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(r, out)| {
+                let first = runs.run(r).start;
+                let m = ds.query_range(first).len();
+                if m == 0 {
+                    return;
+                }
+                let (head, rest) = out.split_at_mut(m);
+                ds.query(first).scores_into(w, head);
+                for copy in rest.chunks_mut(m) {
+                    copy.copy_from_slice(head);
+                }
+            });
+        out
+    }
+
     /// [`gradient`](Self::gradient) at `scores`, and in the same pass over the queries, summed exactly (see
     /// [`ltr_data::exact_sum_over_queries`]): sums `0..d` hold Xᵀ∂loss/∂s and sum `d` the loss. Each query's
     /// gradient is turned into its part of Xᵀ(·) while its rows and coefficients are in cache: the sums are those of
     /// `exact_transpose_times(ds, &g.coef, &[g.query_losses()])` on the returned gradient `g`, in one parallel pass
-    /// instead of two.
+    /// instead of two. A run of queries with the same rows ([`SharedRows`]) is sorted once and its rows are read
+    /// once for all its queries' parts; each part is still its own query's, in row order, so the sums do not change.
     pub fn gradient_sums(&self, scores: &[f64]) -> (ScoreGradient, ltr_data::ExactVec) {
         let ds = self.ds;
         let (n, d) = (ds.n_docs(), ds.n_features());
+        let runs = self.shared_rows();
         let mut coef = vec![0.0; n];
         let mut order = vec![0u32; n];
         let mut losses = vec![0.0; ds.n_queries()];
-        let offsets = ds.query_offsets();
-        let items = split_by_offsets(&mut coef, offsets)
+        let items = split_by_offsets(&mut coef, runs.row_offsets())
             .into_par_iter()
-            .zip(split_by_offsets(&mut order, offsets))
-            .zip(losses.par_iter_mut())
+            .zip(split_by_offsets(&mut order, runs.row_offsets()))
+            .zip(split_by_offsets(&mut losses, runs.query_offsets()))
             .enumerate();
         let sums = ltr_data::exact_sum_over(
             items,
             d + 1,
-            || ltr_data::TransposeScratch::new(ds),
-            |(q, ((c, o), loss)), acc, scratch| {
-                *loss = self.query_gradient(q, scores, c, o);
-                ltr_data::add_query_transpose_times(ds, q, c, acc, scratch);
-                acc.add(d, *loss);
+            || RunScratch::new(ds),
+            |(r, ((c, o), l)), acc, scratch| {
+                let queries = runs.run(r);
+                let m = ds.query_range(queries.start).len();
+                if m > 0 {
+                    let (head, rest) = o.split_at_mut(m);
+                    sort_by_score(head, &scores[ds.query_range(queries.start)]);
+                    for copy in rest.chunks_mut(m) {
+                        copy.copy_from_slice(head);
+                    }
+                }
+                for (k, q) in queries.clone().enumerate() {
+                    let part = k * m..(k + 1) * m;
+                    l[k] = self.query_gradient_sorted(q, scores, &mut c[part.clone()], &o[part]);
+                    acc.add(d, l[k]);
+                }
+                add_run_transpose_times(ds, queries, c, acc, scratch);
             },
         );
         (ScoreGradient::new(coef, order, losses, scores), sums)
+    }
+
+    /// Xᵀ (∇²_s loss) X v as exact sums, for the squared hinge at the state's scores: each query's scores along `v`,
+    /// its pairwise Hessian product ([`query_hessian_times`](Self::query_hessian_times)) and its part of Xᵀ(·)
+    /// are computed while its rows are in cache, the rows of a run of queries with the same rows ([`SharedRows`])
+    /// read once for them all. The arithmetic is that of `scores`, `hessian_times` and `exact_transpose_times` in
+    /// turn, so the sums are the same bit for bit.
+    pub fn hessian_product_sums(&self, state: &ScoreGradient, v: &[f64]) -> ltr_data::ExactVec {
+        let ds = self.ds;
+        let runs = self.shared_rows();
+        ltr_data::exact_sum_over_queries(
+            runs.len(),
+            ds.n_features(),
+            || RunScratch::new(ds),
+            |r, acc, scratch| {
+                let queries = runs.run(r);
+                let m = ds.query_range(queries.start).len();
+                let mut xv = std::mem::take(&mut scratch.xv);
+                let mut hs = std::mem::take(&mut scratch.hs);
+                xv.resize(m, 0.0);
+                ds.query(queries.start).scores_into(v, &mut xv);
+                hs.resize(m * queries.len(), 0.0);
+                for (k, q) in queries.clone().enumerate() {
+                    self.query_hessian_times(state, q, &xv, &mut hs[k * m..(k + 1) * m]);
+                }
+                add_run_transpose_times(ds, queries, &hs, acc, scratch);
+                scratch.xv = xv;
+                scratch.hs = hs;
+            },
+        )
     }
 
     /// The loss alone.
@@ -210,13 +286,24 @@ impl<'a> PairwiseObjective<'a> {
     }
 
     fn query_gradient(&self, q: usize, scores: &[f64], coef: &mut [f64], order: &mut [u32]) -> f64 {
+        sort_by_score(order, &scores[self.ds.query_range(q)]);
+        self.query_gradient_sorted(q, scores, coef, order)
+    }
+
+    /// [`query_gradient`](Self::query_gradient) with `order` already the query's documents by ascending score.
+    fn query_gradient_sorted(
+        &self,
+        q: usize,
+        scores: &[f64],
+        coef: &mut [f64],
+        order: &[u32],
+    ) -> f64 {
         let rows = self.ds.query_range(q);
         let n = rows.len();
         let wq = self.qw(q);
         let k = self.levels.count();
         let lev = &self.levels.of_doc[rows.clone()];
         let s_raw = &scores[rows.clone()];
-        sort_by_score(order, s_raw);
         if wq == 0.0 || n < 2 {
             coef.iter_mut().for_each(|c| *c = 0.0);
             return 0.0;
@@ -487,6 +574,92 @@ impl<'a> PairwiseObjective<'a> {
             }
         }
         out
+    }
+}
+
+/// Reusable buffers of one worker of [`PairwiseObjective::gradient_sums`] and
+/// [`PairwiseObjective::hessian_product_sums`].
+struct RunScratch {
+    transpose: ltr_data::TransposeScratch,
+    /// One partial Xᵀc per query of a run, d values each.
+    parts: Vec<f64>,
+    /// A dense row in f64.
+    row: Vec<f64>,
+    /// A run's scores along a direction, and its queries' Hessian products.
+    xv: Vec<f64>,
+    hs: Vec<f64>,
+}
+
+impl RunScratch {
+    fn new(ds: &Dataset) -> Self {
+        Self {
+            transpose: ltr_data::TransposeScratch::new(ds),
+            parts: Vec::new(),
+            row: Vec::new(),
+            xv: Vec::new(),
+            hs: Vec::new(),
+        }
+    }
+}
+
+/// Add each query's part of Xᵀc for the run `queries` (queries with the same rows, [`SharedRows`]): `coef` holds
+/// the run's coefficients, query after query. A run of one query is [`ltr_data::add_query_transpose_times`]; a
+/// longer one reads each row once and adds it to every query's partial sum, with the arithmetic of that function
+/// for each query (`part += c · x` in row order, rows with c = 0 skipped, then the part added exactly), so the sums
+/// are the same bit for bit.
+fn add_run_transpose_times(
+    ds: &Dataset,
+    queries: std::ops::Range<usize>,
+    coef: &[f64],
+    acc: &mut ltr_data::ExactVec,
+    scratch: &mut RunScratch,
+) {
+    if queries.len() == 1 {
+        ltr_data::add_query_transpose_times(ds, queries.start, coef, acc, &mut scratch.transpose);
+        return;
+    }
+    let d = ds.n_features();
+    if d == 0 {
+        return;
+    }
+    let rows = ds.query_range(queries.start);
+    let m = rows.len();
+    let count = queries.len();
+    debug_assert_eq!(coef.len(), m * count);
+    let RunScratch {
+        parts, row: dense, ..
+    } = scratch;
+    parts.clear();
+    parts.resize(count * d, 0.0);
+    for (r, i) in rows.enumerate() {
+        let row = ds.row(i);
+        match row {
+            ltr_data::Row::Dense(x) => {
+                // `Row::axpy` converts each value to f64 for every product; converting once is the same value.
+                dense.clear();
+                dense.extend(x.iter().take(d).map(|&v| v as f64));
+                for (k, part) in parts.chunks_exact_mut(d).enumerate() {
+                    let c = coef[k * m + r];
+                    if c == 0.0 {
+                        continue;
+                    }
+                    for (p, &xv) in part.iter_mut().zip(dense.iter()) {
+                        *p += c * xv;
+                    }
+                }
+            }
+            ltr_data::Row::Sparse { .. } => {
+                for (k, part) in parts.chunks_exact_mut(d).enumerate() {
+                    let c = coef[k * m + r];
+                    if c != 0.0 {
+                        row.axpy(c, part);
+                    }
+                }
+            }
+        }
+    }
+    for part in parts.chunks_exact_mut(d) {
+        acc.add_and_clear(0, part);
     }
 }
 
