@@ -14,7 +14,7 @@ use ltr_data::Dataset;
 use rayon::prelude::*;
 
 use crate::levels::{LevelWeights, Levels};
-use crate::shared_rows::SharedRows;
+use crate::shared_rows::{add_run_transpose_times, RunScratch, SharedRows};
 
 /// `order` = the documents `0..scores.len()` by ascending score ([`f64::total_cmp`]), ties by index: the one
 /// permutation that order defines. Sorted as (score key, index) records in a reused per-thread buffer instead of
@@ -435,8 +435,35 @@ impl<'a> PairwiseObjective<'a> {
         self.query_hessian(q, &state.scores, &state.order[rows], p, out);
     }
 
-    /// `pl` and `out` are local to the query; `scores` is global.
+    /// `pl` and `out` are local to the query; `scores` is global. A query of two levels with one document on the
+    /// upper one takes [`one_top_hessian`], the sweeps' arithmetic for that case alone.
     fn query_hessian(&self, q: usize, scores: &[f64], order: &[u32], pl: &[f64], out: &mut [f64]) {
+        let rows = self.ds.query_range(q);
+        let n = rows.len();
+        let wq = self.qw(q);
+        if self.levels.count() == 2 && wq != 0.0 && n >= 2 {
+            let lev = &self.levels.of_doc[rows.clone()];
+            let mut tops = lev.iter().enumerate().filter(|(_, &l)| l == 1);
+            if let (Some((c, _)), None) = (tops.next(), tops.next()) {
+                let s_raw = &scores[rows];
+                let centre = s_raw[order[n / 2] as usize];
+                let s = |d: usize| s_raw[d] - centre;
+                let w = self.level_weights.get(1, 0);
+                return one_top_hessian(c, w, wq, s, order, lev, pl, out);
+            }
+        }
+        self.query_hessian_sweeps(q, scores, order, pl, out);
+    }
+
+    /// [`query_hessian`](Self::query_hessian) by the general sweeps.
+    fn query_hessian_sweeps(
+        &self,
+        q: usize,
+        scores: &[f64],
+        order: &[u32],
+        pl: &[f64],
+        out: &mut [f64],
+    ) {
         let rows = self.ds.query_range(q);
         let n = rows.len();
         let wq = self.qw(q);
@@ -577,95 +604,148 @@ impl<'a> PairwiseObjective<'a> {
     }
 }
 
-/// Reusable buffers of one worker of [`PairwiseObjective::gradient_sums`] and
-/// [`PairwiseObjective::hessian_product_sums`].
-struct RunScratch {
-    transpose: ltr_data::TransposeScratch,
-    /// One partial Xᵀc per query of a run, d values each.
-    parts: Vec<f64>,
-    /// A dense row in f64.
-    row: Vec<f64>,
-    /// A run's scores along a direction, and its queries' Hessian products.
-    xv: Vec<f64>,
-    hs: Vec<f64>,
-}
-
-impl RunScratch {
-    fn new(ds: &Dataset) -> Self {
-        Self {
-            transpose: ltr_data::TransposeScratch::new(ds),
-            parts: Vec::new(),
-            row: Vec::new(),
-            xv: Vec::new(),
-            hs: Vec::new(),
-        }
-    }
-}
-
-/// Add each query's part of Xᵀc for the run `queries` (queries with the same rows, [`SharedRows`]): `coef` holds
-/// the run's coefficients, query after query. A run of one query is [`ltr_data::add_query_transpose_times`]; a
-/// longer one reads each row once and adds it to every query's partial sum, with the arithmetic of that function
-/// for each query (`part += c · x` in row order, rows with c = 0 skipped, then the part added exactly), so the sums
-/// are the same bit for bit.
-fn add_run_transpose_times(
-    ds: &Dataset,
-    queries: std::ops::Range<usize>,
-    coef: &[f64],
-    acc: &mut ltr_data::ExactVec,
-    scratch: &mut RunScratch,
+/// [`PairwiseObjective::query_hessian`] of a query with two levels and one document `c` on the upper one (a click of a
+/// click training set: the clicked document over the others), weight `w` for the pair of levels: the general sweeps
+/// with what they compute for such a query only, operation for operation, so the same bits. The first sweep's
+/// output is c's alone (the others have no lower partner), and it needs the lower level's count and sum as they
+/// stand when c is reached; the second gives every other document its term with c once c is an active partner.
+#[allow(clippy::too_many_arguments)]
+fn one_top_hessian(
+    c: usize,
+    w: f64,
+    wq: f64,
+    s: impl Fn(usize) -> f64,
+    order: &[u32],
+    lev: &[u16],
+    pl: &[f64],
+    out: &mut [f64],
 ) {
-    if queries.len() == 1 {
-        ltr_data::add_query_transpose_times(ds, queries.start, coef, acc, &mut scratch.transpose);
-        return;
-    }
-    let d = ds.n_features();
-    if d == 0 {
-        return;
-    }
-    let rows = ds.query_range(queries.start);
-    let m = rows.len();
-    let count = queries.len();
-    debug_assert_eq!(coef.len(), m * count);
-    let RunScratch {
-        parts, row: dense, ..
-    } = scratch;
-    parts.clear();
-    parts.resize(count * d, 0.0);
-    for (r, i) in rows.enumerate() {
-        let row = ds.row(i);
-        match row {
-            ltr_data::Row::Dense(x) => {
-                // `Row::axpy` converts each value to f64 for every product; converting once is the same value.
-                dense.clear();
-                dense.extend(x.iter().take(d).map(|&v| v as f64));
-                for (k, part) in parts.chunks_exact_mut(d).enumerate() {
-                    let c = coef[k * m + r];
-                    if c == 0.0 {
-                        continue;
-                    }
-                    for (p, &xv) in part.iter_mut().zip(dense.iter()) {
-                        *p += c * xv;
-                    }
-                }
-            }
-            ltr_data::Row::Sparse { .. } => {
-                for (k, part) in parts.chunks_exact_mut(d).enumerate() {
-                    let c = coef[k * m + r];
-                    if c != 0.0 {
-                        row.axpy(c, part);
-                    }
-                }
-            }
+    let n = pl.len();
+    let (mut cnt0, mut sum0) = (0.0f64, 0.0f64);
+    for d in 0..n {
+        if lev[d] == 0 {
+            cnt0 += 1.0;
+            sum0 += pl[d];
         }
     }
-    for part in parts.chunks_exact_mut(d) {
-        acc.add_and_clear(0, part);
+    let mut lo = 0;
+    let mut top = 0.0;
+    for &iu in order {
+        let i = iu as usize;
+        let si = s(i);
+        while lo < n {
+            let j = order[lo] as usize;
+            if 1.0 - si + s(j) > 0.0 {
+                break;
+            }
+            if lev[j] == 0 {
+                cnt0 -= 1.0;
+                sum0 -= pl[j];
+            }
+            lo += 1;
+        }
+        if i == c {
+            let mut acc = 0.0;
+            if w != 0.0 && cnt0 != 0.0 {
+                acc += w * (cnt0 * pl[c] - sum0);
+            }
+            top = acc;
+            break;
+        }
+    }
+    let sum1 = 0.0 + pl[c];
+    let mut cnt1 = 0.0;
+    let mut hi = 0;
+    for &ju in order {
+        let j = ju as usize;
+        let sj = s(j);
+        while hi < n {
+            let i = order[hi] as usize;
+            if 1.0 - s(i) + sj <= 0.0 {
+                break;
+            }
+            if i == c {
+                cnt1 = 1.0;
+            }
+            hi += 1;
+        }
+        let mut acc = 0.0;
+        let before = if j == c {
+            top
+        } else {
+            if w != 0.0 && cnt1 != 0.0 {
+                acc += w * (cnt1 * pl[j] - sum1);
+            }
+            0.0
+        };
+        out[j] = 2.0 * wq * (before + acc);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The one-top Hessian is the general sweeps' bit for bit, on click-style queries (one document over the others)
+    /// with tied scores, margins of exactly 1, scores far beyond 2⁵³ (where 1 − s_i + s_j rounds), zero and negative
+    /// zero directions, and zero pair or query weights.
+    #[test]
+    fn the_one_top_hessian_is_the_sweeps_bit_for_bit() {
+        use ltr_data::{generate_letor_like, SyntheticConfig};
+        use rand::{Rng, SeedableRng};
+        let base = generate_letor_like(&SyntheticConfig {
+            queries: 6,
+            min_docs: 2,
+            max_docs: 30,
+            features: 3,
+            seed: 5,
+            ..Default::default()
+        })
+        .unwrap();
+        let (mut rows, mut labels, mut offsets, mut qids) =
+            (Vec::new(), Vec::new(), vec![0], Vec::new());
+        for q in 0..base.n_queries() {
+            for clicked in base.query_range(q) {
+                for r in base.query_range(q) {
+                    rows.push(r);
+                    labels.push(if r == clicked { 1.0 } else { 0.0 });
+                }
+                offsets.push(rows.len());
+                qids.push(format!("{q}/{clicked}"));
+            }
+        }
+        let ds = Dataset::new(base.select_rows_matrix(&rows), labels, offsets, qids).unwrap();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        for round in 0..40 {
+            let scale = [0.5, 1.0, 1e17, 3e300][round % 4];
+            let scores: Vec<f64> = (0..ds.n_docs())
+                .map(|_| rng.random_range(-6..6) as f64 * scale)
+                .collect();
+            let p: Vec<f64> = (0..ds.n_docs())
+                .map(|_| match rng.random_range(0..5) {
+                    0 => 0.0,
+                    1 => -0.0,
+                    2 => rng.random_range(-3..3) as f64,
+                    _ => rng.random::<f64>() - 0.5,
+                })
+                .collect();
+            let mut obj = PairwiseObjective::new(&ds, PairLoss::SquaredHinge)
+                .with_level_weights(LevelWeights::uniform(2).scaled([1.0, 0.0, 0.3][round % 3]));
+            if round % 5 == 1 {
+                obj = obj.with_query_weights((0..ds.n_queries()).map(|q| (q % 3) as f64).collect());
+            }
+            let g = obj.gradient(&scores);
+            for q in 0..ds.n_queries() {
+                let r = ds.query_range(q);
+                let order = &g.order[r.clone()];
+                let (mut fast, mut sweeps) = (vec![9.0; r.len()], vec![7.0; r.len()]);
+                obj.query_hessian(q, &scores, order, &p[r.clone()], &mut fast);
+                obj.query_hessian_sweeps(q, &scores, order, &p[r.clone()], &mut sweeps);
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&fast), bits(&sweeps), "round {round} query {q}");
+            }
+        }
+    }
 
     /// The keyed sort is the comparator sort's permutation: ties by index, −0 before +0, NaNs and infinities where
     /// `total_cmp` puts them, on random scores with many ties.

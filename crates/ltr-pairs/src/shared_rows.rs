@@ -26,7 +26,7 @@ pub struct SharedRows {
 
 impl SharedRows {
     /// The runs of `ds`: a query joins the run before it when its rows equal the run's first query's, feature
-    /// value for feature value (bitwise), and the run has fewer than [`MAX_RUN`] queries.
+    /// value for feature value (bitwise), and the run has fewer than 32 queries.
     pub fn of(ds: &Dataset) -> Self {
         let nq = ds.n_queries();
         let same: Vec<bool> = (1..nq)
@@ -98,4 +98,94 @@ fn same_row(x: Row<'_>, y: Row<'_>) -> bool {
         ) => ia == ib && bits(va, vb),
         _ => false,
     }
+}
+
+/// Reusable buffers of one worker of [`PairwiseObjective::gradient_sums`](crate::PairwiseObjective::gradient_sums) and
+/// [`PairwiseObjective::hessian_product_sums`](crate::PairwiseObjective::hessian_product_sums).
+pub(crate) struct RunScratch {
+    transpose: ltr_data::TransposeScratch,
+    /// One partial Xᵀc per query of a run, d values each.
+    parts: Vec<f64>,
+    /// A dense row in f64.
+    row: Vec<f64>,
+    /// A run's scores along a direction, and its queries' Hessian products.
+    pub(crate) xv: Vec<f64>,
+    pub(crate) hs: Vec<f64>,
+}
+
+impl RunScratch {
+    pub(crate) fn new(ds: &Dataset) -> Self {
+        Self {
+            transpose: ltr_data::TransposeScratch::new(ds),
+            parts: Vec::new(),
+            row: Vec::new(),
+            xv: Vec::new(),
+            hs: Vec::new(),
+        }
+    }
+}
+
+ltr_data::multiversioned! {
+clones("x86_64+avx512f+avx512vl" if Avx512, "x86_64+avx2" if Avx2);
+/// Add each query's part of Xᵀc for the run `queries` (queries with the same rows, [`SharedRows`]): `coef` holds
+/// the run's coefficients, query after query. A run of one query is [`ltr_data::add_query_transpose_times`]; a
+/// longer one reads each row once and adds it to every query's partial sum, with the arithmetic of that function
+/// for each query (`part += c · x` in row order, rows with c = 0 skipped, then the part added exactly), so the sums
+/// are the same bit for bit. Compiled also for AVX2 and AVX-512 (chosen at run time): the same operations on each
+/// value, so the same bits.
+pub(crate) fn add_run_transpose_times(
+    ds: &Dataset,
+    queries: std::ops::Range<usize>,
+    coef: &[f64],
+    acc: &mut ltr_data::ExactVec,
+    scratch: &mut RunScratch,
+) {
+    if queries.len() == 1 {
+        ltr_data::add_query_transpose_times(ds, queries.start, coef, acc, &mut scratch.transpose);
+        return;
+    }
+    let d = ds.n_features();
+    if d == 0 {
+        return;
+    }
+    let rows = ds.query_range(queries.start);
+    let m = rows.len();
+    let count = queries.len();
+    debug_assert_eq!(coef.len(), m * count);
+    let RunScratch {
+        parts, row: dense, ..
+    } = scratch;
+    parts.clear();
+    parts.resize(count * d, 0.0);
+    for (r, i) in rows.enumerate() {
+        let row = ds.row(i);
+        match row {
+            ltr_data::Row::Dense(x) => {
+                // `Row::axpy` converts each value to f64 for every product; converting once is the same value.
+                dense.clear();
+                dense.extend(x.iter().take(d).map(|&v| v as f64));
+                for (k, part) in parts.chunks_exact_mut(d).enumerate() {
+                    let c = coef[k * m + r];
+                    if c == 0.0 {
+                        continue;
+                    }
+                    for (p, &xv) in part.iter_mut().zip(dense.iter()) {
+                        *p += c * xv;
+                    }
+                }
+            }
+            ltr_data::Row::Sparse { .. } => {
+                for (k, part) in parts.chunks_exact_mut(d).enumerate() {
+                    let c = coef[k * m + r];
+                    if c != 0.0 {
+                        row.axpy(c, part);
+                    }
+                }
+            }
+        }
+    }
+    for part in parts.chunks_exact_mut(d) {
+        acc.add_and_clear(0, part);
+    }
+}
 }
