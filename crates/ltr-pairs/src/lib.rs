@@ -29,6 +29,7 @@ mod levels;
 mod objective;
 mod pair_index;
 mod pairset;
+mod shared_rows;
 mod weights;
 
 pub use levels::{LevelWeights, Levels};
@@ -38,6 +39,7 @@ pub use pairset::{
     balanced_query_ranges, count_ordered_pairs, count_ordered_pairs_with, count_pairs_per_grade,
     count_pairs_per_query, Pair, PairScheme, PairSet,
 };
+pub use shared_rows::SharedRows;
 pub use weights::{
     perceptron_query_steps, query_weights_mu, query_weights_mu_of, tau_closed_form,
     tau_closed_form_sums, tau_from_sums, tau_monte_carlo, MissingGrade,

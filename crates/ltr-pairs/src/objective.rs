@@ -14,6 +14,7 @@ use ltr_data::Dataset;
 use rayon::prelude::*;
 
 use crate::levels::{LevelWeights, Levels};
+use crate::shared_rows::{add_run_transpose_times, RunScratch, SharedRows};
 
 /// `order` = the documents `0..scores.len()` by ascending score ([`f64::total_cmp`]), ties by index: the one
 /// permutation that order defines. Sorted as (score key, index) records in a reused per-thread buffer instead of
@@ -63,6 +64,8 @@ pub struct PairwiseObjective<'a> {
     level_weights: LevelWeights,
     query_weights: Option<Vec<f64>>,
     loss: PairLoss,
+    /// Runs of queries with the same rows, found on first use.
+    shared_rows: std::sync::OnceLock<SharedRows>,
 }
 
 /// The loss at some scores and its gradient with respect to the scores, plus what a Hessian-vector product needs.
@@ -123,6 +126,7 @@ impl<'a> PairwiseObjective<'a> {
             level_weights,
             query_weights: None,
             loss,
+            shared_rows: std::sync::OnceLock::new(),
         }
     }
     /// Weight each ordered level pair (zero weights drop those pairs, e.g. to keep one grade pair for MHR).
@@ -174,34 +178,106 @@ impl<'a> PairwiseObjective<'a> {
         ScoreGradient::new(coef, order, losses, scores)
     }
 
+    /// The runs of queries with the same rows ([`SharedRows`]), found on first use.
+    pub fn shared_rows(&self) -> &SharedRows {
+        self.shared_rows.get_or_init(|| SharedRows::of(self.ds))
+    }
+
+    /// The scores ⟨x, w⟩ of every document, bit for bit [`Dataset::scores`], with each run of queries with the same
+    /// rows ([`SharedRows`]) scored once.
+    pub fn scores(&self, w: &[f64]) -> Vec<f64> {
+        let ds = self.ds;
+        let runs = self.shared_rows();
+        let mut out = vec![0.0; ds.n_docs()];
+        split_by_offsets(&mut out, runs.row_offsets())
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(r, out)| {
+                let first = runs.run(r).start;
+                let m = ds.query_range(first).len();
+                if m == 0 {
+                    return;
+                }
+                let (head, rest) = out.split_at_mut(m);
+                ds.query(first).scores_into(w, head);
+                for copy in rest.chunks_mut(m) {
+                    copy.copy_from_slice(head);
+                }
+            });
+        out
+    }
+
     /// [`gradient`](Self::gradient) at `scores`, and in the same pass over the queries, summed exactly (see
     /// [`ltr_data::exact_sum_over_queries`]): sums `0..d` hold Xᵀ∂loss/∂s and sum `d` the loss. Each query's
     /// gradient is turned into its part of Xᵀ(·) while its rows and coefficients are in cache: the sums are those of
     /// `exact_transpose_times(ds, &g.coef, &[g.query_losses()])` on the returned gradient `g`, in one parallel pass
-    /// instead of two.
+    /// instead of two. A run of queries with the same rows ([`SharedRows`]) is sorted once and its rows are read
+    /// once for all its queries' parts; each part is still its own query's, in row order, so the sums do not change.
     pub fn gradient_sums(&self, scores: &[f64]) -> (ScoreGradient, ltr_data::ExactVec) {
         let ds = self.ds;
         let (n, d) = (ds.n_docs(), ds.n_features());
+        let runs = self.shared_rows();
         let mut coef = vec![0.0; n];
         let mut order = vec![0u32; n];
         let mut losses = vec![0.0; ds.n_queries()];
-        let offsets = ds.query_offsets();
-        let items = split_by_offsets(&mut coef, offsets)
+        let items = split_by_offsets(&mut coef, runs.row_offsets())
             .into_par_iter()
-            .zip(split_by_offsets(&mut order, offsets))
-            .zip(losses.par_iter_mut())
+            .zip(split_by_offsets(&mut order, runs.row_offsets()))
+            .zip(split_by_offsets(&mut losses, runs.query_offsets()))
             .enumerate();
         let sums = ltr_data::exact_sum_over(
             items,
             d + 1,
-            || ltr_data::TransposeScratch::new(ds),
-            |(q, ((c, o), loss)), acc, scratch| {
-                *loss = self.query_gradient(q, scores, c, o);
-                ltr_data::add_query_transpose_times(ds, q, c, acc, scratch);
-                acc.add(d, *loss);
+            || RunScratch::new(ds),
+            |(r, ((c, o), l)), acc, scratch| {
+                let queries = runs.run(r);
+                let m = ds.query_range(queries.start).len();
+                if m > 0 {
+                    let (head, rest) = o.split_at_mut(m);
+                    sort_by_score(head, &scores[ds.query_range(queries.start)]);
+                    for copy in rest.chunks_mut(m) {
+                        copy.copy_from_slice(head);
+                    }
+                }
+                for (k, q) in queries.clone().enumerate() {
+                    let part = k * m..(k + 1) * m;
+                    l[k] = self.query_gradient_sorted(q, scores, &mut c[part.clone()], &o[part]);
+                    acc.add(d, l[k]);
+                }
+                add_run_transpose_times(ds, queries, c, acc, scratch);
             },
         );
         (ScoreGradient::new(coef, order, losses, scores), sums)
+    }
+
+    /// Xᵀ (∇²_s loss) X v as exact sums, for the squared hinge at the state's scores: each query's scores along `v`,
+    /// its pairwise Hessian product ([`query_hessian_times`](Self::query_hessian_times)) and its part of Xᵀ(·)
+    /// are computed while its rows are in cache, the rows of a run of queries with the same rows ([`SharedRows`])
+    /// read once for them all. The arithmetic is that of `scores`, `hessian_times` and `exact_transpose_times` in
+    /// turn, so the sums are the same bit for bit.
+    pub fn hessian_product_sums(&self, state: &ScoreGradient, v: &[f64]) -> ltr_data::ExactVec {
+        let ds = self.ds;
+        let runs = self.shared_rows();
+        ltr_data::exact_sum_over_queries(
+            runs.len(),
+            ds.n_features(),
+            || RunScratch::new(ds),
+            |r, acc, scratch| {
+                let queries = runs.run(r);
+                let m = ds.query_range(queries.start).len();
+                let mut xv = std::mem::take(&mut scratch.xv);
+                let mut hs = std::mem::take(&mut scratch.hs);
+                xv.resize(m, 0.0);
+                ds.query(queries.start).scores_into(v, &mut xv);
+                hs.resize(m * queries.len(), 0.0);
+                for (k, q) in queries.clone().enumerate() {
+                    self.query_hessian_times(state, q, &xv, &mut hs[k * m..(k + 1) * m]);
+                }
+                add_run_transpose_times(ds, queries, &hs, acc, scratch);
+                scratch.xv = xv;
+                scratch.hs = hs;
+            },
+        )
     }
 
     /// The loss alone.
@@ -210,13 +286,24 @@ impl<'a> PairwiseObjective<'a> {
     }
 
     fn query_gradient(&self, q: usize, scores: &[f64], coef: &mut [f64], order: &mut [u32]) -> f64 {
+        sort_by_score(order, &scores[self.ds.query_range(q)]);
+        self.query_gradient_sorted(q, scores, coef, order)
+    }
+
+    /// [`query_gradient`](Self::query_gradient) with `order` already the query's documents by ascending score.
+    fn query_gradient_sorted(
+        &self,
+        q: usize,
+        scores: &[f64],
+        coef: &mut [f64],
+        order: &[u32],
+    ) -> f64 {
         let rows = self.ds.query_range(q);
         let n = rows.len();
         let wq = self.qw(q);
         let k = self.levels.count();
         let lev = &self.levels.of_doc[rows.clone()];
         let s_raw = &scores[rows.clone()];
-        sort_by_score(order, s_raw);
         if wq == 0.0 || n < 2 {
             coef.iter_mut().for_each(|c| *c = 0.0);
             return 0.0;
@@ -348,8 +435,35 @@ impl<'a> PairwiseObjective<'a> {
         self.query_hessian(q, &state.scores, &state.order[rows], p, out);
     }
 
-    /// `pl` and `out` are local to the query; `scores` is global.
+    /// `pl` and `out` are local to the query; `scores` is global. A query of two levels with one document on the
+    /// upper one takes [`one_top_hessian`], the sweeps' arithmetic for that case alone.
     fn query_hessian(&self, q: usize, scores: &[f64], order: &[u32], pl: &[f64], out: &mut [f64]) {
+        let rows = self.ds.query_range(q);
+        let n = rows.len();
+        let wq = self.qw(q);
+        if self.levels.count() == 2 && wq != 0.0 && n >= 2 {
+            let lev = &self.levels.of_doc[rows.clone()];
+            let mut tops = lev.iter().enumerate().filter(|(_, &l)| l == 1);
+            if let (Some((c, _)), None) = (tops.next(), tops.next()) {
+                let s_raw = &scores[rows];
+                let centre = s_raw[order[n / 2] as usize];
+                let s = |d: usize| s_raw[d] - centre;
+                let w = self.level_weights.get(1, 0);
+                return one_top_hessian(c, w, wq, s, order, lev, pl, out);
+            }
+        }
+        self.query_hessian_sweeps(q, scores, order, pl, out);
+    }
+
+    /// [`query_hessian`](Self::query_hessian) by the general sweeps.
+    fn query_hessian_sweeps(
+        &self,
+        q: usize,
+        scores: &[f64],
+        order: &[u32],
+        pl: &[f64],
+        out: &mut [f64],
+    ) {
         let rows = self.ds.query_range(q);
         let n = rows.len();
         let wq = self.qw(q);
@@ -490,9 +604,148 @@ impl<'a> PairwiseObjective<'a> {
     }
 }
 
+/// [`PairwiseObjective::query_hessian`] of a query with two levels and one document `c` on the upper one (a click of a
+/// click training set: the clicked document over the others), weight `w` for the pair of levels: the general sweeps
+/// with what they compute for such a query only, operation for operation, so the same bits. The first sweep's
+/// output is c's alone (the others have no lower partner), and it needs the lower level's count and sum as they
+/// stand when c is reached; the second gives every other document its term with c once c is an active partner.
+#[allow(clippy::too_many_arguments)]
+fn one_top_hessian(
+    c: usize,
+    w: f64,
+    wq: f64,
+    s: impl Fn(usize) -> f64,
+    order: &[u32],
+    lev: &[u16],
+    pl: &[f64],
+    out: &mut [f64],
+) {
+    let n = pl.len();
+    let (mut cnt0, mut sum0) = (0.0f64, 0.0f64);
+    for d in 0..n {
+        if lev[d] == 0 {
+            cnt0 += 1.0;
+            sum0 += pl[d];
+        }
+    }
+    let mut lo = 0;
+    let mut top = 0.0;
+    for &iu in order {
+        let i = iu as usize;
+        let si = s(i);
+        while lo < n {
+            let j = order[lo] as usize;
+            if 1.0 - si + s(j) > 0.0 {
+                break;
+            }
+            if lev[j] == 0 {
+                cnt0 -= 1.0;
+                sum0 -= pl[j];
+            }
+            lo += 1;
+        }
+        if i == c {
+            let mut acc = 0.0;
+            if w != 0.0 && cnt0 != 0.0 {
+                acc += w * (cnt0 * pl[c] - sum0);
+            }
+            top = acc;
+            break;
+        }
+    }
+    let sum1 = 0.0 + pl[c];
+    let mut cnt1 = 0.0;
+    let mut hi = 0;
+    for &ju in order {
+        let j = ju as usize;
+        let sj = s(j);
+        while hi < n {
+            let i = order[hi] as usize;
+            if 1.0 - s(i) + sj <= 0.0 {
+                break;
+            }
+            if i == c {
+                cnt1 = 1.0;
+            }
+            hi += 1;
+        }
+        let mut acc = 0.0;
+        let before = if j == c {
+            top
+        } else {
+            if w != 0.0 && cnt1 != 0.0 {
+                acc += w * (cnt1 * pl[j] - sum1);
+            }
+            0.0
+        };
+        out[j] = 2.0 * wq * (before + acc);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The one-top Hessian is the general sweeps' bit for bit, on click-style queries (one document over the others)
+    /// with tied scores, margins of exactly 1, scores far beyond 2⁵³ (where 1 − s_i + s_j rounds), zero and negative
+    /// zero directions, and zero pair or query weights.
+    #[test]
+    fn the_one_top_hessian_is_the_sweeps_bit_for_bit() {
+        use ltr_data::{generate_letor_like, SyntheticConfig};
+        use rand::{Rng, SeedableRng};
+        let base = generate_letor_like(&SyntheticConfig {
+            queries: 6,
+            min_docs: 2,
+            max_docs: 30,
+            features: 3,
+            seed: 5,
+            ..Default::default()
+        })
+        .unwrap();
+        let (mut rows, mut labels, mut offsets, mut qids) =
+            (Vec::new(), Vec::new(), vec![0], Vec::new());
+        for q in 0..base.n_queries() {
+            for clicked in base.query_range(q) {
+                for r in base.query_range(q) {
+                    rows.push(r);
+                    labels.push(if r == clicked { 1.0 } else { 0.0 });
+                }
+                offsets.push(rows.len());
+                qids.push(format!("{q}/{clicked}"));
+            }
+        }
+        let ds = Dataset::new(base.select_rows_matrix(&rows), labels, offsets, qids).unwrap();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        for round in 0..40 {
+            let scale = [0.5, 1.0, 1e17, 3e300][round % 4];
+            let scores: Vec<f64> = (0..ds.n_docs())
+                .map(|_| rng.random_range(-6..6) as f64 * scale)
+                .collect();
+            let p: Vec<f64> = (0..ds.n_docs())
+                .map(|_| match rng.random_range(0..5) {
+                    0 => 0.0,
+                    1 => -0.0,
+                    2 => rng.random_range(-3..3) as f64,
+                    _ => rng.random::<f64>() - 0.5,
+                })
+                .collect();
+            let mut obj = PairwiseObjective::new(&ds, PairLoss::SquaredHinge)
+                .with_level_weights(LevelWeights::uniform(2).scaled([1.0, 0.0, 0.3][round % 3]));
+            if round % 5 == 1 {
+                obj = obj.with_query_weights((0..ds.n_queries()).map(|q| (q % 3) as f64).collect());
+            }
+            let g = obj.gradient(&scores);
+            for q in 0..ds.n_queries() {
+                let r = ds.query_range(q);
+                let order = &g.order[r.clone()];
+                let (mut fast, mut sweeps) = (vec![9.0; r.len()], vec![7.0; r.len()]);
+                obj.query_hessian(q, &scores, order, &p[r.clone()], &mut fast);
+                obj.query_hessian_sweeps(q, &scores, order, &p[r.clone()], &mut sweeps);
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&fast), bits(&sweeps), "round {round} query {q}");
+            }
+        }
+    }
 
     /// The keyed sort is the comparator sort's permutation: ties by index, −0 before +0, NaNs and infinities where
     /// `total_cmp` puts them, on random scores with many ties.

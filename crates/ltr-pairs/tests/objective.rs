@@ -187,3 +187,98 @@ fn the_fused_gradient_pass_sums_what_the_separate_passes_sum() {
         }
     }
 }
+
+/// A click-style training set: each base query copied once per document, the copy's label 1 on that document and 0
+/// elsewhere, with a weight per copy (as `ltr_clicks::click_training_set` makes them), and base queries of one
+/// document left single.
+fn copies(seed: u64, sparse: bool) -> Dataset {
+    let base = generate_letor_like(&SyntheticConfig {
+        queries: 9,
+        min_docs: 1,
+        max_docs: 45,
+        features: 7,
+        seed,
+        ..Default::default()
+    })
+    .unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let (mut rows, mut labels, mut offsets, mut qids, mut weights) =
+        (Vec::new(), Vec::new(), vec![0], Vec::new(), Vec::new());
+    for q in 0..base.n_queries() {
+        let range = base.query_range(q);
+        for clicked in range.clone() {
+            for r in range.clone() {
+                rows.push(r);
+                labels.push(if r == clicked { 1.0 } else { 0.0 });
+            }
+            offsets.push(rows.len());
+            qids.push(format!("{q}/c{clicked}"));
+            weights.push(rng.random::<f64>() * 2.0);
+        }
+    }
+    let mut ds = Dataset::new(base.select_rows_matrix(&rows), labels, offsets, qids)
+        .unwrap()
+        .with_query_weights(weights)
+        .unwrap();
+    if sparse {
+        ds.to_sparse();
+    }
+    ds
+}
+
+fn same_bits(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+}
+
+/// Queries sharing their rows are scored, sorted and multiplied by the data once per run, and every sum stays the
+/// one computed query by query, bit for bit: the scores, the loss and gradient sums, the Hessian product sums.
+#[test]
+fn runs_of_shared_rows_keep_every_sum() {
+    for (seed, sparse) in [(1u64, false), (2, true), (3, false)] {
+        let ds = copies(seed, sparse);
+        let obj = PairwiseObjective::new(&ds, PairLoss::SquaredHinge)
+            .with_query_weights(ds.query_weights().unwrap().to_vec());
+        let runs = obj.shared_rows();
+        assert!(runs.len() < ds.n_queries() / 4, "{} runs", runs.len());
+        for r in 0..runs.len() {
+            let q = runs.run(r);
+            assert!(q.len() <= 32);
+            let n = ds.query_range(q.start).len();
+            assert!(q.clone().all(|x| ds.query_range(x).len() == n));
+        }
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let w: Vec<f64> = (0..ds.n_features())
+            .map(|_| rng.random::<f64>() - 0.5)
+            .collect();
+        let v: Vec<f64> = (0..ds.n_features())
+            .map(|_| rng.random::<f64>() - 0.5)
+            .collect();
+        let s = obj.scores(&w);
+        assert!(same_bits(&s, &ds.scores(&w)));
+        let (g, sums) = obj.gradient_sums(&s);
+        let by_query = obj.gradient(&s);
+        assert!(same_bits(&g.coef, &by_query.coef));
+        assert!(same_bits(g.query_losses(), by_query.query_losses()));
+        let expected =
+            ltr_data::exact_transpose_times(&ds, &by_query.coef, &[by_query.query_losses()]);
+        assert!(same_bits(&sums.values(), &expected.values()), "seed {seed}");
+        let hv = obj.hessian_product_sums(&g, &v);
+        let expected = ltr_data::exact_transpose_times(
+            &ds,
+            &obj.hessian_times(&by_query, &ds.scores(&v)),
+            &[],
+        );
+        assert!(same_bits(&hv.values(), &expected.values()), "seed {seed}");
+    }
+}
+
+/// Queries whose rows differ in one value, or in their number, are not one run.
+#[test]
+fn runs_need_the_same_rows() {
+    let ds = data(4, 3);
+    let obj = PairwiseObjective::new(&ds, PairLoss::SquaredHinge);
+    assert_eq!(obj.shared_rows().len(), ds.n_queries());
+    let twice = ds.select_queries(&[0, 0, 1, 1, 1, 2]);
+    let obj = PairwiseObjective::new(&twice, PairLoss::SquaredHinge);
+    assert_eq!(obj.shared_rows().query_offsets(), &[0, 2, 5, 6]);
+}

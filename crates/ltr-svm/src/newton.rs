@@ -9,8 +9,8 @@
 //! or ranks or on how the queries were split between them.
 
 use ltr_core::{Allreduce, Result, SingleProcess};
-use ltr_data::{add_query_transpose_times, exact_sum_over_queries, ExactVec, TransposeScratch};
-use ltr_pairs::{PairwiseObjective, ScoreGradient};
+use ltr_data::{exact_sum_over_queries, ExactVec};
+use ltr_pairs::PairwiseObjective;
 
 use crate::SolveReport;
 
@@ -73,7 +73,7 @@ pub fn newton_cg_distributed(
     let d = ds.n_features();
     let mut w = w0.unwrap_or_else(|| vec![0.0; d]);
     let grad_at = |w: &[f64]| -> Result<_> {
-        let (sg, mut sums) = obj.gradient_sums(&ds.scores(w));
+        let (sg, mut sums) = obj.gradient_sums(&obj.scores(w));
         comm.sum_exact(&mut sums)?;
         let mut g: Vec<f64> = (0..d).map(|j| sums.value(j)).collect();
         for (gj, wj) in g.iter_mut().zip(w) {
@@ -114,7 +114,7 @@ pub fn newton_cg_distributed(
                 break;
             }
             cg_total += 1;
-            let mut sums = hessian_product_sums(obj, &state, &p);
+            let mut sums = obj.hessian_product_sums(&state, &p);
             comm.sum_exact(&mut sums)?;
             let mut hp = sums.values();
             for (h, pj) in hp.iter_mut().zip(&p) {
@@ -178,27 +178,6 @@ pub fn newton_cg_distributed(
             gradient_norm: gnorm,
         },
     ))
-}
-
-/// Xᵀ (∇²_s loss) X p as exact sums, query by query: each query's scores along `p`, its pairwise Hessian product and
-/// its part of Xᵀ(·) are computed while its rows are in cache, so the data is read once per product instead of twice,
-/// and the work is one parallel pass instead of three. The arithmetic is that of `scores`, `hessian_times` and
-/// `exact_transpose_times` in turn, so the sums are the same bit for bit.
-fn hessian_product_sums(obj: &PairwiseObjective<'_>, state: &ScoreGradient, p: &[f64]) -> ExactVec {
-    let ds = obj.dataset();
-    exact_sum_over_queries(
-        ds.n_queries(),
-        ds.n_features(),
-        || (TransposeScratch::new(ds), Vec::new(), Vec::new()),
-        |q, acc, (scratch, xp, hs)| {
-            let query = ds.query(q);
-            xp.resize(query.len(), 0.0);
-            query.scores_into(p, xp);
-            hs.resize(query.len(), 0.0);
-            obj.query_hessian_times(state, q, xp, hs);
-            add_query_transpose_times(ds, q, hs, acc, scratch);
-        },
-    )
 }
 
 /// A diagonal preconditioner for CG: 1 + C·(the Hessian's diagonal at w = 0, pair weights ignored), so that on raw
