@@ -50,9 +50,9 @@ enum Command {
     Interleave(commands::interleave::InterleaveArgs),
     /// Compare learners on your data: folds, grids on validation, significance tests, a report.
     Experiment(commands::experiment::ExperimentArgs),
-    /// Split a data file into one file per rank (whole queries, balanced by pairs) for `train --distributed`.
     /// Fuse TREC runs into one (RRF, CombSUM/MNZ/MAX, Borda, weighted sum; weights tunable on qrels).
     Fuse(commands::fuse::FuseArgs),
+    /// Split a data file into one file per rank (whole queries, balanced by pairs) for `train --distributed`.
     Shard(commands::shard::ShardArgs),
     /// Export a model to a search engine (es-ltr, opensearch-ltr, solr-ltr, vespa, ranklib) or to ONNX.
     Export(commands::export::ExportArgs),
@@ -65,8 +65,11 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    // A bug must still end in one clear line, not a backtrace.
+    // A bug ends in one clear line, not a backtrace; a reader that closed stdout early (`| head`) ends it quietly.
     std::panic::set_hook(Box::new(|info| {
+        if info.to_string().contains("printing to stdout: Broken pipe") {
+            std::process::exit(0);
+        }
         eprintln!(
             "error: internal error ({info}); please report it with the command line that caused it"
         );

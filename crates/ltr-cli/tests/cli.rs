@@ -706,3 +706,20 @@ fn the_attention_scorer_trains_predicts_and_is_described() {
     bad[12] = "heads=3";
     fails(&bad, "do not divide");
 }
+
+/// A reader that stops early (`ltr algorithms | head -1`) closes the pipe under `ltr`: the write fails with EPIPE
+/// (Rust ignores SIGPIPE), which must end the process quietly with success, not as an "internal error". The read
+/// end is closed before `ltr` starts, so the first write fails on any machine.
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ltr"))
+        .arg("algorithms")
+        .stdout(writer)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(!stderr.contains("internal error"), "{stderr}");
+}

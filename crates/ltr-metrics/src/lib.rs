@@ -100,9 +100,10 @@ pub use significance::{
     wilcoxon, Alternative, PairedComparison, TestKind, TestResult,
 };
 pub use trec::{
-    check_scores_fit, evaluate_diversity_run, evaluate_run, evaluate_run_file, evaluate_run_files,
-    evaluate_score_files, read_diversity_qrels, read_judgments, read_qrels, read_run, read_scores,
-    write_qrels_to, write_run, write_run_to, FileError, Judgments,
+    check_scores_fit, evaluate_diversity_run, evaluate_run, evaluate_run_against_qrels,
+    evaluate_run_file, evaluate_run_files, evaluate_score_files, read_diversity_qrels,
+    read_judgments, read_qrels, read_run, read_scores, write_qrels_to, write_run, write_run_to,
+    FileError, Judgments,
 };
 
 /// Evaluate one query given its labels and scores (ties resolved by `convention.ties`, input order without doc ids).

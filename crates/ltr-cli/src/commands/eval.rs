@@ -1,8 +1,7 @@
 //! `ltr eval`: metrics of a score file (or of a TREC run against qrels) under a named convention.
 
 use anyhow::{bail, Context, Result};
-use ltr_metrics::Judgments;
-use ltr_metrics::{check_scores_fit, evaluate_run_file, read_judgments, read_run, read_scores};
+use ltr_metrics::{check_scores_fit, evaluate_run_against_qrels, read_scores, FileError};
 use ltr_metrics::{evaluate, rows_json, rows_text, Asked, Metric};
 
 pub use super::eval_args::EvalArgs;
@@ -49,52 +48,18 @@ pub fn run(a: EvalArgs) -> Result<()> {
     let bar = crate::progress::Bar::for_terminal();
     let (ev, trec) = if let Some(run) = &a.run {
         let qrels = a.qrels.as_ref().context("--run needs --qrels")?;
-        let run_empty = || {
-            anyhow::anyhow!(
-                "{}: the run is empty (no `qid iter docno rank score tag` line)",
-                run.display()
-            )
-        };
-        let q = bar.stage(&format!("reading {}", qrels.display()), || {
-            read_judgments(qrels, &metrics)
-        });
-        let q = match q {
-            Ok(q) if !q.is_empty() => q,
-            // The run's errors and its emptiness are reported first, as when it was read first.
-            q => {
-                if read_run(run)?.is_empty() {
-                    return Err(run_empty());
+        let stage = format!("reading {} and {}", qrels.display(), run.display());
+        let ev = bar
+            .stage(&stage, || {
+                evaluate_run_against_qrels(run, qrels, &metrics, &conv)
+            })
+            .map_err(|e| match e {
+                // These name their file and line already.
+                e @ (FileError::Io { .. } | FileError::Parse { .. } | FileError::Empty { .. }) => {
+                    anyhow::Error::from(e)
                 }
-                q?;
-                bail!(
-                    "{}: the qrels are empty (no `qid iter docno rel` line)",
-                    qrels.display()
-                );
-            }
-        };
-        let in_context = |e: ltr_metrics::FileError| match e {
-            e @ (ltr_metrics::FileError::Io { .. } | ltr_metrics::FileError::Parse { .. }) => {
-                anyhow::Error::from(e)
-            }
-            e => anyhow::Error::from(e).context(format!("evaluating {}", run.display())),
-        };
-        let ev = match &q {
-            // Read and evaluated at once: most queries are never stored.
-            Judgments::AdHoc(j) => bar
-                .stage(&format!("reading and evaluating {}", run.display()), || {
-                    evaluate_run_file(run, j, &metrics, &conv)
-                })
-                .map_err(in_context)?
-                .ok_or_else(run_empty)?,
-            Judgments::Diversity(_) => {
-                let r = bar.stage(&format!("reading {}", run.display()), || read_run(run))?;
-                if r.is_empty() {
-                    return Err(run_empty());
-                }
-                bar.stage("evaluating", || q.evaluate(&r, &metrics, &conv))
-                    .map_err(in_context)?
-            }
-        };
+                e => anyhow::Error::from(e).context(format!("evaluating {}", run.display())),
+            })?;
         let o = super::eval_trec::options(&a)?;
         let trec = ltr_metrics::trec_rows(&asked, run, qrels, &o)?;
         (ev, trec)

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::read::for_each_record;
-use super::{evaluate_run, read_qrels, FileError};
+use super::{evaluate_run, evaluate_run_file, read_qrels, read_run, FileError};
 use crate::compute::Unsupported;
 use crate::convention::{Convention, TiePolicy};
 use crate::diversity::{query_diversity, DiversityMeasure, DiversityQrels};
@@ -145,4 +145,56 @@ impl Judgments {
             Judgments::Diversity(q) => evaluate_diversity_run(run, q, metrics, conv),
         }
     }
+
+    /// Evaluate the run file `path`: against ad hoc judgments while it is read ([`evaluate_run_file`]: most queries
+    /// are never stored), against diversity judgments once it is read whole. `None` when the file holds no line.
+    pub fn evaluate_file(
+        &self,
+        path: &Path,
+        metrics: &[Metric],
+        conv: &Convention,
+    ) -> Result<Option<Evaluation>, FileError> {
+        match self {
+            Judgments::AdHoc(q) => evaluate_run_file(path, q, metrics, conv),
+            Judgments::Diversity(q) => {
+                let run = read_run(path)?;
+                if run.is_empty() {
+                    return Ok(None);
+                }
+                evaluate_diversity_run(&run, q, metrics, conv).map(Some)
+            }
+        }
+    }
+}
+
+/// `ltr eval --run R --qrels Q`: the judgments of `qrels` as the measures need them ([`read_judgments`]) and `run`
+/// evaluated against them ([`Judgments::evaluate_file`]). An empty run or qrels file is [`FileError::Empty`]. The
+/// qrels are read first, so that the run can be evaluated as it is read; the run's own errors and emptiness still
+/// come before the qrels', as if it had been read first.
+pub fn evaluate_run_against_qrels(
+    run: &Path,
+    qrels: &Path,
+    metrics: &[Metric],
+    conv: &Convention,
+) -> Result<Evaluation, FileError> {
+    let empty_run = || FileError::Empty {
+        path: run.to_path_buf(),
+        problem: "the run is empty (no `qid iter docno rank score tag` line)",
+    };
+    let judgments = match read_judgments(qrels, metrics) {
+        Ok(j) if !j.is_empty() => j,
+        other => {
+            if read_run(run)?.is_empty() {
+                return Err(empty_run());
+            }
+            other?;
+            return Err(FileError::Empty {
+                path: qrels.to_path_buf(),
+                problem: "the qrels are empty (no `qid iter docno rel` line)",
+            });
+        }
+    };
+    judgments
+        .evaluate_file(run, metrics, conv)?
+        .ok_or_else(empty_run)
 }

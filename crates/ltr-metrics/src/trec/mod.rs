@@ -22,7 +22,10 @@ use crate::metric::Metric;
 use crate::rank::fast_ranking;
 
 pub use join::evaluate_run;
-pub use judgments::{evaluate_diversity_run, read_diversity_qrels, read_judgments, Judgments};
+pub use judgments::{
+    evaluate_diversity_run, evaluate_run_against_qrels, read_diversity_qrels, read_judgments,
+    Judgments,
+};
 pub use read::{read_qrels, read_run};
 pub use stream::evaluate_run_file;
 
@@ -38,6 +41,14 @@ pub enum FileError {
         /// The cause.
         #[source]
         source: std::io::Error,
+    },
+    /// A run or qrels file that holds no line: every measure would be 0 over no query.
+    #[error("{}: {problem}", path.display())]
+    Empty {
+        /// The file.
+        path: PathBuf,
+        /// Which file it is and the line it lacks.
+        problem: &'static str,
     },
     /// A malformed line.
     #[error("{}:{line}: {problem}", path.display())]
