@@ -425,13 +425,16 @@ pub mod kernels {
         matmul_rows(x, &w.weights, Some(&w.bias), y, w.inputs, w.outputs);
     }
 
-    ltr_data::multiversioned! {
-    clones("x86_64+avx512f+avx512vl" if Avx512, "x86_64+avx2" if Avx2);
     /// `y = x M (+ bias)` with `M` row-major `[k_dim][o_dim]`; each output's terms added with `k` ascending, from
-    /// the bias (or 0). Register tiles of 4 rows × 32 outputs: each read of a weight row serves four rows, and the
-    /// tile's sums stay in registers for the whole `k` loop; a single output (the output layer) goes 16 rows at a
-    /// time through a transposed copy, so the rows' sums run side by side. Every output is one chain of additions
-    /// in `k` order whatever the tile, so the tiling changes no bit.
+    /// the bias (or 0), one multiply and one add a term (never fused). Blocked like a BLAS product without changing
+    /// any output's chain of additions: `M` is packed a panel of `T` outputs × [`PANEL`]` / T` inputs at a time
+    /// (32 KiB, in L1 while every row of the call passes over it), and a row's `T` running sums stay in registers
+    /// through the panel's inputs, starting from the bias (first panel of `k`) or from the sums the previous panel
+    /// stored in `y` (a stored f32 reloads exactly). `T` is 128 with AVX-512 (eight registers of sums, enough
+    /// independent additions to hide their latency) and 64 otherwise; outputs past the last whole panel are padded
+    /// with zeros in the pack and their sums discarded. A single output (the output layer) goes 16 rows at a time
+    /// through a transposed copy. Every output is the same chain whatever the panel or CPU, so the blocking
+    /// changes no bit.
     pub fn matmul_rows(
         x: &[f32],
         m: &[f32],
@@ -441,69 +444,191 @@ pub mod kernels {
         o_dim: usize,
     ) {
         let rows = y.len().checked_div(o_dim).unwrap_or(0);
-        if o_dim == 1 {
-            dot_rows(x, m, bias.map_or(0.0, |b| b[0]), y, k_dim);
+        if rows == 0 {
             return;
         }
-        let mut r = 0;
-        while r + 4 <= rows {
-            tile_rows::<4>(&x[r * k_dim..(r + 4) * k_dim], m, bias, &mut y[r * o_dim..(r + 4) * o_dim], k_dim, o_dim);
-            r += 4;
-        }
-        while r < rows {
-            tile_rows::<1>(&x[r * k_dim..(r + 1) * k_dim], m, bias, &mut y[r * o_dim..(r + 1) * o_dim], k_dim, o_dim);
-            r += 1;
-        }
-    }
+        let wide = ltr_data::simd_level() >= ltr_data::SimdLevel::Avx512;
+        matmul_dispatch(x, m, bias, y, k_dim, o_dim, rows, wide);
     }
 
-    /// Outputs per register tile.
-    const TILE: usize = 32;
-
-    /// `R` rows of `matmul_rows`: tiles of [`TILE`] outputs, then the remaining outputs.
-    #[inline(always)]
-    fn tile_rows<const R: usize>(
-        xs: &[f32],
+    ltr_data::multiversioned! {
+    clones("x86_64+avx512f+avx512vl" if Avx512, "x86_64+avx2" if Avx2);
+    /// [`matmul_rows`] in one instruction-set clone: `wide` picks panels of 128 outputs (AVX-512's registers).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn matmul_dispatch(
+        x: &[f32],
         m: &[f32],
         bias: Option<&[f32]>,
-        ys: &mut [f32],
+        y: &mut [f32],
         k_dim: usize,
         o_dim: usize,
+        rows: usize,
+        wide: bool,
     ) {
-        let rows: [&[f32]; R] = std::array::from_fn(|r| &xs[r * k_dim..(r + 1) * k_dim]);
-        let mut j0 = 0;
-        while j0 + TILE <= o_dim {
-            let mut acc = [[0f32; TILE]; R];
-            if let Some(b) = bias {
-                for a in acc.iter_mut() {
-                    a.copy_from_slice(&b[j0..j0 + TILE]);
+        if o_dim == 1 {
+            dot_rows(x, m, bias.map_or(0.0, |b| b[0]), y, k_dim);
+        } else if wide {
+            panels::<128>(x, m, bias, y, k_dim, o_dim, rows);
+        } else {
+            panels::<64>(x, m, bias, y, k_dim, o_dim, rows);
+        }
+    }
+    }
+
+    /// Floats in a packed panel of [`matmul_rows`] (32 KiB).
+    const PANEL: usize = 8192;
+
+    /// [`matmul_rows`] with panels of `T` outputs.
+    #[inline(always)]
+    fn panels<const T: usize>(
+        x: &[f32],
+        m: &[f32],
+        bias: Option<&[f32]>,
+        y: &mut [f32],
+        k_dim: usize,
+        o_dim: usize,
+        rows: usize,
+    ) {
+        let kc_max = PANEL / T;
+        let mut panel = vec![0f32; kc_max * T];
+        let mut k0 = 0;
+        loop {
+            let k1 = (k0 + kc_max).min(k_dim);
+            let mut j0 = 0;
+            while j0 < o_dim {
+                let w = T.min(o_dim - j0);
+                for (k, p) in (k0..k1).zip(panel.chunks_exact_mut(T)) {
+                    p[..w].copy_from_slice(&m[k * o_dim + j0..k * o_dim + j0 + w]);
+                    p[w..].fill(0.0);
+                }
+                let panel = &panel[..(k1 - k0) * T];
+                for r in 0..rows {
+                    let yr = &mut y[r * o_dim + j0..r * o_dim + j0 + w];
+                    let mut acc = [0f32; T];
+                    if k0 > 0 {
+                        acc[..w].copy_from_slice(yr);
+                    } else if let Some(b) = bias {
+                        acc[..w].copy_from_slice(&b[j0..j0 + w]);
+                    }
+                    let xr = &x[r * k_dim + k0..r * k_dim + k1];
+                    for (&v, p) in xr.iter().zip(panel.chunks_exact(T)) {
+                        let p: &[f32; T] = p.try_into().expect("a panel row");
+                        for (o, &q) in acc.iter_mut().zip(p) {
+                            *o += v * q;
+                        }
+                    }
+                    yr.copy_from_slice(&acc[..w]);
+                }
+                j0 += w;
+            }
+            k0 = k1;
+            if k0 >= k_dim {
+                break;
+            }
+        }
+    }
+
+    /// `dW += aᵀ dy` for the rows of `a` (`k_dim` wide) and `dy` (`o_dim` wide), `dW` row-major `[k_dim][o_dim]`:
+    /// `dW[k,j]` gets `a[r,k] · dy[r,j]` added for every row `r` with `a[r,k] ≠ 0`, rows ascending — the chain a
+    /// row-at-a-time `axpy` of each nonzero input makes (a zero input, ReLU's or dropout's, adds nothing, not even
+    /// a signed zero or the NaN of `0 · ∞`). The nonzero inputs are listed per `k` (rows ascending) in one pass
+    /// over `a`; then a strip of `dW`'s row `k`, 128 outputs with AVX-512 and 64 otherwise, stays in registers
+    /// while the listed rows of `dy` pass, strip by strip, so that a strip of `dy` is reused by every `k`.
+    pub fn weight_gradient(a: &[f32], dy: &[f32], dw: &mut [f32], k_dim: usize, o_dim: usize) {
+        let wide = ltr_data::simd_level() >= ltr_data::SimdLevel::Avx512;
+        weight_gradient_in(a, dy, dw, k_dim, o_dim, wide);
+    }
+
+    /// [`weight_gradient`] with the wide strips (`wide`) or the narrow ones.
+    pub(super) fn weight_gradient_in(
+        a: &[f32],
+        dy: &[f32],
+        dw: &mut [f32],
+        k_dim: usize,
+        o_dim: usize,
+        wide: bool,
+    ) {
+        let rows = dy.len().checked_div(o_dim).unwrap_or(0);
+        if rows == 0 || k_dim == 0 {
+            return;
+        }
+        // Per k, the rows with a nonzero input and that input: a count, then a fill in row order.
+        let mut start = vec![0usize; k_dim + 1];
+        for ar in a.chunks_exact(k_dim).take(rows) {
+            for (k, &v) in ar.iter().enumerate() {
+                if v != 0.0 {
+                    start[k + 1] += 1;
                 }
             }
-            for (k, mr) in m.chunks_exact(o_dim).take(k_dim).enumerate() {
-                let w: &[f32; TILE] = mr[j0..j0 + TILE].try_into().expect("a tile");
-                for (acc_r, row) in acc.iter_mut().zip(&rows) {
-                    let a = row[k];
-                    for (o, v) in acc_r.iter_mut().zip(w) {
-                        *o += a * v;
+        }
+        for k in 0..k_dim {
+            start[k + 1] += start[k];
+        }
+        let mut at = start.clone();
+        let mut list = vec![(0u32, 0f32); start[k_dim]];
+        for (r, ar) in a.chunks_exact(k_dim).take(rows).enumerate() {
+            for (k, &v) in ar.iter().enumerate() {
+                if v != 0.0 {
+                    list[at[k]] = (r as u32, v);
+                    at[k] += 1;
+                }
+            }
+        }
+        gradient_dispatch(dy, dw, &start, &list, o_dim, wide);
+    }
+
+    ltr_data::multiversioned! {
+    clones("x86_64+avx512f+avx512vl" if Avx512, "x86_64+avx2" if Avx2);
+    /// [`weight_gradient`] once the nonzero inputs are listed, in one instruction-set clone.
+    pub(super) fn gradient_dispatch(
+        dy: &[f32],
+        dw: &mut [f32],
+        start: &[usize],
+        list: &[(u32, f32)],
+        o_dim: usize,
+        wide: bool,
+    ) {
+        if wide {
+            gradient_strips::<128>(dy, dw, start, list, o_dim);
+        } else {
+            gradient_strips::<64>(dy, dw, start, list, o_dim);
+        }
+    }
+    }
+
+    /// [`weight_gradient`]'s strips of `S` outputs (then the outputs left, as one narrower strip).
+    #[inline(always)]
+    fn gradient_strips<const S: usize>(
+        dy: &[f32],
+        dw: &mut [f32],
+        start: &[usize],
+        list: &[(u32, f32)],
+        o_dim: usize,
+    ) {
+        let k_dim = start.len() - 1;
+        let mut j0 = 0;
+        while j0 + S <= o_dim {
+            for k in 0..k_dim {
+                let row = &mut dw[k * o_dim + j0..k * o_dim + j0 + S];
+                let mut acc: [f32; S] = row.try_into().expect("a strip");
+                for &(r, v) in &list[start[k]..start[k + 1]] {
+                    let at = r as usize * o_dim + j0;
+                    let d: &[f32; S] = dy[at..at + S].try_into().expect("a strip");
+                    for (o, &q) in acc.iter_mut().zip(d) {
+                        *o += v * q;
                     }
                 }
+                row.copy_from_slice(&acc);
             }
-            for (r, a) in acc.iter().enumerate() {
-                ys[r * o_dim + j0..r * o_dim + j0 + TILE].copy_from_slice(a);
-            }
-            j0 += TILE;
+            j0 += S;
         }
         if j0 < o_dim {
-            for (r, row) in rows.iter().enumerate() {
-                let yr = &mut ys[r * o_dim + j0..(r + 1) * o_dim];
-                match bias {
-                    Some(b) => yr.copy_from_slice(&b[j0..]),
-                    None => yr.fill(0.0),
-                }
-                for (k, mr) in m.chunks_exact(o_dim).take(k_dim).enumerate() {
-                    let a = row[k];
-                    for (o, v) in yr.iter_mut().zip(&mr[j0..]) {
-                        *o += a * v;
+            for k in 0..k_dim {
+                let row = &mut dw[k * o_dim + j0..(k + 1) * o_dim];
+                for &(r, v) in &list[start[k]..start[k + 1]] {
+                    let at = r as usize * o_dim;
+                    for (o, &q) in row.iter_mut().zip(&dy[at + j0..at + o_dim]) {
+                        *o += v * q;
                     }
                 }
             }
@@ -805,9 +930,9 @@ mod tests {
         }
     }
 
-    /// The register-tiled kernel against the plain loop it replaces (each output from its bias, `k` ascending),
-    /// bit for bit, on shapes that exercise the 4-row tiles, the single rows, whole and partial output tiles and the
-    /// transposed single output; inputs with exact zeros and negative zeros.
+    /// The blocked kernel against the plain loop it replaces (each output from its bias, `k` ascending),
+    /// bit for bit, on shapes that exercise both panel widths, partial panels, several `k` blocks, no input at all
+    /// and the transposed single output; inputs with exact zeros and negative zeros.
     #[test]
     fn tiled_matmul_is_the_plain_loop_bit_for_bit() {
         let mut state = 0x1234_5678_9abc_def1u64;
@@ -832,6 +957,12 @@ mod tests {
             (11, 136, 64),
             (5, 70, 100),
             (0, 4, 8),
+            (3, 0, 40),
+            (20, 300, 70),
+            (17, 257, 32),
+            (9, 600, 48),
+            (130, 45, 256),
+            (12, 512, 1),
         ] {
             let x: Vec<f32> = (0..rows * k_dim).map(|_| next()).collect();
             let m: Vec<f32> = (0..k_dim * o_dim).map(|_| next()).collect();
@@ -847,10 +978,77 @@ mod tests {
                         want[r * o_dim + j] = acc;
                     }
                 }
+                let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
                 let mut got = vec![f32::NAN; rows * o_dim];
                 kernels::matmul_rows(&x, &m, bias, &mut got, k_dim, o_dim);
-                let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
                 assert_eq!(bits(&got), bits(&want), "{rows}x{k_dim}x{o_dim}");
+                // Both panel widths (128 and 64), whichever this CPU runs.
+                for wide in [false, true] {
+                    let mut got = vec![f32::NAN; rows * o_dim];
+                    kernels::matmul_dispatch(&x, &m, bias, &mut got, k_dim, o_dim, rows, wide);
+                    assert_eq!(
+                        bits(&got),
+                        bits(&want),
+                        "{rows}x{k_dim}x{o_dim} wide {wide}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The weight gradient against the row-at-a-time `axpy` of each nonzero input it replaces, bit for bit, with
+    /// zeros, negative zeros and an infinite `dy` entry (skipped where its input is zero, as before), on shapes that
+    /// exercise whole and partial strips of both widths.
+    #[test]
+    fn weight_gradient_is_the_row_axpy_bit_for_bit() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let v = (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
+            match state % 5 {
+                0 | 1 => 0.0,
+                2 => -0.0,
+                _ => v * 3.0,
+            }
+        };
+        for (rows, k_dim, o_dim) in [
+            (1, 1, 1),
+            (5, 3, 7),
+            (17, 13, 64),
+            (9, 6, 130),
+            (40, 45, 256),
+            (3, 20, 300),
+            (0, 4, 8),
+            (4, 0, 8),
+        ] {
+            let a: Vec<f32> = (0..rows * k_dim).map(|_| next()).collect();
+            let mut dy: Vec<f32> = (0..rows * o_dim).map(|_| next()).collect();
+            if let Some(r) = (0..rows).find(|&r| k_dim > 0 && a[r * k_dim] == 0.0) {
+                dy[r * o_dim] = f32::INFINITY;
+            }
+            let dw0: Vec<f32> = (0..k_dim * o_dim).map(|_| next()).collect();
+            let mut want = dw0.clone();
+            for (ar, dyr) in a.chunks(k_dim.max(1)).zip(dy.chunks(o_dim)).take(rows) {
+                for (k, &v) in ar.iter().enumerate() {
+                    if v != 0.0 {
+                        kernels::axpy(v, dyr, &mut want[k * o_dim..(k + 1) * o_dim]);
+                    }
+                }
+            }
+            let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+            let mut got = dw0.clone();
+            kernels::weight_gradient(&a, &dy, &mut got, k_dim, o_dim);
+            assert_eq!(bits(&got), bits(&want), "{rows}x{k_dim}x{o_dim}");
+            for wide in [false, true] {
+                let mut got = dw0.clone();
+                kernels::weight_gradient_in(&a, &dy, &mut got, k_dim, o_dim, wide);
+                assert_eq!(
+                    bits(&got),
+                    bits(&want),
+                    "{rows}x{k_dim}x{o_dim} wide {wide}"
+                );
             }
         }
     }
