@@ -405,346 +405,7 @@ impl Scorer for NeuralNet {
     }
 }
 
-/// The arithmetic shared by scoring and training. Each output of a kernel is summed in one fixed order.
-pub mod kernels {
-    use super::{Activation, BatchNorm, Dense, LayerNorm, BATCH_NORM_EPS, LAYER_NORM_EPS};
-
-    ltr_data::multiversioned! {
-    clones("x86_64+avx512f+avx512vl" if Avx512, "x86_64+avx2" if Avx2);
-    /// `out[j] += a · x[j]`.
-    pub fn axpy(a: f32, x: &[f32], out: &mut [f32]) {
-        for (o, v) in out.iter_mut().zip(x) {
-            *o += a * v;
-        }
-    }
-    }
-
-    /// `y = x W + b` for the rows of `x` (`w.inputs` wide) into `y` (`w.outputs` wide). Row `r`, output `j`:
-    /// `b[j] + Σ_k x[r,k] W[k,j]` added with `k` ascending (four rows share each read of a weight row).
-    pub fn affine(x: &[f32], w: &Dense, y: &mut [f32]) {
-        matmul_rows(x, &w.weights, Some(&w.bias), y, w.inputs, w.outputs);
-    }
-
-    ltr_data::multiversioned! {
-    clones("x86_64+avx512f+avx512vl" if Avx512, "x86_64+avx2" if Avx2);
-    /// `y = x M (+ bias)` with `M` row-major `[k_dim][o_dim]`; each output's terms added with `k` ascending, from
-    /// the bias (or 0). Register tiles of 4 rows × 32 outputs: each read of a weight row serves four rows, and the
-    /// tile's sums stay in registers for the whole `k` loop; a single output (the output layer) goes 16 rows at a
-    /// time through a transposed copy, so the rows' sums run side by side. Every output is one chain of additions
-    /// in `k` order whatever the tile, so the tiling changes no bit.
-    pub fn matmul_rows(
-        x: &[f32],
-        m: &[f32],
-        bias: Option<&[f32]>,
-        y: &mut [f32],
-        k_dim: usize,
-        o_dim: usize,
-    ) {
-        let rows = y.len().checked_div(o_dim).unwrap_or(0);
-        if o_dim == 1 {
-            dot_rows(x, m, bias.map_or(0.0, |b| b[0]), y, k_dim);
-            return;
-        }
-        let mut r = 0;
-        while r + 4 <= rows {
-            tile_rows::<4>(&x[r * k_dim..(r + 4) * k_dim], m, bias, &mut y[r * o_dim..(r + 4) * o_dim], k_dim, o_dim);
-            r += 4;
-        }
-        while r < rows {
-            tile_rows::<1>(&x[r * k_dim..(r + 1) * k_dim], m, bias, &mut y[r * o_dim..(r + 1) * o_dim], k_dim, o_dim);
-            r += 1;
-        }
-    }
-    }
-
-    /// Outputs per register tile.
-    const TILE: usize = 32;
-
-    /// `R` rows of `matmul_rows`: tiles of [`TILE`] outputs, then the remaining outputs.
-    #[inline(always)]
-    fn tile_rows<const R: usize>(
-        xs: &[f32],
-        m: &[f32],
-        bias: Option<&[f32]>,
-        ys: &mut [f32],
-        k_dim: usize,
-        o_dim: usize,
-    ) {
-        let rows: [&[f32]; R] = std::array::from_fn(|r| &xs[r * k_dim..(r + 1) * k_dim]);
-        let mut j0 = 0;
-        while j0 + TILE <= o_dim {
-            let mut acc = [[0f32; TILE]; R];
-            if let Some(b) = bias {
-                for a in acc.iter_mut() {
-                    a.copy_from_slice(&b[j0..j0 + TILE]);
-                }
-            }
-            for (k, mr) in m.chunks_exact(o_dim).take(k_dim).enumerate() {
-                let w: &[f32; TILE] = mr[j0..j0 + TILE].try_into().expect("a tile");
-                for (acc_r, row) in acc.iter_mut().zip(&rows) {
-                    let a = row[k];
-                    for (o, v) in acc_r.iter_mut().zip(w) {
-                        *o += a * v;
-                    }
-                }
-            }
-            for (r, a) in acc.iter().enumerate() {
-                ys[r * o_dim + j0..r * o_dim + j0 + TILE].copy_from_slice(a);
-            }
-            j0 += TILE;
-        }
-        if j0 < o_dim {
-            for (r, row) in rows.iter().enumerate() {
-                let yr = &mut ys[r * o_dim + j0..(r + 1) * o_dim];
-                match bias {
-                    Some(b) => yr.copy_from_slice(&b[j0..]),
-                    None => yr.fill(0.0),
-                }
-                for (k, mr) in m.chunks_exact(o_dim).take(k_dim).enumerate() {
-                    let a = row[k];
-                    for (o, v) in yr.iter_mut().zip(&mr[j0..]) {
-                        *o += a * v;
-                    }
-                }
-            }
-        }
-    }
-
-    /// Rows per block of [`dot_rows`].
-    const DOT_ROWS: usize = 16;
-
-    /// `y[r] = bias + Σ_k x[r, k] m[k]`, `k` ascending: blocks of [`DOT_ROWS`] rows transposed so that a block's
-    /// sums advance together.
-    #[inline(always)]
-    fn dot_rows(x: &[f32], m: &[f32], bias: f32, y: &mut [f32], k_dim: usize) {
-        let mut t = vec![0f32; DOT_ROWS * k_dim];
-        let done = y.len() / DOT_ROWS * DOT_ROWS;
-        for (b, yb) in y.chunks_exact_mut(DOT_ROWS).enumerate() {
-            let xb = &x[b * DOT_ROWS * k_dim..(b + 1) * DOT_ROWS * k_dim];
-            for (r, row) in xb.chunks_exact(k_dim.max(1)).enumerate() {
-                for (k, &v) in row.iter().enumerate() {
-                    t[k * DOT_ROWS + r] = v;
-                }
-            }
-            let mut acc = [bias; DOT_ROWS];
-            for (col, &w) in t.chunks_exact(DOT_ROWS).zip(m) {
-                for (a, &v) in acc.iter_mut().zip(col) {
-                    *a += v * w;
-                }
-            }
-            yb.copy_from_slice(&acc);
-        }
-        for (r, out) in y.iter_mut().enumerate().skip(done) {
-            let xr = &x[r * k_dim..(r + 1) * k_dim];
-            let mut acc = bias;
-            for (&v, &w) in xr.iter().zip(m) {
-                acc += v * w;
-            }
-            *out = acc;
-        }
-    }
-
-    /// Apply `f` elementwise.
-    pub fn activate(f: Activation, x: &mut [f32]) {
-        match f {
-            Activation::Relu => x.iter_mut().for_each(|v| *v = v.max(0.0)),
-            Activation::Tanh => x.iter_mut().for_each(|v| *v = v.tanh()),
-            Activation::Sigmoid => x.iter_mut().for_each(|v| *v = 1.0 / (1.0 + (-*v).exp())),
-            Activation::Identity => {}
-        }
-    }
-
-    /// Normalise each `width`-wide row of `x` in place; with `stats`, record each row's (mean, 1/σ) and keep the
-    /// normalised values before γ, β in `stats.1` (what the backward pass needs).
-    pub fn layer_norm_rows(
-        x: &mut [f32],
-        width: usize,
-        n: &LayerNorm,
-        mut stats: Option<(&mut Vec<f32>, &mut Vec<f32>)>,
-    ) {
-        if let Some((rstd, xhat)) = stats.as_mut() {
-            rstd.clear();
-            xhat.clear();
-        }
-        for row in x.chunks_mut(width) {
-            let mean = row.iter().map(|&v| f64::from(v)).sum::<f64>() / width as f64;
-            let var = row
-                .iter()
-                .map(|&v| (f64::from(v) - mean).powi(2))
-                .sum::<f64>()
-                / width as f64;
-            let rs = (1.0 / (var + LAYER_NORM_EPS).sqrt()) as f32;
-            let m = mean as f32;
-            for (j, v) in row.iter_mut().enumerate() {
-                let h = (*v - m) * rs;
-                if let Some((_, xhat)) = stats.as_mut() {
-                    xhat.push(h);
-                }
-                *v = h * n.gamma[j] + n.beta[j];
-            }
-            if let Some((rstd, _)) = stats.as_mut() {
-                rstd.push(rs);
-            }
-        }
-    }
-
-    /// `1 / sqrt(var + ε)` of batch normalisation, per component, rounded to f32 once (inference and training
-    /// share it).
-    pub fn batch_norm_rstd(var: &[f64]) -> Vec<f32> {
-        var.iter()
-            .map(|&v| (1.0 / (v + BATCH_NORM_EPS).sqrt()) as f32)
-            .collect()
-    }
-
-    /// Batch normalisation at inference, in place on rows of `b.gamma.len()` components:
-    /// `((x − running_mean) · rstd) · γ + β`.
-    pub fn batch_norm_inference(x: &mut [f32], b: &BatchNorm) {
-        let var: Vec<f64> = b.running_var.iter().map(|&v| f64::from(v)).collect();
-        let rstd = batch_norm_rstd(&var);
-        batch_norm_apply(x, &b.running_mean, &rstd, b, None);
-    }
-
-    /// `x̂ = (x − mean) · rstd`, then `x̂ · γ + β`, in place on rows of `mean.len()` components; with `xhat`, keep x̂.
-    pub fn batch_norm_apply(
-        x: &mut [f32],
-        mean: &[f32],
-        rstd: &[f32],
-        b: &BatchNorm,
-        mut xhat: Option<&mut Vec<f32>>,
-    ) {
-        let w = mean.len();
-        if let Some(xh) = xhat.as_mut() {
-            xh.clear();
-            xh.reserve(x.len());
-        }
-        for row in x.chunks_mut(w.max(1)) {
-            for j in 0..w {
-                let h = (row[j] - mean[j]) * rstd[j];
-                if let Some(xh) = xhat.as_mut() {
-                    xh.push(h);
-                }
-                row[j] = h * b.gamma[j] + b.beta[j];
-            }
-        }
-    }
-
-    /// allRank's encoder norm of each `width`-wide row of `x`, in place: `γ·(x − mean)/(std + ε) + β`, the standard
-    /// deviation unbiased (divided by `width − 1`), ε = [`super::ENCODER_NORM_EPS`]. With `stats`, record
-    /// `x̂ = (x − mean)/(std + ε)` per component and (1/(std + ε), std) per row for the backward pass.
-    pub fn std_norm_rows(
-        x: &mut [f32],
-        width: usize,
-        n: &LayerNorm,
-        mut stats: Option<(&mut Vec<f32>, &mut Vec<f32>)>,
-    ) {
-        if let Some((xhat, rows)) = stats.as_mut() {
-            xhat.clear();
-            rows.clear();
-        }
-        let dof = width.saturating_sub(1).max(1) as f64;
-        for row in x.chunks_mut(width) {
-            let mean = row.iter().map(|&v| f64::from(v)).sum::<f64>() / width as f64;
-            let var = row
-                .iter()
-                .map(|&v| (f64::from(v) - mean).powi(2))
-                .sum::<f64>()
-                / dof;
-            let std = var.sqrt();
-            let inv = (1.0 / (std + f64::from(super::ENCODER_NORM_EPS))) as f32;
-            let m = mean as f32;
-            for (j, v) in row.iter_mut().enumerate() {
-                let h = (*v - m) * inv;
-                if let Some((xhat, _)) = stats.as_mut() {
-                    xhat.push(h);
-                }
-                *v = h * n.gamma[j] + n.beta[j];
-            }
-            if let Some((_, rows)) = stats.as_mut() {
-                rows.push(inv);
-                rows.push(std as f32);
-            }
-        }
-    }
-
-    /// Columns `[c, c + dk)` of the `width`-wide rows of `x` as a `rows × dk` matrix (`transpose`: `dk × rows`).
-    pub fn head_slice(x: &[f32], width: usize, c: usize, dk: usize, transpose: bool) -> Vec<f32> {
-        let rows = x.len() / width.max(1);
-        let mut out = vec![0f32; rows * dk];
-        for r in 0..rows {
-            for t in 0..dk {
-                let v = x[r * width + c + t];
-                if transpose {
-                    out[t * rows + r] = v;
-                } else {
-                    out[r * dk + t] = v;
-                }
-            }
-        }
-        out
-    }
-
-    /// Scaled dot-product attention weights of every head: `p[h][i][j] = softmax_j(q_i · k_j / √dk)` over the
-    /// `rows` documents of one query, `q` and `k` `rows × width` with head `h` in columns `[h·dk, (h+1)·dk)`.
-    pub fn attention_probs(
-        q: &[f32],
-        k: &[f32],
-        rows: usize,
-        width: usize,
-        heads: usize,
-        p: &mut [f32],
-    ) {
-        let dk = width / heads;
-        let scale = (dk as f32).sqrt();
-        for h in 0..heads {
-            let qh = head_slice(q, width, h * dk, dk, false);
-            let kt = head_slice(k, width, h * dk, dk, true);
-            let ph = &mut p[h * rows * rows..(h + 1) * rows * rows];
-            matmul_rows(&qh, &kt, None, ph, dk, rows);
-            for row in ph.chunks_mut(rows) {
-                let mut top = f32::NEG_INFINITY;
-                for v in row.iter_mut() {
-                    *v /= scale;
-                    top = top.max(*v);
-                }
-                let mut sum = 0f64;
-                for v in row.iter_mut() {
-                    *v = (*v - top).exp();
-                    sum += f64::from(*v);
-                }
-                let inv = (1.0 / sum) as f32;
-                row.iter_mut().for_each(|v| *v *= inv);
-            }
-        }
-    }
-
-    /// The heads' outputs `o[i, h·dk + t] = Σ_j p[h][i][j] · v[j, h·dk + t]` (`j` ascending).
-    pub fn attention_apply(
-        p: &[f32],
-        v: &[f32],
-        rows: usize,
-        width: usize,
-        heads: usize,
-        o: &mut [f32],
-    ) {
-        let dk = width / heads;
-        let mut oh = vec![0f32; rows * dk];
-        for h in 0..heads {
-            let vh = head_slice(v, width, h * dk, dk, false);
-            matmul_rows(
-                &p[h * rows * rows..(h + 1) * rows * rows],
-                &vh,
-                None,
-                &mut oh,
-                rows,
-                dk,
-            );
-            for r in 0..rows {
-                o[r * width + h * dk..r * width + (h + 1) * dk]
-                    .copy_from_slice(&oh[r * dk..(r + 1) * dk]);
-            }
-        }
-    }
-}
+pub mod kernels;
 
 #[cfg(test)]
 mod tests {
@@ -805,9 +466,9 @@ mod tests {
         }
     }
 
-    /// The register-tiled kernel against the plain loop it replaces (each output from its bias, `k` ascending),
-    /// bit for bit, on shapes that exercise the 4-row tiles, the single rows, whole and partial output tiles and the
-    /// transposed single output; inputs with exact zeros and negative zeros.
+    /// The blocked kernel against the plain loop it replaces (each output from its bias, `k` ascending),
+    /// bit for bit, on shapes that exercise both panel widths, partial panels, several `k` blocks, no input at all
+    /// and the transposed single output; inputs with exact zeros and negative zeros.
     #[test]
     fn tiled_matmul_is_the_plain_loop_bit_for_bit() {
         let mut state = 0x1234_5678_9abc_def1u64;
@@ -832,6 +493,12 @@ mod tests {
             (11, 136, 64),
             (5, 70, 100),
             (0, 4, 8),
+            (3, 0, 40),
+            (20, 300, 70),
+            (17, 257, 32),
+            (9, 600, 48),
+            (130, 45, 256),
+            (12, 512, 1),
         ] {
             let x: Vec<f32> = (0..rows * k_dim).map(|_| next()).collect();
             let m: Vec<f32> = (0..k_dim * o_dim).map(|_| next()).collect();
@@ -847,10 +514,77 @@ mod tests {
                         want[r * o_dim + j] = acc;
                     }
                 }
+                let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
                 let mut got = vec![f32::NAN; rows * o_dim];
                 kernels::matmul_rows(&x, &m, bias, &mut got, k_dim, o_dim);
-                let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
                 assert_eq!(bits(&got), bits(&want), "{rows}x{k_dim}x{o_dim}");
+                // Both panel widths (128 and 64), whichever this CPU runs.
+                for wide in [false, true] {
+                    let mut got = vec![f32::NAN; rows * o_dim];
+                    kernels::matmul_dispatch(&x, &m, bias, &mut got, k_dim, o_dim, rows, wide);
+                    assert_eq!(
+                        bits(&got),
+                        bits(&want),
+                        "{rows}x{k_dim}x{o_dim} wide {wide}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The weight gradient against the row-at-a-time `axpy` of each nonzero input it replaces, bit for bit, with
+    /// zeros, negative zeros and an infinite `dy` entry (skipped where its input is zero, as before), on shapes that
+    /// exercise whole and partial strips of both widths.
+    #[test]
+    fn weight_gradient_is_the_row_axpy_bit_for_bit() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let v = (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
+            match state % 5 {
+                0 | 1 => 0.0,
+                2 => -0.0,
+                _ => v * 3.0,
+            }
+        };
+        for (rows, k_dim, o_dim) in [
+            (1, 1, 1),
+            (5, 3, 7),
+            (17, 13, 64),
+            (9, 6, 130),
+            (40, 45, 256),
+            (3, 20, 300),
+            (0, 4, 8),
+            (4, 0, 8),
+        ] {
+            let a: Vec<f32> = (0..rows * k_dim).map(|_| next()).collect();
+            let mut dy: Vec<f32> = (0..rows * o_dim).map(|_| next()).collect();
+            if let Some(r) = (0..rows).find(|&r| k_dim > 0 && a[r * k_dim] == 0.0) {
+                dy[r * o_dim] = f32::INFINITY;
+            }
+            let dw0: Vec<f32> = (0..k_dim * o_dim).map(|_| next()).collect();
+            let mut want = dw0.clone();
+            for (ar, dyr) in a.chunks(k_dim.max(1)).zip(dy.chunks(o_dim)).take(rows) {
+                for (k, &v) in ar.iter().enumerate() {
+                    if v != 0.0 {
+                        kernels::axpy(v, dyr, &mut want[k * o_dim..(k + 1) * o_dim]);
+                    }
+                }
+            }
+            let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+            let mut got = dw0.clone();
+            kernels::weight_gradient(&a, &dy, &mut got, k_dim, o_dim);
+            assert_eq!(bits(&got), bits(&want), "{rows}x{k_dim}x{o_dim}");
+            for wide in [false, true] {
+                let mut got = dw0.clone();
+                kernels::weight_gradient_in(&a, &dy, &mut got, k_dim, o_dim, wide);
+                assert_eq!(
+                    bits(&got),
+                    bits(&want),
+                    "{rows}x{k_dim}x{o_dim} wide {wide}"
+                );
             }
         }
     }

@@ -13,7 +13,8 @@ pub(crate) fn transposed(d: &Dense) -> Vec<f32> {
     t
 }
 
-/// `dW += aᵀ dy` (rows in order), `db += Σ dy`; `dx = dy Wᵀ` when asked.
+/// `dW += aᵀ dy` (each entry's nonzero terms with rows in order, [`kernels::weight_gradient`]), `db += Σ dy`
+/// (rows in order); `dx = dy Wᵀ` when asked.
 pub(crate) fn dense_backward(
     a: &[f32],
     dy: &[f32],
@@ -23,12 +24,8 @@ pub(crate) fn dense_backward(
     want_dx: bool,
 ) -> Vec<f32> {
     let (k_dim, o_dim) = (layer.inputs, layer.outputs);
-    for (ar, dyr) in a.chunks(k_dim).zip(dy.chunks(o_dim)) {
-        for k in 0..k_dim {
-            if ar[k] != 0.0 {
-                kernels::axpy(ar[k], dyr, &mut grad.weights[k * o_dim..(k + 1) * o_dim]);
-            }
-        }
+    kernels::weight_gradient(a, dy, &mut grad.weights, k_dim, o_dim);
+    for dyr in dy.chunks(o_dim) {
         kernels::axpy(1.0, dyr, &mut grad.bias);
     }
     if !want_dx {

@@ -43,5 +43,5 @@ mod train;
 pub use losses::{LambdaScheme, Loss, QueryLoss, Reduction, EPS};
 pub use memory::NeuralMemory;
 pub use optim::{Optimizer, Schedule};
-pub use step::{loss_and_gradient, update_batch_norm_statistics};
+pub use step::{loss_and_gradient, loss_and_gradient_in_pieces, update_batch_norm_statistics};
 pub use train::{NeuralParams, NeuralValidParams};

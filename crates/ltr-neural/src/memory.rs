@@ -1,7 +1,7 @@
 //! The memory a training run needs, estimated before it starts from the settings and the query lengths: the
 //! labels and query offsets the loop reads (the features are read where they lie), the parameters with Adam's
 //! moments, the best epoch's copy and the gradients, and a piece's activations (`step.rs`: a batch goes through
-//! the passes [`PIECE_ROWS`] documents at a time; a batch-normalised network takes the whole batch) — per hidden
+//! the passes [`PIECE_ROWS`] documents at a time, a batch-normalised one too) — per hidden
 //! layer `rows × width` values (the output, the activation, a dropout mask, a normalisation's x̂), per encoder
 //! block `heads × n²` attention weights for each query of `n` documents beside the `n × width` projections and
 //! the `n × d_ff` feed-forward values.
@@ -17,7 +17,6 @@ pub(crate) struct Shape {
     pub sizes: Vec<usize>,
     pub dropout: bool,
     pub norm: bool,
-    pub batch_norm: bool,
     pub input_norm: bool,
     pub batch_size: usize,
     pub slate_length: usize,
@@ -43,8 +42,7 @@ pub struct NeuralMemory {
     pub n_parameters: u64,
     /// Documents of the largest batch (the `batch-size` longest queries, each capped at `slate-length`).
     pub batch_rows: u64,
-    /// Documents of the largest piece: the batch's up to [`PIECE_ROWS`] (or its longest query), the whole batch
-    /// with batch normalisation.
+    /// Documents of the largest piece: the batch's up to [`PIECE_ROWS`] (or its longest query).
     pub piece_rows: u64,
 }
 
@@ -72,11 +70,7 @@ impl NeuralValidParams {
         lengths.truncate(s.batch_size);
         let batch_rows: u64 = lengths.iter().sum();
         // The largest piece: the longest queries while they fit (a piece holds whole queries).
-        let limit = if s.batch_norm {
-            u64::MAX
-        } else {
-            PIECE_ROWS as u64
-        };
+        let limit = PIECE_ROWS as u64;
         let mut rows = 0;
         let mut piece = 0;
         for &l in &lengths {

@@ -61,56 +61,67 @@ struct ChunkForward {
 }
 
 /// A batch-normalised layer's statistics over every row of the batch.
+#[derive(Clone)]
 pub(crate) struct BatchStats {
     /// Rows of the batch.
-    n: usize,
+    pub(crate) n: usize,
     /// Mean per component (f64, and as the forward pass subtracts it).
-    mean: Vec<f64>,
+    pub(crate) mean: Vec<f64>,
     mean32: Vec<f32>,
     /// Biased variance per component (what training divides by).
-    var: Vec<f64>,
+    pub(crate) var: Vec<f64>,
     rstd: Vec<f32>,
 }
 
-/// Per component mean and biased variance of `width`-wide rows spread over the chunks' `pending` outputs: each
-/// chunk sums its rows in order (f64), and the chunks' sums are added in chunk order — no bit depends on threads.
-fn batch_stats(states: &[ChunkForward], width: usize) -> BatchStats {
-    let sum_parts = |f: &(dyn Fn(f32, usize) -> f64 + Sync)| -> Vec<f64> {
-        let parts: Vec<Vec<f64>> = states
-            .par_iter()
-            .map(|s| {
-                let mut acc = vec![0f64; width];
-                for row in s.pending.chunks(width) {
-                    for (j, (a, &v)) in acc.iter_mut().zip(row).enumerate() {
-                        *a += f(v, j);
-                    }
+/// Per component `Σ f(v, j)` over the `width`-wide rows spread over the chunks' `pending` outputs: each chunk sums
+/// its rows in order (f64), and the chunks' sums are added in chunk order — no bit depends on threads.
+fn chunk_sums(
+    states: &[ChunkForward],
+    width: usize,
+    f: &(dyn Fn(f32, usize) -> f64 + Sync),
+) -> Vec<f64> {
+    let parts: Vec<Vec<f64>> = states
+        .par_iter()
+        .map(|s| {
+            let mut acc = vec![0f64; width];
+            for row in s.pending.chunks(width) {
+                for (j, (a, &v)) in acc.iter_mut().zip(row).enumerate() {
+                    *a += f(v, j);
                 }
-                acc
-            })
-            .collect();
-        let mut total = vec![0f64; width];
-        for p in parts {
-            total.iter_mut().zip(p).for_each(|(t, v)| *t += v);
-        }
-        total
-    };
-    let n: usize = states.iter().map(|s| s.trace.rows).sum();
-    let inv_n = 1.0 / n.max(1) as f64;
-    let mean: Vec<f64> = sum_parts(&|v, _| f64::from(v))
-        .into_iter()
-        .map(|v| v * inv_n)
+            }
+            acc
+        })
         .collect();
-    let var: Vec<f64> = sum_parts(&|v, j| (f64::from(v) - mean[j]).powi(2))
-        .into_iter()
-        .map(|v| v * inv_n)
-        .collect();
-    BatchStats {
-        n,
-        mean32: mean.iter().map(|&m| m as f32).collect(),
-        rstd: kernels::batch_norm_rstd(&var),
-        mean,
-        var,
+    let mut total = vec![0f64; width];
+    for p in parts {
+        total.iter_mut().zip(p).for_each(|(t, v)| *t += v);
     }
+    total
+}
+
+impl BatchStats {
+    /// The statistics of `n` rows from their sums `Σ v` and `Σ (v − mean)²` per component.
+    fn from_sums(n: usize, sum: Vec<f64>, sq: impl FnOnce(&[f64]) -> Vec<f64>) -> Self {
+        let inv_n = 1.0 / n.max(1) as f64;
+        let mean: Vec<f64> = sum.into_iter().map(|v| v * inv_n).collect();
+        let var: Vec<f64> = sq(&mean).into_iter().map(|v| v * inv_n).collect();
+        BatchStats {
+            n,
+            mean32: mean.iter().map(|&m| m as f32).collect(),
+            rstd: kernels::batch_norm_rstd(&var),
+            mean,
+            var,
+        }
+    }
+}
+
+/// Per component mean and biased variance of `width`-wide rows spread over the chunks' `pending` outputs.
+fn batch_stats(states: &[ChunkForward], width: usize) -> BatchStats {
+    let n: usize = states.iter().map(|s| s.trace.rows).sum();
+    let sum = chunk_sums(states, width, &|v, _| f64::from(v));
+    BatchStats::from_sums(n, sum, |mean| {
+        chunk_sums(states, width, &|v, j| (f64::from(v) - mean[j]).powi(2))
+    })
 }
 
 fn start_chunk(net: &NeuralNet, x: &[f32], c: usize, dropout: Option<Dropout>) -> ChunkForward {
@@ -498,6 +509,80 @@ pub(crate) fn forward(
     dropout: Option<Dropout>,
     first_chunk: usize,
 ) -> Pass {
+    match run_forward(net, x, offsets, dropout, first_chunk, None, None) {
+        Forward::Done(p) => p,
+        Forward::Stopped(_) => unreachable!("no stop asked"),
+    }
+}
+
+/// [`forward`] with every batch-normalised layer normalised by the given statistics (the whole batch's, summed
+/// over its pieces) instead of this piece's.
+pub(crate) fn forward_given(
+    net: &NeuralNet,
+    x: &[f32],
+    offsets: &[usize],
+    dropout: Option<Dropout>,
+    first_chunk: usize,
+    given: &[Option<BatchStats>],
+) -> Pass {
+    match run_forward(net, x, offsets, dropout, first_chunk, Some(given), None) {
+        Forward::Done(p) => p,
+        Forward::Stopped(_) => unreachable!("no stop asked"),
+    }
+}
+
+/// One piece's part of batch-normalised layer `l`'s statistics: its rows' `Σ v` (no `mean`) or `Σ (v − mean)²`
+/// per component of the layer's affine output, the layers below normalised by `given`; and the piece's chunks.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn layer_sums(
+    net: &NeuralNet,
+    x: &[f32],
+    offsets: &[usize],
+    dropout: Option<Dropout>,
+    first_chunk: usize,
+    given: &[Option<BatchStats>],
+    l: usize,
+    mean: Option<&[f64]>,
+) -> (Vec<f64>, usize) {
+    let Forward::Stopped(states) =
+        run_forward(net, x, offsets, dropout, first_chunk, Some(given), Some(l))
+    else {
+        unreachable!("stopped at layer {l}")
+    };
+    let w = net.hidden[l].dense.outputs;
+    let sums = match mean {
+        None => chunk_sums(&states, w, &|v, _| f64::from(v)),
+        Some(m) => chunk_sums(&states, w, &|v, j| (f64::from(v) - m[j]).powi(2)),
+    };
+    (sums, states.len())
+}
+
+/// The per component mean of `n` rows from their sum, as [`BatchStats`] computes it.
+pub(crate) fn mean_of(n: usize, sum: &[f64]) -> Vec<f64> {
+    let inv_n = 1.0 / n.max(1) as f64;
+    sum.iter().map(|v| v * inv_n).collect()
+}
+
+/// The statistics of `n` rows from their summed `Σ v` and `Σ (v − mean)²`.
+pub(crate) fn stats_from_sums(n: usize, sum: Vec<f64>, sq: Vec<f64>) -> BatchStats {
+    BatchStats::from_sums(n, sum, |_| sq)
+}
+
+enum Forward {
+    Done(Pass),
+    /// The chunks' states with `pending` holding the stop layer's affine output.
+    Stopped(Vec<ChunkForward>),
+}
+
+fn run_forward(
+    net: &NeuralNet,
+    x: &[f32],
+    offsets: &[usize],
+    dropout: Option<Dropout>,
+    first_chunk: usize,
+    given: Option<&[Option<BatchStats>]>,
+    stop: Option<usize>,
+) -> Forward {
     let d = net.n_features;
     let rows = x.len() / d.max(1);
     let chunks: Vec<&[f32]> = if net.encoder.is_some() {
@@ -518,10 +603,16 @@ pub(crate) fn forward(
             kernels::affine(prev, &h.dense, &mut y);
             s.pending = y;
         });
+        if stop == Some(l) {
+            return Forward::Stopped(states);
+        }
         let stats = h
             .batch_norm
             .as_ref()
-            .map(|_| batch_stats(&states, h.dense.outputs));
+            .map(|_| match given.and_then(|g| g[l].clone()) {
+                Some(st) => st,
+                None => batch_stats(&states, h.dense.outputs),
+            });
         states
             .par_iter_mut()
             .for_each(|s| finish_layer(net, &net.hidden[l], s, stats.as_ref(), dropout));
@@ -535,11 +626,11 @@ pub(crate) fn forward(
     for s in &parts {
         scores.extend_from_slice(s);
     }
-    Pass {
+    Forward::Done(Pass {
         traces: states.into_iter().map(|s| s.trace).collect(),
         scores,
         batch,
-    }
+    })
 }
 
 /// Move every batch-normalised layer's running statistics towards this pass's batch statistics (PyTorch's
@@ -564,14 +655,18 @@ pub(crate) fn update_running_stats(net: &mut NeuralNet, batch: &[Option<BatchSta
 
 /// The gradient of every parameter over the pass's rows, given the loss's gradient with respect to each row's
 /// score, added into `total` group by group in order (the first group's gradient becomes `total` when it is
-/// `None`). `tr` holds `net`'s transposed weights.
-pub(crate) fn backward_into(
+/// `None`). `tr` holds `net`'s transposed weights. Batch norm's backward sums `(Σ dx̂, Σ dx̂·x̂)` are the pass's own
+/// unless `given` has a layer's (the whole batch's, summed over its pieces); with `stop = Some(l)`, the pass goes
+/// only down to batch-normalised layer `l`, returns its sums over this pass and adds nothing into `total`.
+pub(crate) fn backward_part(
     net: &NeuralNet,
     tr: &Transposed,
     pass: &Pass,
     dscores: &[f32],
     total: &mut Option<NeuralNet>,
-) {
+    given: Option<&[Option<Vec<f64>>]>,
+    stop: Option<usize>,
+) -> Option<Vec<f64>> {
     // Groups of GROUP chunks: each group adds its chunks' gradients in order into its own sum, and the groups'
     // sums are added in order — the same bits at any thread count, and one gradient a group in memory. The pass
     // goes one layer at a time over all groups, so that batch norm can sum over the whole batch in between.
@@ -591,8 +686,11 @@ pub(crate) fn backward_into(
         })
         .collect();
     if chunks.is_empty() {
+        if let Some(l) = stop {
+            return Some(vec![0f64; 2 * net.hidden[l].dense.outputs]);
+        }
         total.get_or_insert_with(|| zeros_like(net));
-        return;
+        return None;
     }
     let mut groups: Vec<(NeuralNet, Vec<ChunkBackward<'_>>)> = Vec::new();
     let mut chunks = chunks.into_iter().peekable();
@@ -617,6 +715,10 @@ pub(crate) fn backward_into(
             }
             total
         });
+        if stop == Some(l) {
+            return sums;
+        }
+        let sums = given.and_then(|g| g[l].clone()).or(sums);
         let stats = pass.batch[l].as_ref().zip(sums.as_deref());
         each(&mut groups, &|c, g| {
             backward_affine(net, tr, l, stats, c, g)
@@ -629,4 +731,5 @@ pub(crate) fn backward_into(
             None => *total = Some(g),
         }
     }
+    None
 }

@@ -9,7 +9,10 @@
 //! (one query a chunk with an encoder), groups of 8 chunks add their gradients in chunk order, and the groups'
 //! gradients are added into the step's gradient in order, piece after piece. A batch of one piece — every batch of
 //! at most [`PIECE_ROWS`] documents — is summed as before pieces existed. Batch normalisation needs the statistics
-//! of the whole batch between layers, so a batch-normalised network takes its batch as one piece.
+//! of the whole batch between layers: a batch-normalised network on a batch of several pieces first sums each such
+//! layer's statistics over the pieces (two passes a layer, bottom up), then its backward sums (a pass a layer, top
+//! down), recomputing the forward pass each time, and only then runs the step's pass with all of them
+//! ([`batch_norm_passes`]); a batch of one piece is summed as before.
 
 use std::ops::Range;
 
@@ -17,7 +20,10 @@ use ltr_core::neural::NeuralNet;
 use rayon::prelude::*;
 
 use crate::losses::Loss;
-use crate::net::{backward_into, forward, update_running_stats, BatchStats, Dropout, Transposed};
+use crate::net::{
+    backward_part, forward, forward_given, layer_sums, mean_of, stats_from_sums,
+    update_running_stats, BatchStats, Dropout, Pass, Transposed,
+};
 
 /// Documents per piece at most (a query longer than this is a piece of its own). A fixed number: with the batch's
 /// query lengths it fixes the order of the gradient's sums.
@@ -80,14 +86,10 @@ pub(crate) fn step(
         norm += loss.query_norm(&batch.labels[offsets[q]..offsets[q + 1]]);
     }
     let scale = loss.scale(norm);
-    let whole = net.hidden.iter().any(|h| h.batch_norm.is_some());
     let tr = Transposed::new(net);
-    let (mut value, mut norm_seen) = (0.0, 0.0);
-    let mut total = None;
-    let mut first_chunk = 0;
-    let mut scores = Vec::new();
-    let mut stats = Vec::new();
-    for piece in pieces(offsets, if whole { usize::MAX } else { limit }) {
+    let all = pieces(offsets, limit);
+    // A piece's features (gathered from the training data) and its query offsets from 0.
+    let gather = |piece: &Range<usize>| {
         let (a, b) = (offsets[piece.start], offsets[piece.end]);
         let mut x = vec![0f32; (b - a) * d];
         x.par_chunks_mut(d.max(1))
@@ -97,29 +99,67 @@ pub(crate) fn step(
             .iter()
             .map(|o| o - a)
             .collect();
-        let pass = forward(net, &x, &local, dropout, first_chunk);
-        drop(x);
-        first_chunk += pass.chunks();
+        (x, local)
+    };
+    // A piece's loss, normaliser and scaled score gradient.
+    let piece_loss = |piece: &Range<usize>, pass: &Pass, local: &[usize]| {
+        let (a, b) = (offsets[piece.start], offsets[piece.end]);
         let s64: Vec<f64> = pass.scores.iter().map(|&v| f64::from(v)).collect();
         let parts = loss.queries(
             &s64,
             &batch.labels[a..b],
-            &local,
+            local,
             &batch.tie_seeds[piece.clone()],
         );
+        let (mut value, mut seen) = (0.0, 0.0);
         let mut dscores = Vec::with_capacity(b - a);
         for (ql, g) in parts {
             value += ql.value;
-            norm_seen += ql.norm;
+            seen += ql.norm;
             dscores.extend(g.into_iter().map(|v| (v * scale) as f32));
         }
-        backward_into(net, &tr, &pass, &dscores, &mut total);
+        (value, seen, dscores)
+    };
+    // A batch-normalised network over several pieces: the whole batch's statistics and backward sums first.
+    let split_norm = all.len() > 1 && net.hidden.iter().any(|h| h.batch_norm.is_some());
+    let given = split_norm.then(|| {
+        batch_norm_passes(
+            net,
+            &tr,
+            &all,
+            &gather,
+            &piece_loss,
+            dropout,
+            offsets[nq] - offsets[0],
+        )
+    });
+    let (mut value, mut norm_seen) = (0.0, 0.0);
+    let mut total = None;
+    let mut first_chunk = 0;
+    let mut scores = Vec::new();
+    let mut stats = Vec::new();
+    for piece in &all {
+        let (x, local) = gather(piece);
+        let pass = match &given {
+            Some((st, _)) => forward_given(net, &x, &local, dropout, first_chunk, st),
+            None => forward(net, &x, &local, dropout, first_chunk),
+        };
+        drop(x);
+        first_chunk += pass.chunks();
+        let (v, seen, dscores) = piece_loss(piece, &pass, &local);
+        value += v;
+        norm_seen += seen;
+        let sums = given.as_ref().map(|(_, s)| &s[..]);
+        backward_part(net, &tr, &pass, &dscores, &mut total, sums, None);
         if keep_scores {
             scores.extend_from_slice(&pass.scores);
         }
-        if whole {
+        if given.is_none() && all.len() == 1 {
             stats = pass.batch;
         }
+    }
+    if let Some((st, _)) = given {
+        stats = st;
     }
     debug_assert_eq!(norm.to_bits(), norm_seen.to_bits(), "query_norm");
     Step {
@@ -128,6 +168,70 @@ pub(crate) fn step(
         scores,
         batch: stats,
     }
+}
+
+/// A piece's features and query offsets from 0.
+type Gather<'a> = dyn Fn(&Range<usize>) -> (Vec<f32>, Vec<usize>) + 'a;
+
+/// A piece's loss, normaliser and scaled score gradient.
+type PieceLoss<'a> = dyn Fn(&Range<usize>, &Pass, &[usize]) -> (f64, f64, Vec<f32>) + 'a;
+
+/// Batch normalisation over a batch of several pieces: per batch-normalised layer from the bottom, two passes over
+/// the pieces (`Σ v`, then `Σ (v − mean)²`, each piece's chunks summed in order and the pieces in order) give the
+/// batch's statistics, the layers below normalised by theirs; then per batch-normalised layer from the top, a pass
+/// of forward and backward down to it gives the batch's `(Σ dx̂, Σ dx̂·x̂)`, the layers above using theirs. The
+/// step's last pass then runs each piece once more with all of them. Memory stays a piece's; the price is
+/// recomputing the forward pass (about three passes a batch-normalised layer).
+fn batch_norm_passes(
+    net: &NeuralNet,
+    tr: &Transposed,
+    all: &[Range<usize>],
+    gather: &Gather<'_>,
+    piece_loss: &PieceLoss<'_>,
+    dropout: Option<Dropout>,
+    rows: usize,
+) -> (Vec<Option<BatchStats>>, Vec<Option<Vec<f64>>>) {
+    let layers = net.hidden.len();
+    let mut stats: Vec<Option<BatchStats>> = vec![None; layers];
+    for l in 0..layers {
+        if net.hidden[l].batch_norm.is_none() {
+            continue;
+        }
+        let over = |mean: Option<&[f64]>| {
+            let mut total = vec![0f64; net.hidden[l].dense.outputs];
+            let mut first = 0;
+            for piece in all {
+                let (x, local) = gather(piece);
+                let (s, c) = layer_sums(net, &x, &local, dropout, first, &stats, l, mean);
+                first += c;
+                total.iter_mut().zip(s).for_each(|(t, v)| *t += v);
+            }
+            total
+        };
+        let sum = over(None);
+        let mean = mean_of(rows, &sum);
+        let sq = over(Some(&mean));
+        stats[l] = Some(stats_from_sums(rows, sum, sq));
+    }
+    let mut sums: Vec<Option<Vec<f64>>> = vec![None; layers];
+    for l in (0..layers).rev() {
+        if net.hidden[l].batch_norm.is_none() {
+            continue;
+        }
+        let mut total = vec![0f64; 2 * net.hidden[l].dense.outputs];
+        let mut first = 0;
+        for piece in all {
+            let (x, local) = gather(piece);
+            let pass = forward_given(net, &x, &local, dropout, first, &stats);
+            first += pass.chunks();
+            let (_, _, dscores) = piece_loss(piece, &pass, &local);
+            let s = backward_part(net, tr, &pass, &dscores, &mut None, Some(&sums), Some(l))
+                .expect("stopped at a batch-normalised layer");
+            total.iter_mut().zip(s).for_each(|(t, v)| *t += v);
+        }
+        sums[l] = Some(total);
+    }
+    (stats, sums)
 }
 
 /// The loss of `net` on one batch of queries and its gradient with respect to every parameter, as one training
@@ -141,7 +245,21 @@ pub fn loss_and_gradient(
     offsets: &[usize],
     loss: Loss,
 ) -> (f64, Vec<f32>, NeuralNet) {
-    let s = step_on(net, x, labels, offsets, loss, PIECE_ROWS);
+    loss_and_gradient_in_pieces(net, x, labels, offsets, loss, PIECE_ROWS)
+}
+
+/// [`loss_and_gradient`] with the batch's queries taken in pieces of at most `piece_rows` documents (a longer query
+/// alone), as training takes them in pieces of 4,096: the loss and scores are the same, the gradient the same to
+/// rounding, and a batch-normalised network still normalises by the whole batch's statistics. For checks.
+pub fn loss_and_gradient_in_pieces(
+    net: &NeuralNet,
+    x: &[f32],
+    labels: &[f64],
+    offsets: &[usize],
+    loss: Loss,
+    piece_rows: usize,
+) -> (f64, Vec<f32>, NeuralNet) {
+    let s = step_on(net, x, labels, offsets, loss, piece_rows);
     (s.value, s.scores, s.grad)
 }
 
@@ -193,6 +311,86 @@ mod tests {
             vec![0..1, 1..2, 2..3, 3..4, 4..5, 5..6]
         );
         assert!(pieces(&[0], 7).is_empty());
+    }
+
+    /// A batch-normalised network on a batch of many pieces: the statistics and backward sums are the whole
+    /// batch's, summed over the pieces, so the scores, loss, gradient and batch statistics equal one piece's to
+    /// rounding (the chunks' f64 sums group the rows differently); the same bits at 1 and 2 threads; and a batch
+    /// that fits one piece is summed exactly as the whole batch.
+    #[test]
+    fn batch_norm_over_pieces_is_the_batch_in_one_piece() {
+        let d = 5;
+        let lengths = [7usize, 30, 1, 12, 25, 3, 40, 9, 18, 2, 33, 11, 140, 60];
+        let mut offsets = vec![0];
+        for l in lengths {
+            offsets.push(offsets.last().unwrap() + l);
+        }
+        let n = *offsets.last().unwrap();
+        let x: Vec<f32> = (0..n * d)
+            .map(|i| ((i * 7919 % 1000) as f32 / 500.0) - 1.0)
+            .collect();
+        let labels: Vec<f64> = (0..n).map(|i| ((i * 31) % 5) as f64).collect();
+        let loss = Loss::parse("ndcgloss2pp").unwrap();
+        let net = NeuralParams::default()
+            .sizes(vec![8, 6, 4])
+            .batch_norm(true)
+            .init(d, 3);
+        let one = step_on(&net, &x, &labels, &offsets, loss, usize::MAX);
+        let fits = step_on(&net, &x, &labels, &offsets, loss, n);
+        assert_eq!(one.value.to_bits(), fits.value.to_bits());
+        assert_eq!(one.scores, fits.scores);
+        let pool = |t| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(t)
+                .build()
+                .unwrap()
+        };
+        let many = pool(1).install(|| step_on(&net, &x, &labels, &offsets, loss, 100));
+        let many2 = pool(2).install(|| step_on(&net, &x, &labels, &offsets, loss, 100));
+        assert!(pieces(&offsets, 100).len() > 3);
+        assert_eq!(many.value.to_bits(), many2.value.to_bits());
+        assert_eq!(many.scores, many2.scores);
+        let close = |a: f64, b: f64, top: f64| (a - b).abs() <= 1e-5 * top.max(1e-30);
+        assert!(
+            close(one.value, many.value, one.value.abs()),
+            "{} against {}",
+            one.value,
+            many.value
+        );
+        let top_s = one.scores.iter().fold(0f32, |m, v| m.max(v.abs())) as f64;
+        for (a, b) in one.scores.iter().zip(&many.scores) {
+            assert!(
+                close(f64::from(*a), f64::from(*b), top_s),
+                "score {a} against {b}"
+            );
+        }
+        for (a, b) in one.batch.iter().zip(&many.batch) {
+            let (a, b) = (a.as_ref().unwrap(), b.as_ref().unwrap());
+            assert_eq!(a.n, b.n);
+            for (u, v) in a.mean.iter().zip(&b.mean).chain(a.var.iter().zip(&b.var)) {
+                assert!((u - v).abs() <= 1e-9 * (1.0 + u.abs()), "{u} against {v}");
+            }
+        }
+        let (mut a, mut b, mut c) = (one.grad, many.grad, many2.grad);
+        let (a, b, c) = (
+            crate::net::parameters_mut(&mut a),
+            crate::net::parameters_mut(&mut b),
+            crate::net::parameters_mut(&mut c),
+        );
+        let top = a
+            .iter()
+            .flat_map(|u| u.iter())
+            .fold(0f32, |m, g| m.max(g.abs()));
+        assert!(top > 0.0);
+        for ((u, v), w) in a.iter().zip(&b).zip(&c) {
+            assert_eq!(
+                v.iter().map(|g| g.to_bits()).collect::<Vec<_>>(),
+                w.iter().map(|g| g.to_bits()).collect::<Vec<_>>()
+            );
+            for (g, h) in u.iter().zip(v.iter()) {
+                assert!((g - h).abs() <= 1e-4 * top, "{g} against {h}");
+            }
+        }
     }
 
     /// A batch in many pieces gives the scores and loss of one piece bit for bit (each row's score is its own)

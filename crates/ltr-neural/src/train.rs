@@ -275,7 +275,6 @@ impl NeuralParams {
             sizes: self.sizes.clone(),
             dropout: self.dropout > 0.0,
             norm: self.layer_norm || self.batch_norm,
-            batch_norm: self.batch_norm,
             input_norm: self.input_norm,
             batch_size: self.batch_size,
             slate_length: self.slate_length,

@@ -5,7 +5,10 @@
 use crate::common::{fit_at_one_and_two_threads, letor, ndcg10};
 use ltr_core::neural::{Activation, BatchNorm, Dense, HiddenLayer, NeuralNet};
 use ltr_core::{Model, ParamGuard, Scorer};
-use ltr_neural::{loss_and_gradient, update_batch_norm_statistics, Loss, NeuralParams};
+use ltr_neural::{
+    loss_and_gradient, loss_and_gradient_in_pieces, update_batch_norm_statistics, Loss,
+    NeuralParams,
+};
 
 fn floats(v: &serde_json::Value) -> Vec<f64> {
     v.as_array()
@@ -107,64 +110,76 @@ fn batch_norm_equals_torch_on_the_fixture() {
             floats(&b1["labels"]),
             offsets_of(&b1["lengths"]),
         );
-        let (value, scores, mut grad) =
-            loss_and_gradient(&net, &x, &labels, &offsets, Loss::parse("mse").unwrap());
-        close(
-            &format!("{name}: scores"),
-            &scores,
-            &floats(&case["scores"]),
-            2e-5,
-        );
-        let want = case["loss"].as_f64().unwrap();
-        assert!(
-            (value - want).abs() < 2e-5 * (1.0 + want),
-            "{name}: loss {value} vs {want}"
-        );
-        for (l, (g, w)) in grad
-            .hidden
-            .iter_mut()
-            .zip(case["gradient"]["hidden"].as_array().unwrap())
-            .enumerate()
-        {
+        // The batch in one piece, and each query a piece (the statistics and backward sums then summed over
+        // the pieces): both are torch's whole batch.
+        for piece_rows in [usize::MAX, 1] {
+            let name = format!("{name}, pieces of {piece_rows}");
+            let name = name.as_str();
+            let (value, scores, mut grad) = loss_and_gradient_in_pieces(
+                &net,
+                &x,
+                &labels,
+                &offsets,
+                Loss::parse("mse").unwrap(),
+                piece_rows,
+            );
             close(
-                &format!("{name}: dW{l}"),
-                &g.dense.weights,
-                &floats(&w["weights"]),
+                &format!("{name}: scores"),
+                &scores,
+                &floats(&case["scores"]),
+                2e-5,
+            );
+            let want = case["loss"].as_f64().unwrap();
+            assert!(
+                (value - want).abs() < 2e-5 * (1.0 + want),
+                "{name}: loss {value} vs {want}"
+            );
+            for (l, (g, w)) in grad
+                .hidden
+                .iter_mut()
+                .zip(case["gradient"]["hidden"].as_array().unwrap())
+                .enumerate()
+            {
+                close(
+                    &format!("{name}: dW{l}"),
+                    &g.dense.weights,
+                    &floats(&w["weights"]),
+                    2e-5,
+                );
+                close(
+                    &format!("{name}: db{l}"),
+                    &g.dense.bias,
+                    &floats(&w["bias"]),
+                    2e-5,
+                );
+                let bn = g.batch_norm.as_ref().unwrap();
+                close(
+                    &format!("{name}: dgamma{l}"),
+                    &bn.gamma,
+                    &floats(&w["gamma"]),
+                    2e-5,
+                );
+                close(
+                    &format!("{name}: dbeta{l}"),
+                    &bn.beta,
+                    &floats(&w["beta"]),
+                    2e-5,
+                );
+            }
+            let go = &case["gradient"]["output"];
+            close(
+                &format!("{name}: dWout"),
+                &grad.output.weights,
+                &floats(&go["weights"]),
                 2e-5,
             );
             close(
-                &format!("{name}: db{l}"),
-                &g.dense.bias,
-                &floats(&w["bias"]),
-                2e-5,
-            );
-            let bn = g.batch_norm.as_ref().unwrap();
-            close(
-                &format!("{name}: dgamma{l}"),
-                &bn.gamma,
-                &floats(&w["gamma"]),
-                2e-5,
-            );
-            close(
-                &format!("{name}: dbeta{l}"),
-                &bn.beta,
-                &floats(&w["beta"]),
+                &format!("{name}: dbout"),
+                &grad.output.bias,
+                &floats(&go["bias"]),
                 2e-5,
             );
         }
-        let go = &case["gradient"]["output"];
-        close(
-            &format!("{name}: dWout"),
-            &grad.output.weights,
-            &floats(&go["weights"]),
-            2e-5,
-        );
-        close(
-            &format!("{name}: dbout"),
-            &grad.output.bias,
-            &floats(&go["bias"]),
-            2e-5,
-        );
         // Running statistics after one batch and after two, as PyTorch moves them.
         let b2 = &case["batch2"];
         for (batch, key) in [(b1, "running_after_batch1"), (b2, "running_after_batch2")] {

@@ -1,0 +1,464 @@
+//! The arithmetic shared by scoring and training. Each output of a kernel is summed in one fixed order.
+
+use super::{Activation, BatchNorm, Dense, LayerNorm, BATCH_NORM_EPS, LAYER_NORM_EPS};
+
+ltr_data::multiversioned! {
+clones("x86_64+avx512f+avx512vl" if Avx512, "x86_64+avx2" if Avx2);
+/// `out[j] += a · x[j]`.
+pub fn axpy(a: f32, x: &[f32], out: &mut [f32]) {
+    for (o, v) in out.iter_mut().zip(x) {
+        *o += a * v;
+    }
+}
+}
+
+/// `y = x W + b` for the rows of `x` (`w.inputs` wide) into `y` (`w.outputs` wide). Row `r`, output `j`:
+/// `b[j] + Σ_k x[r,k] W[k,j]` added with `k` ascending (four rows share each read of a weight row).
+pub fn affine(x: &[f32], w: &Dense, y: &mut [f32]) {
+    matmul_rows(x, &w.weights, Some(&w.bias), y, w.inputs, w.outputs);
+}
+
+/// `y = x M (+ bias)` with `M` row-major `[k_dim][o_dim]`; each output's terms added with `k` ascending, from
+/// the bias (or 0), one multiply and one add a term (never fused). Blocked like a BLAS product without changing
+/// any output's chain of additions: `M` is packed a panel of `T` outputs × [`PANEL`]` / T` inputs at a time
+/// (32 KiB, in L1 while every row of the call passes over it), and a row's `T` running sums stay in registers
+/// through the panel's inputs, starting from the bias (first panel of `k`) or from the sums the previous panel
+/// stored in `y` (a stored f32 reloads exactly). `T` is 128 with AVX-512 (eight registers of sums, enough
+/// independent additions to hide their latency) and 64 otherwise; outputs past the last whole panel are padded
+/// with zeros in the pack and their sums discarded. A single output (the output layer) goes 16 rows at a time
+/// through a transposed copy. Every output is the same chain whatever the panel or CPU, so the blocking
+/// changes no bit.
+pub fn matmul_rows(
+    x: &[f32],
+    m: &[f32],
+    bias: Option<&[f32]>,
+    y: &mut [f32],
+    k_dim: usize,
+    o_dim: usize,
+) {
+    let rows = y.len().checked_div(o_dim).unwrap_or(0);
+    if rows == 0 {
+        return;
+    }
+    let wide = ltr_data::simd_level() >= ltr_data::SimdLevel::Avx512;
+    matmul_dispatch(x, m, bias, y, k_dim, o_dim, rows, wide);
+}
+
+ltr_data::multiversioned! {
+clones("x86_64+avx512f+avx512vl" if Avx512, "x86_64+avx2" if Avx2);
+/// [`matmul_rows`] in one instruction-set clone: `wide` picks panels of 128 outputs (AVX-512's registers).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn matmul_dispatch(
+    x: &[f32],
+    m: &[f32],
+    bias: Option<&[f32]>,
+    y: &mut [f32],
+    k_dim: usize,
+    o_dim: usize,
+    rows: usize,
+    wide: bool,
+) {
+    if o_dim == 1 {
+        dot_rows(x, m, bias.map_or(0.0, |b| b[0]), y, k_dim);
+    } else if wide {
+        panels::<128>(x, m, bias, y, k_dim, o_dim, rows);
+    } else {
+        panels::<64>(x, m, bias, y, k_dim, o_dim, rows);
+    }
+}
+}
+
+/// Floats in a packed panel of [`matmul_rows`] (32 KiB).
+const PANEL: usize = 8192;
+
+/// [`matmul_rows`] with panels of `T` outputs.
+#[inline(always)]
+fn panels<const T: usize>(
+    x: &[f32],
+    m: &[f32],
+    bias: Option<&[f32]>,
+    y: &mut [f32],
+    k_dim: usize,
+    o_dim: usize,
+    rows: usize,
+) {
+    let kc_max = PANEL / T;
+    let mut panel = vec![0f32; kc_max * T];
+    let mut k0 = 0;
+    loop {
+        let k1 = (k0 + kc_max).min(k_dim);
+        let mut j0 = 0;
+        while j0 < o_dim {
+            let w = T.min(o_dim - j0);
+            for (k, p) in (k0..k1).zip(panel.chunks_exact_mut(T)) {
+                p[..w].copy_from_slice(&m[k * o_dim + j0..k * o_dim + j0 + w]);
+                p[w..].fill(0.0);
+            }
+            let panel = &panel[..(k1 - k0) * T];
+            for r in 0..rows {
+                let yr = &mut y[r * o_dim + j0..r * o_dim + j0 + w];
+                let mut acc = [0f32; T];
+                if k0 > 0 {
+                    acc[..w].copy_from_slice(yr);
+                } else if let Some(b) = bias {
+                    acc[..w].copy_from_slice(&b[j0..j0 + w]);
+                }
+                let xr = &x[r * k_dim + k0..r * k_dim + k1];
+                for (&v, p) in xr.iter().zip(panel.chunks_exact(T)) {
+                    let p: &[f32; T] = p.try_into().expect("a panel row");
+                    for (o, &q) in acc.iter_mut().zip(p) {
+                        *o += v * q;
+                    }
+                }
+                yr.copy_from_slice(&acc[..w]);
+            }
+            j0 += w;
+        }
+        k0 = k1;
+        if k0 >= k_dim {
+            break;
+        }
+    }
+}
+
+/// `dW += aᵀ dy` for the rows of `a` (`k_dim` wide) and `dy` (`o_dim` wide), `dW` row-major `[k_dim][o_dim]`:
+/// `dW[k,j]` gets `a[r,k] · dy[r,j]` added for every row `r` with `a[r,k] ≠ 0`, rows ascending — the chain a
+/// row-at-a-time `axpy` of each nonzero input makes (a zero input, ReLU's or dropout's, adds nothing, not even
+/// a signed zero or the NaN of `0 · ∞`). The nonzero inputs are listed per `k` (rows ascending) in one pass
+/// over `a`; then a strip of `dW`'s row `k`, 128 outputs with AVX-512 and 64 otherwise, stays in registers
+/// while the listed rows of `dy` pass, strip by strip, so that a strip of `dy` is reused by every `k`.
+pub fn weight_gradient(a: &[f32], dy: &[f32], dw: &mut [f32], k_dim: usize, o_dim: usize) {
+    let wide = ltr_data::simd_level() >= ltr_data::SimdLevel::Avx512;
+    weight_gradient_in(a, dy, dw, k_dim, o_dim, wide);
+}
+
+/// [`weight_gradient`] with the wide strips (`wide`) or the narrow ones.
+pub(super) fn weight_gradient_in(
+    a: &[f32],
+    dy: &[f32],
+    dw: &mut [f32],
+    k_dim: usize,
+    o_dim: usize,
+    wide: bool,
+) {
+    let rows = dy.len().checked_div(o_dim).unwrap_or(0);
+    if rows == 0 || k_dim == 0 {
+        return;
+    }
+    // Per k, the rows with a nonzero input and that input: a count, then a fill in row order.
+    let mut start = vec![0usize; k_dim + 1];
+    for ar in a.chunks_exact(k_dim).take(rows) {
+        for (k, &v) in ar.iter().enumerate() {
+            if v != 0.0 {
+                start[k + 1] += 1;
+            }
+        }
+    }
+    for k in 0..k_dim {
+        start[k + 1] += start[k];
+    }
+    let mut at = start.clone();
+    let mut list = vec![(0u32, 0f32); start[k_dim]];
+    for (r, ar) in a.chunks_exact(k_dim).take(rows).enumerate() {
+        for (k, &v) in ar.iter().enumerate() {
+            if v != 0.0 {
+                list[at[k]] = (r as u32, v);
+                at[k] += 1;
+            }
+        }
+    }
+    gradient_dispatch(dy, dw, &start, &list, o_dim, wide);
+}
+
+ltr_data::multiversioned! {
+clones("x86_64+avx512f+avx512vl" if Avx512, "x86_64+avx2" if Avx2);
+/// [`weight_gradient`] once the nonzero inputs are listed, in one instruction-set clone.
+pub(super) fn gradient_dispatch(
+    dy: &[f32],
+    dw: &mut [f32],
+    start: &[usize],
+    list: &[(u32, f32)],
+    o_dim: usize,
+    wide: bool,
+) {
+    if wide {
+        gradient_strips::<128>(dy, dw, start, list, o_dim);
+    } else {
+        gradient_strips::<64>(dy, dw, start, list, o_dim);
+    }
+}
+}
+
+/// [`weight_gradient`]'s strips of `S` outputs (then the outputs left, as one narrower strip).
+#[inline(always)]
+fn gradient_strips<const S: usize>(
+    dy: &[f32],
+    dw: &mut [f32],
+    start: &[usize],
+    list: &[(u32, f32)],
+    o_dim: usize,
+) {
+    let k_dim = start.len() - 1;
+    let mut j0 = 0;
+    while j0 + S <= o_dim {
+        for k in 0..k_dim {
+            let row = &mut dw[k * o_dim + j0..k * o_dim + j0 + S];
+            let mut acc: [f32; S] = row.try_into().expect("a strip");
+            for &(r, v) in &list[start[k]..start[k + 1]] {
+                let at = r as usize * o_dim + j0;
+                let d: &[f32; S] = dy[at..at + S].try_into().expect("a strip");
+                for (o, &q) in acc.iter_mut().zip(d) {
+                    *o += v * q;
+                }
+            }
+            row.copy_from_slice(&acc);
+        }
+        j0 += S;
+    }
+    if j0 < o_dim {
+        for k in 0..k_dim {
+            let row = &mut dw[k * o_dim + j0..(k + 1) * o_dim];
+            for &(r, v) in &list[start[k]..start[k + 1]] {
+                let at = r as usize * o_dim;
+                for (o, &q) in row.iter_mut().zip(&dy[at + j0..at + o_dim]) {
+                    *o += v * q;
+                }
+            }
+        }
+    }
+}
+
+/// Rows per block of [`dot_rows`].
+const DOT_ROWS: usize = 16;
+
+/// `y[r] = bias + Σ_k x[r, k] m[k]`, `k` ascending: blocks of [`DOT_ROWS`] rows transposed so that a block's
+/// sums advance together.
+#[inline(always)]
+fn dot_rows(x: &[f32], m: &[f32], bias: f32, y: &mut [f32], k_dim: usize) {
+    let mut t = vec![0f32; DOT_ROWS * k_dim];
+    let done = y.len() / DOT_ROWS * DOT_ROWS;
+    for (b, yb) in y.chunks_exact_mut(DOT_ROWS).enumerate() {
+        let xb = &x[b * DOT_ROWS * k_dim..(b + 1) * DOT_ROWS * k_dim];
+        for (r, row) in xb.chunks_exact(k_dim.max(1)).enumerate() {
+            for (k, &v) in row.iter().enumerate() {
+                t[k * DOT_ROWS + r] = v;
+            }
+        }
+        let mut acc = [bias; DOT_ROWS];
+        for (col, &w) in t.chunks_exact(DOT_ROWS).zip(m) {
+            for (a, &v) in acc.iter_mut().zip(col) {
+                *a += v * w;
+            }
+        }
+        yb.copy_from_slice(&acc);
+    }
+    for (r, out) in y.iter_mut().enumerate().skip(done) {
+        let xr = &x[r * k_dim..(r + 1) * k_dim];
+        let mut acc = bias;
+        for (&v, &w) in xr.iter().zip(m) {
+            acc += v * w;
+        }
+        *out = acc;
+    }
+}
+
+/// Apply `f` elementwise.
+pub fn activate(f: Activation, x: &mut [f32]) {
+    match f {
+        Activation::Relu => x.iter_mut().for_each(|v| *v = v.max(0.0)),
+        Activation::Tanh => x.iter_mut().for_each(|v| *v = v.tanh()),
+        Activation::Sigmoid => x.iter_mut().for_each(|v| *v = 1.0 / (1.0 + (-*v).exp())),
+        Activation::Identity => {}
+    }
+}
+
+/// Normalise each `width`-wide row of `x` in place; with `stats`, record each row's (mean, 1/σ) and keep the
+/// normalised values before γ, β in `stats.1` (what the backward pass needs).
+pub fn layer_norm_rows(
+    x: &mut [f32],
+    width: usize,
+    n: &LayerNorm,
+    mut stats: Option<(&mut Vec<f32>, &mut Vec<f32>)>,
+) {
+    if let Some((rstd, xhat)) = stats.as_mut() {
+        rstd.clear();
+        xhat.clear();
+    }
+    for row in x.chunks_mut(width) {
+        let mean = row.iter().map(|&v| f64::from(v)).sum::<f64>() / width as f64;
+        let var = row
+            .iter()
+            .map(|&v| (f64::from(v) - mean).powi(2))
+            .sum::<f64>()
+            / width as f64;
+        let rs = (1.0 / (var + LAYER_NORM_EPS).sqrt()) as f32;
+        let m = mean as f32;
+        for (j, v) in row.iter_mut().enumerate() {
+            let h = (*v - m) * rs;
+            if let Some((_, xhat)) = stats.as_mut() {
+                xhat.push(h);
+            }
+            *v = h * n.gamma[j] + n.beta[j];
+        }
+        if let Some((rstd, _)) = stats.as_mut() {
+            rstd.push(rs);
+        }
+    }
+}
+
+/// `1 / sqrt(var + ε)` of batch normalisation, per component, rounded to f32 once (inference and training
+/// share it).
+pub fn batch_norm_rstd(var: &[f64]) -> Vec<f32> {
+    var.iter()
+        .map(|&v| (1.0 / (v + BATCH_NORM_EPS).sqrt()) as f32)
+        .collect()
+}
+
+/// Batch normalisation at inference, in place on rows of `b.gamma.len()` components:
+/// `((x − running_mean) · rstd) · γ + β`.
+pub fn batch_norm_inference(x: &mut [f32], b: &BatchNorm) {
+    let var: Vec<f64> = b.running_var.iter().map(|&v| f64::from(v)).collect();
+    let rstd = batch_norm_rstd(&var);
+    batch_norm_apply(x, &b.running_mean, &rstd, b, None);
+}
+
+/// `x̂ = (x − mean) · rstd`, then `x̂ · γ + β`, in place on rows of `mean.len()` components; with `xhat`, keep x̂.
+pub fn batch_norm_apply(
+    x: &mut [f32],
+    mean: &[f32],
+    rstd: &[f32],
+    b: &BatchNorm,
+    mut xhat: Option<&mut Vec<f32>>,
+) {
+    let w = mean.len();
+    if let Some(xh) = xhat.as_mut() {
+        xh.clear();
+        xh.reserve(x.len());
+    }
+    for row in x.chunks_mut(w.max(1)) {
+        for j in 0..w {
+            let h = (row[j] - mean[j]) * rstd[j];
+            if let Some(xh) = xhat.as_mut() {
+                xh.push(h);
+            }
+            row[j] = h * b.gamma[j] + b.beta[j];
+        }
+    }
+}
+
+/// allRank's encoder norm of each `width`-wide row of `x`, in place: `γ·(x − mean)/(std + ε) + β`, the standard
+/// deviation unbiased (divided by `width − 1`), ε = [`super::ENCODER_NORM_EPS`]. With `stats`, record
+/// `x̂ = (x − mean)/(std + ε)` per component and (1/(std + ε), std) per row for the backward pass.
+pub fn std_norm_rows(
+    x: &mut [f32],
+    width: usize,
+    n: &LayerNorm,
+    mut stats: Option<(&mut Vec<f32>, &mut Vec<f32>)>,
+) {
+    if let Some((xhat, rows)) = stats.as_mut() {
+        xhat.clear();
+        rows.clear();
+    }
+    let dof = width.saturating_sub(1).max(1) as f64;
+    for row in x.chunks_mut(width) {
+        let mean = row.iter().map(|&v| f64::from(v)).sum::<f64>() / width as f64;
+        let var = row
+            .iter()
+            .map(|&v| (f64::from(v) - mean).powi(2))
+            .sum::<f64>()
+            / dof;
+        let std = var.sqrt();
+        let inv = (1.0 / (std + f64::from(super::ENCODER_NORM_EPS))) as f32;
+        let m = mean as f32;
+        for (j, v) in row.iter_mut().enumerate() {
+            let h = (*v - m) * inv;
+            if let Some((xhat, _)) = stats.as_mut() {
+                xhat.push(h);
+            }
+            *v = h * n.gamma[j] + n.beta[j];
+        }
+        if let Some((_, rows)) = stats.as_mut() {
+            rows.push(inv);
+            rows.push(std as f32);
+        }
+    }
+}
+
+/// Columns `[c, c + dk)` of the `width`-wide rows of `x` as a `rows × dk` matrix (`transpose`: `dk × rows`).
+pub fn head_slice(x: &[f32], width: usize, c: usize, dk: usize, transpose: bool) -> Vec<f32> {
+    let rows = x.len() / width.max(1);
+    let mut out = vec![0f32; rows * dk];
+    for r in 0..rows {
+        for t in 0..dk {
+            let v = x[r * width + c + t];
+            if transpose {
+                out[t * rows + r] = v;
+            } else {
+                out[r * dk + t] = v;
+            }
+        }
+    }
+    out
+}
+
+/// Scaled dot-product attention weights of every head: `p[h][i][j] = softmax_j(q_i · k_j / √dk)` over the
+/// `rows` documents of one query, `q` and `k` `rows × width` with head `h` in columns `[h·dk, (h+1)·dk)`.
+pub fn attention_probs(
+    q: &[f32],
+    k: &[f32],
+    rows: usize,
+    width: usize,
+    heads: usize,
+    p: &mut [f32],
+) {
+    let dk = width / heads;
+    let scale = (dk as f32).sqrt();
+    for h in 0..heads {
+        let qh = head_slice(q, width, h * dk, dk, false);
+        let kt = head_slice(k, width, h * dk, dk, true);
+        let ph = &mut p[h * rows * rows..(h + 1) * rows * rows];
+        matmul_rows(&qh, &kt, None, ph, dk, rows);
+        for row in ph.chunks_mut(rows) {
+            let mut top = f32::NEG_INFINITY;
+            for v in row.iter_mut() {
+                *v /= scale;
+                top = top.max(*v);
+            }
+            let mut sum = 0f64;
+            for v in row.iter_mut() {
+                *v = (*v - top).exp();
+                sum += f64::from(*v);
+            }
+            let inv = (1.0 / sum) as f32;
+            row.iter_mut().for_each(|v| *v *= inv);
+        }
+    }
+}
+
+/// The heads' outputs `o[i, h·dk + t] = Σ_j p[h][i][j] · v[j, h·dk + t]` (`j` ascending).
+pub fn attention_apply(
+    p: &[f32],
+    v: &[f32],
+    rows: usize,
+    width: usize,
+    heads: usize,
+    o: &mut [f32],
+) {
+    let dk = width / heads;
+    let mut oh = vec![0f32; rows * dk];
+    for h in 0..heads {
+        let vh = head_slice(v, width, h * dk, dk, false);
+        matmul_rows(
+            &p[h * rows * rows..(h + 1) * rows * rows],
+            &vh,
+            None,
+            &mut oh,
+            rows,
+            dk,
+        );
+        for r in 0..rows {
+            o[r * width + h * dk..r * width + (h + 1) * dk]
+                .copy_from_slice(&oh[r * dk..(r + 1) * dk]);
+        }
+    }
+}
