@@ -7,10 +7,15 @@
 # (the tests set both for their own mpirun).
 set -euo pipefail
 
+# Installed means dpkg's status "install ok installed": `dpkg -s` also succeeds for a package removed but not purged
+# (status "deinstall ok config-files"), whose headers are gone.
+installed() {
+    [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]
+}
 missing=()
 command -v mpirun >/dev/null 2>&1 || missing+=(openmpi-bin)
-dpkg -s libopenmpi-dev >/dev/null 2>&1 || missing+=(libopenmpi-dev)
-dpkg -s libclang-dev >/dev/null 2>&1 || missing+=(libclang-dev)
+installed libopenmpi-dev || missing+=(libopenmpi-dev)
+installed libclang-dev || missing+=(libclang-dev)
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0
 fi
