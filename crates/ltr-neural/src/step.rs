@@ -299,6 +299,20 @@ mod tests {
     use super::*;
     use crate::NeuralParams;
 
+    /// Queries of the given lengths: their offsets, `d` deterministic features a row in [-1, 1) and grades 0–4.
+    fn batch(lengths: &[usize], d: usize) -> (Vec<usize>, Vec<f32>, Vec<f64>) {
+        let mut offsets = vec![0];
+        for l in lengths {
+            offsets.push(offsets.last().unwrap() + l);
+        }
+        let n = *offsets.last().unwrap();
+        let x = (0..n * d)
+            .map(|i| ((i * 7919 % 1000) as f32 / 500.0) - 1.0)
+            .collect();
+        let labels = (0..n).map(|i| ((i * 31) % 5) as f64).collect();
+        (offsets, x, labels)
+    }
+
     #[test]
     fn pieces_hold_whole_queries_up_to_the_limit() {
         // Query lengths 3, 4, 2, 9, 1, 1.
@@ -320,16 +334,8 @@ mod tests {
     #[test]
     fn batch_norm_over_pieces_is_the_batch_in_one_piece() {
         let d = 5;
-        let lengths = [7usize, 30, 1, 12, 25, 3, 40, 9, 18, 2, 33, 11, 140, 60];
-        let mut offsets = vec![0];
-        for l in lengths {
-            offsets.push(offsets.last().unwrap() + l);
-        }
+        let (offsets, x, labels) = batch(&[7, 30, 1, 12, 25, 3, 40, 9, 18, 2, 33, 11, 140, 60], d);
         let n = *offsets.last().unwrap();
-        let x: Vec<f32> = (0..n * d)
-            .map(|i| ((i * 7919 % 1000) as f32 / 500.0) - 1.0)
-            .collect();
-        let labels: Vec<f64> = (0..n).map(|i| ((i * 31) % 5) as f64).collect();
         let loss = Loss::parse("ndcgloss2pp").unwrap();
         let net = NeuralParams::default()
             .sizes(vec![8, 6, 4])
@@ -398,16 +404,7 @@ mod tests {
     #[test]
     fn a_batch_in_pieces_is_the_batch_in_one_piece() {
         let d = 5;
-        let lengths = [7usize, 30, 1, 12, 25, 3, 40, 9, 18, 2, 33, 11];
-        let mut offsets = vec![0];
-        for l in lengths {
-            offsets.push(offsets.last().unwrap() + l);
-        }
-        let n = *offsets.last().unwrap();
-        let x: Vec<f32> = (0..n * d)
-            .map(|i| ((i * 7919 % 1000) as f32 / 500.0) - 1.0)
-            .collect();
-        let labels: Vec<f64> = (0..n).map(|i| ((i * 31) % 5) as f64).collect();
+        let (offsets, x, labels) = batch(&[7, 30, 1, 12, 25, 3, 40, 9, 18, 2, 33, 11], d);
         for (blocks, loss) in [(0, "ranknet"), (0, "neuralndcg"), (1, "ndcgloss2pp")] {
             let loss = Loss::parse(loss).unwrap();
             let net = NeuralParams::default()
