@@ -16,6 +16,8 @@ use rayon::prelude::*;
 use crate::levels::{LevelWeights, Levels};
 use crate::shared_rows::{add_run_transpose_times, RunScratch, SharedRows};
 
+mod copies;
+
 /// `order` = the documents `0..scores.len()` by ascending score ([`f64::total_cmp`]), ties by index: the one
 /// permutation that order defines. Sorted as (score key, index) records in a reused per-thread buffer instead of
 /// by a comparator that reads the scores through the indices: the same permutation, about twice as fast (the
@@ -112,6 +114,20 @@ pub fn split_by_offsets<'v, T>(mut v: &'v mut [T], offsets: &[usize]) -> Vec<&'v
     out
 }
 
+/// Reused buffers of [`PairwiseObjective::query_gradient_sorted`] (one set per thread): it runs once per query
+/// per gradient, and allocating them each time was a tenth of a RankSVM-IR solve.
+#[derive(Default)]
+struct SweepBuffers {
+    sorted: Vec<f64>,
+    level: Vec<u16>,
+    alpha: Vec<f64>,
+    per_level: Vec<f64>,
+}
+
+thread_local! {
+    static SWEEP: std::cell::RefCell<SweepBuffers> = std::cell::RefCell::new(SweepBuffers::default());
+}
+
 /// Grade levels whose per-level sums a Hessian sweep keeps on the stack.
 const STACK_LEVELS: usize = 8;
 
@@ -183,17 +199,28 @@ impl<'a> PairwiseObjective<'a> {
         self.shared_rows.get_or_init(|| SharedRows::of(self.ds))
     }
 
-    /// The scores ⟨x, w⟩ of every document, bit for bit [`Dataset::scores`], with each run of queries with the same
+    /// The scores ⟨x, w⟩ of every document, bit for bit [`Dataset::scores`], with each list of queries with the same
     /// rows ([`SharedRows`]) scored once.
     pub fn scores(&self, w: &[f64]) -> Vec<f64> {
         let ds = self.ds;
         let runs = self.shared_rows();
         let mut out = vec![0.0; ds.n_docs()];
-        split_by_offsets(&mut out, runs.row_offsets())
+        // By lists: each list of rows scored once, whatever the number of its runs.
+        let list_rows: Vec<usize> = (0..=runs.n_lists())
+            .map(|l| {
+                let r = if l < runs.n_lists() {
+                    runs.list(l).start
+                } else {
+                    runs.len()
+                };
+                runs.row_offsets()[r]
+            })
+            .collect();
+        split_by_offsets(&mut out, &list_rows)
             .into_par_iter()
             .enumerate()
-            .for_each(|(r, out)| {
-                let first = runs.run(r).start;
+            .for_each(|(l, out)| {
+                let first = runs.run(runs.list(l).start).start;
                 let m = ds.query_range(first).len();
                 if m == 0 {
                     return;
@@ -258,6 +285,26 @@ impl<'a> PairwiseObjective<'a> {
     pub fn hessian_product_sums(&self, state: &ScoreGradient, v: &[f64]) -> ltr_data::ExactVec {
         let ds = self.ds;
         let runs = self.shared_rows();
+        // X v of each list of several runs, once for all its runs (the same rows and v: the same bits); a list of
+        // one run takes its X v in its run's pass, while the rows are in cache.
+        let long: Vec<usize> = (0..runs.n_lists())
+            .filter(|&l| runs.list(l).len() > 1)
+            .collect();
+        let mut slot_of_list = vec![usize::MAX; runs.n_lists()];
+        let mut xv_offsets = vec![0];
+        for (k, &l) in long.iter().enumerate() {
+            slot_of_list[l] = k;
+            let first = runs.run(runs.list(l).start).start;
+            xv_offsets.push(xv_offsets[k] + ds.query_range(first).len());
+        }
+        let mut list_xv = vec![0.0; *xv_offsets.last().expect("starts with 0")];
+        split_by_offsets(&mut list_xv, &xv_offsets)
+            .into_par_iter()
+            .zip(&long)
+            .for_each(|(out, &l)| {
+                ds.query(runs.run(runs.list(l).start).start)
+                    .scores_into(v, out)
+            });
         ltr_data::exact_sum_over_queries(
             runs.len(),
             ds.n_features(),
@@ -267,11 +314,19 @@ impl<'a> PairwiseObjective<'a> {
                 let m = ds.query_range(queries.start).len();
                 let mut xv = std::mem::take(&mut scratch.xv);
                 let mut hs = std::mem::take(&mut scratch.hs);
-                xv.resize(m, 0.0);
-                ds.query(queries.start).scores_into(v, &mut xv);
+                let slot = slot_of_list[runs.list_of_run(r)];
+                let xv_run: &[f64] = if slot == usize::MAX {
+                    xv.resize(m, 0.0);
+                    ds.query(queries.start).scores_into(v, &mut xv);
+                    &xv
+                } else {
+                    &list_xv[xv_offsets[slot]..xv_offsets[slot + 1]]
+                };
                 hs.resize(m * queries.len(), 0.0);
-                for (k, q) in queries.clone().enumerate() {
-                    self.query_hessian_times(state, q, &xv, &mut hs[k * m..(k + 1) * m]);
+                if !self.run_one_top_hessian(state, queries.clone(), xv_run, &mut hs) {
+                    for (k, q) in queries.clone().enumerate() {
+                        self.query_hessian_times(state, q, xv_run, &mut hs[k * m..(k + 1) * m]);
+                    }
                 }
                 add_run_transpose_times(ds, queries, &hs, acc, scratch);
                 scratch.xv = xv;
@@ -313,83 +368,99 @@ impl<'a> PairwiseObjective<'a> {
         let s = |d: usize| s_raw[d] - centre;
         let tw = &self.level_weights;
         let squared = self.loss == PairLoss::SquaredHinge;
-        let mut loss = 0.0;
-        // Sweep 1: each document as the preferred one; partners j with 1 − s_i + s_j > 0 of lower levels.
-        let (mut cnt, mut sum, mut sq) = (vec![0.0f64; k], vec![0.0f64; k], vec![0.0f64; k]);
-        for d in 0..n {
-            let l = lev[d] as usize;
-            cnt[l] += 1.0;
-            sum[l] += s(d);
-            sq[l] += s(d) * s(d);
-        }
-        let mut lo = 0;
-        let mut alpha = vec![0.0f64; n];
-        for &iu in order.iter() {
-            let i = iu as usize;
-            let si = s(i);
-            while lo < n {
-                let j = order[lo] as usize;
-                if 1.0 - si + s(j) > 0.0 {
-                    break;
-                }
-                let l = lev[j] as usize;
-                cnt[l] -= 1.0;
-                sum[l] -= s(j);
-                sq[l] -= s(j) * s(j);
-                lo += 1;
-            }
-            let li = lev[i] as usize;
-            let a = 1.0 - si;
-            let mut acc = 0.0;
-            for b in 0..li {
-                let w = tw.get(li, b);
-                if w == 0.0 || cnt[b] == 0.0 {
-                    continue;
-                }
-                if squared {
-                    loss += w * (cnt[b] * a * a + 2.0 * a * sum[b] + sq[b]);
-                    acc += w * (cnt[b] * a + sum[b]);
-                } else {
-                    loss += w * (cnt[b] * a + sum[b]);
-                    acc += w * cnt[b];
-                }
-            }
-            alpha[i] = acc;
-        }
-        // Sweep 2: each document as the less relevant one; partners i with 1 − s_i + s_j > 0 of higher levels.
-        cnt.iter_mut().for_each(|x| *x = 0.0);
-        sum.iter_mut().for_each(|x| *x = 0.0);
-        let mut hi = 0;
-        for &ju in order.iter() {
-            let j = ju as usize;
-            let sj = s(j);
-            while hi < n {
-                let i = order[hi] as usize;
-                if 1.0 - s(i) + sj <= 0.0 {
-                    break;
-                }
-                let l = lev[i] as usize;
+        SWEEP.with_borrow_mut(|buf| {
+            let SweepBuffers {
+                sorted,
+                level,
+                alpha,
+                per_level,
+            } = buf;
+            // The centred scores and levels in the order of the sweeps (read there by position instead of through
+            // `order`: the same values), and per-level count, sum and sum of squares.
+            sorted.clear();
+            sorted.extend(order.iter().map(|&d| s(d as usize)));
+            level.clear();
+            level.extend(order.iter().map(|&d| lev[d as usize]));
+            alpha.clear();
+            alpha.resize(n, 0.0);
+            per_level.clear();
+            per_level.resize(3 * k, 0.0);
+            let (cnt, rest) = per_level.split_at_mut(k);
+            let (sum, sq) = rest.split_at_mut(k);
+            let mut loss = 0.0;
+            // Sweep 1: each document as the preferred one; partners j with 1 − s_i + s_j > 0 of lower levels.
+            for d in 0..n {
+                let l = lev[d] as usize;
                 cnt[l] += 1.0;
-                sum[l] += s(i);
-                hi += 1;
+                sum[l] += s(d);
+                sq[l] += s(d) * s(d);
             }
-            let lj = lev[j] as usize;
-            let mut acc = 0.0;
-            for a in lj + 1..k {
-                let w = tw.get(a, lj);
-                if w == 0.0 || cnt[a] == 0.0 {
-                    continue;
+            let mut lo = 0;
+            for p in 0..n {
+                let si = sorted[p];
+                while lo < n {
+                    let sj = sorted[lo];
+                    if 1.0 - si + sj > 0.0 {
+                        break;
+                    }
+                    let l = level[lo] as usize;
+                    cnt[l] -= 1.0;
+                    sum[l] -= sj;
+                    sq[l] -= sj * sj;
+                    lo += 1;
                 }
-                acc += if squared {
-                    w * (cnt[a] * (1.0 + sj) - sum[a])
-                } else {
-                    w * cnt[a]
-                };
+                let li = level[p] as usize;
+                let a = 1.0 - si;
+                let mut acc = 0.0;
+                for b in 0..li {
+                    let w = tw.get(li, b);
+                    if w == 0.0 || cnt[b] == 0.0 {
+                        continue;
+                    }
+                    if squared {
+                        loss += w * (cnt[b] * a * a + 2.0 * a * sum[b] + sq[b]);
+                        acc += w * (cnt[b] * a + sum[b]);
+                    } else {
+                        loss += w * (cnt[b] * a + sum[b]);
+                        acc += w * cnt[b];
+                    }
+                }
+                alpha[p] = acc;
             }
-            let g = acc - alpha[j];
-            coef[j] = if squared { 2.0 * wq * g } else { wq * g };
-        }
-        wq * loss
+            // Sweep 2: each document as the less relevant one; partners i with 1 − s_i + s_j > 0 of higher levels.
+            cnt.iter_mut().for_each(|x| *x = 0.0);
+            sum.iter_mut().for_each(|x| *x = 0.0);
+            let mut hi = 0;
+            for p in 0..n {
+                let sj = sorted[p];
+                while hi < n {
+                    let si = sorted[hi];
+                    if 1.0 - si + sj <= 0.0 {
+                        break;
+                    }
+                    let l = level[hi] as usize;
+                    cnt[l] += 1.0;
+                    sum[l] += si;
+                    hi += 1;
+                }
+                let lj = level[p] as usize;
+                let mut acc = 0.0;
+                for a in lj + 1..k {
+                    let w = tw.get(a, lj);
+                    if w == 0.0 || cnt[a] == 0.0 {
+                        continue;
+                    }
+                    acc += if squared {
+                        w * (cnt[a] * (1.0 + sj) - sum[a])
+                    } else {
+                        w * cnt[a]
+                    };
+                }
+                let g = acc - alpha[p];
+                coef[order[p] as usize] = if squared { 2.0 * wq * g } else { wq * g };
+            }
+            wq * loss
+        })
     }
 
     /// (∇²_s loss) · p for the squared hinge at the state's scores, where `p` has one value per document

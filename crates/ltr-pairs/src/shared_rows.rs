@@ -22,6 +22,11 @@ pub struct SharedRows {
     starts: Vec<usize>,
     /// The first row of each run, and the number of rows after the last run.
     row_starts: Vec<usize>,
+    /// The *lists*: the runs of one list of rows (a run ends at 32 queries, and the next run of the same rows
+    /// continues its list). List `l` is the runs `list_starts[l]..list_starts[l + 1]`.
+    list_starts: Vec<usize>,
+    /// The list of each run.
+    list_of_run: Vec<usize>,
 }
 
 impl SharedRows {
@@ -34,18 +39,46 @@ impl SharedRows {
             .map(|q| same_rows(ds, q - 1, q))
             .collect();
         let mut starts = vec![0];
+        let (mut list_starts, mut list_of_run) = (vec![0], vec![0]);
         for q in 1..nq {
             let first = *starts.last().expect("starts with 0");
+            if !same[q - 1] {
+                list_starts.push(starts.len());
+            }
             if !same[q - 1] || q - first >= MAX_RUN {
                 starts.push(q);
+                list_of_run.push(list_starts.len() - 1);
             }
         }
         if nq > 0 {
             starts.push(nq);
+            list_starts.push(starts.len() - 1);
+        } else {
+            list_of_run.clear();
         }
         let offsets = ds.query_offsets();
         let row_starts = starts.iter().map(|&q| offsets[q]).collect();
-        Self { starts, row_starts }
+        Self {
+            starts,
+            row_starts,
+            list_starts,
+            list_of_run,
+        }
+    }
+
+    /// The number of lists (runs of queries with the same rows, however long; [`Self::list_of_run`]).
+    pub fn n_lists(&self) -> usize {
+        self.list_starts.len() - 1
+    }
+
+    /// The runs of list `l`: consecutive runs whose queries all have the same rows.
+    pub fn list(&self, l: usize) -> std::ops::Range<usize> {
+        self.list_starts[l]..self.list_starts[l + 1]
+    }
+
+    /// The list run `r` belongs to.
+    pub fn list_of_run(&self, r: usize) -> usize {
+        self.list_of_run[r]
     }
 
     /// The number of runs.

@@ -246,6 +246,12 @@ fn runs_of_shared_rows_keep_every_sum() {
             let n = ds.query_range(q.start).len();
             assert!(q.clone().all(|x| ds.query_range(x).len() == n));
         }
+        // Lists of more than 32 copies are several runs of one list, whose X v the Hessian product takes once.
+        assert!((0..runs.n_lists()).any(|l| runs.list(l).len() > 1));
+        assert_eq!(runs.list(runs.n_lists() - 1).end, runs.len());
+        for l in 0..runs.n_lists() {
+            assert!(runs.list(l).all(|r| runs.list_of_run(r) == l));
+        }
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         let w: Vec<f64> = (0..ds.n_features())
             .map(|_| rng.random::<f64>() - 0.5)
@@ -281,4 +287,11 @@ fn runs_need_the_same_rows() {
     let twice = ds.select_queries(&[0, 0, 1, 1, 1, 2]);
     let obj = PairwiseObjective::new(&twice, PairLoss::SquaredHinge);
     assert_eq!(obj.shared_rows().query_offsets(), &[0, 2, 5, 6]);
+    assert_eq!(obj.shared_rows().n_lists(), 3);
+    let long = ds.select_queries(&[vec![0; 40], vec![1; 3]].concat());
+    let obj = PairwiseObjective::new(&long, PairLoss::SquaredHinge);
+    assert_eq!(obj.shared_rows().query_offsets(), &[0, 32, 40, 43]);
+    assert_eq!(obj.shared_rows().n_lists(), 2);
+    assert_eq!(obj.shared_rows().list(0), 0..2);
+    assert_eq!(obj.shared_rows().list_of_run(2), 1);
 }
