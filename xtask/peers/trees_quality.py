@@ -219,7 +219,13 @@ def main():
             for part in ("train", "test"):
                 if not (work / f"{part}.lgb.query").exists():
                     strip_to_lightgbm(fold / f"{part}.txt", work / f"{part}.lgb")
-            for method, setting, k, is_ltr, cmd, scores, model in jobs(a, fold, work, convention):
+            fold_jobs = jobs(a, fold, work, convention)
+            if a.no_train and not all(j[5].exists() for j in fold_jobs
+                                      if (j[0], j[1]) != ("CatBoost YetiRank", "defaults")):
+                # a fold not (or not wholly) run in this --out is left out of every row, so pairs stay aligned
+                print(f"{name} {fold.name} left out: not every program's scores are there", file=sys.stderr)
+                continue
+            for method, setting, k, is_ltr, cmd, scores, model in fold_jobs:
                 if a.peers_only:
                     if not is_ltr and (a.rerun_peers or not scores.exists()):
                         run(cmd, env)
