@@ -12,12 +12,18 @@ Run inside the peer venv (never a dependency of the crates), after a release bui
     # a candidate default, measured before it becomes one: its own label, the same peers, paired with the current
     /work/venv-peers/bin/python xtask/peers/trees_quality.py --ltr target/release/ltr --label cand \
         --ltr-param ties=seeded-shuffle --paired-with after --out bench-quality
+    # on a slow machine: two runs on disjoint sets (or folds) into one --out, then the tables over all of them
+    ... --label after --out bench-quality --sets mq2008 --folds 1,2,3   # and beside it --folds 4,5, --sets web ...
+    /work/venv-peers/bin/python xtask/peers/trees_quality.py --ltr target/release/ltr --label after \
+        --out bench-quality --no-train [--real NAME=DIR]...
 
 Data sets (each test query counts once; folds and seeds are pooled within a set):
   - mq2008: MQ2008, five folds (`letor4` convention), from $LTR_DATASETS or ../shared/datasets;
   - ohsumed: OHSUMED QueryLevelNorm, five folds (`letor3`);
   - raw: `ltr generate --profile web-raw --queries 200 --seed S` for S = 1, 2, 3, one set per seed (`mslr`);
-  - web: the issue's set, `ltr generate --profile web --queries 1000 --seed 11 --nonlinearity 0.5 --noise 1.5`;
+  - web: the issue's set, `ltr generate --profile web --queries 1000 --seed 11 --nonlinearity 0.5 --noise 1.5`
+    (119,874 documents);
+  - raw-large: the raw profile near 10^5 documents, `ltr generate --profile web-raw --queries 550 --seed 11`;
   - `--real NAME=DIR`: any further set with train.txt and test.txt (real raw data one has; never committed).
 Generated sets are written under OUT/data once, by the `ltr` given (the generators are not what is measured).
 
@@ -64,6 +70,7 @@ DATASETS = pathlib.Path(os.environ.get("LTR_DATASETS") or
                         pathlib.Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets")
 RAW_SEEDS = (1, 2, 3)
 RAW_QUERIES = 200
+RAW_LARGE_ARGS = ["--profile", "web-raw", "--queries", "550", "--seed", "11"]
 WEB_ARGS = ["--profile", "web", "--queries", "1000", "--seed", "11", "--nonlinearity", "0.5", "--noise", "1.5"]
 
 
@@ -80,19 +87,23 @@ def sets(a, out):
     wanted = a.sets.split(",")
     found = []
     if "mq2008" in wanted:
-        found.append(("MQ2008", "letor4", [DATASETS / "MQ2008" / f"Fold{k}" for k in range(1, a.max_folds + 1)]))
+        found.append(("MQ2008", "letor4", [DATASETS / "MQ2008" / f"Fold{k}" for k in a.folds if k <= a.max_folds]))
     if "ohsumed" in wanted:
         found.append(("OHSUMED", "letor3",
-                      [DATASETS / "OHSUMED" / "QueryLevelNorm" / f"Fold{k}" for k in range(1, a.max_folds + 1)]))
+                      [DATASETS / "OHSUMED" / "QueryLevelNorm" / f"Fold{k}" for k in a.folds if k <= a.max_folds]))
     gen = []
     if "raw" in wanted:
         gen += [(f"web-raw seed {s}", ["--profile", "web-raw", "--queries", str(RAW_QUERIES), "--seed", str(s)])
                 for s in a.raw_seeds]
     if "web" in wanted:
         gen.append(("web (issue 51)", WEB_ARGS))
+    if "raw-large" in wanted:
+        gen.append(("web-raw 550 q seed 11", RAW_LARGE_ARGS))
     for name, args in gen:
         folder = out / "data" / name.replace(" ", "-").replace("(", "").replace(")", "")
         if not (folder / "test.txt").exists():
+            if a.no_train:
+                continue
             run([a.ltr, "generate", *args, "--out", str(folder)])
         found.append((name, "mslr", [folder]))
     for spec in a.real:
@@ -102,7 +113,7 @@ def sets(a, out):
         for f in folds:
             if not (f / "train.txt").exists():
                 sys.exit(f"{name}: {f / 'train.txt'} not found")
-    return found
+    return [s for s in found if not a.no_train or all((f / "test.txt").exists() for f in s[2])]
 
 
 # The protocol's settings of every program (BENCHMARKS.md, "Protocol for choosing tree defaults"): the learning
@@ -161,7 +172,7 @@ def main():
     ap.add_argument("--ltr", help="the ltr binary (release build); not needed with --peers-only")
     ap.add_argument("--out", default="bench-quality")
     ap.add_argument("--label", default="run", help="names ltr's models and scores, so runs of two builds coexist")
-    ap.add_argument("--sets", default="mq2008,ohsumed,raw,web")
+    ap.add_argument("--sets", default="mq2008,ohsumed,raw,web,raw-large")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--real", action="append", default=[], metavar="NAME=DIR",
                     help="a further set: DIR holds train.txt and test.txt (raw features; `mslr` convention)")
@@ -174,6 +185,8 @@ def main():
     ap.add_argument("--paired-with", metavar="LABEL",
                     help="also a paired t-test of ltr's per-query values against those of run LABEL (same --out)")
     ap.add_argument("--max-folds", type=int, default=5, help="the first N folds of a LETOR set (a quick check)")
+    ap.add_argument("--folds", type=lambda v: [int(x) for x in v.split(",")], default=[1, 2, 3, 4, 5],
+                    help="which folds of a LETOR set (e.g. 1,2,3 here and 4,5 in a second run into the same --out)")
     ap.add_argument("--rerun-peers", action="store_true", help="train the peers again even if their scores exist")
     ap.add_argument("--reuse-ltr", action="store_true",
                     help="score ltr's models of this --label again instead of training them (tables from a run's files)")
@@ -182,6 +195,9 @@ def main():
                          "learning rate 0.1 and seed 0)")
     ap.add_argument("--no-catboost-defaults", dest="catboost_defaults", action="store_false",
                     help="leave out CatBoost's defaults (1,000 iterations: the longest runs of the script)")
+    ap.add_argument("--no-train", action="store_true",
+                    help="train nothing: tables from the scores in --out (a program or set without them is left out; "
+                         "two runs on disjoint --sets into one --out, then one --no-train run over all)")
     ap.add_argument("--peers-only", action="store_true",
                     help="only train the peers' models into --out (no ltr, no tables: the generated sets need ltr, so "
                          "with mq2008, ohsumed and --real sets), e.g. while ltr builds")
@@ -189,6 +205,7 @@ def main():
     if a.ltr is None and not a.peers_only:
         ap.error("--ltr is required")
     a.ltr = str(pathlib.Path(a.ltr).resolve()) if a.ltr else None
+    a.reuse_ltr = a.reuse_ltr or a.no_train
     out = pathlib.Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, RAYON_NUM_THREADS=str(a.threads), RUST_LOG="warn")
@@ -202,10 +219,19 @@ def main():
             for part in ("train", "test"):
                 if not (work / f"{part}.lgb.query").exists():
                     strip_to_lightgbm(fold / f"{part}.txt", work / f"{part}.lgb")
-            for method, setting, k, is_ltr, cmd, scores, model in jobs(a, fold, work, convention):
+            fold_jobs = jobs(a, fold, work, convention)
+            if a.no_train and not all(j[5].exists() for j in fold_jobs
+                                      if (j[0], j[1]) != ("CatBoost YetiRank", "defaults")):
+                # a fold not (or not wholly) run in this --out is left out of every row, so pairs stay aligned
+                print(f"{name} {fold.name} left out: not every program's scores are there", file=sys.stderr)
+                continue
+            for method, setting, k, is_ltr, cmd, scores, model in fold_jobs:
                 if a.peers_only:
                     if not is_ltr and (a.rerun_peers or not scores.exists()):
                         run(cmd, env)
+                    continue
+                if a.no_train and not scores.exists():
+                    values[(method, setting)] = None  # not run in this --out: the row is left out for the set
                     continue
                 if (is_ltr and not a.reuse_ltr) or a.rerun_peers or not scores.exists():
                     secs, _ = run(cmd, env)
@@ -214,6 +240,8 @@ def main():
                         run([a.ltr, "predict", "--model", str(model), "--data", str(fold / "test.txt"), "--out",
                              str(scores)], env)
                 pq = per_query_ndcg(a, fold / "test.txt", scores, convention)
+                if (method, setting) in values and values[(method, setting)] is None:
+                    continue
                 runs = values.setdefault((method, setting), [])
                 while len(runs) <= k:
                     runs.append([])
@@ -222,6 +250,8 @@ def main():
         if a.peers_only:
             continue
         for (method, setting), runs in values.items():
+            if runs is None:
+                continue
             # Each query's value averaged over the settings; the t-test pairs these means query by query.
             base = np.mean(np.array(values[("LightGBM lambdarank", setting)]), axis=0)
             per_run = np.array(runs)
@@ -255,22 +285,29 @@ def main():
               "against LightGBM over the set's test queries)\n")
         print("| method | " + " | ".join(names) + " | mean over sets | − LightGBM |")
         print("|---|" + "---|" * (len(names) + 2))
-        base = np.mean([r["ndcg10"] for r in rows if r["setting"] == setting and r["method"].startswith("LightGBM")])
+        lgbm = {r["set"]: r["ndcg10"] for r in rows if r["setting"] == setting and r["method"].startswith("LightGBM")}
         for m in methods:
-            cells, means = [], []
+            cells, means, bases = [], [], []
             for n in names:
-                r = next(r for r in rows if r["set"] == n and r["method"] == m and r["setting"] == setting)
+                r = next((r for r in rows if r["set"] == n and r["method"] == m and r["setting"] == setting), None)
+                if r is None:
+                    cells.append("—")
+                    continue
                 means.append(r["ndcg10"])
+                bases.append(lgbm[n])
                 cells.append(f"{r['ndcg10']:.4f}" + ("" if r["p"] is None else f" (p = {r['p']:.2g})"))
-            diff = f"{np.mean(means) - base:+.4f}"
-            print(f"| {m} | " + " | ".join(cells) + f" | {np.mean(means):.4f} | {diff} |")
+            # A method missing on some sets: its mean over the sets it ran on, against LightGBM's over the same.
+            part = "" if len(means) == len(names) else f" ({len(means)} sets)"
+            print(f"| {m} | " + " | ".join(cells) + f" | {np.mean(means):.4f}{part} | "
+                  f"{np.mean(means) - np.mean(bases):+.4f}{part} |")
         print(f"\n{setting}, each run's own test NDCG@10 ("
               + "; ".join(f"learning rate ×{f:g}, seed {s}" for f, s in SETTINGS[:a.settings]) + ")\n")
         print("| method | " + " | ".join(names) + " |")
         print("|---|" + "---|" * len(names))
         for m in methods:
-            cells = [" / ".join(f"{x:.4f}" for x in next(r for r in rows if r["set"] == n and r["method"] == m
-                                                          and r["setting"] == setting)["per_run"]) for n in names]
+            found = [next((r for r in rows if r["set"] == n and r["method"] == m and r["setting"] == setting), None)
+                     for n in names]
+            cells = ["—" if r is None else " / ".join(f"{x:.4f}" for x in r["per_run"]) for r in found]
             print(f"| {m} | " + " | ".join(cells) + " |")
 
 if __name__ == "__main__":
