@@ -4,7 +4,7 @@
 //! a sweep gains less than the tolerance; weights are L1-normalised after every sweep (the measure is
 //! scale-invariant). The best restart is kept on validation data (training measure without).
 //!
-//! The step along one coordinate is an **exact line search** (`line_search.rs`): the optimum over the whole
+//! The step along one coordinate is an **exact line search** (`line_search/`): the optimum over the whole
 //! line, not the best of RankLib's 2 × 25 geometric trial steps. RankLib's trial steps stay available
 //! (`LineSearch::RankLibSteps`) for comparison.
 

@@ -3,7 +3,7 @@
 //! Linear rankers that optimise the IR measure itself rather than a pairwise surrogate:
 //! - [`CoordinateAscentParams`]: Coordinate Ascent (Metzler & Croft 2007; RankLib's `-ranker 4`) with an **exact
 //!   line search** — along one weight every query's measure is a step function whose steps sit where two
-//!   documents swap, so all crossings are swept in order and the best interval taken (`line_search.rs`);
+//!   documents swap, so all crossings are swept in order and the best interval taken (`line_search/`);
 //! - [`AdaRankParams`]: AdaRank (Xu & Li 2007; RankLib's `-ranker 3`), boosting single-feature rankers on a
 //!   distribution over queries;
 //! - [`LambdaRankParams`]: a linear model trained with LambdaRank gradients (Burges 2010): RankNet's pair gradient

@@ -489,7 +489,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         name: "coordinate-ascent",
         class_name: "CoordinateAscent",
         paper: "Metzler & Croft 2007, Linear feature-based models for IR (RankLib -ranker 4), with an exact line search",
-        code: "crates/ltr-listwise (coordinate_ascent.rs, line_search.rs)",
+        code: "crates/ltr-listwise (coordinate_ascent.rs, line_search/)",
         params: &[COORDINATE_ASCENT_SPECS, MEASURE_SPECS],
         distributed: Some(listwise::coordinate_ascent_distributed),
         clicks: ClickUse::Refused(LABELS_ONLY),
