@@ -13,7 +13,7 @@ use std::borrow::Cow;
 
 use crate::bins::Binned;
 use crate::grow::{grow, BinTree, Scale};
-use crate::hist::Rows;
+use crate::hist::{HistPool, Rows};
 use crate::objective::{
     dla_gradients, lambda_gradients, lambda_gradients_unbiased, squared_error_gradients, PairBias,
 };
@@ -631,6 +631,8 @@ fn gbdt(
     let progress = ctx.progress();
     progress.begin("trees", Some(p.trees as u64));
     let mut grown = 0;
+    // Histogram buffers, reused from one leaf and one round to the next.
+    let mut pool = HistPool::default();
     for t in 0..p.trees {
         {
             // Position factors shift the scores the gradients see (training only).
@@ -706,6 +708,7 @@ fn gbdt(
             &scale,
             &settings,
             comm,
+            &mut pool,
         )?;
         if tree.feature.is_empty() && p.tree.query_fraction >= 1.0 && p.tree.feature_fraction >= 1.0
         {
@@ -884,6 +887,7 @@ fn random_forest(
             &scale,
             &settings,
             comm,
+            &mut HistPool::default(),
         )?;
         // The forest keeps every tree until the end: not its copy of the bag's document list.
         tree.docs = Vec::new();

@@ -13,7 +13,10 @@ use ltr_core::{Allreduce, ForestTree, Result};
 use rayon::prelude::*;
 
 use crate::bins::{BinColumn, Binned};
-use crate::hist::{histograms, map_features, reduce_histograms, subtract, Rows, Sums};
+use crate::hist::{
+    by_feature, contiguous, feature_histogram, gather, histograms, map_features, map_items,
+    offsets, per_feature, reduce_histograms, HistPool, Rows, Sums,
+};
 
 /// Sums of one histogram bin (or of a leaf) in real units: gradients, hessians, documents (a count held as f64).
 /// What the gain and the leaf value are computed from ([`Scale::cell`] of a [`Sums`]).
@@ -206,103 +209,144 @@ pub fn best_split(
     s: &GrowSettings,
 ) -> Option<FeatureSplit> {
     let value_bins = hist.len().saturating_sub(has_missing as usize);
-    let missing = if has_missing {
-        hist[value_bins]
-    } else {
-        Sums::default()
-    };
     let total_cell = scale.cell(total);
-    let total_score = leaf_score(total_cell, s.l2);
-    // Under `LeafCount::Hessian`, each value bin's estimated documents (LightGBM adds 2·1e-15 to H), computed
-    // once into this thread's scratch without a branch (an empty bin's is 0: `floor(0 · factor + 0.5)`, or of NaN).
     let hessian = s.leaf_count == LeafCount::Hessian;
+    // Under `LeafCount::Hessian`, each value bin's estimated documents (LightGBM adds 2·1e-15 to H); an empty bin's
+    // is 0 (`floor(0 · factor + 0.5)`, or of NaN).
     let factor = total.n as f64 / (total_cell.h + 2e-15);
-    ESTIMATES.with_borrow_mut(|estimated| {
-        estimated.clear();
-        if hessian {
-            estimated.extend(
-                hist[..value_bins]
-                    .iter()
-                    .map(|b| floor_to_i64(scale.cell(*b).h * factor + 0.5)),
-            );
-        }
-        let estimated_total: i64 = estimated.iter().sum();
-        let nonnegative = estimated.iter().all(|&e| e >= 0);
-        scan(
-            hist,
-            value_bins,
-            missing,
-            has_missing,
-            total,
-            total_score,
-            estimated,
-            estimated_total,
-            nonnegative,
-            scale,
-            s,
-        )
-    })
+    let estimate = |b: &Sums| floor_to_i64(scale.cell(*b).h * factor + 0.5);
+    let mut judge = Judge {
+        total,
+        total_score: leaf_score(total_cell, s.l2),
+        min_n: s.min_docs_in_leaf as i64,
+        hessian,
+        estimated_total: 0,
+        scale,
+        s,
+    };
+    SCRATCH.with_borrow_mut(
+        |Scratch {
+             occupied,
+             estimated,
+         }| {
+            if has_missing {
+                // Every value bin's estimate, computed once without a branch.
+                estimated.clear();
+                if hessian {
+                    estimated.extend(hist[..value_bins].iter().map(estimate));
+                }
+                judge.estimated_total = estimated.iter().sum();
+                let nonnegative = estimated.iter().all(|&e| e >= 0);
+                return scan_with_missing(hist, value_bins, estimated, nonnegative, &judge);
+            }
+            // The occupied bins, listed without a branch; only they are scanned.
+            occupied.clear();
+            occupied.resize(value_bins, 0);
+            let mut k = 0;
+            let mut negative = false;
+            for (b, c) in hist.iter().enumerate() {
+                occupied[k] = b as u32;
+                k += (c.n != 0) as usize;
+                negative |= c.h < 0;
+            }
+            occupied.truncate(k);
+            if !hessian || !negative && factor >= 0.0 {
+                // No estimate can be negative (a bin's is `floor(h · factor + 0.5)` with both at least 0).
+                return scan_down(hist, occupied, &estimate, &judge);
+            }
+            estimated.clear();
+            if hessian {
+                estimated.extend(occupied.iter().map(|&b| estimate(&hist[b as usize])));
+            }
+            judge.estimated_total = estimated.iter().sum();
+            let nonnegative = estimated.iter().all(|&e| e >= 0);
+            scan_occupied(hist, occupied, estimated, nonnegative, &judge)
+        },
+    )
+}
+
+/// [`best_split`]'s per-thread scratch, kept from one call to the next.
+#[derive(Default)]
+struct Scratch {
+    /// The occupied value bins, ascending.
+    occupied: Vec<u32>,
+    /// Estimated documents ([`LeafCount::Hessian`]) of each occupied bin, or of each value bin.
+    estimated: Vec<i64>,
 }
 
 thread_local! {
-    /// [`best_split`]'s per-bin document estimates, kept from one call to the next on each thread.
-    static ESTIMATES: std::cell::RefCell<Vec<i64>> = const { std::cell::RefCell::new(Vec::new()) };
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
-/// [`best_split`]'s scan of the thresholds in ascending order. `estimated` holds each value bin's estimated
-/// documents under [`LeafCount::Hessian`] (empty otherwise), `estimated_total` their sum and `nonnegative` whether
-/// none is negative.
-#[allow(clippy::too_many_arguments)]
-#[inline]
-fn scan(
-    hist: &[Sums],
-    value_bins: usize,
-    missing: Sums,
-    has_missing: bool,
+/// What a candidate split of one leaf is judged by: the leaf's sums and score, the settings, and the sum of the
+/// value bins' estimated documents under [`LeafCount::Hessian`].
+struct Judge<'a> {
     total: Sums,
     total_score: f64,
-    estimated: &[i64],
+    min_n: i64,
+    hessian: bool,
     estimated_total: i64,
-    nonnegative: bool,
-    scale: &Scale,
-    s: &GrowSettings,
-) -> Option<FeatureSplit> {
-    let min_n = s.min_docs_in_leaf as i64;
-    let hessian = s.leaf_count == LeafCount::Hessian;
-    // Whether the sides pass `min_docs_in_leaf`: the real counts, or the estimate counted on the side LightGBM's
-    // scan accumulates (above the threshold with the missing bin on the left, below it with the bin on the
-    // right) and the leaf's documents less that estimate on the other.
-    let enough = |missing_left: bool, left: Sums, estimated_left: i64| -> bool {
+    scale: &'a Scale,
+    s: &'a GrowSettings,
+}
+
+impl Judge<'_> {
+    /// Whether the sides pass `min_docs_in_leaf`: the real counts, or the estimate counted on the side LightGBM's
+    /// scan accumulates (above the threshold with the missing bin on the left, below it with the bin on the
+    /// right) and the leaf's documents less that estimate on the other.
+    #[inline]
+    fn enough(&self, missing_left: bool, left: Sums, estimated_left: i64) -> bool {
+        let (total, min_n) = (self.total, self.min_n);
         let right = total.minus(left);
         if left.n < 1 || right.n < 1 {
             return false;
         }
-        let (l, r) = if !hessian {
+        let (l, r) = if !self.hessian {
             (left.n, right.n)
         } else if missing_left {
-            let r = estimated_total - estimated_left;
+            let r = self.estimated_total - estimated_left;
             (total.n - r, r)
         } else {
             (estimated_left, total.n - estimated_left)
         };
         l >= min_n && r >= min_n
-    };
-    let consider = |best: &mut Option<FeatureSplit>,
-                    bin: usize,
-                    missing_left: bool,
-                    left: Sums,
-                    estimated_left: i64| {
-        if !enough(missing_left, left, estimated_left) {
-            return;
+    }
+
+    /// Keep the candidate "value bins `0..=bin` left" in `best` when it passes and beats it.
+    #[inline]
+    fn consider(
+        &self,
+        best: &mut Option<FeatureSplit>,
+        bin: usize,
+        missing_left: bool,
+        left: Sums,
+        estimated_left: i64,
+    ) {
+        if self.enough(missing_left, left, estimated_left) {
+            // Ascending bins: a later equal gain wins on the left (the larger bin), not on the right.
+            self.weigh(best, bin, missing_left, left, missing_left);
         }
-        let right = total.minus(left);
-        let (l, r) = (scale.cell(left), scale.cell(right));
+    }
+
+    /// Keep the candidate in `best` when its sides hold enough hessian and it beats `best` (or equals it, when
+    /// `ties_win`); its document counts have passed.
+    #[inline]
+    fn weigh(
+        &self,
+        best: &mut Option<FeatureSplit>,
+        bin: usize,
+        missing_left: bool,
+        left: Sums,
+        ties_win: bool,
+    ) {
+        let right = self.total.minus(left);
+        let (l, r) = (self.scale.cell(left), self.scale.cell(right));
+        let s = self.s;
         if l.h < s.min_hessian_in_leaf || r.h < s.min_hessian_in_leaf {
             return;
         }
-        let gain = leaf_score(l, s.l2) + leaf_score(r, s.l2) - total_score;
-        // Ascending bins: a later equal gain wins on the left (the larger bin), not on the right.
-        let better = best.is_none_or(|b| gain > b.gain || missing_left && gain == b.gain);
+        let gain = leaf_score(l, s.l2) + leaf_score(r, s.l2) - self.total_score;
+        let better = best.is_none_or(|b| gain > b.gain || ties_win && gain == b.gain);
         if gain > 0.0 && better {
             *best = Some(FeatureSplit {
                 bin,
@@ -311,14 +355,118 @@ fn scan(
                 left,
             });
         }
-    };
-    // The scan stops once the real documents right of the threshold, which only shrink, are too few for any later
-    // candidate to pass: below one, or below `min_n` where they are what counts.
-    let stop_below = if hessian { 1 } else { min_n.max(1) };
+    }
+
+    /// Where the scan stops: once the real documents right of the threshold, which only shrink, are too few for
+    /// any later candidate to pass (below one, or below `min_n` where they are what counts).
+    #[inline]
+    fn stop_below(&self) -> i64 {
+        if self.hessian {
+            1
+        } else {
+            self.min_n.max(1)
+        }
+    }
+}
+
+/// [`best_split`] of a feature without a missing bin whose estimates (under [`LeafCount::Hessian`]) are none
+/// negative, over its occupied value bins `occupied` from the top: the thresholds at bins `b..next` (`b` occupied,
+/// `next` the next occupied bin) leave the same documents on each side, so their candidates are equal and only the
+/// last, `next − 1`, is judged (it wins the tie by [`best_split`]'s rule; from the top, the first of equal gains is
+/// kept). Each bin's estimate is computed as the scan reaches it, and the scan stops once the left side, real or
+/// estimated, is too small for any lower threshold. The same split as [`scan_occupied`], bit for bit: the sides'
+/// sums are integers, whether added from the bottom or subtracted from the leaf's.
+#[inline]
+fn scan_down(
+    hist: &[Sums],
+    occupied: &[u32],
+    estimate: &impl Fn(&Sums) -> i64,
+    judge: &Judge<'_>,
+) -> Option<FeatureSplit> {
+    let (total, min_n) = (judge.total, judge.min_n);
+    let stop_below = judge.stop_below();
+    let mut right = Sums::default();
+    let mut estimated_right = 0i64;
+    let mut best: Option<FeatureSplit> = None;
+    for w in occupied.windows(2).rev() {
+        let c = hist[w[1] as usize];
+        right = right.plus(c);
+        let left = total.minus(right);
+        if left.n < stop_below {
+            break;
+        }
+        let (l, r) = if judge.hessian {
+            estimated_right += estimate(&c);
+            if total.n - estimated_right < min_n {
+                break;
+            }
+            (total.n - estimated_right, estimated_right)
+        } else {
+            (left.n, right.n)
+        };
+        if right.n >= 1 && l >= min_n && r >= min_n {
+            judge.weigh(&mut best, w[1] as usize - 1, true, left, false);
+        }
+    }
+    best
+}
+
+/// [`best_split`] of a feature without a missing bin, over its occupied value bins (`occupied`, with their
+/// estimates `estimated` under [`LeafCount::Hessian`]). The thresholds at bins `b..next` (`b` occupied, `next` the
+/// next occupied bin) leave the same documents on each side, so their candidates are equal and the last, `next − 1`,
+/// wins the tie ([`best_split`]'s rule): only it is judged. The same split as a scan of every bin, bit for bit,
+/// at a cost that follows the leaf's occupied bins rather than the feature's bins.
+#[inline]
+fn scan_occupied(
+    hist: &[Sums],
+    occupied: &[u32],
+    estimated: &[i64],
+    nonnegative: bool,
+    judge: &Judge<'_>,
+) -> Option<FeatureSplit> {
+    let (total, min_n) = (judge.total, judge.min_n);
+    let stop_below = judge.stop_below();
+    let mut left = Sums::default();
+    let mut estimated_left = 0i64;
+    let mut best: Option<FeatureSplit> = None;
+    for (i, &b) in occupied.iter().enumerate() {
+        left = left.plus(hist[b as usize]);
+        if total.n - left.n < stop_below {
+            break;
+        }
+        if judge.hessian {
+            estimated_left += estimated[i];
+            if nonnegative && judge.estimated_total - estimated_left < min_n {
+                break;
+            }
+        }
+        // The last occupied bin leaves nothing on the right.
+        let Some(&next) = occupied.get(i + 1) else {
+            break;
+        };
+        judge.consider(&mut best, next as usize - 1, true, left, estimated_left);
+    }
+    best
+}
+
+/// [`best_split`]'s scan of a feature with a missing bin (the histogram's last), every threshold in ascending
+/// order with that bin on the left, then on the right. `estimated` holds each value bin's estimated documents
+/// under [`LeafCount::Hessian`] (empty otherwise) and `nonnegative` whether none is negative.
+#[inline]
+fn scan_with_missing(
+    hist: &[Sums],
+    value_bins: usize,
+    estimated: &[i64],
+    nonnegative: bool,
+    judge: &Judge<'_>,
+) -> Option<FeatureSplit> {
+    let (total, min_n) = (judge.total, judge.min_n);
+    let missing = hist[value_bins];
+    let stop_below = judge.stop_below();
     let mut left = Sums::default();
     // The estimated documents of value bins `0..=b`, accumulated as the scan goes.
     let mut estimated_left = 0i64;
-    // The best with the missing bin on the left (or no missing bin), and with it on the right.
+    // The best with the missing bin on the left, and with it on the right.
     let mut best_left: Option<FeatureSplit> = None;
     let mut best_right: Option<FeatureSplit> = None;
     for b in 0..value_bins.saturating_sub(1) {
@@ -326,22 +474,18 @@ fn scan(
         if total.n - left.n < stop_below {
             break;
         }
-        if hessian {
+        if judge.hessian {
             estimated_left += estimated[b];
             // With no negative estimate the estimated right sides only shrink too.
             if nonnegative
-                && estimated_total - estimated_left < min_n
-                && (!has_missing || total.n - estimated_left < min_n)
+                && judge.estimated_total - estimated_left < min_n
+                && total.n - estimated_left < min_n
             {
                 break;
             }
         }
-        if has_missing {
-            consider(&mut best_left, b, true, left.plus(missing), estimated_left);
-            consider(&mut best_right, b, false, left, estimated_left);
-        } else {
-            consider(&mut best_left, b, true, left, estimated_left);
-        }
+        judge.consider(&mut best_left, b, true, left.plus(missing), estimated_left);
+        judge.consider(&mut best_right, b, false, left, estimated_left);
     }
     match (best_left, best_right) {
         (Some(l), Some(r)) if r.gain > l.gain => Some(r),
@@ -354,6 +498,10 @@ fn scan(
 /// does not inline: the truncation, one less where it rounded a negative value up.
 #[inline]
 fn floor_to_i64(x: f64) -> i64 {
+    if x >= 0.0 {
+        // The common case (hessians are not negative): the floor is the truncation.
+        return x as i64;
+    }
     let t = x as i64;
     t - ((t as f64 > x) & (t != i64::MIN)) as i64
 }
@@ -376,7 +524,8 @@ struct Leaf {
     depth: usize,
     /// Sums over the leaf's documents of every rank.
     total: Sums,
-    hist: Option<Vec<Vec<Sums>>>,
+    /// The leaf's histograms, flat ([`offsets`]), kept while it can split.
+    hist: Option<Vec<Sums>>,
     best: Option<Split>,
     /// The internal node whose child this leaf is, and whether it is the left child.
     parent: Option<(usize, bool)>,
@@ -500,25 +649,36 @@ fn totals(docs: &[u32], gh: &[[i64; 2]], comm: &dyn Allreduce) -> Result<Sums> {
         c.add(&gh[i as usize]);
     }
     // One histogram of one bin: the ranks add it as they add histograms.
-    let mut one = [vec![c]];
+    let mut one = [c];
     reduce_histograms(&mut one, comm)?;
-    Ok(one[0][0])
+    Ok(one[0])
 }
 
-/// The best split of a leaf over all features: per-feature bests in parallel, then the largest gain in feature
-/// order (ties: the earlier feature).
+/// The best split of a leaf over all features from its flat histograms `hist` (feature position `p` at
+/// `hist[at[p]..at[p + 1]]`): per-feature bests in parallel, then [`pick`].
 fn find_split(
     data: &Binned,
     feats: &[usize],
-    hist: &[Vec<Sums>],
+    at: &[usize],
+    hist: &[Sums],
     total: Sums,
     scale: &Scale,
     s: &GrowSettings,
 ) -> Option<Split> {
-    let bins: usize = hist.iter().map(Vec::len).sum();
-    let per: Vec<Option<FeatureSplit>> = map_features(feats.len(), bins, |p| {
-        best_split(&hist[p], data.has_missing[feats[p]], total, scale, s)
+    let per: Vec<Option<FeatureSplit>> = map_features(feats.len(), hist.len(), |p| {
+        best_split(
+            &hist[at[p]..at[p + 1]],
+            data.has_missing[feats[p]],
+            total,
+            scale,
+            s,
+        )
     });
+    pick(per)
+}
+
+/// The largest gain of the per-feature bests, in feature order (ties: the earlier feature).
+fn pick(per: impl IntoIterator<Item = Option<FeatureSplit>>) -> Option<Split> {
     let mut best: Option<Split> = None;
     for (pos, p) in per.into_iter().enumerate() {
         if let Some(f) = p {
@@ -536,11 +696,78 @@ fn find_split(
     best
 }
 
+/// The children of a split leaf: the smaller child's documents `small_docs` and sums, whether each child may split,
+/// and the parent's histograms (which become the larger child's).
+struct Children<'a> {
+    small_docs: &'a [u32],
+    small_total: Sums,
+    small_ok: bool,
+    large_total: Sums,
+    large_ok: bool,
+}
+
+/// The histograms and best splits of both children of a split: the smaller child's histograms are built into
+/// `small`, the larger child's are `parent` less them, subtracted in place; then each child that may split is
+/// searched. On one rank, with a leaf small enough for the per-feature kernels ([`by_feature`]), the three happen
+/// feature by feature in one parallel pass (a feature's histograms are searched while they are in cache, and the
+/// split costs one hand-over to the thread pool instead of three). The histograms and bests are those of the three
+/// passes one after another, bit for bit: integer sums, the same scans.
+#[allow(clippy::too_many_arguments)]
+fn split_children(
+    data: &Binned,
+    rows: Option<&Rows>,
+    feats: &[usize],
+    at: &[usize],
+    c: &Children<'_>,
+    gh: &[[i64; 2]],
+    scale: &Scale,
+    s: &GrowSettings,
+    comm: &dyn Allreduce,
+    small: &mut [Sums],
+    parent: &mut [Sums],
+) -> Result<(Option<Split>, Option<Split>)> {
+    let docs = c.small_docs;
+    let fused = by_feature(rows, feats, docs, contiguous(docs), comm);
+    let (leaf_gh, contiguous) = if fused {
+        gather(docs, gh)
+    } else {
+        histograms(data, rows, feats, at, docs, gh, comm, small)?;
+        (Vec::new(), false)
+    };
+    let search = |hist: &[Sums], k: usize, total: Sums, ok: bool| {
+        if ok {
+            best_split(hist, data.has_missing[k], total, scale, s)
+        } else {
+            None
+        }
+    };
+    let work = if fused { docs.len() * feats.len() } else { 0 } + parent.len();
+    let items: Vec<(&mut [Sums], &mut [Sums])> = per_feature(small, at)
+        .into_iter()
+        .zip(per_feature(parent, at))
+        .collect();
+    let per = map_items(items, work, |p, (sm, pa)| {
+        let k = feats[p];
+        if fused {
+            feature_histogram(data, k, docs, contiguous, &leaf_gh, sm);
+        }
+        for (x, y) in pa.iter_mut().zip(sm.iter()) {
+            *x = x.minus(*y);
+        }
+        (
+            search(sm, k, c.small_total, c.small_ok),
+            search(pa, k, c.large_total, c.large_ok),
+        )
+    });
+    Ok((pick(per.iter().map(|x| x.0)), pick(per.iter().map(|x| x.1))))
+}
+
 /// Grow one tree on this rank's `docs` (ascending document numbers) over the kept features `feats`, leaf-wise:
 /// always split the leaf with the largest gain (ties: the lowest leaf number) until `leaves` leaves or no leaf can
 /// split. `gh` holds every document's fixed-point gradient and hessian under `scale`. Every decision is taken from
 /// sums over all the ranks of `comm` (the histograms of each leaf's smaller child are added over them), so every
-/// rank grows the same tree: the one a single process grows on all the documents.
+/// rank grows the same tree: the one a single process grows on all the documents. Histogram buffers come from
+/// `pool` and go back to it.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn grow(
     data: &Binned,
@@ -551,11 +778,14 @@ pub(crate) fn grow(
     scale: &Scale,
     s: &GrowSettings,
     comm: &dyn Allreduce,
+    pool: &mut HistPool,
 ) -> Result<BinTree> {
     let can_split = |depth: usize, n: i64| {
         (s.max_depth == 0 || depth < s.max_depth) && n >= 2 * s.min_docs_in_leaf.max(1) as i64
     };
     let root_total = totals(&docs, gh, comm)?;
+    let at = offsets(data, feats);
+    let cells = at[feats.len()];
     let mut root = Leaf {
         start: 0,
         end: docs.len(),
@@ -566,9 +796,14 @@ pub(crate) fn grow(
         parent: None,
     };
     if can_split(0, root_total.n) && !feats.is_empty() {
-        let hist = histograms(data, rows, feats, &docs, gh, comm)?;
-        root.best = find_split(data, feats, &hist, root_total, scale, s);
-        root.hist = Some(hist);
+        let mut hist = pool.take(cells);
+        histograms(data, rows, feats, &at, &docs, gh, comm, &mut hist)?;
+        root.best = find_split(data, feats, &at, &hist, root_total, scale, s);
+        if root.best.is_some() {
+            root.hist = Some(hist);
+        } else {
+            pool.give(hist);
+        }
     }
     let mut leaves = vec![root];
     let mut tree = BinTree::default();
@@ -584,7 +819,7 @@ pub(crate) fn grow(
         }
         let Some((l, _)) = pick else { break };
         let split = leaves[l].best.take().expect("picked leaf has a split");
-        let parent_hist = leaves[l]
+        let mut parent_hist = leaves[l]
             .hist
             .take()
             .expect("a splittable leaf keeps its histogram");
@@ -617,39 +852,66 @@ pub(crate) fn grow(
         let depth = leaves[l].depth + 1;
         // The children's sums over every rank: the split's left side, and the rest.
         let (lt, rt) = (split.left, leaves[l].total.minus(split.left));
-        let (lsplit, rsplit) = (can_split(depth, lt.n), can_split(depth, rt.n));
-        let (mut lhist, mut rhist) = (None, None);
+        // The split that makes the last leaf leaves nothing to search: neither child will split.
+        let last = leaves.len() + 1 == s.leaves;
+        let (lsplit, rsplit) = (
+            !last && can_split(depth, lt.n),
+            !last && can_split(depth, rt.n),
+        );
+        // Each child's histograms and best split, kept only by a child that can split.
+        let (mut lbest, mut rbest) = ((None, None), (None, None));
         if lsplit || rsplit {
             // Build the smaller child's histograms (smaller over all ranks, so every rank builds the same side);
             // the larger one's are the parent's minus them.
             let left_smaller = lt.n <= rt.n;
-            let small_docs = if left_smaller {
-                &docs[start..mid]
-            } else {
-                &docs[mid..end]
-            };
-            let small = histograms(data, rows, feats, small_docs, gh, comm)?;
-            let bins: usize = small.iter().map(Vec::len).sum();
-            let large: Vec<Vec<Sums>> =
-                map_features(feats.len(), bins, |p| subtract(&parent_hist[p], &small[p]));
-            if left_smaller {
-                (lhist, rhist) = (Some(small), Some(large));
-            } else {
-                (lhist, rhist) = (Some(large), Some(small));
-            }
-        }
-        let child = |start: usize,
-                     end: usize,
-                     total: Sums,
-                     hist: Option<Vec<Vec<Sums>>>,
-                     ok: bool,
-                     is_left: bool| {
-            let (hist, best) = match hist {
-                Some(hh) if ok => {
-                    let b = find_split(data, feats, &hh, total, scale, s);
-                    (b.map(|_| hh), b)
+            let c = if left_smaller {
+                Children {
+                    small_docs: &docs[start..mid],
+                    small_total: lt,
+                    small_ok: lsplit,
+                    large_total: rt,
+                    large_ok: rsplit,
                 }
-                _ => (None, None),
+            } else {
+                Children {
+                    small_docs: &docs[mid..end],
+                    small_total: rt,
+                    small_ok: rsplit,
+                    large_total: lt,
+                    large_ok: lsplit,
+                }
+            };
+            let mut small = pool.take(cells);
+            let (small_best, large_best) = split_children(
+                data,
+                rows,
+                feats,
+                &at,
+                &c,
+                gh,
+                scale,
+                s,
+                comm,
+                &mut small,
+                &mut parent_hist,
+            )?;
+            let (sb, lb) = ((small_best, Some(small)), (large_best, Some(parent_hist)));
+            (lbest, rbest) = if left_smaller { (sb, lb) } else { (lb, sb) };
+        } else {
+            pool.give(parent_hist);
+        }
+        let mut child = |start: usize,
+                         end: usize,
+                         total: Sums,
+                         (best, hist): (Option<Split>, Option<Vec<Sums>>),
+                         is_left: bool| {
+            let hist = match (best, hist) {
+                (Some(_), hist) => hist,
+                (None, Some(h)) => {
+                    pool.give(h);
+                    None
+                }
+                (None, None) => None,
             };
             Leaf {
                 start,
@@ -661,10 +923,15 @@ pub(crate) fn grow(
                 parent: Some((node, is_left)),
             }
         };
-        let left_leaf = child(start, mid, lt, lhist, lsplit, true);
-        let right_leaf = child(mid, end, rt, rhist, rsplit, false);
+        let left_leaf = child(start, mid, lt, lbest, true);
+        let right_leaf = child(mid, end, rt, rbest, false);
         leaves[l] = left_leaf;
         leaves.push(right_leaf);
+    }
+    for leaf in &mut leaves {
+        if let Some(h) = leaf.hist.take() {
+            pool.give(h);
+        }
     }
     tree.leaf_value = leaves
         .iter()

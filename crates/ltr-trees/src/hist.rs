@@ -106,48 +106,186 @@ const DOC_BLOCK: usize = 4096;
 /// a one-byte feature) stay in the second-level cache from one block to the next.
 const FEATURES_A_PIECE: usize = 8;
 
-/// Histograms of `feats` over this rank's `docs`, in parallel over features, added over the ranks of `comm`. The
-/// documents' fixed-point gradients and hessians are gathered once into a contiguous array; each feature then adds
-/// them into [`LANES`] partial histograms.
+/// Where each feature's bins sit in a leaf's flat histograms: feature position `p`'s cells are
+/// `cells[at[p]..at[p + 1]]`, `at[0] = 0`, one cell a bin.
+pub(crate) fn offsets(data: &Binned, feats: &[usize]) -> Vec<usize> {
+    let mut at = Vec::with_capacity(feats.len() + 1);
+    at.push(0);
+    for &k in feats {
+        at.push(at.last().copied().unwrap_or(0) + data.n_bins(k));
+    }
+    at
+}
+
+/// A leaf's flat histograms cut into one mutable slice a feature (positions of [`offsets`]).
+pub(crate) fn per_feature<'a>(cells: &'a mut [Sums], at: &[usize]) -> Vec<&'a mut [Sums]> {
+    let mut out = Vec::with_capacity(at.len().saturating_sub(1));
+    let mut rest = cells;
+    for w in at.windows(2) {
+        let (one, tail) = std::mem::take(&mut rest).split_at_mut(w[1] - w[0]);
+        out.push(one);
+        rest = tail;
+    }
+    out
+}
+
+/// Buffers for leaves' flat histograms, kept from one leaf (and one tree) to the next: a tree takes one for the
+/// root and one for each split's smaller child (the larger child's are its parent's, subtracted in place), and
+/// gives back those of leaves that will not split.
+#[derive(Debug, Default)]
+pub(crate) struct HistPool {
+    free: Vec<Vec<Sums>>,
+}
+
+impl HistPool {
+    /// A buffer of `len` cells, whatever they hold: every histogram writes each of its cells.
+    pub(crate) fn take(&mut self, len: usize) -> Vec<Sums> {
+        let mut cells = self.free.pop().unwrap_or_default();
+        cells.resize(len, Sums::default());
+        cells
+    }
+
+    /// `cells` back into the pool.
+    pub(crate) fn give(&mut self, cells: Vec<Sums>) {
+        self.free.push(cells);
+    }
+}
+
+/// Whether `docs` (ascending) are consecutive documents, at least one.
+pub(crate) fn contiguous(docs: &[u32]) -> bool {
+    match (docs.first(), docs.last()) {
+        (Some(&f), Some(&l)) => (l - f) as usize + 1 == docs.len(),
+        _ => false,
+    }
+}
+
+/// The fixed-point gradients and hessians of `docs`, in their order, and whether `docs` are consecutive documents.
+pub(crate) fn gather(docs: &[u32], gh: &[[i64; 2]]) -> (Vec<[i64; 2]>, bool) {
+    let leaf_gh: Vec<[i64; 2]> = docs.iter().map(|&i| gh[i as usize]).collect();
+    (leaf_gh, contiguous(docs))
+}
+
+/// Whether [`histograms`] builds the histograms of a leaf of `docs` feature by feature on this rank alone (neither
+/// from the rows, nor block by block, nor added over ranks): then [`feature_histogram`] builds the same histogram
+/// of one feature, which can be searched as soon as it is built.
+pub(crate) fn by_feature(
+    rows: Option<&Rows>,
+    feats: &[usize],
+    docs: &[u32],
+    contiguous: bool,
+    comm: &dyn Allreduce,
+) -> bool {
+    comm.size() == 1
+        && docs.len() < BLOCKED_FROM_DOCS
+        && (contiguous || !rows.is_some_and(|r| r.serves(feats, docs.len())))
+}
+
+/// The histogram of kept feature `k` over a leaf of `docs` (`leaf_gh` in the same order, `contiguous` as
+/// [`gather`] says), written into `out` (its `n_bins(k)` cells).
+pub(crate) fn feature_histogram(
+    data: &Binned,
+    k: usize,
+    docs: &[u32],
+    contiguous: bool,
+    leaf_gh: &[[i64; 2]],
+    out: &mut [Sums],
+) {
+    match &data.bins[k] {
+        // A small leaf: four lanes of 256 cells would cost more to clear than its documents to add.
+        BinColumn::Narrow(c) if docs.len() < LANE_FROM_DOCS => {
+            out.fill(Sums::default());
+            for (&i, v) in docs.iter().zip(leaf_gh) {
+                out[c[i as usize] as usize].add(v);
+            }
+        }
+        BinColumn::Narrow(c) => LANES_SCRATCH.with_borrow_mut(|lanes| {
+            *lanes = [[Sums::default(); 256]; LANES];
+            add_narrow(lanes, c, docs, contiguous, leaf_gh);
+            fold_narrow(lanes, out);
+        }),
+        BinColumn::Wide(c) => {
+            let nb = out.len();
+            let mut lanes = vec![Sums::default(); LANES * nb];
+            add_lanes(&mut lanes, nb, c, docs, contiguous, leaf_gh);
+            fold_wide(&lanes, out);
+        }
+    }
+}
+
+thread_local! {
+    /// [`feature_histogram`]'s four lanes of a one-byte column, kept from one call to the next on each thread.
+    static LANES_SCRATCH: std::cell::RefCell<[[Sums; 256]; LANES]> =
+        const { std::cell::RefCell::new([[Sums { g: 0, h: 0, n: 0 }; 256]; LANES]) };
+}
+
+/// Histograms of `feats` over this rank's `docs`, in parallel over features, added over the ranks of `comm`, into
+/// the flat `out` (positions `at` of [`offsets`]). The documents' fixed-point gradients and hessians are gathered
+/// once into a contiguous array; each feature then adds them into [`LANES`] partial histograms.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn histograms(
     data: &Binned,
     rows: Option<&Rows>,
     feats: &[usize],
+    at: &[usize],
     docs: &[u32],
     gh: &[[i64; 2]],
     comm: &dyn Allreduce,
-) -> Result<Vec<Vec<Sums>>> {
-    let leaf_gh: Vec<[i64; 2]> = docs.iter().map(|&i| gh[i as usize]).collect();
-    let span = match (docs.first(), docs.last()) {
-        (Some(&f), Some(&l)) => (l - f) as usize + 1,
-        _ => 0,
-    };
-    let contiguous = span == docs.len() && span > 0;
+    out: &mut [Sums],
+) -> Result<()> {
+    let (leaf_gh, contiguous) = gather(docs, gh);
     let rows = rows.filter(|r| !contiguous && r.serves(feats, docs.len()));
-    let mut hist = if let Some(rows) = rows {
-        rows.histograms(data, feats, docs, &leaf_gh)
+    let built = if let Some(rows) = rows {
+        Some(rows.histograms(data, feats, docs, &leaf_gh))
     } else if docs.len() >= BLOCKED_FROM_DOCS {
-        blocked_histograms(data, feats, docs, contiguous, &leaf_gh)
+        Some(blocked_histograms(data, feats, docs, contiguous, &leaf_gh))
     } else {
-        let build = |k: usize| match &data.bins[k] {
-            // A small leaf: four lanes of 256 cells would cost more to clear than its documents to add.
-            BinColumn::Narrow(c) if docs.len() < LANE_FROM_DOCS => {
-                one_lane_histogram(c, data.n_bins(k), docs, &leaf_gh)
-            }
-            BinColumn::Narrow(c) => narrow_histogram(c, data.n_bins(k), docs, contiguous, &leaf_gh),
-            BinColumn::Wide(c) => lane_histogram(c, data.n_bins(k), docs, contiguous, &leaf_gh),
-        };
-        map_features(feats.len(), docs.len() * feats.len(), |p| build(feats[p]))
+        None
     };
-    reduce_histograms(&mut hist, comm)?;
-    Ok(hist)
+    let slices = per_feature(out, at);
+    match built {
+        Some(hist) => {
+            for (o, h) in slices.into_iter().zip(hist) {
+                o.copy_from_slice(&h);
+            }
+        }
+        None => {
+            map_items(slices, docs.len() * feats.len(), |p, o| {
+                feature_histogram(data, feats[p], docs, contiguous, &leaf_gh, o)
+            });
+        }
+    }
+    reduce_histograms(out, comm)
+}
+
+/// `f(p, item)` of every item, in order: on the calling thread when `work` is below [`PARALLEL_FROM_CELLS`], else
+/// in a few large parallel pieces (two a thread), as [`map_features`].
+pub(crate) fn map_items<T: Send, R: Send>(
+    items: Vec<T>,
+    work: usize,
+    f: impl Fn(usize, T) -> R + Sync + Send,
+) -> Vec<R> {
+    if work < PARALLEL_FROM_CELLS {
+        return items
+            .into_iter()
+            .enumerate()
+            .map(|(p, t)| f(p, t))
+            .collect();
+    }
+    let pieces = 2 * rayon::current_num_threads().max(1);
+    let n = items.len();
+    items
+        .into_par_iter()
+        .enumerate()
+        .with_min_len(n.div_ceil(pieces).max(1))
+        .map(|(p, t)| f(p, t))
+        .collect()
 }
 
 /// The histograms of a large leaf, whose gradients (16 bytes a document) outgrow the caches: feature by feature,
 /// every feature would read them all from memory again (136 features of 3.8 M documents: 8 GB for one histogram
 /// pass). Instead each parallel piece of [`FEATURES_A_PIECE`] features walks the documents in blocks of
 /// [`DOC_BLOCK`] and adds each block to all its features while the block is in cache. The sums are integers, so the
-/// histograms are those of [`narrow_histogram`] and [`lane_histogram`], bit for bit.
+/// histograms are those of [`feature_histogram`], bit for bit.
 fn blocked_histograms(
     data: &Binned,
     feats: &[usize],
@@ -198,32 +336,23 @@ enum Lanes {
 impl Lanes {
     /// The histogram: the lanes added bin by bin.
     fn fold(&self, nb: usize) -> Vec<Sums> {
+        let mut out = vec![Sums::default(); nb];
         match self {
-            Lanes::Narrow(l) => (0..nb)
-                .map(|b| l[0][b].plus(l[1][b]).plus(l[2][b].plus(l[3][b])))
-                .collect(),
-            Lanes::Wide(l) => (0..nb)
-                .map(|b| (1..LANES).fold(l[b], |acc, k| acc.plus(l[k * nb + b])))
-                .collect(),
+            Lanes::Narrow(l) => fold_narrow(l, &mut out),
+            Lanes::Wide(l) => fold_wide(l, &mut out),
         }
+        out
     }
 }
 
 /// Add every rank's histograms, bin by bin (one integer Allreduce of all of them; nothing to do on one rank).
-pub(crate) fn reduce_histograms(hist: &mut [Vec<Sums>], comm: &dyn Allreduce) -> Result<()> {
+pub(crate) fn reduce_histograms(hist: &mut [Sums], comm: &dyn Allreduce) -> Result<()> {
     if comm.size() == 1 {
         return Ok(());
     }
-    let mut flat: Vec<i64> = hist
-        .iter()
-        .flat_map(|f| f.iter().flat_map(|c| [c.g, c.h, c.n]))
-        .collect();
+    let mut flat: Vec<i64> = hist.iter().flat_map(|c| [c.g, c.h, c.n]).collect();
     comm.sum_i64(&mut flat)?;
-    for (c, v) in hist
-        .iter_mut()
-        .flat_map(|f| f.iter_mut())
-        .zip(flat.chunks_exact(3))
-    {
+    for (c, v) in hist.iter_mut().zip(flat.chunks_exact(3)) {
         *c = Sums {
             g: v[0],
             h: v[1],
@@ -233,18 +362,19 @@ pub(crate) fn reduce_histograms(hist: &mut [Vec<Sums>], comm: &dyn Allreduce) ->
     Ok(())
 }
 
-/// One feature's histogram over `docs` (whose fixed-point gradient and hessian pairs are `gh`, in the same order),
-/// in [`LANES`] partial histograms.
-fn lane_histogram<B: Copy + Into<usize>>(
-    column: &[B],
-    nb: usize,
-    docs: &[u32],
-    contiguous: bool,
-    gh: &[[i64; 2]],
-) -> Vec<Sums> {
-    let mut lanes = vec![Sums::default(); LANES * nb];
-    add_lanes(&mut lanes, nb, column, docs, contiguous, gh);
-    Lanes::Wide(lanes).fold(nb)
+/// The four lanes of a one-byte column added bin by bin into `out` (its bins).
+fn fold_narrow(l: &[[Sums; 256]], out: &mut [Sums]) {
+    for (b, o) in out.iter_mut().enumerate() {
+        *o = l[0][b].plus(l[1][b]).plus(l[2][b].plus(l[3][b]));
+    }
+}
+
+/// [`LANES`] lanes of `out.len()` cells each, one after another in `l`, added bin by bin into `out`.
+fn fold_wide(l: &[Sums], out: &mut [Sums]) {
+    let nb = out.len();
+    for (b, o) in out.iter_mut().enumerate() {
+        *o = (1..LANES).fold(l[b], |acc, k| acc.plus(l[k * nb + b]));
+    }
 }
 
 /// Add `docs` to [`LANES`] partial histograms of `nb` cells each, one after another in `lanes`.
@@ -269,30 +399,8 @@ fn add_lanes<B: Copy + Into<usize>>(
     }
 }
 
-/// One feature's histogram over a small leaf, in one lane of `nb` cells.
-fn one_lane_histogram(column: &[u8], nb: usize, docs: &[u32], gh: &[[i64; 2]]) -> Vec<Sums> {
-    let mut hist = vec![Sums::default(); nb];
-    for (&i, v) in docs.iter().zip(gh) {
-        hist[column[i as usize] as usize].add(v);
-    }
-    hist
-}
-
-/// [`lane_histogram`] for a one-byte column, the common case: four lanes of 256 cells, so a bin (a `u8`) indexes a
-/// lane without a bounds check, and documents come four at a time, one to each lane, so no lane index is computed.
-fn narrow_histogram(
-    column: &[u8],
-    nb: usize,
-    docs: &[u32],
-    contiguous: bool,
-    gh: &[[i64; 2]],
-) -> Vec<Sums> {
-    let mut lanes = vec![[Sums::default(); 256]; LANES];
-    add_narrow(&mut lanes, column, docs, contiguous, gh);
-    Lanes::Narrow(lanes).fold(nb)
-}
-
-/// Add `docs` to the four 256-cell lanes of a one-byte column ([`narrow_histogram`]).
+/// Add `docs` to the four 256-cell lanes of a one-byte column, the common case: a bin (a `u8`) indexes a lane
+/// without a bounds check, and documents come four at a time, one to each lane, so no lane index is computed.
 fn add_narrow(
     lanes: &mut [[Sums; 256]],
     column: &[u8],
@@ -515,39 +623,59 @@ mod tests {
             .collect()
     }
 
-    /// The one-byte fast path gives the generic lane path's histogram, on contiguous and scattered leaves whose sizes
-    /// are and are not multiples of four, and both equal the plain and the small-leaf histograms.
+    /// One feature's histogram ([`feature_histogram`]: one lane for a small leaf, four 256-cell lanes for a larger
+    /// one-byte column, lanes of the bin count for a two-byte one) equals the plain histogram, on contiguous and
+    /// scattered leaves below and above [`LANE_FROM_DOCS`] whose sizes are and are not multiples of four, written
+    /// over a buffer that held something else (the pool's), and through [`histograms`] into flat buffers.
     #[test]
-    fn narrow_histograms_equal_lane_histograms() {
-        let n = 1000;
-        let column: Vec<u8> = (0..n).map(|i| ((i * 7919 + i / 3) % 200) as u8).collect();
-        let scale = Scale::new(0.5, 1.0, n);
-        let gh: Vec<[i64; 2]> = (0..n)
-            .map(|i| {
-                let g = ((i * 104_729) % 1000) as f64 / 999.0 - 0.5;
-                let h = ((i * 31) % 997) as f64 / 996.0;
-                scale.quantise(g, h)
-            })
-            .collect();
+    fn feature_histograms_equal_plain_histograms() {
+        let n = LANE_FROM_DOCS + 1500;
+        let data = binned(n, 3, 1000, |i, f| match f {
+            0 => ((i * 7919 + i / 3) % 200) as f32,
+            1 => (i * 104_729 % 3000) as f32,
+            _ => ((i * 31) % 97) as f32 * 0.5,
+        });
+        assert!(matches!(data.bins[1], BinColumn::Wide(_)));
+        let gh = spread_gradients(n);
+        let feats: Vec<usize> = (0..data.bins.len()).collect();
+        let at = offsets(&data, &feats);
         for (first, len, every) in [
-            (0, 1000, 1),
+            (0, n, 1),
             (3, 10, 1),
             (5, 7, 1),
-            (0, 1000, 3),
-            (1, 900, 7),
+            (0, n, 3),
+            (1, n - 1, 2),
             (2, 50, 11),
+            (7, LANE_FROM_DOCS + 13, 1),
         ] {
             let docs: Vec<u32> = (first..first + len)
                 .filter(|i| (i - first) % every == 0)
                 .map(|i| i as u32)
                 .collect();
-            let leaf_gh: Vec<[i64; 2]> = docs.iter().map(|&i| gh[i as usize]).collect();
-            let contiguous = every == 1;
-            let fast = narrow_histogram(&column, 200, &docs, contiguous, &leaf_gh);
-            let lanes = lane_histogram(&column, 200, &docs, contiguous, &leaf_gh);
-            assert_eq!(fast, lanes, "{first} {len} {every}");
-            assert_eq!(fast, histogram(&column, 200, &docs, &gh));
-            assert_eq!(fast, one_lane_histogram(&column, 200, &docs, &leaf_gh));
+            let (leaf_gh, contiguous) = gather(&docs, &gh);
+            assert_eq!(contiguous, every == 1);
+            let mut flat = vec![Sums { g: 1, h: -2, n: 3 }; at[feats.len()]];
+            histograms(
+                &data,
+                None,
+                &feats,
+                &at,
+                &docs,
+                &gh,
+                &ltr_core::SingleProcess,
+                &mut flat,
+            )
+            .unwrap();
+            for &k in &feats {
+                let plain = match &data.bins[k] {
+                    BinColumn::Narrow(c) => histogram(c, data.n_bins(k), &docs, &gh),
+                    BinColumn::Wide(c) => histogram(c, data.n_bins(k), &docs, &gh),
+                };
+                let mut one = vec![Sums { g: 5, h: 5, n: 5 }; data.n_bins(k)];
+                feature_histogram(&data, k, &docs, contiguous, &leaf_gh, &mut one);
+                assert_eq!(one, plain, "feature {k}, leaf {first} {len} {every}");
+                assert_eq!(&flat[at[k]..at[k + 1]], &plain[..], "flat, feature {k}");
+            }
         }
     }
 

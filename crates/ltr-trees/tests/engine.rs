@@ -154,6 +154,118 @@ fn best_split_equals_brute_force_over_all_features_thresholds_and_missing_direct
     assert!(missing_right_seen > 0);
 }
 
+/// Under `min-docs-count=hessian`, every threshold and missing direction searched by brute force with LightGBM's
+/// estimated counts taken from the documents' bins (each value bin `floor(h · n / (H + 2e-15) + 0.5)`; the side
+/// LightGBM's scan does not accumulate counts the rest of the leaf's `n`; both sides must hold a document),
+/// against `best_split`: the same bin, direction and gain. The bins are sparse (most empty) and many documents
+/// have a zero hessian, so runs of equal candidates and estimates of 0 are common.
+#[test]
+fn best_split_under_hessian_counts_equals_brute_force() {
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let mut found = 0;
+    for trial in 0..200 {
+        let n = rng.random_range(2..120);
+        let nb = rng.random_range(2..60);
+        let missing = trial % 3 == 0;
+        let bins: Vec<u8> = (0..n)
+            .map(|_| {
+                if missing && rng.random_bool(0.2) {
+                    nb as u8
+                } else {
+                    // A few bins take most documents: the rest stay empty.
+                    (rng.random_range(0..nb).min(rng.random_range(0..nb))) as u8
+                }
+            })
+            .collect();
+        let g: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let h: Vec<f64> = (0..n)
+            .map(|_| {
+                if rng.random_bool(0.4) {
+                    0.0
+                } else {
+                    rng.random_range(0.0..1.0)
+                }
+            })
+            .collect();
+        let mut s = settings(
+            rng.random_range(1..25),
+            [0.0, 0.05][trial % 2],
+            [0.0, 1.0][trial / 2 % 2],
+        );
+        s.leaf_count = ltr_trees::LeafCount::Hessian;
+        let docs: Vec<u32> = (0..n as u32).collect();
+        let scale = Scale::new(1.0, 1.0, n);
+        let gh: Vec<[i64; 2]> = (0..n).map(|i| scale.quantise(g[i], h[i])).collect();
+        let all = nb + missing as usize;
+        let hist = histogram(&bins, all, &docs, &gh);
+        let total = hist.iter().fold(Sums::default(), |a, c| Sums {
+            g: a.g + c.g,
+            h: a.h + c.h,
+            n: a.n + c.n,
+        });
+        let engine =
+            best_split(&hist, missing, total, &scale, &s).map(|b| (b.bin, b.missing_left, b.gain));
+        let factor = total.n as f64 / (scale.cell(total).h + 2e-15);
+        let estimate: Vec<i64> = hist[..nb]
+            .iter()
+            .map(|c| (scale.cell(*c).h * factor + 0.5).floor() as i64)
+            .collect();
+        let (mut on_left, mut on_right): (Option<(usize, bool, f64)>, _) = (None, None);
+        for b in 0..nb - 1 {
+            let directions: &[bool] = if missing { &[true, false] } else { &[true] };
+            for &missing_left in directions {
+                let goes_left = |bin: usize| if bin == nb { missing_left } else { bin <= b };
+                let mut left = Sums::default();
+                for (_, c) in hist.iter().enumerate().filter(|(bin, _)| goes_left(*bin)) {
+                    left = Sums {
+                        g: left.g + c.g,
+                        h: left.h + c.h,
+                        n: left.n + c.n,
+                    };
+                }
+                let right = Sums {
+                    g: total.g - left.g,
+                    h: total.h - left.h,
+                    n: total.n - left.n,
+                };
+                let (l_count, r_count) = if missing_left {
+                    let r: i64 = estimate[b + 1..].iter().sum();
+                    (total.n - r, r)
+                } else {
+                    let l: i64 = estimate[..=b].iter().sum();
+                    (l, total.n - l)
+                };
+                let min_n = s.min_docs_in_leaf as i64;
+                if left.n < 1 || right.n < 1 || l_count < min_n || r_count < min_n {
+                    continue;
+                }
+                let (l, r) = (scale.cell(left), scale.cell(right));
+                if l.h < s.min_hessian_in_leaf || r.h < s.min_hessian_in_leaf {
+                    continue;
+                }
+                let gain = split_gain(l, r, scale.cell(total), s.l2);
+                let best = if missing_left {
+                    &mut on_left
+                } else {
+                    &mut on_right
+                };
+                if gain > 0.0 && best.is_none_or(|e| gain > e.2 || missing_left && gain == e.2) {
+                    *best = Some((b, missing_left, gain));
+                }
+            }
+        }
+        let brute = match (on_left, on_right) {
+            (Some(l), Some(r)) if r.2 > l.2 => Some(r),
+            (None, r) => r,
+            (l, _) => l,
+        };
+        assert_eq!(engine, brute, "trial {trial}");
+        found += engine.is_some() as usize;
+    }
+    // Most trials found a split, so the comparison was not between two Nones.
+    assert!(found > 100, "{found}");
+}
+
 /// A dataset built in Rust (the one way a NaN reaches a learner: the parsers and `ltrkit` refuse it) with missing
 /// values: the engine gives them a bin, learns their direction at each split, and predictions on the raw values
 /// (NaN included) equal the training-time bin scores.
