@@ -5,7 +5,7 @@ use ltr_testdata::shared_datasets_dir;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ltr_benches::generated;
 use ltr_data::{load_cache, read_letor, save_cache, write_letor};
-use ltr_metrics::{evaluate, Convention, Metric};
+use ltr_metrics::{evaluate, evaluate_run_against_qrels, read_qrels, Convention, Metric};
 
 fn parse(c: &mut Criterion) {
     let dir = tempfile_dir();
@@ -57,5 +57,52 @@ fn eval(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, parse, eval);
+/// A TREC run and its qrels as `benches/treceval_peers.py gen` writes them (every document judged, a quarter graded
+/// 1–4, scores of nine decimals), `queries` × `docs`, from a fixed seed.
+fn trec_files(
+    dir: &std::path::Path,
+    queries: usize,
+    docs: usize,
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    use std::fmt::Write;
+    let mut rng = ltr_testdata::XorShift64::new(55);
+    let (mut run, mut qrels) = (String::new(), String::new());
+    for q in 1..=queries {
+        let mut scored: Vec<(u64, usize)> =
+            (0..docs).map(|d| (rng.below(1_000_000_000), d)).collect();
+        for d in 0..docs {
+            let grade = if rng.below(4) == 0 { rng.below(5) } else { 0 };
+            writeln!(qrels, "{q} 0 d{d} {grade}").unwrap();
+        }
+        scored.sort_by_key(|s| std::cmp::Reverse(s.0));
+        for (r, (s, d)) in scored.iter().enumerate() {
+            writeln!(run, "{q} Q0 d{d} {} {:.9} gen", r + 1, *s as f64 / 1e9).unwrap();
+        }
+    }
+    let (rp, qp) = (dir.join("trec.run"), dir.join("trec.qrels"));
+    std::fs::write(&rp, run).unwrap();
+    std::fs::write(&qp, qrels).unwrap();
+    (rp, qp)
+}
+
+/// `ltr eval --run R --qrels Q` without the process: the qrels read, the run evaluated while read (nDCG@10 + AP),
+/// on a 500-query × 1,000-document run (16 MB; the whole-process comparison with trec_eval is
+/// `benches/trec-eval-speed.sh`).
+fn trec_eval(c: &mut Criterion) {
+    let dir = tempfile_dir();
+    let (run, qrels) = trec_files(&dir, 500, 1000);
+    let metrics = [Metric::Ndcg(Some(10)), Metric::Ap(None)];
+    let bytes = std::fs::metadata(&run).unwrap().len() + std::fs::metadata(&qrels).unwrap().len();
+    let mut g = c.benchmark_group("trec");
+    g.sample_size(10);
+    g.throughput(Throughput::Bytes(std::fs::metadata(&qrels).unwrap().len()));
+    g.bench_function("read_qrels", |b| b.iter(|| read_qrels(&qrels).unwrap()));
+    g.throughput(Throughput::Bytes(bytes));
+    g.bench_function("eval run against qrels (NDCG@10+MAP, TREC)", |b| {
+        b.iter(|| evaluate_run_against_qrels(&run, &qrels, &metrics, &Convention::TREC).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, parse, eval, trec_eval);
 criterion_main!(benches);

@@ -3,6 +3,7 @@
 //! table of 32-bit entries into that buffer instead of a map of owned strings.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 /// Strings in one buffer, entry `i` ending at `ends[i]` (32 bits: half the memory to read in a join; a query's
 /// ids take less than 4 GiB).
@@ -137,13 +138,26 @@ impl RunQuery {
 /// The judgments of one query: document id → relevance, ids interned in one buffer, found by hashing.
 #[derive(Debug, Clone, Default)]
 pub struct QueryQrels {
+    /// The ids, in order of first judgment: distinct, unless `unchecked`.
     ids: Ids,
     rels: Vec<f32>,
-    /// Open addressing, a power of two long (or empty) and at most half full: 0 = free, else the judgment's index + 1
-    /// in the low log2(len) bits and the high bits of its hash above them (see [`entry`]). Half, not a quarter, and
-    /// no stored hashes (growing hashes the ids again): the whole `ltr eval` process on the 10,000 × 1,000 benchmark
-    /// spent a fifth of its time having the kernel clear fresh pages, and these tables were most of them (at a
-    /// quarter full, `evaluate_run` alone took 0.060–0.069 s instead of 0.069–0.071 s; BENCHMARKS.md, issue 55).
+    /// The hash table of `ids`, built at the first lookup or insert. Reading qrels leaves it unbuilt (its duplicates
+    /// are found in a table of the reading thread, reused from query to query), and evaluation builds each query's
+    /// table in a table of its own thread, hot for the join that follows: the whole `ltr eval` process on the
+    /// 10,000 × 1,000 benchmark spent much of its system time having the kernel hand out and clear fresh pages,
+    /// and one table per query kept was 8 of the 20 bytes a judgment (BENCHMARKS.md, issue 55).
+    table: OnceLock<Table>,
+    /// Judgments as the file lists them, a document judged twice listed twice (the last value counts, in the first
+    /// place): only qrels read for one evaluation are, and [`QueryQrels::prepare_join`] finds the duplicates in the
+    /// table it builds anyway, so that reading them builds no table at all. Never true for qrels a caller sees.
+    unchecked: bool,
+}
+
+/// An open-addressing hash table over a query's distinct ids ([`Ids`]), a power of two long (or empty) and at
+/// most half full: 0 = free, else the id's index + 1 in the low log2(len) bits and the high bits of its hash above
+/// them (see [`entry`]). No stored hashes: rebuilding hashes the ids again.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Table {
     slots: Vec<u32>,
 }
 
@@ -206,15 +220,6 @@ fn entry(bits: u32, i: usize, h: u32) -> u32 {
     (tag | (i as u64 + 1)) as u32
 }
 
-/// `len` zeros, written rather than allocated zeroed: a zeroed allocation of fresh pages maps the kernel's zero
-/// page, and the table's first probe (a read) and first entry (a write) then fault twice per page.
-#[allow(clippy::slow_vector_initialization)] // deliberately not `vec![0; len]` (`calloc`), see above
-fn zeroed(len: usize) -> Vec<u32> {
-    let mut v = Vec::with_capacity(len);
-    v.resize(len, 0);
-    v
-}
-
 /// Whether `len` bytes of `a` from `ai` equal those of `b` from `bi`: ids of up to 16 bytes as one or two words.
 #[inline(always)]
 fn same_at(a: &[u8], ai: usize, b: &[u8], bi: usize, len: usize) -> bool {
@@ -224,6 +229,103 @@ fn same_at(a: &[u8], ai: usize, b: &[u8], bi: usize, len: usize) -> bool {
         word(a, ai) == word(b, bi) && word(a, ai + len - 8) == word(b, bi + len - 8)
     } else {
         a[ai..ai + len] == b[bi..bi + len]
+    }
+}
+
+impl Table {
+    /// Empty, with room for `n` ids at most half full.
+    fn reset(&mut self, n: usize) {
+        let size = (2 * n + 1).next_power_of_two().max(16);
+        self.slots.clear();
+        self.slots.resize(size, 0);
+    }
+    /// The table of the distinct `ids`, in `self`'s allocation.
+    fn build(&mut self, ids: &Ids) {
+        self.reset(ids.ends.len());
+        let mask = self.slots.len() - 1;
+        let bits = self.slots.len().trailing_zeros();
+        let text = ids.text.as_bytes();
+        let mut start = 0;
+        for (i, &end) in ids.ends.iter().enumerate() {
+            let end = end as usize;
+            let h = hash_at(text, start, end - start);
+            let mut at = h as usize & mask;
+            while self.slots[at] != 0 {
+                at = (at + 1) & mask;
+            }
+            self.slots[at] = entry(bits, i, h);
+            start = end;
+        }
+    }
+    /// The table of `ids` in `self`'s allocation, as [`Table::build`], or `false` (the table half built) when an id
+    /// is listed twice.
+    fn build_checked(&mut self, ids: &Ids) -> bool {
+        self.reset(ids.ends.len());
+        let bits = self.slots.len().trailing_zeros();
+        let text = ids.text.as_bytes();
+        let mut start = 0;
+        for (i, &end) in ids.ends.iter().enumerate() {
+            let end = end as usize;
+            let h = hash_at(text, start, end - start);
+            match self.find_at(ids, text, start, end - start, h) {
+                Ok(_) => return false,
+                Err(at) => self.slots[at] = entry(bits, i, h),
+            }
+            start = end;
+        }
+        true
+    }
+    /// The index in `ids` of the id `len` bytes of `b` from `at` (hash `h`), or the free slot where it would go.
+    /// The table must not be empty or full.
+    #[inline]
+    fn find_at(&self, ids: &Ids, b: &[u8], at: usize, len: usize, h: u32) -> Result<usize, usize> {
+        let text = ids.text.as_bytes();
+        let mask = self.slots.len() - 1;
+        let bits = self.slots.len().trailing_zeros();
+        let tag = h as u64 >> bits;
+        let mut slot = h as usize & mask;
+        loop {
+            match self.slots[slot] {
+                0 => return Err(slot),
+                // The slot's tag (the hash's bits above the table's) first: the judgment's id is read only when
+                // the tags agree, almost always its own.
+                e if e as u64 >> bits == tag => {
+                    let i = (e as usize & mask) - 1;
+                    let (start, end) = ids.span(i);
+                    if end - start == len && same_at(text, start, b, at, len) {
+                        return Ok(i);
+                    }
+                }
+                _ => {}
+            }
+            slot = (slot + 1) & mask;
+        }
+    }
+    /// Where the id `len` bytes of `b` from `at`, whose hash is `h`, is among `ids`. The first two slots of its
+    /// probe are read at once and the one whose tag agrees is chosen without a branch (most judged ids are found
+    /// there, and which of the two holds an id is unpredictable); any other case takes [`Table::find_at`]. The
+    /// table must not be empty.
+    #[inline]
+    fn position_at(&self, ids: &Ids, b: &[u8], at: usize, len: usize, h: u32) -> Option<usize> {
+        debug_assert_eq!(h, hash_at(b, at, len));
+        let mask = self.slots.len() - 1;
+        let bits = self.slots.len().trailing_zeros();
+        let tag = h as u64 >> bits;
+        let slot = h as usize & mask;
+        let (e0, e1) = (self.slots[slot], self.slots[(slot + 1) & mask]);
+        let e = if e0 != 0 && e0 as u64 >> bits == tag {
+            e0
+        } else {
+            e1
+        };
+        let i = e as usize & mask;
+        if i != 0 && e as u64 >> bits == tag {
+            let (start, end) = ids.span(i - 1);
+            if end - start == len && same_at(ids.text.as_bytes(), start, b, at, len) {
+                return Some(i - 1);
+            }
+        }
+        self.find_at(ids, b, at, len, h).ok()
     }
 }
 
@@ -249,24 +351,38 @@ impl QueryQrels {
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, f32)> + '_ {
         (0..self.len()).map(move |i| (self.ids.get(i), self.rels[i]))
     }
+    /// This query's own table, built at the first call.
+    fn table(&self) -> &Table {
+        debug_assert!(!self.unchecked, "unchecked judgments are only joined");
+        self.table.get_or_init(|| {
+            let mut t = Table::default();
+            t.build(&self.ids);
+            t
+        })
+    }
     /// Judge `docid` (a document judged again keeps the new value, in its first place).
     pub fn insert(&mut self, docid: &str, rel: f32) {
-        if self.slots.is_empty() {
-            self.grow();
+        if self.unchecked {
+            let ids: Vec<&str> = (0..self.len()).map(|i| self.ids.get(i)).collect();
+            *self = QueryQrels::from_items(&ids, &self.rels, &mut Table::default());
         }
+        self.table();
+        let table = self.table.get_mut().expect("built above");
+        Self::insert_into(table, &mut self.ids, &mut self.rels, docid, rel);
+    }
+    /// [`QueryQrels::insert`] with the table of `ids` given (grown when it is half full).
+    #[inline]
+    fn insert_into(table: &mut Table, ids: &mut Ids, rels: &mut Vec<f32>, docid: &str, rel: f32) {
         let h = hash(docid);
-        match self.find(docid, h) {
-            Ok(i) => self.rels[i] = rel,
+        match table.find_at(ids, docid.as_bytes(), 0, docid.len(), h) {
+            Ok(i) => rels[i] = rel,
             Err(slot) => {
-                assert!(
-                    self.rels.len() < u32::MAX as usize,
-                    "a query of 2^32 judgments"
-                );
-                self.ids.push(docid);
-                self.rels.push(rel);
-                self.slots[slot] = entry(self.slots.len().trailing_zeros(), self.rels.len() - 1, h);
-                if self.rels.len() * 2 > self.slots.len() {
-                    self.grow();
+                assert!(rels.len() < u32::MAX as usize, "a query of 2^32 judgments");
+                ids.push(docid);
+                rels.push(rel);
+                table.slots[slot] = entry(table.slots.len().trailing_zeros(), rels.len() - 1, h);
+                if rels.len() * 2 > table.slots.len() {
+                    table.build(ids);
                 }
             }
         }
@@ -274,109 +390,81 @@ impl QueryQrels {
     /// Where `docid` is among the judgments (the index of [`QueryQrels::iter`]), if judged.
     #[inline]
     pub(crate) fn position(&self, docid: &str) -> Option<usize> {
-        if self.slots.is_empty() {
+        if self.is_empty() {
             return None;
         }
-        self.find(docid, hash(docid)).ok()
+        self.table()
+            .find_at(&self.ids, docid.as_bytes(), 0, docid.len(), hash(docid))
+            .ok()
     }
-    /// The judgment of `docid` (hash `h`), or the free slot where it would go. The table must not be full.
+    /// Make ready to join: warm this query's own table when it has one, else build one in `scratch` (a thread's
+    /// table, reused from query to query). `Some` judgments, without duplicates, to join instead when these are
+    /// [`unchecked`](QueryQrels::unchecked) and judge a document twice (then prepare those).
     #[inline]
-    fn find(&self, docid: &str, h: u32) -> Result<usize, usize> {
-        self.find_at(docid.as_bytes(), 0, docid.len(), h)
-    }
-    /// [`QueryQrels::find`] of the id `len` bytes of `b` from `at`.
-    #[inline]
-    fn find_at(&self, b: &[u8], at: usize, len: usize, h: u32) -> Result<usize, usize> {
-        if self.slots.is_empty() {
-            return Err(0);
+    pub(crate) fn prepare_join(&self, scratch: &mut Table) -> Option<QueryQrels> {
+        if self.is_empty() {
+            return None;
         }
-        let text = self.ids.text.as_bytes();
-        let mask = self.slots.len() - 1;
-        let bits = self.slots.len().trailing_zeros();
-        let tag = h as u64 >> bits;
-        let mut slot = h as usize & mask;
-        loop {
-            match self.slots[slot] {
-                0 => return Err(slot),
-                // The slot's tag (the hash's bits above the table's) first: the judgment's id is read only when
-                // the tags agree, almost always its own.
-                e if e as u64 >> bits == tag => {
-                    let i = (e as usize & mask) - 1;
-                    let (start, end) = self.ids.span(i);
-                    if end - start == len && same_at(text, start, b, at, len) {
-                        return Ok(i);
-                    }
-                }
-                _ => {}
-            }
-            slot = (slot + 1) & mask;
+        if let Some(t) = self.table.get() {
+            self.warm(t);
+        } else if !self.unchecked {
+            scratch.build(&self.ids);
+        } else if !scratch.build_checked(&self.ids) {
+            let ids: Vec<&str> = (0..self.len()).map(|i| self.ids.get(i)).collect();
+            return Some(QueryQrels::from_items(&ids, &self.rels, scratch));
         }
+        None
     }
-    /// For each document of `run` in order, where its id is among the judgments (as [`QueryQrels::position`]).
+    /// The table [`QueryQrels::prepare_join`] made ready.
     #[inline]
-    pub(crate) fn join(&self, run: &RunQuery, mut f: impl FnMut(Option<usize>)) {
-        if self.slots.is_empty() {
+    fn join_table<'t>(&'t self, scratch: &'t Table) -> &'t Table {
+        self.table.get().unwrap_or(scratch)
+    }
+    /// For each document of `run` in order, where its id is among the judgments (as [`QueryQrels::position`]),
+    /// once [`QueryQrels::prepare_join`] (given `scratch`) returned `None`.
+    #[inline]
+    pub(crate) fn join(&self, run: &RunQuery, scratch: &Table, mut f: impl FnMut(Option<usize>)) {
+        if self.is_empty() {
             (0..run.len()).for_each(|_| f(None));
             return;
         }
-        self.warm();
+        let table = self.join_table(scratch);
         let b = run.ids.text.as_bytes();
         let mut start = 0;
         for (&end, &h) in run.ids.ends.iter().zip(&run.hashes) {
             let end = end as usize;
-            f(self.position_at(b, start, end - start, h));
+            f(table.position_at(&self.ids, b, start, end - start, h));
             start = end;
         }
     }
     /// For each of `ids` in order, where it is among the judgments (as [`QueryQrels::join`], hashing each id here).
     #[inline]
-    pub(crate) fn join_strs(&self, ids: &[&str], mut f: impl FnMut(Option<usize>)) {
-        if self.slots.is_empty() {
+    pub(crate) fn join_strs(
+        &self,
+        ids: &[&str],
+        scratch: &Table,
+        mut f: impl FnMut(Option<usize>),
+    ) {
+        if self.is_empty() {
             ids.iter().for_each(|_| f(None));
             return;
         }
-        self.warm();
+        let table = self.join_table(scratch);
         for id in ids {
-            f(self.position_at(id.as_bytes(), 0, id.len(), hash(id)));
+            f(table.position_at(&self.ids, id.as_bytes(), 0, id.len(), hash(id)));
         }
-    }
-    /// [`QueryQrels::position`] of the id `len` bytes of `b` from `at`, whose hash is `h`. The first two slots of
-    /// its probe are read at once and the one whose tag agrees is chosen without a branch (most judged ids are found
-    /// there, and which of the two holds an id is unpredictable); any other case takes [`QueryQrels::find_at`].
-    /// The table must not be empty.
-    #[inline]
-    fn position_at(&self, b: &[u8], at: usize, len: usize, h: u32) -> Option<usize> {
-        debug_assert_eq!(h, hash_at(b, at, len));
-        let mask = self.slots.len() - 1;
-        let bits = self.slots.len().trailing_zeros();
-        let tag = h as u64 >> bits;
-        let slot = h as usize & mask;
-        let (e0, e1) = (self.slots[slot], self.slots[(slot + 1) & mask]);
-        let e = if e0 != 0 && e0 as u64 >> bits == tag {
-            e0
-        } else {
-            e1
-        };
-        let i = e as usize & mask;
-        if i != 0 && e as u64 >> bits == tag {
-            let (start, end) = self.ids.span(i - 1);
-            if end - start == len && same_at(self.ids.text.as_bytes(), start, b, at, len) {
-                return Some(i - 1);
-            }
-        }
-        self.find_at(b, at, len, h).ok()
     }
     /// Read the table and the ids once in address order, one load per 64 bytes, so that the lookups (in random
     /// order) find them in the cache: a query's judgments are usually cold, and sequential reads are prefetched.
     #[inline]
-    fn warm(&self) {
+    fn warm(&self, table: &Table) {
         fn touch<T: Copy + Into<u64>>(v: &[T]) -> u64 {
             let step = (64 / std::mem::size_of::<T>()).max(1);
             v.iter()
                 .step_by(step)
                 .fold(0u64, |a, &x| a.wrapping_add(x.into()))
         }
-        let t = touch(&self.slots)
+        let t = touch(&table.slots)
             ^ self
                 .rels
                 .iter()
@@ -391,24 +479,9 @@ impl QueryQrels {
     pub(crate) fn rels(&self) -> &[f32] {
         &self.rels
     }
-    fn grow(&mut self) {
-        let size = (self.slots.len() * 2).max(16);
-        self.slots = zeroed(size);
-        let mask = size - 1;
-        let bits = size.trailing_zeros();
-        let text = self.ids.text.as_bytes();
-        for i in 0..self.rels.len() {
-            let (start, end) = self.ids.span(i);
-            let h = hash_at(text, start, end - start);
-            let mut at = h as usize & mask;
-            while self.slots[at] != 0 {
-                at = (at + 1) & mask;
-            }
-            self.slots[at] = entry(bits, i, h);
-        }
-    }
-    /// The judgments `items` in order (a document judged again keeps its last value), each buffer allocated once.
-    pub(crate) fn from_items(ids: &[&str], rels: &[f32]) -> Self {
+    /// The judgments `items` in order (a document judged again keeps its last value), each buffer allocated once,
+    /// without a table of their own: the duplicates are found in `scratch` (a thread's table, reused).
+    pub(crate) fn from_items(ids: &[&str], rels: &[f32], scratch: &mut Table) -> Self {
         let text = ids.iter().map(|d| d.len()).sum();
         let mut q = QueryQrels {
             ids: Ids {
@@ -416,15 +489,42 @@ impl QueryQrels {
                 ends: Vec::with_capacity(ids.len()),
             },
             rels: Vec::with_capacity(ids.len()),
-            slots: zeroed((2 * ids.len() + 1).next_power_of_two().max(16)),
+            table: OnceLock::new(),
+            unchecked: false,
         };
+        scratch.reset(ids.len());
         for (d, &r) in ids.iter().zip(rels) {
-            q.insert(d, r);
+            Self::insert_into(scratch, &mut q.ids, &mut q.rels, d, r);
         }
         q
     }
-    /// Judge the documents of `other` in its order (a later part of the same query's judgments).
+    /// The judgments `items` as listed, unchecked for duplicates (see [`QueryQrels::unchecked`]): for qrels read
+    /// for one evaluation only.
+    pub(crate) fn from_items_unchecked(ids: &[&str], rels: &[f32]) -> Self {
+        let mut q = QueryQrels {
+            ids: Ids {
+                text: String::with_capacity(ids.iter().map(|d| d.len()).sum()),
+                ends: Vec::with_capacity(ids.len()),
+            },
+            rels: rels.to_vec(),
+            table: OnceLock::new(),
+            unchecked: true,
+        };
+        for d in ids {
+            q.ids.push(d);
+        }
+        q
+    }
+    /// Judge the documents of `other` in its order (a later part of the same query's judgments); unchecked
+    /// judgments (either) are listed after these, unchecked.
     pub(crate) fn merge(&mut self, other: &QueryQrels) {
+        if self.unchecked || other.unchecked {
+            self.ids.append(&other.ids);
+            self.rels.extend_from_slice(&other.rels);
+            self.table = OnceLock::new();
+            self.unchecked = true;
+            return;
+        }
         for (d, r) in other.iter() {
             self.insert(d, r);
         }
@@ -589,15 +689,22 @@ mod tests {
                 }
                 let ids: Vec<&str> = items.iter().map(|(d, _)| d.as_str()).collect();
                 let rels: Vec<f32> = items.iter().map(|(_, r)| *r).collect();
-                let built = QueryQrels::from_items(&ids, &rels);
+                let built = QueryQrels::from_items(&ids, &rels, &mut Table::default());
                 // Retrieved: judged and unjudged ids of the same shape, the empty id, and judged ids last.
                 let mut docs: Vec<String> = (0..2 * n as u64 + 3).map(shape).collect();
                 docs.push(String::new());
                 docs.extend(items.iter().rev().take(3).map(|(d, _)| d.clone()));
                 let run = RunQuery::with_docs("q", docs.iter().map(|d| (d.as_str(), 0.0)));
+                // `built` joins through a thread's table (its own is unbuilt until `position` below).
+                let mut scratch = Table::default();
                 for j in [&grown, &built] {
                     let mut got = Vec::new();
-                    j.join(&run, |at| got.push(at));
+                    assert!(j.prepare_join(&mut scratch).is_none());
+                    j.join(&run, &scratch, |at| got.push(at));
+                    let mut by_strs = Vec::new();
+                    let strs: Vec<&str> = docs.iter().map(String::as_str).collect();
+                    j.join_strs(&strs, &scratch, |at| by_strs.push(at));
+                    assert_eq!(by_strs, got, "shape {k}, {n} judgments");
                     let expect: Vec<Option<usize>> =
                         docs.iter().map(|d| want.get(d).copied()).collect();
                     assert_eq!(got, expect, "shape {k}, {n} judgments");
@@ -612,8 +719,47 @@ mod tests {
         j.insert("ab", 1.0);
         let run = RunQuery::with_docs("q", [("ab", 0.0), ("a", 0.0), ("abc", 0.0)]);
         let mut got = Vec::new();
-        j.join(&run, |at| got.push(at));
+        let mut scratch = Table::default();
+        assert!(j.prepare_join(&mut scratch).is_none());
+        j.join(&run, &scratch, |at| got.push(at));
         assert_eq!(got, [Some(0), None, None]);
+    }
+
+    /// Unchecked judgments (as `ltr eval` reads them): without a document judged twice they join as they are;
+    /// with one, `prepare_join` hands back the judgments a checked read gives (the last value, in the first place),
+    /// also when the duplicate comes in a later part; inserting into them checks them first.
+    #[test]
+    fn unchecked_judgments_find_their_duplicates() {
+        let mut scratch = Table::default();
+        let ids = ["a", "b", "c", "b", "d"];
+        let rels = [1.0, 2.0, 0.0, 3.0, 1.0];
+        let checked = QueryQrels::from_items(&ids, &rels, &mut scratch);
+        assert_eq!(
+            checked.iter().collect::<Vec<_>>(),
+            [("a", 1.0), ("b", 3.0), ("c", 0.0), ("d", 1.0)]
+        );
+        let distinct = QueryQrels::from_items_unchecked(&ids[..3], &rels[..3]);
+        assert!(distinct.prepare_join(&mut scratch).is_none());
+        let run = RunQuery::with_docs("q", [("c", 0.0), ("x", 0.0), ("a", 0.0)]);
+        let mut got = Vec::new();
+        distinct.join(&run, &scratch, |at| got.push(at));
+        assert_eq!(got, [Some(2), None, Some(0)]);
+        // The duplicate in one part, and in a later part merged in.
+        let whole = QueryQrels::from_items_unchecked(&ids, &rels);
+        let mut parts = QueryQrels::from_items_unchecked(&ids[..3], &rels[..3]);
+        parts.merge(&QueryQrels::from_items_unchecked(&ids[3..], &rels[3..]));
+        for j in [whole, parts] {
+            let deduped = j.prepare_join(&mut scratch).expect("b is judged twice");
+            assert_eq!(
+                deduped.iter().collect::<Vec<_>>(),
+                checked.iter().collect::<Vec<_>>()
+            );
+            assert!(deduped.prepare_join(&mut scratch).is_none());
+            let mut j = j;
+            j.insert("e", 2.0);
+            assert_eq!(j.len(), 5);
+            assert_eq!((j.get("b"), j.get("e")), (Some(3.0), Some(2.0)));
+        }
     }
 
     /// The words of an id: zero above its bytes, wherever it lies in its buffer.

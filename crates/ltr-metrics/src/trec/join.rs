@@ -9,7 +9,7 @@ use crate::metric::Metric;
 use crate::rank::{rank_order, ranking_from_order, DocIds, RankBuffers};
 use crate::ranking::Ranking;
 use crate::resolved;
-use crate::runs::{Qrels, QueryQrels, RunQuery};
+use crate::runs::{Qrels, QueryQrels, RunQuery, Table};
 
 /// Evaluate a run against qrels as trec_eval does: only queries present in both are evaluated; retrieved documents
 /// missing from the qrels are unjudged; judged documents the run missed count in R, N and the ideal DCG. Queries are
@@ -105,6 +105,8 @@ pub(super) struct RunScratch {
     seen: Vec<bool>,
     unretrieved: Vec<f32>,
     tables: resolved::Tables,
+    /// The hash table of the judgments being joined (see [`QueryQrels::join`]).
+    judged: Table,
 }
 
 impl RunScratch {
@@ -117,6 +119,7 @@ impl RunScratch {
             seen: Vec::new(),
             unretrieved: Vec::new(),
             tables: resolved::Tables::new(c),
+            judged: Table::default(),
         }
     }
 }
@@ -131,13 +134,23 @@ pub(super) fn run_query_values(
     sc: &mut RunScratch,
     out: &mut [f64],
 ) -> Result<(), FileError> {
+    // Judgments read unchecked that judge a document twice: joined once their duplicates are merged.
+    let deduped = j.prepare_join(&mut sc.judged);
+    let j = match &deduped {
+        Some(d) => {
+            let again = d.prepare_join(&mut sc.judged);
+            debug_assert!(again.is_none());
+            d
+        }
+        None => j,
+    };
     // A negative qrels value: in the pool but unjudged (trec_eval), −∞ for the metrics.
     let pooled = |l: f32| if l < 0.0 { f32::NEG_INFINITY } else { l };
     sc.labels.clear();
     sc.seen.clear();
     sc.seen.resize(j.len(), false);
     let rels = j.rels();
-    let (labels, seen) = (&mut sc.labels, &mut sc.seen);
+    let (labels, seen, table) = (&mut sc.labels, &mut sc.seen, &sc.judged);
     let mut twice = None;
     let mark = |at: Option<usize>| {
         labels.push(match at {
@@ -152,8 +165,8 @@ pub(super) fn run_query_values(
         })
     };
     match q {
-        QueryDocs::Run(r) => j.join(r, mark),
-        QueryDocs::Slices { ids, .. } => j.join_strs(ids, mark),
+        QueryDocs::Run(r) => j.join(r, table, mark),
+        QueryDocs::Slices { ids, .. } => j.join_strs(ids, table, mark),
     }
     if let Some(at) = twice {
         return Err(FileError::DuplicateDocument {

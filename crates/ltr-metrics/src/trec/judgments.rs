@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::read::for_each_record;
+use super::read::{for_each_record, read_qrels_unchecked};
 use super::{evaluate_run, evaluate_run_file, read_qrels, read_run, FileError};
 use crate::compute::Unsupported;
 use crate::convention::{Convention, TiePolicy};
@@ -116,11 +116,20 @@ pub enum Judgments {
 /// `ERR_IA@20`, …), as ad hoc qrels when none is; a mix is an error (the two files have the same four columns, and
 /// the measures decide how the second is read).
 pub fn read_judgments(path: &Path, metrics: &[Metric]) -> Result<Judgments, FileError> {
+    read_judgments_with(path, metrics, read_qrels)
+}
+
+/// [`read_judgments`], ad hoc qrels read by `adhoc`.
+fn read_judgments_with(
+    path: &Path,
+    metrics: &[Metric],
+    adhoc: fn(&Path) -> Result<Qrels, FileError>,
+) -> Result<Judgments, FileError> {
     let diversity = |m: &Metric| matches!(m, Metric::Diversity(_));
     match metrics.iter().find(|m| !diversity(m)) {
         None if !metrics.is_empty() => Ok(Judgments::Diversity(read_diversity_qrels(path)?)),
         Some(m) if metrics.iter().any(diversity) => Err(mixed(*m)),
-        _ => Ok(Judgments::AdHoc(read_qrels(path)?)),
+        _ => Ok(Judgments::AdHoc(adhoc(path)?)),
     }
 }
 
@@ -181,7 +190,8 @@ pub fn evaluate_run_against_qrels(
         path: run.to_path_buf(),
         problem: "the run is empty (no `qid iter docno rank score tag` line)",
     };
-    let judgments = match read_judgments(qrels, metrics) {
+    // Ad hoc qrels unchecked for documents judged twice: the evaluation finds them (and they never leave here).
+    let judgments = match read_judgments_with(qrels, metrics, read_qrels_unchecked) {
         Ok(j) if !j.is_empty() => j,
         other => {
             if read_run(run)?.is_empty() {

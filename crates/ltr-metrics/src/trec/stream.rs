@@ -215,7 +215,17 @@ mod tests {
                 for d in 0..next(40) {
                     let rel = [0, 1, 2, -1][next(4) as usize];
                     qrels.push_str(&format!("q{q} 0 d{d} {rel}\n"));
+                    // A document judged again (the last value counts, in its first place).
+                    if next(8) == 0 {
+                        let again = next(d + 1);
+                        qrels.push_str(&format!("q{q} 0 d{again} {}\n", next(3)));
+                    }
                 }
+            }
+            // Later judgments of earlier queries, some of them again.
+            for _ in 0..next(4) {
+                let q = next(queries);
+                qrels.push_str(&format!("q{q} 0 d{} {}\n", next(60), next(3)));
             }
             let bad = (case % 4 == 3).then(|| next(200) as usize);
             let mut line = 0;
@@ -257,6 +267,8 @@ mod tests {
             std::fs::write(&rp, &run).unwrap();
             std::fs::write(&qp, &qrels).unwrap();
             let j = read_qrels(&qp).unwrap();
+            // As `ltr eval` reads them: the documents judged twice left for the evaluation to find.
+            let unchecked = super::super::read::read_qrels_unchecked(&qp).unwrap();
             let conv = Convention::TREC;
             // From the relevant positions (the first four) and per measure (bpref).
             for m in [&metrics[..4], &metrics[..]] {
@@ -270,6 +282,16 @@ mod tests {
                 for block in [1, 7, 30, 100, 1000, 4096, BLOCK] {
                     let got = show(evaluate_run_file_in_blocks(&rp, &j, m, &conv, block));
                     assert_eq!(got, want, "case {case}, block {block}");
+                    let got = show(evaluate_run_file_in_blocks(
+                        &rp, &unchecked, m, &conv, block,
+                    ));
+                    assert_eq!(got, want, "case {case}, block {block}, unchecked qrels");
+                }
+                if let Ok(r) = read_run(&rp).map(|r| (!r.is_empty()).then_some(r)) {
+                    let got = r
+                        .map(|r| evaluate_run(&r, &unchecked, m, &conv))
+                        .transpose();
+                    assert_eq!(show(got), want, "case {case}, unchecked qrels");
                 }
             }
             // No measure: the judged queries, nothing computed.
