@@ -466,9 +466,10 @@ mod tests {
         }
     }
 
-    /// The blocked kernel against the plain loop it replaces (each output from its bias, `k` ascending),
-    /// bit for bit, on shapes that exercise both panel widths, partial panels, several `k` blocks, no input at all
-    /// and the transposed single output; inputs with exact zeros and negative zeros.
+    /// The blocked kernel against the plain loop (each output from its bias, `k` ascending, one `f32::mul_add` a
+    /// term), bit for bit, on shapes that exercise both panel widths, whole and partial tiles of four rows, partial
+    /// panels, several `k` blocks, no input at all and the transposed single output; inputs with exact zeros and
+    /// negative zeros.
     #[test]
     fn tiled_matmul_is_the_plain_loop_bit_for_bit() {
         let mut state = 0x1234_5678_9abc_def1u64;
@@ -509,7 +510,7 @@ mod tests {
                     for j in 0..o_dim {
                         let mut acc = bias.map_or(0.0, |b| b[j]);
                         for k in 0..k_dim {
-                            acc += x[r * k_dim + k] * m[k * o_dim + j];
+                            acc = x[r * k_dim + k].mul_add(m[k * o_dim + j], acc);
                         }
                         want[r * o_dim + j] = acc;
                     }
@@ -518,7 +519,7 @@ mod tests {
                 let mut got = vec![f32::NAN; rows * o_dim];
                 kernels::matmul_rows(&x, &m, bias, &mut got, k_dim, o_dim);
                 assert_eq!(bits(&got), bits(&want), "{rows}x{k_dim}x{o_dim}");
-                // Both panel widths (128 and 64), whichever this CPU runs.
+                // Both panel widths (64 and 16), whichever this CPU runs.
                 for wide in [false, true] {
                     let mut got = vec![f32::NAN; rows * o_dim];
                     kernels::matmul_dispatch(&x, &m, bias, &mut got, k_dim, o_dim, rows, wide);
@@ -532,11 +533,11 @@ mod tests {
         }
     }
 
-    /// The weight gradient against the row-at-a-time `axpy` of each nonzero input it replaces, bit for bit, with
+    /// The weight gradient against a row-at-a-time fused `axpy` (`mul_add`) of each nonzero input, bit for bit, with
     /// zeros, negative zeros and an infinite `dy` entry (skipped where its input is zero, as before), on shapes that
     /// exercise whole and partial strips of both widths.
     #[test]
-    fn weight_gradient_is_the_row_axpy_bit_for_bit() {
+    fn weight_gradient_is_the_fused_row_axpy_bit_for_bit() {
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = move || {
             state ^= state << 13;
@@ -569,7 +570,9 @@ mod tests {
             for (ar, dyr) in a.chunks(k_dim.max(1)).zip(dy.chunks(o_dim)).take(rows) {
                 for (k, &v) in ar.iter().enumerate() {
                     if v != 0.0 {
-                        kernels::axpy(v, dyr, &mut want[k * o_dim..(k + 1) * o_dim]);
+                        for (w, &d) in want[k * o_dim..(k + 1) * o_dim].iter_mut().zip(dyr) {
+                            *w = v.mul_add(d, *w);
+                        }
                     }
                 }
             }

@@ -435,6 +435,11 @@ fn lambdaloss(
         .map(|&d| (l[d].max(0.0).exp2() - 1.0) / max_dcg)
         .collect();
     let ln2 = std::f64::consts::LN_2;
+    // Per position the discount, per distance NDCG-Loss2's δ: the pair loop's logarithms, computed once.
+    let disc: Vec<f64> = (0..k).map(discount).collect();
+    let delta_w: Vec<f64> = (0..k)
+        .map(|d| (1.0 / (1.0 + d as f64).log2() - 1.0 / (2.0 + d as f64).log2()).abs())
+        .collect();
     let mut value = 0.0;
     for p in 0..k {
         for q in 0..k {
@@ -443,11 +448,8 @@ fn lambdaloss(
                 continue;
             }
             let dg = (g[p] - g[q]).abs();
-            let lambdarank = || (discount(p) - discount(q)).abs() * dg;
-            let loss2 = || {
-                let delta = p.abs_diff(q);
-                (1.0 / (1.0 + delta as f64).log2() - 1.0 / (2.0 + delta as f64).log2()).abs() * dg
-            };
+            let lambdarank = || (disc[p] - disc[q]).abs() * dg;
+            let loss2 = || delta_w[p.abs_diff(q)] * dg;
             let w = match scheme {
                 LambdaScheme::NdcgLoss2 => loss2(),
                 LambdaScheme::LambdaRank => lambdarank(),

@@ -12,6 +12,16 @@ pub fn axpy(a: f32, x: &[f32], out: &mut [f32]) {
 }
 }
 
+/// `a · b + c` rounded once (IEEE 754's fusedMultiplyAdd, `f32::mul_add`): the term of every product kernel. It
+/// is the same number on every CPU — one FMA instruction in the AVX2+FMA and AVX-512 clones, a call to the
+/// correctly rounded `fmaf` of Rust's `compiler_builtins` in the baseline clone (slow: CPUs without FMA,
+/// `LTR_SIMD=baseline|avx2`) — so a kernel's bits do not depend on the clone that runs it, and a product needs
+/// half the arithmetic instructions of a multiply followed by an add.
+#[inline(always)]
+pub fn fma(a: f32, b: f32, c: f32) -> f32 {
+    a.mul_add(b, c)
+}
+
 /// `y = x W + b` for the rows of `x` (`w.inputs` wide) into `y` (`w.outputs` wide). Row `r`, output `j`:
 /// `b[j] + Σ_k x[r,k] W[k,j]` added with `k` ascending (four rows share each read of a weight row).
 pub fn affine(x: &[f32], w: &Dense, y: &mut [f32]) {
@@ -19,15 +29,15 @@ pub fn affine(x: &[f32], w: &Dense, y: &mut [f32]) {
 }
 
 /// `y = x M (+ bias)` with `M` row-major `[k_dim][o_dim]`; each output's terms added with `k` ascending, from
-/// the bias (or 0), one multiply and one add a term (never fused). Blocked like a BLAS product without changing
-/// any output's chain of additions: `M` is packed a panel of `T` outputs × [`PANEL`]` / T` inputs at a time
-/// (32 KiB, in L1 while every row of the call passes over it), and a row's `T` running sums stay in registers
-/// through the panel's inputs, starting from the bias (first panel of `k`) or from the sums the previous panel
-/// stored in `y` (a stored f32 reloads exactly). `T` is 128 with AVX-512 (eight registers of sums, enough
-/// independent additions to hide their latency) and 64 otherwise; outputs past the last whole panel are padded
-/// with zeros in the pack and their sums discarded. A single output (the output layer) goes 16 rows at a time
-/// through a transposed copy. Every output is the same chain whatever the panel or CPU, so the blocking
-/// changes no bit.
+/// the bias (or 0), one fused multiply-add a term ([`fma`]: the same bits on every CPU). Blocked like a BLAS
+/// product without changing any output's chain: `M` is packed a panel of `T` outputs × [`PANEL`]` / T` inputs at
+/// a time (32 KiB, in L1 while every row of the call passes over it), and a tile of [`TILE_ROWS`] rows × `T`
+/// running sums stays in registers through the panel's inputs (each weight loaded once for four rows), starting
+/// from the bias (first panel of `k`) or from the sums the previous panel stored in `y` (a stored f32 reloads
+/// exactly); the rows past the last whole tile go one at a time. `T` is 64 with AVX-512 (16 registers of sums) and
+/// 16 otherwise (AVX2: 8); outputs past the last whole panel are padded with zeros in the pack and their sums
+/// discarded. A single output (the output layer) goes 16 rows at a time through a transposed copy. Every output is
+/// the same chain whatever the tile, panel or CPU, so the blocking changes no bit.
 pub fn matmul_rows(
     x: &[f32],
     m: &[f32],
@@ -45,8 +55,9 @@ pub fn matmul_rows(
 }
 
 ltr_data::multiversioned! {
-clones("x86_64+avx512f+avx512vl" if Avx512, "x86_64+avx2" if Avx2);
-/// [`matmul_rows`] in one instruction-set clone: `wide` picks panels of 128 outputs (AVX-512's registers).
+clones("x86_64+avx512f+avx512vl+avx2+fma" if Avx512, "x86_64+avx2+fma" if Avx2Fma);
+/// [`matmul_rows`] in one instruction-set clone: `wide` picks panels of 64 outputs (AVX-512's registers hold a tile
+/// of 4 rows × 64 sums), else 16 (AVX2's: 4 × 16).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn matmul_dispatch(
     x: &[f32],
@@ -61,15 +72,18 @@ pub(super) fn matmul_dispatch(
     if o_dim == 1 {
         dot_rows(x, m, bias.map_or(0.0, |b| b[0]), y, k_dim);
     } else if wide {
-        panels::<128>(x, m, bias, y, k_dim, o_dim, rows);
-    } else {
         panels::<64>(x, m, bias, y, k_dim, o_dim, rows);
+    } else {
+        panels::<16>(x, m, bias, y, k_dim, o_dim, rows);
     }
 }
 }
 
 /// Floats in a packed panel of [`matmul_rows`] (32 KiB).
 const PANEL: usize = 8192;
+
+/// Rows of [`matmul_rows`]'s register tile.
+const TILE_ROWS: usize = 4;
 
 /// [`matmul_rows`] with panels of `T` outputs.
 #[inline(always)]
@@ -95,7 +109,39 @@ fn panels<const T: usize>(
                 p[w..].fill(0.0);
             }
             let panel = &panel[..(k1 - k0) * T];
-            for r in 0..rows {
+            // Four rows at a time: each weight of the panel, loaded once, goes into four rows' sums.
+            let mut r = 0;
+            while r + TILE_ROWS <= rows {
+                let start = |i: usize| {
+                    let mut acc = [0f32; T];
+                    if k0 > 0 {
+                        let at = (r + i) * o_dim + j0;
+                        acc[..w].copy_from_slice(&y[at..at + w]);
+                    } else if let Some(b) = bias {
+                        acc[..w].copy_from_slice(&b[j0..j0 + w]);
+                    }
+                    acc
+                };
+                let (mut a0, mut a1, mut a2, mut a3) = (start(0), start(1), start(2), start(3));
+                let xs = |i: usize| &x[(r + i) * k_dim + k0..(r + i) * k_dim + k1];
+                let inputs = xs(0).iter().zip(xs(1)).zip(xs(2)).zip(xs(3));
+                for ((((&v0, &v1), &v2), &v3), p) in inputs.zip(panel.chunks_exact(T)) {
+                    let p: &[f32; T] = p.try_into().expect("a panel row");
+                    let sums = a0.iter_mut().zip(&mut a1).zip(&mut a2).zip(&mut a3);
+                    for ((((o0, o1), o2), o3), &q) in sums.zip(p) {
+                        *o0 = fma(v0, q, *o0);
+                        *o1 = fma(v1, q, *o1);
+                        *o2 = fma(v2, q, *o2);
+                        *o3 = fma(v3, q, *o3);
+                    }
+                }
+                for (i, acc) in [a0, a1, a2, a3].iter().enumerate() {
+                    let at = (r + i) * o_dim + j0;
+                    y[at..at + w].copy_from_slice(&acc[..w]);
+                }
+                r += TILE_ROWS;
+            }
+            for r in r..rows {
                 let yr = &mut y[r * o_dim + j0..r * o_dim + j0 + w];
                 let mut acc = [0f32; T];
                 if k0 > 0 {
@@ -107,7 +153,7 @@ fn panels<const T: usize>(
                 for (&v, p) in xr.iter().zip(panel.chunks_exact(T)) {
                     let p: &[f32; T] = p.try_into().expect("a panel row");
                     for (o, &q) in acc.iter_mut().zip(p) {
-                        *o += v * q;
+                        *o = fma(v, q, *o);
                     }
                 }
                 yr.copy_from_slice(&acc[..w]);
@@ -122,9 +168,9 @@ fn panels<const T: usize>(
 }
 
 /// `dW += aᵀ dy` for the rows of `a` (`k_dim` wide) and `dy` (`o_dim` wide), `dW` row-major `[k_dim][o_dim]`:
-/// `dW[k,j]` gets `a[r,k] · dy[r,j]` added for every row `r` with `a[r,k] ≠ 0`, rows ascending — the chain a
-/// row-at-a-time `axpy` of each nonzero input makes (a zero input, ReLU's or dropout's, adds nothing, not even
-/// a signed zero or the NaN of `0 · ∞`). The nonzero inputs are listed per `k` (rows ascending) in one pass
+/// `dW[k,j]` gets `a[r,k] · dy[r,j]` added ([`fma`]) for every row `r` with `a[r,k] ≠ 0`, rows ascending — the
+/// chain a row-at-a-time fused `axpy` of each nonzero input makes (a zero input, ReLU's or dropout's, adds
+/// nothing, not even a signed zero or the NaN of `0 · ∞`). The nonzero inputs are listed per `k` (rows ascending) in one pass
 /// over `a`; then a strip of `dW`'s row `k`, 128 outputs with AVX-512 and 64 otherwise, stays in registers
 /// while the listed rows of `dy` pass, strip by strip, so that a strip of `dy` is reused by every `k`.
 pub fn weight_gradient(a: &[f32], dy: &[f32], dw: &mut [f32], k_dim: usize, o_dim: usize) {
@@ -171,7 +217,7 @@ pub(super) fn weight_gradient_in(
 }
 
 ltr_data::multiversioned! {
-clones("x86_64+avx512f+avx512vl" if Avx512, "x86_64+avx2" if Avx2);
+clones("x86_64+avx512f+avx512vl+avx2+fma" if Avx512, "x86_64+avx2+fma" if Avx2Fma);
 /// [`weight_gradient`] once the nonzero inputs are listed, in one instruction-set clone.
 pub(super) fn gradient_dispatch(
     dy: &[f32],
@@ -208,7 +254,7 @@ fn gradient_strips<const S: usize>(
                 let at = r as usize * o_dim + j0;
                 let d: &[f32; S] = dy[at..at + S].try_into().expect("a strip");
                 for (o, &q) in acc.iter_mut().zip(d) {
-                    *o += v * q;
+                    *o = fma(v, q, *o);
                 }
             }
             row.copy_from_slice(&acc);
@@ -221,7 +267,7 @@ fn gradient_strips<const S: usize>(
             for &(r, v) in &list[start[k]..start[k + 1]] {
                 let at = r as usize * o_dim;
                 for (o, &q) in row.iter_mut().zip(&dy[at + j0..at + o_dim]) {
-                    *o += v * q;
+                    *o = fma(v, q, *o);
                 }
             }
         }
@@ -247,7 +293,7 @@ fn dot_rows(x: &[f32], m: &[f32], bias: f32, y: &mut [f32], k_dim: usize) {
         let mut acc = [bias; DOT_ROWS];
         for (col, &w) in t.chunks_exact(DOT_ROWS).zip(m) {
             for (a, &v) in acc.iter_mut().zip(col) {
-                *a += v * w;
+                *a = fma(v, w, *a);
             }
         }
         yb.copy_from_slice(&acc);
@@ -256,7 +302,7 @@ fn dot_rows(x: &[f32], m: &[f32], bias: f32, y: &mut [f32], k_dim: usize) {
         let xr = &x[r * k_dim..(r + 1) * k_dim];
         let mut acc = bias;
         for (&v, &w) in xr.iter().zip(m) {
-            acc += v * w;
+            acc = fma(v, w, acc);
         }
         *out = acc;
     }
