@@ -29,7 +29,7 @@ impl PairwiseObjective<'_> {
         let count = queries.len();
         let lead = ds.query_range(queries.start);
         let n = lead.len();
-        if count < 2 || count > RUN_COPIES || n < 2 || self.levels.count() != 2 {
+        if !(2..=RUN_COPIES).contains(&count) || n < 2 || self.levels.count() != 2 {
             return false;
         }
         let order = &state.order[lead.clone()];
