@@ -757,6 +757,26 @@ fn one_top_hessian(
 mod tests {
     use super::*;
 
+    /// A click training set of `base`: for every query and each of its documents, a copy of the query's whole list
+    /// with that document clicked (label 1) and the others not (label 0), as `ltr_clicks` builds one per session; and
+    /// the `base` row of each of its rows.
+    pub(super) fn one_click_copies(base: &Dataset) -> (Dataset, Vec<usize>) {
+        let (mut rows, mut labels, mut offsets, mut qids) =
+            (Vec::new(), Vec::new(), vec![0], Vec::new());
+        for q in 0..base.n_queries() {
+            for clicked in base.query_range(q) {
+                for r in base.query_range(q) {
+                    rows.push(r);
+                    labels.push(if r == clicked { 1.0 } else { 0.0 });
+                }
+                offsets.push(rows.len());
+                qids.push(format!("{q}/{clicked}"));
+            }
+        }
+        let ds = Dataset::new(base.select_rows_matrix(&rows), labels, offsets, qids).unwrap();
+        (ds, rows)
+    }
+
     /// The one-top Hessian is the general sweeps' bit for bit, on click-style queries (one document over the others)
     /// with tied scores, margins of exactly 1, scores far beyond 2⁵³ (where 1 − s_i + s_j rounds), zero and negative
     /// zero directions, and zero pair or query weights.
@@ -773,19 +793,7 @@ mod tests {
             ..Default::default()
         })
         .unwrap();
-        let (mut rows, mut labels, mut offsets, mut qids) =
-            (Vec::new(), Vec::new(), vec![0], Vec::new());
-        for q in 0..base.n_queries() {
-            for clicked in base.query_range(q) {
-                for r in base.query_range(q) {
-                    rows.push(r);
-                    labels.push(if r == clicked { 1.0 } else { 0.0 });
-                }
-                offsets.push(rows.len());
-                qids.push(format!("{q}/{clicked}"));
-            }
-        }
-        let ds = Dataset::new(base.select_rows_matrix(&rows), labels, offsets, qids).unwrap();
+        let (ds, _) = one_click_copies(&base);
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
         for round in 0..40 {
             let scale = [0.5, 1.0, 1e17, 3e300][round % 4];

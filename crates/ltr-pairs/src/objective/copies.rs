@@ -158,19 +158,7 @@ mod tests {
             ..Default::default()
         })
         .unwrap();
-        let (mut rows, mut labels, mut offsets, mut qids) =
-            (Vec::new(), Vec::new(), vec![0], Vec::new());
-        for q in 0..base.n_queries() {
-            for clicked in base.query_range(q) {
-                for r in base.query_range(q) {
-                    rows.push(r);
-                    labels.push(if r == clicked { 1.0 } else { 0.0 });
-                }
-                offsets.push(rows.len());
-                qids.push(format!("{q}/{clicked}"));
-            }
-        }
-        let ds = Dataset::new(base.select_rows_matrix(&rows), labels, offsets, qids).unwrap();
+        let (ds, rows) = super::super::tests::one_click_copies(&base);
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(12);
         let mut taken = 0;
         for round in 0..40 {
