@@ -1,10 +1,21 @@
-# Sourced by benches/click-estimate.sh and benches/debias-clicks.sh after they set `ltr`, `work` and `dataset`
+# Sourced by benches/click-estimate.sh, benches/debias-clicks.sh and benches/dla-linear.sh after they set `ltr`, `work` and `dataset`
 # (their first three arguments): the peer Python, the data, and the production ranker both scripts share.
 #
 # Sets `py` (the peer venv's Python), `here` (benches/), `data`, `train`, `test`, `nq` (training queries), `keep`
 # (1% of them, at least one) and trains `$work/production.json`, a RankSVM on the first `keep` training queries.
 # The peer venv is LTR_PEER_VENV when set, else `.venv-peers` at the repository root, made by
 # `../shared/tools/peer-venv.sh` when missing (as `cargo xtask bench` makes it).
+# `click_user SPEC NAME`: the simulated user `ultra` or `pbm`, with `:ETA` or not (η = 1), as `user`, `eta` and
+# `sim` (the `ltr clicks simulate` flags); NAME is the setting an error names.
+click_user() {
+  user=$1 eta=1
+  case $user in *:*) eta=${user#*:} user=${user%%:*} ;; esac
+  case $user in
+    ultra) sim=(--preset ultra --eta "$eta") ;;
+    pbm) sim=(--click-model pbm --eta "$eta" --top 10) ;;
+    *) echo "$2 must be ultra or pbm (with :ETA or not), not $user" >&2; exit 1 ;;
+  esac
+}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 venv=${LTR_PEER_VENV:-$here/../.venv-peers}
 if [ ! -x "$venv/bin/python" ]; then

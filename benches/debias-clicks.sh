@@ -19,14 +19,7 @@ set -euo pipefail
 ltr=$1 work=$2 dataset=$3
 shift 3
 . "$(dirname "$0")/clicks-preamble.sh"
-user=${CLICK_USER:-pbm}
-eta=1
-case $user in *:*) eta=${user#*:} user=${user%%:*} ;; esac
-case $user in
-  ultra) sim=(--preset ultra --eta "$eta") ;;
-  pbm) sim=(--click-model pbm --eta "$eta" --top 10) ;;
-  *) echo "CLICK_USER must be ultra or pbm (with :ETA or not), not $user" >&2; exit 1 ;;
-esac
+click_user "${CLICK_USER:-pbm}" CLICK_USER
 # The simulation's examination curve relative to rank 1: debias=ips's table.
 "$py" - "$user" "$eta" "$work/truth.tsv" <<'PY'
 import sys

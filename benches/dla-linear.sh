@@ -15,13 +15,7 @@ ltr=$1 work=$2 dataset=$3 user=$4
 shift 4
 . "$(dirname "$0")/clicks-preamble.sh"
 vali=$data/vali.txt
-eta=1
-case $user in *:*) eta=${user#*:} user=${user%%:*} ;; esac
-case $user in
-  ultra) sim=(--preset ultra --eta "$eta") ;;
-  pbm) sim=(--click-model pbm --eta "$eta" --top 10) ;;
-  *) echo "USER must be ultra or pbm (with :ETA or not), not $user" >&2; exit 1 ;;
-esac
+click_user "$user" USER
 seconds() { "$py" -c "import time; print(f'{time.time() - $1:.1f}')"; }
 echo "| sessions | naive | DLA | IPS, true propensities | p (DLA > naive) | DLA time | DLA's propensities, ranks 1–10 | worst error, ranks 1–10 |"
 echo "|---|---|---|---|---|---|---|---|"
