@@ -1,12 +1,11 @@
 //! Score files, TREC run files and qrels: reading, writing, and evaluating a run against qrels.
 //!
-//! `read.rs` reads runs and qrels in parallel blocks (`lines.rs` finds a block's lines and fields), `join.rs`
-//! evaluates a run against qrels (the join by doc id and the measures), `judgments.rs` chooses ad hoc or diversity
-//! qrels for the measures asked; score files, writing and the errors are here.
+//! `read.rs` reads runs and qrels in parallel blocks, `join.rs` evaluates a run against qrels (the join by doc id
+//! and the measures), `judgments.rs` chooses ad hoc or diversity qrels for the measures asked; score files, writing
+//! and the errors are here.
 
 mod join;
 mod judgments;
-mod lines;
 mod number;
 mod read;
 mod stream;
