@@ -36,6 +36,29 @@ impl Ids {
         let start = if i == 0 { 0 } else { self.ends[i - 1] };
         (start as usize, self.ends[i] as usize)
     }
+    /// `ids` in one buffer. An id of up to eight bytes is written as one word (its bytes, zeros above them, which
+    /// the next id overwrites), not by a call to `memcpy`: the qrels' ids are copied this way.
+    fn from_strs(ids: &[&str]) -> Ids {
+        let total: usize = ids.iter().map(|d| d.len()).sum();
+        let mut text = vec![0u8; total + 8];
+        let mut ends = Vec::with_capacity(ids.len());
+        let mut at = 0;
+        for d in ids {
+            let b = d.as_bytes();
+            if b.len() <= 8 {
+                text[at..at + 8].copy_from_slice(&load(b, 0, b.len()).to_le_bytes());
+            } else {
+                text[at..at + b.len()].copy_from_slice(b);
+            }
+            at += b.len();
+            ends.push(offset(at));
+        }
+        text.truncate(total);
+        Ids {
+            text: String::from_utf8(text).expect("whole UTF-8 strings"),
+            ends,
+        }
+    }
     fn append(&mut self, other: &Ids) {
         let base = self.text.len();
         self.text.push_str(&other.text);
@@ -109,20 +132,12 @@ impl RunQuery {
     }
     /// A query (its id set later) holding `items`, each buffer allocated once.
     pub(crate) fn from_items(ids: &[&str], scores: &[f64]) -> Self {
-        let text = ids.iter().map(|d| d.len()).sum();
-        let mut q = RunQuery {
+        RunQuery {
             qid: String::new(),
-            ids: Ids {
-                text: String::with_capacity(text),
-                ends: Vec::with_capacity(ids.len()),
-            },
-            scores: Vec::with_capacity(ids.len()),
-            hashes: Vec::with_capacity(ids.len()),
-        };
-        for (d, &s) in ids.iter().zip(scores) {
-            q.push(d, s);
+            ids: Ids::from_strs(ids),
+            scores: scores.to_vec(),
+            hashes: ids.iter().map(|d| hash(d)).collect(),
         }
-        q
     }
     pub(crate) fn set_qid(&mut self, qid: &str) {
         qid.clone_into(&mut self.qid);
@@ -162,7 +177,7 @@ pub(crate) struct Table {
 }
 
 /// The `len` (at most 8) bytes of `b` from `at` as a little-endian word, zero above them: one unaligned load where
-/// eight bytes can be read (the word ending at the buffer's end when the id is near it), not a loop over bytes.
+/// eight bytes can be read (the word ending at the buffer's end when the id is near it), else two or three.
 #[inline]
 fn load(b: &[u8], at: usize, len: usize) -> u64 {
     debug_assert!(len <= 8 && at + len <= b.len());
@@ -175,10 +190,18 @@ fn load(b: &[u8], at: usize, len: usize) -> u64 {
     } else if b.len() >= 8 {
         (word(b, b.len() - 8) >> (8 * (at + 8 - b.len()))) & keep
     } else {
-        b[at..at + len]
-            .iter()
-            .rev()
-            .fold(0u64, |w, &c| (w << 8) | c as u64)
+        // A buffer shorter than a word (an id cut out of a line): two overlapping loads of four bytes, or of the
+        // first, middle and last byte (equal bytes where they overlap), not a loop over an unpredictable length.
+        let s = &b[at..at + len];
+        if len >= 4 {
+            let four =
+                |i: usize| u32::from_le_bytes(s[i..i + 4].try_into().expect("four bytes")) as u64;
+            four(0) | four(len - 4) << (8 * (len - 4))
+        } else {
+            s[0] as u64
+                | (s[len / 2] as u64) << (8 * (len / 2))
+                | (s[len - 1] as u64) << (8 * (len - 1))
+        }
     }
 }
 
@@ -407,12 +430,21 @@ impl QueryQrels {
         }
         if let Some(t) = self.table.get() {
             self.warm(t);
+            return None;
         } else if !self.unchecked {
             scratch.build(&self.ids);
         } else if !scratch.build_checked(&self.ids) {
             let ids: Vec<&str> = (0..self.len()).map(|i| self.ids.get(i)).collect();
             return Some(QueryQrels::from_items(&ids, &self.rels, scratch));
         }
+        // The relevance values too, read in order now rather than missing the cache in the join's order (a third
+        // of `run_query_values`'s samples were that load).
+        let t = self
+            .rels
+            .iter()
+            .step_by(16)
+            .fold(0u32, |a, &x| a ^ x.to_bits());
+        std::hint::black_box(t);
         None
     }
     /// The table [`QueryQrels::prepare_join`] made ready.
@@ -501,19 +533,12 @@ impl QueryQrels {
     /// The judgments `items` as listed, unchecked for duplicates (see [`QueryQrels::unchecked`]): for qrels read
     /// for one evaluation only.
     pub(crate) fn from_items_unchecked(ids: &[&str], rels: &[f32]) -> Self {
-        let mut q = QueryQrels {
-            ids: Ids {
-                text: String::with_capacity(ids.iter().map(|d| d.len()).sum()),
-                ends: Vec::with_capacity(ids.len()),
-            },
+        QueryQrels {
+            ids: Ids::from_strs(ids),
             rels: rels.to_vec(),
             table: OnceLock::new(),
             unchecked: true,
-        };
-        for d in ids {
-            q.ids.push(d);
         }
-        q
     }
     /// Judge the documents of `other` in its order (a later part of the same query's judgments); unchecked
     /// judgments (either) are listed after these, unchecked.
@@ -774,6 +799,11 @@ mod tests {
                     .fold(0u64, |w, &c| (w << 8) | c as u64);
                 assert_eq!(load(text, at, len), want, "at {at}, len {len}");
                 assert_eq!(load(&text[..at + len], at, len), want, "at {at}, len {len}");
+                assert_eq!(
+                    load(&text[at..at + len], 0, len),
+                    want,
+                    "at {at}, len {len}"
+                );
             }
         }
         for len in 0..=text.len() {

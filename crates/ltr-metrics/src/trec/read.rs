@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::number::{parse_f32, parse_f64};
+use super::number::{parse_decimal, parse_f32, values_into, Decimal};
 use super::{io, read_text, FileError};
 use crate::runs::{Qrels, QueryQrels, RunQuery, Table};
 
@@ -424,29 +424,37 @@ pub fn read_run(path: &Path) -> Result<Vec<RunQuery>, FileError> {
 /// The fields of a run line that the readers use: qid, docid, score.
 pub(super) const RUN_FIELDS: [usize; 3] = [0, 2, 4];
 
-/// The score of a run line (its fields [`RUN_FIELDS`] and its count of fields), or the problem.
-pub(super) fn run_value(f: &[&str; 3], n: usize) -> Result<f64, String> {
+/// The score of a run line (its fields [`RUN_FIELDS`] and its count of fields), or the problem. Inlined into the
+/// block loop, its problems written out of line.
+#[inline]
+pub(super) fn run_value(f: &[&str; 3], n: usize) -> Result<Decimal, String> {
     if n < 5 {
-        return Err(format!(
-            "{n} fields; a run line is `qid Q0 docid rank score [tag]`"
-        ));
+        return Err(run_problem(f, n));
     }
-    let score = parse_f64(f[2]).ok_or_else(|| format!("score `{}` is not a number", f[2]))?;
-    if !score.is_finite() {
-        return Err(format!("score `{}` is not finite", f[2]));
+    match parse_decimal(f[2]) {
+        Some(score) if score.is_finite() => Ok(score),
+        _ => Err(run_problem(f, n)),
     }
-    Ok(score)
+}
+
+/// What is wrong with a run line that [`run_value`] refuses.
+#[cold]
+#[inline(never)]
+fn run_problem(f: &[&str; 3], n: usize) -> String {
+    if n < 5 {
+        format!("{n} fields; a run line is `qid Q0 docid rank score [tag]`")
+    } else if parse_decimal(f[2]).is_none() {
+        format!("score `{}` is not a number", f[2])
+    } else {
+        format!("score `{}` is not finite", f[2])
+    }
 }
 
 fn read_run_in_blocks(path: &Path, block: usize) -> Result<Vec<RunQuery>, FileError> {
-    let blocks = parse_file(
-        path,
-        block,
-        RUN_FIELDS,
-        run_value,
-        || (),
-        |_, s| RunQuery::from_items(s.ids, s.values),
-    )?;
+    let blocks = parse_file(path, block, RUN_FIELDS, run_value, Vec::new, |scores, s| {
+        values_into(s.values, scores);
+        RunQuery::from_items(s.ids, scores)
+    })?;
     Ok(parts_by_query(blocks)
         .into_iter()
         .map(|(qid, parts)| {
@@ -474,6 +482,17 @@ pub(super) fn read_qrels_unchecked(path: &Path) -> Result<Qrels, FileError> {
     read_qrels_in_blocks(path, BLOCK, false)
 }
 
+/// What is wrong with a qrels line (its qid, docid and relevance, and its count of fields).
+#[cold]
+#[inline(never)]
+fn qrels_problem(f: &[&str; 3], n: usize) -> String {
+    match parse_f32(f[2]) {
+        _ if n != 4 => format!("{n} fields; a qrels line is `qid iter docid rel`"),
+        None => format!("relevance `{}` is not a number", f[2]),
+        Some(_) => "relevance is not finite".into(),
+    }
+}
+
 /// The qrels at `path`; `checked`: with their duplicates merged (else unchecked).
 fn read_qrels_in_blocks(path: &Path, block: usize, checked: bool) -> Result<Qrels, FileError> {
     use rayon::prelude::*;
@@ -481,16 +500,9 @@ fn read_qrels_in_blocks(path: &Path, block: usize, checked: bool) -> Result<Qrel
         path,
         block,
         [0, 2, 3],
-        |f, n| {
-            if n != 4 {
-                return Err(format!("{n} fields; a qrels line is `qid iter docid rel`"));
-            }
-            let rel =
-                parse_f32(f[2]).ok_or_else(|| format!("relevance `{}` is not a number", f[2]))?;
-            if !rel.is_finite() {
-                return Err("relevance is not finite".into());
-            }
-            Ok(rel)
+        |f, n| match parse_f32(f[2]) {
+            Some(rel) if n == 4 && rel.is_finite() => Ok(rel),
+            _ => Err(qrels_problem(f, n)),
         },
         Table::default,
         |table, s| {

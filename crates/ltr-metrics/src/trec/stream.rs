@@ -8,6 +8,7 @@
 use std::path::Path;
 
 use super::join::{fused, run_query_values, QueryDocs, RunScratch};
+use super::number::{values_into, Decimal};
 use super::read::{parse_file, parts_by_query, run_value, Segment, BLOCK, RUN_FIELDS};
 use super::{io, FileError};
 use crate::convention::Convention;
@@ -56,18 +57,19 @@ fn evaluate_run_file_in_blocks(
         block,
         RUN_FIELDS,
         run_value,
-        || RunScratch::new(conv),
-        |sc, s: Segment<'_, f64>| {
+        || (RunScratch::new(conv), Vec::new()),
+        |(sc, scores), s: Segment<'_, Decimal>| {
             let Some(j) = qrels.get(s.qid) else {
                 return Piece::Unjudged;
             };
+            values_into(s.values, scores);
             if !s.interior {
-                return Piece::Part(RunQuery::from_items(s.ids, s.values));
+                return Piece::Part(RunQuery::from_items(s.ids, scores));
             }
             let q = QueryDocs::Slices {
                 qid: s.qid,
                 ids: s.ids,
-                scores: s.values,
+                scores: scores.as_slice(),
             };
             let mut row = vec![0.0; nm];
             // No measure, nothing computed (as `evaluate_run`, which then finds no duplicate either).
@@ -162,7 +164,9 @@ fn reread(file: &std::fs::File, span: (u64, u64)) -> std::io::Result<RunQuery> {
         if f.is_empty() || f[0].starts_with('#') {
             continue;
         }
-        let score = run_value(&[f[0], f[2], f[4]], f.len()).map_err(std::io::Error::other)?;
+        let score = run_value(&[f[0], f[2], f[4]], f.len())
+            .map_err(std::io::Error::other)?
+            .value();
         ids.push(f[2]);
         scores.push(score);
     }
