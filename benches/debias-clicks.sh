@@ -2,7 +2,8 @@
 # Position-debiased lambdamart against its naive control, lambdamart on the judgments and the peers (LightGBM
 # lambdarank_position_bias, XGBoost lambdarank_unbiased) on the same clicks (issue 52; BENCHMARKS.md).
 #
-# Usage: [CLICK_USER=USER] [SPEED=ROUNDS] benches/debias-clicks.sh LTR WORKDIR DATASET SESSIONS...
+# Usage: [CLICK_USER=USER] [SPEED=ROUNDS] [DEBIAS="D..."] [PEERS="P..."] benches/debias-clicks.sh LTR WORKDIR DATASET
+#        SESSIONS...
 #   DATASET: `web` (ltr generate --profile web --queries 300 --seed 5) or a folder with train.txt, vali.txt and
 #   test.txt (MQ2008 Fold1: ../shared/datasets/MQ2008/Fold1, whose files are train.txt, vali.txt, test.txt).
 #   CLICK_USER: `pbm` (the default: (1/k)^η, ε− 0.1, ε+ 1, top 10) or `ultra` (`ltr clicks simulate --preset
@@ -12,6 +13,9 @@
 #   for the debiased rows), back to back, CPU seconds of the whole `ltr train` process.
 # A RankSVM production ranker trained on 1% of the training queries (at least one) shows the top 10; every tree model
 # has ltr's lambdamart defaults without validation (100 trees); `debias=ips` is given the log's true propensities.
+# DEBIAS: the debiased lambdamart rows besides the naive control (default: position-factors pairwise
+# pairwise:reversed dla ips; `pairwise:LOSS` is debias=pairwise bias-loss=LOSS). PEERS: the peers of
+# debias_peers.py (default: lightgbm-naive lightgbm-position-bias xgboost-naive xgboost-unbiased).
 # Test NDCG@10 (standard convention); p is the one-sided paired t-test over test queries of a row over the naive
 # control, and of ltr's debiased row over the peer beside it (two-sided).
 # Peers run in LTR_PEER_VENV, else the repository's .venv-peers, made when missing (benches/clicks-preamble.sh).
@@ -66,8 +70,15 @@ with open(out, "w") as f:
 PY
 train shown --train "$work/shown.txt" --algo lambdamart
 echo "lambdamart on the judgments of the shown top 10: $(mean "$work/shown.eval.json")"
-debiasers=(position-factors pairwise dla ips)
-param() { case $1 in ips) echo "debias=ips propensities=$work/truth.tsv" ;; *) echo "debias=$1" ;; esac; }
+read -r -a debiasers <<< "${DEBIAS:-position-factors pairwise pairwise:reversed dla ips}"
+read -r -a peers <<< "${PEERS:-lightgbm-naive lightgbm-position-bias xgboost-naive xgboost-unbiased}"
+param() {
+  case $1 in
+    ips) echo "debias=ips propensities=$work/truth.tsv" ;;
+    pairwise:*) echo "debias=pairwise bias-loss=${1#*:}" ;;
+    *) echo "debias=$1" ;;
+  esac
+}
 for n in "$@"; do
   log=$work/clicks-$n.tsv
   "$ltr" clicks simulate --data "$train" --model "$work/production.json" --sessions "$n" "${sim[@]}" \
@@ -80,16 +91,19 @@ for n in "$@"; do
   done
   grep -h "distinct sessions" "$work/none-$n.log" | sed 's/^.*INFO[^:]*: //' || true
   mkdir -p "$work/peers-$n"
-  "$py" "$here/debias_peers.py" "$train" "$log" "$test" "$work/peers-$n" 2>"$work/peers-$n.log"
-  cat "$work/peers-$n.log"
-  for peer in lightgbm-naive lightgbm-position-bias xgboost-unbiased; do
+  if [ "${#peers[@]}" -gt 0 ]; then
+    "$py" "$here/debias_peers.py" "$train" "$log" "$test" "$work/peers-$n" "${peers[@]}" 2>"$work/peers-$n.log"
+    cat "$work/peers-$n.log"
+  fi
+  for peer in "${peers[@]}"; do
     evaljson "$work/peers-$n/$peer.scores" "$work/peers-$n/$peer.eval.json"
     echo "$n sessions, $peer: $(mean "$work/peers-$n/$peer.eval.json")"
   done
-  "$py" - "$work" "$n" "$work/truth.tsv" <<'PY'
-import json, sys
+  "$py" - "$work" "$n" "$work/truth.tsv" "${debiasers[@]}" <<'PY'
+import json, os, sys
 from scipy import stats
 work, n, truth = sys.argv[1:4]
+rows = ["none"] + sys.argv[4:]
 truth = [float(l.split()[1]) for l in open(truth).readlines()[1:]]
 def per_query(path):
     m = json.load(open(path))["metrics"]["NDCG@10"]
@@ -98,21 +112,36 @@ def p(a, b, alternative):
     keys = sorted(a[1])
     return stats.ttest_rel([a[1][k] for k in keys], [b[1][k] for k in keys], alternative=alternative).pvalue
 naive = per_query(f"{work}/none-{n}.eval.json")
-peer = {d: per_query(f"{work}/peers-{n}/{f}.eval.json") for d, f in
-        [("none", "lightgbm-naive"), ("position-factors", "lightgbm-position-bias"), ("pairwise", "xgboost-unbiased")]}
+# The peers beside each row: its naive controls beside `none`, the debiasers beside their namesakes.
+beside = {"none": ["lightgbm-naive", "xgboost-naive"], "position-factors": ["lightgbm-position-bias"]}
+peer = {}
+for f in ["lightgbm-naive", "lightgbm-position-bias", "xgboost-naive", "xgboost-unbiased"]:
+    if os.path.exists(f"{work}/peers-{n}/{f}.eval.json"):
+        peer[f] = per_query(f"{work}/peers-{n}/{f}.eval.json")
 print(f"| {int(n):,} sessions | model | test NDCG@10 | p over naive | peer on the same clicks | p (ltr vs peer) |")
-for d in ["none", "position-factors", "pairwise", "dla", "ips"]:
+for d in rows:
     m = per_query(f"{work}/{d}-{n}.eval.json")
     pn = "" if d == "none" else f"{p(m, naive, 'greater'):.3g}"
-    pe = f"{peer[d][0]:.4f} | {p(m, peer[d], 'two-sided'):.3g}" if d in peer else " | "
-    print(f"| | `debias={d}` | {m[0]:.4f} | {pn} | {pe} |")
-model = json.load(open(f"{work}/dla-{n}.json"))
-diag = model["diagnostics_json"]
-diag = json.loads(diag) if isinstance(diag, str) else diag
-theta = diag["position_bias"]["propensities"][:10]
-err = max(abs(t / u - 1) for t, u in zip(theta, truth))
-print(f"DLA's propensities: {', '.join(f'{t:.3f}' for t in theta)}; truth {', '.join(f'{t:.3f}' for t in truth)};"
-      f" worst error {100 * err:.1f}%")
+    names = [f for f in beside.get(d, ["xgboost-unbiased"] if d.startswith("pairwise") else []) if f in peer]
+    pe = [f"{f}: {peer[f][0]:.4f} | {p(m, peer[f], 'two-sided'):.3g}" for f in names] or [" | "]
+    label = d.replace(":", " bias-loss=")
+    print(f"| | `debias={label}` | {m[0]:.4f} | {pn} | {pe[0]} |")
+    for more in pe[1:]:
+        print(f"| | | | | {more} |")
+if "dla" in rows:
+    model = json.load(open(f"{work}/dla-{n}.json"))
+    diag = model["diagnostics_json"]
+    diag = json.loads(diag) if isinstance(diag, str) else diag
+    theta = diag["position_bias"]["propensities"][:10]
+    err = max(abs(t / u - 1) for t, u in zip(theta, truth))
+    print(f"DLA's propensities: {', '.join(f'{t:.3f}' for t in theta)}; truth"
+          f" {', '.join(f'{t:.3f}' for t in truth)}; worst error {100 * err:.1f}%")
+for d in rows:
+    if d.startswith("pairwise"):
+        diag = json.load(open(f"{work}/{d}-{n}.json"))["diagnostics_json"]
+        diag = json.loads(diag) if isinstance(diag, str) else diag
+        b = diag["position_bias"]
+        print(f"{d}: t+ {', '.join(f'{t:.3g}' for t in b['t_plus'][:10])}; t- {', '.join(f'{t:.3g}' for t in b['t_minus'][:10])}")
 PY
   if [ "${SPEED:-0}" -gt 0 ]; then
     # The session set as a LETOR file (labels: clicks; one query per distinct session) and its .position sidecar.

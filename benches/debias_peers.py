@@ -1,11 +1,13 @@
 """LightGBM `lambdarank_position_bias` and XGBoost `lambdarank_unbiased` on the click sessions `ltr` trains on.
 
-Usage: debias_peers.py TRAIN.txt CLICKS.tsv TEST.txt OUTDIR
+Usage: debias_peers.py TRAIN.txt CLICKS.tsv TEST.txt OUTDIR [PEER...]
 
 Builds the session set as `ltr_clicks::click_session_set` does (one group per distinct query, display and clicks,
 weighted by its session count, rows in display order, sessions without a click left out), trains each peer with
 `ltr`'s lambdamart defaults (100 trees, learning rate 0.1, 31 leaves, 20 documents a leaf, truncation 30) and writes
 one score per line of TEST.txt to OUTDIR/<peer>.scores, for `ltr eval`. Run with /work/venv-peers/bin/python.
+PEER: any of lightgbm-naive, lightgbm-position-bias, xgboost-naive (XGBoost's lambdarank without the bias
+estimate: its own naive control) and xgboost-unbiased; all four when none is named.
 """
 
 import sys
@@ -58,8 +60,15 @@ def sessions(train_path, clicks_path):
     return X[rows], np.array(labels), np.array(positions), np.array(group), np.array(weight)
 
 
+PEERS = ["lightgbm-naive", "lightgbm-position-bias", "xgboost-naive", "xgboost-unbiased"]
+
+
 def main():
     train_path, clicks_path, test_path, out = sys.argv[1:5]
+    peers = sys.argv[5:] or PEERS
+    unknown = [p for p in peers if p not in PEERS]
+    if unknown:
+        sys.exit(f"unknown peer {unknown[0]}: choose among {', '.join(PEERS)}")
     t = time.time()
     X, y, pos, group, weight = sessions(train_path, clicks_path)
     print(f"session set: {len(group)} groups, {len(y)} rows, {time.time() - t:.1f} s", file=sys.stderr)
@@ -76,20 +85,25 @@ def main():
                   min_data_in_leaf=20, lambdarank_truncation_level=30, verbose=-1, num_threads=2,
                   deterministic=True, seed=1)
     for name, position in [("lightgbm-naive", None), ("lightgbm-position-bias", pos)]:
+        if name not in peers:
+            continue
         t = time.time()
         ds = lgb.Dataset(X, y, group=group, weight=row_weight, position=position)
         model = lgb.train(common, ds)
         np.savetxt(f"{out}/{name}.scores", model.predict(Xt), fmt="%.10g")
         print(f"{name}: {time.time() - t:.1f} s", file=sys.stderr)
-    t = time.time()
     qid = np.repeat(np.arange(len(group)), group)
-    model = xgb.XGBRanker(objective="rank:ndcg", n_estimators=100, learning_rate=0.1, tree_method="hist",
-                          grow_policy="lossguide", max_leaves=31, max_depth=0, min_child_weight=1e-3,
-                          lambdarank_pair_method="topk", lambdarank_num_pair_per_sample=30,
-                          lambdarank_unbiased=True, lambdarank_bias_norm=1.0, n_jobs=2, random_state=1)
-    model.fit(X, y, qid=qid, sample_weight=weight)
-    np.savetxt(f"{out}/xgboost-unbiased.scores", model.predict(Xt), fmt="%.10g")
-    print(f"xgboost-unbiased: {time.time() - t:.1f} s", file=sys.stderr)
+    for name, unbiased in [("xgboost-naive", False), ("xgboost-unbiased", True)]:
+        if name not in peers:
+            continue
+        t = time.time()
+        model = xgb.XGBRanker(objective="rank:ndcg", n_estimators=100, learning_rate=0.1, tree_method="hist",
+                              grow_policy="lossguide", max_leaves=31, max_depth=0, min_child_weight=1e-3,
+                              lambdarank_pair_method="topk", lambdarank_num_pair_per_sample=30,
+                              lambdarank_unbiased=unbiased, lambdarank_bias_norm=1.0, n_jobs=2, random_state=1)
+        model.fit(X, y, qid=qid, sample_weight=weight)
+        np.savetxt(f"{out}/{name}.scores", model.predict(Xt), fmt="%.10g")
+        print(f"{name}: {time.time() - t:.1f} s", file=sys.stderr)
 
 
 if __name__ == "__main__":

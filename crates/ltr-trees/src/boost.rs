@@ -15,7 +15,8 @@ use crate::bins::Binned;
 use crate::grow::{grow, BinTree, Scale};
 use crate::hist::{HistPool, Rows};
 use crate::objective::{
-    dla_gradients, lambda_gradients, lambda_gradients_unbiased, squared_error_gradients, PairBias,
+    dla_gradients, lambda_gradients, lambda_gradients_unbiased, squared_error_gradients, BiasLoss,
+    PairBias,
 };
 use crate::ranks::Layout;
 use crate::{
@@ -71,6 +72,8 @@ enum DebiasState {
         t_plus: Vec<f64>,
         t_minus: Vec<f64>,
         exponent: f64,
+        /// The pair loss the sums add up.
+        loss: BiasLoss,
         /// Per query: its L⁺ then L⁻ by position, summed in query order after each round.
         losses: Vec<f64>,
         /// Known propensities as t⁺ ([`Debias::Ips`]): never updated.
@@ -79,6 +82,8 @@ enum DebiasState {
     Dla {
         /// θ_k / θ_0 by position.
         propensity: Vec<f64>,
+        /// The most θ_k / θ_0 may be.
+        max_propensity: f64,
     },
 }
 
@@ -112,10 +117,11 @@ impl DebiasState {
                 rate,
                 regularization,
             },
-            Debias::Pairwise { bias_norm } => DebiasState::Pairwise {
+            Debias::Pairwise { bias_norm, loss } => DebiasState::Pairwise {
                 t_plus: vec![1.0; n],
                 t_minus: vec![1.0; n],
                 exponent: 1.0 / (1.0 + bias_norm),
+                loss,
                 losses: Vec::new(),
                 fixed: false,
             },
@@ -134,12 +140,14 @@ impl DebiasState {
                     t_plus: theta[..n].to_vec(),
                     t_minus: vec![1.0; n],
                     exponent: 1.0,
+                    loss: BiasLoss::RankNet,
                     losses: Vec::new(),
                     fixed: true,
                 }
             }
-            Debias::Dla => DebiasState::Dla {
+            Debias::Dla { max_propensity } => DebiasState::Dla {
                 propensity: vec![1.0; n],
+                max_propensity,
             },
         })
     }
@@ -165,17 +173,18 @@ impl DebiasState {
         }
     }
 
-    /// For unbiased LambdaMART: the current t⁺ and t⁻, and one zeroed buffer of L⁺ then L⁻ per query; nothing
-    /// otherwise.
+    /// For unbiased LambdaMART: the current t⁺ and t⁻, the pair loss, and one zeroed buffer of L⁺ then L⁻ per
+    /// query; nothing otherwise.
     #[allow(clippy::type_complexity)]
     fn pair_biases(
         &mut self,
         queries: usize,
-    ) -> (Option<(&[f64], &[f64])>, Vec<Option<&mut [f64]>>) {
+    ) -> (Option<(&[f64], &[f64], BiasLoss)>, Vec<Option<&mut [f64]>>) {
         match self {
             DebiasState::Pairwise {
                 t_plus,
                 t_minus,
+                loss,
                 losses,
                 ..
             } if !t_plus.is_empty() => {
@@ -183,7 +192,7 @@ impl DebiasState {
                 losses.clear();
                 losses.resize(queries * width, 0.0);
                 (
-                    Some((t_plus, t_minus)),
+                    Some((t_plus, t_minus, *loss)),
                     losses.chunks_mut(width).map(Some).collect(),
                 )
             }
@@ -194,7 +203,7 @@ impl DebiasState {
     /// DLA's propensities by position, when it is on.
     fn dla(&self) -> Option<&[f64]> {
         match self {
-            DebiasState::Dla { propensity } => Some(propensity),
+            DebiasState::Dla { propensity, .. } => Some(propensity),
             _ => None,
         }
     }
@@ -212,7 +221,10 @@ impl DebiasState {
     ) {
         match self {
             DebiasState::None => {}
-            DebiasState::Dla { propensity } => dla_propensities(train, ctx, scores, propensity),
+            DebiasState::Dla {
+                propensity,
+                max_propensity,
+            } => dla_propensities(train, ctx, scores, propensity, *max_propensity),
             DebiasState::Factors {
                 factors,
                 rate,
@@ -242,6 +254,7 @@ impl DebiasState {
                 exponent,
                 losses,
                 fixed,
+                ..
             } => {
                 let n = t_plus.len();
                 if n == 0 || *fixed {
@@ -279,7 +292,7 @@ impl DebiasState {
             DebiasState::Pairwise {
                 t_plus, t_minus, ..
             } => Some(PositionBias::Pairwise { t_plus, t_minus }),
-            DebiasState::Dla { propensity } => Some(PositionBias::Propensities(propensity)),
+            DebiasState::Dla { propensity, .. } => Some(PositionBias::Propensities(propensity)),
         }
     }
 }
@@ -292,12 +305,19 @@ const DLA_MIN_PROPENSITY: f64 = 1e-6;
 /// DLA's propensity step: with the ranker's scores fixed, the θ by position that minimise
 /// `Σ_sessions Σ_clicks −v_i log(θ_{k_i} / Σ_{k ∈ session} θ_k)`, each click weighted by `v_i = e^{s_top − s_i}`
 /// (the ranker's softmax relevance of the session's top-position document over the clicked one's) and the
-/// session by its weight, then normalised to θ_0 = 1 (and held at least [`DLA_MIN_PROPENSITY`]). The minimiser is
+/// session by its weight, then normalised to θ_0 = 1 (and held at least [`DLA_MIN_PROPENSITY`] and at most `max`,
+/// [`Debias::Dla`]'s bound: the minimiser projected, not a minimiser under the bound). The minimiser is
 /// the fixed point of
 /// `θ_k ← A_k / Σ_{sessions showing k} V_q / Σ_{k' ∈ q} θ_k'` (`A_k` the weighted clicks at `k`, `V_q` a
 /// session's): the Bradley–Terry/Plackett–Luce update (Hunter 2004). A position without a click gets the least θ
 /// and is never weighted by (no click sits there).
-fn dla_propensities(train: &Dataset, ctx: &FitContext<'_>, scores: &[f64], theta: &mut [f64]) {
+fn dla_propensities(
+    train: &Dataset,
+    ctx: &FitContext<'_>,
+    scores: &[f64],
+    theta: &mut [f64],
+    max: f64,
+) {
     let positions = train.positions().expect("checked");
     let labels = train.labels();
     let n = theta.len();
@@ -345,7 +365,7 @@ fn dla_propensities(train: &Dataset, ctx: &FitContext<'_>, scores: &[f64], theta
         for k in 0..n {
             // A position whose clicks all carry a vanishing weight (e^{s_top − s_k} underflows) would get θ = 0
             // and infinite weights: its θ stays at least DLA_MIN_PROPENSITY.
-            theta[k] = (pi[k] / pi[0]).max(DLA_MIN_PROPENSITY);
+            theta[k] = (pi[k] / pi[0]).clamp(DLA_MIN_PROPENSITY, max);
         }
     }
 }
@@ -672,7 +692,7 @@ fn gbdt(
                                 );
                             }
                             match (biases, loss) {
-                                (Some((t_plus, t_minus)), Some(loss)) => {
+                                (Some((t_plus, t_minus, pair_loss)), Some(loss)) => {
                                     let (loss_plus, loss_minus) = loss.split_at_mut(t_plus.len());
                                     let mut bias = PairBias {
                                         positions: &train.positions().expect("checked")[r],
@@ -680,6 +700,7 @@ fn gbdt(
                                         t_minus,
                                         loss_plus,
                                         loss_minus,
+                                        loss: pair_loss,
                                     };
                                     lambda_gradients_unbiased(
                                         labels, scores, &l, query, &mut bias, gs, hs,

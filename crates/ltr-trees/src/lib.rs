@@ -50,8 +50,8 @@ pub use grow::{
 pub use hist::{histogram, subtract, Sums, ROWS_FROM_CELLS};
 pub use objective::{
     discount, dla_gradients, gain, lambda_gradients, lambda_gradients_unbiased,
-    squared_error_gradients, GainTable, LabelGain, LambdaMetric, LambdaQuery, LambdaSettings,
-    PairBias, PairMethod, TieBreak, MAX_ERR_GRADE, MAX_GAIN_LABELS,
+    squared_error_gradients, BiasLoss, GainTable, LabelGain, LambdaMetric, LambdaQuery,
+    LambdaSettings, PairBias, PairMethod, TieBreak, MAX_ERR_GRADE, MAX_GAIN_LABELS,
 };
 
 use ltr_core::{LtrError, Result};
@@ -96,6 +96,8 @@ pub enum Debias {
     Pairwise {
         /// `p` of the exponent `1/(1 + p)` (XGBoost's `lambdarank_bias_norm`); ≥ 0.
         bias_norm: f64,
+        /// The pair loss `L⁺` and `L⁻` sum.
+        loss: BiasLoss,
     },
     /// The Dual Learning Algorithm (Ai et al., SIGIR 2018) with trees as the ranker: an examination propensity θ_k
     /// per position and the trees learned together. The trees fit the softmax cross-entropy of each session's
@@ -104,7 +106,13 @@ pub enum Debias {
     /// each session's positions against its clicks, each click weighted by `r_1/r_k = e^{s_1 − s_k}`, the
     /// ranker's relevance of the session's top document over the clicked one's, solved exactly by
     /// minorise–maximise steps. Both start at 1 (the naive softmax model).
-    Dla,
+    Dla {
+        /// The most a propensity may be relative to the top's (≥ 1; 1 by default: no position is examined more
+        /// than the first). Without the bound θ can run away above 1 when the ranker's steps are large (a click
+        /// weighted less, its document scored lower, its relevance ratio and so its θ higher: 10⁶ after 100 stumps
+        /// at learning rate 1); at the bound its clicks count as the top's.
+        max_propensity: f64,
+    },
     /// Inverse propensity weighting with known propensities (Wang et al., SIGIR 2016; Joachims, Swaminathan &
     /// Schnabel, WSDM 2017, on LambdaRank's pairs): each pair (clicked `i` at position `k`, unclicked `j`) divided
     /// by `θ_k`, the examination propensity of `k` relative to the top, read from a table (`ltr clicks propensity
@@ -177,8 +185,18 @@ impl Debias {
                 ok("position-bias-rate", rate)?;
                 ok("position-bias-regularization", regularization)
             }
-            Debias::Pairwise { bias_norm } => ok("bias-norm", bias_norm),
-            Debias::Dla | Debias::Ips(_) => Ok(()),
+            Debias::Pairwise { bias_norm, .. } => ok("bias-norm", bias_norm),
+            Debias::Dla { max_propensity } => {
+                if max_propensity >= 1.0 && max_propensity.is_finite() {
+                    Ok(())
+                } else {
+                    Err(LtrError::param(
+                        "max-propensity",
+                        format!("must be finite and ≥ 1, got {max_propensity}"),
+                    ))
+                }
+            }
+            Debias::Ips(_) => Ok(()),
         }
     }
 }

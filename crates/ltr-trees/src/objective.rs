@@ -506,11 +506,27 @@ pub struct PairBias<'a> {
     /// By position of the lower-labelled document: the sum of its pairs' losses over t⁺ of the other's position
     /// (added to).
     pub loss_minus: &'a mut [f64],
+    /// Which pair loss the sums add up.
+    pub loss: BiasLoss,
+}
+
+/// The pair loss Unbiased LambdaMART estimates its position biases from (each pair's |Δ| after the score gap
+/// times it, for the clicked document `i` and the other `j`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BiasLoss {
+    /// The pair's RankNet loss `log(1 + e^{−σ(s_i − s_j)})`, the loss the paper's estimator is derived from (Hu et
+    /// al., WWW 2019, eq. 30–31, and the authors' code): large while the model orders the pair wrongly.
+    RankNet,
+    /// `log(1 + e^{σ(s_i − s_j)})`, the loss of the pair reversed: what XGBoost's `lambdarank_unbiased` sums (its
+    /// cost is `log(1/(1 − sigmoid(s_i − s_j)))`), large while the model orders the pair rightly. Both are `log 2`
+    /// at equal scores, so the first round's biases agree.
+    Reversed,
 }
 
 /// [`lambda_gradients`] of Unbiased LambdaMART: each pair's |Δ| (after the score gap) is divided by `t⁺` of the
-/// higher-labelled document's position times `t⁻` of the other's, and the pair's loss `Δ · log(1 + e^{−σ(s_i −
-/// s_j)})`, times the query's weight, is added to `bias.loss_plus` (over `t⁻`) and `bias.loss_minus` (over `t⁺`).
+/// higher-labelled document's position times `t⁻` of the other's, and the pair's loss `Δ · log(1 + e^{∓σ(s_i −
+/// s_j)})` ([`BiasLoss`]), times the query's weight, is added to `bias.loss_plus` (over `t⁻`) and
+/// `bias.loss_minus` (over `t⁺`).
 pub fn lambda_gradients_unbiased(
     labels: &[f32],
     scores: &[f64],
@@ -767,8 +783,11 @@ impl RankedQuery {
                     b.positions[order[hi]] as usize,
                     b.positions[order[lo]] as usize,
                 );
-                // The pair's RankNet loss log(1 + e^z), z = −σ(s_i − s_j), computed without overflow.
-                let z = -s.sigma * (scores[hi] - scores[lo]);
+                // The pair's loss log(1 + e^z), z = ∓σ(s_i − s_j) (`BiasLoss`), computed without overflow.
+                let z = match b.loss {
+                    BiasLoss::RankNet => -s.sigma * (scores[hi] - scores[lo]),
+                    BiasLoss::Reversed => s.sigma * (scores[hi] - scores[lo]),
+                };
                 let loss = delta * (z.max(0.0) + (-z.abs()).exp().ln_1p()) * query.weight;
                 b.loss_plus[k] += loss / b.t_minus[l];
                 b.loss_minus[l] += loss / b.t_plus[k];

@@ -9,8 +9,9 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use ltr_trees::{
-    Debias, GainTable, GbdtParams, LabelGain, LambdaMetric, LambdaSettings, LeafCount, Objective,
-    PairMethod, PropensityTable, RandomForestParams, TieBreak, TreeParams, MAX_ERR_GRADE,
+    BiasLoss, Debias, GainTable, GbdtParams, LabelGain, LambdaMetric, LambdaSettings, LeafCount,
+    Objective, PairMethod, PropensityTable, RandomForestParams, TieBreak, TreeParams,
+    MAX_ERR_GRADE,
 };
 
 use super::start::{read_start, start_model, Start, StartModel};
@@ -254,6 +255,23 @@ pub(crate) const LAMBDAMART_SPECS: &[ParamSpec] = &[
         "1",
         float(0.0, 1e300),
         "p of the exponent 1/(1 + p) of each bias update (XGBoost's lambdarank_bias_norm)",
+    )
+    .when("debias=pairwise"),
+    ParamSpec::new(
+        "max-propensity",
+        "1",
+        float(1.0, 1e300),
+        "the most a learned propensity may be relative to the top position's (1: no position is examined more \
+         than the first; without a bound, large ranker steps can drive the propensities up without end)",
+    )
+    .when("debias=dla"),
+    ParamSpec::new(
+        "bias-loss",
+        "ranknet",
+        choice(&["ranknet", "reversed"]),
+        "the pair loss t+ and t- are estimated from: ranknet (log(1 + e^(-σ(s_i - s_j))) of the clicked i over \
+         the other j, Hu et al.'s) or reversed (log(1 + e^(σ(s_i - s_j))), the reversed pair's, which XGBoost's \
+         lambdarank_unbiased sums)",
     )
     .when("debias=pairwise"),
     ParamSpec::new(
@@ -590,10 +608,16 @@ fn lambdamart_on(
             rate: r.float("learning-rate")?,
             regularization: r.float("position-bias-regularization")?,
         },
-        "dla" => Debias::Dla,
+        "dla" => Debias::Dla {
+            max_propensity: r.float("max-propensity")?,
+        },
         "ips" => Debias::Ips(read_propensities(table.as_deref())?),
         _ => Debias::Pairwise {
             bias_norm: r.float("bias-norm")?,
+            loss: match r.choice("bias-loss")?.as_str() {
+                "ranknet" => BiasLoss::RankNet,
+                _ => BiasLoss::Reversed,
+            },
         },
     };
     let weights = r.text("query-weights")?;
