@@ -234,6 +234,7 @@ impl CoordinateAscentParams {
         let mut sweeps = 0;
         let mut capped = true;
         let mut trial = scores.clone();
+        let mut trial_values = Vec::with_capacity(current.len());
         let mut scratch = LineScratch::default();
         while sweeps < self.max_sweeps {
             sweeps += 1;
@@ -285,13 +286,13 @@ impl CoordinateAscentParams {
                 }
                 // Verify on the real ranking (robust to rounding in the crossing points), then take the step.
                 p.step_scores(j, t - w[j], &scores, &mut trial);
-                let trial_values = p.per_query_values(&trial);
+                p.per_query_values_into(&trial, &mut trial_values);
                 let m = p.mean_over_ranks(&trial_values, comm)?;
                 let o = m - pen_others - self.l2 * (t - start[j]).powi(2);
                 if o > objective + 1e-12 {
                     w[j] = t;
                     std::mem::swap(&mut scores, &mut trial);
-                    current = trial_values;
+                    std::mem::swap(&mut current, &mut trial_values);
                     measure = m;
                     objective = o;
                 }
@@ -302,7 +303,7 @@ impl CoordinateAscentParams {
                     *v /= l1;
                 }
                 scores = data.scores(&w);
-                current = p.per_query_values(&scores);
+                p.per_query_values_into(&scores, &mut current);
                 measure = p.mean_over_ranks(&current, comm)?;
                 objective = measure - penalty(&w);
             }
@@ -393,7 +394,15 @@ impl FitDistributed for CoordinateAscentValidParams {
                 "coordinate ascent needs at least one feature and one document".into(),
             ));
         }
+        let side_by_side = comm.size() == 1 && train.n_docs() < RESTARTS_IN_TURN_FROM;
         let problem = Problem::new(train, &measure)?;
+        // Restarts side by side, at least one a thread, keep the threads busy: each line search and ranking then
+        // runs on its restart's thread instead of being split into rayon tasks (the same model either way).
+        let problem = if side_by_side && self.restarts >= rayon::current_num_threads() {
+            problem.sequential()
+        } else {
+            problem
+        };
         let constant = problem.constant_features(comm)?;
         let done = AtomicU64::new(0);
         ctx.progress().begin("restarts", Some(self.restarts as u64));
@@ -416,7 +425,6 @@ impl FitDistributed for CoordinateAscentValidParams {
         // already, and two restarts' working sets side by side (scores, trial scores, a line's crossing points —
         // about 200 bytes a document) took 3.77 M documents past 1.3× the data (2.76 GiB for 2.08, still rising
         // after 40 minutes), where one restart at a time peaks at 2.42 GiB.
-        let side_by_side = comm.size() == 1 && train.n_docs() < RESTARTS_IN_TURN_FROM;
         let restarts: Vec<Restart> = if side_by_side {
             (0..self.restarts)
                 .into_par_iter()

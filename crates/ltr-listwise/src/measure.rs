@@ -278,9 +278,15 @@ impl QueryMeasure {
 
     /// The value of the ranking `order` (documents by position, best first).
     pub(crate) fn value(&self, order: &[u32]) -> f64 {
+        self.value_of(order.iter().copied())
+    }
+
+    /// [`QueryMeasure::value`] of the ranking whose documents `order` yields, best first.
+    #[inline]
+    pub(crate) fn value_of(&self, order: impl IntoIterator<Item = u32>) -> f64 {
         let mut prefix = self.initial_prefix();
         let mut s = 0.0;
-        for (r, &d) in order.iter().take(self.cut).enumerate() {
+        for (r, d) in order.into_iter().take(self.cut).enumerate() {
             let w = self.weight[d as usize];
             s += self.term(r, w, prefix);
             prefix = self.next_prefix(prefix, w);

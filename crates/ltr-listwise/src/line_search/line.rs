@@ -1,8 +1,6 @@
 //! The measure along one coordinate as a step function ([`Line`]), its best point under a [`Choice`], and the
 //! whole line from sorted changes.
 
-use rayon::prelude::*;
-
 /// The measure as a step function of one coordinate's weight.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Line {
@@ -40,8 +38,9 @@ pub(super) fn full_line<'s>(
 ) -> &'s Line {
     // A stable sort: equal keys keep the query order, so the sums below do not depend on the thread count. Each
     // document's sweep emits its changes in order, so the input is a few thousand sorted runs, which a merge
-    // sort takes as they are.
-    changes.par_sort_by_key(|c| c.0);
+    // sort takes as they are. Sequential: a whole line is under `PRUNE_FROM` changes on every restart's path
+    // (larger ones are pruned), too few for rayon's merge sort to pay for its tasks and buffer.
+    changes.sort_by_key(|c| c.0);
     line.breakpoints.clear();
     line.values.clear();
     line.values.push(base / nq);

@@ -25,7 +25,7 @@ pub(crate) use buckets::{Exchanged, LineScratch};
 pub(crate) use line::{Choice, Line};
 
 use buckets::{line_by_buckets, pruned_line, BUCKETS_FROM, PRUNE_FROM};
-use line::{full_line, RunLine};
+use line::{full_line, to_key, RunLine};
 use query::{query_line, QueryScratch};
 
 /// Training data laid out for coordinate steps: each feature column contiguous, each query's measure ready.
@@ -39,6 +39,9 @@ pub(crate) struct Problem<'a> {
     /// `varies[j · n_queries + q]`: feature j takes more than one value in query q (else that query's ranking, and
     /// so its measure, does not move along coordinate j).
     varies: Vec<bool>,
+    /// Whether a line search and [`Problem::per_query_values`] spread their runs of queries over rayon's threads
+    /// (the results are the same either way).
+    parallel: bool,
 }
 
 /// The feature values of a [`Problem`], read by column. Dense data is read where it lies, with a stride of the
@@ -106,7 +109,15 @@ impl<'a> Problem<'a> {
             data,
             cols,
             queries,
+            parallel: true,
         })
+    }
+
+    /// Run each line search and ranking on the calling thread: for callers that already keep every thread busy
+    /// (restarts side by side), where splitting each line into tasks only adds rayon's overhead. Same results.
+    pub(crate) fn sequential(mut self) -> Self {
+        self.parallel = false;
+        self
     }
 
     /// The data.
@@ -164,29 +175,56 @@ impl<'a> Problem<'a> {
 
     /// The measure of each query ranked by `scores` (ties in file order).
     pub(crate) fn per_query_values(&self, scores: &[f64]) -> Vec<f64> {
-        let runs: Vec<Vec<f64>> = self
-            .runs
-            .par_iter()
-            .map(|run| {
-                let mut order: Vec<u32> = Vec::new();
-                run.clone()
-                    .map(|q| {
-                        let m = &self.queries[q];
-                        if m.constant {
-                            return m.constant_value;
-                        }
-                        let s = &scores[self.data.query_range(q)];
-                        order.clear();
-                        order.extend(0..s.len() as u32);
-                        order.sort_unstable_by(|&a, &b| {
-                            s[b as usize].total_cmp(&s[a as usize]).then(a.cmp(&b))
-                        });
-                        m.value(&order)
-                    })
-                    .collect()
+        let mut out = Vec::new();
+        self.per_query_values_into(scores, &mut out);
+        out
+    }
+
+    /// [`Problem::per_query_values`] into `out` (replacing what it held). Each query's documents are ranked by
+    /// one integer per document (the score's order key reversed, then the index): the order of a comparator on
+    /// (score descending, file order), every key distinct, so any sort gives the one ranking. A measure cut at k
+    /// reads only the first k: those are selected, then sorted.
+    pub(crate) fn per_query_values_into(&self, scores: &[f64], out: &mut Vec<f64>) {
+        out.clear();
+        out.resize(self.queries.len(), 0.0);
+        let per_run = self.runs.first().map_or(1, |r| r.len().max(1));
+        let each = |(run, values): (&std::ops::Range<usize>, &mut [f64])| {
+            RANK_KEYS.with_borrow_mut(|keys| {
+                for (q, v) in run.clone().zip(values.iter_mut()) {
+                    *v = self.query_value(q, scores, keys);
+                }
             })
-            .collect();
-        runs.concat()
+        };
+        if self.parallel {
+            self.runs
+                .par_iter()
+                .zip(out.par_chunks_mut(per_run))
+                .for_each(each);
+        } else {
+            self.runs.iter().zip(out.chunks_mut(per_run)).for_each(each);
+        }
+    }
+
+    /// The measure of query `q` ranked by `scores` (`keys`: a buffer).
+    fn query_value(&self, q: usize, scores: &[f64], keys: &mut Vec<u128>) -> f64 {
+        let m = &self.queries[q];
+        if m.constant {
+            return m.constant_value;
+        }
+        let s = &scores[self.data.query_range(q)];
+        keys.clear();
+        keys.extend(
+            s.iter()
+                .enumerate()
+                .map(|(d, &v)| ((!to_key(v) as u128) << 32) | d as u128),
+        );
+        let top = if m.cut < keys.len() {
+            keys.select_nth_unstable(m.cut).0
+        } else {
+            &mut keys[..]
+        };
+        top.sort_unstable();
+        m.value_of(top.iter().map(|&k| k as u32))
     }
 
     /// The measure along coordinate `j` given the current `scores` and the coordinate's weight `wj`.
@@ -320,34 +358,36 @@ impl<'a> Problem<'a> {
     fn run_lines(&self, scores: &[f64], current: &[f64], j: usize, wj: f64) -> Vec<RunLine> {
         // Runs of queries, each swept with one set of buffers (no allocation per query). The values and changes
         // come out in query order whatever the runs, so the line does not depend on them or on the thread count.
-        self.runs
-            .par_iter()
-            .map(|run| {
-                let mut bases = Vec::with_capacity(run.len());
-                let mut changes = Vec::new();
-                // Each thread keeps its buffers across runs and lines: fresh ones cost an allocation per buffer,
-                // run and line.
-                QUERY_SCRATCH.with_borrow_mut(|(buffers, x)| {
-                    for q in run.clone() {
-                        if self.queries[q].constant || !self.varies[j * self.queries.len() + q] {
-                            bases.push(current[q]);
-                            continue;
-                        }
-                        let r = self.data.query_range(q);
-                        self.column_into(j, r.clone(), x);
-                        bases.push(query_line(
-                            &self.queries[q],
-                            x,
-                            &scores[r],
-                            wj,
-                            buffers,
-                            &mut changes,
-                        ));
+        let one = |run: &std::ops::Range<usize>| {
+            let mut bases = Vec::with_capacity(run.len());
+            let mut changes = Vec::new();
+            // Each thread keeps its buffers across runs and lines: fresh ones cost an allocation per buffer,
+            // run and line.
+            QUERY_SCRATCH.with_borrow_mut(|(buffers, x)| {
+                for q in run.clone() {
+                    if self.queries[q].constant || !self.varies[j * self.queries.len() + q] {
+                        bases.push(current[q]);
+                        continue;
                     }
-                });
-                (bases, changes)
-            })
-            .collect()
+                    let r = self.data.query_range(q);
+                    self.column_into(j, r.clone(), x);
+                    bases.push(query_line(
+                        &self.queries[q],
+                        x,
+                        &scores[r],
+                        wj,
+                        buffers,
+                        &mut changes,
+                    ));
+                }
+            });
+            (bases, changes)
+        };
+        if self.parallel {
+            self.runs.par_iter().map(one).collect()
+        } else {
+            self.runs.iter().map(one).collect()
+        }
     }
 }
 
@@ -420,6 +460,8 @@ fn mean_over_ranks(per_query: &[f64], comm: &dyn Allreduce, gathered_up_to: usiz
 thread_local! {
     /// A thread's buffers for [`query_line`] and the feature column it reads.
     static QUERY_SCRATCH: std::cell::RefCell<(QueryScratch, Vec<f32>)> = Default::default();
+    /// A thread's buffer of ranking keys for [`Problem::per_query_values_into`].
+    static RANK_KEYS: std::cell::RefCell<Vec<u128>> = Default::default();
 }
 
 /// Queries per run of [`Problem::line_into`]: about 64 runs, enough to balance any core count we meet.
