@@ -23,9 +23,6 @@ mod copies;
 /// by a comparator that reads the scores through the indices: the same permutation, about twice as fast (the
 /// sort was a third of a RankSVM-IR solve).
 pub(crate) fn sort_by_score(order: &mut [u32], scores: &[f64]) {
-    thread_local! {
-        static KEYED: std::cell::RefCell<Vec<(u64, u32)>> = const { std::cell::RefCell::new(Vec::new()) };
-    }
     KEYED.with_borrow_mut(|keyed| {
         keyed.clear();
         keyed.extend(
@@ -39,6 +36,54 @@ pub(crate) fn sort_by_score(order: &mut [u32], scores: &[f64]) {
             *o = i;
         }
     });
+}
+
+thread_local! {
+    /// The (score key, index) records of the query being sorted, reused from query to query.
+    static KEYED: std::cell::RefCell<Vec<(u64, u32)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// [`sort_by_score`] starting from `order` as it stands (a permutation of `0..scores.len()`, such as the order of
+/// the scores a moment ago): the same permutation, since the (score key, index) records are all different and any
+/// sort of them gives the one sorted sequence. Nearly sorted records are put in place by insertion, in about one
+/// comparison each; when that would take many moves the sort of [`sort_by_score`] finishes them.
+pub(crate) fn sort_by_score_from(order: &mut [u32], scores: &[f64]) {
+    KEYED.with_borrow_mut(|keyed| {
+        keyed.clear();
+        keyed.extend(
+            order
+                .iter()
+                .map(|&i| (total_order_key(scores[i as usize]), i)),
+        );
+        let moves = 2 * keyed.len() + 16;
+        if !insertion_sort_within(keyed, moves) {
+            keyed.sort_unstable();
+        }
+        for (o, &(_, i)) in order.iter_mut().zip(keyed.iter()) {
+            *o = i;
+        }
+    });
+}
+
+/// Insertion sort of `v`, giving up (false, `v` still a permutation of what it held) once more than `moves` records
+/// have been shifted.
+fn insertion_sort_within<T: Ord + Copy>(v: &mut [T], moves: usize) -> bool {
+    let mut left = moves;
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut j = i;
+        while j > 0 && v[j - 1] > x {
+            if left == 0 {
+                v[j] = x;
+                return false;
+            }
+            left -= 1;
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = x;
+    }
+    true
 }
 
 /// An unsigned key whose order is [`f64::total_cmp`]'s: the sign-magnitude bits made two's complement (as
@@ -333,6 +378,40 @@ impl<'a> PairwiseObjective<'a> {
                 scratch.hs = hs;
             },
         )
+    }
+
+    /// The loss at `scores` and its slope along the score direction `dir` (Σ_d ∂loss/∂s_d · dir_d), as exact sums
+    /// over queries (sum 0 the loss, sum 1 the slope): each query's loss and slope are those of
+    /// [`gradient`](Self::gradient) at `scores` (`Σ coef · dir` over the query's documents in row order), added
+    /// exactly. `order` carries each query's documents by score from one call to the next (empty, or of another
+    /// length, on the first call): a line search's probes move the scores a little each time, and starting each
+    /// query's sort from its last order makes it nearly free. The sort's result is the one permutation of
+    /// [`sort_by_score`] whatever it starts from, so the sums are the same bit for bit as from `gradient`.
+    pub fn loss_and_slope_sums(
+        &self,
+        scores: &[f64],
+        dir: &[f64],
+        order: &mut Vec<u32>,
+    ) -> ltr_data::ExactVec {
+        let ds = self.ds;
+        let offsets = ds.query_offsets();
+        if order.len() != ds.n_docs() {
+            order.clear();
+            for q in 0..ds.n_queries() {
+                order.extend(0..ds.query_range(q).len() as u32);
+            }
+        }
+        let items = split_by_offsets(order, offsets).into_par_iter().enumerate();
+        ltr_data::exact_sum_over(items, 2, Vec::new, |(q, o), acc, coef: &mut Vec<f64>| {
+            let rows = ds.query_range(q);
+            sort_by_score_from(o, &scores[rows.clone()]);
+            coef.clear();
+            coef.resize(rows.len(), 0.0);
+            let loss = self.query_gradient_sorted(q, scores, coef, o);
+            let slope: f64 = coef.iter().zip(&dir[rows]).map(|(c, v)| c * v).sum();
+            acc.add(0, loss);
+            acc.add(1, slope);
+        })
     }
 
     /// The loss alone.
@@ -822,6 +901,47 @@ mod tests {
                 obj.query_hessian_sweeps(q, &scores, order, &p[r.clone()], &mut sweeps);
                 let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                 assert_eq!(bits(&fast), bits(&sweeps), "round {round} query {q}");
+            }
+        }
+    }
+
+    /// A sort started from any permutation ([`sort_by_score_from`]: nearly sorted, reversed, shuffled, the order of
+    /// other scores) is [`sort_by_score`]'s, whether the insertion finishes it or gives up half way.
+    #[test]
+    fn a_sort_from_any_order_is_the_keyed_sort() {
+        use rand::seq::SliceRandom;
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        for n in [0usize, 1, 2, 3, 17, 150, 1000] {
+            for round in 0..8 {
+                let scores: Vec<f64> = (0..n)
+                    .map(|_| match rng.random_range(0..5) {
+                        0 => [0.0, -0.0, f64::NAN, f64::INFINITY][rng.random_range(0..4)],
+                        1 => rng.random_range(-3..3) as f64,
+                        _ => rng.random::<f64>() * 2.0 - 1.0,
+                    })
+                    .collect();
+                let mut want = vec![0u32; n];
+                sort_by_score(&mut want, &scores);
+                let mut start: Vec<u32> = match round % 4 {
+                    0 => want.clone(),
+                    1 => want.iter().rev().copied().collect(),
+                    2 => (0..n as u32).collect(),
+                    _ => want.clone(),
+                };
+                match round {
+                    4..=5 => {
+                        // A few neighbours swapped: what a probe a little further along sees.
+                        for _ in 0..n / 10 {
+                            let i = rng.random_range(0..n - 1);
+                            start.swap(i, i + 1);
+                        }
+                    }
+                    6..=7 => start.shuffle(&mut rng),
+                    _ => {}
+                }
+                sort_by_score_from(&mut start, &scores);
+                assert_eq!(start, want, "n {n} round {round}");
             }
         }
     }

@@ -295,3 +295,83 @@ fn runs_need_the_same_rows() {
     assert_eq!(obj.shared_rows().list(0), 0..2);
     assert_eq!(obj.shared_rows().list_of_run(2), 1);
 }
+
+/// A line search's probe ([`PairwiseObjective::loss_and_slope_sums`]) gives the loss and slope of
+/// [`PairwiseObjective::gradient`] bit for bit, whatever order it carries in from the probe before: a fresh one,
+/// the order of nearby scores, of far-away scores, or of other data's length. Scores on a coarse grid (ties,
+/// margins of exactly 1), both losses, level and query weights, zero query weights.
+#[test]
+fn line_search_probes_are_the_gradients_bit_for_bit() {
+    for seed in 0..6u64 {
+        let ds = data(seed, 2 + (seed % 4) as u32);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(100 + seed);
+        let base: Vec<f64> = (0..ds.n_docs())
+            .map(|_| rng.random_range(-6..6) as f64 * 0.5)
+            .collect();
+        let dir: Vec<f64> = (0..ds.n_docs())
+            .map(|_| match rng.random_range(0..4) {
+                0 => 0.0,
+                1 => rng.random_range(-3..3) as f64 * 0.25,
+                _ => rng.random::<f64>() - 0.5,
+            })
+            .collect();
+        let levels = Levels::new(&ds);
+        let k = levels.count();
+        let mut tau = LevelWeights::zeros(k);
+        for a in 0..k {
+            for b in 0..a {
+                tau.set(a, b, rng.random::<f64>());
+            }
+        }
+        let mu: Vec<f64> = (0..ds.n_queries())
+            .map(|q| {
+                if q % 4 == 0 {
+                    0.0
+                } else {
+                    rng.random::<f64>() * 3.0
+                }
+            })
+            .collect();
+        for loss in [PairLoss::Hinge, PairLoss::SquaredHinge] {
+            for weighted in [false, true] {
+                let mut obj = PairwiseObjective::new(&ds, loss);
+                if weighted {
+                    obj = obj
+                        .with_level_weights(tau.clone())
+                        .with_query_weights(mu.clone());
+                }
+                let mut order = if seed % 2 == 0 {
+                    Vec::new()
+                } else {
+                    vec![0; 3]
+                };
+                // Bisection-like steps, then jumps back and forth.
+                for k in [
+                    0.0, 1.0, 2.0, 1.5, 1.25, 1.375, 1.3125, -7.0, 9.0, 1.3125, 0.0,
+                ] {
+                    let scores: Vec<f64> = base.iter().zip(&dir).map(|(b, d)| b + k * d).collect();
+                    let g = obj.gradient(&scores);
+                    let mut want = ltr_data::ExactVec::new(2);
+                    for q in 0..ds.n_queries() {
+                        let rows = ds.query_range(q);
+                        let slope: f64 = g.coef[rows.clone()]
+                            .iter()
+                            .zip(&dir[rows])
+                            .map(|(c, v)| c * v)
+                            .sum();
+                        want.add(0, g.query_losses()[q]);
+                        want.add(1, slope);
+                    }
+                    let got = obj.loss_and_slope_sums(&scores, &dir, &mut order);
+                    for s in 0..2 {
+                        assert_eq!(
+                            got.value(s).to_bits(),
+                            want.value(s).to_bits(),
+                            "seed {seed} {loss:?} weighted={weighted} k={k} sum {s}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

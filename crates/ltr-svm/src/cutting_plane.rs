@@ -537,6 +537,8 @@ pub(crate) fn ocas_from(
     let mut iterations = 0;
     let mut smo_steps = 0;
     let mut gnorm = f64::NAN;
+    // The line searches' orders of every query by score, carried from probe to probe and plane to plane.
+    let mut probe_order = Vec::new();
     while iterations < st.max_iter {
         iterations += 1;
         gnorm = planes.cut_at(&cut_w, cut_loss, &cut_gradient, c);
@@ -556,7 +558,16 @@ pub(crate) fn ocas_from(
         // the step (at most 1e-4, and never below 1e-9, what it always used: tight gaps keep their models bit for
         // bit). Each probe sorts every query, and bisection to 1e-9 took about 30 of them a plane.
         let precision = (0.1 * st.tol).clamp(1e-9, 1e-4);
-        let (step, p) = line_search(shared, c, &best_w, &w_t, &best_scores, &s_t, precision)?;
+        let (step, p) = line_search(
+            shared,
+            c,
+            &best_w,
+            &w_t,
+            &best_scores,
+            &s_t,
+            precision,
+            &mut probe_order,
+        )?;
         if p < best_p {
             for (b, t) in best_w.iter_mut().zip(&w_t) {
                 *b += step * (t - *b);
@@ -622,7 +633,9 @@ pub(crate) fn ocas_from(
 
 /// The minimiser over k ≥ 0 of F(w_b + k(w_t − w_b)), F = ½‖w‖² + C·L(w), to `precision` relative to k, and its
 /// value. F is convex and piecewise quadratic in k (L is piecewise linear along a line), so its derivative is found
-/// by bisection; each probe is one sorted sweep over the interpolated scores, no product with the data.
+/// by bisection; each probe is one sorted sweep over the interpolated scores, no product with the data. `order`
+/// carries the queries' orders by score from probe to probe (each probe's sort starts from the last one's).
+#[allow(clippy::too_many_arguments)]
 fn line_search(
     shared: &SharedObjective<'_>,
     c: f64,
@@ -631,14 +644,15 @@ fn line_search(
     s_b: &[f64],
     s_t: &[f64],
     precision: f64,
+    order: &mut Vec<u32>,
 ) -> Result<(f64, f64)> {
     let dir: Vec<f64> = w_t.iter().zip(w_b).map(|(t, b)| t - b).collect();
     let ds_dir: Vec<f64> = s_t.iter().zip(s_b).map(|(t, b)| t - b).collect();
     let (wd, dd) = (dot(w_b, &dir), dot(&dir, &dir));
     let scores_at =
         |k: f64| -> Vec<f64> { s_b.iter().zip(&ds_dir).map(|(b, d)| b + k * d).collect() };
-    let value_and_slope = |k: f64| -> Result<(f64, f64)> {
-        let (loss, slope) = shared.loss_and_slope(&scores_at(k), &ds_dir)?;
+    let mut value_and_slope = |k: f64| -> Result<(f64, f64)> {
+        let (loss, slope) = shared.loss_and_slope(&scores_at(k), &ds_dir, order)?;
         let w2 = dot(w_b, w_b) + 2.0 * k * wd + k * k * dd;
         Ok((0.5 * w2 + c * loss, wd + k * dd + c * slope))
     };

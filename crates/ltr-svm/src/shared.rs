@@ -5,7 +5,7 @@
 //! rank (`SingleProcess`) they are the ordinary single-machine solvers.
 
 use ltr_core::{Allreduce, Result, SingleProcess};
-use ltr_data::{exact_sum_over_queries, exact_transpose_times, Dataset, ExactVec};
+use ltr_data::{exact_transpose_times, Dataset, ExactVec};
 use ltr_pairs::PairwiseObjective;
 
 /// This rank's share of a pairwise objective and the ranks it is summed over.
@@ -55,26 +55,16 @@ impl<'a> SharedObjective<'a> {
     }
 
     /// The pair loss at `scores` and its derivative along the score direction `dir` (Σ_d ∂L/∂s_d · dir_d), over
-    /// every rank's queries: one sorted sweep, no product with the data.
-    pub(crate) fn loss_and_slope(&self, scores: &[f64], dir: &[f64]) -> Result<(f64, f64)> {
-        let ds = self.dataset();
-        let sg = self.obj.gradient(scores);
-        let losses = sg.query_losses();
-        let mut sums = exact_sum_over_queries(
-            ds.n_queries(),
-            2,
-            || (),
-            |q, acc, _| {
-                let rows = ds.query_range(q);
-                let slope: f64 = sg.coef[rows.clone()]
-                    .iter()
-                    .zip(&dir[rows])
-                    .map(|(c, v)| c * v)
-                    .sum();
-                acc.add(0, losses[q]);
-                acc.add(1, slope);
-            },
-        );
+    /// every rank's queries: one sorted sweep, no product with the data. `order` carries this rank's queries'
+    /// orders by score from one probe of a line search to the next
+    /// ([`PairwiseObjective::loss_and_slope_sums`]; empty at first).
+    pub(crate) fn loss_and_slope(
+        &self,
+        scores: &[f64],
+        dir: &[f64],
+        order: &mut Vec<u32>,
+    ) -> Result<(f64, f64)> {
+        let mut sums = self.obj.loss_and_slope_sums(scores, dir, order);
         self.comm.sum_exact(&mut sums)?;
         Ok((sums.value(0), sums.value(1)))
     }
