@@ -22,6 +22,9 @@ again (so both halves can be run separately, e.g. in parallel at 1 thread: the t
 for `ltr`, which is bit-identical at any thread count). Results are appended to OUT/results.json after every run, so an interrupted sweep
 keeps what it measured; a Markdown table is printed at the end. `--allrank-compute packed` has allRank skip its
 padded rows (`allrank_epoch.py --compute packed`: the same model, loss and batches, about 10x less work on MQ2008).
+`--only ltr` or `--only allrank` trains and scores that tool alone (its log, model and scores in OUT, nothing
+evaluated or appended), so the two halves can run as two processes, or one before the other is built; a later run
+with `--reuse` joins them.
 """
 import argparse
 import json
@@ -94,6 +97,8 @@ def main():
     ap.add_argument("--reuse", action="store_true",
                     help="read a tool's model or scores and its log from OUT when a finished run is there (made with "
                          "the same settings, e.g. by an earlier sweep or by hand in parallel)")
+    ap.add_argument("--only", choices=("ltr", "allrank"),
+                    help="train and score this tool alone (with --reuse, a finished run is kept), evaluate nothing")
     a = ap.parse_args()
     if not os.environ.get("ALLRANK_SRC"):
         sys.exit("set ALLRANK_SRC to the root of an allRank source checkout")
@@ -116,11 +121,15 @@ def main():
             c = CONFIGS[config]
             stem = out / f"{tag}-{config}"
             params = [x for p in common + c["ltr"] for x in ("--param", p)]
-            ltr_run = timed([a.ltr, "train", "--train", str(fold / "train.txt"), "--algo", "neural",
-                             "--seed", str(a.seed)] + params + ["--model", f"{stem}-ltr.postcard"], env,
-                            f"{stem}-ltr.log", reuse=a.reuse and pathlib.Path(f"{stem}-ltr.postcard").exists())
-            run([a.ltr, "predict", "--model", f"{stem}-ltr.postcard", "--data", test, "--out",
-                 f"{stem}-ltr.scores"], env)
+            if a.only != "allrank":
+                ltr_run = timed([a.ltr, "train", "--train", str(fold / "train.txt"), "--algo", "neural",
+                                 "--seed", str(a.seed)] + params + ["--model", f"{stem}-ltr.postcard"], env,
+                                f"{stem}-ltr.log", reuse=a.reuse and pathlib.Path(f"{stem}-ltr.postcard").exists())
+                run([a.ltr, "predict", "--model", f"{stem}-ltr.postcard", "--data", test, "--out",
+                     f"{stem}-ltr.scores"], env)
+            if a.only == "ltr":
+                print(f"{name} {config}: ltr trained ({ltr_run['cpu_s']:.1f} s CPU)", flush=True)
+                continue
             ar_run = timed([a.py, str(HERE / "allrank_epoch.py"), "--train", str(fold / "train.txt"), "--vali",
                             str(fold / "vali.txt"), "--test", test, "--out", f"{stem}-allrank.scores",
                             "--loss", "ndcgloss2pp", "--lr", "0.001", "--step-size", "50", "--gamma", "0.1",
@@ -128,6 +137,9 @@ def main():
                             "--threads", str(a.threads), "--seed", str(a.seed), "--keep", "last",
                             "--compute", a.allrank_compute] + c["allrank"],
                            env, f"{stem}-allrank.log", reuse=a.reuse and pathlib.Path(f"{stem}-allrank.scores").exists())
+            if a.only == "allrank":
+                print(f"{name} {config}: allRank trained ({ar_run['cpu_s']:.1f} s CPU)", flush=True)
+                continue
             epochs = re.findall(r"epoch \d+ train ([0-9.]+) s, cpu ([0-9.]+) s", pathlib.Path(ar_run["log"]).read_text())
             ar_run["epoch_wall_median_s"] = statistics.median(float(w) for w, _ in epochs)
             ar_run["epoch_cpu_median_s"] = statistics.median(float(c_) for _, c_ in epochs)
@@ -150,6 +162,8 @@ def main():
                   f"{ltr_run['cpu_s']:.1f} s CPU), allRank {row['allrank']['NDCG@10']:.4f} "
                   f"({ar_run['wall_s']:.1f} s wall, {ar_run['cpu_s']:.1f} s CPU, median epoch "
                   f"{ar_run['epoch_wall_median_s']:.2f} s), load {row['load_after'][0]:.1f}", flush=True)
+    if a.only:
+        return
     # Every test query of a set once (the folds' test files partition its queries): the paired t-test over them all.
     pooled = {}
     for r in rows:
