@@ -18,6 +18,18 @@ fn data(seed: u64, grades: u32) -> Dataset {
     .unwrap()
 }
 
+/// Level weights τ(a, b) for every pair of `ds`'s grades a > b, drawn uniform in [0, 1) in row order.
+fn random_level_weights(ds: &Dataset, rng: &mut impl Rng) -> LevelWeights {
+    let k = Levels::new(ds).count();
+    let mut tau = LevelWeights::zeros(k);
+    for a in 0..k {
+        for b in 0..a {
+            tau.set(a, b, rng.random::<f64>());
+        }
+    }
+    tau
+}
+
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * (1.0 + a.abs().max(b.abs()))
 }
@@ -34,14 +46,7 @@ fn sorted_sweeps_equal_explicit_sums() {
         let p: Vec<f64> = (0..ds.n_docs())
             .map(|_| rng.random::<f64>() - 0.5)
             .collect();
-        let levels = Levels::new(&ds);
-        let k = levels.count();
-        let mut tau = LevelWeights::zeros(k);
-        for a in 0..k {
-            for b in 0..a {
-                tau.set(a, b, rng.random::<f64>());
-            }
-        }
+        let tau = random_level_weights(&ds, &mut rng);
         let mu: Vec<f64> = (0..ds.n_queries())
             .map(|_| rng.random::<f64>() * 3.0)
             .collect();
@@ -315,14 +320,7 @@ fn line_search_probes_are_the_gradients_bit_for_bit() {
                 _ => rng.random::<f64>() - 0.5,
             })
             .collect();
-        let levels = Levels::new(&ds);
-        let k = levels.count();
-        let mut tau = LevelWeights::zeros(k);
-        for a in 0..k {
-            for b in 0..a {
-                tau.set(a, b, rng.random::<f64>());
-            }
-        }
+        let tau = random_level_weights(&ds, &mut rng);
         let mu: Vec<f64> = (0..ds.n_queries())
             .map(|q| {
                 if q % 4 == 0 {
