@@ -5,8 +5,9 @@
 //! Among the Rust tests: `xtask-lab`'s `results_slice` (is `results/` stale?). This binary links no ltr library,
 //! so the test build is the one build of the workspace.
 //!
-//! The Rust tests are built first (`cargo test --no-run`); then they run while, beside them, the Python package is
-//! built and tested. With `--clippy` the test build is also the lint: every workspace crate is compiled through
+//! The Rust tests are built first (`cargo test --no-run`), while the Python venv and its requirements are installed
+//! beside the build (downloads and unpacking: mostly waiting, niced); then the Rust tests run while, beside them,
+//! the Python package is built and tested. With `--clippy` the test build is also the lint: every workspace crate is compiled through
 //! clippy's driver (`RUSTC_WORKSPACE_WRAPPER`, exactly what `cargo clippy` sets, with `-D warnings`), every target
 //! included (`--all-targets`, as CI's clippy asks), so the workspace is compiled once instead of compiled for the
 //! tests and type-checked again for clippy. Cargo holds its build-directory lock only
@@ -190,15 +191,15 @@ fn target_dir(root: &Path) -> PathBuf {
 /// The Python part: venv, `pip install ./python`, pytest.
 fn python_tests(
     root: &Path,
+    py: &Path,
     parts: Parts,
     lint_env: &[(&str, std::ffi::OsString)],
     out: Out<'_>,
 ) -> Result<()> {
-    let py = venv(root, out)?;
     // `pip install ./python` as a user would, built with the dev profile so that it reuses the artifacts of the
     // Rust tests (the release build is for wheels).
     status(
-        pip_install(&py)
+        pip_install(py)
             .args(["--force-reinstall", "--no-deps"])
             .arg(root.join("python"))
             .env("MATURIN_PEP517_ARGS", "--profile dev")
@@ -220,7 +221,7 @@ fn python_tests(
         )?;
     }
     status(
-        Command::new(&py)
+        Command::new(py)
             .args(["-m", "pytest", "-q", "--durations=10", "python/tests"])
             .env("LTR_BIN", target_dir(root).join("debug").join("ltr"))
             // `test_wheel.py` runs `maturin build --profile dev`: with the same environment as the build before
@@ -286,7 +287,8 @@ pub fn run(root: &Path, parts: Parts) -> Result<()> {
             clippy(root, parts, Out::Terminal)?;
         }
         if parts.python {
-            python_tests(root, parts, &[], Out::Terminal)?;
+            let py = venv(root, Out::Terminal)?;
+            python_tests(root, &py, parts, &[], Out::Terminal)?;
         }
         return Ok(());
     }
@@ -302,6 +304,13 @@ pub fn run(root: &Path, parts: Parts) -> Result<()> {
     } else {
         Vec::new()
     };
+    // The Python venv and its requirements (downloads and unpacking, little CPU) are made beside the test build,
+    // niced, so that the Python step beside the tests starts at `pip install ./python`.
+    let python_log = log_file(root, "python")?;
+    let venv_beside = parts.python.then(|| {
+        let (root, log) = (root.to_path_buf(), python_log.clone());
+        std::thread::spawn(move || venv(&root, Out::Log(&log)))
+    });
     let mut build = Command::new(env!("CARGO"));
     build
         .args(["test", "--workspace", "--no-run"])
@@ -312,7 +321,7 @@ pub fn run(root: &Path, parts: Parts) -> Result<()> {
         // Clippy's `--all-targets`: the benches too, which the test run itself never builds.
         build.arg("--all-targets");
     }
-    status(
+    let built = status(
         &mut build,
         if parts.clippy {
             "building the Rust tests through clippy (-D warnings)"
@@ -320,8 +329,18 @@ pub fn run(root: &Path, parts: Parts) -> Result<()> {
             "building the Rust tests"
         },
         Out::Terminal,
-    )?;
-    let python_log = log_file(root, "python")?;
+    );
+    if let Err(e) = built {
+        // Nothing left running behind the error: the venv's pip finishes (its log is printed too).
+        if let Some(h) = venv_beside {
+            let outcome = h
+                .join()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("the venv thread panicked")))
+                .map(drop);
+            print_log("Python venv", &python_log, &outcome);
+        }
+        return Err(e);
+    }
     let (rust, beside) = std::thread::scope(|scope| -> Result<_> {
         // Cargo takes the build-directory lock to check that the tests are built, then lets it go to run them:
         // the work beside starts at the first `Running` line, so that its own cargo calls never hold the tests
@@ -361,9 +380,15 @@ pub fn run(root: &Path, parts: Parts) -> Result<()> {
         });
         // Dropped at the first `Running` line (or when cargo ends): either way the lock is free.
         running.recv().ok();
-        let python = parts
-            .python
-            .then(|| scope.spawn(|| python_tests(root, parts, &lint_env, Out::Log(&python_log))));
+        let python = parts.python.then(|| {
+            scope.spawn(|| {
+                let py = venv_beside
+                    .context("the venv was not started")?
+                    .join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("the venv thread panicked")))?;
+                python_tests(root, &py, parts, &lint_env, Out::Log(&python_log))
+            })
+        });
         let mut rust = match child.wait() {
             Ok(s) if s.success() => Ok(()),
             Ok(s) => Err(anyhow::anyhow!("Rust tests failed ({s})")),
