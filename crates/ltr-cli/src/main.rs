@@ -11,6 +11,10 @@
 //! ltr train --distributed [--ranks P] …   # or: mpirun -n P ltr train --distributed … (the `mpi` feature)
 //! ```
 
+// Empty under `cfg(test)`: `cargo test --all-targets` builds the binary's unit-test harness, which would compile the
+// whole CLI again; it has no unit tests (the CLI is tested as a user runs it, in tests/).
+#![cfg(not(test))]
+
 mod commands;
 mod progress;
 

@@ -14,6 +14,9 @@
 //! let scores = model.score_dataset(&ds); // one score per document, in file order
 //! assert_eq!(scores.len(), ds.n_docs());
 //! ```
+// Empty under `cfg(test)`: `cargo test --all-targets` builds the library's unit-test harness, which would compile
+// every module again; the unit tests live in the integration binary instead (`tests/unit/`).
+#![cfg(not(test))]
 #![deny(missing_docs)]
 
 mod aggregate;
@@ -24,7 +27,9 @@ mod error;
 mod forest;
 mod learner;
 mod model;
-mod model_file;
+// pub for the tests in tests/unit/model_file.rs; not API.
+#[doc(hidden)]
+pub mod model_file;
 mod model_summary;
 pub mod neural;
 mod params;

@@ -16,11 +16,16 @@
 //! let Model::Aggregate(mhr) = &fit.model else { panic!("MHR aggregates") };
 //! assert_eq!(mhr.members.len(), 3); // (2,1), (2,0), (1,0)
 //! ```
+// Empty under `cfg(test)`: `cargo test --all-targets` builds the library's unit-test harness, which would compile
+// every module again; the unit tests live in the integration binary instead (`tests/unit/`).
+#![cfg(not(test))]
 #![deny(missing_docs)]
 
 mod mhr;
 mod rankboost;
-mod sigmoid;
+// pub for the tests in tests/unit/sigmoid.rs; not API.
+#[doc(hidden)]
+pub mod sigmoid;
 
 pub use mhr::{
     tune_weights, BaseLearner, GradePairs, MhrDiagnostics, MhrFit, MhrParams, MhrValidParams,

@@ -20,14 +20,23 @@
 //! let e = train("ranksvm", &Grid::parse(&["cc=1"]).unwrap(), &TrainRequest::new(&parts[0])).unwrap_err();
 //! assert!(e.to_string().contains("known: c, solver, pairs"));
 //! ```
+// Empty under `cfg(test)`: `cargo test --all-targets` builds the library's unit-test harness, which would compile
+// every module again; the unit tests live in the integration binary instead (`tests/unit/`).
+#![cfg(not(test))]
 #![deny(missing_docs)]
 
-mod algorithms;
+// pub for the tests in tests/unit/algorithms_*.rs and memory.rs; not API.
+#[doc(hidden)]
+pub mod algorithms;
 mod click_join;
 mod inspect;
-mod job;
+// pub for the tests in tests/unit/job.rs; not API.
+#[doc(hidden)]
+pub mod job;
 mod job_error;
-mod memory;
+// pub for the tests in tests/unit/memory.rs; not API.
+#[doc(hidden)]
+pub mod memory;
 mod select;
 mod shards;
 mod spec;

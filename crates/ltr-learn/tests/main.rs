@@ -11,4 +11,5 @@ mod dla;
 mod registry;
 mod ties;
 mod tree_invariance;
+mod unit;
 mod web_data;

@@ -46,6 +46,9 @@
 //!
 //! Tie policy is an option of every convention: file order, doc id order, or the exact expectation over the orders
 //! of tied documents (McSherry & Najork 2008).
+// Empty under `cfg(test)`: `cargo test --all-targets` builds the library's unit-test harness, which would compile
+// every module again; the unit tests live in the integration binary instead (`tests/unit/`).
+#![cfg(not(test))]
 #![deny(missing_docs)]
 
 mod asked;
@@ -59,14 +62,20 @@ mod infap;
 mod metric;
 mod multiple;
 mod multiple_format;
-mod rank;
+// pub for the tests in tests/unit/rank.rs; not API.
+#[doc(hidden)]
+pub mod rank;
 mod ranking;
 mod real;
 mod report;
 mod resolved;
-mod runs;
+// pub for the tests in tests/unit/runs.rs; not API.
+#[doc(hidden)]
+pub mod runs;
 mod significance;
-mod trec;
+// pub for the tests in tests/unit/trec_*.rs; not API.
+#[doc(hidden)]
+pub mod trec;
 pub mod treceval;
 
 pub use asked::{

@@ -27,17 +27,26 @@
 //! let fitted = params.fit(&train, &FitContext::new(1)).unwrap();
 //! assert!(matches!(fitted.model, ltr_core::Model::Neural(_)));
 //! ```
+// Empty under `cfg(test)`: `cargo test --all-targets` builds the library's unit-test harness, which would compile
+// every module again; the unit tests live in the integration binary instead (`tests/unit/`).
+#![cfg(not(test))]
 #![deny(missing_docs)]
 
 mod dense;
 mod encoder;
 mod loss_value;
-mod losses;
+// pub for the tests in tests/unit/losses.rs; not API.
+#[doc(hidden)]
+pub mod losses;
 mod memory;
-pub(crate) mod net;
+// pub for the tests in tests/unit/step.rs; not API.
+#[doc(hidden)]
+pub mod net;
 mod neural_sort;
 mod optim;
-mod step;
+// pub for the tests in tests/unit/step.rs; not API.
+#[doc(hidden)]
+pub mod step;
 mod train;
 
 pub use losses::{LambdaScheme, Loss, QueryLoss, Reduction, EPS};

@@ -62,14 +62,17 @@ struct ChunkForward {
 
 /// A batch-normalised layer's statistics over every row of the batch.
 #[derive(Clone)]
-pub(crate) struct BatchStats {
+// pub for the tests in tests/unit/step.rs; not API (so no `Debug`).
+#[doc(hidden)]
+#[allow(missing_debug_implementations)]
+pub struct BatchStats {
     /// Rows of the batch.
-    pub(crate) n: usize,
+    pub n: usize,
     /// Mean per component (f64, and as the forward pass subtracts it).
-    pub(crate) mean: Vec<f64>,
+    pub mean: Vec<f64>,
     mean32: Vec<f32>,
     /// Biased variance per component (what training divides by).
-    pub(crate) var: Vec<f64>,
+    pub var: Vec<f64>,
     rstd: Vec<f32>,
 }
 
@@ -247,7 +250,9 @@ pub(crate) fn zeros_like(net: &NeuralNet) -> NeuralNet {
 }
 
 /// Every parameter array of `net`, in one fixed order (the optimiser's).
-pub(crate) fn parameters_mut(net: &mut NeuralNet) -> Vec<&mut [f32]> {
+// pub for the tests in tests/unit/step.rs; not API.
+#[doc(hidden)]
+pub fn parameters_mut(net: &mut NeuralNet) -> Vec<&mut [f32]> {
     let mut out: Vec<&mut [f32]> = Vec::new();
     if let Some(n) = net.input_norm.as_mut() {
         out.push(&mut n.gamma);

@@ -315,7 +315,9 @@ fn init_dense(inputs: usize, outputs: usize, rng: &mut ChaCha8Rng) -> Dense {
 
 impl NeuralParams {
     /// The initial network for `d` features.
-    pub(crate) fn init(&self, d: usize, seed: u64) -> NeuralNet {
+    // pub for the tests in tests/unit/step.rs; not API.
+    #[doc(hidden)]
+    pub fn init(&self, d: usize, seed: u64) -> NeuralNet {
         let mut rng = ChaCha8Rng::seed_from_u64(key(seed, &[0]));
         let mut width = d;
         let hidden = self

@@ -23,10 +23,15 @@
 //! // At zero scores every pair has margin 1, so the hinge loss counts the pairs.
 //! assert_eq!(obj.loss(&scores), pairs.len() as f64);
 //! ```
+// Empty under `cfg(test)`: `cargo test --all-targets` builds the library's unit-test harness, which would compile
+// every module again; the unit tests live in the integration binary instead (`tests/unit/`).
+#![cfg(not(test))]
 #![deny(missing_docs)]
 
 mod levels;
-mod objective;
+// pub for the tests in tests/unit/objective.rs; not API.
+#[doc(hidden)]
+pub mod objective;
 mod pair_index;
 mod pairset;
 mod shared_rows;

@@ -58,8 +58,10 @@ ltr_data::multiversioned! {
 clones("x86_64+avx512f+avx512vl+avx2+fma" if Avx512, "x86_64+avx2+fma" if Avx2Fma);
 /// [`matmul_rows`] in one instruction-set clone: `wide` picks panels of 64 outputs (AVX-512's registers hold a tile
 /// of 4 rows × 64 sums), else 16 (AVX2's: 4 × 16).
+// pub for the tests in tests/unit/neural.rs; not API.
+#[doc(hidden)]
 #[allow(clippy::too_many_arguments)]
-pub(super) fn matmul_dispatch(
+pub fn matmul_dispatch(
     x: &[f32],
     m: &[f32],
     bias: Option<&[f32]>,
@@ -179,7 +181,9 @@ pub fn weight_gradient(a: &[f32], dy: &[f32], dw: &mut [f32], k_dim: usize, o_di
 }
 
 /// [`weight_gradient`] with the wide strips (`wide`) or the narrow ones.
-pub(super) fn weight_gradient_in(
+// pub for the tests in tests/unit/neural.rs; not API.
+#[doc(hidden)]
+pub fn weight_gradient_in(
     a: &[f32],
     dy: &[f32],
     dw: &mut [f32],

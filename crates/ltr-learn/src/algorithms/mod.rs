@@ -4,11 +4,15 @@
 pub(crate) mod clicks;
 pub(crate) mod ensemble;
 pub(crate) mod listwise;
-pub(crate) mod neural;
+// pub for the tests in tests/unit/algorithms_neural.rs; not API.
+#[doc(hidden)]
+pub mod neural;
 pub(crate) mod online;
 pub(crate) mod perceptron;
 mod start;
-pub(crate) mod svm;
+// pub for the tests in tests/unit/algorithms_svm.rs and memory.rs; not API.
+#[doc(hidden)]
+pub mod svm;
 pub(crate) mod trees;
 
 use ltr_core::{Allreduce, FitContext, Fitted, LtrError, Params, Result, SingleProcess};

@@ -227,7 +227,9 @@ fn params(r: &SpecReader<'_>) -> Result<NeuralValidParams> {
 }
 
 /// `256/128` → [256, 128]; `none` (or empty) → no hidden layer.
-fn parse_sizes(text: &str) -> Result<Vec<usize>> {
+// pub for the tests in tests/unit/algorithms_neural.rs; not API.
+#[doc(hidden)]
+pub fn parse_sizes(text: &str) -> Result<Vec<usize>> {
     let t = text.trim();
     if t.is_empty() || t.eq_ignore_ascii_case("none") || t == "0" {
         return Ok(Vec::new());
@@ -243,21 +245,4 @@ fn parse_sizes(text: &str) -> Result<Vec<usize>> {
             )),
         })
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes_parse_or_name_the_problem() {
-        assert_eq!(parse_sizes("256/128").unwrap(), vec![256, 128]);
-        assert_eq!(parse_sizes(" 64 ").unwrap(), vec![64]);
-        assert!(parse_sizes("none").unwrap().is_empty());
-        assert!(parse_sizes("256/x")
-            .unwrap_err()
-            .to_string()
-            .contains("`/`"));
-        assert!(parse_sizes("256/0").is_err());
-    }
 }

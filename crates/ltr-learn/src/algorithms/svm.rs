@@ -13,7 +13,9 @@ pub(crate) const SOLVERS: &[&str] = &["newton", "dual", "gd", "cutting-plane", "
 const LOSSES: &[&str] = &["squared-hinge", "hinge", "l2", "l1"];
 
 /// Parameters both RankSVM forms read.
-pub(crate) const SOLVER_SPECS: &[ParamSpec] = &[
+// pub for the tests in tests/unit/algorithms_svm.rs; not API.
+#[doc(hidden)]
+pub const SOLVER_SPECS: &[ParamSpec] = &[
     ParamSpec::new("loss", "(squared-hinge with solver=newton, else hinge)", choice(LOSSES), "pair loss: squared hinge (= l2) or hinge (= l1)"),
     ParamSpec::new("step", "backtracking", choice(&["backtracking", "fixed"]), "gradient-descent step rule").when("solver=gd"),
     ParamSpec::new("eta", "1", float(1e-300, 1e300), "gradient-descent initial (backtracking) or fixed step").when("solver=gd"),
@@ -30,7 +32,9 @@ pub(crate) const RANKSVM_SPECS: &[ParamSpec] = &[
 ];
 
 /// `rsvm-ir`'s own parameters.
-pub(crate) const RSVM_IR_SPECS: &[ParamSpec] = &[
+// pub for the tests in tests/unit/algorithms_svm.rs; not API.
+#[doc(hidden)]
+pub const RSVM_IR_SPECS: &[ParamSpec] = &[
     ParamSpec::new(
         "variant",
         "qp",
@@ -156,10 +160,14 @@ pub(crate) fn ranksvm_distributed(
 /// given: on 3.77 M generated web documents OCAS had not reached its default gap after 27 minutes (about 4 s a
 /// plane, each line-search probe sorting every query), where Newton on the same τ and μ took 39 s and ranked as
 /// well (test NDCG@10 0.8037 against 0.8028 for OCAS stopped at 30 planes).
-pub(crate) const NEWTON_FROM_DOCS: u64 = 1_000_000;
+// pub for the tests in tests/unit/algorithms_svm.rs and memory.rs; not API.
+#[doc(hidden)]
+pub const NEWTON_FROM_DOCS: u64 = 1_000_000;
 
 /// RSVM-IR's parameters for a training set of `n_docs` documents (over every rank).
-fn rsvm_ir_params(r: &SpecReader<'_>, n_docs: u64) -> Result<RankSvmValidParams> {
+// pub for the tests in tests/unit/algorithms_svm.rs; not API.
+#[doc(hidden)]
+pub fn rsvm_ir_params(r: &SpecReader<'_>, n_docs: u64) -> Result<RankSvmValidParams> {
     let variant = r.choice("variant")?;
     // The QP variants are solved by OCAS by default: the same optimum as the dual coordinate descent
     // (`solver=dual`) and SVMrank's plain cutting plane (`solver=cutting-plane`, which the seed-004 reproduction
@@ -223,47 +231,4 @@ pub(crate) fn rsvm_ir_distributed(
     let s = rsvm_ir_params(r, n_docs[0] as u64)?;
     r.finish("rsvm-ir")?;
     s.fit_distributed(shard, ctx, comm)
-}
-
-#[cfg(test)]
-mod tests {
-    use ltr_core::Params;
-
-    use super::*;
-
-    fn rsvm_ir_at(given: &[(&str, &str)], n_docs: u64) -> RankSvmParams {
-        let params = Params::new(given.iter().copied());
-        let r = SpecReader::new(&params, &[RSVM_IR_SPECS, SOLVER_SPECS]);
-        let p = rsvm_ir_params(&r, n_docs).unwrap();
-        r.finish("rsvm-ir").unwrap();
-        p.into_inner()
-    }
-
-    #[test]
-    fn rsvm_ir_defaults_to_newton_from_a_million_documents_unless_a_solver_or_the_hinge_is_named() {
-        let ocas = rsvm_ir_at(&[("solver", "ocas")], 10);
-        let newton = rsvm_ir_at(&[("solver", "newton")], 10);
-        assert_ne!(ocas, newton);
-        assert_eq!(rsvm_ir_at(&[], NEWTON_FROM_DOCS - 1), ocas);
-        assert_eq!(rsvm_ir_at(&[], NEWTON_FROM_DOCS), newton);
-        assert_eq!(rsvm_ir_at(&[], 40 * NEWTON_FROM_DOCS), newton);
-        assert_eq!(
-            rsvm_ir_at(&[("solver", "ocas")], 40 * NEWTON_FROM_DOCS),
-            ocas
-        );
-        // Naming the hinge keeps the solver that minimises it.
-        assert_eq!(
-            rsvm_ir_at(&[("loss", "hinge")], 40 * NEWTON_FROM_DOCS),
-            rsvm_ir_at(&[("loss", "hinge")], 10)
-        );
-        assert_eq!(rsvm_ir_at(&[("loss", "hinge")], 10), ocas);
-        // Naming the squared hinge picks the solver that minimises it, at any size.
-        assert_eq!(rsvm_ir_at(&[("loss", "squared-hinge")], 10), newton);
-        assert_eq!(rsvm_ir_at(&[("loss", "l2")], 40 * NEWTON_FROM_DOCS), newton);
-        // The gradient-descent variant keeps its own solver at any size.
-        assert_eq!(
-            rsvm_ir_at(&[("variant", "gd")], 40 * NEWTON_FROM_DOCS),
-            rsvm_ir_at(&[("variant", "gd")], 10)
-        );
-    }
 }

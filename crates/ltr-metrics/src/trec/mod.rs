@@ -6,9 +6,15 @@
 
 mod join;
 mod judgments;
-mod number;
-mod read;
-mod stream;
+// pub for the tests in tests/unit/trec_number.rs; not API.
+#[doc(hidden)]
+pub mod number;
+// pub for the tests in tests/unit/trec_read.rs and trec_stream.rs; not API.
+#[doc(hidden)]
+pub mod read;
+// pub for the tests in tests/unit/trec_stream.rs; not API.
+#[doc(hidden)]
+pub mod stream;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

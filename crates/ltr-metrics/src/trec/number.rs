@@ -6,16 +6,20 @@ const ZEROS: u64 = 0x3030_3030_3030_3030;
 
 /// Whether every byte of `w` is an ASCII digit: its high nibble is 3 and adding 6 to it does not carry into the high
 /// nibble (a low nibble of at most 9).
+// pub for the tests in tests/unit/trec_number.rs; not API.
+#[doc(hidden)]
 #[inline]
-fn all_digits(w: u64) -> bool {
+pub fn all_digits(w: u64) -> bool {
     const HIGH: u64 = 0xf0f0_f0f0_f0f0_f0f0;
     (w & HIGH) | ((w.wrapping_add(0x0606_0606_0606_0606) & HIGH) >> 4) == 0x3333_3333_3333_3333
 }
 
 /// The value of the eight ASCII digits of `w`, the first in its lowest byte: pairs, then quadruples, then the
 /// whole, each step multiplying the higher-order half by the power of ten the lower one spans.
+// pub for the tests in tests/unit/trec_number.rs; not API.
+#[doc(hidden)]
 #[inline]
-fn eight_digits(w: u64) -> u64 {
+pub fn eight_digits(w: u64) -> u64 {
     const LOW: u64 = 0x0000_00ff_0000_00ff;
     let w = w - ZEROS;
     // Byte 2k: ten times digit 2k plus digit 2k + 1.
@@ -54,8 +58,10 @@ fn right_aligned(d: &[u8]) -> u128 {
 /// count of its fractional digits, or any other number's value with a scale of 0. The division is left to
 /// [`Decimal::value`], so that a reader can take a query's values in one loop of independent divisions: in a line
 /// by line parse each one's latency held the next line up (a third of the score check in `ltr eval`'s profile).
+// pub for the tests in tests/unit/trec_number.rs; not API.
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) struct Decimal {
+pub struct Decimal {
     num: f64,
     scale: u8,
 }
@@ -68,8 +74,10 @@ const SCALES: [f64; 16] = [
 impl Decimal {
     /// The value, bit for bit `str::parse`'s: a plain decimal's digits are an integer below 2^53 and its scale a
     /// power of ten exact in f64, so one division rounds the decimal's value correctly (Clinger 1990).
+    // pub for the tests in tests/unit/trec_number.rs; not API.
+    #[doc(hidden)]
     #[inline]
-    pub(super) fn value(self) -> f64 {
+    pub fn value(self) -> f64 {
         self.num / SCALES[self.scale as usize & 15]
     }
     /// Whether the value is finite (without dividing: a plain decimal's always is).
@@ -86,17 +94,13 @@ pub(super) fn values_into(numbers: &[Decimal], out: &mut Vec<f64>) {
     out.extend(numbers.iter().map(|d| d.value()));
 }
 
-/// `str::parse::<f64>` ([`parse_decimal`]'s value).
-#[cfg(test)]
-fn parse_f64(s: &str) -> Option<f64> {
-    parse_decimal(s).map(Decimal::value)
-}
-
 /// `str::parse::<f64>` as a [`Decimal`], with a short path for plain decimals (`-`, digits, `.`, digits; at most 15
 /// digits, one at least on each side of the point): their digits and the count after the point, the digits read
 /// eight at a time.
+// pub for the tests in tests/unit/trec_number.rs; not API.
+#[doc(hidden)]
 #[inline]
-pub(super) fn parse_decimal(s: &str) -> Option<Decimal> {
+pub fn parse_decimal(s: &str) -> Option<Decimal> {
     let whole = |v: f64| Decimal { num: v, scale: 0 };
     let b = s.as_bytes();
     let (neg, d) = match b.first() {
@@ -142,8 +146,10 @@ pub(super) fn parse_decimal(s: &str) -> Option<Decimal> {
 }
 
 /// `str::parse::<f32>`, with a short path for whole numbers of up to three digits (exact in f32).
+// pub for the tests in tests/unit/trec_number.rs; not API.
+#[doc(hidden)]
 #[inline]
-pub(super) fn parse_f32(s: &str) -> Option<f32> {
+pub fn parse_f32(s: &str) -> Option<f32> {
     let b = s.as_bytes();
     let (neg, digits) = match b.first() {
         Some(b'-') => (true, &b[1..]),
@@ -154,102 +160,4 @@ pub(super) fn parse_f32(s: &str) -> Option<f32> {
         return Some(if neg { -v } else { v });
     }
     s.parse().ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The short number paths against `str::parse`, bit for bit (or both refusing): plain decimals of every length
-    /// around the 15-digit limit, signs, leading zeros, and forms that take the long way.
-    #[test]
-    fn short_number_paths_match_str_parse() {
-        let mut rng = ltr_testdata::XorShift64::new(0x2545_f491_4f6c_dd1d);
-        let mut next = move |m: u64| rng.below(m);
-        let mut cases: Vec<String> = [
-            "",
-            "-",
-            ".",
-            "-.",
-            "5.",
-            ".5",
-            "-0",
-            "-0.0",
-            "+1",
-            "1e5",
-            "1E-3",
-            "00.10",
-            "inf",
-            "-inf",
-            "NaN",
-            "1_0",
-            "0x10",
-            "1.2.3",
-            "1..2",
-            "--1",
-            "-.5",
-            "٣",
-            "123456789012345",
-            "1234567890123456",
-            "123456789012345.",
-            "12345678901234.5",
-            ".123456789012345",
-            "0.000000000000001",
-            "0.0000000000000001",
-            "9007199254740993",
-            "999999999999999",
-            "0.999999000",
-            "999",
-            "1000",
-            "-999",
-            "007",
-            "1/2",
-            "1:2",
-            "12345678:",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        for _ in 0..50_000 {
-            let digits = 1 + next(18) as usize;
-            let mut t: String = (0..digits)
-                .map(|_| (b'0' + next(10) as u8) as char)
-                .collect();
-            if next(3) > 0 {
-                t.insert(next(digits as u64 + 1) as usize, '.');
-            }
-            if next(4) == 0 {
-                t.insert(0, '-');
-            }
-            // Now and then a byte just outside the digits ('/' and ':') or a second point.
-            if next(20) == 0 {
-                let at = next(t.len() as u64 + 1) as usize;
-                t.insert(at, ['/', ':', '.', 'e'][next(4) as usize]);
-            }
-            cases.push(t);
-        }
-        for t in &cases {
-            let want = t.parse::<f64>().ok().map(f64::to_bits);
-            assert_eq!(parse_f64(t).map(f64::to_bits), want, "{t:?}");
-            let want = t.parse::<f32>().ok().map(f32::to_bits);
-            assert_eq!(parse_f32(t).map(f32::to_bits), want, "{t:?}");
-        }
-    }
-
-    #[test]
-    fn eight_digits_reads_every_position() {
-        for k in 0..8 {
-            for d in 0..10u64 {
-                let mut b = [b'0'; 8];
-                b[k] = b'0' + d as u8;
-                let w = u64::from_le_bytes(b);
-                assert!(all_digits(w));
-                assert_eq!(eight_digits(w), d * 10u64.pow(7 - k as u32));
-            }
-        }
-        assert_eq!(eight_digits(u64::from_le_bytes(*b"12345678")), 12_345_678);
-        assert!(!all_digits(u64::from_le_bytes(*b"1234567.")));
-        assert!(!all_digits(u64::from_le_bytes(*b"/2345678")));
-        assert!(!all_digits(u64::from_le_bytes(*b"1234567:")));
-    }
 }

@@ -147,7 +147,9 @@ pub(crate) fn read_run(path: &Path) -> Result<Run, TrecEvalError> {
 }
 
 /// C's `atol`: optional sign and leading digits; `None` when there are no digits.
-fn atol(s: &str) -> Option<i64> {
+// pub for the tests in tests/unit/treceval_input.rs; not API.
+#[doc(hidden)]
+pub fn atol(s: &str) -> Option<i64> {
     let b = s.as_bytes();
     let (neg, start) = match b.first() {
         Some(b'-') => (true, 1),
@@ -197,17 +199,4 @@ pub(crate) fn read_qrels(path: &Path) -> Result<Vec<QrelsTopic>, TrecEvalError> 
         .into_iter()
         .map(|(qid, judgments)| QrelsTopic { qid, judgments })
         .collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn atol_as_c() {
-        assert_eq!(atol("12"), Some(12));
-        assert_eq!(atol("-2"), Some(-2));
-        assert_eq!(atol("1.5"), Some(1));
-        assert_eq!(atol("x"), None);
-    }
 }

@@ -17,7 +17,9 @@
 //! - the preference and jg measures (`-R prefs`, `-R qrels_jg`) and z-scores (`-Z`) are not offered.
 
 mod compute;
-mod input;
+// pub for the tests in tests/unit/treceval_input.rs; not API.
+#[doc(hidden)]
+pub mod input;
 mod measures;
 
 use std::fmt::Write as _;

@@ -1,0 +1,5 @@
+//! ltr-core's integration tests, one binary: the unit tests of the library's modules (`unit`), which live here
+//! rather than under `cfg(test)` in `src/` so that `cargo test --all-targets` compiles the library once (its root is
+//! `#![cfg(not(test))]`).
+
+mod unit;

@@ -1,0 +1,10 @@
+//! The unit tests of `src/`'s modules, one file each.
+
+mod aggregate;
+mod collective;
+mod compiled_forest;
+mod forest;
+mod learner;
+mod model_file;
+mod neural;
+mod params;

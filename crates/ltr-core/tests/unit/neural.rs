@@ -1,0 +1,193 @@
+use ltr_core::neural::kernels;
+use ltr_core::neural::*;
+
+fn net() -> NeuralNet {
+    let mut h = Dense::zeros(3, 4);
+    for (k, w) in h.weights.iter_mut().enumerate() {
+        *w = (k as f32 * 0.37).sin();
+    }
+    h.bias = vec![0.1, -0.2, 0.0, 0.3];
+    let mut o = Dense::zeros(4, 1);
+    o.weights = vec![1.0, -0.5, 0.25, 2.0];
+    o.bias = vec![0.05];
+    NeuralNet {
+        n_features: 3,
+        input_norm: None,
+        hidden: vec![HiddenLayer {
+            dense: h,
+            norm: Some(LayerNorm::new(4)),
+            batch_norm: None,
+        }],
+        activation: Activation::Relu,
+        output: o,
+        encoder: None,
+    }
+}
+
+/// The kernels against a plain f64 evaluation of the same network.
+#[test]
+fn scores_match_a_direct_evaluation() {
+    let n = net();
+    assert_eq!(n.inconsistency(), None);
+    let x: Vec<f32> = (0..21).map(|k| ((k * 7 % 11) as f32 - 5.0) / 3.0).collect();
+    let mut out = vec![0f32; 7];
+    n.score_matrix(&x, &mut out);
+    for r in 0..7 {
+        let h: Vec<f64> = (0..4)
+            .map(|j| {
+                f64::from(n.hidden[0].dense.bias[j])
+                    + (0..3)
+                        .map(|k| f64::from(x[r * 3 + k] * n.hidden[0].dense.weights[k * 4 + j]))
+                        .sum::<f64>()
+            })
+            .collect();
+        let mean = h.iter().sum::<f64>() / 4.0;
+        let var = h.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / 4.0;
+        let s: f64 = h
+            .iter()
+            .enumerate()
+            .map(|(j, v)| {
+                ((v - mean) / (var + LAYER_NORM_EPS).sqrt()).max(0.0)
+                    * f64::from(n.output.weights[j])
+            })
+            .sum::<f64>()
+            + 0.05;
+        assert!((s - f64::from(out[r])).abs() < 1e-5, "{s} vs {}", out[r]);
+    }
+}
+
+/// The blocked kernel against the plain loop (each output from its bias, `k` ascending, one `f32::mul_add` a
+/// term), bit for bit, on shapes that exercise both panel widths, whole and partial tiles of four rows, partial
+/// panels, several `k` blocks, no input at all and the transposed single output; inputs with exact zeros and
+/// negative zeros.
+#[test]
+fn tiled_matmul_is_the_plain_loop_bit_for_bit() {
+    let mut state = 0x1234_5678_9abc_def1u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let v = (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
+        match state % 7 {
+            0 => 0.0,
+            1 => -0.0,
+            _ => v * 3.0,
+        }
+    };
+    for (rows, k_dim, o_dim) in [
+        (1, 1, 1),
+        (7, 5, 1),
+        (37, 13, 1),
+        (9, 3, 2),
+        (13, 17, 32),
+        (6, 8, 33),
+        (11, 136, 64),
+        (5, 70, 100),
+        (0, 4, 8),
+        (3, 0, 40),
+        (20, 300, 70),
+        (17, 257, 32),
+        (9, 600, 48),
+        (130, 45, 256),
+        (12, 512, 1),
+    ] {
+        let x: Vec<f32> = (0..rows * k_dim).map(|_| next()).collect();
+        let m: Vec<f32> = (0..k_dim * o_dim).map(|_| next()).collect();
+        let b: Vec<f32> = (0..o_dim).map(|_| next()).collect();
+        for bias in [Some(&b[..]), None] {
+            let mut want = vec![0f32; rows * o_dim];
+            for r in 0..rows {
+                for j in 0..o_dim {
+                    let mut acc = bias.map_or(0.0, |b| b[j]);
+                    for k in 0..k_dim {
+                        acc = x[r * k_dim + k].mul_add(m[k * o_dim + j], acc);
+                    }
+                    want[r * o_dim + j] = acc;
+                }
+            }
+            let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+            let mut got = vec![f32::NAN; rows * o_dim];
+            kernels::matmul_rows(&x, &m, bias, &mut got, k_dim, o_dim);
+            assert_eq!(bits(&got), bits(&want), "{rows}x{k_dim}x{o_dim}");
+            // Both panel widths (64 and 16), whichever this CPU runs.
+            for wide in [false, true] {
+                let mut got = vec![f32::NAN; rows * o_dim];
+                kernels::matmul_dispatch(&x, &m, bias, &mut got, k_dim, o_dim, rows, wide);
+                assert_eq!(
+                    bits(&got),
+                    bits(&want),
+                    "{rows}x{k_dim}x{o_dim} wide {wide}"
+                );
+            }
+        }
+    }
+}
+
+/// The weight gradient against a row-at-a-time fused `axpy` (`mul_add`) of each nonzero input, bit for bit, with
+/// zeros, negative zeros and an infinite `dy` entry (skipped where its input is zero, as before), on shapes that
+/// exercise whole and partial strips of both widths.
+#[test]
+fn weight_gradient_is_the_fused_row_axpy_bit_for_bit() {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let v = (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
+        match state % 5 {
+            0 | 1 => 0.0,
+            2 => -0.0,
+            _ => v * 3.0,
+        }
+    };
+    for (rows, k_dim, o_dim) in [
+        (1, 1, 1),
+        (5, 3, 7),
+        (17, 13, 64),
+        (9, 6, 130),
+        (40, 45, 256),
+        (3, 20, 300),
+        (0, 4, 8),
+        (4, 0, 8),
+    ] {
+        let a: Vec<f32> = (0..rows * k_dim).map(|_| next()).collect();
+        let mut dy: Vec<f32> = (0..rows * o_dim).map(|_| next()).collect();
+        if let Some(r) = (0..rows).find(|&r| k_dim > 0 && a[r * k_dim] == 0.0) {
+            dy[r * o_dim] = f32::INFINITY;
+        }
+        let dw0: Vec<f32> = (0..k_dim * o_dim).map(|_| next()).collect();
+        let mut want = dw0.clone();
+        for (ar, dyr) in a.chunks(k_dim.max(1)).zip(dy.chunks(o_dim)).take(rows) {
+            for (k, &v) in ar.iter().enumerate() {
+                if v != 0.0 {
+                    for (w, &d) in want[k * o_dim..(k + 1) * o_dim].iter_mut().zip(dyr) {
+                        *w = v.mul_add(d, *w);
+                    }
+                }
+            }
+        }
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        let mut got = dw0.clone();
+        kernels::weight_gradient(&a, &dy, &mut got, k_dim, o_dim);
+        assert_eq!(bits(&got), bits(&want), "{rows}x{k_dim}x{o_dim}");
+        for wide in [false, true] {
+            let mut got = dw0.clone();
+            kernels::weight_gradient_in(&a, &dy, &mut got, k_dim, o_dim, wide);
+            assert_eq!(
+                bits(&got),
+                bits(&want),
+                "{rows}x{k_dim}x{o_dim} wide {wide}"
+            );
+        }
+    }
+}
+
+#[test]
+fn inconsistent_networks_are_named() {
+    let mut n = net();
+    n.output.weights.pop();
+    assert!(n.inconsistency().unwrap().contains("output layer"));
+    let mut n = net();
+    n.hidden[0].dense.bias[0] = f32::NAN;
+    assert!(n.inconsistency().unwrap().contains("non-finite"));
+}

@@ -1,0 +1,3 @@
+//! The unit tests of `src/`'s modules, one file each.
+
+mod sigmoid;

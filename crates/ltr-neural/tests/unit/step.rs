@@ -1,0 +1,150 @@
+use ltr_neural::step::{pieces, step_on};
+use ltr_neural::Loss;
+use ltr_neural::NeuralParams;
+
+/// Queries of the given lengths: their offsets, `d` deterministic features a row in [-1, 1) and grades 0–4.
+fn batch(lengths: &[usize], d: usize) -> (Vec<usize>, Vec<f32>, Vec<f64>) {
+    let mut offsets = vec![0];
+    for l in lengths {
+        offsets.push(offsets.last().unwrap() + l);
+    }
+    let n = *offsets.last().unwrap();
+    let x = (0..n * d)
+        .map(|i| ((i * 7919 % 1000) as f32 / 500.0) - 1.0)
+        .collect();
+    let labels = (0..n).map(|i| ((i * 31) % 5) as f64).collect();
+    (offsets, x, labels)
+}
+
+#[test]
+fn pieces_hold_whole_queries_up_to_the_limit() {
+    // Query lengths 3, 4, 2, 9, 1, 1.
+    let offsets = [0, 3, 7, 9, 18, 19, 20];
+    assert_eq!(pieces(&offsets, 7), vec![0..2, 2..3, 3..4, 4..6]);
+    assert_eq!(pieces(&offsets, 9), vec![0..3, 3..4, 4..6]);
+    assert_eq!(pieces(&offsets, usize::MAX), vec![0..6]);
+    assert_eq!(
+        pieces(&offsets, 1),
+        vec![0..1, 1..2, 2..3, 3..4, 4..5, 5..6]
+    );
+    assert!(pieces(&[0], 7).is_empty());
+}
+
+/// A batch-normalised network on a batch of many pieces: the statistics and backward sums are the whole
+/// batch's, summed over the pieces, so the scores, loss, gradient and batch statistics equal one piece's to
+/// rounding (the chunks' f64 sums group the rows differently); the same bits at 1 and 2 threads; and a batch
+/// that fits one piece is summed exactly as the whole batch.
+#[test]
+fn batch_norm_over_pieces_is_the_batch_in_one_piece() {
+    let d = 5;
+    let (offsets, x, labels) = batch(&[7, 30, 1, 12, 25, 3, 40, 9, 18, 2, 33, 11, 140, 60], d);
+    let n = *offsets.last().unwrap();
+    let loss = Loss::parse("ndcgloss2pp").unwrap();
+    let net = NeuralParams::default()
+        .sizes(vec![8, 6, 4])
+        .batch_norm(true)
+        .init(d, 3);
+    let one = step_on(&net, &x, &labels, &offsets, loss, usize::MAX);
+    let fits = step_on(&net, &x, &labels, &offsets, loss, n);
+    assert_eq!(one.value.to_bits(), fits.value.to_bits());
+    assert_eq!(one.scores, fits.scores);
+    let pool = |t| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t)
+            .build()
+            .unwrap()
+    };
+    let many = pool(1).install(|| step_on(&net, &x, &labels, &offsets, loss, 100));
+    let many2 = pool(2).install(|| step_on(&net, &x, &labels, &offsets, loss, 100));
+    assert!(pieces(&offsets, 100).len() > 3);
+    assert_eq!(many.value.to_bits(), many2.value.to_bits());
+    assert_eq!(many.scores, many2.scores);
+    let close = |a: f64, b: f64, top: f64| (a - b).abs() <= 1e-5 * top.max(1e-30);
+    assert!(
+        close(one.value, many.value, one.value.abs()),
+        "{} against {}",
+        one.value,
+        many.value
+    );
+    let top_s = one.scores.iter().fold(0f32, |m, v| m.max(v.abs())) as f64;
+    for (a, b) in one.scores.iter().zip(&many.scores) {
+        assert!(
+            close(f64::from(*a), f64::from(*b), top_s),
+            "score {a} against {b}"
+        );
+    }
+    for (a, b) in one.batch.iter().zip(&many.batch) {
+        let (a, b) = (a.as_ref().unwrap(), b.as_ref().unwrap());
+        assert_eq!(a.n, b.n);
+        for (u, v) in a.mean.iter().zip(&b.mean).chain(a.var.iter().zip(&b.var)) {
+            assert!((u - v).abs() <= 1e-9 * (1.0 + u.abs()), "{u} against {v}");
+        }
+    }
+    let (mut a, mut b, mut c) = (one.grad, many.grad, many2.grad);
+    let (a, b, c) = (
+        ltr_neural::net::parameters_mut(&mut a),
+        ltr_neural::net::parameters_mut(&mut b),
+        ltr_neural::net::parameters_mut(&mut c),
+    );
+    let top = a
+        .iter()
+        .flat_map(|u| u.iter())
+        .fold(0f32, |m, g| m.max(g.abs()));
+    assert!(top > 0.0);
+    for ((u, v), w) in a.iter().zip(&b).zip(&c) {
+        assert_eq!(
+            v.iter().map(|g| g.to_bits()).collect::<Vec<_>>(),
+            w.iter().map(|g| g.to_bits()).collect::<Vec<_>>()
+        );
+        for (g, h) in u.iter().zip(v.iter()) {
+            assert!((g - h).abs() <= 1e-4 * top, "{g} against {h}");
+        }
+    }
+}
+
+/// A batch in many pieces gives the scores of one piece bit for bit (each row's score is its own), the loss
+/// and the gradient to rounding (only the grouping of the sums moves).
+#[test]
+fn a_batch_in_pieces_is_the_batch_in_one_piece() {
+    let d = 5;
+    let (offsets, x, labels) = batch(&[7, 30, 1, 12, 25, 3, 40, 9, 18, 2, 33, 11], d);
+    for (blocks, loss) in [(0, "ranknet"), (0, "neuralndcg"), (1, "ndcgloss2pp")] {
+        let loss = Loss::parse(loss).unwrap();
+        let net = NeuralParams::default()
+            .sizes(vec![8, 4])
+            .layer_norm(true)
+            .input_norm(true)
+            .blocks(blocks)
+            .heads(2)
+            .d_ff(6)
+            .init(d, 3);
+        let one = step_on(&net, &x, &labels, &offsets, loss, usize::MAX);
+        let many = step_on(&net, &x, &labels, &offsets, loss, 40);
+        assert!(pieces(&offsets, 40).len() > 4);
+        assert_eq!(one.scores, many.scores, "{loss:?}");
+        // The loss is summed piece by piece: the same terms, grouped otherwise (to rounding).
+        let gap = (one.value - many.value).abs();
+        assert!(
+            gap <= 1e-12 * one.value.abs(),
+            "{loss:?}: {} against {}",
+            one.value,
+            many.value
+        );
+        let (mut a, mut b) = (one.grad, many.grad);
+        let (a, b) = (
+            ltr_neural::net::parameters_mut(&mut a),
+            ltr_neural::net::parameters_mut(&mut b),
+        );
+        // f32 sums in another order: within 1e-5 of the largest gradient component.
+        let top = a
+            .iter()
+            .flat_map(|u| u.iter())
+            .fold(0f32, |m, g| m.max(g.abs()));
+        assert!(top > 0.0);
+        for (u, v) in a.iter().zip(&b) {
+            for (g, h) in u.iter().zip(v.iter()) {
+                assert!((g - h).abs() <= 1e-5 * top, "{loss:?}: {g} against {h}");
+            }
+        }
+    }
+}
