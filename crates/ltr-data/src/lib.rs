@@ -19,6 +19,10 @@
 //! Reading a file: [`read_letor`] (or [`read_letor_with`] and [`ParseOptions`]). A query is a contiguous run of
 //! one `qid`; a qid that reappears later is an error by default ([`RepeatedQid`]). Every parse error names the
 //! file, the line, the token and what was expected ([`DataError::Parse`]).
+// Empty under `cfg(test)`: `cargo test --all-targets` builds the library's unit-test harness (an explicit target
+// selection ignores `test = false`), which would compile every module a second time. The unit tests are modules
+// of the integration binary instead (`tests/unit/`), which links the library (CONTRIBUTING.md, "CI time").
+#![cfg(not(test))]
 #![deny(missing_docs)]
 
 mod cache;
@@ -69,3 +73,12 @@ pub use preprocess::{
 pub use simd::{simd_level, SimdLevel};
 pub use transform::{normalize_query_minmax, parse_feature_list, select_features, ZScore};
 pub use write::{write_atomic, write_letor, write_letor_to, write_scores};
+
+// pub for the tests in tests/unit/ (the library's unit tests, moved there so that it compiles once); not API.
+#[doc(hidden)]
+pub use {
+    dataset::{dot_dense_rows, dot_sparse},
+    exact_sum::TIER_ADDS,
+    generate_web::{LINK_SCORE, TITLE_MATCH},
+    parse::{short_decimal, split_sub_chunks},
+};

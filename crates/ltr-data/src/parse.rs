@@ -841,7 +841,9 @@ fn sub_chunk_size(len: usize) -> usize {
 /// Split a block into sub-chunks, each ending after a newline (or at the block end): about four per thread, between
 /// [`MIN_SUB_CHUNK`] and [`SUB_CHUNK`] bytes, so that a file of a few megabytes keeps every core busy too (with
 /// 1 MB chunks a 2.3 MB file was three tasks, parsed at 0.92 cores of two). Both passes cut a block the same way.
-fn split_sub_chunks(block: &[u8]) -> Vec<&[u8]> {
+// pub for the tests in tests/unit/parse.rs; not API.
+#[doc(hidden)]
+pub fn split_sub_chunks(block: &[u8]) -> Vec<&[u8]> {
     let size = sub_chunk_size(block.len());
     let mut out = Vec::with_capacity(block.len() / size + 1);
     let mut start = 0;
@@ -954,8 +956,10 @@ const POWERS_OF_TEN: [f64; 16] = [
 /// the same side of each as the decimal. That case is left to the exact parser. The values stay far inside f32's
 /// normal range (10^-15 ≤ |x| < 10^15, or 0), where a halfway point is an f64 whose 29 bits below f32's precision
 /// are 1000…0.
+// pub for the tests in tests/unit/parse.rs; not API.
+#[doc(hidden)]
 #[inline]
-fn short_decimal(text: &[u8]) -> Option<(f32, usize)> {
+pub fn short_decimal(text: &[u8]) -> Option<(f32, usize)> {
     let negative = text.first() == Some(&b'-');
     let mut i = usize::from(negative);
     let mut mantissa: u64 = 0;
@@ -1365,101 +1369,4 @@ fn parse_chunk(
         out.error = Some(e);
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn docid_forms() {
-        assert_eq!(
-            extract_docid("docid = GX008-86-4444840 inc = 1 prob = 0.08"),
-            Some("GX008-86-4444840")
-        );
-        assert_eq!(extract_docid("docid=X12"), Some("X12"));
-        assert_eq!(extract_docid("nothing here"), None);
-    }
-
-    /// The short decimal reader against `fast_float2` (the parser it stands in front of) and `str::parse`, bit for
-    /// bit: random decimals of 1–17 digits with the point anywhere, signs, zeros, and decimals that are exactly
-    /// halfway between two f32 values or that round to such a halfway f64 (the case left to the exact parser).
-    #[test]
-    fn short_decimals_read_as_the_exact_parsers_read_them() {
-        let mut rng = ltr_testdata::XorShift64::new(0x2545_f491_4f6c_dd1d);
-        let mut next = move |m: u64| rng.below(m);
-        let mut tokens: Vec<String> = [
-            "0",
-            "-0",
-            "0.",
-            ".5",
-            "-.5",
-            "5.",
-            "16777217",
-            "16777219",
-            "-16777217",
-            "33554435",
-            "0.000000059604644775390625",
-            "1.00000005960464477539",
-            "0.1",
-            "0.5287368",
-            "0.53554475",
-            "999999999999999",
-            "9999999999999999",
-            "0.000000000000001",
-            "1e5",
-            "-",
-            ".",
-            "-.",
-            "",
-            "00000000000000000001",
-            "0.00000000000000001",
-        ]
-        .iter()
-        .map(|t| t.to_string())
-        .collect();
-        // Halfway points of f32 with few digits: 2^(24−k) + 1.5 ulp, the ulp there being 2^(1−k).
-        for k in 0..10u32 {
-            let half_ulp = 0.5f64.powi(k as i32);
-            let base = (1u64 << (24 - k.min(23))) as f64;
-            tokens.push(format!("{}", base + half_ulp * 3.0));
-        }
-        for _ in 0..50_000 {
-            let digits = 1 + next(17) as usize;
-            let mut t: String = (0..digits)
-                .map(|_| char::from(b'0' + next(10) as u8))
-                .collect();
-            let point = next(digits as u64 + 2) as usize;
-            if point <= digits {
-                t.insert(point, '.');
-            }
-            if next(3) == 0 {
-                t.insert(0, '-');
-            }
-            tokens.push(t);
-        }
-        let mut fast = 0;
-        for t in &tokens {
-            let want = fast_float2::parse_partial::<f32, _>(t.as_bytes()).ok();
-            // A short decimal followed by more than a separator (`1e5`) is read again by fast_float2.
-            if let Some((got, used)) = short_decimal(t.as_bytes()).filter(|p| p.1 == t.len()) {
-                fast += 1;
-                let (v, n) =
-                    want.unwrap_or_else(|| panic!("{t}: read {got}, fast_float2 rejects it"));
-                assert_eq!((got.to_bits(), used), (v.to_bits(), n), "{t}");
-                assert_eq!(got.to_bits(), t.parse::<f32>().unwrap().to_bits(), "{t}");
-            }
-        }
-        // Most tokens of 15 digits or fewer take the short path.
-        assert!(fast > 30_000, "{fast}");
-        assert_eq!(short_decimal(b"16777217"), None, "an exact halfway point");
-        assert_eq!(short_decimal(b"0.5287368 2:1"), Some((0.5287368, 9)));
-    }
-
-    #[test]
-    fn sub_chunks_end_on_newlines() {
-        let text = b"a\nbb\nccc\n";
-        let c = split_sub_chunks(text);
-        assert_eq!(c.concat(), text);
-    }
 }

@@ -14,7 +14,9 @@ use crate::error::{ExperimentError, Result};
 
 /// A table as the report writes it: a header row and body rows of cell text (inline Markdown).
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Table {
+// pub for the tests in tests/unit/html.rs; not API.
+#[doc(hidden)]
+pub struct Table {
     /// Header cells.
     pub header: Vec<String>,
     /// Body rows.
@@ -23,7 +25,9 @@ pub(crate) struct Table {
 
 /// One block of the report.
 #[derive(Debug, Clone, PartialEq)]
-enum Block {
+// pub for the tests in tests/unit/html.rs; not API.
+#[doc(hidden)]
+pub enum Block {
     Heading(usize, String),
     Paragraph(String),
     Table(Table),
@@ -64,7 +68,9 @@ fn is_separator(line: &str) -> bool {
 }
 
 /// The blocks of the report's Markdown.
-fn blocks(md: &str) -> Vec<Block> {
+// pub for the tests in tests/unit/html.rs; not API.
+#[doc(hidden)]
+pub fn blocks(md: &str) -> Vec<Block> {
     let lines: Vec<&str> = md.lines().collect();
     let mut out = Vec::new();
     let mut para: Vec<&str> = Vec::new();
@@ -138,7 +144,9 @@ fn escape(s: &str) -> String {
 }
 
 /// Inline Markdown to HTML: `` `code` ``, `**bold**`, `[text](link)`; everything else escaped.
-fn inline(s: &str) -> String {
+// pub for the tests in tests/unit/html.rs; not API.
+#[doc(hidden)]
+pub fn inline(s: &str) -> String {
     let mut o = String::new();
     let mut rest = s;
     while !rest.is_empty() {
@@ -179,7 +187,9 @@ fn inline(s: &str) -> String {
 }
 
 /// A table's HTML; a first-column cell naming a method gets the method's colour swatch, the colour of its curves.
-fn table_html(t: &Table, colours: &[(String, String)]) -> String {
+// pub for the tests in tests/unit/html.rs; not API.
+#[doc(hidden)]
+pub fn table_html(t: &Table, colours: &[(String, String)]) -> String {
     let mut h = String::from("<table>\n<thead><tr>");
     for c in &t.header {
         h.push_str(&format!("<th>{}</th>", inline(c)));
@@ -251,7 +261,9 @@ const SCRIPT: &str = r#"(function () {
 
 /// A heading's anchor (`report.html#plots`): lower-case letters and digits joined by `-`, a number appended when
 /// an earlier heading took the same anchor.
-fn anchor(text: &str, taken: &[String]) -> String {
+// pub for the tests in tests/unit/html.rs; not API.
+#[doc(hidden)]
+pub fn anchor(text: &str, taken: &[String]) -> String {
     let mut slug = String::new();
     for c in text.chars() {
         if c.is_alphanumeric() {
@@ -325,93 +337,4 @@ pub(crate) fn write_html(md: &str, out: &Path, colours: &[(String, String)]) -> 
     let path = out.join("report.html");
     ltr_data::write_atomic(&path, |w| w.write_all(html.as_bytes()))?;
     Ok(path)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn blocks_read_the_reports_markdown() {
-        let md = "# Experiment: a, b\n\nData: `x.txt` split; more\ntext.\n\n## Test\n\n| method | MAP |\n|---|---|\n\
-                  | a | **0.5000** |\n| b <i> | 0.4000 |\n\nBold: best.\n![p.svg](plots/p.svg)\n\nOther: [q](plots/q.svg).\n";
-        let b = blocks(md);
-        assert_eq!(
-            b,
-            vec![
-                Block::Heading(1, "Experiment: a, b".into()),
-                Block::Paragraph("Data: `x.txt` split; more text.".into()),
-                Block::Heading(2, "Test".into()),
-                Block::Table(Table {
-                    header: vec!["method".into(), "MAP".into()],
-                    rows: vec![
-                        vec!["a".into(), "**0.5000**".into()],
-                        vec!["b <i>".into(), "0.4000".into()],
-                    ],
-                }),
-                Block::Paragraph("Bold: best.".into()),
-                Block::Image("p.svg".into(), "plots/p.svg".into()),
-                Block::Paragraph("Other: [q](plots/q.svg).".into()),
-            ]
-        );
-    }
-
-    #[test]
-    fn a_pipe_in_a_cell_survives_the_round_trip() {
-        let md = crate::md_table(
-            &["method", "MAP"],
-            &[vec!["boost|pipe".into(), "0.5".into()]],
-        );
-        assert_eq!(md, "| method | MAP |\n|---|---|\n| boost\\|pipe | 0.5 |\n");
-        assert_eq!(
-            blocks(&md),
-            vec![Block::Table(Table {
-                header: vec!["method".into(), "MAP".into()],
-                rows: vec![vec!["boost|pipe".into(), "0.5".into()]],
-            })]
-        );
-    }
-
-    #[test]
-    fn inline_markdown_is_escaped_and_marked_up() {
-        assert_eq!(
-            inline("**0.5** and `a<b` [q&r](plots/q.svg) 0.01 * (0.02) <script>"),
-            "<strong>0.5</strong> and <code>a&lt;b</code> <a href=\"plots/q.svg\">q&amp;r</a> 0.01 * (0.02) \
-             &lt;script&gt;"
-        );
-        // Unclosed marks stay text.
-        assert_eq!(inline("`open ** [x](y"), "`open ** [x](y");
-    }
-
-    #[test]
-    fn headings_get_unique_anchors() {
-        let mut taken = Vec::new();
-        for (t, want) in [
-            ("Plots", "plots"),
-            (
-                "Against the baseline `ranksvm`",
-                "against-the-baseline-ranksvm",
-            ),
-            ("NDCG@10", "ndcg-10"),
-            ("NDCG@10", "ndcg-10-2"),
-            ("—", "section"),
-        ] {
-            let id = anchor(t, &taken);
-            assert_eq!(id, want);
-            taken.push(id);
-        }
-    }
-
-    #[test]
-    fn a_method_cell_gets_its_swatch() {
-        let t = Table {
-            header: vec!["method".into(), "b".into()],
-            rows: vec![vec!["b".into(), "b".into()]],
-        };
-        let h = table_html(&t, &[("b".into(), "#ff7f0e".into())]);
-        assert_eq!(h.matches("class=\"swatch\"").count(), 1, "{h}");
-        assert!(h.contains(
-            "<td><span class=\"swatch\" style=\"background:#ff7f0e\"></span>b</td><td>b</td>"
-        ));
-    }
 }

@@ -30,7 +30,9 @@ pub(crate) fn bad(source: &str, problem: impl Into<String>) -> ExportError {
 
 /// Largest f32 strictly below `t`: `v <= below(t)` ⇔ `v < t` for every f32 `v` (`None` for `t = -∞` or NaN, when
 /// no threshold says it).
-pub(crate) fn f32_below(t: f32) -> Option<f32> {
+// pub for the tests in tests/unit/foreign_tree.rs; not API.
+#[doc(hidden)]
+pub fn f32_below(t: f32) -> Option<f32> {
     if t.is_nan() || t == f32::NEG_INFINITY {
         return None;
     }
@@ -43,7 +45,9 @@ pub(crate) fn f32_below(t: f32) -> Option<f32> {
 }
 
 /// Largest f32 not above `t`: `v <= at_most(t)` ⇔ `(v as f64) <= t` for every f32 `v` (`None` for NaN).
-pub(crate) fn f32_at_most(t: f64) -> Option<f32> {
+// pub for the tests in tests/unit/foreign_tree.rs; not API.
+#[doc(hidden)]
+pub fn f32_at_most(t: f64) -> Option<f32> {
     if t.is_nan() {
         return None;
     }
@@ -56,11 +60,15 @@ pub(crate) fn f32_at_most(t: f64) -> Option<f32> {
 }
 
 /// LightGBM's zero band `[-Z, Z]` (`kZeroThreshold`, an f32 constant).
-const ZERO_BAND: f32 = 1e-35;
+// pub for the tests in tests/unit/foreign_tree.rs; not API.
+#[doc(hidden)]
+pub const ZERO_BAND: f32 = 1e-35;
 
 /// How a split of a source tree sends a non-NaN f32 value and a NaN.
+// pub for the tests in tests/unit/foreign_tree.rs; not API.
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum Test {
+pub enum Test {
     /// Left when `v <= t`; a NaN left when `default_left`.
     Le { t: f32, default_left: bool },
     /// LightGBM's missing type Zero: a value in the zero band and a NaN go left when `default_left`; any other
@@ -69,15 +77,19 @@ pub(crate) enum Test {
 }
 
 /// A child in a source tree.
+// pub for the tests in tests/unit/foreign_tree.rs; not API.
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Child {
+pub enum Child {
     Node(usize),
     Leaf(usize),
 }
 
 /// An internal node of a source tree.
+// pub for the tests in tests/unit/foreign_tree.rs; not API.
+#[doc(hidden)]
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct RawNode {
+pub struct RawNode {
     pub feature: u32,
     pub test: Test,
     pub left: Child,
@@ -85,8 +97,10 @@ pub(crate) struct RawNode {
 }
 
 /// A source tree: internal nodes (the root is node 0, or leaf 0 when there are none) and leaf outputs.
+// pub for the tests in tests/unit/foreign_tree.rs; not API.
+#[doc(hidden)]
 #[derive(Debug, Clone, PartialEq, Default)]
-pub(crate) struct RawTree {
+pub struct RawTree {
     pub nodes: Vec<RawNode>,
     pub leaves: Vec<f64>,
 }
@@ -109,7 +123,7 @@ enum Emit {
 impl RawTree {
     /// The source tree as a forest tree scoring every f32 input as the source does; `Err` says what is wrong with
     /// the source (a child out of range or reached twice, a feature beyond `n_features`, a non-finite leaf).
-    pub(crate) fn to_forest(
+    pub fn to_forest(
         &self,
         weight: f64,
         n_features: usize,
@@ -304,210 +318,4 @@ pub(crate) fn model_file(
         m.feature_names = feature_names;
     }
     Ok(m)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::is_foreign_model;
-    use ltr_data::Row;
-
-    /// Every f32 around `t`, and special values.
-    fn probes(t: f32) -> Vec<f32> {
-        let mut v = vec![
-            0.0,
-            -0.0,
-            1.0,
-            -1.0,
-            f32::MAX,
-            f32::MIN,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-        ];
-        v.extend([f32::from_bits(1), -f32::from_bits(1), ZERO_BAND, -ZERO_BAND]);
-        if t.is_finite() {
-            let mut x = t;
-            let mut y = t;
-            for _ in 0..4 {
-                x = f32_below(x).unwrap_or(x);
-                y = f32_below(-y).map_or(y, |b| -b);
-                v.extend([x, y]);
-            }
-            v.push(t);
-        }
-        v
-    }
-
-    #[test]
-    fn strict_thresholds_become_the_f32_below() {
-        for t in [
-            0.0f32,
-            -0.0,
-            1.0,
-            -1.0,
-            4.0,
-            0.5149597,
-            -1.0582902,
-            f32::from_bits(1),
-            -f32::from_bits(1),
-            f32::MAX,
-            f32::MIN,
-            f32::INFINITY,
-        ] {
-            let b = f32_below(t).unwrap();
-            for v in probes(t) {
-                assert_eq!(v <= b, v < t, "t={t:e} v={v:e} b={b:e}");
-            }
-        }
-        assert_eq!(f32_below(f32::NEG_INFINITY), None);
-        assert_eq!(f32_below(0.0), Some(-f32::from_bits(1)));
-        assert_eq!(f32_below(-0.0), Some(-f32::from_bits(1)));
-    }
-
-    #[test]
-    fn f64_thresholds_become_the_f32_at_most() {
-        let ts = [
-            0.0f64,
-            -0.0,
-            3.5000000000000004,
-            0.5511593222618104,
-            -1.0557883381843565,
-            1e300,
-            -1e300,
-            1e-35,
-            1.0000000180025095e-35,
-            -1e-40,
-            1e-46,
-            -1e-46,
-            f32::MAX as f64 * 1.0000001,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            0.1,
-        ];
-        for t in ts {
-            let a = f32_at_most(t).unwrap();
-            for v in probes(t as f32).into_iter().chain(probes(a)) {
-                assert_eq!(v <= a, (v as f64) <= t, "t={t:e} v={v:e} a={a:e}");
-            }
-        }
-        assert_eq!(f32_at_most(3.5000000000000004), Some(3.5));
-        assert_eq!(f32_at_most(0.1), Some(f32_below(0.1f32).unwrap()));
-    }
-
-    /// LightGBM's rule for one split, as documented (value as f64; NaN is 0 unless the missing type is NaN).
-    fn lightgbm_left(v: f32, t: f64, missing: u8, default_left: bool) -> bool {
-        let mut x = v as f64;
-        if x.is_nan() && missing != 2 {
-            x = 0.0;
-        }
-        let zero = (-(ZERO_BAND as f64)..=ZERO_BAND as f64).contains(&x);
-        if (missing == 1 && zero) || (missing == 2 && x.is_nan()) {
-            return default_left;
-        }
-        x <= t
-    }
-
-    #[test]
-    fn every_lightgbm_missing_type_is_exact() {
-        for t in [
-            -2.0,
-            -1e-35,
-            -1e-36,
-            -0.0,
-            0.0,
-            1e-36,
-            1.0000000180025095e-35,
-            1e-30,
-            3.0,
-        ] {
-            for missing in 0u8..3 {
-                for default_left in [false, true] {
-                    let t32 = f32_at_most(t).unwrap();
-                    let test = match missing {
-                        0 => Test::Le {
-                            t: t32,
-                            default_left: 0.0 <= t,
-                        },
-                        1 => Test::ZeroBand {
-                            t: t32,
-                            default_left,
-                        },
-                        _ => Test::Le {
-                            t: t32,
-                            default_left,
-                        },
-                    };
-                    let raw = RawTree {
-                        nodes: vec![RawNode {
-                            feature: 0,
-                            test,
-                            left: Child::Leaf(0),
-                            right: Child::Leaf(1),
-                        }],
-                        leaves: vec![1.0, 2.0],
-                    };
-                    let f = raw.to_forest(1.0, 1).unwrap();
-                    let mut vs = probes(t as f32);
-                    vs.extend(probes(t32));
-                    vs.push(f32::NAN);
-                    for v in vs {
-                        let want = if lightgbm_left(v, t, missing, default_left) {
-                            1.0
-                        } else {
-                            2.0
-                        };
-                        assert_eq!(
-                            f.output(&Row::Dense(&[v])),
-                            want,
-                            "t={t:e} missing={missing} dl={default_left} v={v:e}"
-                        );
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn malformed_source_trees_are_refused() {
-        let node = |left, right| RawNode {
-            feature: 0,
-            test: Test::Le {
-                t: 0.0,
-                default_left: true,
-            },
-            left,
-            right,
-        };
-        let t = RawTree {
-            nodes: vec![node(Child::Leaf(0), Child::Leaf(0))],
-            leaves: vec![1.0, 2.0],
-        };
-        assert!(t.to_forest(1.0, 1).unwrap_err().contains("another split"));
-        let t = RawTree {
-            nodes: vec![node(Child::Leaf(0), Child::Node(0))],
-            leaves: vec![1.0, 2.0],
-        };
-        assert!(t.to_forest(1.0, 1).unwrap_err().contains("out of range"));
-        let t = RawTree {
-            nodes: vec![node(Child::Leaf(0), Child::Leaf(1))],
-            leaves: vec![1.0, 2.0],
-        };
-        assert!(t.to_forest(1.0, 0).unwrap_err().contains("feature index 0"));
-        let t = RawTree {
-            nodes: vec![],
-            leaves: vec![f64::NAN],
-        };
-        assert!(t.to_forest(1.0, 1).unwrap_err().contains("not finite"));
-    }
-
-    #[test]
-    fn content_decides_the_kind() {
-        assert!(is_foreign_model(b"tree\nversion=v4\nnum_class=1\n"));
-        assert!(is_foreign_model(b"{\"learner\": {}}"));
-        assert!(is_foreign_model(
-            b"{\"name\": \"tree\", \"version\": \"v4\"}"
-        ));
-        assert!(!is_foreign_model(b"{\n  \"format_version\": 3"));
-        assert!(!is_foreign_model(b"## LambdaMART\n"));
-    }
 }

@@ -82,14 +82,18 @@ pub(crate) fn zero_goes_left(threshold: f32) -> bool {
 
 /// The smallest float32 above `x` (for an engine that compares `value < t`: `v < next_up(x)` ⇔ `v <= x` for every
 /// float32 `v`).
-pub(crate) fn next_up(x: f32) -> f32 {
+// pub for the tests in tests/unit/forest.rs; not API.
+#[doc(hidden)]
+pub fn next_up(x: f32) -> f32 {
     value(key(x) + 1)
 }
 
 /// Solr adds `1e-6f` to every threshold it reads (`NODE_SPLIT_SLACK`) and compares `value <= t + 1e-6`: the float32
 /// `t` whose float32 sum with the slack is exactly `x`, if one exists, else the largest `t` whose sum stays below
 /// `x` (`false`: inexact).
-pub(crate) fn solr_threshold(x: f32) -> (f32, bool) {
+// pub for the tests in tests/unit/forest.rs; not API.
+#[doc(hidden)]
+pub fn solr_threshold(x: f32) -> (f32, bool) {
     const SLACK: f32 = 1e-6;
     let sum = |k: i64| value(k) + SLACK;
     let (mut lo, mut hi) = (key(-f32::MAX), key(x));
@@ -112,7 +116,9 @@ pub(crate) fn solr_threshold(x: f32) -> (f32, bool) {
     }
 }
 
-enum Cut {
+// pub for the tests in tests/unit/forest.rs; not API.
+#[doc(hidden)]
+pub enum Cut {
     /// Split raw values at this threshold.
     At(f32),
     /// Every value (the preprocessed feature is constant) goes left (`true`) or right.
@@ -120,7 +126,9 @@ enum Cut {
 }
 
 /// The raw threshold of a split on model column `column` at preprocessed `theta`.
-fn raw_cut(
+// pub for the tests in tests/unit/forest.rs; not API.
+#[doc(hidden)]
+pub fn raw_cut(
     pre: Option<&Preprocess>,
     column: usize,
     theta: f32,
@@ -788,50 +796,4 @@ fn es8(model: &ModelFile, f: &RawForest, target: Target, opts: &ExportOptions) -
         side_files: Vec::new(),
         notes,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn next_float_and_solr_slack_are_exact() {
-        assert_eq!(next_up(1.0), f32::from_bits(1.0f32.to_bits() + 1));
-        assert_eq!(next_up(-1.0), f32::from_bits((-1.0f32).to_bits() - 1));
-        assert!(next_up(0.0) > 0.0 && next_up(-0.0) == next_up(0.0));
-        assert_eq!(next_up(-f32::from_bits(1)), 0.0);
-        for x in [0.5f32, 3.25, -2.0, 0.0, 123456.7, 1e9, -7.5e-3, -1e-6] {
-            let (t, exact) = solr_threshold(x);
-            assert!(exact, "{x}");
-            assert_eq!(t + 1e-6f32, x, "{x}");
-        }
-        // Near 0 the floats around -1e-6 are coarser than those around x: no sum lands on it, the closest below.
-        let (t, exact) = solr_threshold(1e-7);
-        assert!(!exact && t + 1e-6f32 < 1e-7 && next_up(t) + 1e-6f32 > 1e-7);
-    }
-
-    #[test]
-    fn preprocessed_thresholds_map_back_to_raw_values_exactly() {
-        let mut p = Preprocess {
-            features: None,
-            log1p: vec![],
-            normalization: Some(ltr_data::Normalization::ZScore(ltr_data::ZScore {
-                mean: vec![3.0, 1.0],
-                std: vec![7.0, 0.0],
-            })),
-            raw_features: 2,
-        };
-        let f = |r: f32| p.transform_value(0, r).unwrap();
-        let theta = f(10.0);
-        let Ok(Cut::At(r)) = raw_cut(Some(&p), 0, theta) else {
-            panic!()
-        };
-        assert!(f(r) <= theta && f(next_up(r)) > theta);
-        // The constant feature: every value maps to 0.
-        assert!(matches!(raw_cut(Some(&p), 1, 0.5), Ok(Cut::Always(true))));
-        assert!(matches!(raw_cut(Some(&p), 1, -0.5), Ok(Cut::Always(false))));
-        p.normalization = None;
-        assert!(matches!(raw_cut(Some(&p), 0, 2.5), Ok(Cut::At(r)) if r == 2.5));
-        assert!(raw_cut(None, 0, f32::INFINITY).is_err());
-    }
 }

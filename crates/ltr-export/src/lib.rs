@@ -21,10 +21,19 @@
 //! let out = export(&model, Target::RankLib, &ExportOptions::default()).unwrap();
 //! assert!(out.model.ends_with("1:0.5 2:-1\n"));
 //! ```
+// Empty under `cfg(test)`: `cargo test --all-targets` builds the library's unit-test harness (an explicit target
+// selection ignores `test = false`), which would compile every module a second time. The unit tests are modules
+// of the integration binary instead (`tests/unit/`), which links the library (CONTRIBUTING.md, "CI time").
+#![cfg(not(test))]
 #![deny(missing_docs)]
 
-mod foreign_tree;
-mod forest;
+// pub for the tests in tests/unit/foreign_tree.rs; not API.
+#[doc(hidden)]
+pub mod foreign_tree;
+// pub for the tests in tests/unit/forest.rs; not API.
+#[doc(hidden)]
+#[allow(missing_debug_implementations)] // `Cut`, one split's threshold, has no use for `Debug`.
+pub mod forest;
 mod formats;
 mod import;
 mod import_lightgbm;
@@ -42,8 +51,12 @@ mod onnx_encoder;
 mod onnx_pb;
 mod ranklib;
 mod target;
-mod trees;
-mod ubjson;
+// pub for the tests in tests/unit/trees.rs; not API.
+#[doc(hidden)]
+pub mod trees;
+// pub for the tests in tests/unit/ubjson.rs; not API.
+#[doc(hidden)]
+pub mod ubjson;
 
 pub use formats::export;
 pub use import::{is_foreign_model, is_model_file, load_model, model_width, score_loaded};

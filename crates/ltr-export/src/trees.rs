@@ -19,7 +19,9 @@ pub struct RawStump {
 }
 
 /// f32 in its numeric order as an integer (−0 and +0 share 0).
-pub(crate) fn key(x: f32) -> i64 {
+// pub for the tests in tests/unit/trees.rs; not API.
+#[doc(hidden)]
+pub fn key(x: f32) -> i64 {
     let b = x.to_bits();
     if b >> 31 == 1 {
         -((b & 0x7fff_ffff) as i64)
@@ -29,7 +31,9 @@ pub(crate) fn key(x: f32) -> i64 {
 }
 
 /// The f32 at position `k` of [`key`]'s order (0 is +0).
-pub(crate) fn value(k: i64) -> f32 {
+// pub for the tests in tests/unit/trees.rs; not API.
+#[doc(hidden)]
+pub fn value(k: i64) -> f32 {
     if k >= 0 {
         f32::from_bits(k as u32)
     } else {
@@ -39,7 +43,9 @@ pub(crate) fn value(k: i64) -> f32 {
 
 /// The largest raw value `r` with `f(r) ≤ theta`, for a non-decreasing `f`; `None` when every or no finite raw
 /// value fires (the ranker is then a constant and changes no ranking).
-fn raw_threshold(f: impl Fn(f32) -> f32, theta: f32) -> Option<f32> {
+// pub for the tests in tests/unit/trees.rs; not API.
+#[doc(hidden)]
+pub fn raw_threshold(f: impl Fn(f32) -> f32, theta: f32) -> Option<f32> {
     let (mut lo, mut hi) = (key(-f32::MAX), key(f32::MAX));
     if f(value(lo)) > theta || f(value(hi)) <= theta {
         return None;
@@ -96,22 +102,4 @@ pub fn raw_stumps(model: &ModelFile, target: &str) -> Result<Vec<RawStump>> {
         });
     }
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn raw_thresholds_are_exact_on_float_boundaries() {
-        let f = |r: f32| ((r as f64 - 3.0) / 7.0) as f32;
-        let theta = f(10.0);
-        let t = raw_threshold(f, theta).unwrap();
-        assert!(f(t) <= theta && f(value(key(t) + 1)) > theta);
-        assert!(t >= 10.0);
-        assert_eq!(raw_threshold(|_| 0.0, 0.5), None);
-        assert_eq!(raw_threshold(|_| 0.0, -0.5), None);
-        assert_eq!(raw_threshold(|r| r, 0.0), Some(0.0));
-        assert_eq!(value(key(-2.5)), -2.5);
-    }
 }

@@ -184,11 +184,13 @@ impl DlaParams {
 ltr_core::param_guard!(DlaParams => DlaValidParams);
 
 /// The click sessions of a training set: per row its position and click weight, per session its first-position row.
-struct Sessions<'a> {
+// pub for the tests in tests/unit/dla.rs; not API.
+#[doc(hidden)]
+pub struct Sessions<'a> {
     data: &'a Dataset,
-    positions: &'a [u32],
+    pub positions: &'a [u32],
     /// Per row: the session's weight times the row's clicks (its label; 0 when not clicked).
-    clicks: Vec<f64>,
+    pub clicks: Vec<f64>,
     /// Per session: the row (within the session) shown at its first position.
     top: Vec<usize>,
     /// Positions: one more than the largest.
@@ -196,7 +198,7 @@ struct Sessions<'a> {
 }
 
 impl<'a> Sessions<'a> {
-    fn new(data: &'a Dataset, ctx: &FitContext<'_>) -> Result<Self> {
+    pub fn new(data: &'a Dataset, ctx: &FitContext<'_>) -> Result<Self> {
         let Some(positions) = data.positions() else {
             return Err(LtrError::param(
                 "debias",
@@ -262,19 +264,21 @@ fn log_sum_exp(x: impl Iterator<Item = f64> + Clone) -> f64 {
 
 /// The ranker's side of one epoch: the inverse-propensity weight of every row, the measures and the frozen ranking
 /// (LambdaRank's loss only), and the sum of the weighted clicks the loss is divided by.
-struct RankerStep<'a> {
-    s: &'a Sessions<'a>,
+// pub for the tests in tests/unit/dla.rs; not API.
+#[doc(hidden)]
+pub struct RankerStep<'a> {
+    pub s: &'a Sessions<'a>,
     /// Per row: its clicks times ω of its position.
-    weighted: Vec<f64>,
-    total: f64,
-    lambda: Option<(&'a [QueryMeasure], FrozenRanking)>,
-    sigma: f64,
+    pub weighted: Vec<f64>,
+    pub total: f64,
+    pub lambda: Option<(&'a [QueryMeasure], FrozenRanking)>,
+    pub sigma: f64,
 }
 
 impl RankerStep<'_> {
     /// Per session: the loss (not yet divided by `total`), and with `lambdas` the gradient with respect to the
     /// scores, divided by `total`.
-    fn losses(&self, scores: &[f64], lambdas: Option<&mut [f64]>) -> Vec<f64> {
+    pub fn losses(&self, scores: &[f64], lambdas: Option<&mut [f64]>) -> Vec<f64> {
         let data = self.s.data;
         let query = |q: usize, grad: Option<&mut [f64]>| -> f64 {
             let r = data.query_range(q);
@@ -335,7 +339,9 @@ fn softmax_loss(s: &[f64], a: &[f64], total: f64, grad: Option<&mut [f64]>) -> f
 
 /// The propensity tower's side: per row the click weight times ρ of its document (0 when not clicked) and
 /// their sum.
-struct PropensityStep<'a> {
+// pub for the tests in tests/unit/dla.rs; not API.
+#[doc(hidden)]
+pub struct PropensityStep<'a> {
     s: &'a Sessions<'a>,
     weighted: Vec<f64>,
     total: f64,
@@ -344,7 +350,7 @@ struct PropensityStep<'a> {
 impl PropensityStep<'_> {
     /// `ρ_i = e^{s_top − s_i}` (capped) times each row's clicks, at the ranker's `scores`. A session whose weights
     /// overflow (no cap, scores far apart) is left out.
-    fn new<'a>(s: &'a Sessions<'a>, scores: &[f64], max_weight: f64) -> PropensityStep<'a> {
+    pub fn new<'a>(s: &'a Sessions<'a>, scores: &[f64], max_weight: f64) -> PropensityStep<'a> {
         let data = s.data;
         let mut weighted = vec![0.0; data.n_docs()];
         let mut total = 0.0;
@@ -368,7 +374,7 @@ impl PropensityStep<'_> {
     }
 
     /// The loss at logits `phi` (divided by the total weight) and its gradient, summed in session order.
-    fn loss(&self, phi: &[f64], grad: Option<&mut [f64]>) -> f64 {
+    pub fn loss(&self, phi: &[f64], grad: Option<&mut [f64]>) -> f64 {
         let data = self.s.data;
         let positions = self.s.positions;
         let mut grad = grad;
@@ -582,138 +588,4 @@ pub fn dla_propensities(fitted: &Fitted) -> Option<Vec<f64>> {
         .iter()
         .map(serde_json::Value::as_f64)
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use ltr_core::ParamGuard;
-
-    /// Sessions of 4 positions over 3 features, clicks by hand.
-    fn sessions() -> Dataset {
-        let mut text = String::new();
-        let clicks = [[1, 0, 1, 0], [0, 1, 0, 0], [1, 1, 0, 1]];
-        for (q, c) in clicks.iter().enumerate() {
-            for (k, &c) in c.iter().enumerate() {
-                let f: Vec<f64> = (0..3)
-                    .map(|j| ((q * 7 + k * 3 + j) % 5) as f64 / 4.0)
-                    .collect();
-                text.push_str(&format!("{c} qid:{q} 1:{} 2:{} 3:{}\n", f[0], f[1], f[2]));
-            }
-        }
-        // One file per call: the tests run in parallel in one process, and a shared name let one test delete the
-        // file another was about to read.
-        static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let file = std::env::temp_dir().join(format!("ltr-dla-{}-{call}.txt", std::process::id()));
-        std::fs::write(&file, text).unwrap();
-        let ds = ltr_data::read_dataset(&file, &Default::default()).unwrap();
-        std::fs::remove_file(&file).unwrap();
-        ds.with_positions(vec![0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3])
-            .unwrap()
-            .with_query_weights(vec![2.0, 1.0, 3.0])
-            .unwrap()
-    }
-
-    #[test]
-    fn each_towers_gradient_is_the_gradient_of_its_loss() {
-        let data = sessions();
-        let ctx = FitContext::new(1);
-        let s = Sessions::new(&data, &ctx).unwrap();
-        let w: [f64; 3] = [0.3, -0.7, 1.1];
-        let phi: [f64; 4] = [0.0, -0.4, -0.9, -1.3];
-        // The ranker: both losses, ω from `phi`.
-        let lm = ListMeasure::new(Metric::Ndcg(Some(3)), Convention::STANDARD).unwrap();
-        let measures: Vec<_> = (0..3)
-            .map(|q| lm.query(&data.labels()[data.query_range(q)]).unwrap())
-            .collect();
-        for lambda in [false, true] {
-            let weighted: Vec<f64> = s
-                .clicks
-                .iter()
-                .zip(s.positions)
-                .map(|(&c, &k)| c * (phi[0] - phi[k as usize]).exp())
-                .collect();
-            let total: f64 = weighted.iter().sum();
-            let step = RankerStep {
-                s: &s,
-                weighted,
-                total,
-                lambda: lambda.then(|| (&measures[..], freeze(&data, &measures, &data.scores(&w)))),
-                sigma: 1.5,
-            };
-            let loss = |w: &[f64]| step.losses(&data.scores(w), None).iter().sum::<f64>() / total;
-            let mut lambdas = vec![0.0; data.n_docs()];
-            step.losses(&data.scores(&w), Some(&mut lambdas));
-            let g = data.transpose_times(&lambdas);
-            for j in 0..3 {
-                let (mut up, mut down) = (w, w);
-                up[j] += 1e-6;
-                down[j] -= 1e-6;
-                let fd = (loss(&up) - loss(&down)) / 2e-6;
-                assert!(
-                    (fd - g[j]).abs() < 1e-6,
-                    "lambda {lambda}, {j}: {fd} vs {}",
-                    g[j]
-                );
-            }
-        }
-        // The propensity tower, ρ from `w`, capped and not.
-        for cap in [0.0, 1.5] {
-            let tower = PropensityStep::new(&s, &data.scores(&w), cap);
-            let mut g = vec![0.0; 4];
-            tower.loss(&phi, Some(&mut g));
-            for k in 0..4 {
-                let (mut up, mut down) = (phi, phi);
-                up[k] += 1e-6;
-                down[k] -= 1e-6;
-                let fd = (tower.loss(&up, None) - tower.loss(&down, None)) / 2e-6;
-                assert!((fd - g[k]).abs() < 1e-6, "{k}: {fd} vs {}", g[k]);
-            }
-            // A shift of every logit changes nothing: the gradient sums to 0.
-            assert!(g.iter().sum::<f64>().abs() < 1e-12);
-        }
-    }
-
-    #[test]
-    fn sessions_without_positions_and_bad_settings_are_refused() {
-        let data = sessions();
-        let ctx = FitContext::new(1);
-        let plain = Dataset::new(
-            data.select_rows_matrix(&(0..12).collect::<Vec<_>>()),
-            data.labels().to_vec(),
-            data.query_offsets().to_vec(),
-            data.qids().to_vec(),
-        )
-        .unwrap();
-        let p = DlaParams::default().epochs(2).check().unwrap();
-        let e = p.fit(&plain, &ctx).unwrap_err().to_string();
-        assert!(e.contains("positions") && e.contains("--clicks"), "{e}");
-        for bad in [
-            DlaParams::default().max_weight(-1.0),
-            DlaParams::default().propensity_steps(0),
-            DlaParams::default().known_propensities(Some(vec![1.0, 0.0])),
-            DlaParams::default().epochs(0),
-        ] {
-            assert!(bad.clone().check().is_err(), "{bad:?}");
-        }
-        let short = DlaParams::default()
-            .known_propensities(Some(vec![1.0, 0.5]))
-            .check()
-            .unwrap();
-        let e = short.fit(&data, &ctx).unwrap_err().to_string();
-        assert!(
-            e.contains("2 propensities") && e.contains("4 positions"),
-            "{e}"
-        );
-        // Known propensities of 1 everywhere: the tower is not trained and reports them.
-        let naive = DlaParams::default()
-            .epochs(3)
-            .known_propensities(Some(vec![1.0; 4]))
-            .check()
-            .unwrap()
-            .fit(&data, &ctx)
-            .unwrap();
-        assert_eq!(dla_propensities(&naive).unwrap(), [1.0; 4]);
-    }
 }

@@ -23,14 +23,28 @@
 //! let fitted = params.fit(&train, &FitContext::new(1)).unwrap();
 //! assert!(fitted.report.objective.unwrap() > 0.5); // training NDCG@10
 //! ```
+// Empty under `cfg(test)`: `cargo test --all-targets` builds the library's unit-test harness (an explicit target
+// selection ignores `test = false`), which would compile every module a second time. The unit tests are modules
+// of the integration binary instead (`tests/unit/`), which links the library (CONTRIBUTING.md, "CI time").
+#![cfg(not(test))]
 #![deny(missing_docs)]
 
 mod adarank;
 mod coordinate_ascent;
-mod dla;
-mod lambdarank;
-mod line_search;
-mod measure;
+// pub for the tests in tests/unit/ (the library's unit tests, moved there so that it compiles once); not API.
+// Their state types (sessions, steps, rankings, the line-search problem) have no use for `Debug`.
+#[doc(hidden)]
+#[allow(missing_debug_implementations)]
+pub mod dla;
+#[doc(hidden)]
+#[allow(missing_debug_implementations)]
+pub mod lambdarank;
+#[doc(hidden)]
+#[allow(missing_debug_implementations)]
+pub mod line_search;
+#[doc(hidden)]
+#[allow(missing_debug_implementations)]
+pub mod measure;
 
 pub use adarank::{AdaRankParams, AdaRankValidParams};
 pub use coordinate_ascent::{CoordinateAscentParams, CoordinateAscentValidParams, LineSearch};

@@ -64,7 +64,9 @@ impl ListMeasure {
     }
 
     /// The per-query form for a query with these labels.
-    pub(crate) fn query(&self, labels: &[f32]) -> Result<QueryMeasure> {
+    // pub for the tests in tests/unit/measure.rs; not API.
+    #[doc(hidden)]
+    pub fn query(&self, labels: &[f32]) -> Result<QueryMeasure> {
         let c = &self.convention;
         let n = labels.len();
         let judged = |l: f32| l.is_finite();
@@ -188,20 +190,22 @@ impl ListMeasure {
 /// One query's measure: a weight per document (gain, relevance or stopping probability), the positions that
 /// count and the normaliser.
 #[derive(Debug, Clone)]
-pub(crate) struct QueryMeasure {
+// pub for the tests in tests/unit/measure.rs; not API.
+#[doc(hidden)]
+pub struct QueryMeasure {
     kind: Kind,
     pub(crate) weight: Vec<f64>,
     scale: f64,
     pub(crate) cut: usize,
     /// No order changes the value (no relevant document, all labels equal, a LETOR short list…).
-    pub(crate) constant: bool,
+    pub constant: bool,
     discount: Vec<f64>,
     /// The distinct document weights, increasing (the classes a line-search sweep counts).
     pub(crate) classes: Vec<f64>,
     /// Each document's index in `classes`.
     pub(crate) class_of: Vec<u32>,
     /// The value of every ranking when `constant`.
-    pub(crate) constant_value: f64,
+    pub constant_value: f64,
 }
 
 impl QueryMeasure {
@@ -277,7 +281,9 @@ impl QueryMeasure {
     }
 
     /// The value of the ranking `order` (documents by position, best first).
-    pub(crate) fn value(&self, order: &[u32]) -> f64 {
+    // pub for the tests in tests/unit/measure.rs; not API.
+    #[doc(hidden)]
+    pub fn value(&self, order: &[u32]) -> f64 {
         self.value_of(order.iter().copied())
     }
 
@@ -295,8 +301,9 @@ impl QueryMeasure {
     }
 
     /// A ranking that can exchange documents and report the change of the measure (the tests' oracle).
-    #[cfg(test)]
-    pub(crate) fn state(&self, order: Vec<u32>) -> RankingState<'_> {
+    // pub for the tests in tests/unit/measure.rs; not API.
+    #[doc(hidden)]
+    pub fn state(&self, order: Vec<u32>) -> RankingState<'_> {
         let mut pos = vec![0u32; order.len()];
         for (p, &d) in order.iter().enumerate() {
             pos[d as usize] = p as u32;
@@ -315,9 +322,10 @@ impl QueryMeasure {
     }
 }
 
-#[cfg(test)]
 /// A ranking of one query under a [`QueryMeasure`], updated by exchanges.
-pub(crate) struct RankingState<'a> {
+// pub for the tests in tests/unit/measure.rs; not API.
+#[doc(hidden)]
+pub struct RankingState<'a> {
     m: &'a QueryMeasure,
     order: Vec<u32>,
     pos: Vec<u32>,
@@ -325,16 +333,15 @@ pub(crate) struct RankingState<'a> {
     prefix: Vec<f64>,
 }
 
-#[cfg(test)]
 impl RankingState<'_> {
     /// Position of document `d`.
     #[inline]
-    pub(crate) fn pos(&self, d: u32) -> usize {
+    pub fn pos(&self, d: u32) -> usize {
         self.pos[d as usize] as usize
     }
 
     /// Exchange the documents at positions `p < q`; returns the change of the measure.
-    pub(crate) fn exchange(&mut self, p: usize, q: usize) -> f64 {
+    pub fn exchange(&mut self, p: usize, q: usize) -> f64 {
         let (a, b) = (self.order[p], self.order[q]);
         self.order.swap(p, q);
         self.pos[a as usize] = q as u32;
@@ -365,77 +372,5 @@ impl RankingState<'_> {
             self.prefix[r + 1] = prefix;
         }
         (new - old) * m.scale
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use ltr_metrics::evaluate_query;
-    use rand::seq::SliceRandom;
-    use rand::{Rng, SeedableRng};
-
-    const METRICS: &[&str] = &[
-        "NDCG@10", "NDCG@3", "NDCG", "DCG@5", "MAP", "MAP@5", "P@5", "P@20", "MRR", "MRR@3",
-        "ERR@10", "ERR",
-    ];
-
-    /// Scores that put `order` first-to-last without ties.
-    fn scores_of(order: &[u32]) -> Vec<f64> {
-        let mut s = vec![0.0; order.len()];
-        for (p, &d) in order.iter().enumerate() {
-            s[d as usize] = (order.len() - p) as f64;
-        }
-        s
-    }
-
-    #[test]
-    fn values_and_exchanges_agree_with_ltr_metrics() {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
-        for conv in Convention::ALL {
-            for name in METRICS {
-                let metric: Metric = name.parse().unwrap();
-                let lm = ListMeasure::new(metric, conv).unwrap();
-                for _ in 0..30 {
-                    let n = rng.random_range(1..25);
-                    let labels: Vec<f32> = (0..n).map(|_| rng.random_range(0..3) as f32).collect();
-                    let qm = lm.query(&labels).unwrap();
-                    let mut order: Vec<u32> = (0..n as u32).collect();
-                    order.shuffle(&mut rng);
-                    let want = evaluate_query(metric, &labels, &scores_of(&order), &conv).unwrap();
-                    assert!(
-                        (qm.value(&order) - want).abs() < 1e-12,
-                        "{name} {}",
-                        conv.name
-                    );
-                    let mut st = qm.state(order.clone());
-                    let mut value = want;
-                    for _ in 0..20 {
-                        let p = rng.random_range(0..n);
-                        let q = rng.random_range(0..n);
-                        if p == q {
-                            continue;
-                        }
-                        let (p, q) = (p.min(q), p.max(q));
-                        value += st.exchange(p, q);
-                        order.swap(p, q);
-                        let want =
-                            evaluate_query(metric, &labels, &scores_of(&order), &conv).unwrap();
-                        assert!(
-                            (value - want).abs() < 1e-9,
-                            "{name} {} after exchange",
-                            conv.name
-                        );
-                        assert_eq!(st.pos(order[p]), p);
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn unsupported_measures_are_refused_with_the_list() {
-        let e = ListMeasure::new("bpref".parse().unwrap(), Convention::STANDARD).unwrap_err();
-        assert!(e.to_string().contains("NDCG[@k]"), "{e}");
     }
 }

@@ -93,14 +93,18 @@ pub fn subtract(parent: &[Sums], child: &[Sums]) -> Vec<Sums> {
 const LANES: usize = 4;
 
 /// Leaves of fewer documents build one-byte histograms in one lane of their own size.
-const LANE_FROM_DOCS: usize = 2048;
+// pub for the tests in tests/unit/hist.rs; not API.
+#[doc(hidden)]
+pub const LANE_FROM_DOCS: usize = 2048;
 
 /// Leaves of at least this many documents build their histograms block by block ([`blocked_histograms`]).
 const BLOCKED_FROM_DOCS: usize = 32_768;
 
 /// Documents a block: their fixed-point gradients (16 bytes each, 64 KiB) stay in the second-level cache while each
 /// feature of a piece reads them.
-const DOC_BLOCK: usize = 4096;
+// pub for the tests in tests/unit/hist.rs; not API.
+#[doc(hidden)]
+pub const DOC_BLOCK: usize = 4096;
 
 /// Features a piece of [`blocked_histograms`]: their partial histograms (four lanes of 256 cells of 24 bytes, 24 KiB
 /// a one-byte feature) stay in the second-level cache from one block to the next.
@@ -108,7 +112,9 @@ const FEATURES_A_PIECE: usize = 8;
 
 /// Where each feature's bins sit in a leaf's flat histograms: feature position `p`'s cells are
 /// `cells[at[p]..at[p + 1]]`, `at[0] = 0`, one cell a bin.
-pub(crate) fn offsets(data: &Binned, feats: &[usize]) -> Vec<usize> {
+// pub for the tests in tests/unit/hist.rs; not API.
+#[doc(hidden)]
+pub fn offsets(data: &Binned, feats: &[usize]) -> Vec<usize> {
     let mut at = Vec::with_capacity(feats.len() + 1);
     at.push(0);
     for &k in feats {
@@ -152,7 +158,9 @@ impl HistPool {
 }
 
 /// Whether `docs` (ascending) are consecutive documents, at least one.
-pub(crate) fn contiguous(docs: &[u32]) -> bool {
+// pub for the tests in tests/unit/hist.rs; not API.
+#[doc(hidden)]
+pub fn contiguous(docs: &[u32]) -> bool {
     match (docs.first(), docs.last()) {
         (Some(&f), Some(&l)) => (l - f) as usize + 1 == docs.len(),
         _ => false,
@@ -160,7 +168,9 @@ pub(crate) fn contiguous(docs: &[u32]) -> bool {
 }
 
 /// The fixed-point gradients and hessians of `docs`, in their order, and whether `docs` are consecutive documents.
-pub(crate) fn gather(docs: &[u32], gh: &[[i64; 2]]) -> (Vec<[i64; 2]>, bool) {
+// pub for the tests in tests/unit/hist.rs; not API.
+#[doc(hidden)]
+pub fn gather(docs: &[u32], gh: &[[i64; 2]]) -> (Vec<[i64; 2]>, bool) {
     let leaf_gh: Vec<[i64; 2]> = docs.iter().map(|&i| gh[i as usize]).collect();
     (leaf_gh, contiguous(docs))
 }
@@ -182,7 +192,9 @@ pub(crate) fn by_feature(
 
 /// The histogram of kept feature `k` over a leaf of `docs` (`leaf_gh` in the same order, `contiguous` as
 /// [`gather`] says), written into `out` (its `n_bins(k)` cells).
-pub(crate) fn feature_histogram(
+// pub for the tests in tests/unit/hist.rs; not API.
+#[doc(hidden)]
+pub fn feature_histogram(
     data: &Binned,
     k: usize,
     docs: &[u32],
@@ -222,7 +234,9 @@ thread_local! {
 /// the flat `out` (positions `at` of [`offsets`]). The documents' fixed-point gradients and hessians are gathered
 /// once into a contiguous array; each feature then adds them into [`LANES`] partial histograms.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn histograms(
+// pub for the tests in tests/unit/hist.rs; not API.
+#[doc(hidden)]
+pub fn histograms(
     data: &Binned,
     rows: Option<&Rows>,
     feats: &[usize],
@@ -286,7 +300,9 @@ pub(crate) fn map_items<T: Send, R: Send>(
 /// pass). Instead each parallel piece of [`FEATURES_A_PIECE`] features walks the documents in blocks of
 /// [`DOC_BLOCK`] and adds each block to all its features while the block is in cache. The sums are integers, so the
 /// histograms are those of [`feature_histogram`], bit for bit.
-fn blocked_histograms(
+// pub for the tests in tests/unit/hist.rs; not API.
+#[doc(hidden)]
+pub fn blocked_histograms(
     data: &Binned,
     feats: &[usize],
     docs: &[u32],
@@ -443,7 +459,9 @@ fn add_narrow(
 }
 
 /// Documents (of a scattered leaf) from which its histograms are built from [`Rows`].
-const ROWS_FROM_DOCS: usize = 4096;
+// pub for the tests in tests/unit/hist.rs; not API.
+#[doc(hidden)]
+pub const ROWS_FROM_DOCS: usize = 4096;
 
 /// Bin cells (documents × features) from which the training data keeps the row-major copy [`Rows`] (33.5 M: 247 k
 /// documents of 136 features): below it the columns stay in the caches and the column passes were as fast
@@ -458,7 +476,9 @@ pub const ROWS_FROM_CELLS: usize = 1 << 25;
 /// `documents × 136` bytes. Each parallel piece of the leaf adds its documents to its own histograms of every
 /// feature (one cell a feature a document: consecutive documents touch cells 256 apart, so no lanes are needed);
 /// the pieces' integer sums are then added, which gives the column passes' histograms bit for bit.
-pub(crate) struct Rows {
+// pub for the tests in tests/unit/hist.rs; not API.
+#[doc(hidden)]
+pub struct Rows {
     nf: usize,
     bytes: Vec<u8>,
 }
@@ -503,7 +523,7 @@ impl Rows {
 
     /// The rows of `data` (`n_docs` documents) whatever its size; `None` unless every column is one byte a
     /// document.
-    fn build(data: &Binned, n_docs: usize) -> Option<Self> {
+    pub fn build(data: &Binned, n_docs: usize) -> Option<Self> {
         let nf = data.bins.len();
         let narrow: Option<Vec<&[u8]>> = data
             .bins
@@ -538,12 +558,12 @@ impl Rows {
     /// Whether a scattered leaf of `docs` documents over `feats` builds its histograms from the rows: a leaf
     /// large enough to pay for clearing a histogram of every feature, with most features kept (the rows hold
     /// them all).
-    fn serves(&self, feats: &[usize], docs: usize) -> bool {
+    pub fn serves(&self, feats: &[usize], docs: usize) -> bool {
         docs >= ROWS_FROM_DOCS && 2 * feats.len() >= self.nf
     }
 
     /// The histograms of `feats` over `docs` (`gh` in the same order), from the rows.
-    fn histograms(
+    pub fn histograms(
         &self,
         data: &Binned,
         feats: &[usize],
@@ -577,167 +597,5 @@ impl Rows {
                 })
                 .collect()
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::Scale;
-
-    /// One query of `n` documents whose feature `f` of document `i` is `value(i, f)`, binned into at most `max_bin`
-    /// bins.
-    fn binned(
-        n: usize,
-        features: usize,
-        max_bin: usize,
-        value: impl Fn(usize, usize) -> f32,
-    ) -> Binned {
-        let x = ndarray::Array2::from_shape_fn((n, features), |(i, f)| value(i, f));
-        let ds = ltr_data::Dataset::new(
-            ltr_data::FeatureMatrix::Dense(x),
-            vec![0.0; n],
-            vec![0, n],
-            vec!["1".into()],
-        )
-        .unwrap();
-        Binned::new(
-            &ds,
-            &crate::bins::BinSpec::with_max_bin(max_bin),
-            &crate::ranks::Layout::single(&ds),
-            &ltr_core::SingleProcess,
-        )
-        .unwrap()
-    }
-
-    /// Fixed-point gradients and hessians of `n` documents, spread over both signs and over [0, 1].
-    fn spread_gradients(n: usize) -> Vec<[i64; 2]> {
-        let scale = Scale::new(0.5, 1.0, n);
-        (0..n)
-            .map(|i| {
-                scale.quantise(
-                    ((i * 37) % 1001) as f64 / 1000.0 - 0.5,
-                    (i % 7) as f64 / 6.0,
-                )
-            })
-            .collect()
-    }
-
-    /// One feature's histogram ([`feature_histogram`]: one lane for a small leaf, four 256-cell lanes for a larger
-    /// one-byte column, lanes of the bin count for a two-byte one) equals the plain histogram, on contiguous and
-    /// scattered leaves below and above [`LANE_FROM_DOCS`] whose sizes are and are not multiples of four, written
-    /// over a buffer that held something else (the pool's), and through [`histograms`] into flat buffers.
-    #[test]
-    fn feature_histograms_equal_plain_histograms() {
-        let n = LANE_FROM_DOCS + 1500;
-        let data = binned(n, 3, 1000, |i, f| match f {
-            0 => ((i * 7919 + i / 3) % 200) as f32,
-            1 => (i * 104_729 % 3000) as f32,
-            _ => ((i * 31) % 97) as f32 * 0.5,
-        });
-        assert!(matches!(data.bins[1], BinColumn::Wide(_)));
-        let gh = spread_gradients(n);
-        let feats: Vec<usize> = (0..data.bins.len()).collect();
-        let at = offsets(&data, &feats);
-        for (first, len, every) in [
-            (0, n, 1),
-            (3, 10, 1),
-            (5, 7, 1),
-            (0, n, 3),
-            (1, n - 1, 2),
-            (2, 50, 11),
-            (7, LANE_FROM_DOCS + 13, 1),
-        ] {
-            let docs: Vec<u32> = (first..first + len)
-                .filter(|i| (i - first) % every == 0)
-                .map(|i| i as u32)
-                .collect();
-            let (leaf_gh, contiguous) = gather(&docs, &gh);
-            assert_eq!(contiguous, every == 1);
-            let mut flat = vec![Sums { g: 1, h: -2, n: 3 }; at[feats.len()]];
-            histograms(
-                &data,
-                None,
-                &feats,
-                &at,
-                &docs,
-                &gh,
-                &ltr_core::SingleProcess,
-                &mut flat,
-            )
-            .unwrap();
-            for &k in &feats {
-                let plain = match &data.bins[k] {
-                    BinColumn::Narrow(c) => histogram(c, data.n_bins(k), &docs, &gh),
-                    BinColumn::Wide(c) => histogram(c, data.n_bins(k), &docs, &gh),
-                };
-                let mut one = vec![Sums { g: 5, h: 5, n: 5 }; data.n_bins(k)];
-                feature_histogram(&data, k, &docs, contiguous, &leaf_gh, &mut one);
-                assert_eq!(one, plain, "feature {k}, leaf {first} {len} {every}");
-                assert_eq!(&flat[at[k]..at[k + 1]], &plain[..], "flat, feature {k}");
-            }
-        }
-    }
-
-    /// Large leaves' histograms, built block by block over pieces of features, equal the plain per-feature ones on
-    /// one-byte and two-byte columns (with a NaN bin), contiguous and scattered leaves, sizes that are not multiples
-    /// of the block.
-    #[test]
-    fn blocked_histograms_equal_plain_histograms() {
-        let n = 3 * DOC_BLOCK + 1234;
-        let data = binned(n, 10, 1000, |i, f| match f {
-            0 => ((i * 7919 + i / 3) % 200) as f32,
-            1 => (i * 104_729 % 3000) as f32,
-            2 if i % 13 == 0 => f32::NAN,
-            _ => ((i * (f + 3) * 31) % 97) as f32 * 0.5,
-        });
-        assert!(matches!(data.bins[1], BinColumn::Wide(_)));
-        let gh = spread_gradients(n);
-        let feats: Vec<usize> = (0..data.bins.len()).collect();
-        for (first, len, every) in [(0, n, 1), (5, n - 9, 1), (1, n - 1, 3)] {
-            let docs: Vec<u32> = (first..first + len)
-                .filter(|i| (i - first) % every == 0)
-                .map(|i| i as u32)
-                .collect();
-            let leaf_gh: Vec<[i64; 2]> = docs.iter().map(|&i| gh[i as usize]).collect();
-            let blocked = blocked_histograms(&data, &feats, &docs, every == 1, &leaf_gh);
-            for (&k, h) in feats.iter().zip(&blocked) {
-                let plain = match &data.bins[k] {
-                    BinColumn::Narrow(c) => histogram(c, data.n_bins(k), &docs, &gh),
-                    BinColumn::Wide(c) => histogram(c, data.n_bins(k), &docs, &gh),
-                };
-                assert_eq!(*h, plain, "feature {k}, leaf {first} {len} {every}");
-            }
-        }
-    }
-
-    /// Histograms from rows equal the column passes' on scattered leaves (a NaN bin included), for every feature and
-    /// for a subset of them.
-    #[test]
-    fn row_histograms_equal_column_histograms() {
-        let n = 3 * ROWS_FROM_DOCS + 777;
-        let data = binned(n, 7, 255, |i, f| match f {
-            0 => ((i * 7919 + i / 3) % 200) as f32,
-            2 if i % 13 == 0 => f32::NAN,
-            _ => ((i * (f + 3) * 31) % 97) as f32 * 0.5,
-        });
-        let rows = Rows::build(&data, n).expect("one-byte columns");
-        let gh = spread_gradients(n);
-        let all: Vec<usize> = (0..data.bins.len()).collect();
-        let most: Vec<usize> = all.iter().copied().filter(|&k| k != 1).collect();
-        for feats in [&all, &most] {
-            for every in [2, 3] {
-                let docs: Vec<u32> = (1..n as u32).filter(|i| i % every != 0).collect();
-                assert!(rows.serves(feats, docs.len()));
-                let leaf_gh: Vec<[i64; 2]> = docs.iter().map(|&i| gh[i as usize]).collect();
-                let by_rows = rows.histograms(&data, feats, &docs, &leaf_gh);
-                for (&k, h) in feats.iter().zip(&by_rows) {
-                    let BinColumn::Narrow(c) = &data.bins[k] else {
-                        unreachable!("one-byte columns")
-                    };
-                    assert_eq!(*h, histogram(c, data.n_bins(k), &docs, &gh), "feature {k}");
-                }
-            }
-        }
     }
 }

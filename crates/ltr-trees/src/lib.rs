@@ -29,14 +29,23 @@
 //! let fitted = p.check().unwrap().fit(&ds, &FitContext::new(1)).unwrap();
 //! assert_eq!(fitted.model.score_dataset(&ds).len(), ds.n_docs());
 //! ```
+// Empty under `cfg(test)`: `cargo test --all-targets` builds the library's unit-test harness (an explicit target
+// selection ignores `test = false`), which would compile every module a second time. The unit tests are modules
+// of the integration binary instead (`tests/unit/`), which links the library (CONTRIBUTING.md, "CI time").
+#![cfg(not(test))]
 #![deny(missing_docs)]
 
-mod bins;
+// pub for the tests in tests/unit/ (the library's unit tests, moved there so that it compiles once); not API.
+#[doc(hidden)]
+pub mod bins;
 mod boost;
 mod grow;
-mod hist;
+#[doc(hidden)]
+#[allow(missing_debug_implementations)] // `Rows`, a build buffer, has no use for `Debug`.
+pub mod hist;
 mod objective;
-mod ranks;
+#[doc(hidden)]
+pub mod ranks;
 
 pub use bins::{bin_bounds, BIN_SAMPLE_DOCS, MAX_BIN, MIN_DATA_IN_BIN};
 pub use boost::{

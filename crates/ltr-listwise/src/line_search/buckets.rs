@@ -8,9 +8,9 @@ use super::line::{from_key, push_sorted, Choice, Line, RunLine};
 
 /// Buffers one restart reuses for all its line searches.
 #[derive(Debug, Default)]
-pub(crate) struct LineScratch {
-    pub(super) changes: Vec<(u64, f64)>,
-    pub(super) buckets: BucketScratch,
+pub struct LineScratch {
+    pub changes: Vec<(u64, f64)>,
+    pub buckets: BucketScratch,
     pub(super) line: Line,
     /// What this restart's lines exchanged across ranks.
     pub exchanged: Exchanged,
@@ -18,7 +18,7 @@ pub(crate) struct LineScratch {
 
 /// What the line searches of a distributed run exchanged (every rank receives the same).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Exchanged {
+pub struct Exchanged {
     /// Lines built across ranks.
     pub lines: u64,
     /// Of them, lines built from bucket statistics.
@@ -113,7 +113,7 @@ pub(super) fn line_by_buckets<'s>(
 }
 
 /// Fewer changes than this are simply sorted: bucketing would not pay.
-pub(super) const PRUNE_FROM: usize = 8192;
+pub const PRUNE_FROM: usize = 8192;
 
 /// A bucket's best is compared with the best boundary value less this, so that rounding in the bucket sums never
 /// drops the interval the whole line would choose (values are means of measures in [0, 1]).
@@ -145,7 +145,7 @@ fn bucket_ids(splitters: &[u64], real: usize, changes: &[(u64, f64)], ids: &mut 
 
 /// Buffers of [`pruned_line`].
 #[derive(Debug, Default)]
-pub(crate) struct BucketScratch {
+pub struct BucketScratch {
     sample: Vec<u64>,
     splitters: Vec<u64>,
     of_change: Vec<u32>,
@@ -157,7 +157,7 @@ pub(crate) struct BucketScratch {
     /// Splitters before the padding to a power of two.
     real: usize,
     /// How many changes the last line kept (sorted and summed one by one).
-    pub(super) kept: usize,
+    pub kept: usize,
 }
 
 /// The changes whose keys fall between two splitters.

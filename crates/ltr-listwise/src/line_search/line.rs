@@ -3,7 +3,7 @@
 
 /// The measure as a step function of one coordinate's weight.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct Line {
+pub struct Line {
     /// Where the value changes, increasing.
     pub breakpoints: Vec<f64>,
     /// Mean measure on each interval: `values[i]` holds between `breakpoints[i−1]` and `breakpoints[i]`.
@@ -12,7 +12,7 @@ pub(crate) struct Line {
 
 /// What the best point of a line is judged by.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Choice {
+pub struct Choice {
     /// The coordinate's current weight: among equally good intervals the nearest one wins, and an interval that
     /// contains it keeps it.
     pub current: f64,
@@ -85,7 +85,7 @@ pub(super) fn from_key(key: u64) -> f64 {
 impl Choice {
     /// The admissible part of the interval (lo, hi) — its lower end, raised to 0 for non-negative weights — and the
     /// point of it a step goes to; `None` when no point of it is admissible.
-    pub(super) fn point(&self, lo: f64, hi: f64) -> Option<(f64, f64)> {
+    pub fn point(&self, lo: f64, hi: f64) -> Option<(f64, f64)> {
         let mut lo = lo;
         if self.non_negative {
             if hi <= 0.0 {
@@ -106,7 +106,7 @@ impl Line {
     /// The best point of the line under `choice`: `(t, mean measure there, objective = measure − penalty)`.
     /// `None` when no interval is admissible (non-negative weights and every breakpoint below 0 is impossible,
     /// so in practice always `Some`).
-    pub(crate) fn best(&self, choice: &Choice) -> Option<(f64, f64, f64)> {
+    pub fn best(&self, choice: &Choice) -> Option<(f64, f64, f64)> {
         let m = self.breakpoints.len();
         let mut best: Option<(f64, f64, f64, f64)> = None; // (objective, distance, t, value)
         for i in 0..=m {

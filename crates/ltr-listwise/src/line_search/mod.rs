@@ -18,22 +18,27 @@ use crate::measure::{ListMeasure, QueryMeasure};
 mod buckets;
 mod line;
 mod query;
-#[cfg(test)]
-mod tests;
 
-pub(crate) use buckets::{Exchanged, LineScratch};
-pub(crate) use line::{Choice, Line};
+pub(crate) use buckets::Exchanged;
+// pub for the tests in tests/unit/line_search.rs; not API.
+#[doc(hidden)]
+pub use buckets::{LineScratch, PRUNE_FROM};
+// pub for the tests in tests/unit/line_search.rs; not API.
+#[doc(hidden)]
+pub use line::{Choice, Line};
 
-use buckets::{line_by_buckets, pruned_line, BUCKETS_FROM, PRUNE_FROM};
+use buckets::{line_by_buckets, pruned_line, BUCKETS_FROM};
 use line::{full_line, to_key, RunLine};
 use query::{query_line, QueryScratch};
 
 /// Training data laid out for coordinate steps: each feature column contiguous, each query's measure ready.
-pub(crate) struct Problem<'a> {
+// pub for the tests in tests/unit/line_search.rs; not API.
+#[doc(hidden)]
+pub struct Problem<'a> {
     data: &'a Dataset,
     /// The feature values, read by column.
     cols: Columns<'a>,
-    queries: Vec<QueryMeasure>,
+    pub queries: Vec<QueryMeasure>,
     /// Runs of consecutive queries a line search hands to one task each.
     runs: Vec<std::ops::Range<usize>>,
     /// `varies[j · n_queries + q]`: feature j takes more than one value in query q (else that query's ranking, and
@@ -68,7 +73,7 @@ impl Columns<'_> {
 
 impl<'a> Problem<'a> {
     /// Lay out `data` for `measure`.
-    pub(crate) fn new(data: &'a Dataset, measure: &ListMeasure) -> Result<Self> {
+    pub fn new(data: &'a Dataset, measure: &ListMeasure) -> Result<Self> {
         let (n, d) = (data.n_docs(), data.n_features());
         let cols = match data.features() {
             FeatureMatrix::Dense(a) => Columns::Rows {
@@ -115,13 +120,13 @@ impl<'a> Problem<'a> {
 
     /// Run each line search and ranking on the calling thread: for callers that already keep every thread busy
     /// (restarts side by side), where splitting each line into tasks only adds rayon's overhead. Same results.
-    pub(crate) fn sequential(mut self) -> Self {
+    pub fn sequential(mut self) -> Self {
         self.parallel = false;
         self
     }
 
     /// The data.
-    pub(crate) fn data(&self) -> &'a Dataset {
+    pub fn data(&self) -> &'a Dataset {
         self.data
     }
 
@@ -140,7 +145,7 @@ impl<'a> Problem<'a> {
     }
 
     /// Feature column `j`, all documents.
-    pub(crate) fn column(&self, j: usize) -> Vec<f32> {
+    pub fn column(&self, j: usize) -> Vec<f32> {
         let mut out = Vec::with_capacity(self.data.n_docs());
         self.column_into(j, 0..self.data.n_docs(), &mut out);
         out
@@ -168,13 +173,12 @@ impl<'a> Problem<'a> {
     }
 
     /// Mean measure of the ranking by `scores` (ties in file order, as the LETOR scripts sort).
-    #[cfg(test)]
-    pub(crate) fn value(&self, scores: &[f64]) -> f64 {
+    pub fn value(&self, scores: &[f64]) -> f64 {
         self.per_query_values(scores).iter().sum::<f64>() / self.queries.len().max(1) as f64
     }
 
     /// The measure of each query ranked by `scores` (ties in file order).
-    pub(crate) fn per_query_values(&self, scores: &[f64]) -> Vec<f64> {
+    pub fn per_query_values(&self, scores: &[f64]) -> Vec<f64> {
         let mut out = Vec::new();
         self.per_query_values_into(scores, &mut out);
         out
@@ -228,8 +232,7 @@ impl<'a> Problem<'a> {
     }
 
     /// The measure along coordinate `j` given the current `scores` and the coordinate's weight `wj`.
-    #[cfg(test)]
-    pub(crate) fn line(&self, scores: &[f64], j: usize, wj: f64) -> Line {
+    pub fn line(&self, scores: &[f64], j: usize, wj: f64) -> Line {
         let mut scratch = LineScratch::default();
         let current = self.per_query_values(scores);
         self.line_into(scores, &current, j, wj, None, &mut scratch);
@@ -243,7 +246,7 @@ impl<'a> Problem<'a> {
     /// cannot move along the coordinate keeps it. With a `choice`, the line is only exact where it can hold the
     /// best point under that choice ([`pruned_line`]): elsewhere it reads −∞, so [`Line::best`] gives what it gives
     /// on the whole line.
-    pub(crate) fn line_into<'s>(
+    pub fn line_into<'s>(
         &self,
         scores: &[f64],
         current: &[f64],
@@ -325,7 +328,7 @@ impl<'a> Problem<'a> {
     /// gathered and summed in the single-process order (the single-process mean, bit for bit); above, each rank
     /// sums its own and the ranks' sums are added in rank order, so a rank receives two numbers instead of one per
     /// query (at 1 B documents, 8 M queries: 64 MB twice per coordinate step).
-    pub(crate) fn mean_over_ranks(&self, per_query: &[f64], comm: &dyn Allreduce) -> Result<f64> {
+    pub fn mean_over_ranks(&self, per_query: &[f64], comm: &dyn Allreduce) -> Result<f64> {
         mean_over_ranks(per_query, comm, MEAN_GATHERED_UP_TO)
     }
 
@@ -440,7 +443,13 @@ impl LineExchange {
 const MEAN_GATHERED_UP_TO: usize = 1 << 20;
 
 /// [`Problem::mean_over_ranks`] with the gathering bound `gathered_up_to`.
-fn mean_over_ranks(per_query: &[f64], comm: &dyn Allreduce, gathered_up_to: usize) -> Result<f64> {
+// pub for the tests in tests/unit/line_search.rs; not API.
+#[doc(hidden)]
+pub fn mean_over_ranks(
+    per_query: &[f64],
+    comm: &dyn Allreduce,
+    gathered_up_to: usize,
+) -> Result<f64> {
     let own = per_query.iter().sum::<f64>();
     if comm.size() == 1 {
         return Ok(own / per_query.len().max(1) as f64);

@@ -1,8 +1,10 @@
-//! The line search's tests: each line's best point against brute force, the pruned line against the whole one,
+//! Tests of `src/line_search/`: each line's best point against brute force, the pruned line against the whole one,
 //! and the mean over ranks.
 
-use super::*;
+use ltr_core::Allreduce;
 use ltr_data::{generate_letor_like, SyntheticConfig};
+use ltr_listwise::line_search::*;
+use ltr_listwise::*;
 use ltr_metrics::{Convention, Metric};
 
 /// Brute force: the measure at the midpoint of every interval between consecutive crossings, by sorting.

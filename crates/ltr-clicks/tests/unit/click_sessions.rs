@@ -1,0 +1,136 @@
+//! Tests of `src/click_sessions.rs`.
+
+use ltr_clicks::*;
+use ltr_data::Dataset;
+
+/// Two queries of three documents a0..a2 and b0..b2; feature 1 is ten times the row number.
+fn features() -> Dataset {
+    let mut text = String::new();
+    for (i, id) in ["a0", "a1", "a2", "b0", "b1", "b2"].iter().enumerate() {
+        let q = if i < 3 { "qa" } else { "qb" };
+        text.push_str(&format!("0 qid:{q} 1:{} 2:1 #docid = {id}\n", i * 10));
+    }
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), text).unwrap();
+    ltr_data::read_dataset(file.path(), &Default::default()).unwrap()
+}
+
+/// A session showing `docs` of `qid` at ranks 1, 2, … with `clicks`.
+fn session(id: u64, qid: &str, docs: &[&str], clicks: &[bool]) -> Vec<ClickRecord> {
+    docs.iter()
+        .zip(clicks)
+        .enumerate()
+        .map(|(k, (d, &c))| ClickRecord {
+            session: id,
+            qid: qid.into(),
+            docid: (*d).into(),
+            rank: k as u32 + 1,
+            clicked: c,
+            propensity: None,
+            production_rank: None,
+        })
+        .collect()
+}
+
+fn error(log: &[ClickRecord]) -> String {
+    click_session_set(log, &features()).unwrap_err().to_string()
+}
+
+#[test]
+fn identical_sessions_are_one_weighted_query_with_positions() {
+    let f = features();
+    let mut log = Vec::new();
+    for id in 0..3 {
+        log.extend(session(
+            id,
+            "qa",
+            &["a2", "a0", "a1"],
+            &[false, true, false],
+        ));
+    }
+    log.extend(session(
+        3,
+        "qa",
+        &["a2", "a0", "a1"],
+        &[false, false, false],
+    ));
+    log.extend(session(4, "qb", &["b1", "b0"], &[true, true]));
+    log.extend(session(5, "qa", &["a2", "a0", "a1"], &[true, false, true]));
+    let (ds, stats) = click_session_set(&log, &f).unwrap();
+    assert_eq!(
+        stats,
+        SessionSetStats {
+            sessions: 6,
+            sessions_without_clicks: 1,
+            clicks: 7,
+            queries: 3
+        }
+    );
+    // Ordered by displayed rows, then clicks: qa's two patterns (no click first at rank 1), then qb's.
+    assert_eq!(ds.qids(), ["qa", "qa", "qb"]);
+    assert_eq!(ds.query_weights().unwrap(), [3.0, 1.0, 1.0]);
+    assert_eq!(ds.labels(), [0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 1.0]);
+    assert_eq!(ds.positions().unwrap(), [0, 1, 2, 0, 1, 2, 0, 1]);
+    let first: Vec<f32> = (0..ds.n_docs()).map(|i| ds.row(i).get(0)).collect();
+    assert_eq!(ds.docids().unwrap().get(0), "a2");
+    assert_eq!(first, [20.0, 0.0, 10.0, 20.0, 0.0, 10.0, 40.0, 30.0]);
+    // The order of the sessions in the log does not matter.
+    let mut reordered = session(9, "qb", &["b1", "b0"], &[true, true]);
+    reordered.extend(log[..12].iter().cloned());
+    reordered.extend(log[14..].iter().cloned());
+    assert_eq!(click_session_set(&reordered, &f).unwrap().0, ds);
+}
+
+#[test]
+fn sessions_that_do_not_hold_together_are_refused_naming_the_session() {
+    let mut bad = session(7, "qa", &["a0", "a1", "a2"], &[true, false, false]);
+    bad[2].rank = 2;
+    assert!(error(&bad).contains("session 7") && error(&bad).contains("two documents at rank 2"));
+    bad[2].rank = 5;
+    assert!(
+        error(&bad).contains("at rank 5 but shows 3 documents"),
+        "{}",
+        error(&bad)
+    );
+    let twice = session(8, "qa", &["a0", "a1", "a0"], &[true, false, false]);
+    assert!(error(&twice).contains("displays document a0 twice"));
+    let missing = session(9, "qa", &["a0", "b1"], &[true, false]);
+    assert!(error(&missing).contains("b1 of query qa, which the feature file lacks"));
+    let mut two_queries = session(10, "qa", &["a0", "a1"], &[true, false]);
+    two_queries[1].qid = "qb".into();
+    assert!(error(&two_queries).contains("two queries"));
+    let mut split = session(11, "qa", &["a0", "a1"], &[true, false]);
+    split.extend(session(12, "qb", &["b0", "b1"], &[true, false]));
+    split.extend(session(11, "qa", &["a0", "a1"], &[true, false]));
+    assert!(error(&split).contains("session 11") && error(&split).contains("again"));
+    let no_click = session(13, "qa", &["a0", "a1"], &[false, false]);
+    assert!(error(&no_click).contains("no click"));
+}
+
+#[test]
+fn position_files_are_read_and_bad_lines_named() {
+    let dir = std::env::temp_dir().join(format!("ltr-position-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = features();
+    let read = |text: &str| {
+        let path = dir.join("train.txt.position");
+        std::fs::write(&path, text).unwrap();
+        read_position_file(&path, &f).map_err(|e| e.to_string())
+    };
+    assert_eq!(read("0\n1\n2\n2\n0\n1\n").unwrap(), [0, 1, 2, 2, 0, 1]);
+    let err = read("0\n1\n-2\n0\n1\n2\n").unwrap_err();
+    assert!(
+        err.contains("train.txt.position:3: a negative position"),
+        "{err}"
+    );
+    let err = read("0\n1\nx\n0\n1\n2\n").unwrap_err();
+    assert!(err.contains(":3: not an integer"), "{err}");
+    let err = read("0\n1\n2\n0\n1\n").unwrap_err();
+    assert!(err.contains("5 positions for the 6 rows"), "{err}");
+    let err = read("0\n1\n2\n0\n1\n1\n").unwrap_err();
+    assert!(
+        err.contains(":6: query qb shows two documents at this position (the other on line 5)"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

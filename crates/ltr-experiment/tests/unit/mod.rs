@@ -1,0 +1,5 @@
+//! The tests of the library's modules, one file per module of `src/` (they were `#[cfg(test)]` modules there).
+
+mod cells;
+mod folds;
+mod html;

@@ -1,0 +1,11 @@
+//! ltr-listwise's integration tests: the learners' quality, and the tests of the library's modules.
+//!
+//! One module per file of tests/, all in one test binary. One module alone:
+//! `cargo test -p ltr-listwise --test integration <module>::`.
+//!
+//! `unit` holds the tests of the library's modules (one file per module of `src/`), which lived under
+//! `#[cfg(test)]` there: the library is compiled once in `cargo test --all-targets` (its root is
+//! `#![cfg(not(test))]`), not a second time as a unit-test harness.
+
+mod quality;
+mod unit;
