@@ -52,19 +52,19 @@ def main():
             cells[(m[1], m[3])].append((int(m[2]), d))
     gaps, worse = [], []
     for (s, eta), folds in sorted(cells.items(), key=lambda c: (list(NAMES).index(c[0][0]), float(c[0][1]))):
-        scores = {}
+        # A row's per-query scores over the folds that have it (the peers may be run on some folds only).
+        scores, row_folds = {}, {}
         for key, _, pattern in ROWS:
-            pooled = {}
+            pooled, have = {}, []
             for fold, d in folds:
                 path = f"{d}/{pattern.format(n=n)}"
-                if not os.path.exists(path):
-                    pooled = None
-                    break
-                pooled.update({f"{fold}/{q}": v for q, v in per_query(path).items()})
-            if pooled is not None:
-                scores[key] = pooled
+                if os.path.exists(path):
+                    pooled.update({f"{fold}/{q}": v for q, v in per_query(path).items()})
+                    have.append(fold)
+            if have:
+                scores[key], row_folds[key] = pooled, have
         keys = sorted(scores["none"])
-        mean = {k: sum(v[q] for q in keys) / len(keys) for k, v in scores.items()}
+        mean = {k: sum(v[q] for q in keys) / len(keys) for k, v in scores.items() if len(v) == len(keys)}
         fs = ", ".join(str(f) for f, _ in folds)
         print(f"\n**{NAMES[s]}, η = {eta}** (folds {fs}; {len(keys)} test queries; {int(n):,} sessions a fold)\n")
         print("| model | test NDCG@10 | p against naive | p against `reversed` |")
@@ -72,10 +72,18 @@ def main():
         for key, label, _ in ROWS:
             if key not in scores:
                 continue
-            pn = "" if key == "none" else f"{ttest(scores[key], scores['none'], keys):.2g}"
-            pr = "" if key == "reversed" else f"{ttest(scores[key], scores['reversed'], keys):.2g}"
-            best = "**" if key == "reversed" and mean["reversed"] > mean["ranknet"] else ""
-            print(f"| {label} | {best}{mean[key]:.4f}{best} | {pn} | {pr} |")
+            sub = sorted(scores[key])
+            pn = "" if key == "none" else f"{ttest(scores[key], scores['none'], sub):.2g}"
+            pr = "" if key == "reversed" else f"{ttest(scores[key], scores['reversed'], sub):.2g}"
+            if key in mean:
+                best = "**" if key == "reversed" and mean["reversed"] > mean["ranknet"] else ""
+                value = f"{best}{mean[key]:.4f}{best}"
+            else:
+                m = sum(scores[key][q] for q in sub) / len(sub)
+                r = sum(scores["reversed"][q] for q in sub) / len(sub)
+                on = ", ".join(map(str, row_folds[key]))
+                value = f"{m:.4f} (fold{'s' if len(row_folds[key]) > 1 else ''} {on}; `reversed` {r:.4f} there)"
+            print(f"| {label} | {value} | {pn} | {pr} |")
         gap = mean["reversed"] - mean["ranknet"]
         p = ttest(scores["reversed"], scores["ranknet"], keys)
         gaps.append(gap)
