@@ -1,5 +1,7 @@
 # Sourced by benches/click-estimate.sh, benches/debias-clicks.sh and benches/dla-linear.sh after they set `ltr`, `work` and `dataset`
 # (their first three arguments): the peer Python, the data, and the production ranker both scripts share.
+# DATASET: a folder with train.txt and test.txt, `web` (`ltr generate --profile web --queries 300 --seed 5`) or
+# `web:N` (the same with N queries).
 #
 # Sets `py` (the peer venv's Python), `here` (benches/), `data`, `train`, `test`, `nq` (training queries), `keep`
 # (1% of them, at least one) and trains `$work/production.json`, a RankSVM on the first `keep` training queries.
@@ -29,8 +31,11 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 py=$venv/bin/python
 mkdir -p "$work"
-if [ "$dataset" = web ]; then
-  [ -f "$work/data/train.txt" ] || "$ltr" generate --profile web --queries 300 --seed 5 --out "$work/data" 2>/dev/null
+if [ "$dataset" = web ] || [ "${dataset%%:*}" = web ]; then
+  # `web`: 300 queries (20,765 training documents); `web:N`: N queries (2700: about 200k documents).
+  queries=300
+  case $dataset in web:*) queries=${dataset#web:} ;; esac
+  [ -f "$work/data/train.txt" ] || "$ltr" generate --profile web --queries "$queries" --seed 5 --out "$work/data" 2>/dev/null
   data=$work/data
 else
   data=$dataset

@@ -4,8 +4,8 @@
 #
 # Usage: [CLICK_USER=USER] [SPEED=ROUNDS] [DEBIAS="D..."] [PEERS="P..."] benches/debias-clicks.sh LTR WORKDIR DATASET
 #        SESSIONS...
-#   DATASET: `web` (ltr generate --profile web --queries 300 --seed 5) or a folder with train.txt, vali.txt and
-#   test.txt (MQ2008 Fold1: ../shared/datasets/MQ2008/Fold1, whose files are train.txt, vali.txt, test.txt).
+#   DATASET: `web` (ltr generate --profile web --queries 300 --seed 5), `web:N` (the same with N queries) or a
+#   folder with train.txt, vali.txt and test.txt (MQ2008 Fold1: ../shared/datasets/MQ2008/Fold1).
 #   CLICK_USER: `pbm` (the default: (1/k)^η, ε− 0.1, ε+ 1, top 10) or `ultra` (`ltr clicks simulate --preset
 #   ultra`: ULTRA's curve^η, ε− 0.1, ε+ 1, top 10), either with `:ETA` (default η = 1; `ultra:2`: the curve squared).
 #   SPEED=ROUNDS: after each log, ROUNDS times, time debiased lambdamart against plain lambdamart on the same rows
@@ -15,7 +15,7 @@
 # has ltr's lambdamart defaults without validation (100 trees); `debias=ips` is given the log's true propensities.
 # DEBIAS: the debiased lambdamart rows besides the naive control (default: position-factors pairwise
 # pairwise:reversed dla ips; `pairwise:LOSS` is debias=pairwise bias-loss=LOSS). PEERS: the peers of
-# debias_peers.py (default: lightgbm-naive lightgbm-position-bias xgboost-naive xgboost-unbiased).
+# debias_peers.py (default: lightgbm-naive lightgbm-position-bias xgboost-naive xgboost-unbiased; empty: none).
 # Test NDCG@10 (standard convention); p is the one-sided paired t-test over test queries of a row over the naive
 # control, and of ltr's debiased row over the peer beside it (two-sided).
 # Peers run in LTR_PEER_VENV, else the repository's .venv-peers, made when missing (benches/clicks-preamble.sh).
@@ -71,7 +71,7 @@ PY
 train shown --train "$work/shown.txt" --algo lambdamart
 echo "lambdamart on the judgments of the shown top 10: $(mean "$work/shown.eval.json")"
 read -r -a debiasers <<< "${DEBIAS:-position-factors pairwise pairwise:reversed dla ips}"
-read -r -a peers <<< "${PEERS:-lightgbm-naive lightgbm-position-bias xgboost-naive xgboost-unbiased}"
+read -r -a peers <<< "${PEERS-lightgbm-naive lightgbm-position-bias xgboost-naive xgboost-unbiased}"
 param() {
   case $1 in
     ips) echo "debias=ips propensities=$work/truth.tsv" ;;
