@@ -340,3 +340,64 @@ fn simd_kernels_are_pinnable() {
          its clones): {direct:?}"
     );
 }
+
+/// Every library and binary root is `#![cfg(not(test))]` and no `src/` file has a `cfg(test)` item: unit tests live in
+/// each crate's one integration binary (`tests/unit/`). `cargo test --all-targets`, CI's one build through clippy,
+/// compiles a unit-test harness of every root, tests or none; a root with its own unit tests is compiled a second
+/// time, whole, at the dev profile's opt-level (about 18 % of that build before the tests moved, CONTRIBUTING.md "CI
+/// time"). The workspace hack is `cargo hakari`'s stub and has nothing to compile.
+#[test]
+fn unit_tests_live_in_the_integration_binaries() {
+    let root = workspace_root();
+    let mut packages: Vec<PathBuf> = std::fs::read_dir(root.join("crates"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| !p.ends_with(WORKSPACE_HACK))
+        .collect();
+    packages.extend(["xtask", "xtask/lab", "python"].map(|p| root.join(p)));
+    let mut roots = vec![root.join("benches/lib.rs")];
+    let mut sources = roots.clone();
+    for dir in &packages {
+        let src = dir.join("src");
+        roots.extend(
+            ["lib.rs", "main.rs"]
+                .map(|f| src.join(f))
+                .into_iter()
+                .filter(|f| f.is_file()),
+        );
+        rust_files(&src, &mut sources);
+    }
+    let name = |f: &Path| f.strip_prefix(&root).unwrap_or(f).display().to_string();
+    // Written in parts so that this file does not match itself.
+    let empty_under_test = concat!("#![cfg(not(", "test))]");
+    let not_empty: Vec<String> = roots
+        .iter()
+        .filter(|f| {
+            !std::fs::read_to_string(f)
+                .unwrap()
+                .lines()
+                .any(|l| l.trim() == empty_under_test)
+        })
+        .map(|f| name(f))
+        .collect();
+    assert!(
+        not_empty.is_empty(),
+        "these roots lack `{empty_under_test}` (their unit-test harness would compile them again): {not_empty:?}"
+    );
+    let test_only = concat!("cfg(", "test)");
+    let mut found = Vec::new();
+    for f in &sources {
+        for (i, line) in std::fs::read_to_string(f).unwrap().lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("#[") && code.contains(test_only) {
+                found.push(format!("{}:{}", name(f), i + 1));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "`{test_only}` items in src/ (move the unit tests to the crate's tests/unit/, reaching private items through \
+         `#[doc(hidden)] pub`): {found:?}"
+    );
+}
