@@ -137,7 +137,7 @@ fn mpi_ranks_give_the_single_process_model_and_fail_cleanly() {
         "--param",
         "restarts=1",
         "--param",
-        "max-sweeps=2",
+        "max-sweeps=1",
     ];
     let boost = [
         "--algo",
@@ -171,7 +171,9 @@ fn mpi_ranks_give_the_single_process_model_and_fail_cleanly() {
 
     // Coordinate Ascent by bucket statistics (every MAP line here has over 8,192 crossing points): MPI's
     // MPI_MIN/MPI_MAX and rank-order sums give the thread backend's model at the same number of ranks, and the
-    // lines really went through buckets.
+    // lines really went through buckets. Three ranks only: a three-term rank-order sum and a middle rank cover
+    // what two ranks would (the 2-rank pair cost 6.6 of this binary's ~22 CPU-s; ltr-learn's
+    // tests/distributed.rs runs the thread backend's buckets at 2 and 3 ranks).
     let buckets = [
         "--algo",
         "coordinate-ascent",
@@ -184,13 +186,13 @@ fn mpi_ranks_give_the_single_process_model_and_fail_cleanly() {
         "--param",
         "exchange=buckets",
     ];
-    for ranks in [2, 3] {
+    for ranks in [3] {
         let threads = p(&format!("buckets-threads-{ranks}.json"));
         let mut args = vec![
             "train",
             "--distributed",
             "--ranks",
-            if ranks == 2 { "2" } else { "3" },
+            "3",
             "--train",
             s(&train),
             "--model",
