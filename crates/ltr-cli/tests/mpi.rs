@@ -186,7 +186,8 @@ fn mpi_ranks_give_the_single_process_model_and_fail_cleanly() {
         "--param",
         "exchange=buckets",
     ];
-    for ranks in [3] {
+    {
+        let ranks = 3;
         let threads = p(&format!("buckets-threads-{ranks}.json"));
         let mut args = vec![
             "train",
