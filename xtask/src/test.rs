@@ -255,6 +255,11 @@ fn log_file(root: &Path, name: &str) -> Result<PathBuf> {
     Ok(path)
 }
 
+/// A thread's outcome, its panic turned into an error naming `what` ran there.
+fn joined<T>(outcome: std::thread::Result<Result<T>>, what: &str) -> Result<T> {
+    outcome.unwrap_or_else(|_| Err(anyhow::anyhow!("the thread running {what} panicked")))
+}
+
 /// Print a log of the work beside the tests, framed by its name and outcome.
 fn print_log(name: &str, path: &Path, outcome: &Result<()>) {
     let text = std::fs::read_to_string(path).unwrap_or_default();
@@ -333,10 +338,7 @@ pub fn run(root: &Path, parts: Parts) -> Result<()> {
     if let Err(e) = built {
         // Nothing left running behind the error: the venv's pip finishes (its log is printed too).
         if let Some(h) = venv_beside {
-            let outcome = h
-                .join()
-                .unwrap_or_else(|_| Err(anyhow::anyhow!("the venv thread panicked")))
-                .map(drop);
+            let outcome = joined(h.join(), "the venv").map(drop);
             print_log("Python venv", &python_log, &outcome);
         }
         return Err(e);
@@ -382,10 +384,10 @@ pub fn run(root: &Path, parts: Parts) -> Result<()> {
         running.recv().ok();
         let python = parts.python.then(|| {
             scope.spawn(|| {
-                let py = venv_beside
-                    .context("the venv was not started")?
-                    .join()
-                    .unwrap_or_else(|_| Err(anyhow::anyhow!("the venv thread panicked")))?;
+                let py = joined(
+                    venv_beside.context("the venv was not started")?.join(),
+                    "the venv",
+                )?;
                 python_tests(root, &py, parts, &lint_env, Out::Log(&python_log))
             })
         });
@@ -410,11 +412,10 @@ pub fn run(root: &Path, parts: Parts) -> Result<()> {
                 (Err(e), Err(d)) => Err(anyhow::anyhow!("{e:#}; {d:#}")),
             };
         }
-        let join = |h: std::thread::ScopedJoinHandle<'_, Result<()>>| {
-            h.join()
-                .unwrap_or_else(|_| Err(anyhow::anyhow!("the thread panicked")))
-        };
-        let beside = [python.map(|h| ("Python tests", python_log.as_path(), join(h)))];
+        let beside = [python.map(|h| {
+            let outcome = joined(h.join(), "the Python tests");
+            ("Python tests", python_log.as_path(), outcome)
+        })];
         Ok((rust, beside))
     })?;
     let mut failed = Vec::new();
