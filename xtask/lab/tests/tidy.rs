@@ -58,20 +58,21 @@ fn mentions(files: &[PathBuf], ident: &str) -> bool {
 
 const WORKSPACE_HACK: &str = "ltr-workspace-hack";
 
-#[test]
-fn every_declared_dependency_is_used() {
-    let root = workspace_root();
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root.join("crates"))
+/// The folder of every workspace member (`members` in the root `Cargo.toml`).
+fn workspace_packages(root: &Path) -> Vec<PathBuf> {
+    let mut packages: Vec<PathBuf> = std::fs::read_dir(root.join("crates"))
         .unwrap()
         .flatten()
         .map(|e| e.path())
         .collect();
-    dirs.extend([
-        root.join("xtask"),
-        root.join("xtask/lab"),
-        root.join("benches"),
-        root.join("python"),
-    ]);
+    packages.extend(["xtask", "xtask/lab", "benches", "python"].map(|p| root.join(p)));
+    packages
+}
+
+#[test]
+fn every_declared_dependency_is_used() {
+    let root = workspace_root();
+    let mut dirs = workspace_packages(&root);
     let mut unused = Vec::new();
     // The workspace-hack crate (`cargo hakari`) declares dependencies only to unify their features; every member
     // depends on it without naming it in code.
@@ -235,17 +236,12 @@ fn module_edges(module: &str, text: &str, known: &[String]) -> Vec<String> {
 #[test]
 fn no_module_imports_one_that_imports_it() {
     let root = workspace_root();
-    let mut srcs: Vec<PathBuf> = std::fs::read_dir(root.join("crates"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path().join("src"))
+    // The benches have no `src/` (their library is `benches/lib.rs`), so they drop out here.
+    let mut srcs: Vec<PathBuf> = workspace_packages(&root)
+        .into_iter()
+        .map(|p| p.join("src"))
         .filter(|p| p.is_dir())
         .collect();
-    srcs.extend([
-        root.join("xtask/src"),
-        root.join("xtask/lab/src"),
-        root.join("python/src"),
-    ]);
     srcs.sort();
     let mut circles = Vec::new();
     for src in srcs {
@@ -315,14 +311,8 @@ fn the_cli_stays_thin() {
 #[test]
 fn simd_kernels_are_pinnable() {
     let root = workspace_root();
-    let mut packages: Vec<PathBuf> = std::fs::read_dir(root.join("crates"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    packages.extend(["xtask", "xtask/lab", "benches", "python"].map(|p| root.join(p)));
     let mut files = Vec::new();
-    for dir in packages {
+    for dir in workspace_packages(&root) {
         rust_files(&dir, &mut files);
     }
     let macro_file = root.join("crates/ltr-data/src/simd.rs");
@@ -349,16 +339,13 @@ fn simd_kernels_are_pinnable() {
 #[test]
 fn unit_tests_live_in_the_integration_binaries() {
     let root = workspace_root();
-    let mut packages: Vec<PathBuf> = std::fs::read_dir(root.join("crates"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| !p.ends_with(WORKSPACE_HACK))
-        .collect();
-    packages.extend(["xtask", "xtask/lab", "python"].map(|p| root.join(p)));
+    // The benches' library is `benches/lib.rs`, beside the benchmarks, not under a `src/`.
     let mut roots = vec![root.join("benches/lib.rs")];
     let mut sources = roots.clone();
-    for dir in &packages {
+    for dir in workspace_packages(&root)
+        .iter()
+        .filter(|p| !p.ends_with(WORKSPACE_HACK) && !p.ends_with("benches"))
+    {
         let src = dir.join("src");
         roots.extend(
             ["lib.rs", "main.rs"]
