@@ -30,16 +30,18 @@ fn installed_mslr_and_yahoo_streams_are_run_with_the_papers_protocol() {
     std::fs::create_dir_all(root.path().join("yahoo")).unwrap();
     write_letor(&small(9, 700, 5), &root.path().join("yahoo/set1.train.txt")).unwrap();
     let out = tempfile::tempdir().unwrap();
+    let places = std::sync::Arc::new(xtask_lab::reproduce::Places::new(2));
     let ctx = Ctx {
-        benches: Vec::new(),
+        benches: Default::default(),
         synthetic: true,
         out: out.path().to_path_buf(),
-        cells: Cells::with_protocol(out.path().join("cells"), false),
+        cells: Cells::with_protocol(out.path().join("cells"), false, places.clone()),
         slice: false,
         progress: indicatif::MultiProgress::with_draw_target(
             indicatif::ProgressDrawTarget::hidden(),
         ),
         jobs: 2,
+        places,
         data_roots: vec![root.path().to_path_buf()],
     };
     let report = std::fs::read_to_string(run(&ctx).unwrap()).unwrap();

@@ -27,7 +27,7 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
         String::from("# Multiple Hyperplane Ranker (Qin et al., SIGIR 2007 — seed 001)\n\n");
     md.push_str("Protocol: every base ranker and the single RankSVM use SVMlight's default C (1/mean‖x‖²) as in the paper, our Newton solver; MHR-BC = BordaCount, MHR-WBC = weights tuned on the training set by a 0.05 simplex grid maximising NDCG@10. Metrics under the benchmark's LETOR convention. The paper used its own 4-fold OHSUMED extraction (30 features, MAP with only 'definitely relevant'); we use the LETOR 3.0 folds, so compare the direction and size of the relative changes.\n\n");
     let mut rows = Vec::new();
-    for bench in &ctx.benches {
+    for bench in ctx.benches.iter() {
         let conv = bench.convention;
         let mut cells = Vec::new();
         for fold in &bench.folds {

@@ -23,31 +23,54 @@ pub use ltr_experiment::{md_table, mean};
 /// [`Cells::get_shared`] cells, whose key names everything they depend on, are common to both: the slice reuses
 /// them instead of training the same model again.
 pub struct Cells {
-    store: ltr_experiment::Cells,
-    /// The slice's store: [`Cells::get`] keys are prefixed with `slice-`.
-    slice: bool,
+    /// The store and its key locks, shared by every paper of a run (papers run at once: see [`run::reproduce`]).
+    shared: std::sync::Arc<SharedCells>,
+    /// This paper's counts (each paper has its own [`Ctx`], [`Ctx::for_paper`]), for the run's summary.
     computed: std::sync::atomic::AtomicU64,
     reused: std::sync::atomic::AtomicU64,
+}
+
+/// What the papers of one run share of the cell store.
+struct SharedCells {
+    store: ltr_experiment::Cells,
+    /// The run's places: a cell takes one while it is looked up and computed.
+    places: std::sync::Arc<Places>,
+    /// The slice's store: [`Cells::get`] keys are prefixed with `slice-`.
+    slice: bool,
     /// One lock per key being computed: a cell two workers ask for at once (a RankSVM model several cells start
-    /// from) is computed by the first while the second waits and reads it back.
+    /// from, in one paper or in two running at once) is computed by the first while the second waits and reads it
+    /// back.
     busy: std::sync::Mutex<BTreeMap<String, std::sync::Arc<std::sync::Mutex<()>>>>,
 }
 
 impl Cells {
-    /// A cell store in `dir` for the full protocol, or for the slice's when `slice`.
-    pub fn with_protocol(dir: PathBuf, slice: bool) -> Self {
+    /// A cell store in `dir` for the full protocol, or for the slice's when `slice`, whose cells take the run's
+    /// `places`.
+    pub fn with_protocol(dir: PathBuf, slice: bool, places: std::sync::Arc<Places>) -> Self {
         Self {
-            store: ltr_experiment::Cells::new(dir),
-            slice,
+            shared: std::sync::Arc::new(SharedCells {
+                store: ltr_experiment::Cells::new(dir),
+                places,
+                slice,
+                busy: Default::default(),
+            }),
             computed: Default::default(),
             reused: Default::default(),
-            busy: Default::default(),
+        }
+    }
+
+    /// The same store with counts of its own (a paper's).
+    fn fresh_counts(&self) -> Self {
+        Self {
+            shared: self.shared.clone(),
+            computed: Default::default(),
+            reused: Default::default(),
         }
     }
 
     /// The key a cell of this protocol is stored under.
     fn own(&self, key: &str) -> String {
-        if self.slice {
+        if self.shared.slice {
             format!("slice-{key}")
         } else {
             key.to_string()
@@ -72,7 +95,11 @@ impl Cells {
         f: impl FnOnce() -> Result<T>,
     ) -> Result<T> {
         use std::sync::atomic::Ordering::Relaxed;
+        // The place first, then the key: a thread waiting for a key's lock always holds a place, and the one
+        // holding that lock holds one too and is computing, so the wait ends.
+        let _place = self.shared.places.take();
         let lock = self
+            .shared
             .busy
             .lock()
             .expect("no worker panics while holding the key table")
@@ -83,7 +110,7 @@ impl Cells {
         let _held = lock
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let (v, origin) = self.store.get_with_origin(key, f)?;
+        let (v, origin) = self.shared.store.get_with_origin(key, f)?;
         match origin {
             ltr_experiment::CellOrigin::Computed => self.computed.fetch_add(1, Relaxed),
             ltr_experiment::CellOrigin::Stored => self.reused.fetch_add(1, Relaxed),
@@ -93,10 +120,10 @@ impl Cells {
 
     /// Whether the [`Cells::get_shared`] cell `key` is stored.
     pub fn contains_shared(&self, key: &str) -> bool {
-        self.store.path(key).is_file()
+        self.shared.store.path(key).is_file()
     }
 
-    /// Cells computed and cells read back so far (for the summary of `reproduce`).
+    /// Cells computed and cells read back so far by this paper (for the summary of `reproduce`).
     pub fn counts(&self) -> (u64, u64) {
         use std::sync::atomic::Ordering::Relaxed;
         (self.computed.load(Relaxed), self.reused.load(Relaxed))
@@ -127,8 +154,8 @@ pub struct Bench {
 
 /// Shared state of a reproduction run.
 pub struct Ctx {
-    /// Benchmarks.
-    pub benches: Vec<Bench>,
+    /// Benchmarks (loaded once, shared by the papers of a run).
+    pub benches: std::sync::Arc<Vec<Bench>>,
     /// True when running on generated data.
     pub synthetic: bool,
     /// Output folder.
@@ -142,12 +169,114 @@ pub struct Ctx {
     pub progress: indicatif::MultiProgress,
     /// Independent cells computed at once ([`in_parallel`]): `--jobs`, by default the cores this process may use.
     pub jobs: usize,
+    /// The run's `jobs` places ([`Places`]), shared by every paper (papers run at once) and by [`Ctx::cells`].
+    pub places: std::sync::Arc<Places>,
     /// Folders searched for the larger benchmarks some papers used (MSLR-WEB10K, Yahoo set 1), as installed by
     /// `cargo xtask download`: `NAME/...` under any of them.
     pub data_roots: Vec<PathBuf>,
 }
 
-/// `f` on every item, at most `jobs` at a time, the costliest first (longest-processing-time order keeps every
+impl Ctx {
+    /// The context one paper runs in: this run's data, store, places and bars, with cell counts of its own.
+    pub fn for_paper(&self) -> Ctx {
+        Ctx {
+            benches: self.benches.clone(),
+            synthetic: self.synthetic,
+            out: self.out.clone(),
+            cells: self.cells.fresh_counts(),
+            slice: self.slice,
+            progress: self.progress.clone(),
+            jobs: self.jobs,
+            places: self.places.clone(),
+            data_roots: self.data_roots.clone(),
+        }
+    }
+}
+
+/// The places of a run: a counting semaphore of `jobs`. Every cell takes one while it is looked up and computed
+/// ([`Cells::get_shared`]), whichever paper or worker asks (a cell inside a cell uses its caller's), so that no more
+/// than `jobs` cells compute at once however many papers run; [`Places::alone`] takes them all, for a measurement
+/// of time.
+#[derive(Debug)]
+pub struct Places {
+    total: usize,
+    free: std::sync::Mutex<usize>,
+    freed: std::sync::Condvar,
+}
+
+std::thread_local! {
+    /// How many places this thread's guards are nested in (0: it holds none).
+    static DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+impl Places {
+    /// `n` places (at least one).
+    pub fn new(n: usize) -> Self {
+        let total = n.max(1);
+        Self {
+            total,
+            free: std::sync::Mutex::new(total),
+            freed: std::sync::Condvar::new(),
+        }
+    }
+
+    /// Wait until `n` places are free and take them.
+    fn wait_for(&self, n: usize) {
+        let mut free = self
+            .free
+            .lock()
+            .expect("no thread panics holding the count");
+        while *free < n {
+            free = self
+                .freed
+                .wait(free)
+                .expect("no thread panics holding the count");
+        }
+        *free -= n;
+    }
+
+    /// A place for this thread (none more when it holds one already); given back when the guard drops.
+    pub fn take(&self) -> Place<'_> {
+        let held = DEPTH.get();
+        let n = usize::from(held == 0);
+        self.wait_for(n);
+        DEPTH.set(held + 1);
+        Place { places: self, n }
+    }
+
+    /// Every place (the one this thread holds included): nothing else computes until the guard drops. For a
+    /// cell that measures time.
+    pub fn alone(&self) -> Place<'_> {
+        let held = DEPTH.get();
+        let n = self.total - usize::from(held > 0);
+        self.wait_for(n);
+        DEPTH.set(held + 1);
+        Place { places: self, n }
+    }
+}
+
+/// Places taken from [`Places`], given back on drop.
+#[derive(Debug)]
+pub struct Place<'a> {
+    places: &'a Places,
+    n: usize,
+}
+
+impl Drop for Place<'_> {
+    fn drop(&mut self) {
+        DEPTH.set(DEPTH.get().saturating_sub(1));
+        if self.n > 0 {
+            *self
+                .places
+                .free
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) += self.n;
+            self.places.freed.notify_all();
+        }
+    }
+}
+
+/// `f` on every item, at most `jobs` at a time (a place of [`Ctx::places`] each, shared with the papers running beside), the costliest first (longest-processing-time order keeps every
 /// core busy to the end), with the results in the items' order: a report never depends on the schedule, and each
 /// cell is computed exactly as it would be alone. The first error (in item order) is returned; items not yet
 /// started are skipped once one fails. A bar under the overall one counts the cells of `what` as they finish.
@@ -159,6 +288,10 @@ pub fn in_parallel<I: Sync, T: Send>(
     f: impl Fn(&I) -> Result<T> + Sync,
 ) -> Result<Vec<T>> {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    assert!(
+        DEPTH.get() == 0,
+        "in_parallel inside a cell: its workers would wait for the place their caller holds"
+    );
     let mut order: Vec<usize> = (0..items.len()).collect();
     order.sort_by(|&a, &b| cost(&items[b]).total_cmp(&cost(&items[a])).then(a.cmp(&b)));
     let next = AtomicUsize::new(0);
@@ -183,7 +316,9 @@ pub fn in_parallel<I: Sync, T: Send>(
                     break;
                 }
                 let i = order[k];
+                let place = ctx.places.take();
                 let r = f(&items[i]);
+                drop(place);
                 failed.fetch_or(r.is_err(), Ordering::Relaxed);
                 *slots[i]
                     .lock()

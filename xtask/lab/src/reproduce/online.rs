@@ -213,7 +213,7 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
         400,
         &mut rows,
     )?);
-    for bench in &ctx.benches {
+    for bench in ctx.benches.iter() {
         let trains: Vec<&Dataset> = bench.folds.iter().map(|f| &f.train).collect();
         let curves = run_stream(ctx, &format!("online-{}", bench.name), &trains, false)?;
         let title = format!(
