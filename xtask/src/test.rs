@@ -173,8 +173,12 @@ fn venv(root: &Path, out: Out<'_>) -> Result<PathBuf> {
             out,
         )?;
     }
+    // `--no-compile`: pip would byte-compile every module of every requirement (pandas, scipy, scikit-learn,
+    // PyTerrier...: about 13 of a fresh install's 30 CPU-s); Python compiles the few the tests import when they
+    // first import them.
     status(
         pip_install(&py)
+            .arg("--no-compile")
             .arg("-r")
             .arg(root.join("python").join("requirements-test.txt")),
         "installing the Python test requirements",
