@@ -97,7 +97,9 @@ pub fn reproduce(o: &Options) -> Result<bool> {
     // slice's papers, each a few seconds ending on its longest cell, took 1.08 cores of 2 one after another).
     // Every cell is computed as it would be alone, and the reports and the summary keep `which`'s order; only
     // the timing columns, and which of two papers sharing a cell computes it and which reads it back, depend on
-    // the schedule. `--jobs 1` runs them one after another, as before.
+    // the schedule. `--jobs 1` runs them one after another, as before. Committee's Table 5, a table of training
+    // times, is timed alone (`Places::alone`); the other timing columns (`train_s`, `seconds`, online's
+    // `rounds_per_second`) are taken with other cells computing beside, as `in_parallel`'s cells always were.
     let mut order: Vec<usize> = (0..which.len()).collect();
     order.sort_by_key(|&i| (std::cmp::Reverse(weight(&which[i])), i));
     let next = std::sync::atomic::AtomicUsize::new(0);
