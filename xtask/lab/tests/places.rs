@@ -2,25 +2,11 @@
 //! at a time than there are places, whichever paper they belong to, and the results keep the items' order.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 
-use xtask_lab::reproduce::{in_parallel, Cells, Ctx, Places};
+use xtask_lab::reproduce::{in_parallel, Ctx};
 
 fn ctx(dir: &std::path::Path, jobs: usize, places: usize) -> Ctx {
-    let places = Arc::new(Places::new(places));
-    Ctx {
-        benches: Default::default(),
-        synthetic: true,
-        out: dir.to_path_buf(),
-        cells: Cells::with_protocol(dir.join("cells"), false, places.clone()),
-        slice: false,
-        progress: indicatif::MultiProgress::with_draw_target(
-            indicatif::ProgressDrawTarget::hidden(),
-        ),
-        jobs,
-        places,
-        data_roots: Vec::new(),
-    }
+    crate::common::quiet_ctx(dir, jobs, places, Vec::new())
 }
 
 #[test]
@@ -101,7 +87,7 @@ fn a_timed_cell_computes_alone() {
                 let _: u64 = paper
                     .cells
                     .get(&format!("timed-{k}"), || {
-                        let _alone = paper.places.alone();
+                        let _alone = paper.cells.places().alone();
                         most_beside_timed.fetch_max(now.load(Ordering::SeqCst), Ordering::SeqCst);
                         std::thread::sleep(std::time::Duration::from_millis(3));
                         most_beside_timed.fetch_max(now.load(Ordering::SeqCst), Ordering::SeqCst);

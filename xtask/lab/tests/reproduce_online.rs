@@ -4,7 +4,6 @@
 use ltr_data::Dataset;
 use ltr_data::{generate_letor_like, write_letor, SyntheticConfig};
 use xtask_lab::reproduce::online::run;
-use xtask_lab::reproduce::{Cells, Ctx};
 
 fn small(seed: u64, features: usize, grades: u32) -> Dataset {
     generate_letor_like(&SyntheticConfig {
@@ -30,20 +29,7 @@ fn installed_mslr_and_yahoo_streams_are_run_with_the_papers_protocol() {
     std::fs::create_dir_all(root.path().join("yahoo")).unwrap();
     write_letor(&small(9, 700, 5), &root.path().join("yahoo/set1.train.txt")).unwrap();
     let out = tempfile::tempdir().unwrap();
-    let places = std::sync::Arc::new(xtask_lab::reproduce::Places::new(2));
-    let ctx = Ctx {
-        benches: Default::default(),
-        synthetic: true,
-        out: out.path().to_path_buf(),
-        cells: Cells::with_protocol(out.path().join("cells"), false, places.clone()),
-        slice: false,
-        progress: indicatif::MultiProgress::with_draw_target(
-            indicatif::ProgressDrawTarget::hidden(),
-        ),
-        jobs: 2,
-        places,
-        data_roots: vec![root.path().to_path_buf()],
-    };
+    let ctx = crate::common::quiet_ctx(out.path(), 2, 2, vec![root.path().to_path_buf()]);
     let report = std::fs::read_to_string(run(&ctx).unwrap()).unwrap();
     assert!(report.contains("MSLR-WEB10K: Fold1–Fold5"), "{report}");
     assert!(report.contains("Yahoo! LTR Challenge set 1"), "{report}");

@@ -362,7 +362,7 @@ fn table5(ctx: &Ctx, bench: &super::Bench) -> Result<String> {
             ctx.cells
                 .get(&format!("{}-f{}-table5", bench.name, fold.number), || {
                     // Timed with nothing else computing: the papers running beside wait.
-                    let _alone = ctx.places.alone();
+                    let _alone = ctx.cells.places().alone();
                     let t0 = Instant::now();
                     let fit = train_by_name(
                         "committee-perceptron",

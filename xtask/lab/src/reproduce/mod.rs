@@ -34,7 +34,7 @@ pub struct Cells {
 struct SharedCells {
     store: ltr_experiment::Cells,
     /// The run's places: a cell takes one while it is looked up and computed.
-    places: std::sync::Arc<Places>,
+    places: Places,
     /// The slice's store: [`Cells::get`] keys are prefixed with `slice-`.
     slice: bool,
     /// One lock per key being computed: a cell two workers ask for at once (a RankSVM model several cells start
@@ -44,13 +44,13 @@ struct SharedCells {
 }
 
 impl Cells {
-    /// A cell store in `dir` for the full protocol, or for the slice's when `slice`, whose cells take the run's
-    /// `places`.
-    pub fn with_protocol(dir: PathBuf, slice: bool, places: std::sync::Arc<Places>) -> Self {
+    /// A cell store in `dir` for the full protocol, or for the slice's when `slice`, with `jobs` places
+    /// ([`Cells::places`]) for its cells.
+    pub fn with_protocol(dir: PathBuf, slice: bool, jobs: usize) -> Self {
         Self {
             shared: std::sync::Arc::new(SharedCells {
                 store: ltr_experiment::Cells::new(dir),
-                places,
+                places: Places::new(jobs),
                 slice,
                 busy: Default::default(),
             }),
@@ -118,6 +118,11 @@ impl Cells {
         Ok(v)
     }
 
+    /// The run's places, which every cell of this store takes while it computes.
+    pub fn places(&self) -> &Places {
+        &self.shared.places
+    }
+
     /// Whether the [`Cells::get_shared`] cell `key` is stored.
     pub fn contains_shared(&self, key: &str) -> bool {
         self.shared.store.path(key).is_file()
@@ -169,8 +174,6 @@ pub struct Ctx {
     pub progress: indicatif::MultiProgress,
     /// Independent cells computed at once ([`in_parallel`]): `--jobs`, by default the cores this process may use.
     pub jobs: usize,
-    /// The run's `jobs` places ([`Places`]), shared by every paper (papers run at once) and by [`Ctx::cells`].
-    pub places: std::sync::Arc<Places>,
     /// Folders searched for the larger benchmarks some papers used (MSLR-WEB10K, Yahoo set 1), as installed by
     /// `cargo xtask download`: `NAME/...` under any of them.
     pub data_roots: Vec<PathBuf>,
@@ -187,7 +190,6 @@ impl Ctx {
             slice: self.slice,
             progress: self.progress.clone(),
             jobs: self.jobs,
-            places: self.places.clone(),
             data_roots: self.data_roots.clone(),
         }
     }
@@ -276,7 +278,7 @@ impl Drop for Place<'_> {
     }
 }
 
-/// `f` on every item, at most `jobs` at a time (a place of [`Ctx::places`] each, shared with the papers running beside), the costliest first (longest-processing-time order keeps every
+/// `f` on every item, at most `jobs` at a time (a place of [`Cells::places`] each, shared with the papers running beside), the costliest first (longest-processing-time order keeps every
 /// core busy to the end), with the results in the items' order: a report never depends on the schedule, and each
 /// cell is computed exactly as it would be alone. The first error (in item order) is returned; items not yet
 /// started are skipped once one fails. A bar under the overall one counts the cells of `what` as they finish.
@@ -316,7 +318,7 @@ pub fn in_parallel<I: Sync, T: Send>(
                     break;
                 }
                 let i = order[k];
-                let place = ctx.places.take();
+                let place = ctx.cells.places().take();
                 let r = f(&items[i]);
                 drop(place);
                 failed.fetch_or(r.is_err(), Ordering::Relaxed);

@@ -58,16 +58,14 @@ pub fn reproduce(o: &Options) -> Result<bool> {
     let jobs = jobs.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });
-    let places = std::sync::Arc::new(super::Places::new(jobs));
     let ctx = super::Ctx {
         slice: *slice,
         benches: std::sync::Arc::new(benches),
         synthetic,
         out: out.clone(),
-        cells: super::Cells::with_protocol(cells_dir, *slice, places.clone()),
+        cells: super::Cells::with_protocol(cells_dir, *slice, jobs),
         progress: indicatif::MultiProgress::new(),
         jobs,
-        places,
         // The slice reads only the LETOR folds, so that it is the same on every machine whatever else is installed.
         data_roots: if *slice {
             Vec::new()
