@@ -38,11 +38,7 @@ fn unnamed_and_blank_named_features_are_called_by_number() {
 fn json_and_binary_roundtrip_bit_for_bit() {
     let dir = tempfile::tempdir().unwrap();
     let m = sample();
-    for name in ["m.json", "m.bin"] {
-        let p = dir.path().join(name);
-        m.save(&p).unwrap();
-        assert_eq!(ModelFile::load(&p).unwrap(), m);
-    }
+    assert_roundtrips(dir.path(), &m, ["m.json", "m.bin"]);
 }
 
 #[test]
@@ -70,11 +66,7 @@ fn forest_models_roundtrip_and_old_variants_keep_their_encoding() {
         n_features: 3,
     });
     assert_eq!(postcard::to_stdvec(&m.model).unwrap()[0], 4);
-    for name in ["f.json", "f.bin"] {
-        let p = dir.path().join(name);
-        m.save(&p).unwrap();
-        assert_eq!(ModelFile::load(&p).unwrap(), m);
-    }
+    assert_roundtrips(dir.path(), &m, ["f.json", "f.bin"]);
 }
 
 #[test]
@@ -256,4 +248,13 @@ fn inconsistent_models_are_refused_at_load() {
     m.save(&p).unwrap();
     let e = ModelFile::load(&p).unwrap_err().to_string();
     assert!(e.contains("selected feature 9 is outside 1..=3"), "{e}");
+}
+
+/// `m` saved under each name (`.json` or binary by the extension) loads back equal.
+fn assert_roundtrips(dir: &std::path::Path, m: &ModelFile, names: [&str; 2]) {
+    for name in names {
+        let p = dir.join(name);
+        m.save(&p).unwrap();
+        assert_eq!(&ModelFile::load(&p).unwrap(), m, "{name}");
+    }
 }

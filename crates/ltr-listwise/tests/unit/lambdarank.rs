@@ -36,10 +36,7 @@ fn lambdas_are_the_gradient_of_the_smoothed_objective() {
         ..SyntheticConfig::default()
     })
     .unwrap();
-    let lm = ListMeasure::new(Metric::Ndcg(Some(3)), Convention::STANDARD).unwrap();
-    let measures: Vec<_> = (0..data.n_queries())
-        .map(|q| lm.query(&data.labels()[data.query_range(q)]).unwrap())
-        .collect();
+    let measures = ndcg3_measures(&data);
     let w = [0.4, -0.3, 0.2, 0.8, -0.1, 0.05];
     let pairs = frozen_pairs(&data, &measures, &data.scores(&w));
     assert!(pairs.iter().map(Vec::len).sum::<usize>() > 10);
@@ -164,10 +161,7 @@ fn only_pairs_touching_the_top_k_are_enumerated_and_each_once() {
         ..SyntheticConfig::default()
     })
     .unwrap();
-    let lm = ListMeasure::new(Metric::Ndcg(Some(3)), Convention::STANDARD).unwrap();
-    let measures: Vec<_> = (0..data.n_queries())
-        .map(|q| lm.query(&data.labels()[data.query_range(q)]).unwrap())
-        .collect();
+    let measures = ndcg3_measures(&data);
     let scores = data.scores(&[1.0, 0.5, -0.5, 0.2]);
     for (q, ps) in frozen_pairs(&data, &measures, &scores).iter().enumerate() {
         let mut seen: Vec<(u32, u32)> = ps.iter().map(|p| (p.0, p.1)).collect();
@@ -187,4 +181,12 @@ fn only_pairs_touching_the_top_k_are_enumerated_and_each_once() {
             assert!(data.labels()[i as usize] > data.labels()[j as usize] && dw > 0.0);
         }
     }
+}
+
+/// NDCG@3 (standard convention) of each query of `data`, as the LambdaRank pairs are weighted by.
+fn ndcg3_measures(data: &Dataset) -> Vec<QueryMeasure> {
+    let lm = ListMeasure::new(Metric::Ndcg(Some(3)), Convention::STANDARD).unwrap();
+    (0..data.n_queries())
+        .map(|q| lm.query(&data.labels()[data.query_range(q)]).unwrap())
+        .collect()
 }

@@ -2,6 +2,18 @@ use ltr_data::Dataset;
 use ltr_pairs::objective::{sort_by_score, sort_by_score_from};
 use ltr_pairs::*;
 
+/// `n` Hessian-product directions for the bit-for-bit tests: zeros of both signs, small integers and fractions.
+pub(super) fn random_direction(rng: &mut impl rand::Rng, n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|_| match rng.random_range(0..5) {
+            0 => 0.0,
+            1 => -0.0,
+            2 => rng.random_range(-3..3) as f64,
+            _ => rng.random::<f64>() - 0.5,
+        })
+        .collect()
+}
+
 /// A click training set of `base`: for every query and each of its documents, a copy of the query's whole list
 /// with that document clicked (label 1) and the others not (label 0), as `ltr_clicks` builds one per session; and
 /// the `base` row of each of its rows.
@@ -45,14 +57,7 @@ fn the_one_top_hessian_is_the_sweeps_bit_for_bit() {
         let scores: Vec<f64> = (0..ds.n_docs())
             .map(|_| rng.random_range(-6..6) as f64 * scale)
             .collect();
-        let p: Vec<f64> = (0..ds.n_docs())
-            .map(|_| match rng.random_range(0..5) {
-                0 => 0.0,
-                1 => -0.0,
-                2 => rng.random_range(-3..3) as f64,
-                _ => rng.random::<f64>() - 0.5,
-            })
-            .collect();
+        let p = random_direction(&mut rng, ds.n_docs());
         let mut obj = PairwiseObjective::new(&ds, PairLoss::SquaredHinge)
             .with_level_weights(LevelWeights::uniform(2).scaled([1.0, 0.0, 0.3][round % 3]));
         if round % 5 == 1 {

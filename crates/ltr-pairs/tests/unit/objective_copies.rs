@@ -30,14 +30,7 @@ fn a_run_of_one_top_copies_is_each_copy_bit_for_bit() {
                 _ => rng.random_range(-6..6) as f64 * scale,
             })
             .collect();
-        let p_base: Vec<f64> = (0..base.n_docs())
-            .map(|_| match rng.random_range(0..5) {
-                0 => 0.0,
-                1 => -0.0,
-                2 => rng.random_range(-3..3) as f64,
-                _ => rng.random::<f64>() - 0.5,
-            })
-            .collect();
+        let p_base = super::objective::random_direction(&mut rng, base.n_docs());
         let scores: Vec<f64> = rows.iter().map(|&r| on_base[r]).collect();
         let p: Vec<f64> = rows.iter().map(|&r| p_base[r]).collect();
         let mut obj = PairwiseObjective::new(&ds, PairLoss::SquaredHinge)
