@@ -10,7 +10,7 @@
 #   LTR_BEFORE=another `ltr` (an earlier commit's) is timed too, in the same passes, with its output compared.
 set -euo pipefail
 ltr=$1 te=$2 work=$3 passes=${4:-2}
-py=/work/venv-peers/bin/python
+py=${LTR_PEER_VENV:-/work/venv-peers}/bin/python
 here=$(cd "$(dirname "$0")" && pwd)
 [ -f "$work/run" ] || "$py" "$here/treceval_peers.py" gen "$work" 10000 1000 55
 run=$work/run qrels=$work/qrels

@@ -181,6 +181,91 @@ fn live_trec_eval_agrees_on_generated_runs() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A query's ranking does not depend on the order its run lists its documents in: a run already in rank order
+/// takes a path that only checks the order and a shuffled one is sorted. Each gives the report of the other line
+/// orders, and the committed fixtures and the live binary (above) pin that report to trec_eval's.
+#[test]
+fn a_run_in_any_line_order_gives_one_report() {
+    let dir = std::env::temp_dir().join(format!("ltr-treceval-order-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for seed in 0..12 {
+        write_generated(&dir, seed);
+        let text = std::fs::read_to_string(dir.join("run")).unwrap();
+        let lines: Vec<Vec<&str>> = text.lines().map(|l| l.split(' ').collect()).collect();
+        let score = |l: &Vec<&str>| l[4].parse::<f64>().unwrap();
+        let qid = |l: &Vec<&str>| l[0].parse::<u64>().unwrap();
+        // Rank order within each query (score descending, docno descending), as trec_eval ranks.
+        let mut ranked = lines.clone();
+        ranked.sort_by(|a, b| {
+            qid(a)
+                .cmp(&qid(b))
+                .then(score(b).total_cmp(&score(a)))
+                .then(b[2].as_bytes().cmp(a[2].as_bytes()))
+        });
+        let mut reversed = ranked.clone();
+        reversed.reverse();
+        let mut reports = Vec::new();
+        for (name, order) in [
+            ("file", &lines),
+            ("ranked", &ranked),
+            ("reversed", &reversed),
+        ] {
+            let body: String = order.iter().map(|l| l.join(" ") + "\n").collect();
+            std::fs::write(dir.join("run"), body).unwrap();
+            for flags in ["-q -c -m all_trec", "-q -l2 -M10 -m all_trec"] {
+                reports.push((
+                    name,
+                    flags,
+                    ours(&dir.join("qrels"), &dir.join("run"), flags),
+                ));
+            }
+        }
+        for (name, flags, report) in &reports[2..] {
+            let (_, _, first) = reports.iter().find(|r| r.1 == *flags).unwrap();
+            assert_same_lines(
+                report,
+                first,
+                &format!("seed {seed}, {name} order, {flags}"),
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A NaN score ranks nowhere: it is refused naming the file and line (a sort by it panicked before), while `inf`
+/// is ranked first, as trec_eval ranks it.
+#[test]
+fn a_nan_score_is_refused_with_its_line() {
+    let dir = std::env::temp_dir().join(format!("ltr-treceval-nan-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("qrels"), "1 0 a 1\n1 0 b 0\n1 0 c 1\n").unwrap();
+    std::fs::write(
+        dir.join("run"),
+        "1 Q0 a 1 0.5 t\n1 Q0 b 2 NaN t\n1 Q0 c 3 0.1 t\n",
+    )
+    .unwrap();
+    let (set, o) = parse_flags("-m map");
+    let e = trec_eval(&dir.join("qrels"), &dir.join("run"), &set, &o)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("run") && e.contains(":2") && e.contains("`NaN` is not a number"),
+        "{e}"
+    );
+    std::fs::write(
+        dir.join("run"),
+        "1 Q0 a 1 0.5 t\n1 Q0 b 2 inf t\n1 Q0 c 3 -inf t\n",
+    )
+    .unwrap();
+    let report = ours(&dir.join("qrels"), &dir.join("run"), "-q -m map");
+    // b (not relevant) first, then a and c: AP = (1/2 + 2/3) / 2.
+    assert!(
+        report.contains("map                   \tall\t0.5833"),
+        "{report}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn trec_eval_own_test_suite() {
     let Some(t) = std::env::var_os("TREC_EVAL_TESTS").map(PathBuf::from) else {

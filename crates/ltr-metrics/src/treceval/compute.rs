@@ -27,27 +27,42 @@ pub(crate) struct ResRels {
 }
 
 impl ResRels {
+    /// trec_eval's `num_rel_levels` for a query with no non-negative judgment: the previous query's.
+    pub(crate) fn inherit_levels(&mut self, previous: usize) {
+        if self.rel_levels.iter().all(|&c| c == 0) {
+            self.num_rel_levels = previous;
+        }
+    }
+
     fn num_ret(&self) -> i64 {
         self.rels.len() as i64
     }
 }
 
-/// Form a query's ranked relevance list, as `te_form_res_rels`. `prev_levels` is the previous query's
-/// `num_rel_levels`, which trec_eval keeps when no judgment of this query is non-negative.
+/// Form a query's ranked relevance list, as `te_form_res_rels`. A query with no non-negative judgment gets
+/// `num_rel_levels` 0 here; trec_eval keeps the previous query's, which [`ResRels::inherit_levels`] sets once the
+/// queries are taken in order (so that queries can be formed in parallel).
 pub(crate) fn form_res_rels(
     run: &RunTopic,
+    run_text: &str,
     qrels: &QrelsTopic,
+    qrels_text: &str,
     o: &Options,
-    prev_levels: usize,
     run_path: &std::path::Path,
     qrels_path: &std::path::Path,
 ) -> Result<ResRels, TrecEvalError> {
-    let mut docs: Vec<(&str, f64)> = run.docs.iter().map(|(d, s)| (d.as_str(), *s)).collect();
-    docs.sort_by(|a, b| {
+    let mut docs: Vec<(&str, f64)> = run.docs.iter().map(|(d, s)| (d.of(run_text), *s)).collect();
+    let ranked = |a: &(&str, f64), b: &(&str, f64)| {
         b.1.partial_cmp(&a.1)
             .unwrap_or(std::cmp::Ordering::Equal)
             .then_with(|| b.0.as_bytes().cmp(a.0.as_bytes()))
-    });
+    };
+    // Scores are never NaN (the reader refuses them), so the order is total: the ranking does not depend on the order
+    // the run lists its documents in, and a list already ranked (runs are usually written in rank order) needs only
+    // the check.
+    if !docs.is_sorted_by(|a, b| ranked(a, b).is_le()) {
+        docs.sort_by(ranked);
+    }
     let n = docs.len().min(o.max_per_topic.max(0) as usize);
     docs.truncate(n);
     // (docno, rank) sorted by docno, to merge with the qrels.
@@ -60,12 +75,16 @@ pub(crate) fn form_res_rels(
             docno: w[0].0.to_string(),
         });
     }
-    let j = &qrels.judgments;
+    let j: Vec<(&str, i64)> = qrels
+        .judgments
+        .iter()
+        .map(|(d, r)| (d.of(qrels_text), *r))
+        .collect();
     if let Some(w) = j.windows(2).find(|w| w[0].0 == w[1].0) {
         return Err(TrecEvalError::Duplicate {
             path: qrels_path.to_path_buf(),
             qid: qrels.qid.clone(),
-            docno: w[0].0.clone(),
+            docno: w[0].0.to_string(),
         });
     }
     let max_rel = j.iter().map(|x| x.1).max().unwrap_or(0);
@@ -107,7 +126,6 @@ pub(crate) fn form_res_rels(
         }
         rr.rels = rank_rel;
     }
-    rr.num_rel_levels = prev_levels;
     for (i, &c) in rel_levels.iter().enumerate() {
         if c != 0 {
             rr.num_rel_levels = i + 1;

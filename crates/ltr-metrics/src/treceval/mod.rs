@@ -195,7 +195,7 @@ pub fn trec_eval(
 /// A run and its qrels read as trec_eval reads them, to be evaluated with several measure sets.
 #[derive(Debug, Clone)]
 pub struct Inputs {
-    qrels: Vec<input::QrelsTopic>,
+    qrels: input::Qrels,
     run: input::Run,
     qrels_path: PathBuf,
     run_path: PathBuf,
@@ -221,9 +221,10 @@ impl Inputs {
 fn evaluate(inputs: &Inputs, set: &MeasureSet, o: &Options) -> Result<Report, TrecEvalError> {
     let (qrels, run) = (&inputs.qrels, &inputs.run);
     let (qrels_path, run_path) = (inputs.qrels_path.as_path(), inputs.run_path.as_path());
+    const BOGUS: &str = "ceci_nest_pas_un_docno";
     let bogus = input::RunTopic {
         qid: String::new(),
-        docs: vec![("ceci_nest_pas_un_docno".to_string(), 1.0)],
+        docs: vec![(input::Docno::whole(BOGUS), 1.0)],
     };
     let widths: Vec<usize> = set.measures.iter().map(|m| m.names.len()).collect();
     let mut sums: Vec<Vec<f64>> = widths.iter().map(|&w| vec![0.0; w]).collect();
@@ -231,55 +232,71 @@ fn evaluate(inputs: &Inputs, set: &MeasureSet, o: &Options) -> Result<Report, Tr
     let mut num_q = 0i64;
     let mut prev_levels = 0usize;
     let mut relstring = String::new();
+    // Each qrels query with its run query (trec_eval's merge of the two sorted lists); a query the run lacks is
+    // the stand-in under `-c` and left out otherwise.
     let mut ri = 0usize;
-    for q in qrels {
+    let mut matched = Vec::with_capacity(qrels.topics.len());
+    for q in &qrels.topics {
         while ri < run.topics.len() && run.topics[ri].qid.as_bytes() < q.qid.as_bytes() {
             ri += 1;
         }
         let found = ri < run.topics.len() && run.topics[ri].qid == q.qid;
-        let topic = if found {
-            &run.topics[ri]
+        if found {
+            matched.push((q, &run.topics[ri], run.text.as_str(), true));
         } else if o.complete {
-            &bogus
-        } else {
-            continue;
-        };
-        let rr = compute::form_res_rels(topic, q, o, prev_levels, run_path, qrels_path)?;
-        prev_levels = rr.num_rel_levels;
-        for (m, sum) in set.measures.iter().zip(&mut sums) {
-            let mut vals = vec![0.0; m.names.len()];
-            compute::calc(m, &rr, o, &mut vals, &mut relstring);
-            if !found {
-                // trec_eval's clean-up after its one-document stand-in for a missing query.
-                match m.info.family {
-                    Family::NumRet | Family::Utility | Family::Unj | Family::RbpResid => {
-                        vals.iter_mut().for_each(|v| *v = 0.0)
-                    }
-                    Family::Relstring => relstring.clear(),
-                    _ => {}
-                }
-            }
-            for (s, v) in sum.iter_mut().zip(&vals) {
-                *s += v;
-            }
-            if o.per_query && m.info.per_query {
-                for (name, &v) in m.names.iter().zip(&vals) {
-                    let value = if m.info.family == Family::Relstring {
-                        Value::Text(relstring.clone())
-                    } else if m.info.integer {
-                        Value::Integer(v as i64)
-                    } else {
-                        Value::Number(v)
-                    };
-                    lines.push(Line {
-                        name: name.clone(),
-                        qid: q.qid.clone(),
-                        value,
-                    });
-                }
-            }
+            matched.push((q, &bogus, BOGUS, false));
         }
-        num_q += 1;
+    }
+    // The ranked lists (their sorts are most of the work) are formed in parallel a chunk at a time, then taken in
+    // query order: the first error, the inherited relevance levels and every sum are those of a serial pass.
+    const CHUNK: usize = 256;
+    for chunk in matched.chunks(CHUNK) {
+        use rayon::prelude::*;
+        let formed: Vec<Result<compute::ResRels, TrecEvalError>> = chunk
+            .par_iter()
+            .map(|&(q, topic, text, _)| {
+                compute::form_res_rels(topic, text, q, &qrels.text, o, run_path, qrels_path)
+            })
+            .collect();
+        for (&(q, _, _, found), rr) in chunk.iter().zip(formed) {
+            let mut rr = rr?;
+            rr.inherit_levels(prev_levels);
+            prev_levels = rr.num_rel_levels;
+            for (m, sum) in set.measures.iter().zip(&mut sums) {
+                let mut vals = vec![0.0; m.names.len()];
+                compute::calc(m, &rr, o, &mut vals, &mut relstring);
+                if !found {
+                    // trec_eval's clean-up after its one-document stand-in for a missing query.
+                    match m.info.family {
+                        Family::NumRet | Family::Utility | Family::Unj | Family::RbpResid => {
+                            vals.iter_mut().for_each(|v| *v = 0.0)
+                        }
+                        Family::Relstring => relstring.clear(),
+                        _ => {}
+                    }
+                }
+                for (s, v) in sum.iter_mut().zip(&vals) {
+                    *s += v;
+                }
+                if o.per_query && m.info.per_query {
+                    for (name, &v) in m.names.iter().zip(&vals) {
+                        let value = if m.info.family == Family::Relstring {
+                            Value::Text(relstring.clone())
+                        } else if m.info.integer {
+                            Value::Integer(v as i64)
+                        } else {
+                            Value::Number(v)
+                        };
+                        lines.push(Line {
+                            name: name.clone(),
+                            qid: q.qid.clone(),
+                            value,
+                        });
+                    }
+                }
+            }
+            num_q += 1;
+        }
     }
     if num_q == 0 {
         return Err(TrecEvalError::NoQueries {
@@ -288,7 +305,7 @@ fn evaluate(inputs: &Inputs, set: &MeasureSet, o: &Options) -> Result<Report, Tr
         });
     }
     let denominator = if o.complete {
-        qrels.len() as i64
+        qrels.topics.len() as i64
     } else {
         num_q
     };
@@ -301,6 +318,7 @@ fn evaluate(inputs: &Inputs, set: &MeasureSet, o: &Options) -> Result<Report, Tr
                     (Family::NumQ, _) => Value::Integer(denominator),
                     (Family::NumRel, _) if o.complete => Value::Integer(
                         qrels
+                            .topics
                             .iter()
                             .flat_map(|q| &q.judgments)
                             .filter(|j| j.1 > 0)
