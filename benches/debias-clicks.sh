@@ -7,15 +7,20 @@
 #   DATASET: `web` (ltr generate --profile web --queries 300 --seed 5), `web:N` (the same with N queries) or a
 #   folder with train.txt, vali.txt and test.txt (MQ2008 Fold1: ../shared/datasets/MQ2008/Fold1).
 #   CLICK_USER: `pbm` (the default: (1/k)^η, ε− 0.1, ε+ 1, top 10) or `ultra` (`ltr clicks simulate --preset
-#   ultra`: ULTRA's curve^η, ε− 0.1, ε+ 1, top 10), either with `:ETA` (default η = 1; `ultra:2`: the curve squared).
+#   ultra`: ULTRA's curve^η, ε− 0.1, ε+ 1, top 10), either with `:ETA` (default η = 1; `ultra:2`: the curve squared);
+#   or `cascade` (stops at its first click) or `dcm` / `dcm:ETA` (reads on after a click at rank r with the
+#   probability 1 − (1/r)^η/2), both ε− 0.1, ε+ 1, top 10 (benches/clicks-preamble.sh's `click_user`).
 #   SPEED=ROUNDS: after each log, ROUNDS times, time debiased lambdamart against plain lambdamart on the same rows
 #   with labels (the session set written as a LETOR file whose labels are the clicks, with its `.position` sidecar
 #   for the debiased rows), back to back, CPU seconds of the whole `ltr train` process.
 # A RankSVM production ranker trained on 1% of the training queries (at least one) shows the top 10; every tree model
-# has ltr's lambdamart defaults without validation (100 trees); `debias=ips` is given the log's true propensities.
-# DEBIAS: the debiased lambdamart rows besides the naive control (default: position-factors pairwise
-# pairwise:reversed dla ips; `pairwise:LOSS` is debias=pairwise bias-loss=LOSS). PEERS: the peers of
-# debias_peers.py (default: lightgbm-naive lightgbm-position-bias xgboost-naive xgboost-unbiased; empty: none).
+# has ltr's lambdamart defaults without validation (100 trees); `debias=ips` is given the log's true propensities,
+# which only a position-based user (pbm, ultra) has: with cascade or dcm the default DEBIAS leaves ips out and a
+# DEBIAS naming it is refused.
+# DEBIAS: the debiased lambdamart rows besides the naive control (default: position-factors pairwise:ranknet
+# pairwise:reversed dla ips; `pairwise:LOSS` is debias=pairwise bias-loss=LOSS, a bare `pairwise` the default loss,
+# reversed). PEERS: the peers of debias_peers.py (default: lightgbm-naive lightgbm-position-bias xgboost-naive
+# xgboost-unbiased; empty: none).
 # Test NDCG@10 (standard convention); p is the one-sided paired t-test over test queries of a row over the naive
 # control, and of ltr's debiased row over the peer beside it (two-sided).
 # Peers run in LTR_PEER_VENV, else the repository's .venv-peers, made when missing (benches/clicks-preamble.sh).
@@ -24,8 +29,22 @@ ltr=$1 work=$2 dataset=$3
 shift 3
 . "$(dirname "$0")/clicks-preamble.sh"
 click_user "${CLICK_USER:-pbm}" CLICK_USER
+read -r -a debiasers <<< "${DEBIAS:-position-factors pairwise:ranknet pairwise:reversed dla ips}"
+read -r -a peers <<< "${PEERS-lightgbm-naive lightgbm-position-bias xgboost-naive xgboost-unbiased}"
+rm -f "$work/truth.tsv"
+if [ "$positional" = 0 ]; then
+  # A cascade or DCM user examines a rank depending on the clicks above it: no propensity table is true of it.
+  if [ -n "${DEBIAS:-}" ] && [[ " ${debiasers[*]} " == *" ips "* ]]; then
+    echo "DEBIAS: debias=ips needs the true propensities of a position-based user (CLICK_USER pbm or ultra);" \
+      "the $user user has none" >&2
+    exit 1
+  fi
+  kept=()
+  for d in "${debiasers[@]}"; do [ "$d" = ips ] || kept+=("$d"); done
+  debiasers=("${kept[@]}")
+fi
 # The simulation's examination curve relative to rank 1: debias=ips's table.
-"$py" - "$user" "$eta" "$work/truth.tsv" <<'PY'
+[ "$positional" = 0 ] || "$py" - "$user" "$eta" "$work/truth.tsv" <<'PY'
 import sys
 user, eta, out = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 curve = [0.68, 0.61, 0.48, 0.34, 0.28, 0.20, 0.11, 0.10, 0.08, 0.06]
@@ -46,7 +65,8 @@ train() {
   evaljson "$work/$name.scores" "$work/$name.eval.json"
 }
 cpu() { awk '{printf "%.1f s CPU, %.1f s wall", $1 + $2, $3}' "$work/$1.time"; }
-echo "dataset $dataset: $nq training queries, production ranker on $keep; clicks $user η = $eta"
+case $user in cascade) shown_user=cascade ;; *) shown_user="$user η = $eta" ;; esac
+echo "dataset $dataset: $nq training queries, production ranker on $keep; clicks $shown_user"
 "$ltr" predict --model "$work/production.json" --data "$test" --out "$work/production.scores" 2>/dev/null
 evaljson "$work/production.scores" "$work/production.eval.json"
 echo "production ranker: $(mean "$work/production.eval.json")"
@@ -70,8 +90,6 @@ with open(out, "w") as f:
 PY
 train shown --train "$work/shown.txt" --algo lambdamart
 echo "lambdamart on the judgments of the shown top 10: $(mean "$work/shown.eval.json")"
-read -r -a debiasers <<< "${DEBIAS:-position-factors pairwise pairwise:reversed dla ips}"
-read -r -a peers <<< "${PEERS-lightgbm-naive lightgbm-position-bias xgboost-naive xgboost-unbiased}"
 param() {
   case $1 in
     ips) echo "debias=ips propensities=$work/truth.tsv" ;;
@@ -104,7 +122,8 @@ import json, os, sys
 from scipy import stats
 work, n, truth = sys.argv[1:4]
 rows = ["none"] + sys.argv[4:]
-truth = [float(l.split()[1]) for l in open(truth).readlines()[1:]]
+# The true propensities (none for a cascade or DCM user).
+truth = [float(l.split()[1]) for l in open(truth).readlines()[1:]] if os.path.exists(truth) else None
 def per_query(path):
     m = json.load(open(path))["metrics"]["NDCG@10"]
     return m["mean"], m["per_query"]
@@ -133,9 +152,12 @@ if "dla" in rows:
     diag = model["diagnostics_json"]
     diag = json.loads(diag) if isinstance(diag, str) else diag
     theta = diag["position_bias"]["propensities"][:10]
-    err = max(abs(t / u - 1) for t, u in zip(theta, truth))
-    print(f"DLA's propensities: {', '.join(f'{t:.3f}' for t in theta)}; truth"
-          f" {', '.join(f'{t:.3f}' for t in truth)}; worst error {100 * err:.1f}%")
+    if truth is None:
+        print(f"DLA's propensities: {', '.join(f'{t:.3f}' for t in theta)} (the user has no true ones)")
+    else:
+        err = max(abs(t / u - 1) for t, u in zip(theta, truth))
+        print(f"DLA's propensities: {', '.join(f'{t:.3f}' for t in theta)}; truth"
+              f" {', '.join(f'{t:.3f}' for t in truth)}; worst error {100 * err:.1f}%")
 for d in rows:
     if d.startswith("pairwise"):
         diag = json.load(open(f"{work}/{d}-{n}.json"))["diagnostics_json"]

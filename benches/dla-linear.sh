@@ -16,6 +16,11 @@ shift 4
 . "$(dirname "$0")/clicks-preamble.sh"
 vali=$data/vali.txt
 click_user "$user" USER
+if [ "$positional" = 0 ]; then
+  echo "USER must be ultra or pbm: DLA's propensities are compared with a position-based user's curve, and" \
+    "the $user user has none" >&2
+  exit 1
+fi
 seconds() { "$py" -c "import time; print(f'{time.time() - $1:.1f}')"; }
 echo "| sessions | naive | DLA | IPS, true propensities | p (DLA > naive) | DLA time | DLA's propensities, ranks 1–10 | worst error, ranks 1–10 |"
 echo "|---|---|---|---|---|---|---|---|"
