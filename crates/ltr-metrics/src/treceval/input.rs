@@ -108,9 +108,9 @@ fn records(text: &str) -> impl Iterator<Item = (usize, [&str; 6], usize)> {
 }
 
 /// (qid, docno, item) rows grouped as trec_eval's `qsort` by (qid, docno) leaves them: queries in byte order of
-/// their ids, each query's items (when asked) in byte order of their docnos (equal pairs, which trec_eval's sort leaves in no set
-/// order, stay in file order; they are refused later). Grouped as they come and sorted per query, in parallel: a sort
-/// of every row by both ids took most of `--format trec_eval`'s time on big runs.
+/// their ids, each query's items (when asked) in byte order of their docnos (equal pairs, which trec_eval's sort
+/// leaves in no set order, stay in file order; they are refused later). Grouped as they come and sorted per query,
+/// in parallel: a sort of every row by both ids took most of `--format trec_eval`'s time on big runs.
 struct Groups<'t, T> {
     topics: Vec<(&'t str, Vec<(&'t str, T)>)>,
     index: std::collections::HashMap<&'t str, usize>,
@@ -198,7 +198,7 @@ fn for_records<'t>(
         start = end + 1;
         i += 1;
     }
-    // Lines after a stop are counted too: the count places the next piece's lines.
+    // Every line of the piece is counted, also after a stop, as `records`' path counts them.
     i + memchr::memchr_iter(b'\n', &piece.as_bytes()[start.min(piece.len())..]).count()
         + usize::from(start < piece.len() && !piece.ends_with('\n'))
 }
@@ -289,8 +289,7 @@ pub(crate) fn read_run(path: &Path) -> Result<Run, TrecEvalError> {
             .ok_or_else(|| format!("score `{}` is not a number", f[4]))?;
         Ok((f[0], f[2], score))
     })?;
-    let tag = last.map_or("", |f| f[5]);
-    let tag = tag.to_string();
+    let tag = last.map_or("", |f| f[5]).to_string();
     if rows.is_empty() {
         return Err(TrecEvalError::Empty {
             path: path.to_path_buf(),
