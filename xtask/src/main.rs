@@ -5,11 +5,12 @@
 //! cargo xtask test [--no-rust] [--no-python] [--no-mpi] [--clippy]
 //! cargo xtask download <dataset> [--dir DIR] [--from LOCAL_DIR_OR_ARCHIVE] [--url URL]
 //! cargo xtask reproduce <committee|mhr|online|sigmoid|rsvm-ir|clicks|letor-baselines|all> [--data DIR] [--folds 1,2,3,4,5] [--out DIR]
+//! cargo xtask compare-results [--results DIR] [--rev REV]
 //! cargo xtask bench [--quick]
 //! ```
 //!
 //! This binary links no ltr library, so that `cargo xtask test` compiles the workspace once, in the test build
-//! (with the `mpi` feature, after Open MPI is installed). `download`, `reproduce` and `bench` run
+//! (with the `mpi` feature, after Open MPI is installed). `download`, `reproduce`, `compare-results` and `bench` run
 //! `cargo run -p xtask-lab -- ARGS...` (xtask/lab), which links the learners.
 // Unit tests live in tests/: `cargo test --all-targets` (CI's one build) compiles a unit-test harness of every
 // library and binary even when it has no tests, so under `cfg(test)` this crate is empty and that harness is free.
@@ -66,6 +67,14 @@ enum Cmd {
     #[command(disable_help_flag = true)]
     Reproduce {
         /// Passed to `xtask-lab reproduce`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// After `reproduce` rewrote results/: compare every table there with git's HEAD, timing columns aside
+    /// (xtask-lab; `cargo xtask compare-results --help`).
+    #[command(disable_help_flag = true)]
+    CompareResults {
+        /// Passed to `xtask-lab compare-results`.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
@@ -143,6 +152,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         .map(|()| ExitCode::SUCCESS),
         Cmd::Download { args } => lab("download", &args),
         Cmd::Reproduce { args } => lab("reproduce", &args),
+        Cmd::CompareResults { args } => lab("compare-results", &args),
         Cmd::Bench { args } => lab("bench", &args),
     }
 }

@@ -5,6 +5,7 @@
 //! ```text
 //! cargo xtask download <dataset> [--dir DIR] [--from LOCAL_DIR_OR_ARCHIVE] [--url URL]
 //! cargo xtask reproduce <committee|mhr|online|sigmoid|rsvm-ir|clicks|letor-baselines|all> [--data DIR] [--folds 1,2,3,4,5] [--out DIR]
+//! cargo xtask compare-results [--results DIR] [--rev REV]
 //! cargo xtask bench [--quick]
 //! ```
 //!
@@ -89,6 +90,17 @@ enum Cmd {
         /// default a temporary folder, removed.
         #[arg(long)]
         keep: Option<PathBuf>,
+    },
+    /// After `reproduce`: compare every `X/cells.csv` and `slice/X.csv` it wrote with the committed results/ file
+    /// of the same name at a git revision, value by value, timing columns aside (the rule of check-results). Fails
+    /// naming each difference.
+    CompareResults {
+        /// The folder a reproduction wrote (its `--out`; default: results/ of this checkout, rewritten in place).
+        #[arg(long)]
+        results: Option<PathBuf>,
+        /// The git revision holding the tables to compare with.
+        #[arg(long, default_value = "HEAD")]
+        rev: String,
     },
     /// Run the benchmarks with the available peers and write BENCHMARKS.md.
     Bench {
@@ -198,6 +210,16 @@ fn run(cli: Cli) -> Result<()> {
             }
             r?;
             eprintln!("results/ agrees with a fresh slice of every experiment");
+            Ok(())
+        }
+        Cmd::CompareResults { results, rev } => {
+            let results = results.unwrap_or_else(|| project_root().join("results"));
+            let results = std::fs::canonicalize(&results).unwrap_or(results);
+            let n = reproduce::committed::compare_with_revision(&project_root(), &results, &rev)?;
+            eprintln!(
+                "{}: {n} tables equal to results/ at {rev}, timing columns aside",
+                results.display()
+            );
             Ok(())
         }
         Cmd::Bench { quick, only } => bench::run(quick, only.as_deref()),

@@ -2,6 +2,7 @@
 //! CSV / JSON reports and SVG figures.
 
 pub mod clicks;
+pub mod committed;
 pub mod committee;
 pub mod letor;
 pub mod mhr;
