@@ -219,7 +219,7 @@ fn scores_by_four<'a>(rows: impl Fn(usize) -> Row<'a>, w: &[f64], out: &mut [f64
     }
 }
 
-/// Σ values[k] · w[indices[k]] over the stored columns that `w` covers, in four interleaved partial sums like
+/// Σ `values[k] · w[indices[k]]` over the stored columns that `w` covers, in four interleaved partial sums like
 /// [`dot_dense`]: one running sum made every addition wait for the one before (4 cycles each), which was most of a
 /// sparse row's product.
 #[inline(always)]
