@@ -1,4 +1,5 @@
-//! The training loops: gradient boosting (`lambdamart`, `mart`) and the random forest.
+//! The training loop of gradient boosting (`lambdamart`, `mart`), and the pieces the random forest (`forest.rs`)
+//! shares with it: bagging, binning, fixed-point gradients. Position debiasing's state is in `debias.rs`.
 
 use ltr_core::{
     Allreduce, Boosted, Fit, FitContext, FitReport, Fitted, Forest, ForestTree, InitModel,
@@ -12,17 +13,14 @@ use serde_json::json;
 use std::borrow::Cow;
 
 use crate::bins::Binned;
+use crate::debias::DebiasState;
 use crate::grow::{grow, BinTree, Scale};
 use crate::hist::{HistPool, Rows};
 use crate::objective::{
-    dla_gradients, lambda_gradients, lambda_gradients_unbiased, squared_error_gradients, BiasLoss,
-    PairBias,
+    dla_gradients, lambda_gradients, lambda_gradients_unbiased, squared_error_gradients, PairBias,
 };
 use crate::ranks::Layout;
-use crate::{
-    Debias, GbdtParams, GbdtValidParams, Objective, RandomForestParams, RandomForestValidParams,
-    TreeParams,
-};
+use crate::{GbdtParams, GbdtValidParams, Objective, TreeParams};
 
 /// Documents per parallel task when trees are applied to every document.
 const DOC_BLOCK: usize = 4096;
@@ -39,348 +37,29 @@ pub struct GbdtRun {
     pub trees_grown: usize,
     /// The validation measure after each round (empty without validation data).
     pub curve: Vec<f64>,
-    /// What position debiasing learned, by position ([`Debias`]); `None` without it.
+    /// What position debiasing learned, by position ([`Debias`](crate::Debias)); `None` without it.
     pub position_bias: Option<PositionBias>,
 }
 
 /// The position biases a debiased LambdaMART learned alongside its trees, by position (0 = the top).
 #[derive(Debug, Clone, PartialEq)]
 pub enum PositionBias {
-    /// [`Debias::PositionFactors`]: the additive factor of each position (its multiplicative factor is e^b).
+    /// [`Debias::PositionFactors`](crate::Debias::PositionFactors): the additive factor of each position (its
+    /// multiplicative factor is e^b).
     Factors(Vec<f64>),
-    /// [`Debias::Pairwise`]: t⁺ and t⁻ of each position, relative to position 0.
+    /// [`Debias::Pairwise`](crate::Debias::Pairwise): t⁺ and t⁻ of each position, relative to position 0.
     Pairwise {
         /// The bias of a click at each position.
         t_plus: Vec<f64>,
         /// The bias of a non-click at each position.
         t_minus: Vec<f64>,
     },
-    /// [`Debias::Dla`]: the examination propensity of each position, relative to position 0 (and
-    /// [`Debias::Ips`]'s known ones).
+    /// [`Debias::Dla`](crate::Debias::Dla): the examination propensity of each position, relative to position 0
+    /// (and [`Debias::Ips`](crate::Debias::Ips)'s known ones).
     Propensities(Vec<f64>),
 }
 
-/// The position biases of a debiased run while it trains.
-enum DebiasState {
-    None,
-    Factors {
-        factors: Vec<f64>,
-        rate: f64,
-        regularization: f64,
-    },
-    Pairwise {
-        t_plus: Vec<f64>,
-        t_minus: Vec<f64>,
-        exponent: f64,
-        /// The pair loss the sums add up.
-        loss: BiasLoss,
-        /// Per query: its L⁺ then L⁻ by position, summed in query order after each round.
-        losses: Vec<f64>,
-        /// Known propensities as t⁺ ([`Debias::Ips`]): never updated.
-        fixed: bool,
-    },
-    Dla {
-        /// θ_k / θ_0 by position.
-        propensity: Vec<f64>,
-        /// The most θ_k / θ_0 may be.
-        max_propensity: f64,
-    },
-}
-
-impl DebiasState {
-    /// The state of `p.debias` on `train`, whose rows must carry positions (one process only).
-    fn new(p: &GbdtParams, train: &Dataset, comm: &dyn Allreduce) -> Result<Self> {
-        if p.debias == Debias::None {
-            return Ok(DebiasState::None);
-        }
-        let Some(positions) = train.positions() else {
-            return Err(LtrError::param(
-                "debias",
-                "position debiasing needs each document's display position: train on clicks (ltr train \
-                 --clicks LOG, or a LightGBM `.position` file beside the training file)",
-            ));
-        };
-        if comm.size() > 1 {
-            return Err(LtrError::param(
-                "debias",
-                "position debiasing trains in one process",
-            ));
-        }
-        let n = positions.iter().max().map_or(0, |&m| m as usize + 1);
-        Ok(match p.debias {
-            Debias::None => DebiasState::None,
-            Debias::PositionFactors {
-                rate,
-                regularization,
-            } => DebiasState::Factors {
-                factors: vec![0.0; n],
-                rate,
-                regularization,
-            },
-            Debias::Pairwise { bias_norm, loss } => DebiasState::Pairwise {
-                t_plus: vec![1.0; n],
-                t_minus: vec![1.0; n],
-                exponent: 1.0 / (1.0 + bias_norm),
-                loss,
-                losses: Vec::new(),
-                fixed: false,
-            },
-            Debias::Ips(table) => {
-                let theta = table.values();
-                if theta.len() < n {
-                    return Err(LtrError::param(
-                        "propensities",
-                        format!(
-                            "the table gives {} positions, but the sessions show {n}",
-                            theta.len()
-                        ),
-                    ));
-                }
-                DebiasState::Pairwise {
-                    t_plus: theta[..n].to_vec(),
-                    t_minus: vec![1.0; n],
-                    exponent: 1.0,
-                    loss: BiasLoss::RankNet,
-                    losses: Vec::new(),
-                    fixed: true,
-                }
-            }
-            Debias::Dla { max_propensity } => DebiasState::Dla {
-                propensity: vec![1.0; n],
-                max_propensity,
-            },
-        })
-    }
-
-    /// The scores the gradients see: each document's score plus its position's factor (a zero factor leaves the
-    /// score as it is, bit for bit).
-    fn scores<'s>(&self, train: &Dataset, scores: &'s [f64]) -> Cow<'s, [f64]> {
-        match self {
-            DebiasState::Factors { factors, .. } if factors.iter().any(|&b| b != 0.0) => {
-                let positions = train.positions().expect("checked");
-                Cow::Owned(
-                    scores
-                        .iter()
-                        .zip(positions)
-                        .map(|(&s, &k)| match factors[k as usize] {
-                            0.0 => s,
-                            b => s + b,
-                        })
-                        .collect(),
-                )
-            }
-            _ => Cow::Borrowed(scores),
-        }
-    }
-
-    /// For unbiased LambdaMART: the current t⁺ and t⁻, the pair loss, and one zeroed buffer of L⁺ then L⁻ per
-    /// query; nothing otherwise.
-    #[allow(clippy::type_complexity)]
-    fn pair_biases(
-        &mut self,
-        queries: usize,
-    ) -> (Option<(&[f64], &[f64], BiasLoss)>, Vec<Option<&mut [f64]>>) {
-        match self {
-            DebiasState::Pairwise {
-                t_plus,
-                t_minus,
-                loss,
-                losses,
-                ..
-            } if !t_plus.is_empty() => {
-                let width = 2 * t_plus.len();
-                losses.clear();
-                losses.resize(queries * width, 0.0);
-                (
-                    Some((t_plus, t_minus, *loss)),
-                    losses.chunks_mut(width).map(Some).collect(),
-                )
-            }
-            _ => (None, (0..queries).map(|_| None).collect()),
-        }
-    }
-
-    /// DLA's propensities by position, when it is on.
-    fn dla(&self) -> Option<&[f64]> {
-        match self {
-            DebiasState::Dla { propensity, .. } => Some(propensity),
-            _ => None,
-        }
-    }
-
-    /// After a round's gradients `g`, `h` at `scores`: a Newton step for each position's factor, the next t⁺ and
-    /// t⁻ from the round's pair losses, or DLA's propensities fitted to the ranker's scores. Sums run in document
-    /// and query order: the same at any thread count.
-    fn update(
-        &mut self,
-        train: &Dataset,
-        ctx: &FitContext<'_>,
-        scores: &[f64],
-        g: &[f64],
-        h: &[f64],
-    ) {
-        match self {
-            DebiasState::None => {}
-            DebiasState::Dla {
-                propensity,
-                max_propensity,
-            } => dla_propensities(train, ctx, scores, propensity, *max_propensity),
-            DebiasState::Factors {
-                factors,
-                rate,
-                regularization,
-            } => {
-                let n = factors.len();
-                let (mut gs, mut hs, mut weight) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
-                let positions = train.positions().expect("checked");
-                for q in 0..train.n_queries() {
-                    let w = ctx.query_weight(q);
-                    for i in train.query_range(q) {
-                        let k = positions[i] as usize;
-                        gs[k] += g[i];
-                        hs[k] += h[i];
-                        weight[k] += w;
-                    }
-                }
-                for k in 0..n {
-                    let reg = *regularization * weight[k];
-                    let step = (gs[k] + reg * factors[k]) / ((hs[k] + reg).abs() + 0.001);
-                    factors[k] -= *rate * step;
-                }
-            }
-            DebiasState::Pairwise {
-                t_plus,
-                t_minus,
-                exponent,
-                losses,
-                fixed,
-                ..
-            } => {
-                let n = t_plus.len();
-                if n == 0 || *fixed {
-                    return;
-                }
-                let (mut plus, mut minus) = (vec![0.0; n], vec![0.0; n]);
-                for chunk in losses.chunks(2 * n) {
-                    for k in 0..n {
-                        plus[k] += chunk[k];
-                        minus[k] += chunk[n + k];
-                    }
-                }
-                for (t, l) in [(t_plus, &plus), (t_minus, &minus)] {
-                    if l[0] > 0.0 {
-                        for k in 0..n {
-                            // A position no pair touched this round keeps its bias.
-                            if l[k] > 0.0 {
-                                t[k] = (l[k] / l[0]).powf(*exponent);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// What it learned, for the report.
-    fn learned(self) -> Option<PositionBias> {
-        match self {
-            DebiasState::None => None,
-            DebiasState::Factors { factors, .. } => Some(PositionBias::Factors(factors)),
-            DebiasState::Pairwise { t_plus, fixed, .. } if fixed => {
-                Some(PositionBias::Propensities(t_plus))
-            }
-            DebiasState::Pairwise {
-                t_plus, t_minus, ..
-            } => Some(PositionBias::Pairwise { t_plus, t_minus }),
-            DebiasState::Dla { propensity, .. } => Some(PositionBias::Propensities(propensity)),
-        }
-    }
-}
-
-/// Minorise–maximise steps of DLA's propensity fit a round (each never lowers the likelihood).
-const DLA_STEPS: usize = 50;
-/// The least propensity DLA learns (a click there weighs at most 10⁶ times one at the top).
-const DLA_MIN_PROPENSITY: f64 = 1e-6;
-
-/// DLA's propensity step: with the ranker's scores fixed, the θ by position that minimise
-/// `Σ_sessions Σ_clicks −v_i log(θ_{k_i} / Σ_{k ∈ session} θ_k)`, each click weighted by `v_i = e^{s_top − s_i}`
-/// (the ranker's softmax relevance of the session's top-position document over the clicked one's) and the
-/// session by its weight, then normalised to θ_0 = 1 (and held at least [`DLA_MIN_PROPENSITY`] and at most `max`,
-/// [`Debias::Dla`]'s bound: the minimiser projected, not a minimiser under the bound). The minimiser is
-/// the fixed point of
-/// `θ_k ← A_k / Σ_{sessions showing k} V_q / Σ_{k' ∈ q} θ_k'` (`A_k` the weighted clicks at `k`, `V_q` a
-/// session's): the Bradley–Terry/Plackett–Luce update (Hunter 2004). A position without a click gets the least θ
-/// and is never weighted by (no click sits there).
-fn dla_propensities(
-    train: &Dataset,
-    ctx: &FitContext<'_>,
-    scores: &[f64],
-    theta: &mut [f64],
-    max: f64,
-) {
-    let positions = train.positions().expect("checked");
-    let labels = train.labels();
-    let n = theta.len();
-    let mut clicked = vec![0.0; n];
-    // Each session with a click: its rows and its total click weight.
-    let mut sessions: Vec<(std::ops::Range<usize>, f64)> = Vec::new();
-    for q in 0..train.n_queries() {
-        let r = train.query_range(q);
-        let Some(top) = r.clone().min_by_key(|&i| positions[i]) else {
-            continue;
-        };
-        let u = ctx.query_weight(q);
-        let mut total = 0.0;
-        for i in r.clone() {
-            if labels[i] > 0.0 {
-                let v = u * labels[i] as f64 * (scores[top] - scores[i]).exp();
-                clicked[positions[i] as usize] += v;
-                total += v;
-            }
-        }
-        if total > 0.0 && total.is_finite() {
-            sessions.push((r, total));
-        }
-    }
-    if sessions.is_empty() || clicked.iter().any(|v| !v.is_finite()) {
-        return;
-    }
-    let mut pi = clicked.clone();
-    let mut denominator = vec![0.0; n];
-    for _ in 0..DLA_STEPS {
-        denominator.fill(0.0);
-        for (r, total) in &sessions {
-            let z: f64 = r.clone().map(|i| pi[positions[i] as usize]).sum();
-            for i in r.clone() {
-                denominator[positions[i] as usize] += total / z;
-            }
-        }
-        for k in 0..n {
-            if denominator[k] > 0.0 {
-                pi[k] = clicked[k] / denominator[k];
-            }
-        }
-    }
-    if pi[0] > 0.0 {
-        for k in 0..n {
-            // A position whose clicks all carry a vanishing weight (e^{s_top − s_k} underflows) would get θ = 0
-            // and infinite weights: its θ stays at least DLA_MIN_PROPENSITY.
-            theta[k] = (pi[k] / pi[0]).clamp(DLA_MIN_PROPENSITY, max);
-        }
-    }
-}
-
-/// What [`train_random_forest`] found.
-#[derive(Debug, Clone)]
-pub struct ForestRun {
-    /// The averaged trees.
-    pub forest: Forest,
-    /// The context's measure on the out-of-bag predictions of the training queries some tree left out (`None`
-    /// without a measure or when every query was in every bag).
-    pub out_of_bag: Option<f64>,
-}
-
-fn check_labels(train: &Dataset, layout: &Layout) -> Result<()> {
+pub(crate) fn check_labels(train: &Dataset, layout: &Layout) -> Result<()> {
     if layout.docs == 0 {
         return Err(LtrError::Training("no training documents".into()));
     }
@@ -393,14 +72,14 @@ fn check_labels(train: &Dataset, layout: &Layout) -> Result<()> {
 }
 
 /// The random stream of tree `t`.
-fn rng_for(seed: u64, t: usize) -> ChaCha8Rng {
+pub(crate) fn rng_for(seed: u64, t: usize) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(seed ^ (t as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15))
 }
 
 /// The kept features tree `t` may split on, and this rank's documents (ascending) it is grown on with whether each
 /// of this rank's queries was drawn. Queries are drawn among all the ranks' queries by their global numbers, so
 /// every rank draws the bag one process draws.
-fn sample(
+pub(crate) fn sample(
     rng: &mut ChaCha8Rng,
     data: &Binned,
     train: &Dataset,
@@ -436,7 +115,7 @@ fn sample(
 }
 
 /// Every document's fixed-point gradient and hessian under the round's scale, agreed over the ranks.
-fn quantise(
+pub(crate) fn quantise(
     g: &[f64],
     h: &[f64],
     layout: &Layout,
@@ -545,7 +224,7 @@ pub fn train_gbdt_ranks(
 /// Bin `train` for the trees: data handed over is binned by [`Binned::take`], which frees its f32 features as it
 /// goes, leaving the data without them (labels and queries are all the rounds read); borrowed data is binned in
 /// place.
-fn bin<'d>(
+pub(crate) fn bin<'d>(
     train: Cow<'d, Dataset>,
     p: &TreeParams,
     layout: &Layout,
@@ -843,191 +522,4 @@ pub fn fit_gbdt_ranks(
     Ok(Fitted::new(model)
         .with_report(report)
         .with_diagnostics(diagnostics))
-}
-
-/// A random forest: every tree grown in parallel on its own bag of queries and features, fitting the labels.
-pub fn train_random_forest(
-    p: &RandomForestParams,
-    train: &Dataset,
-    ctx: &FitContext<'_>,
-) -> Result<ForestRun> {
-    train_random_forest_ranks(p, train, ctx, &SingleProcess)
-}
-
-/// [`train_random_forest`] on this rank's shard of the queries, the ranks joined by `comm`: every rank returns the
-/// forest one process grows on all the shards' queries in rank order, bit for bit, and the same out-of-bag estimate.
-/// With more than one rank the trees are grown one after another (each tree's histograms are exchanged, in the same
-/// order on every rank).
-pub fn train_random_forest_ranks(
-    p: &RandomForestParams,
-    train: &Dataset,
-    ctx: &FitContext<'_>,
-    comm: &dyn Allreduce,
-) -> Result<ForestRun> {
-    random_forest(p, Cow::Borrowed(train), ctx, comm)
-}
-
-/// [`train_random_forest_ranks`] on borrowed data, or on data handed over, whose features are freed once binned.
-fn random_forest(
-    p: &RandomForestParams,
-    train: Cow<'_, Dataset>,
-    ctx: &FitContext<'_>,
-    comm: &dyn Allreduce,
-) -> Result<ForestRun> {
-    p.validate()?;
-    let layout = Layout::agree(&train, comm)?;
-    check_labels(&train, &layout)?;
-    let n_features = train.n_features();
-    let handed_over = matches!(train, Cow::Owned(_));
-    let (data, train) = bin(train, &p.tree, &layout, comm)?;
-    let train: &Dataset = &train;
-    let n = train.n_docs();
-    // Scattered leaves of large data read their bins by rows ([`Rows`]): the same histograms, less memory traffic.
-    // Only where the f32 features were freed while binned: the rows (a quarter of them) then fit in what was freed.
-    let rows = if handed_over {
-        Rows::of(&data, n)
-    } else {
-        None
-    };
-    // The first Newton step from score 0 under squared error is the leaf's mean label.
-    let g: Vec<f64> = train.labels().iter().map(|&l| -(l as f64)).collect();
-    let h = vec![1.0; n];
-    let mut gh = Vec::new();
-    let scale = quantise(&g, &h, &layout, comm, &mut gh)?;
-    let settings = p.tree.grow_settings(1.0);
-    let weight = 1.0 / p.trees as f64;
-    let grow_tree = |t: usize, comm: &dyn Allreduce| -> Result<(BinTree, Vec<bool>)> {
-        let mut rng = rng_for(ctx.seed(), t);
-        let (feats, docs, in_bag) = sample(&mut rng, &data, train, &layout, &p.tree);
-        let mut tree = grow(
-            &data,
-            rows.as_ref(),
-            &feats,
-            docs,
-            &gh,
-            &scale,
-            &settings,
-            comm,
-            &mut HistPool::default(),
-        )?;
-        // The forest keeps every tree until the end: not its copy of the bag's document list.
-        tree.docs = Vec::new();
-        Ok((tree, in_bag))
-    };
-    // Integer histograms: a tree is the same whether trees grow in parallel or one at a time.
-    let grown: Vec<(BinTree, Vec<bool>)> = if comm.size() == 1 {
-        (0..p.trees)
-            .into_par_iter()
-            .map(|t| grow_tree(t, &SingleProcess))
-            .collect::<Result<_>>()?
-    } else {
-        (0..p.trees)
-            .map(|t| grow_tree(t, comm))
-            .collect::<Result<_>>()?
-    };
-    let out_of_bag = out_of_bag(&grown, &data, train, &layout, ctx, comm)?;
-    let forest = Forest {
-        trees: grown
-            .iter()
-            .map(|(t, _)| t.to_forest_tree(&data, weight))
-            .collect(),
-        base_score: 0.0,
-        n_features,
-    };
-    Ok(ForestRun { forest, out_of_bag })
-}
-
-/// The context's measure on each out-of-bag query's mean output over the trees that did not see it.
-///
-/// Every rank gathers every rank's out-of-bag queries (their sizes, labels and scores, in global query order) and
-/// measures them together, so the estimate is the same bit for bit at any number of ranks. The measure sees labels
-/// and scores only: ties are ranked by input order, whatever doc ids the training file had.
-fn out_of_bag(
-    grown: &[(BinTree, Vec<bool>)],
-    data: &Binned,
-    train: &Dataset,
-    layout: &Layout,
-    ctx: &FitContext<'_>,
-    comm: &dyn Allreduce,
-) -> Result<Option<f64>> {
-    if !ctx.has_measure() {
-        return Ok(None);
-    }
-    let nq = train.n_queries();
-    let mut oob_sum = vec![0.0; train.n_docs()];
-    let mut oob_trees = vec![0usize; nq];
-    for (tree, in_bag) in grown {
-        for q in (0..nq).filter(|&q| !in_bag[q]) {
-            oob_trees[q] += 1;
-            for i in train.query_range(q) {
-                oob_sum[i] += tree.leaf_value[tree.leaf_of(data, i)];
-            }
-        }
-    }
-    // This rank's out-of-bag queries: (global number, size) pairs, then each document's label and mean output.
-    let (mut sizes, mut labels, mut scores) = (Vec::new(), Vec::new(), Vec::new());
-    for q in (0..nq).filter(|&q| oob_trees[q] > 0) {
-        let k = oob_trees[q] as f64;
-        let rows = train.query_range(q);
-        sizes.extend([(layout.query_offset + q) as f64, rows.len() as f64]);
-        labels.extend(rows.clone().map(|i| train.labels()[i] as f64));
-        scores.extend(rows.map(|i| oob_sum[i] / k));
-    }
-    let sizes = comm.gather_varying_f64(&sizes)?.concat();
-    let labels: Vec<f32> = comm
-        .gather_varying_f64(&labels)?
-        .concat()
-        .into_iter()
-        .map(|l| l as f32)
-        .collect();
-    let scores = comm.gather_varying_f64(&scores)?.concat();
-    if sizes.is_empty() {
-        return Ok(None);
-    }
-    let mut offsets = vec![0];
-    let mut qids = Vec::with_capacity(sizes.len() / 2);
-    for pair in sizes.chunks_exact(2) {
-        qids.push(format!("{}", pair[0] as usize + 1));
-        offsets.push(offsets.last().copied().unwrap_or(0) + pair[1] as usize);
-    }
-    let no_features = ndarray::Array2::<f32>::zeros((labels.len(), 0));
-    let queries = Dataset::new(
-        ltr_data::FeatureMatrix::Dense(no_features),
-        labels,
-        offsets,
-        qids,
-    )
-    .map_err(|e| LtrError::Training(format!("out-of-bag queries: {e}")))?;
-    Ok(ctx.measure(&queries, &scores).ok())
-}
-
-/// [`train_random_forest_ranks`] as a [`Fitted`] model. Data handed over (`Cow::Owned`) gives the same forest, and
-/// its f32 features are freed while they are binned.
-pub fn fit_random_forest_ranks(
-    p: &RandomForestParams,
-    train: Cow<'_, Dataset>,
-    ctx: &FitContext<'_>,
-    comm: &dyn Allreduce,
-) -> Result<Fitted> {
-    let run = random_forest(p, train, ctx, comm)?;
-    let report = FitReport {
-        iterations: Some(run.forest.trees.len() as u64),
-        validation: ctx.validate(&run.forest)?,
-        ..Default::default()
-    };
-    let leaves: usize = run.forest.trees.iter().map(|t| t.n_leaves()).sum();
-    let diagnostics = json!({
-        "trees": run.forest.trees.len(),
-        "leaves": leaves,
-        "out_of_bag": run.out_of_bag,
-    });
-    Ok(Fitted::new(Model::Forest(run.forest))
-        .with_report(report)
-        .with_diagnostics(diagnostics))
-}
-
-impl Fit for RandomForestValidParams {
-    fn fit(&self, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
-        fit_random_forest_ranks(self, Cow::Borrowed(train), ctx, &SingleProcess)
-    }
 }

@@ -39,6 +39,8 @@
 #[doc(hidden)]
 pub mod bins;
 mod boost;
+mod debias;
+mod forest;
 mod grow;
 #[doc(hidden)]
 #[allow(missing_debug_implementations)] // `Rows`, a build buffer, has no use for `Debug`.
@@ -49,9 +51,11 @@ pub mod ranks;
 
 pub use bins::{bin_bounds, BIN_SAMPLE_DOCS, MAX_BIN, MIN_DATA_IN_BIN};
 pub use boost::{
-    fit_gbdt_from, fit_gbdt_ranks, fit_random_forest_ranks, train_gbdt, train_gbdt_from,
-    train_gbdt_ranks, train_random_forest, train_random_forest_ranks, ForestRun, GbdtRun,
+    fit_gbdt_from, fit_gbdt_ranks, train_gbdt, train_gbdt_from, train_gbdt_ranks, GbdtRun,
     PositionBias,
+};
+pub use forest::{
+    fit_random_forest_ranks, train_random_forest, train_random_forest_ranks, ForestRun,
 };
 pub use grow::{
     best_split, leaf_value, split_gain, Cell, FeatureSplit, GrowSettings, LeafCount, Scale,
