@@ -1,4 +1,4 @@
-//! ltr-trees's integration tests: the tree engine, position debiasing, boosting from a start model, ranks and
+//! ltr-trees's integration tests: the tree engine, its gradients, position debiasing, boosting from a start model, ranks and
 //! MQ2008.
 //!
 //! One module per file of tests/, all in one test binary: a binary per file was compiled and linked on its
@@ -11,6 +11,7 @@
 mod common;
 mod debias;
 mod engine;
+mod gradients;
 mod init;
 mod lightgbm;
 mod mq2008;
