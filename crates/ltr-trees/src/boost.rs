@@ -13,7 +13,7 @@ use serde_json::json;
 use std::borrow::Cow;
 
 use crate::bins::Binned;
-use crate::debias::DebiasState;
+use crate::debias::{DebiasState, PositionBias};
 use crate::grow::{grow, BinTree, Scale};
 use crate::hist::{HistPool, Rows};
 use crate::objective::{
@@ -39,24 +39,6 @@ pub struct GbdtRun {
     pub curve: Vec<f64>,
     /// What position debiasing learned, by position ([`Debias`](crate::Debias)); `None` without it.
     pub position_bias: Option<PositionBias>,
-}
-
-/// The position biases a debiased LambdaMART learned alongside its trees, by position (0 = the top).
-#[derive(Debug, Clone, PartialEq)]
-pub enum PositionBias {
-    /// [`Debias::PositionFactors`](crate::Debias::PositionFactors): the additive factor of each position (its
-    /// multiplicative factor is e^b).
-    Factors(Vec<f64>),
-    /// [`Debias::Pairwise`](crate::Debias::Pairwise): t⁺ and t⁻ of each position, relative to position 0.
-    Pairwise {
-        /// The bias of a click at each position.
-        t_plus: Vec<f64>,
-        /// The bias of a non-click at each position.
-        t_minus: Vec<f64>,
-    },
-    /// [`Debias::Dla`](crate::Debias::Dla): the examination propensity of each position, relative to position 0
-    /// (and [`Debias::Ips`](crate::Debias::Ips)'s known ones).
-    Propensities(Vec<f64>),
 }
 
 pub(crate) fn check_labels(train: &Dataset, layout: &Layout) -> Result<()> {

@@ -7,9 +7,25 @@ use std::borrow::Cow;
 use ltr_core::{Allreduce, FitContext, LtrError, Result};
 use ltr_data::Dataset;
 
-use crate::boost::PositionBias;
 use crate::objective::BiasLoss;
 use crate::{Debias, GbdtParams};
+
+/// The position biases a debiased LambdaMART learned alongside its trees, by position (0 = the top).
+#[derive(Debug, Clone, PartialEq)]
+pub enum PositionBias {
+    /// [`Debias::PositionFactors`]: the additive factor of each position (its multiplicative factor is e^b).
+    Factors(Vec<f64>),
+    /// [`Debias::Pairwise`]: t⁺ and t⁻ of each position, relative to position 0.
+    Pairwise {
+        /// The bias of a click at each position.
+        t_plus: Vec<f64>,
+        /// The bias of a non-click at each position.
+        t_minus: Vec<f64>,
+    },
+    /// [`Debias::Dla`]: the examination propensity of each position, relative to position 0 (and
+    /// [`Debias::Ips`]'s known ones).
+    Propensities(Vec<f64>),
+}
 
 /// The position biases of a debiased run while it trains.
 pub(crate) enum DebiasState {

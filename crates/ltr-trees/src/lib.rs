@@ -52,8 +52,8 @@ pub mod ranks;
 pub use bins::{bin_bounds, BIN_SAMPLE_DOCS, MAX_BIN, MIN_DATA_IN_BIN};
 pub use boost::{
     fit_gbdt_from, fit_gbdt_ranks, train_gbdt, train_gbdt_from, train_gbdt_ranks, GbdtRun,
-    PositionBias,
 };
+pub use debias::PositionBias;
 pub use forest::{
     fit_random_forest_ranks, train_random_forest, train_random_forest_ranks, ForestRun,
 };
