@@ -2,14 +2,15 @@
 # Position-debiased lambdamart against its naive control, lambdamart on the judgments and the peers (LightGBM
 # lambdarank_position_bias, XGBoost lambdarank_unbiased) on the same clicks (issue 52; BENCHMARKS.md).
 #
-# Usage: [CLICK_USER=USER] [SPEED=ROUNDS] [DEBIAS="D..."] [PEERS="P..."] benches/debias-clicks.sh LTR WORKDIR DATASET
-#        SESSIONS...
+# Usage: [CLICK_USER=USER] [CLICK_SEED=S] [SPEED=ROUNDS] [DEBIAS="D..."] [PEERS="P..."] benches/debias-clicks.sh LTR
+#        WORKDIR DATASET SESSIONS...
 #   DATASET: `web` (ltr generate --profile web --queries 300 --seed 5), `web:N` (the same with N queries) or a
 #   folder with train.txt, vali.txt and test.txt (MQ2008 Fold1: ../shared/datasets/MQ2008/Fold1).
 #   CLICK_USER: `pbm` (the default: (1/k)^η, ε− 0.1, ε+ 1, top 10) or `ultra` (`ltr clicks simulate --preset
 #   ultra`: ULTRA's curve^η, ε− 0.1, ε+ 1, top 10), either with `:ETA` (default η = 1; `ultra:2`: the curve squared);
 #   or `cascade` (stops at its first click) or `dcm` / `dcm:ETA` (reads on after a click at rank r with the
 #   probability 1 − (1/r)^η/2), both ε− 0.1, ε+ 1, top 10 (benches/clicks-preamble.sh's `click_user`).
+#   CLICK_SEED: `ltr clicks simulate --seed` of every log (default 1, the seed of every run before it was a knob).
 #   SPEED=ROUNDS: after each log, ROUNDS times, time debiased lambdamart against plain lambdamart on the same rows
 #   with labels (the session set written as a LETOR file whose labels are the clicks, with its `.position` sidecar
 #   for the debiased rows), back to back, CPU seconds of the whole `ltr train` process.
@@ -100,7 +101,7 @@ param() {
 for n in "$@"; do
   log=$work/clicks-$n.tsv
   "$ltr" clicks simulate --data "$train" --model "$work/production.json" --sessions "$n" "${sim[@]}" \
-    --seed 1 --out "$log" 2>/dev/null
+    --seed "${CLICK_SEED:-1}" --out "$log" 2>/dev/null
   for d in none "${debiasers[@]}"; do
     ps=()
     for kv in $(param "$d"); do ps+=(--param "$kv"); done

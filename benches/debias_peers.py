@@ -8,6 +8,9 @@ weighted by its session count, rows in display order, sessions without a click l
 one score per line of TEST.txt to OUTDIR/<peer>.scores, for `ltr eval`. Run with /work/venv-peers/bin/python.
 PEER: any of lightgbm-naive, lightgbm-position-bias, xgboost-naive (XGBoost's lambdarank without the bias
 estimate: its own naive control) and xgboost-unbiased; all four when none is named.
+XGBoost's `lambdarank_unbiased` sums its pair costs into ti+/tj- without the group weight (lambdarank_obj.cc,
+`CalcLambdaForGroup`: the weight scales only the gradients), so on this deduplicated set its biases count each
+distinct click pattern once where `ltr` counts sessions (BENCHMARKS.md, "DCM clicks over simulation seeds").
 """
 
 import sys

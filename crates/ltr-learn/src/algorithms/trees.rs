@@ -272,7 +272,9 @@ pub(crate) const LAMBDAMART_SPECS: &[ParamSpec] = &[
         "the pair loss t+ and t- are estimated from: ranknet (log(1 + e^(-σ(s_i - s_j))) of the clicked i over \
          the other j, Hu et al.'s) or reversed (log(1 + e^(σ(s_i - s_j))), the reversed pair's, which XGBoost's \
          lambdarank_unbiased sums; the default, chosen on simulated clicks of MQ2008 and OHSUMED: BENCHMARKS.md, \
-         Choosing `bias-loss`)",
+         Choosing `bias-loss`). Both assume a position-based user; for users who read on after a click (simulated \
+         DCM) ranknet did better, and debias=none as well as ranknet (BENCHMARKS.md, DCM clicks over simulation \
+         seeds)",
     )
     .when("debias=pairwise"),
     ParamSpec::new(
