@@ -6,7 +6,6 @@
 //! gives the scores `ltr predict` gives, bit for bit. Every sum of the backward pass runs in one fixed order.
 
 use ltr_core::neural::{kernels, Activation, Dense, Encoder, EncoderBlock, LayerNorm};
-use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::dense::{dense_backward, transposed};
@@ -63,12 +62,7 @@ fn dropout(x: &mut [f32], drop: Option<(f32, &mut ChaCha8Rng)>) -> Option<Vec<f3
     if p <= 0.0 {
         return None;
     }
-    let keep = 1.0 / (1.0 - p);
-    let m: Vec<f32> = (0..x.len())
-        .map(|_| if rng.random::<f32>() < p { 0.0 } else { keep })
-        .collect();
-    x.iter_mut().zip(&m).for_each(|(v, m)| *v *= m);
-    Some(m)
+    Some(crate::dense::dropout(x, p, rng))
 }
 
 fn mask(d: &mut [f32], m: &Option<Vec<f32>>) {
