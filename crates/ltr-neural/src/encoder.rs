@@ -183,17 +183,6 @@ impl Transposes {
     }
 }
 
-/// `m` (`rows × cols`) transposed.
-fn transpose(m: &[f32], rows: usize, cols: usize) -> Vec<f32> {
-    let mut t = vec![0f32; m.len()];
-    for r in 0..rows {
-        for c in 0..cols {
-            t[c * rows + r] = m[r * cols + c];
-        }
-    }
-    t
-}
-
 /// Multi-head attention's backward: from the gradient of the heads' outputs `d_o` to those of q, k and v.
 fn attention_backward(
     bt: &BlockTrace,
@@ -223,7 +212,14 @@ fn attention_backward(
         // o_h = p' v_h: ∂p' = ∂o_h v_hᵀ, ∂v_h = p'ᵀ ∂o_h.
         let vt = kernels::head_slice(&bt.v, w, h * dk, dk, true);
         kernels::matmul_rows(&d_oh, &vt, None, &mut dp, dk, rows);
-        kernels::matmul_rows(&transpose(pd, rows, rows), &d_oh, None, &mut part, rows, dk);
+        kernels::matmul_rows(
+            &kernels::transpose(pd, rows, rows),
+            &d_oh,
+            None,
+            &mut part,
+            rows,
+            dk,
+        );
         scatter(&mut dv, &part, h);
         if let Some(m) = &bt.p_mask {
             dp.iter_mut().zip(&m[span]).for_each(|(g, m)| *g *= m);
@@ -245,7 +241,14 @@ fn attention_backward(
         kernels::matmul_rows(&dp, &kh, None, &mut part, rows, dk);
         scatter(&mut dq, &part, h);
         let qh = kernels::head_slice(&bt.q, w, h * dk, dk, false);
-        kernels::matmul_rows(&transpose(&dp, rows, rows), &qh, None, &mut part, rows, dk);
+        kernels::matmul_rows(
+            &kernels::transpose(&dp, rows, rows),
+            &qh,
+            None,
+            &mut part,
+            rows,
+            dk,
+        );
         scatter(&mut dk_, &part, h);
     }
     (dq, dk_, dv)
