@@ -225,12 +225,9 @@ fn attention_backward(
             dp.iter_mut().zip(&m[span]).for_each(|(g, m)| *g *= m);
         }
         // Softmax: ∂s_ij = p_ij (∂p_ij − Σ_k p_ik ∂p_ik); then the 1/√dk.
-        for (pr, dr) in p.chunks(rows).zip(dp.chunks_mut(rows)) {
-            let dot: f64 = pr
-                .iter()
-                .zip(dr.iter())
-                .map(|(a, b)| f64::from(a * b))
-                .sum();
+        // −0.0: the start of `Iterator::sum`, which this sum was.
+        let dots = kernels::row_sums_with(p, &dp, rows, -0.0, |a, b| f64::from(a * b));
+        for ((pr, dr), dot) in p.chunks(rows).zip(dp.chunks_mut(rows)).zip(dots) {
             let dot = dot as f32;
             for (g, &pv) in dr.iter_mut().zip(pr) {
                 *g = pv * (*g - dot) / scale;
@@ -277,11 +274,9 @@ pub(crate) fn backward(
         mask(&mut d, &bt.res2_mask);
         let mut dh = dense_backward(&bt.h_dropped, &d, &t[5], &b.ff_out, &mut g.ff_out, true);
         mask(&mut dh, &bt.h_mask);
-        dh.iter_mut().zip(&bt.h).for_each(|(g, y)| {
-            if *y <= 0.0 {
-                *g = 0.0
-            }
-        });
+        dh.iter_mut()
+            .zip(&bt.h)
+            .for_each(|(g, y)| *g = if *y <= 0.0 { 0.0 } else { *g });
         let db = dense_backward(&bt.b, &dh, &t[4], &b.ff_in, &mut g.ff_in, true);
         let dn = norm_backward(&db, &bt.ff_norm, &b.ff_norm, &mut g.ff_norm);
         kernels::axpy(1.0, &dn, &mut dx);

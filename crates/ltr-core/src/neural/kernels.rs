@@ -662,15 +662,58 @@ pub fn attention_probs(
                 *v /= scale;
                 top = top.max(*v);
             }
-            let mut sum = 0f64;
             for v in row.iter_mut() {
                 *v = (*v - top).exp();
-                sum += f64::from(*v);
             }
+        }
+        let sums = row_sums(ph, rows, 0.0, f64::from);
+        for (row, sum) in ph.chunks_mut(rows).zip(sums) {
             let inv = (1.0 / sum) as f32;
             row.iter_mut().for_each(|v| *v *= inv);
         }
     }
+}
+
+/// Per row of `m` (`width` wide), `start + Σ_j f(m[r, j])` in f64 with `j` ascending: four rows' sums advance
+/// together (each still its own chain in order), so that an addition's latency is not paid once per term. (`start`
+/// −0.0 is the chain of `Iterator::sum`.)
+pub fn row_sums(m: &[f32], width: usize, start: f64, f: impl Fn(f32) -> f64) -> Vec<f64> {
+    row_sums_with(m, m, width, start, |a, _| f(a))
+}
+
+/// Per row, `start + Σ_j f(a[r, j], b[r, j])` in f64 with `j` ascending, as [`row_sums`].
+pub fn row_sums_with(
+    a: &[f32],
+    b: &[f32],
+    width: usize,
+    start: f64,
+    f: impl Fn(f32, f32) -> f64,
+) -> Vec<f64> {
+    let rows = a.len().checked_div(width).unwrap_or(0);
+    let mut out = vec![0f64; rows];
+    let mut r = 0;
+    while r + 4 <= rows {
+        let (mut s0, mut s1, mut s2, mut s3) = (start, start, start, start);
+        let at = |i: usize| r * width + i * width..r * width + (i + 1) * width;
+        let (a0, a1, a2, a3) = (&a[at(0)], &a[at(1)], &a[at(2)], &a[at(3)]);
+        let (b0, b1, b2, b3) = (&b[at(0)], &b[at(1)], &b[at(2)], &b[at(3)]);
+        for j in 0..width {
+            s0 += f(a0[j], b0[j]);
+            s1 += f(a1[j], b1[j]);
+            s2 += f(a2[j], b2[j]);
+            s3 += f(a3[j], b3[j]);
+        }
+        out[r..r + 4].copy_from_slice(&[s0, s1, s2, s3]);
+        r += 4;
+    }
+    for (o, r) in out[r..].iter_mut().zip(r..) {
+        let mut s = start;
+        for j in r * width..(r + 1) * width {
+            s += f(a[j], b[j]);
+        }
+        *o = s;
+    }
+    out
 }
 
 /// The heads' outputs `o[i, h·dk + t] = Σ_j p[h][i][j] · v[j, h·dk + t]` (`j` ascending).
