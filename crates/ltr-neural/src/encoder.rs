@@ -6,7 +6,6 @@
 //! gives the scores `ltr predict` gives, bit for bit. Every sum of the backward pass runs in one fixed order.
 
 use ltr_core::neural::{kernels, Activation, Dense, Encoder, EncoderBlock, LayerNorm};
-use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::dense::{dense_backward, transposed};
@@ -63,12 +62,7 @@ fn dropout(x: &mut [f32], drop: Option<(f32, &mut ChaCha8Rng)>) -> Option<Vec<f3
     if p <= 0.0 {
         return None;
     }
-    let keep = 1.0 / (1.0 - p);
-    let m: Vec<f32> = (0..x.len())
-        .map(|_| if rng.random::<f32>() < p { 0.0 } else { keep })
-        .collect();
-    x.iter_mut().zip(&m).for_each(|(v, m)| *v *= m);
-    Some(m)
+    Some(crate::dense::dropout(x, p, rng))
 }
 
 fn mask(d: &mut [f32], m: &Option<Vec<f32>>) {
@@ -189,17 +183,6 @@ impl Transposes {
     }
 }
 
-/// `m` (`rows × cols`) transposed.
-fn transpose(m: &[f32], rows: usize, cols: usize) -> Vec<f32> {
-    let mut t = vec![0f32; m.len()];
-    for r in 0..rows {
-        for c in 0..cols {
-            t[c * rows + r] = m[r * cols + c];
-        }
-    }
-    t
-}
-
 /// Multi-head attention's backward: from the gradient of the heads' outputs `d_o` to those of q, k and v.
 fn attention_backward(
     bt: &BlockTrace,
@@ -229,18 +212,22 @@ fn attention_backward(
         // o_h = p' v_h: ∂p' = ∂o_h v_hᵀ, ∂v_h = p'ᵀ ∂o_h.
         let vt = kernels::head_slice(&bt.v, w, h * dk, dk, true);
         kernels::matmul_rows(&d_oh, &vt, None, &mut dp, dk, rows);
-        kernels::matmul_rows(&transpose(pd, rows, rows), &d_oh, None, &mut part, rows, dk);
+        kernels::matmul_rows(
+            &kernels::transpose(pd, rows, rows),
+            &d_oh,
+            None,
+            &mut part,
+            rows,
+            dk,
+        );
         scatter(&mut dv, &part, h);
         if let Some(m) = &bt.p_mask {
             dp.iter_mut().zip(&m[span]).for_each(|(g, m)| *g *= m);
         }
         // Softmax: ∂s_ij = p_ij (∂p_ij − Σ_k p_ik ∂p_ik); then the 1/√dk.
-        for (pr, dr) in p.chunks(rows).zip(dp.chunks_mut(rows)) {
-            let dot: f64 = pr
-                .iter()
-                .zip(dr.iter())
-                .map(|(a, b)| f64::from(a * b))
-                .sum();
+        // −0.0: the start of `Iterator::sum`, which this sum was.
+        let dots = kernels::row_sums_with(p, &dp, rows, -0.0, |a, b| f64::from(a * b));
+        for ((pr, dr), dot) in p.chunks(rows).zip(dp.chunks_mut(rows)).zip(dots) {
             let dot = dot as f32;
             for (g, &pv) in dr.iter_mut().zip(pr) {
                 *g = pv * (*g - dot) / scale;
@@ -251,7 +238,14 @@ fn attention_backward(
         kernels::matmul_rows(&dp, &kh, None, &mut part, rows, dk);
         scatter(&mut dq, &part, h);
         let qh = kernels::head_slice(&bt.q, w, h * dk, dk, false);
-        kernels::matmul_rows(&transpose(&dp, rows, rows), &qh, None, &mut part, rows, dk);
+        kernels::matmul_rows(
+            &kernels::transpose(&dp, rows, rows),
+            &qh,
+            None,
+            &mut part,
+            rows,
+            dk,
+        );
         scatter(&mut dk_, &part, h);
     }
     (dq, dk_, dv)
@@ -280,11 +274,9 @@ pub(crate) fn backward(
         mask(&mut d, &bt.res2_mask);
         let mut dh = dense_backward(&bt.h_dropped, &d, &t[5], &b.ff_out, &mut g.ff_out, true);
         mask(&mut dh, &bt.h_mask);
-        dh.iter_mut().zip(&bt.h).for_each(|(g, y)| {
-            if *y <= 0.0 {
-                *g = 0.0
-            }
-        });
+        dh.iter_mut()
+            .zip(&bt.h)
+            .for_each(|(g, y)| *g = if *y <= 0.0 { 0.0 } else { *g });
         let db = dense_backward(&bt.b, &dh, &t[4], &b.ff_in, &mut g.ff_in, true);
         let dn = norm_backward(&db, &bt.ff_norm, &b.ff_norm, &mut g.ff_norm);
         kernels::axpy(1.0, &dn, &mut dx);

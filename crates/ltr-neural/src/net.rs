@@ -8,7 +8,7 @@
 use ltr_core::neural::{
     kernels, Activation, BatchNorm, Dense, HiddenLayer, LayerNorm, NeuralNet, BATCH_NORM_MOMENTUM,
 };
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
@@ -179,12 +179,7 @@ fn finish_layer(
     let act = y.clone();
     let mask = match (dropout, s.rng.as_mut()) {
         (Some(Dropout { p, .. }), Some(rng)) if p > 0.0 => {
-            let keep = 1.0 / (1.0 - p);
-            let m: Vec<f32> = (0..y.len())
-                .map(|_| if rng.random::<f32>() < p { 0.0 } else { keep })
-                .collect();
-            y.iter_mut().zip(&m).for_each(|(v, m)| *v *= m);
-            Some(m)
+            Some(crate::dense::dropout(&mut y, p, rng))
         }
         _ => None,
     };

@@ -73,11 +73,50 @@ pub fn matmul_dispatch(
 ) {
     if o_dim == 1 {
         dot_rows(x, m, bias.map_or(0.0, |b| b[0]), y, k_dim);
-    } else if wide {
-        panels::<64>(x, m, bias, y, k_dim, o_dim, rows);
     } else {
-        panels::<16>(x, m, bias, y, k_dim, o_dim, rows);
+        by_width(x, m, bias, y, k_dim, o_dim, rows, wide, false);
     }
+}
+}
+
+/// [`panels`] at the width the clone and `o_dim` call for: 64 outputs with AVX-512 (32 when there are at most 32:
+/// the attention heads' products, which a 64-wide panel would pad by half), else 16.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn by_width(
+    x: &[f32],
+    m: &[f32],
+    bias: Option<&[f32]>,
+    y: &mut [f32],
+    k_dim: usize,
+    o_dim: usize,
+    rows: usize,
+    wide: bool,
+    from_y: bool,
+) {
+    if wide && o_dim > 32 {
+        panels::<64>(x, m, bias, y, k_dim, o_dim, rows, from_y);
+    } else if wide {
+        panels::<32>(x, m, bias, y, k_dim, o_dim, rows, from_y);
+    } else {
+        panels::<16>(x, m, bias, y, k_dim, o_dim, rows, from_y);
+    }
+}
+
+ltr_data::multiversioned! {
+clones("x86_64+avx512f+avx512vl+avx2+fma" if Avx512, "x86_64+avx2+fma" if Avx2Fma);
+/// `y += x M` in one instruction-set clone: [`matmul_rows`]'s panels with every output's chain starting from the
+/// value in `y` (`k` ascending, one [`fma`] a term).
+fn matmul_acc_dispatch(
+    x: &[f32],
+    m: &[f32],
+    y: &mut [f32],
+    k_dim: usize,
+    o_dim: usize,
+    rows: usize,
+    wide: bool,
+) {
+    by_width(x, m, None, y, k_dim, o_dim, rows, wide, true);
 }
 }
 
@@ -87,8 +126,9 @@ const PANEL: usize = 8192;
 /// Rows of [`matmul_rows`]'s register tile.
 const TILE_ROWS: usize = 4;
 
-/// [`matmul_rows`] with panels of `T` outputs.
+/// [`matmul_rows`] with panels of `T` outputs; with `from_y`, every chain starts from the value in `y` (no bias).
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn panels<const T: usize>(
     x: &[f32],
     m: &[f32],
@@ -97,9 +137,11 @@ fn panels<const T: usize>(
     k_dim: usize,
     o_dim: usize,
     rows: usize,
+    from_y: bool,
 ) {
     let kc_max = PANEL / T;
-    let mut panel = vec![0f32; kc_max * T];
+    // A product of few inputs (an attention head's) packs and zeroes only what it uses.
+    let mut panel = vec![0f32; kc_max.min(k_dim) * T];
     let mut k0 = 0;
     loop {
         let k1 = (k0 + kc_max).min(k_dim);
@@ -107,8 +149,13 @@ fn panels<const T: usize>(
         while j0 < o_dim {
             let w = T.min(o_dim - j0);
             for (k, p) in (k0..k1).zip(panel.chunks_exact_mut(T)) {
-                p[..w].copy_from_slice(&m[k * o_dim + j0..k * o_dim + j0 + w]);
-                p[w..].fill(0.0);
+                let src = &m[k * o_dim + j0..k * o_dim + j0 + w];
+                if w == T {
+                    p.copy_from_slice(&src[..T]);
+                } else {
+                    p[..w].copy_from_slice(src);
+                    p[w..].fill(0.0);
+                }
             }
             let panel = &panel[..(k1 - k0) * T];
             // Four rows at a time: each weight of the panel, loaded once, goes into four rows' sums.
@@ -116,11 +163,11 @@ fn panels<const T: usize>(
             while r + TILE_ROWS <= rows {
                 let start = |i: usize| {
                     let mut acc = [0f32; T];
-                    if k0 > 0 {
+                    if k0 > 0 || from_y {
                         let at = (r + i) * o_dim + j0;
-                        acc[..w].copy_from_slice(&y[at..at + w]);
+                        copy_in(&mut acc, &y[at..at + w]);
                     } else if let Some(b) = bias {
-                        acc[..w].copy_from_slice(&b[j0..j0 + w]);
+                        copy_in(&mut acc, &b[j0..j0 + w]);
                     }
                     acc
                 };
@@ -139,17 +186,17 @@ fn panels<const T: usize>(
                 }
                 for (i, acc) in [a0, a1, a2, a3].iter().enumerate() {
                     let at = (r + i) * o_dim + j0;
-                    y[at..at + w].copy_from_slice(&acc[..w]);
+                    copy_out(&mut y[at..at + w], acc);
                 }
                 r += TILE_ROWS;
             }
             for r in r..rows {
                 let yr = &mut y[r * o_dim + j0..r * o_dim + j0 + w];
                 let mut acc = [0f32; T];
-                if k0 > 0 {
-                    acc[..w].copy_from_slice(yr);
+                if k0 > 0 || from_y {
+                    copy_in(&mut acc, yr);
                 } else if let Some(b) = bias {
-                    acc[..w].copy_from_slice(&b[j0..j0 + w]);
+                    copy_in(&mut acc, &b[j0..j0 + w]);
                 }
                 let xr = &x[r * k_dim + k0..r * k_dim + k1];
                 for (&v, p) in xr.iter().zip(panel.chunks_exact(T)) {
@@ -158,7 +205,7 @@ fn panels<const T: usize>(
                         *o = fma(v, q, *o);
                     }
                 }
-                yr.copy_from_slice(&acc[..w]);
+                copy_out(yr, &acc);
             }
             j0 += w;
         }
@@ -169,15 +216,139 @@ fn panels<const T: usize>(
     }
 }
 
+/// `src` (at most `T` values) into the start of `dst`: a whole panel row as one fixed-size move, not a call.
+#[inline(always)]
+fn copy_in<const T: usize>(dst: &mut [f32; T], src: &[f32]) {
+    if src.len() == T {
+        dst.copy_from_slice(&src[..T]);
+    } else {
+        dst[..src.len()].copy_from_slice(src);
+    }
+}
+
+/// The start of `src` into `dst` (at most `T` values), as [`copy_in`].
+#[inline(always)]
+fn copy_out<const T: usize>(dst: &mut [f32], src: &[f32; T]) {
+    if dst.len() == T {
+        dst[..T].copy_from_slice(src);
+    } else {
+        let n = dst.len();
+        dst.copy_from_slice(&src[..n]);
+    }
+}
+
 /// `dW += aᵀ dy` for the rows of `a` (`k_dim` wide) and `dy` (`o_dim` wide), `dW` row-major `[k_dim][o_dim]`:
 /// `dW[k,j]` gets `a[r,k] · dy[r,j]` added ([`fma`]) for every row `r` with `a[r,k] ≠ 0`, rows ascending — the
 /// chain a row-at-a-time fused `axpy` of each nonzero input makes (a zero input, ReLU's or dropout's, adds
 /// nothing, not even a signed zero or the NaN of `0 · ∞`). The nonzero inputs are listed per `k` (rows ascending) in one pass
 /// over `a`; then a strip of `dW`'s row `k`, 128 outputs with AVX-512 and 64 otherwise, stays in registers
 /// while the listed rows of `dy` pass, strip by strip, so that a strip of `dy` is reused by every `k`.
+///
+/// An `a` with at most three quarters zeros (normalised inputs, attention outputs, ReLU's output after dropout)
+/// and a finite `dy` skips the lists: `aᵀ` is copied and multiplied by `dy` with [`matmul_rows`]'s panels, each
+/// entry's chain starting from `dW` and taking every row in order, zero inputs included. A zero input's term
+/// `±0 · d` (d finite) leaves a sum `s` as it is unless `s` is a zero, where it may turn −0 into +0; the next
+/// nonzero term gives both chains the same sum again. So the two chains agree at every step, or stand at +0
+/// (products) and −0 (lists). The lists' chain never stands at −0 when no `dW` entry starts at −0 and no term
+/// underflows to −0: an exact zero sum of nonzero values rounds to +0, and when the smallest nonzero `|a|` times
+/// the smallest nonzero `|dy|` is at least 2⁻¹⁰¹ every term and sum is a whole multiple of 2⁻¹⁴⁹ (the spacing
+/// of the smallest f32), so a nonzero sum never rounds to a zero. Then the product is the lists' chain bit for
+/// bit. Otherwise `dW` is copied first, and if any entry ends at +0 it is restored and the lists are used.
 pub fn weight_gradient(a: &[f32], dy: &[f32], dw: &mut [f32], k_dim: usize, o_dim: usize) {
     let wide = ltr_data::simd_level() >= ltr_data::SimdLevel::Avx512;
     weight_gradient_in(a, dy, dw, k_dim, o_dim, wide);
+}
+
+/// The bits of −0.
+const NEG_ZERO: u32 = 0x8000_0000;
+
+/// 2⁻¹⁰¹: when the smallest nonzero `|a|` times the smallest nonzero `|dy|` is at least this, every product of
+/// [`weight_gradient`] is a whole multiple of 2⁻¹⁴⁹ (an f32 of exponent `e` is a multiple of `2^(e − 23)`).
+const FINE: f64 = 1.0 / (1u128 << 101) as f64;
+
+/// What [`weight_gradient`] needs to know of an array, from one pass: its zeros and the bits of its smallest
+/// nonzero and largest `|v|` (the bits of a non-negative f32 order as its values do).
+struct Scan {
+    zeros: usize,
+    min_nonzero_bits: u32,
+    max_bits: u32,
+}
+
+impl Scan {
+    fn of(x: &[f32]) -> Self {
+        let (zeros, min_nonzero_bits, max_bits) = scan_dispatch(x);
+        Self {
+            zeros,
+            min_nonzero_bits,
+            max_bits,
+        }
+    }
+
+    /// Every value finite (no ±∞, no NaN).
+    fn finite(&self) -> bool {
+        self.max_bits < 0x7f80_0000
+    }
+
+    /// The smallest nonzero `|v|` (+∞ when all are zero: no term is then nonzero).
+    fn min_nonzero(&self) -> f32 {
+        if self.min_nonzero_bits == u32::MAX {
+            f32::INFINITY
+        } else {
+            f32::from_bits(self.min_nonzero_bits)
+        }
+    }
+}
+
+ltr_data::multiversioned! {
+clones("x86_64+avx512f+avx512vl+avx2+fma" if Avx512, "x86_64+avx2+fma" if Avx2Fma);
+/// [`Scan::of`] in one instruction-set clone: 16 lanes of counts, minima and maxima, combined at the end.
+fn scan_dispatch(x: &[f32]) -> (usize, u32, u32) {
+    let (mut zeros, mut lo, mut hi) = ([0u32; 16], [u32::MAX; 16], [0u32; 16]);
+    let mut chunks = x.chunks_exact(16);
+    for c in chunks.by_ref() {
+        for (((z, l), h), v) in zeros.iter_mut().zip(&mut lo).zip(&mut hi).zip(c) {
+            let b = v.to_bits() & 0x7fff_ffff;
+            *z += u32::from(b == 0);
+            *l = (*l).min(if b == 0 { u32::MAX } else { b });
+            *h = (*h).max(b);
+        }
+    }
+    let mut n = zeros.iter().map(|&z| z as usize).sum::<usize>();
+    let (mut l, mut h) = (lo.into_iter().min().unwrap_or(u32::MAX), hi.into_iter().max().unwrap_or(0));
+    for v in chunks.remainder() {
+        let b = v.to_bits() & 0x7fff_ffff;
+        n += usize::from(b == 0);
+        if b != 0 {
+            l = l.min(b);
+        }
+        h = h.max(b);
+    }
+    (n, l, h)
+}
+}
+
+ltr_data::multiversioned! {
+clones("x86_64+avx512f+avx512vl+avx2+fma" if Avx512, "x86_64+avx2+fma" if Avx2Fma);
+/// Whether some entry of `x` is −0.
+fn has_neg_zero(x: &[f32]) -> bool {
+    x.iter().fold(false, |any, v| any | (v.to_bits() == NEG_ZERO))
+}
+}
+
+/// `m` (`rows × cols`, row-major) transposed, `cols × rows`: blocks of 16 rows, so that the writes run along
+/// rows of the result and the 16 rows read stay in cache.
+pub fn transpose(m: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    let mut t = vec![0f32; rows * cols];
+    for r0 in (0..rows).step_by(16) {
+        let r1 = (r0 + 16).min(rows);
+        for c in 0..cols {
+            let out = &mut t[c * rows + r0..c * rows + r1];
+            for (o, r) in out.iter_mut().zip(r0..r1) {
+                *o = m[r * cols + c];
+            }
+        }
+    }
+    t
 }
 
 /// [`weight_gradient`] with the wide strips (`wide`) or the narrow ones.
@@ -194,6 +365,23 @@ pub fn weight_gradient_in(
     let rows = dy.len().checked_div(o_dim).unwrap_or(0);
     if rows == 0 || k_dim == 0 {
         return;
+    }
+    let a = &a[..rows * k_dim];
+    let (a_scan, dy_scan) = (Scan::of(a), Scan::of(dy));
+    if o_dim >= 16 && 4 * a_scan.zeros <= 3 * a.len() && dy_scan.finite() {
+        // Every term, zero inputs included, as a product `dW += aᵀ dy` from dW (see above).
+        let at = transpose(a, rows, k_dim);
+        let fine = f64::from(a_scan.min_nonzero()) * f64::from(dy_scan.min_nonzero()) >= FINE;
+        if fine && !has_neg_zero(dw) {
+            matmul_acc_dispatch(&at, dy, dw, rows, o_dim, k_dim, wide);
+            return;
+        }
+        let dw0 = dw.to_vec();
+        matmul_acc_dispatch(&at, dy, dw, rows, o_dim, k_dim, wide);
+        if !dw.iter().any(|v| v.to_bits() == 0) {
+            return;
+        }
+        dw.copy_from_slice(&dw0);
     }
     // Per k, the rows with a nonzero input and that input: a count, then a fill in row order.
     let mut start = vec![0usize; k_dim + 1];
@@ -474,15 +662,58 @@ pub fn attention_probs(
                 *v /= scale;
                 top = top.max(*v);
             }
-            let mut sum = 0f64;
             for v in row.iter_mut() {
                 *v = (*v - top).exp();
-                sum += f64::from(*v);
             }
+        }
+        let sums = row_sums(ph, rows, 0.0, f64::from);
+        for (row, sum) in ph.chunks_mut(rows).zip(sums) {
             let inv = (1.0 / sum) as f32;
             row.iter_mut().for_each(|v| *v *= inv);
         }
     }
+}
+
+/// Per row of `m` (`width` wide), `start + Σ_j f(m[r, j])` in f64 with `j` ascending: four rows' sums advance
+/// together (each still its own chain in order), so that an addition's latency is not paid once per term. (`start`
+/// −0.0 is the chain of `Iterator::sum`.)
+pub fn row_sums(m: &[f32], width: usize, start: f64, f: impl Fn(f32) -> f64) -> Vec<f64> {
+    row_sums_with(m, m, width, start, |a, _| f(a))
+}
+
+/// Per row, `start + Σ_j f(a[r, j], b[r, j])` in f64 with `j` ascending, as [`row_sums`].
+pub fn row_sums_with(
+    a: &[f32],
+    b: &[f32],
+    width: usize,
+    start: f64,
+    f: impl Fn(f32, f32) -> f64,
+) -> Vec<f64> {
+    let rows = a.len().checked_div(width).unwrap_or(0);
+    let mut out = vec![0f64; rows];
+    let mut r = 0;
+    while r + 4 <= rows {
+        let (mut s0, mut s1, mut s2, mut s3) = (start, start, start, start);
+        let at = |i: usize| r * width + i * width..r * width + (i + 1) * width;
+        let (a0, a1, a2, a3) = (&a[at(0)], &a[at(1)], &a[at(2)], &a[at(3)]);
+        let (b0, b1, b2, b3) = (&b[at(0)], &b[at(1)], &b[at(2)], &b[at(3)]);
+        for j in 0..width {
+            s0 += f(a0[j], b0[j]);
+            s1 += f(a1[j], b1[j]);
+            s2 += f(a2[j], b2[j]);
+            s3 += f(a3[j], b3[j]);
+        }
+        out[r..r + 4].copy_from_slice(&[s0, s1, s2, s3]);
+        r += 4;
+    }
+    for (o, r) in out[r..].iter_mut().zip(r..) {
+        let mut s = start;
+        for j in r * width..(r + 1) * width {
+            s += f(a[j], b[j]);
+        }
+        *o = s;
+    }
+    out
 }
 
 /// The heads' outputs `o[i, h·dk + t] = Σ_j p[h][i][j] · v[j, h·dk + t]` (`j` ascending).

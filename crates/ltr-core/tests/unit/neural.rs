@@ -182,6 +182,91 @@ fn weight_gradient_is_the_fused_row_axpy_bit_for_bit() {
     }
 }
 
+/// The weight gradient's dense path (at most a quarter of the inputs zero: every term taken as a product) against
+/// the fused row `axpy` of each nonzero input, bit for bit, from a `dW` with zeros and −0; and the list path it
+/// falls back to with an infinite `dy`, or when an entry ends at +0 (a column of `dy` all zero); tiny products;
+/// sparser inputs.
+#[test]
+fn dense_weight_gradient_is_the_fused_row_axpy_bit_for_bit() {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |zeros: bool| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let v = (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
+        match state % 11 {
+            0 if zeros => 0.0,
+            1 if zeros => -0.0,
+            _ => v * 3.0,
+        }
+    };
+    for (rows, k_dim, o_dim) in [
+        (1, 1, 16),
+        (5, 3, 17),
+        (17, 13, 32),
+        (9, 6, 130),
+        (150, 128, 128),
+        (231, 512, 128),
+        (40, 45, 256),
+    ] {
+        for case in 0..6 {
+            let mut a: Vec<f32> = (0..rows * k_dim).map(|_| next(true)).collect();
+            let mut dy: Vec<f32> = (0..rows * o_dim).map(|_| next(false)).collect();
+            // Zeros in dW, and a cancellation to an exact zero sum.
+            let mut dw0: Vec<f32> = (0..k_dim * o_dim)
+                .map(|i| if i % 3 == 0 { 0.0 } else { next(false) })
+                .collect();
+            match case {
+                1 => dy[o_dim / 2] = f32::INFINITY,
+                2 => dw0.iter_mut().step_by(5).for_each(|w| *w = -0.0),
+                3 => {
+                    dy.iter_mut().skip(2).step_by(o_dim).for_each(|d| *d = 0.0);
+                    dw0.iter_mut()
+                        .skip(2)
+                        .step_by(o_dim)
+                        .for_each(|w| *w = -0.0);
+                }
+                // Products below 2⁻¹⁰¹: the path that copies dW first.
+                4 => {
+                    dy[0] = 1e-20;
+                    dw0[0] = 3e-45;
+                    a[0] = 1e-25;
+                }
+                // Three fifths of the inputs zero (ReLU and dropout): still taken as products.
+                5 => a
+                    .iter_mut()
+                    .enumerate()
+                    .filter(|(i, _)| i % 5 < 3)
+                    .for_each(|(_, v)| *v = 0.0),
+                _ => {}
+            }
+            if a[0] != 0.0 {
+                dy[1] = -dw0[1] / a[0];
+            }
+            let mut want = dw0.clone();
+            for (ar, dyr) in a.chunks(k_dim).zip(dy.chunks(o_dim)) {
+                for (k, &v) in ar.iter().enumerate() {
+                    if v != 0.0 {
+                        for (w, &d) in want[k * o_dim..(k + 1) * o_dim].iter_mut().zip(dyr) {
+                            *w = v.mul_add(d, *w);
+                        }
+                    }
+                }
+            }
+            let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+            for wide in [false, true] {
+                let mut got = dw0.clone();
+                kernels::weight_gradient_in(&a, &dy, &mut got, k_dim, o_dim, wide);
+                assert_eq!(
+                    bits(&got),
+                    bits(&want),
+                    "{rows}x{k_dim}x{o_dim} case {case} wide {wide}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn inconsistent_networks_are_named() {
     let mut n = net();
