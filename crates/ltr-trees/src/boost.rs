@@ -204,21 +204,26 @@ pub fn train_gbdt_ranks(
 }
 
 /// Bin `train` for the trees: data handed over is binned by [`Binned::take`], which frees its f32 features as it
-/// goes, leaving the data without them (labels and queries are all the rounds read); borrowed data is binned in
-/// place.
+/// goes, leaving the data without them (labels and queries are all the rounds read), and large enough data gets
+/// its bins by rows too; borrowed data is binned in place, without rows.
 pub(crate) fn bin<'d>(
     train: Cow<'d, Dataset>,
     p: &TreeParams,
     layout: &Layout,
     comm: &dyn Allreduce,
-) -> Result<(Binned, Cow<'d, Dataset>)> {
+) -> Result<(Binned, Cow<'d, Dataset>, Option<Rows>)> {
     let spec = p.bin_spec();
     match train {
-        Cow::Borrowed(t) => Ok((Binned::new(t, &spec, layout, comm)?, Cow::Borrowed(t))),
+        Cow::Borrowed(t) => Ok((Binned::new(t, &spec, layout, comm)?, Cow::Borrowed(t), None)),
         Cow::Owned(mut t) => {
             // Nothing after binning reads a document's id or comment.
             t = t.without_docids();
-            Ok((Binned::take(&mut t, &spec, layout, comm)?, Cow::Owned(t)))
+            let data = Binned::take(&mut t, &spec, layout, comm)?;
+            // Scattered leaves of large data read their bins by rows ([`Rows`]): the same histograms, less memory
+            // traffic. Only where the f32 features were freed while binned: the rows (a quarter of them) then fit
+            // in what was freed.
+            let rows = Rows::of(&data, t.n_docs());
+            Ok((data, Cow::Owned(t), rows))
         }
     }
 }
@@ -279,17 +284,9 @@ fn gbdt(
     };
     // The start model reads the raw features: its scores come before binning frees them.
     let mut scores = start(&train)?;
-    let handed_over = matches!(train, Cow::Owned(_));
-    let (data, train) = bin(train, &p.tree, &layout, comm)?;
+    let (data, train, rows) = bin(train, &p.tree, &layout, comm)?;
     let train: &Dataset = &train;
     let n = train.n_docs();
-    // Scattered leaves of large data read their bins by rows ([`Rows`]): the same histograms, less memory traffic.
-    // Only where the f32 features were freed while binned: the rows (a quarter of them) then fit in what was freed.
-    let rows = if handed_over {
-        Rows::of(&data, n)
-    } else {
-        None
-    };
     let labels = train.labels();
     let mut forest = Forest {
         trees: Vec::new(),

@@ -13,7 +13,7 @@ use serde_json::json;
 use crate::bins::Binned;
 use crate::boost::{bin, check_labels, quantise, rng_for, sample};
 use crate::grow::{grow, BinTree};
-use crate::hist::{HistPool, Rows};
+use crate::hist::HistPool;
 use crate::ranks::Layout;
 use crate::{RandomForestParams, RandomForestValidParams};
 
@@ -60,17 +60,9 @@ fn random_forest(
     let layout = Layout::agree(&train, comm)?;
     check_labels(&train, &layout)?;
     let n_features = train.n_features();
-    let handed_over = matches!(train, Cow::Owned(_));
-    let (data, train) = bin(train, &p.tree, &layout, comm)?;
+    let (data, train, rows) = bin(train, &p.tree, &layout, comm)?;
     let train: &Dataset = &train;
     let n = train.n_docs();
-    // Scattered leaves of large data read their bins by rows ([`Rows`]): the same histograms, less memory traffic.
-    // Only where the f32 features were freed while binned: the rows (a quarter of them) then fit in what was freed.
-    let rows = if handed_over {
-        Rows::of(&data, n)
-    } else {
-        None
-    };
     // The first Newton step from score 0 under squared error is the leaf's mean label.
     let g: Vec<f64> = train.labels().iter().map(|&l| -(l as f64)).collect();
     let h = vec![1.0; n];
