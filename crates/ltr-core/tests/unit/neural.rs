@@ -56,6 +56,44 @@ fn scores_match_a_direct_evaluation() {
     }
 }
 
+/// The next draw of a xorshift64 stream at `state`: the new state (whose residues pick zeros and −0 in the tests) and
+/// a value in [−1.5, 1.5).
+fn xorshift(state: &mut u64) -> (u64, f32) {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    let v = (*state >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
+    (*state, v * 3.0)
+}
+
+/// The bits of each value: bit-for-bit comparisons that tell −0 from +0.
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|f| f.to_bits()).collect()
+}
+
+/// `dW + aᵀ·dy` the plain way the weight gradient must equal: for each of the `rows` rows, a fused row `axpy`
+/// (`mul_add`) of each nonzero input, inputs in order.
+fn fused_row_axpy(
+    a: &[f32],
+    dy: &[f32],
+    dw0: &[f32],
+    rows: usize,
+    k_dim: usize,
+    o_dim: usize,
+) -> Vec<f32> {
+    let mut want = dw0.to_vec();
+    for (ar, dyr) in a.chunks(k_dim.max(1)).zip(dy.chunks(o_dim)).take(rows) {
+        for (k, &v) in ar.iter().enumerate() {
+            if v != 0.0 {
+                for (w, &d) in want[k * o_dim..(k + 1) * o_dim].iter_mut().zip(dyr) {
+                    *w = v.mul_add(d, *w);
+                }
+            }
+        }
+    }
+    want
+}
+
 /// The blocked kernel against the plain loop (each output from its bias, `k` ascending, one `f32::mul_add` a
 /// term), bit for bit, on shapes that exercise both panel widths, whole and partial tiles of four rows, partial
 /// panels, several `k` blocks, no input at all and the transposed single output; inputs with exact zeros and
@@ -64,14 +102,11 @@ fn scores_match_a_direct_evaluation() {
 fn tiled_matmul_is_the_plain_loop_bit_for_bit() {
     let mut state = 0x1234_5678_9abc_def1u64;
     let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        let v = (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
+        let (state, v) = xorshift(&mut state);
         match state % 7 {
             0 => 0.0,
             1 => -0.0,
-            _ => v * 3.0,
+            _ => v,
         }
     };
     for (rows, k_dim, o_dim) in [
@@ -105,7 +140,6 @@ fn tiled_matmul_is_the_plain_loop_bit_for_bit() {
                     want[r * o_dim + j] = acc;
                 }
             }
-            let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
             let mut got = vec![f32::NAN; rows * o_dim];
             kernels::matmul_rows(&x, &m, bias, &mut got, k_dim, o_dim);
             assert_eq!(bits(&got), bits(&want), "{rows}x{k_dim}x{o_dim}");
@@ -130,14 +164,11 @@ fn tiled_matmul_is_the_plain_loop_bit_for_bit() {
 fn weight_gradient_is_the_fused_row_axpy_bit_for_bit() {
     let mut state = 0x9e37_79b9_7f4a_7c15u64;
     let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        let v = (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
+        let (state, v) = xorshift(&mut state);
         match state % 5 {
             0 | 1 => 0.0,
             2 => -0.0,
-            _ => v * 3.0,
+            _ => v,
         }
     };
     for (rows, k_dim, o_dim) in [
@@ -156,17 +187,7 @@ fn weight_gradient_is_the_fused_row_axpy_bit_for_bit() {
             dy[r * o_dim] = f32::INFINITY;
         }
         let dw0: Vec<f32> = (0..k_dim * o_dim).map(|_| next()).collect();
-        let mut want = dw0.clone();
-        for (ar, dyr) in a.chunks(k_dim.max(1)).zip(dy.chunks(o_dim)).take(rows) {
-            for (k, &v) in ar.iter().enumerate() {
-                if v != 0.0 {
-                    for (w, &d) in want[k * o_dim..(k + 1) * o_dim].iter_mut().zip(dyr) {
-                        *w = v.mul_add(d, *w);
-                    }
-                }
-            }
-        }
-        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        let want = fused_row_axpy(&a, &dy, &dw0, rows, k_dim, o_dim);
         let mut got = dw0.clone();
         kernels::weight_gradient(&a, &dy, &mut got, k_dim, o_dim);
         assert_eq!(bits(&got), bits(&want), "{rows}x{k_dim}x{o_dim}");
@@ -190,14 +211,11 @@ fn weight_gradient_is_the_fused_row_axpy_bit_for_bit() {
 fn dense_weight_gradient_is_the_fused_row_axpy_bit_for_bit() {
     let mut state = 0x2545_f491_4f6c_dd1du64;
     let mut next = move |zeros: bool| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        let v = (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
+        let (state, v) = xorshift(&mut state);
         match state % 11 {
             0 if zeros => 0.0,
             1 if zeros => -0.0,
-            _ => v * 3.0,
+            _ => v,
         }
     };
     for (rows, k_dim, o_dim) in [
@@ -243,17 +261,7 @@ fn dense_weight_gradient_is_the_fused_row_axpy_bit_for_bit() {
             if a[0] != 0.0 {
                 dy[1] = -dw0[1] / a[0];
             }
-            let mut want = dw0.clone();
-            for (ar, dyr) in a.chunks(k_dim).zip(dy.chunks(o_dim)) {
-                for (k, &v) in ar.iter().enumerate() {
-                    if v != 0.0 {
-                        for (w, &d) in want[k * o_dim..(k + 1) * o_dim].iter_mut().zip(dyr) {
-                            *w = v.mul_add(d, *w);
-                        }
-                    }
-                }
-            }
-            let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+            let want = fused_row_axpy(&a, &dy, &dw0, rows, k_dim, o_dim);
             for wide in [false, true] {
                 let mut got = dw0.clone();
                 kernels::weight_gradient_in(&a, &dy, &mut got, k_dim, o_dim, wide);
