@@ -2,11 +2,16 @@
 //! `x W + b`, also `dy Wᵀ`, and the weight gradient `aᵀ dy`) at the widths of allRank's MLP, and one epoch of
 //! allRank's published MLP configuration (256/512/1024/512/256, ReLU, dropout 0.3, NDCG-Loss2++, batches of 64
 //! queries, slates of 240) on OHSUMED Fold1 (generated OHSUMED-like data without `../shared/datasets`).
+//!
+//! `scoring against the core's ceiling` puts issue 53's scoring goal (1 M documents/s a core for an MLP of
+//! 136→256→128→1) beside what the core can do at all: the MLP's documents/s through `score_dataset` (what `ltr
+//! predict` calls) and, in the same run, twelve independent chains of fused multiply-adds at the widest SIMD level
+//! the CPU has, counted as documents of 67,712 multiply-adds each. Run with `RAYON_NUM_THREADS=1`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use ltr_benches::ohsumed_like;
+use ltr_benches::{generated, ohsumed_like};
 use ltr_core::neural::kernels;
-use ltr_core::{Fit, FitContext, ParamGuard};
+use ltr_core::{Fit, FitContext, ParamGuard, Scorer};
 use ltr_neural::{Loss, NeuralParams};
 
 /// Deterministic values in [-1, 1), every third one zero (ReLU's and dropout's zeros).
@@ -69,5 +74,63 @@ fn epoch(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, products, epoch);
+/// Multiply-adds a document costs in an MLP of 136→256→128→1: 136·256 + 256·128 + 128·1.
+const MLP_MULTIPLY_ADDS: u64 = 136 * 256 + 256 * 128 + 128;
+
+/// `rounds` × 192 fused multiply-adds in twelve independent chains of 16 lanes (enough chains to hide the FMA
+/// latency on current x86 cores), nothing loaded or stored inside the loop: the core's multiply-add ceiling.
+/// Written with intrinsics because the compiler, given the same loop in plain Rust, keeps the chains in memory.
+/// `None` without AVX-512 and FMA.
+#[allow(unsafe_code)]
+fn fma_chains(rounds: usize, start: f32) -> Option<f32> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        #[target_feature(enable = "avx512f,fma")]
+        unsafe fn chains(rounds: usize, start: f32) -> f32 {
+            let (m, a) = (_mm512_set1_ps(0.999_999), _mm512_set1_ps(1e-7));
+            let mut acc = [_mm512_set1_ps(start); 12];
+            for _ in 0..rounds {
+                for v in acc.iter_mut() {
+                    *v = _mm512_fmadd_ps(*v, m, a);
+                }
+            }
+            acc.iter().map(|&v| _mm512_reduce_add_ps(v)).sum()
+        }
+        if is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("fma") {
+            // SAFETY: the features `chains` is compiled for were detected on this CPU just above.
+            return Some(unsafe { chains(rounds, start) });
+        }
+    }
+    let _ = (rounds, start);
+    None
+}
+
+fn scoring_ceiling(c: &mut Criterion) {
+    let ds = generated(200, 100, 136);
+    let params = NeuralParams::default()
+        .sizes(vec![256, 128])
+        .epochs(1)
+        .check()
+        .expect("valid parameters");
+    let model = params.fit(&ds, &FitContext::new(1)).expect("fit").model;
+    let mut g = c.benchmark_group("scoring against the core's ceiling");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(ds.n_docs() as u64));
+    g.bench_function("MLP 136-256-128-1, score_dataset (documents)", |bn| {
+        bn.iter(|| model.score_dataset(&ds))
+    });
+    // 16 · 12 multiply-adds a round; as many rounds as the documents above cost.
+    let rounds = (ds.n_docs() as u64 * MLP_MULTIPLY_ADDS).div_ceil(192) as usize;
+    if fma_chains(1, 1.0).is_some() {
+        g.bench_function("FMA ceiling (documents of 67,712 multiply-adds)", |bn| {
+            bn.iter(|| fma_chains(std::hint::black_box(rounds), std::hint::black_box(1.0)))
+        });
+    } else {
+        eprintln!("FMA ceiling skipped: this CPU has no AVX-512 with FMA");
+    }
+    g.finish();
+}
+
+criterion_group!(benches, products, epoch, scoring_ceiling);
 criterion_main!(benches);
