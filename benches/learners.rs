@@ -394,8 +394,9 @@ fn distributed(c: &mut Criterion) {
     g.finish();
 }
 
-/// The tree ensembles of `ltr-trees`: 20 rounds of LambdaMART and MART, a 20-tree forest (OHSUMED Fold1), and
-/// scoring with a 100-tree model (documents per second through the flat trees).
+/// The tree ensembles of `ltr-trees`: 20 rounds of LambdaMART and MART, 100 rounds of LambdaMART with leaves
+/// counted by hessian as `ltr train` counts them (issue 51's small-data case, against RankLib), a 20-tree forest
+/// (OHSUMED Fold1), and scoring with a 100-tree model (documents per second through the flat trees).
 fn trees(c: &mut Criterion) {
     use ltr_core::{Fit, ParamGuard, Scorer};
     let ds = ohsumed_like();
@@ -411,6 +412,15 @@ fn trees(c: &mut Criterion) {
             b.iter(|| p.fit(&ds, &ltr_core::FitContext::new(1)).unwrap())
         });
     }
+    let mut p = ltr_trees::GbdtParams::lambdamart();
+    p.trees = 100;
+    p.stop_after = 0;
+    p.tree.leaf_count = ltr_trees::LeafCount::Hessian;
+    let p = p.check().unwrap();
+    g.bench_function(
+        "lambdamart 100 trees, 31 leaves, hessian counts (OHSUMED Fold1)",
+        |b| b.iter(|| p.fit(&ds, &ltr_core::FitContext::new(1)).unwrap()),
+    );
     let forest = ltr_trees::RandomForestParams {
         trees: 20,
         ..Default::default()

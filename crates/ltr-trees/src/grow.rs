@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use crate::bins::{BinColumn, Binned};
 use crate::hist::{
     by_feature, contiguous, feature_histogram, gather, histograms, map_features, map_items,
-    offsets, per_feature, reduce_histograms, HistPool, Rows, Sums,
+    offsets, per_feature, reduce_histograms, subtract_documents, HistPool, Rows, Sums,
 };
 
 /// Sums of one histogram bin (or of a leaf) in real units: gradients, hessians, documents (a count held as f64).
@@ -216,6 +216,25 @@ pub fn best_split(
     // Under `LeafCount::Hessian`, each value bin's estimated documents (LightGBM adds 2·1e-15 to H); an empty bin's
     // is 0 (`floor(0 · factor + 0.5)`, or of NaN).
     let factor = total.n as f64 / (total_cell.h + 2e-15);
+    if !has_missing && (!hessian || factor >= 0.0) {
+        let p = crate::scan::Judged {
+            total,
+            total_score: leaf_score(total_cell, s.l2),
+            g_unit: scale.g_unit,
+            h_unit: scale.h_unit,
+            l2: s.l2,
+            min_hessian: s.min_hessian_in_leaf,
+            min_docs: s.min_docs_in_leaf as i64,
+        };
+        if let Some(best) = crate::scan::scan_gaps(hist, &p, hessian.then_some(factor)) {
+            return best.map(|(bin, gain, left)| FeatureSplit {
+                bin,
+                missing_left: true,
+                gain,
+                left,
+            });
+        }
+    }
     let estimate = |b: &Sums| floor_to_i64(scale.cell(*b).h * factor + 0.5);
     let mut judge = Judge {
         total,
@@ -751,7 +770,18 @@ fn split_children(
     let per = map_items(items, work, |p, (sm, pa)| {
         let k = feats[p];
         if fused {
-            feature_histogram(data, k, docs, contiguous, &leaf_gh, sm);
+            if c.small_ok {
+                feature_histogram(data, k, docs, contiguous, &leaf_gh, sm);
+            }
+            // A smaller child that will not split keeps no histogram; one of few documents is taken from its
+            // parent's document by document rather than bin by bin: the same integers.
+            if !c.small_ok || 4 * docs.len() < pa.len() {
+                subtract_documents(data, k, docs, &leaf_gh, pa);
+                return (
+                    search(sm, k, c.small_total, c.small_ok),
+                    search(pa, k, c.large_total, c.large_ok),
+                );
+            }
         }
         for (x, y) in pa.iter_mut().zip(sm.iter()) {
             *x = x.minus(*y);

@@ -87,6 +87,35 @@ pub fn histogram<B: Copy + Into<usize>>(
 pub fn subtract(parent: &[Sums], child: &[Sums]) -> Vec<Sums> {
     parent.iter().zip(child).map(|(p, c)| p.minus(*c)).collect()
 }
+
+/// Take `docs` (`leaf_gh` in the same order) out of `hist`, kept feature `k`'s histogram over a leaf that holds
+/// them: its sibling's histogram, exactly, as [`subtract`] of theirs, at a cost that follows the documents.
+pub(crate) fn subtract_documents(
+    data: &Binned,
+    k: usize,
+    docs: &[u32],
+    leaf_gh: &[[i64; 2]],
+    hist: &mut [Sums],
+) {
+    let mut take = |bin: usize, v: &[i64; 2]| {
+        let cell = &mut hist[bin];
+        cell.g -= v[0];
+        cell.h -= v[1];
+        cell.n -= 1;
+    };
+    match &data.bins[k] {
+        BinColumn::Narrow(c) => {
+            for (&i, v) in docs.iter().zip(leaf_gh) {
+                take(c[i as usize] as usize, v);
+            }
+        }
+        BinColumn::Wide(c) => {
+            for (&i, v) in docs.iter().zip(leaf_gh) {
+                take(c[i as usize] as usize, v);
+            }
+        }
+    }
+}
 /// Independent partial histograms per feature: document `j` of a leaf (in the leaf's order) goes to copy `j % LANES`,
 /// so consecutive documents in the same bin do not wait on each other's read-modify-write; the copies are added at
 /// the end (integer sums: in any order, the same).

@@ -48,6 +48,7 @@ pub mod hist;
 mod objective;
 #[doc(hidden)]
 pub mod ranks;
+mod scan;
 
 pub use bins::{bin_bounds, BIN_SAMPLE_DOCS, MAX_BIN, MIN_DATA_IN_BIN};
 pub use boost::{
