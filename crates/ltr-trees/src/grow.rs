@@ -17,6 +17,7 @@ use crate::hist::{
     by_feature, contiguous, feature_histogram, gather, histograms, map_features, map_items,
     offsets, per_feature, reduce_histograms, subtract_documents, HistPool, Rows, Sums,
 };
+use crate::partition::{partition, Route};
 
 /// Sums of one histogram bin (or of a leaf) in real units: gradients, hessians, documents (a count held as f64).
 /// What the gain and the leaf value are computed from ([`Scale::cell`] of a [`Sums`]).
@@ -618,57 +619,19 @@ impl BinTree {
     }
 }
 
-/// The test "goes left" of a split of kept feature `k`: value bins `0..=split_bin`, and the missing bin when it
-/// exists and `missing_left` (the missing bin is above every value bin, so `bin <= split_bin` never holds it).
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Route {
-    split_bin: usize,
-    missing_bin: Option<usize>,
-}
-
-impl Route {
-    fn new(data: &Binned, k: usize, split_bin: usize, missing_left: bool) -> Self {
-        let missing_bin = (data.has_missing[k] && missing_left).then(|| data.bounds[k].len() + 1);
-        Self {
-            split_bin,
-            missing_bin,
-        }
-    }
-    #[inline]
-    fn goes_left(self, bin: usize) -> bool {
-        bin <= self.split_bin || Some(bin) == self.missing_bin
-    }
-}
-
-/// Stable partition of `docs` by `route` on `column`: the left documents stay in front in their order, the right
-/// ones (collected in `scratch`) follow in theirs. Returns the number of left documents.
-fn partition<B: Copy + Into<usize>>(
-    column: &[B],
-    route: Route,
-    docs: &mut [u32],
-    scratch: &mut Vec<u32>,
-) -> usize {
-    scratch.clear();
-    let mut w = 0;
-    for r in 0..docs.len() {
-        let i = docs[r];
-        if route.goes_left(column[i as usize].into()) {
-            docs[w] = i;
-            w += 1;
-        } else {
-            scratch.push(i);
-        }
-    }
-    docs[w..].copy_from_slice(scratch);
-    w
-}
-
 /// Sums over this rank's `docs`, added over the ranks of `comm`.
 fn totals(docs: &[u32], gh: &[[i64; 2]], comm: &dyn Allreduce) -> Result<Sums> {
-    let mut c = Sums::default();
-    for &i in docs {
-        c.add(&gh[i as usize]);
-    }
+    // Integer sums: the same in any grouping, so large leaves are summed in parallel pieces.
+    let c = docs
+        .par_chunks(1 << 16)
+        .map(|d| {
+            let mut c = Sums::default();
+            for &i in d {
+                c.add(&gh[i as usize]);
+            }
+            c
+        })
+        .reduce(Sums::default, Sums::plus);
     // One histogram of one bin: the ranks add it as they add histograms.
     let mut one = [c];
     reduce_histograms(&mut one, comm)?;

@@ -46,6 +46,7 @@ mod grow;
 #[allow(missing_debug_implementations)] // `Rows`, a build buffer, has no use for `Debug`.
 pub mod hist;
 mod objective;
+mod partition;
 #[doc(hidden)]
 pub mod ranks;
 mod scan;

@@ -548,6 +548,26 @@ fn models_are_bit_identical_at_one_and_two_threads() {
     assert_ne!(one.0, one.3);
 }
 
+/// Leaves of more than 65,536 documents are partitioned, gathered and summed in parallel pieces and a tree grown on
+/// every document adds its leaf values by blocks: the same model as one thread's serial passes.
+#[test]
+fn large_leaves_give_the_same_model_at_one_two_and_three_threads() {
+    let ds = synthetic(6000, 8);
+    assert!(ds.n_docs() > 2 * 65_536, "{}", ds.n_docs());
+    let ctx = FitContext::new(3);
+    let mut lm = GbdtParams::lambdamart();
+    lm.trees = 3;
+    let run = |threads: usize| {
+        with_threads(threads, || {
+            bits(&lm.check_ref().and_then(|v| v.fit(&ds, &ctx)).unwrap().model)
+        })
+    };
+    let one = run(1);
+    assert!(one.contains("split_feature"));
+    assert_eq!(one, run(2));
+    assert_eq!(one, run(3));
+}
+
 /// A cheap deterministic "measure": mean score of label-2 documents minus the rest.
 fn lambda_free_measure(d: &Dataset, s: &[f64]) -> f64 {
     let (mut a, mut b) = (0.0, 0.0);
