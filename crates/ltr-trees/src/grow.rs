@@ -151,15 +151,10 @@ pub enum LeafCount {
     Hessian,
 }
 
-/// `G² / (H + λ)`, 0 where the denominator is not positive.
+/// `G² / (H + λ)`, 0 where the denominator is not positive ([`side_score`](crate::scan::side_score) of a cell).
 #[inline]
 fn leaf_score(c: Cell, l2: f64) -> f64 {
-    let d = c.h + l2;
-    if d > 0.0 {
-        c.g * c.g / d
-    } else {
-        0.0
-    }
+    crate::scan::side_score(c.g, c.h, l2)
 }
 
 /// The split gain `G_L²/(H_L+λ) + G_R²/(H_R+λ) − G²/(H+λ)`.
@@ -732,22 +727,17 @@ fn split_children(
         .collect();
     let per = map_items(items, work, |p, (sm, pa)| {
         let k = feats[p];
-        if fused {
-            if c.small_ok {
-                feature_histogram(data, k, docs, contiguous, &leaf_gh, sm);
-            }
-            // A smaller child that will not split keeps no histogram; one of few documents is taken from its
-            // parent's document by document rather than bin by bin: the same integers.
-            if !c.small_ok || 4 * docs.len() < pa.len() {
-                subtract_documents(data, k, docs, &leaf_gh, pa);
-                return (
-                    search(sm, k, c.small_total, c.small_ok),
-                    search(pa, k, c.large_total, c.large_ok),
-                );
-            }
+        if fused && c.small_ok {
+            feature_histogram(data, k, docs, contiguous, &leaf_gh, sm);
         }
-        for (x, y) in pa.iter_mut().zip(sm.iter()) {
-            *x = x.minus(*y);
+        // A smaller child that will not split keeps no histogram; one of few documents is taken from its parent's
+        // document by document rather than bin by bin: the same integers.
+        if fused && (!c.small_ok || 4 * docs.len() < pa.len()) {
+            subtract_documents(data, k, docs, &leaf_gh, pa);
+        } else {
+            for (x, y) in pa.iter_mut().zip(sm.iter()) {
+                *x = x.minus(*y);
+            }
         }
         (
             search(sm, k, c.small_total, c.small_ok),

@@ -159,6 +159,18 @@ fn estimates(hist: &[Sums], h_unit: f64, factor: f64, estimated: &mut [i64]) -> 
 }
 }
 
+/// `G²/(H + λ)` of a side's sums `g`, `h` in real units, 0 where the denominator is not positive: the score of
+/// [`split_gain`](crate::split_gain) and of the gains below, one function so that both round alike.
+#[inline(always)]
+pub(crate) fn side_score(g: f64, h: f64, l2: f64) -> f64 {
+    let d = h + l2;
+    if d > 0.0 {
+        g * g / d
+    } else {
+        0.0
+    }
+}
+
 ltr_data::multiversioned! {
 clones("x86_64+avx512f+avx512vl+avx512dq" if Avx512, "x86_64+avx2" if Avx2);
 /// The gain of each candidate whose right side's sums are `g[i]`, `h[i]` into `gain[i]`, or NaN where a side holds
@@ -166,15 +178,6 @@ clones("x86_64+avx512f+avx512vl+avx512dq" if Avx512, "x86_64+avx2" if Avx2);
 /// denominator is not positive, the left side's sums the leaf's less the right's (exact integers). The arithmetic
 /// of [`split_gain`](crate::split_gain) on [`Scale::cell`](crate::Scale::cell)s, operation for operation.
 fn gains(g: &[i64], h: &[i64], gain: &mut [f64], p: Judged) {
-    // `G²/(H + λ)` of a side's sums in real units.
-    let score = |g: f64, h: f64| {
-        let d = h + p.l2;
-        if d > 0.0 {
-            g * g / d
-        } else {
-            0.0
-        }
-    };
     for ((out, &rg), &rh) in gain.iter_mut().zip(g).zip(h) {
         let (lg, lh) = (
             (p.total.g - rg) as f64 * p.g_unit,
@@ -182,7 +185,7 @@ fn gains(g: &[i64], h: &[i64], gain: &mut [f64], p: Judged) {
         );
         let (rg, rh) = (rg as f64 * p.g_unit, rh as f64 * p.h_unit);
         let ok = !(lh < p.min_hessian || rh < p.min_hessian);
-        let v = score(lg, lh) + score(rg, rh) - p.total_score;
+        let v = side_score(lg, lh, p.l2) + side_score(rg, rh, p.l2) - p.total_score;
         *out = if ok { v } else { f64::NAN };
     }
 }
