@@ -63,8 +63,8 @@ pub use generate_web::{generate_web, WebConfig};
 pub use generate_web_raw::{generate_web_raw, WebRawConfig};
 pub use load::read_dataset;
 pub use parse::{
-    extract_docid, read_group_file, read_letor, read_letor_with, NullPolicy, ParseOptions,
-    QueryFile, RepeatedQid,
+    default_block_size, extract_docid, read_group_file, read_letor, read_letor_with, NullPolicy,
+    ParseOptions, QueryFile, RepeatedQid,
 };
 pub use preprocess::{
     read_feature_names, Local, Normalization, NormalizeKind, Preprocess, PreprocessSpec,

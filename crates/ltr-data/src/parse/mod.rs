@@ -82,7 +82,8 @@ pub struct ParseOptions {
     pub query_file: QueryFile,
     /// Make the dataset at least this wide (e.g. a test file whose last features are all zero).
     pub min_features: usize,
-    /// Bytes read per block (each block is parsed in parallel).
+    /// Bytes read per block (each block is parsed in parallel). A file of at most this size is read whole; a larger
+    /// one is streamed with two blocks in memory. Default: [`default_block_size`].
     pub block_size: usize,
     /// Accept the same `#docid` twice within one query (default: an error naming both lines, because trec_eval
     /// and the LETOR 4.0 script key documents by docid and would silently disagree with a positional evaluation).
@@ -98,10 +99,21 @@ impl Default for ParseOptions {
             keep_comments: true,
             query_file: QueryFile::Auto,
             min_features: 0,
-            block_size: 64 << 20,
+            block_size: default_block_size(),
             allow_duplicate_docids: false,
         }
     }
+}
+
+/// The default [`ParseOptions::block_size`]: 4 MiB per thread of the current pool (four sub-chunks of at most 1 MiB
+/// for each thread), between 8 and 64 MiB.
+///
+/// Two blocks are held while a large file streams, so this is the reader's memory beyond the parsed dataset. With a
+/// fixed 64 MiB, reading a 246 MB raw web file into 72.8 MB of features peaked at 209 MB (2.9× the data); with 8 MiB
+/// blocks at 2 threads it peaks at 94 MB, for the same CPU time (BENCHMARKS.md, "Reader memory"). More threads get
+/// larger blocks so that every one of them still has sub-chunks to take while the next block is read.
+pub fn default_block_size() -> usize {
+    (rayon::current_num_threads() * (4 << 20)).clamp(8 << 20, 64 << 20)
 }
 
 /// The largest sub-chunk a block is cut into: big enough that a task's overhead vanishes, small enough to balance.

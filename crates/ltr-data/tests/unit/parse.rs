@@ -92,3 +92,22 @@ fn sub_chunks_end_on_newlines() {
     let c = split_sub_chunks(text);
     assert_eq!(c.concat(), text);
 }
+
+/// The reader's block grows with the pool (four 1 MiB sub-chunks a thread) between 8 and 64 MiB, whatever the
+/// machine: the pools are built here, not taken from the core count.
+#[test]
+fn default_block_size_follows_the_pool() {
+    let in_pool = |threads| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(default_block_size)
+    };
+    assert_eq!(in_pool(1), 8 << 20);
+    assert_eq!(in_pool(2), 8 << 20);
+    assert_eq!(in_pool(4), 16 << 20);
+    assert_eq!(in_pool(16), 64 << 20);
+    assert_eq!(in_pool(64), 64 << 20);
+    assert_eq!(ParseOptions::default().block_size, default_block_size());
+}
