@@ -1,4 +1,4 @@
-//! The register tiles of [`super::kernels::matmul_rows`] in explicit SIMD (`std::arch::x86_64`): the one place of
+//! The register tiles of `kernels::matmul_rows` in explicit SIMD (`std::arch::x86_64`): the one place of
 //! the neural code with `unsafe`.
 //!
 //! The safe kernels keep a tile of 4 rows × 64 sums in registers because that is the largest the compiler would not
@@ -27,7 +27,7 @@ pub(super) enum Start<'a> {
     Y,
 }
 
-/// A panel of a product as [`super::kernels`] packs it: `kc` inputs of `T` outputs each (row-major, outputs past
+/// A panel of a product as `kernels` packs it: `kc` inputs of `T` outputs each (row-major, outputs past
 /// `w` zero), for the outputs `j0..j0 + w` of a row of `o_dim`.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Panel<'a> {
