@@ -3,6 +3,9 @@
 //! allRank's published MLP configuration (256/512/1024/512/256, ReLU, dropout 0.3, NDCG-Loss2++, batches of 64
 //! queries, slates of 240) on OHSUMED Fold1 (generated OHSUMED-like data without `../shared/datasets`).
 //!
+//! Each product also runs in the safe kernels' tiles (`safe tiles`: what `matmul_rows` ran before its SIMD tiles),
+//! so that one run gives before and after.
+//!
 //! `scoring against the core's ceiling` puts issue 53's scoring goal (1 M documents/s a core for an MLP of
 //! 136→256→128→1) beside what the core can do at all: the MLP's documents/s through `score_dataset` (what `ltr
 //! predict` calls) and, in the same run, twelve independent chains of fused multiply-adds at the widest SIMD level
@@ -46,6 +49,27 @@ fn products(c: &mut Criterion) {
         g.bench_with_input(BenchmarkId::new("dW += aT dy", &shape), &shape, |bn, _| {
             bn.iter(|| kernels::weight_gradient(&x, &dy, &mut dw, k_dim, o_dim))
         });
+        // The same products in the safe kernels' tiles (4 rows × 64 or 16 sums), the SIMD tiles' oracle: before
+        // and after in one run.
+        let wide = ltr_data::simd_level() >= ltr_data::SimdLevel::Avx512;
+        g.bench_with_input(
+            BenchmarkId::new("x W + b, safe tiles", &shape),
+            &shape,
+            |bn, _| {
+                bn.iter(|| {
+                    kernels::matmul_with(&x, &m, Some(&b), &mut y, k_dim, o_dim, rows, wide, false)
+                })
+            },
+        );
+        g.bench_with_input(
+            BenchmarkId::new("dW += aT dy, safe tiles", &shape),
+            &shape,
+            |bn, _| {
+                bn.iter(|| {
+                    kernels::weight_gradient_with(&x, &dy, &mut dw, k_dim, o_dim, wide, false)
+                })
+            },
+        );
     }
     g.finish();
 }

@@ -406,3 +406,4 @@ impl Scorer for NeuralNet {
 }
 
 pub mod kernels;
+mod tiles;

@@ -1,5 +1,6 @@
 //! The arithmetic shared by scoring and training. Each output of a kernel is summed in one fixed order.
 
+use super::tiles::{self, Panel, Start};
 use super::{Activation, BatchNorm, Dense, LayerNorm, BATCH_NORM_EPS, LAYER_NORM_EPS};
 
 ltr_data::multiversioned! {
@@ -36,8 +37,10 @@ pub fn affine(x: &[f32], w: &Dense, y: &mut [f32]) {
 /// from the bias (first panel of `k`) or from the sums the previous panel stored in `y` (a stored f32 reloads
 /// exactly); the rows past the last whole tile go one at a time. `T` is 64 with AVX-512 (16 registers of sums) and
 /// 16 otherwise (AVX2: 8); outputs past the last whole panel are padded with zeros in the pack and their sums
-/// discarded. A single output (the output layer) goes 16 rows at a time through a transposed copy. Every output is
-/// the same chain whatever the tile, panel or CPU, so the blocking changes no bit.
+/// discarded. From `LTR_SIMD`'s `avx2+fma` level up, the tile is the explicit SIMD one of `tiles.rs` (6 rows × 64
+/// sums with AVX-512, 12 × 32 for panels of 32, 6 × 16 with AVX2) and the safe loops are the fallback. A single
+/// output (the output layer) goes 16 rows at a time through a transposed copy. Every output is the same chain
+/// whatever the tile, panel or CPU, so the blocking changes no bit.
 pub fn matmul_rows(
     x: &[f32],
     m: &[f32],
@@ -51,13 +54,18 @@ pub fn matmul_rows(
         return;
     }
     let wide = ltr_data::simd_level() >= ltr_data::SimdLevel::Avx512;
-    matmul_dispatch(x, m, bias, y, k_dim, o_dim, rows, wide);
+    matmul_clone(x, m, bias, y, k_dim, o_dim, rows, wide, simd_tiles());
 }
 
-ltr_data::multiversioned! {
-clones("x86_64+avx512f+avx512vl+avx2+fma" if Avx512, "x86_64+avx2+fma" if Avx2Fma);
-/// [`matmul_rows`] in one instruction-set clone: `wide` picks panels of 64 outputs (AVX-512's registers hold a tile
-/// of 4 rows × 64 sums), else 16 (AVX2's: 4 × 16).
+/// Whether the products use the explicit SIMD tiles of [`tiles`]: from `LTR_SIMD`'s `avx2+fma` level up (AVX-512
+/// tiles for panels of 64 and 32 outputs, AVX2 ones for 16), so that `LTR_SIMD=baseline|avx2` keeps the safe
+/// kernels everywhere.
+fn simd_tiles() -> bool {
+    ltr_data::simd_level() >= ltr_data::SimdLevel::Avx2Fma
+}
+
+/// [`matmul_rows`] with the panel width `wide` picks and the explicit SIMD tiles when the CPU has them (`simd`:
+/// tiles as [`matmul_rows`] uses them from `LTR_SIMD`'s level).
 // pub for the tests in tests/unit/neural.rs; not API.
 #[doc(hidden)]
 #[allow(clippy::too_many_arguments)]
@@ -71,10 +79,47 @@ pub fn matmul_dispatch(
     rows: usize,
     wide: bool,
 ) {
+    matmul_clone(x, m, bias, y, k_dim, o_dim, rows, wide, simd_tiles());
+}
+
+/// [`matmul_dispatch`] with the choice of tiles given: `simd` false runs the safe kernels only (the tests' oracle).
+// pub for the tests in tests/unit/neural.rs; not API.
+#[doc(hidden)]
+#[allow(clippy::too_many_arguments)]
+pub fn matmul_with(
+    x: &[f32],
+    m: &[f32],
+    bias: Option<&[f32]>,
+    y: &mut [f32],
+    k_dim: usize,
+    o_dim: usize,
+    rows: usize,
+    wide: bool,
+    simd: bool,
+) {
+    matmul_clone(x, m, bias, y, k_dim, o_dim, rows, wide, simd);
+}
+
+ltr_data::multiversioned! {
+clones("x86_64+avx512f+avx512vl+avx2+fma" if Avx512, "x86_64+avx2+fma" if Avx2Fma);
+/// [`matmul_rows`] in one instruction-set clone: `wide` picks panels of 64 outputs (AVX-512's registers hold a tile
+/// of 4 rows × 64 sums), else 16 (AVX2's: 4 × 16); `simd`, the explicit SIMD tiles where the CPU has them.
+#[allow(clippy::too_many_arguments)]
+fn matmul_clone(
+    x: &[f32],
+    m: &[f32],
+    bias: Option<&[f32]>,
+    y: &mut [f32],
+    k_dim: usize,
+    o_dim: usize,
+    rows: usize,
+    wide: bool,
+    simd: bool,
+) {
     if o_dim == 1 {
         dot_rows(x, m, bias.map_or(0.0, |b| b[0]), y, k_dim);
     } else {
-        by_width(x, m, bias, y, k_dim, o_dim, rows, wide, false);
+        by_width(x, m, bias, y, k_dim, o_dim, rows, wide, false, simd);
     }
 }
 }
@@ -93,13 +138,14 @@ fn by_width(
     rows: usize,
     wide: bool,
     from_y: bool,
+    simd: bool,
 ) {
     if wide && o_dim > 32 {
-        panels::<64>(x, m, bias, y, k_dim, o_dim, rows, from_y);
+        panels::<64>(x, m, bias, y, k_dim, o_dim, rows, from_y, simd);
     } else if wide {
-        panels::<32>(x, m, bias, y, k_dim, o_dim, rows, from_y);
+        panels::<32>(x, m, bias, y, k_dim, o_dim, rows, from_y, simd);
     } else {
-        panels::<16>(x, m, bias, y, k_dim, o_dim, rows, from_y);
+        panels::<16>(x, m, bias, y, k_dim, o_dim, rows, from_y, simd);
     }
 }
 
@@ -107,6 +153,7 @@ ltr_data::multiversioned! {
 clones("x86_64+avx512f+avx512vl+avx2+fma" if Avx512, "x86_64+avx2+fma" if Avx2Fma);
 /// `y += x M` in one instruction-set clone: [`matmul_rows`]'s panels with every output's chain starting from the
 /// value in `y` (`k` ascending, one [`fma`] a term).
+#[allow(clippy::too_many_arguments)]
 fn matmul_acc_dispatch(
     x: &[f32],
     m: &[f32],
@@ -115,8 +162,9 @@ fn matmul_acc_dispatch(
     o_dim: usize,
     rows: usize,
     wide: bool,
+    simd: bool,
 ) {
-    by_width(x, m, None, y, k_dim, o_dim, rows, wide, true);
+    by_width(x, m, None, y, k_dim, o_dim, rows, wide, true, simd);
 }
 }
 
@@ -126,7 +174,8 @@ const PANEL: usize = 8192;
 /// Rows of [`matmul_rows`]'s register tile.
 const TILE_ROWS: usize = 4;
 
-/// [`matmul_rows`] with panels of `T` outputs; with `from_y`, every chain starts from the value in `y` (no bias).
+/// [`matmul_rows`] with panels of `T` outputs; with `from_y`, every chain starts from the value in `y` (no bias);
+/// with `simd`, each panel's rows go through [`tiles::panel_rows`] when the CPU has its tiles.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn panels<const T: usize>(
@@ -138,13 +187,19 @@ fn panels<const T: usize>(
     o_dim: usize,
     rows: usize,
     from_y: bool,
+    simd: bool,
 ) {
-    let kc_max = PANEL / T;
-    // A product of few inputs (an attention head's) packs and zeroes only what it uses.
-    let mut panel = vec![0f32; kc_max.min(k_dim) * T];
+    // The inputs split into panels of equal size (at most `PANEL / T`): 136 inputs as 68 + 68, not 128 + 8, so that
+    // no panel is too short to pay for loading and storing its tiles (the chains go on through `y` either way).
+    let kc = k_dim.div_ceil(k_dim.div_ceil(PANEL / T).max(1)).max(1);
+    // A product of few inputs (an attention head's) packs and zeroes only what it uses; the panel starts on a
+    // 64-byte line, so that no vector load of it straddles two.
+    let mut buf = vec![0f32; kc.min(k_dim) * T + 16];
+    let off = buf.as_ptr().align_offset(64).min(16);
+    let panel = &mut buf[off..off + kc.min(k_dim) * T];
     let mut k0 = 0;
     loop {
-        let k1 = (k0 + kc_max).min(k_dim);
+        let k1 = (k0 + kc).min(k_dim);
         let mut j0 = 0;
         while j0 < o_dim {
             let w = T.min(o_dim - j0);
@@ -158,6 +213,23 @@ fn panels<const T: usize>(
                 }
             }
             let panel = &panel[..(k1 - k0) * T];
+            if simd {
+                let p = Panel {
+                    weights: panel,
+                    kc: k1 - k0,
+                    j0,
+                    w,
+                };
+                let start = match bias {
+                    _ if k0 > 0 || from_y => Start::Y,
+                    Some(b) => Start::Bias(&b[j0..j0 + w]),
+                    None => Start::Zero,
+                };
+                if tiles::panel_rows::<T>(x, k_dim, k0, p, start, y, o_dim, rows) {
+                    j0 += w;
+                    continue;
+                }
+            }
             // Four rows at a time: each weight of the panel, loaded once, goes into four rows' sums.
             let mut r = 0;
             while r + TILE_ROWS <= rows {
@@ -256,7 +328,7 @@ fn copy_out<const T: usize>(dst: &mut [f32], src: &[f32; T]) {
 /// bit. Otherwise `dW` is copied first, and if any entry ends at +0 it is restored and the lists are used.
 pub fn weight_gradient(a: &[f32], dy: &[f32], dw: &mut [f32], k_dim: usize, o_dim: usize) {
     let wide = ltr_data::simd_level() >= ltr_data::SimdLevel::Avx512;
-    weight_gradient_in(a, dy, dw, k_dim, o_dim, wide);
+    weight_gradient_with(a, dy, dw, k_dim, o_dim, wide, simd_tiles());
 }
 
 /// The bits of −0.
@@ -362,6 +434,21 @@ pub fn weight_gradient_in(
     o_dim: usize,
     wide: bool,
 ) {
+    weight_gradient_with(a, dy, dw, k_dim, o_dim, wide, simd_tiles());
+}
+
+/// [`weight_gradient_in`] with the choice of tiles for its products given (`simd`, as [`matmul_with`]).
+// pub for the tests in tests/unit/neural.rs; not API.
+#[doc(hidden)]
+pub fn weight_gradient_with(
+    a: &[f32],
+    dy: &[f32],
+    dw: &mut [f32],
+    k_dim: usize,
+    o_dim: usize,
+    wide: bool,
+    simd: bool,
+) {
     let rows = dy.len().checked_div(o_dim).unwrap_or(0);
     if rows == 0 || k_dim == 0 {
         return;
@@ -373,11 +460,11 @@ pub fn weight_gradient_in(
         let at = transpose(a, rows, k_dim);
         let fine = f64::from(a_scan.min_nonzero()) * f64::from(dy_scan.min_nonzero()) >= FINE;
         if fine && !has_neg_zero(dw) {
-            matmul_acc_dispatch(&at, dy, dw, rows, o_dim, k_dim, wide);
+            matmul_acc_dispatch(&at, dy, dw, rows, o_dim, k_dim, wide, simd);
             return;
         }
         let dw0 = dw.to_vec();
-        matmul_acc_dispatch(&at, dy, dw, rows, o_dim, k_dim, wide);
+        matmul_acc_dispatch(&at, dy, dw, rows, o_dim, k_dim, wide, simd);
         if !dw.iter().any(|v| v.to_bits() == 0) {
             return;
         }

@@ -7,4 +7,5 @@ mod forest;
 mod learner;
 mod model_file;
 mod neural;
+mod neural_tiles;
 mod params;
