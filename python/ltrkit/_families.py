@@ -947,7 +947,8 @@ class LambdaMART(Ranker):
     - ``position_bias_regularization`` (float in [0.0, 1e+300]; default 0): L2 penalty on the position factors (LightGBM's lambdarank_position_bias_regularization); their Newton step is scaled by learning-rate, as LightGBM's. Only with debias=position-factors.
     - ``bias_norm`` (float in [0.0, 1e+300]; default 1): p of the exponent 1/(1 + p) of each bias update (XGBoost's lambdarank_bias_norm). Only with debias=pairwise.
     - ``max_propensity`` (float in [1.0, 1e+300]; default 1): the most a learned propensity may be relative to the top position's (1: no position is examined more than the first; without a bound, large ranker steps can drive the propensities up without end). Only with debias=dla.
-    - ``bias_loss`` (one of ranknet, reversed; default reversed): the pair loss t+ and t- are estimated from: ranknet (log(1 + e^(-σ(s_i - s_j))) of the clicked i over the other j, Hu et al.'s) or reversed (log(1 + e^(σ(s_i - s_j))), the reversed pair's, which XGBoost's lambdarank_unbiased sums; the default, chosen on simulated clicks of MQ2008 and OHSUMED: BENCHMARKS.md, Choosing `bias-loss`). Both assume a position-based user; for users who read on after a click (simulated DCM) ranknet did better, and debias=none as well as ranknet (BENCHMARKS.md, DCM clicks over simulation seeds). Only with debias=pairwise.
+    - ``bias_loss`` (one of ranknet, reversed; default reversed): the pair loss t+ and t- are estimated from: ranknet (log(1 + e^(-σ(s_i - s_j))) of the clicked i over the other j, Hu et al.'s) or reversed (log(1 + e^(σ(s_i - s_j))), the reversed pair's, which XGBoost's lambdarank_unbiased sums; the default, chosen on simulated clicks of MQ2008 and OHSUMED: BENCHMARKS.md, Choosing `bias-loss`). Both assume a position-based user; for users who read on after a click (simulated DCM) ranknet did better, and debias=none as well as ranknet (BENCHMARKS.md, DCM clicks over simulation seeds), both measured at pair-hessian=1; at the default pair-hessian=2 reversed scored above debias=none under DCM on MQ2008 and level with it on OHSUMED (BENCHMARKS.md, Why XGBoost keeps its score under DCM). Only with debias=pairwise.
+    - ``pair_hessian`` (float in [1e-300, 1e+300]; default 2): each pair's hessian is multiplied by this (2, the default: XGBoost's lambdarank_unbiased, whose pair hessian is 2σ(1 − σ)|Δ| where LightGBM's and plain lambdamart's is σ(1 − σ)|Δ|); at l2 = 0 the same model as learning-rate divided by it. Chosen on simulated clicks (BENCHMARKS.md, Why XGBoost keeps its score under DCM): above 1 under DCM users on OHSUMED and MQ2008, not below it under ULTRA's position-based user. Only with debias=pairwise.
     - ``query_weights`` (text; default (none)): a file of lines `qid weight` (the qid as the data writes it, with or without `qid:`; weight finite and ≥ 0; blank lines and lines starting with # are skipped): each training query's gradients and hessians are multiplied by its weight (after norm); every training query must be listed, other qids may be.
     - ``init_model`` (text; default (none)): a model file of any kind to boost from: the trees start from its scores (through the preprocessing it stored) and the saved model is it plus the trees.
     - ``init_algo`` (text; default (none)): an algorithm of this registry trained first on the same data and seed, to boost from (its parameters as init-KEY=V).
@@ -958,7 +959,7 @@ class LambdaMART(Ranker):
     """
 
     _algo = "lambdamart"
-    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "min_docs_count": "min-docs-count", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "min_data_in_bin": "min-data-in-bin", "bin_sample_docs": "bin-sample-docs", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction", "lambda_metric": "lambda-metric", "label_gain": "label-gain", "ndcg_at": "ndcg-at", "pair_method": "pair-method", "truncation": "truncation", "pairs_per_doc": "pairs-per-doc", "sigma": "sigma", "norm": "norm", "score_gap": "score-gap", "ties": "ties", "debias": "debias", "propensities": "propensities", "position_bias_regularization": "position-bias-regularization", "bias_norm": "bias-norm", "max_propensity": "max-propensity", "bias_loss": "bias-loss", "query_weights": "query-weights", "init_model": "init-model", "init_algo": "init-algo"}
+    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "min_docs_count": "min-docs-count", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "min_data_in_bin": "min-data-in-bin", "bin_sample_docs": "bin-sample-docs", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction", "lambda_metric": "lambda-metric", "label_gain": "label-gain", "ndcg_at": "ndcg-at", "pair_method": "pair-method", "truncation": "truncation", "pairs_per_doc": "pairs-per-doc", "sigma": "sigma", "norm": "norm", "score_gap": "score-gap", "ties": "ties", "debias": "debias", "propensities": "propensities", "position_bias_regularization": "position-bias-regularization", "bias_norm": "bias-norm", "max_propensity": "max-propensity", "bias_loss": "bias-loss", "pair_hessian": "pair-hessian", "query_weights": "query-weights", "init_model": "init-model", "init_algo": "init-algo"}
 
     def __init__(
         self,
@@ -992,6 +993,7 @@ class LambdaMART(Ranker):
         bias_norm: Any = None,
         max_propensity: Any = None,
         bias_loss: Any = None,
+        pair_hessian: Any = None,
         query_weights: Any = None,
         init_model: Any = None,
         init_algo: Any = None,
@@ -1033,6 +1035,7 @@ class LambdaMART(Ranker):
         self.bias_norm = bias_norm
         self.max_propensity = max_propensity
         self.bias_loss = bias_loss
+        self.pair_hessian = pair_hessian
         self.query_weights = query_weights
         self.init_model = init_model
         self.init_algo = init_algo

@@ -168,6 +168,43 @@ fn lambdamart_learns_from_sessions_under_each_debias() {
     assert!(err.contains("debias"), "{err}");
 }
 
+/// `debias=pairwise` doubles its pair hessians by default (`pair-hessian=2`, XGBoost's): at `l2 = 0` the scores of
+/// `pair-hessian=1` at half the learning rate, bit for bit (the trees record split gains, which halve); plain
+/// `lambdamart` keeps LightGBM's hessian, and `pair-hessian` is refused without `debias=pairwise`.
+#[test]
+fn pairwise_debiasing_doubles_the_pair_hessian_by_default() {
+    let train = judged();
+    let sessions = ltr_clicks::click_session_set(&log(&train), &train)
+        .unwrap()
+        .0;
+    let a = ltr_learn::find("lambdamart").unwrap();
+    let ctx = FitContext::new(2);
+    let fit = |extra: &[(&'static str, &'static str)]| {
+        let mut kv = vec![("trees", "5"), ("min-docs-in-leaf", "5")];
+        kv.extend_from_slice(extra);
+        let model = a.fit(&Params::new(kv), &sessions, &ctx).unwrap().model;
+        let scores = ltr_core::Scorer::score_dataset(&model, &train);
+        scores.iter().map(|s| s.to_bits()).collect::<Vec<u64>>()
+    };
+    let default = fit(&[("debias", "pairwise")]);
+    assert_eq!(
+        default,
+        fit(&[("debias", "pairwise"), ("pair-hessian", "2")])
+    );
+    let halved = [
+        ("debias", "pairwise"),
+        ("pair-hessian", "1"),
+        ("learning-rate", "0.05"),
+    ];
+    assert_eq!(default, fit(&halved));
+    assert_ne!(
+        default,
+        fit(&[("debias", "pairwise"), ("pair-hessian", "1")])
+    );
+    let params = Params::new(vec![("trees", "2"), ("pair-hessian", "2")]);
+    assert!(a.fit(&params, &sessions, &ctx).is_err());
+}
+
 /// `debias=ips` reads a known propensity table (the form `ltr train --propensities` reads): with every propensity 1
 /// it is plain LambdaMART bit for bit, with 1/k it is another model reporting its table; a bad table is refused
 /// naming the file and line, a table shorter than the sessions' positions and a table without `debias=ips` too.

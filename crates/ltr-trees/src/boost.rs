@@ -20,7 +20,7 @@ use crate::objective::{
     dla_gradients, lambda_gradients, lambda_gradients_unbiased, squared_error_gradients, PairBias,
 };
 use crate::ranks::Layout;
-use crate::{GbdtParams, GbdtValidParams, Objective, TreeParams};
+use crate::{Debias, GbdtParams, GbdtValidParams, Objective, TreeParams};
 
 /// Documents per parallel task when trees are applied to every document.
 const DOC_BLOCK: usize = 4096;
@@ -393,6 +393,11 @@ fn gbdt(
                         }
                     }
                 });
+        }
+        if let Debias::Pairwise { hessian, .. } = p.debias {
+            if hessian != 1.0 {
+                h.par_iter_mut().for_each(|x| *x *= hessian);
+            }
         }
         // DLA's propensities see the scores the gradients saw (it shifts no score).
         debias.update(train, ctx, &scores, &g, &h);

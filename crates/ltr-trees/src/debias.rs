@@ -84,7 +84,9 @@ impl DebiasState {
                 rate,
                 regularization,
             },
-            Debias::Pairwise { bias_norm, loss } => DebiasState::Pairwise {
+            Debias::Pairwise {
+                bias_norm, loss, ..
+            } => DebiasState::Pairwise {
                 t_plus: vec![1.0; n],
                 t_minus: vec![1.0; n],
                 exponent: 1.0 / (1.0 + bias_norm),

@@ -113,6 +113,10 @@ pub enum Debias {
         bias_norm: f64,
         /// The pair loss `L⁺` and `L⁻` sum.
         loss: BiasLoss,
+        /// Every document's hessian is multiplied by this each round (> 0): 2 is XGBoost's pair hessian
+        /// `2σ(1 − σ)|Δ|` against LightGBM's `σ(1 − σ)|Δ|`. With `l2 = 0` it divides every leaf value by it and
+        /// chooses the same splits: the learning rate divided by it, bit for bit.
+        hessian: f64,
     },
     /// The Dual Learning Algorithm (Ai et al., SIGIR 2018) with trees as the ranker: an examination propensity θ_k
     /// per position and the trees learned together. The trees fit the softmax cross-entropy of each session's
@@ -200,7 +204,19 @@ impl Debias {
                 ok("position-bias-rate", rate)?;
                 ok("position-bias-regularization", regularization)
             }
-            Debias::Pairwise { bias_norm, .. } => ok("bias-norm", bias_norm),
+            Debias::Pairwise {
+                bias_norm, hessian, ..
+            } => {
+                ok("bias-norm", bias_norm)?;
+                if hessian > 0.0 && hessian.is_finite() {
+                    Ok(())
+                } else {
+                    Err(LtrError::param(
+                        "pair-hessian",
+                        format!("must be finite and > 0, got {hessian}"),
+                    ))
+                }
+            }
             Debias::Dla { max_propensity } => {
                 if max_propensity >= 1.0 && max_propensity.is_finite() {
                     Ok(())

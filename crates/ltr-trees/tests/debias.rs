@@ -123,6 +123,7 @@ const DLA: Debias = Debias::Dla {
 const PAIRWISE: Debias = Debias::Pairwise {
     bias_norm: 1.0,
     loss: BiasLoss::RankNet,
+    hessian: 1.0,
 };
 
 #[test]
@@ -152,6 +153,39 @@ fn position_factors_fixed_at_one_are_plain_lambdamart_bit_for_bit() {
             format!("{:?}", model(params(PAIRWISE), &ds, c))
         );
     }
+}
+
+/// A doubled pair hessian (XGBoost's) at `l2 = 0` is the learning rate halved, bit for bit: every split gain
+/// halves (the same splits) and every leaf value halves.
+#[test]
+fn a_doubled_pair_hessian_is_half_the_learning_rate() {
+    let ds = sessions(20, 30, 1);
+    let pairwise = |hessian| Debias::Pairwise {
+        bias_norm: 1.0,
+        loss: BiasLoss::Reversed,
+        hessian,
+    };
+    let ctx = FitContext::new(2);
+    // The scores, bit for bit (the trees also record their split gains, which halve).
+    let scores = |p: GbdtParams| -> Vec<u64> {
+        let m = model(p, &ds, &ctx);
+        ltr_core::Scorer::score_dataset(&m, &ds)
+            .iter()
+            .map(|s| s.to_bits())
+            .collect()
+    };
+    let doubled = scores(params(pairwise(2.0)));
+    let mut halved = params(pairwise(1.0));
+    halved.learning_rate /= 2.0;
+    assert_eq!(doubled, scores(halved));
+    assert_ne!(doubled, scores(params(pairwise(1.0))));
+    let mut bad = params(pairwise(0.0));
+    bad.trees = 1;
+    assert!(bad
+        .check()
+        .unwrap_err()
+        .to_string()
+        .contains("pair-hessian"));
 }
 
 #[test]
@@ -218,6 +252,7 @@ fn debiasing_needs_positions_and_the_lambdarank_objective() {
     let mut bad = params(Debias::Pairwise {
         bias_norm: -1.0,
         loss: BiasLoss::RankNet,
+        hessian: 1.0,
     });
     bad.trees = 1;
     assert!(bad.check().unwrap_err().to_string().contains("bias-norm"));
@@ -246,7 +281,11 @@ fn first_biases(
 ) -> (Vec<f64>, Vec<f64>) {
     let mut params = GbdtParams::lambdamart();
     params.trees = 1;
-    params.debias = Debias::Pairwise { bias_norm: p, loss };
+    params.debias = Debias::Pairwise {
+        bias_norm: p,
+        loss,
+        hessian: 1.0,
+    };
     let run = train_gbdt_from(&params, data, &FitContext::new(1), init).unwrap();
     let Some(PositionBias::Pairwise { t_plus, t_minus }) = run.position_bias else {
         panic!("no pairwise biases");
@@ -320,6 +359,7 @@ fn pairwise_click_biases_recover_the_propensities_of_a_randomised_display() {
     let mut p = params(Debias::Pairwise {
         bias_norm: 0.0,
         loss: BiasLoss::RankNet,
+        hessian: 1.0,
     });
     p.trees = 30;
     let run = train_gbdt(&p, &ds, &FitContext::new(1)).unwrap();
