@@ -115,7 +115,9 @@ pub enum Debias {
         loss: BiasLoss,
         /// Every document's hessian is multiplied by this each round (> 0): 2 is XGBoost's pair hessian
         /// `2σ(1 − σ)|Δ|` against LightGBM's `σ(1 − σ)|Δ|`. With `l2 = 0` it divides every leaf value by it and
-        /// chooses the same splits: the learning rate divided by it, bit for bit.
+        /// chooses the same splits, as the learning rate divided by it does (bit for bit when it is a power of two,
+        /// every scaling then exact), unless a candidate leaf's hessian sum lies within this factor of
+        /// `min_hessian_in_leaf` (the limit does not scale with it).
         hessian: f64,
     },
     /// The Dual Learning Algorithm (Ai et al., SIGIR 2018) with trees as the ranker: an examination propensity θ_k

@@ -285,7 +285,8 @@ pub(crate) const LAMBDAMART_SPECS: &[ParamSpec] = &[
         float(1e-300, 1e300),
         "each pair's hessian is multiplied by this (2, the default: XGBoost's lambdarank_unbiased, whose pair \
          hessian is 2σ(1 − σ)|Δ| where LightGBM's and plain lambdamart's is σ(1 − σ)|Δ|); at l2 = 0 the same model \
-         as learning-rate divided by it. Chosen on simulated clicks (BENCHMARKS.md, Why XGBoost keeps its score \
+         as learning-rate divided by it (bit for bit for a power of two), unless a leaf's hessian sum lies within \
+         this factor of min-hessian-in-leaf. Chosen on simulated clicks (BENCHMARKS.md, Why XGBoost keeps its score \
          under DCM): above 1 under DCM users on OHSUMED and MQ2008, not below it under ULTRA's position-based user \
          there; on generated web data (1,620 training queries, one set) 1 did better by about 0.005 under both \
          users and two click seeds (BENCHMARKS.md, The new pair-hessian default on the generated web set)",
