@@ -11,7 +11,7 @@ use ltr_trees::{
 };
 use rand::{Rng, SeedableRng};
 
-use crate::common::with_threads;
+use crate::common::{brute_split, with_threads};
 use rand_chacha::ChaCha8Rng;
 
 fn synthetic(queries: usize, seed: u64) -> Dataset {
@@ -199,52 +199,30 @@ fn best_split_under_hessian_counts_equals_brute_force() {
         let gh: Vec<[i64; 2]> = (0..n).map(|i| scale.quantise(g[i], h[i])).collect();
         let all = nb + missing as usize;
         let hist = histogram(&bins, all, &docs, &gh);
-        let total = hist.iter().fold(Sums::default(), |a, c| Sums {
-            g: a.g + c.g,
-            h: a.h + c.h,
-            n: a.n + c.n,
-        });
+        let total = brute_split::total(&hist);
         let engine =
             best_split(&hist, missing, total, &scale, &s).map(|b| (b.bin, b.missing_left, b.gain));
-        let factor = total.n as f64 / (scale.cell(total).h + 2e-15);
-        let estimate: Vec<i64> = hist[..nb]
-            .iter()
-            .map(|c| (scale.cell(*c).h * factor + 0.5).floor() as i64)
-            .collect();
+        let estimate = brute_split::estimated_counts(&hist[..nb], total, &scale);
         let (mut on_left, mut on_right): (Option<(usize, bool, f64)>, _) = (None, None);
         for b in 0..nb - 1 {
             let directions: &[bool] = if missing { &[true, false] } else { &[true] };
             for &missing_left in directions {
                 let goes_left = |bin: usize| if bin == nb { missing_left } else { bin <= b };
-                let mut left = Sums::default();
-                for (_, c) in hist.iter().enumerate().filter(|(bin, _)| goes_left(*bin)) {
-                    left = Sums {
-                        g: left.g + c.g,
-                        h: left.h + c.h,
-                        n: left.n + c.n,
-                    };
-                }
-                let right = Sums {
-                    g: total.g - left.g,
-                    h: total.h - left.h,
-                    n: total.n - left.n,
-                };
-                let (l_count, r_count) = if missing_left {
+                let left = hist
+                    .iter()
+                    .enumerate()
+                    .filter(|(bin, _)| goes_left(*bin))
+                    .fold(Sums::default(), |a, (_, c)| brute_split::plus(a, *c));
+                let counts = if missing_left {
                     let r: i64 = estimate[b + 1..].iter().sum();
                     (total.n - r, r)
                 } else {
                     let l: i64 = estimate[..=b].iter().sum();
                     (l, total.n - l)
                 };
-                let min_n = s.min_docs_in_leaf as i64;
-                if left.n < 1 || right.n < 1 || l_count < min_n || r_count < min_n {
+                let Some(gain) = brute_split::allowed_gain(&s, &scale, total, left, counts) else {
                     continue;
-                }
-                let (l, r) = (scale.cell(left), scale.cell(right));
-                if l.h < s.min_hessian_in_leaf || r.h < s.min_hessian_in_leaf {
-                    continue;
-                }
-                let gain = split_gain(l, r, scale.cell(total), s.l2);
+                };
                 let best = if missing_left {
                     &mut on_left
                 } else {

@@ -2,6 +2,8 @@
 
 use ltr_trees::*;
 
+use crate::common::brute_split;
+
 /// to half a unit.
 #[test]
 fn fixed_point_sums_cannot_overflow_and_round_trip() {
@@ -63,11 +65,7 @@ fn best_split_of_many_sparse_bins_equals_brute_force() {
                 Sums { g, h, n }
             })
             .collect();
-        let total = hist.iter().fold(Sums::default(), |a, c| Sums {
-            g: a.g + c.g,
-            h: a.h + c.h,
-            n: a.n + c.n,
-        });
+        let total = brute_split::total(&hist);
         let scale = Scale::new(1.0, 1.0, 5000);
         let s = GrowSettings {
             leaves: 31,
@@ -79,40 +77,21 @@ fn best_split_of_many_sparse_bins_equals_brute_force() {
             shrinkage: 1.0,
         };
         let engine = best_split(&hist, false, total, &scale, &s).map(|b| (b.bin, b.gain, b.left));
-        let factor = total.n as f64 / (scale.cell(total).h + 2e-15);
-        let estimate: Vec<i64> = hist
-            .iter()
-            .map(|c| (scale.cell(*c).h * factor + 0.5).floor() as i64)
-            .collect();
-        let min_n = s.min_docs_in_leaf as i64;
+        let estimate = brute_split::estimated_counts(&hist, total, &scale);
         let mut brute: Option<(usize, f64, Sums)> = None;
         let mut left = Sums::default();
         for b in 0..nb - 1 {
-            left = Sums {
-                g: left.g + hist[b].g,
-                h: left.h + hist[b].h,
-                n: left.n + hist[b].n,
-            };
-            let right = Sums {
-                g: total.g - left.g,
-                h: total.h - left.h,
-                n: total.n - left.n,
-            };
-            let (l_count, r_count) = match s.leaf_count {
-                LeafCount::Documents => (left.n, right.n),
+            left = brute_split::plus(left, hist[b]);
+            let counts = match s.leaf_count {
+                LeafCount::Documents => (left.n, total.n - left.n),
                 LeafCount::Hessian => {
                     let r: i64 = estimate[b + 1..].iter().sum();
                     (total.n - r, r)
                 }
             };
-            if left.n < 1 || right.n < 1 || l_count < min_n || r_count < min_n {
+            let Some(gain) = brute_split::allowed_gain(&s, &scale, total, left, counts) else {
                 continue;
-            }
-            let (l, r) = (scale.cell(left), scale.cell(right));
-            if l.h < s.min_hessian_in_leaf || r.h < s.min_hessian_in_leaf {
-                continue;
-            }
-            let gain = split_gain(l, r, scale.cell(total), s.l2);
+            };
             if gain > 0.0 && brute.is_none_or(|e| gain >= e.1) {
                 brute = Some((b, gain, left));
             }
