@@ -30,6 +30,11 @@ fn log(train: &Dataset) -> Vec<ltr_clicks::ClickRecord> {
     .unwrap()
 }
 
+/// `train`'s simulated log ([`log`]) as click sessions with positions, the data `lambdamart` debiases from.
+fn sessions(train: &Dataset) -> Dataset {
+    ltr_clicks::click_session_set(&log(train), train).unwrap().0
+}
+
 const ACCEPTING: [&str; 4] = ["propensity-ranksvm", "listnet", "lambdarank", "lambdamart"];
 
 #[test]
@@ -133,9 +138,7 @@ fn rows_that_cannot_use_clicks_refuse_them_by_name() {
 #[test]
 fn lambdamart_learns_from_sessions_under_each_debias() {
     let train = judged();
-    let sessions = ltr_clicks::click_session_set(&log(&train), &train)
-        .unwrap()
-        .0;
+    let sessions = sessions(&train);
     let a = ltr_learn::find("lambdamart").unwrap();
     let ctx = FitContext::new(2);
     let mut models = Vec::new();
@@ -174,9 +177,7 @@ fn lambdamart_learns_from_sessions_under_each_debias() {
 #[test]
 fn pairwise_debiasing_doubles_the_pair_hessian_by_default() {
     let train = judged();
-    let sessions = ltr_clicks::click_session_set(&log(&train), &train)
-        .unwrap()
-        .0;
+    let sessions = sessions(&train);
     let a = ltr_learn::find("lambdamart").unwrap();
     let ctx = FitContext::new(2);
     let fit = |extra: &[(&'static str, &'static str)]| {
@@ -211,9 +212,7 @@ fn pairwise_debiasing_doubles_the_pair_hessian_by_default() {
 #[test]
 fn lambdamart_reads_known_propensities_under_debias_ips() {
     let train = judged();
-    let sessions = ltr_clicks::click_session_set(&log(&train), &train)
-        .unwrap()
-        .0;
+    let sessions = sessions(&train);
     let shown = *sessions.positions().unwrap().iter().max().unwrap() as usize + 1;
     let a = ltr_learn::find("lambdamart").unwrap();
     let ctx = FitContext::new(2);
