@@ -15,7 +15,7 @@ use std::path::Path;
 use ltr_data::{DataError, Dataset, Result};
 
 use crate::click_training::rows_by_document;
-use crate::clicks::ClickRecord;
+use crate::clicks::{ClickRecord, SimulatedSession};
 
 /// What [`click_session_set`] found in the log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -71,6 +71,16 @@ pub fn click_session_set(
         let entry = counts.entry(pattern).or_insert((qid, 0.0));
         entry.1 += 1.0;
     }
+    finish(features, counts, stats)
+}
+
+/// The session set of the distinct sessions counted in `counts`: sorted by pattern, so that the set does not
+/// depend on the order the sessions came in.
+fn finish(
+    features: &Dataset,
+    counts: HashMap<Pattern, (usize, f64)>,
+    mut stats: SessionSetStats,
+) -> Result<(Dataset, SessionSetStats)> {
     if counts.is_empty() {
         return Err(DataError::Invalid(format!(
             "the click log's {} sessions hold no click: nothing to learn from",
@@ -82,6 +92,102 @@ pub fn click_session_set(
     stats.queries = patterns.len();
     let built = build(features, &patterns)?;
     Ok((built, stats))
+}
+
+/// [`click_session_set`] built up from a simulation that ran on the same feature set
+/// ([`crate::ClickSimulation::simulate_compact`]), a piece at a time: 10⁶ sessions of ten documents are never held
+/// as log records, and a set can be taken after each piece ([`finish`](Self::finish)) while sessions are still
+/// being added, so that the sets of several budgets are prefixes of one simulation. Documents are joined by their
+/// position in the query, so on a feature set whose docids are unique within each query the set is
+/// [`click_session_set`]'s of the same sessions written as a log, bit for bit.
+#[derive(Debug, Clone)]
+pub struct ClickSessionBuilder<'a> {
+    features: &'a Dataset,
+    counts: HashMap<Pattern, (usize, f64)>,
+    stats: SessionSetStats,
+}
+
+impl<'a> ClickSessionBuilder<'a> {
+    /// An empty set over `features`, the dataset the sessions are simulated on.
+    pub fn new(features: &'a Dataset) -> Self {
+        Self {
+            features,
+            counts: HashMap::new(),
+            stats: SessionSetStats::default(),
+        }
+    }
+
+    /// Add sessions simulated on this builder's own feature set; sessions of another dataset are refused, and so
+    /// is a session naming a query or document the feature set lacks.
+    pub fn add_simulated(
+        &mut self,
+        simulated_on: &Dataset,
+        sessions: &[SimulatedSession],
+    ) -> Result<()> {
+        if !std::ptr::eq(simulated_on, self.features) {
+            return Err(DataError::Invalid(
+                "ClickSessionBuilder::add_simulated needs sessions simulated on the builder's own feature set"
+                    .into(),
+            ));
+        }
+        for s in sessions {
+            self.add_one(s)?;
+        }
+        Ok(())
+    }
+
+    fn add_one(&mut self, session: &SimulatedSession) -> Result<()> {
+        if session.query >= self.features.n_queries() {
+            return Err(session_error(
+                session.session,
+                format!(
+                    "names query {} of a feature set of {}",
+                    session.query,
+                    self.features.n_queries()
+                ),
+            ));
+        }
+        let rows = self.features.query_range(session.query);
+        let mut display = Vec::with_capacity(session.shown.len());
+        let mut clicks = Vec::with_capacity(session.shown.len());
+        for d in &session.shown {
+            let row = rows.start + d.doc as usize;
+            if row >= rows.end {
+                return Err(session_error(
+                    session.session,
+                    format!("displays document {} of a query of {}", d.doc, rows.len()),
+                ));
+            }
+            display.push(row as u32);
+            clicks.push(d.clicked);
+        }
+        self.stats.sessions += 1;
+        let n_clicks = clicks.iter().filter(|&&c| c).count();
+        if n_clicks == 0 {
+            self.stats.sessions_without_clicks += 1;
+            return Ok(());
+        }
+        self.stats.clicks += n_clicks;
+        self.counts
+            .entry((display, clicks))
+            .or_insert((session.query, 0.0))
+            .1 += 1.0;
+        Ok(())
+    }
+
+    /// What has been added so far (`queries` counts the distinct sessions with a click).
+    pub fn stats(&self) -> SessionSetStats {
+        SessionSetStats {
+            queries: self.counts.len(),
+            ..self.stats
+        }
+    }
+
+    /// The session set of the sessions added so far (the builder keeps them, to go on adding); an error when
+    /// none holds a click.
+    pub fn finish(&self) -> Result<(Dataset, SessionSetStats)> {
+        finish(self.features, self.counts.clone(), self.stats)
+    }
 }
 
 /// The displayed rows (in rank order) and clicks of one session, and its query's index in `features`.

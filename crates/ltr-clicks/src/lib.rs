@@ -61,7 +61,9 @@ pub use click_model_io::{propensity_json, propensity_text};
 pub use click_models::{
     ClickModelEvaluation, ClickModelKind, ClickModelParams, FittedClickModel, SessionLog, PROB_MIN,
 };
-pub use click_sessions::{click_session_set, read_position_file, SessionSetStats};
+pub use click_sessions::{
+    click_session_set, read_position_file, ClickSessionBuilder, SessionSetStats,
+};
 pub use click_training::{
     click_training_set, ClickTrainingBuilder, ClickTrainingStats, PropensitySource,
 };

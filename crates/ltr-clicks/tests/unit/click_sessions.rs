@@ -134,3 +134,75 @@ fn position_files_are_read_and_bad_lines_named() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Generated web data with a production ranker's scores (feature 1) and 3,000 simulated sessions.
+fn simulated() -> (Dataset, Vec<SimulatedSession>) {
+    let ds = ltr_data::generate_web(&ltr_data::WebConfig {
+        queries: 12,
+        min_docs: 5,
+        max_docs: 25,
+        seed: 3,
+        ..Default::default()
+    })
+    .unwrap();
+    let scores: Vec<f64> = (0..ds.n_docs()).map(|i| ds.row(i).get(0) as f64).collect();
+    let sim = ClickSimulation {
+        sessions: 3_000,
+        ..ClickSimulation::default()
+    };
+    let sessions = sim.simulate_compact(&ds, &scores, 0..sim.sessions).unwrap();
+    (ds, sessions)
+}
+
+#[test]
+fn the_builder_is_the_log_join_of_the_same_sessions() {
+    let (ds, sessions) = simulated();
+    let log: Vec<ClickRecord> = sessions.iter().flat_map(|s| s.records(&ds)).collect();
+    let (joined, joined_stats) = click_session_set(&log, &ds).unwrap();
+    // Added in uneven pieces, and taken once midway: the final set does not depend on either.
+    let mut builder = ClickSessionBuilder::new(&ds);
+    builder.add_simulated(&ds, &sessions[..1_234]).unwrap();
+    let (early, early_stats) = builder.finish().unwrap();
+    assert_eq!(early_stats.sessions, 1_234);
+    assert!(early.n_queries() <= joined.n_queries());
+    builder.add_simulated(&ds, &sessions[1_234..]).unwrap();
+    let (built, stats) = builder.finish().unwrap();
+    assert_eq!(stats, joined_stats);
+    assert_eq!(builder.stats(), joined_stats);
+    assert_eq!(built, joined);
+    // The weights count every session with a click once.
+    let weight: f64 = built.query_weights().unwrap().iter().sum();
+    assert_eq!(
+        weight as usize,
+        stats.sessions - stats.sessions_without_clicks
+    );
+}
+
+#[test]
+fn the_builder_refuses_another_dataset_and_a_log_without_clicks() {
+    let (ds, sessions) = simulated();
+    let other = ds.clone();
+    let mut builder = ClickSessionBuilder::new(&ds);
+    let e = builder
+        .add_simulated(&other, &sessions)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("own feature set"), "{e}");
+    let unclicked: Vec<SimulatedSession> = sessions
+        .iter()
+        .filter(|s| !s.shown.iter().any(|d| d.clicked))
+        .take(5)
+        .cloned()
+        .collect();
+    assert_eq!(unclicked.len(), 5);
+    builder.add_simulated(&ds, &unclicked).unwrap();
+    let e = builder.finish().unwrap_err().to_string();
+    assert!(e.contains("5 sessions hold no click"), "{e}");
+    let mut stray = sessions[0].clone();
+    stray.query = ds.n_queries();
+    let e = builder
+        .add_simulated(&ds, &[stray])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("names query 12"), "{e}");
+}
