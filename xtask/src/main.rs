@@ -4,7 +4,7 @@
 //! ```text
 //! cargo xtask test [--no-rust] [--no-python] [--no-mpi] [--clippy]
 //! cargo xtask download <dataset> [--dir DIR] [--from LOCAL_DIR_OR_ARCHIVE] [--url URL]
-//! cargo xtask reproduce <committee|mhr|online|sigmoid|rsvm-ir|clicks|letor-baselines|all> [--data DIR] [--folds 1,2,3,4,5] [--out DIR]
+//! cargo xtask reproduce <committee|mhr|online|sigmoid|rsvm-ir|clicks|clicks-trees|letor-baselines|all> [--data DIR] [--folds 1,2,3,4,5] [--out DIR]
 //! cargo xtask compare-results [--results DIR] [--rev REV]
 //! cargo xtask bench [--quick]
 //! ```

@@ -58,7 +58,8 @@ enum Cmd {
     },
     /// Reproduce a paper's tables and figures (or `all`).
     Reproduce {
-        /// committee, mhr, online, sigmoid, rsvm-ir, clicks, letor-baselines or all.
+        /// committee, mhr, online, sigmoid, rsvm-ir, clicks (both click experiments), clicks-trees,
+        /// letor-baselines or all.
         experiment: String,
         /// Folder holding MQ2008/ and OHSUMED/ (default: ../shared/datasets, then datasets/data; else synthetic).
         #[arg(long)]
@@ -161,15 +162,10 @@ fn run(cli: Cli) -> Result<()> {
                         .with_context(|| format!("--folds: `{f}`"))
                 })
                 .collect::<Result<_>>()?;
-            let all = reproduce::EXPERIMENTS;
-            let which: Vec<&str> = if experiment == "all" {
-                all.to_vec()
-            } else if all.contains(&experiment.as_str()) {
-                vec![experiment.as_str()]
-            } else {
+            let Some(which) = reproduce::experiments_named(&experiment) else {
                 bail!(
                     "unknown experiment `{experiment}`; expected one of {} or all",
-                    all.join(", ")
+                    reproduce::EXPERIMENTS.join(", ")
                 );
             };
             let options = reproduce::run::Options {

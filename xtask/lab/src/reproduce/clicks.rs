@@ -72,7 +72,7 @@ fn evaluate(
 }
 
 /// Generated web-style data (raw MSLR-like features, z-scored on training): 60/20/20 by query.
-fn web_fold() -> Result<Fold> {
+pub(super) fn web_fold() -> Result<Fold> {
     let ds = generate_web(&WebConfig {
         queries: 400,
         min_docs: 20,

@@ -127,6 +127,7 @@ pub fn reproduce(o: &Options) -> Result<bool> {
                     "sigmoid" => super::sigmoid::run(&paper),
                     "rsvm-ir" => super::rsvm_ir::run(&paper),
                     "clicks" => super::clicks::run(&paper),
+                    "clicks-trees" => super::clicks_trees::run(&paper),
                     _ => super::letor::run(&paper),
                 };
                 let seconds = t.elapsed().as_secs_f64();
