@@ -6,9 +6,9 @@
 mod bench_report;
 mod common;
 mod compare_results;
-mod experiments;
 #[cfg(feature = "download")]
 mod download;
+mod experiments;
 mod fuzz_regressions;
 mod places;
 mod reproduce_online;

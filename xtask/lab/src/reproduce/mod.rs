@@ -740,7 +740,7 @@ pub const EXPERIMENT_CPU_SECONDS: [(&str, u64); 8] = [
     ("sigmoid", 300),
     ("online", 1),
     ("clicks", 900),
-    ("clicks-trees", 1800),
+    ("clicks-trees", 3000),
 ];
 
 /// Write `index.md` linking every report.
