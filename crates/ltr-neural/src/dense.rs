@@ -1,16 +1,17 @@
 //! A dense layer's backward pass, shared by the feed-forward layers (`net.rs`) and the encoder (`encoder.rs`).
 
-use ltr_core::neural::{kernels, Dense};
+use ltr_core::neural::kernels::{self, Packed};
+use ltr_core::neural::Dense;
 
-/// `Wᵀ` of a layer, row-major `[outputs][inputs]`.
-pub(crate) fn transposed(d: &Dense) -> Vec<f32> {
+/// `Wᵀ` of a layer (row-major `[outputs][inputs]`), packed once for the backward pass's `dy Wᵀ` of every chunk.
+pub(crate) fn transposed(d: &Dense) -> Packed {
     let mut t = vec![0f32; d.weights.len()];
     for k in 0..d.inputs {
         for j in 0..d.outputs {
             t[j * d.inputs + k] = d.weights[k * d.outputs + j];
         }
     }
-    t
+    Packed::new(&t, d.outputs, d.inputs)
 }
 
 /// `dW += aᵀ dy` (each entry's nonzero terms with rows in order, [`kernels::weight_gradient`]), `db += Σ dy`
@@ -18,7 +19,7 @@ pub(crate) fn transposed(d: &Dense) -> Vec<f32> {
 pub(crate) fn dense_backward(
     a: &[f32],
     dy: &[f32],
-    wt: &[f32],
+    wt: &Packed,
     layer: &Dense,
     grad: &mut Dense,
     want_dx: bool,
@@ -33,7 +34,7 @@ pub(crate) fn dense_backward(
     }
     let rows = dy.len() / o_dim;
     let mut dx = vec![0f32; rows * k_dim];
-    kernels::matmul_rows(dy, wt, None, &mut dx, o_dim, k_dim);
+    kernels::matmul_packed(dy, wt, None, &mut dx);
     dx
 }
 
@@ -61,4 +62,39 @@ pub(crate) fn dropout(x: &mut [f32], p: f32, rng: &mut rand_chacha::ChaCha8Rng) 
         }
     }
     m
+}
+
+/// Inverted dropout on `x` in place, as [`dropout`] (the same draws in the same order, the same products), with
+/// the mask kept as one byte an entry: bit 0 set where the entry is kept (mask `1/(1 − p)`, else 0). With `relu`,
+/// bit 1 is set where `x` was at most 0 before dropout (ReLU's derivative is 0 there). Without dropout (`p` 0 or no
+/// `rng`) only bit 1 is set, and `x` is left as it is.
+pub(crate) fn dropout_codes(
+    x: &mut [f32],
+    drop: Option<(f32, &mut rand_chacha::ChaCha8Rng)>,
+    relu: bool,
+) -> Vec<u8> {
+    use rand::Rng;
+    const SCALE: f32 = 1.0 / (1u32 << 24) as f32;
+    let dead = |v: f32| if relu && v <= 0.0 { 2u8 } else { 0 };
+    let mut codes = vec![0u8; x.len()];
+    let Some((p, rng)) = drop.filter(|(p, _)| *p > 0.0) else {
+        codes
+            .iter_mut()
+            .zip(x.iter())
+            .for_each(|(c, &v)| *c = dead(v));
+        return codes;
+    };
+    let keep = 1.0 / (1.0 - p);
+    let mut words = [0u32; DRAW];
+    for (xc, cc) in x.chunks_mut(DRAW).zip(codes.chunks_mut(DRAW)) {
+        let w = &mut words[..xc.len()];
+        rng.fill(w);
+        for ((v, c), &u) in xc.iter_mut().zip(cc.iter_mut()).zip(w.iter()) {
+            let draw = (u >> 8) as f32 * SCALE;
+            let dropped = draw < p;
+            *c = u8::from(!dropped) | dead(*v);
+            *v *= if dropped { 0.0 } else { keep };
+        }
+    }
+    codes
 }

@@ -160,8 +160,8 @@ pub(crate) fn forward(
     EncoderTrace { rows, blocks, norm }
 }
 
-/// `Wᵀ` of every dense layer of every block (the backward pass's `dy Wᵀ`), computed once per batch.
-pub(crate) struct Transposes(Vec<[Vec<f32>; 6]>);
+/// `Wᵀ` of every dense layer of every block (the backward pass's `dy Wᵀ`), packed once per batch.
+pub(crate) struct Transposes(Vec<[kernels::Packed; 6]>);
 
 impl Transposes {
     pub(crate) fn new(e: &Encoder) -> Self {

@@ -5,8 +5,9 @@
 //! chunks' gradients are added in chunk order. The chunking does not depend on the thread count, so neither does
 //! any bit of the gradient. The arithmetic of the forward pass is `ltr_core::neural::kernels`', the scorer's.
 
+use ltr_core::neural::kernels::{self, Packed};
 use ltr_core::neural::{
-    kernels, Activation, BatchNorm, Dense, HiddenLayer, LayerNorm, NeuralNet, BATCH_NORM_MOMENTUM,
+    Activation, BatchNorm, Dense, HiddenLayer, LayerNorm, NeuralNet, BATCH_NORM_MOMENTUM,
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -34,9 +35,13 @@ struct Trace {
 
 struct LayerTrace {
     out: Vec<f32>,
-    /// Activation outputs before dropout (what the activation's derivative reads).
+    /// Activation outputs before dropout, for tanh's and sigmoid's derivatives (empty with ReLU and identity).
     act: Vec<f32>,
-    mask: Option<Vec<f32>>,
+    /// A byte an entry ([`crate::dense::dropout_codes`]): dropout kept it (bit 0), ReLU's output was at most 0
+    /// (bit 1); empty with neither dropout nor ReLU.
+    codes: Vec<u8>,
+    /// Dropout's mask of a kept entry, `1/(1 − p)`, when the layer had dropout.
+    keep: Option<f32>,
     norm: Option<(Vec<f32>, Vec<f32>)>,
     /// Batch norm's x̂ (its statistics are the batch's, in [`Pass`]).
     batch_xhat: Option<Vec<f32>>,
@@ -176,17 +181,26 @@ fn finish_layer(
         _ => None,
     };
     kernels::activate(net.activation, &mut y);
-    let act = y.clone();
-    let mask = match (dropout, s.rng.as_mut()) {
-        (Some(Dropout { p, .. }), Some(rng)) if p > 0.0 => {
-            Some(crate::dense::dropout(&mut y, p, rng))
-        }
+    let act = match net.activation {
+        Activation::Tanh | Activation::Sigmoid => y.clone(),
+        Activation::Relu | Activation::Identity => Vec::new(),
+    };
+    let relu = matches!(net.activation, Activation::Relu);
+    let drop = match (dropout, s.rng.as_mut()) {
+        (Some(Dropout { p, .. }), Some(rng)) if p > 0.0 => Some((p, rng)),
         _ => None,
+    };
+    let keep = drop.as_ref().map(|(p, _)| 1.0 / (1.0 - p));
+    let codes = if keep.is_some() || relu {
+        crate::dense::dropout_codes(&mut y, drop, relu)
+    } else {
+        Vec::new()
     };
     s.trace.layers.push(LayerTrace {
         out: y,
         act,
-        mask,
+        codes,
+        keep,
         norm,
         batch_xhat,
     });
@@ -356,17 +370,26 @@ struct ChunkBackward<'a> {
     sums: Vec<f64>,
 }
 
-/// The transposed weights the backward pass multiplies by (once per training step, for all its pieces).
+/// The weights the passes multiply by, packed into the products' panels once per training step for all its
+/// pieces and chunks ([`kernels::Packed`]): each hidden layer's `W` (the forward pass), and `Wᵀ` of each hidden
+/// layer, the output layer and the encoder's layers (the backward pass).
 pub(crate) struct Transposed {
-    dense: Vec<Vec<f32>>,
+    forward: Vec<Packed>,
+    dense: Vec<Packed>,
     encoder: Option<encoder::Transposes>,
 }
 
 impl Transposed {
     pub(crate) fn new(net: &NeuralNet) -> Self {
-        let mut dense: Vec<Vec<f32>> = net.hidden.iter().map(|h| transposed(&h.dense)).collect();
+        let forward = net
+            .hidden
+            .iter()
+            .map(|h| Packed::new(&h.dense.weights, h.dense.inputs, h.dense.outputs))
+            .collect();
+        let mut dense: Vec<Packed> = net.hidden.iter().map(|h| transposed(&h.dense)).collect();
         dense.push(transposed(&net.output));
         Self {
+            forward,
             dense,
             encoder: net.encoder.as_ref().map(encoder::Transposes::new),
         }
@@ -406,15 +429,10 @@ fn backward_output(
 fn backward_activation(net: &NeuralNet, l: usize, c: &mut ChunkBackward<'_>, grad: &mut NeuralNet) {
     let t = &c.trace.layers[l];
     let d = &mut c.d;
-    if let Some(m) = &t.mask {
-        d.iter_mut().zip(m).for_each(|(g, m)| *g *= m);
-    }
+    // Dropout's mask, then ReLU's derivative, in one pass over the bytes the forward pass kept.
+    let relu = matches!(net.activation, Activation::Relu);
+    kernels::mask_backward(d, &t.codes, t.keep, relu);
     match net.activation {
-        Activation::Relu => d.iter_mut().zip(&t.act).for_each(|(g, y)| {
-            if *y <= 0.0 {
-                *g = 0.0
-            }
-        }),
         Activation::Tanh => d
             .iter_mut()
             .zip(&t.act)
@@ -423,7 +441,7 @@ fn backward_activation(net: &NeuralNet, l: usize, c: &mut ChunkBackward<'_>, gra
             .iter_mut()
             .zip(&t.act)
             .for_each(|(g, y)| *g *= y * (1.0 - y)),
-        Activation::Identity => {}
+        Activation::Relu | Activation::Identity => {}
     }
     let h = &net.hidden[l];
     if let (Some(n), Some((xhat, rstd))) = (&h.norm, &t.norm) {
@@ -504,12 +522,13 @@ impl Pass {
 /// chunk number `first_chunk + c` of the training step.
 pub(crate) fn forward(
     net: &NeuralNet,
+    tr: &Transposed,
     x: &[f32],
     offsets: &[usize],
     dropout: Option<Dropout>,
     first_chunk: usize,
 ) -> Pass {
-    match run_forward(net, x, offsets, dropout, first_chunk, None, None) {
+    match run_forward(net, tr, x, offsets, dropout, first_chunk, None, None) {
         Forward::Done(p) => p,
         Forward::Stopped(_) => unreachable!("no stop asked"),
     }
@@ -519,13 +538,14 @@ pub(crate) fn forward(
 /// over its pieces) instead of this piece's.
 pub(crate) fn forward_given(
     net: &NeuralNet,
+    tr: &Transposed,
     x: &[f32],
     offsets: &[usize],
     dropout: Option<Dropout>,
     first_chunk: usize,
     given: &[Option<BatchStats>],
 ) -> Pass {
-    match run_forward(net, x, offsets, dropout, first_chunk, Some(given), None) {
+    match run_forward(net, tr, x, offsets, dropout, first_chunk, Some(given), None) {
         Forward::Done(p) => p,
         Forward::Stopped(_) => unreachable!("no stop asked"),
     }
@@ -536,6 +556,7 @@ pub(crate) fn forward_given(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn layer_sums(
     net: &NeuralNet,
+    tr: &Transposed,
     x: &[f32],
     offsets: &[usize],
     dropout: Option<Dropout>,
@@ -544,9 +565,16 @@ pub(crate) fn layer_sums(
     l: usize,
     mean: Option<&[f64]>,
 ) -> (Vec<f64>, usize) {
-    let Forward::Stopped(states) =
-        run_forward(net, x, offsets, dropout, first_chunk, Some(given), Some(l))
-    else {
+    let Forward::Stopped(states) = run_forward(
+        net,
+        tr,
+        x,
+        offsets,
+        dropout,
+        first_chunk,
+        Some(given),
+        Some(l),
+    ) else {
         unreachable!("stopped at layer {l}")
     };
     let w = net.hidden[l].dense.outputs;
@@ -574,8 +602,10 @@ enum Forward {
     Stopped(Vec<ChunkForward>),
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_forward(
     net: &NeuralNet,
+    tr: &Transposed,
     x: &[f32],
     offsets: &[usize],
     dropout: Option<Dropout>,
@@ -600,7 +630,7 @@ fn run_forward(
         states.par_iter_mut().for_each(|s| {
             let prev = s.trace.layers.last().map_or(&s.trace.input, |t| &t.out);
             let mut y = vec![0f32; s.trace.rows * h.dense.outputs];
-            kernels::affine(prev, &h.dense, &mut y);
+            kernels::matmul_packed(prev, &tr.forward[l], Some(&h.dense.bias), &mut y);
             s.pending = y;
         });
         if stop == Some(l) {
@@ -657,13 +687,16 @@ pub(crate) fn update_running_stats(net: &mut NeuralNet, batch: &[Option<BatchSta
 /// score, added into `total` group by group in order (the first group's gradient becomes `total` when it is
 /// `None`). `tr` holds `net`'s transposed weights. Batch norm's backward sums `(Σ dx̂, Σ dx̂·x̂)` are the pass's own
 /// unless `given` has a layer's (the whole batch's, summed over its pieces); with `stop = Some(l)`, the pass goes
-/// only down to batch-normalised layer `l`, returns its sums over this pass and adds nothing into `total`.
+/// only down to batch-normalised layer `l`, returns its sums over this pass and adds nothing into `total`. The
+/// groups' gradients are taken from `spare` (zeroed) while it has any, and given back to it once added.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn backward_part(
     net: &NeuralNet,
     tr: &Transposed,
     pass: &Pass,
     dscores: &[f32],
     total: &mut Option<NeuralNet>,
+    spare: &mut Vec<NeuralNet>,
     given: Option<&[Option<Vec<f64>>]>,
     stop: Option<usize>,
 ) -> Option<Vec<f64>> {
@@ -695,7 +728,15 @@ pub(crate) fn backward_part(
     let mut groups: Vec<(NeuralNet, Vec<ChunkBackward<'_>>)> = Vec::new();
     let mut chunks = chunks.into_iter().peekable();
     while chunks.peek().is_some() {
-        groups.push((zeros_like(net), chunks.by_ref().take(GROUP).collect()));
+        // A gradient of zeros: a spare one zeroed again (its memory already mapped), else a new one.
+        let g = match spare.pop() {
+            Some(mut g) => {
+                parameters_mut(&mut g).into_iter().for_each(|p| p.fill(0.0));
+                g
+            }
+            None => zeros_like(net),
+        };
+        groups.push((g, chunks.by_ref().take(GROUP).collect()));
     }
     let each = |groups: &mut Vec<(NeuralNet, Vec<ChunkBackward<'_>>)>,
                 f: &(dyn Fn(&mut ChunkBackward<'_>, &mut NeuralNet) + Sync)| {
@@ -716,6 +757,7 @@ pub(crate) fn backward_part(
             total
         });
         if stop == Some(l) {
+            spare.extend(groups.into_iter().map(|(g, _)| g));
             return sums;
         }
         let sums = given.and_then(|g| g[l].clone()).or(sums);
@@ -727,7 +769,10 @@ pub(crate) fn backward_part(
     each(&mut groups, &|c, g| backward_input(net, c, g));
     for (mut g, _) in groups {
         match total {
-            Some(t) => add_into(t, &mut g),
+            Some(t) => {
+                add_into(t, &mut g);
+                spare.push(g);
+            }
             None => *total = Some(g),
         }
     }

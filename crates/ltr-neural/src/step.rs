@@ -73,7 +73,10 @@ pub fn pieces(offsets: &[usize], limit: usize) -> Vec<Range<usize>> {
 }
 
 /// One step's loss and gradient on `batch`; `features(r, out)` writes training row `r`'s features into `out`
-/// (`net.n_features` wide). `limit` is the documents per piece ([`PIECE_ROWS`] in training).
+/// (`net.n_features` wide). `limit` is the documents per piece ([`PIECE_ROWS`] in training). `spare` holds
+/// gradients shaped like `net` whose memory the step may reuse (any values: they are zeroed before use); the step
+/// leaves there those it no longer needs.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn step(
     net: &NeuralNet,
     features: &(dyn Fn(usize, &mut [f32]) + Sync),
@@ -82,6 +85,7 @@ pub(crate) fn step(
     dropout: Option<Dropout>,
     limit: usize,
     keep_scores: bool,
+    spare: &mut Vec<NeuralNet>,
 ) -> Step {
     let d = net.n_features;
     let offsets = batch.offsets;
@@ -136,6 +140,7 @@ pub(crate) fn step(
             &piece_loss,
             dropout,
             offsets[nq] - offsets[0],
+            spare,
         )
     });
     let (mut value, mut norm_seen) = (0.0, 0.0);
@@ -146,8 +151,8 @@ pub(crate) fn step(
     for piece in &all {
         let (x, local) = gather(piece);
         let pass = match &given {
-            Some((st, _)) => forward_given(net, &x, &local, dropout, first_chunk, st),
-            None => forward(net, &x, &local, dropout, first_chunk),
+            Some((st, _)) => forward_given(net, &tr, &x, &local, dropout, first_chunk, st),
+            None => forward(net, &tr, &x, &local, dropout, first_chunk),
         };
         drop(x);
         first_chunk += pass.chunks();
@@ -155,7 +160,7 @@ pub(crate) fn step(
         value += v;
         norm_seen += seen;
         let sums = given.as_ref().map(|(_, s)| &s[..]);
-        backward_part(net, &tr, &pass, &dscores, &mut total, sums, None);
+        backward_part(net, &tr, &pass, &dscores, &mut total, spare, sums, None);
         if keep_scores {
             scores.extend_from_slice(&pass.scores);
         }
@@ -187,6 +192,7 @@ type PieceLoss<'a> = dyn Fn(&Range<usize>, &Pass, &[usize]) -> (f64, f64, Vec<f3
 /// of forward and backward down to it gives the batch's `(Σ dx̂, Σ dx̂·x̂)`, the layers above using theirs. The
 /// step's last pass then runs each piece once more with all of them. Memory stays a piece's; the price is
 /// recomputing the forward pass (about three passes a batch-normalised layer).
+#[allow(clippy::too_many_arguments)]
 fn batch_norm_passes(
     net: &NeuralNet,
     tr: &Transposed,
@@ -195,6 +201,7 @@ fn batch_norm_passes(
     piece_loss: &PieceLoss<'_>,
     dropout: Option<Dropout>,
     rows: usize,
+    spare: &mut Vec<NeuralNet>,
 ) -> (Vec<Option<BatchStats>>, Vec<Option<Vec<f64>>>) {
     let layers = net.hidden.len();
     let mut stats: Vec<Option<BatchStats>> = vec![None; layers];
@@ -207,7 +214,7 @@ fn batch_norm_passes(
             let mut first = 0;
             for piece in all {
                 let (x, local) = gather(piece);
-                let (s, c) = layer_sums(net, &x, &local, dropout, first, &stats, l, mean);
+                let (s, c) = layer_sums(net, tr, &x, &local, dropout, first, &stats, l, mean);
                 first += c;
                 total.iter_mut().zip(s).for_each(|(t, v)| *t += v);
             }
@@ -227,11 +234,20 @@ fn batch_norm_passes(
         let mut first = 0;
         for piece in all {
             let (x, local) = gather(piece);
-            let pass = forward_given(net, &x, &local, dropout, first, &stats);
+            let pass = forward_given(net, tr, &x, &local, dropout, first, &stats);
             first += pass.chunks();
             let (_, _, dscores) = piece_loss(piece, &pass, &local);
-            let s = backward_part(net, tr, &pass, &dscores, &mut None, Some(&sums), Some(l))
-                .expect("stopped at a batch-normalised layer");
+            let s = backward_part(
+                net,
+                tr,
+                &pass,
+                &dscores,
+                &mut None,
+                spare,
+                Some(&sums),
+                Some(l),
+            )
+            .expect("stopped at a batch-normalised layer");
             total.iter_mut().zip(s).for_each(|(t, v)| *t += v);
         }
         sums[l] = Some(total);
@@ -289,7 +305,16 @@ pub fn step_on(
         tie_seeds: &ties,
     };
     let features = |r: usize, out: &mut [f32]| out.copy_from_slice(&x[r * d..(r + 1) * d]);
-    step(net, &features, &batch, loss, None, limit, true)
+    step(
+        net,
+        &features,
+        &batch,
+        loss,
+        None,
+        limit,
+        true,
+        &mut Vec::new(),
+    )
 }
 
 /// Move the running statistics of `net`'s batch-normalised layers as one training step on the batch `x` (query

@@ -499,6 +499,8 @@ impl Fit for NeuralValidParams {
         let mut since_best = 0;
         let nq = train.n_queries();
         let features = |r: usize, out: &mut [f32]| row_into(train.row(r), out);
+        // Gradients whose memory the steps reuse (zeroed again rather than allocated and faulted in).
+        let mut spare = Vec::new();
         ctx.progress().begin("epochs", Some(self.epochs as u64));
         for epoch in 0..self.epochs {
             let lr = self.schedule.rate(self.lr, epoch, self.epochs, self.warmup);
@@ -528,10 +530,14 @@ impl Fit for NeuralValidParams {
                     labels: &labels,
                     tie_seeds: &tie_seeds,
                 };
-                let mut s = step(&net, &features, &b, self.loss, dropout, PIECE_ROWS, false);
+                let mut s = step(
+                    &net, &features, &b, self.loss, dropout, PIECE_ROWS, false, &mut spare,
+                );
                 epoch_loss += s.value * batch.len() as f64;
                 adam.step(&mut net, &mut s.grad, lr);
                 update_running_stats(&mut net, &s.batch);
+                // The step's gradient, spent, is a spare for the next step's groups.
+                spare.push(s.grad);
             }
             let epoch_loss = epoch_loss / nq as f64;
             if !epoch_loss.is_finite() {

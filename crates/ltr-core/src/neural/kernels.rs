@@ -40,7 +40,8 @@ pub fn affine(x: &[f32], w: &Dense, y: &mut [f32]) {
 /// discarded. From `LTR_SIMD`'s `avx2+fma` level up, the tile is the explicit SIMD one of `tiles.rs` (6 rows × 64
 /// sums with AVX-512, 12 × 32 for panels of 32, 6 × 16 with AVX2) and the safe loops are the fallback. A single
 /// output (the output layer) goes 16 rows at a time through a transposed copy. Every output is the same chain
-/// whatever the tile, panel or CPU, so the blocking changes no bit.
+/// whatever the tile, panel or CPU, so the blocking changes no bit. A whole panel's tile reads its starting sums
+/// from `y` (or the bias) and stores them back there itself; [`matmul_packed`] takes `M` packed beforehand.
 pub fn matmul_rows(
     x: &[f32],
     m: &[f32],
@@ -54,8 +55,12 @@ pub fn matmul_rows(
         return;
     }
     let wide = ltr_data::simd_level() >= ltr_data::SimdLevel::Avx512;
-    matmul_clone(x, m, bias, y, k_dim, o_dim, rows, wide, simd_tiles());
+    matmul_clone(x, m, None, bias, y, k_dim, o_dim, rows, wide, simd_tiles());
 }
+
+mod packed;
+pub use packed::{matmul_packed, Packed};
+use packed::{pack, panel_inputs};
 
 /// Whether the products use the explicit SIMD tiles of [`tiles`]: from `LTR_SIMD`'s `avx2+fma` level up (AVX-512
 /// tiles for panels of 64 and 32 outputs, AVX2 ones for 16), so that `LTR_SIMD=baseline|avx2` keeps the safe
@@ -79,7 +84,7 @@ pub fn matmul_dispatch(
     rows: usize,
     wide: bool,
 ) {
-    matmul_clone(x, m, bias, y, k_dim, o_dim, rows, wide, simd_tiles());
+    matmul_clone(x, m, None, bias, y, k_dim, o_dim, rows, wide, simd_tiles());
 }
 
 /// [`matmul_dispatch`] with the choice of tiles given: `simd` false runs the safe kernels only (the tests' oracle).
@@ -97,17 +102,19 @@ pub fn matmul_with(
     wide: bool,
     simd: bool,
 ) {
-    matmul_clone(x, m, bias, y, k_dim, o_dim, rows, wide, simd);
+    matmul_clone(x, m, None, bias, y, k_dim, o_dim, rows, wide, simd);
 }
 
 ltr_data::multiversioned! {
 clones("x86_64+avx512f+avx512vl+avx2+fma" if Avx512, "x86_64+avx2+fma" if Avx2Fma);
 /// [`matmul_rows`] in one instruction-set clone: `wide` picks panels of 64 outputs (AVX-512's registers hold a tile
-/// of 4 rows × 64 sums), else 16 (AVX2's: 4 × 16); `simd`, the explicit SIMD tiles where the CPU has them.
+/// of 4 rows × 64 sums), else 16 (AVX2's: 4 × 16); `simd`, the explicit SIMD tiles where the CPU has them;
+/// `packed`, `M`'s panels packed beforehand ([`Packed`]; `m` is then not read).
 #[allow(clippy::too_many_arguments)]
 fn matmul_clone(
     x: &[f32],
     m: &[f32],
+    packed: Option<&[f32]>,
     bias: Option<&[f32]>,
     y: &mut [f32],
     k_dim: usize,
@@ -119,7 +126,7 @@ fn matmul_clone(
     if o_dim == 1 {
         dot_rows(x, m, bias.map_or(0.0, |b| b[0]), y, k_dim);
     } else {
-        by_width(x, m, bias, y, k_dim, o_dim, rows, wide, false, simd);
+        by_width(x, false, m, packed, bias, y, k_dim, o_dim, rows, wide, false, simd);
     }
 }
 }
@@ -130,7 +137,9 @@ fn matmul_clone(
 #[allow(clippy::too_many_arguments)]
 fn by_width(
     x: &[f32],
+    by_cols: bool,
     m: &[f32],
+    packed: Option<&[f32]>,
     bias: Option<&[f32]>,
     y: &mut [f32],
     k_dim: usize,
@@ -141,21 +150,29 @@ fn by_width(
     simd: bool,
 ) {
     if wide && o_dim > 32 {
-        panels::<64>(x, m, bias, y, k_dim, o_dim, rows, from_y, simd);
+        panels::<64>(
+            x, by_cols, m, packed, bias, y, k_dim, o_dim, rows, from_y, simd,
+        );
     } else if wide {
-        panels::<32>(x, m, bias, y, k_dim, o_dim, rows, from_y, simd);
+        panels::<32>(
+            x, by_cols, m, packed, bias, y, k_dim, o_dim, rows, from_y, simd,
+        );
     } else {
-        panels::<16>(x, m, bias, y, k_dim, o_dim, rows, from_y, simd);
+        panels::<16>(
+            x, by_cols, m, packed, bias, y, k_dim, o_dim, rows, from_y, simd,
+        );
     }
 }
 
 ltr_data::multiversioned! {
 clones("x86_64+avx512f+avx512vl+avx2+fma" if Avx512, "x86_64+avx2+fma" if Avx2Fma);
 /// `y += x M` in one instruction-set clone: [`matmul_rows`]'s panels with every output's chain starting from the
-/// value in `y` (`k` ascending, one [`fma`] a term).
+/// value in `y` (`k` ascending, one [`fma`] a term); with `by_cols`, `x` is stored transposed (`x[r, k]` at
+/// `x[k · rows + r]`), which only the SIMD tiles read ([`tiles::available`] must hold).
 #[allow(clippy::too_many_arguments)]
 fn matmul_acc_dispatch(
     x: &[f32],
+    by_cols: bool,
     m: &[f32],
     y: &mut [f32],
     k_dim: usize,
@@ -164,7 +181,7 @@ fn matmul_acc_dispatch(
     wide: bool,
     simd: bool,
 ) {
-    by_width(x, m, None, y, k_dim, o_dim, rows, wide, true, simd);
+    by_width(x, by_cols, m, None, None, y, k_dim, o_dim, rows, wide, true, simd);
 }
 }
 
@@ -175,12 +192,16 @@ const PANEL: usize = 8192;
 const TILE_ROWS: usize = 4;
 
 /// [`matmul_rows`] with panels of `T` outputs; with `from_y`, every chain starts from the value in `y` (no bias);
-/// with `simd`, each panel's rows go through [`tiles::panel_rows`] when the CPU has its tiles.
+/// with `simd`, each panel's rows go through [`tiles::panel_rows`] when the CPU has its tiles (which alone read an
+/// `x` stored by columns, `by_cols`); with `packed`, the
+/// panels are read from `M` packed beforehand ([`Packed`]) instead of packed here.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn panels<const T: usize>(
     x: &[f32],
+    by_cols: bool,
     m: &[f32],
+    packed: Option<&[f32]>,
     bias: Option<&[f32]>,
     y: &mut [f32],
     k_dim: usize,
@@ -189,30 +210,38 @@ fn panels<const T: usize>(
     from_y: bool,
     simd: bool,
 ) {
-    // The inputs split into panels of equal size (at most `PANEL / T`): 136 inputs as 68 + 68, not 128 + 8, so that
-    // no panel is too short to pay for loading and storing its tiles (the chains go on through `y` either way).
-    let kc = k_dim.div_ceil(k_dim.div_ceil(PANEL / T).max(1)).max(1);
+    let kc = panel_inputs(k_dim, T);
     // A product of few inputs (an attention head's) packs and zeroes only what it uses; the panel starts on a
     // 64-byte line, so that no vector load of it straddles two.
-    let mut buf = vec![0f32; kc.min(k_dim) * T + 16];
+    let mut buf = vec![
+        0f32;
+        if packed.is_some() {
+            0
+        } else {
+            kc.min(k_dim) * T + 16
+        }
+    ];
     let off = buf.as_ptr().align_offset(64).min(16);
-    let panel = &mut buf[off..off + kc.min(k_dim) * T];
+    let nj = o_dim.div_ceil(T);
     let mut k0 = 0;
     loop {
         let k1 = (k0 + kc).min(k_dim);
         let mut j0 = 0;
         while j0 < o_dim {
             let w = T.min(o_dim - j0);
-            for (k, p) in (k0..k1).zip(panel.chunks_exact_mut(T)) {
-                let src = &m[k * o_dim + j0..k * o_dim + j0 + w];
-                if w == T {
-                    p.copy_from_slice(&src[..T]);
-                } else {
-                    p[..w].copy_from_slice(src);
-                    p[w..].fill(0.0);
+            let len = (k1 - k0) * T;
+            let panel: &[f32] = match packed {
+                // Panels in order of `k0`, then `j0`: those of the earlier inputs fill `k0 · nj · T` floats.
+                Some(p) => {
+                    let at = k0 * nj * T + j0 / T * len;
+                    &p[at..at + len]
                 }
-            }
-            let panel = &panel[..(k1 - k0) * T];
+                None => {
+                    let panel = &mut buf[off..off + len];
+                    pack(m, o_dim, k0..k1, j0, T, panel);
+                    panel
+                }
+            };
             if simd {
                 let p = Panel {
                     weights: panel,
@@ -225,11 +254,12 @@ fn panels<const T: usize>(
                     Some(b) => Start::Bias(&b[j0..j0 + w]),
                     None => Start::Zero,
                 };
-                if tiles::panel_rows::<T>(x, k_dim, k0, p, start, y, o_dim, rows) {
+                if tiles::panel_rows::<T>(x, by_cols, k_dim, k0, p, start, y, o_dim, rows) {
                     j0 += w;
                     continue;
                 }
             }
+            assert!(!by_cols, "x by columns only through the SIMD tiles");
             // Four rows at a time: each weight of the panel, loaded once, goes into four rows' sums.
             let mut r = 0;
             while r + TILE_ROWS <= rows {
@@ -317,8 +347,8 @@ fn copy_out<const T: usize>(dst: &mut [f32], src: &[f32; T]) {
 /// while the listed rows of `dy` pass, strip by strip, so that a strip of `dy` is reused by every `k`.
 ///
 /// An `a` with at most three quarters zeros (normalised inputs, attention outputs, ReLU's output after dropout)
-/// and a finite `dy` skips the lists: `aᵀ` is copied and multiplied by `dy` with [`matmul_rows`]'s panels, each
-/// entry's chain starting from `dW` and taking every row in order, zero inputs included. A zero input's term
+/// and a finite `dy` skips the lists: `aᵀ` is multiplied by `dy` with [`matmul_rows`]'s panels (the SIMD tiles read
+/// `a` by columns; the safe kernels a transposed copy), each entry's chain starting from `dW` and taking every row in order, zero inputs included. A zero input's term
 /// `±0 · d` (d finite) leaves a sum `s` as it is unless `s` is a zero, where it may turn −0 into +0; the next
 /// nonzero term gives both chains the same sum again. So the two chains agree at every step, or stand at +0
 /// (products) and −0 (lists). The lists' chain never stands at −0 when no `dW` entry starts at −0 and no term
@@ -423,6 +453,15 @@ pub fn transpose(m: &[f32], rows: usize, cols: usize) -> Vec<f32> {
     t
 }
 
+/// Whether [`by_width`]'s panels for `o_dim` outputs (AVX-512's when `wide`) have SIMD tiles on this CPU.
+fn tiles_for(wide: bool, o_dim: usize) -> bool {
+    match () {
+        _ if wide && o_dim > 32 => tiles::available::<64>(),
+        _ if wide => tiles::available::<32>(),
+        _ => tiles::available::<16>(),
+    }
+}
+
 /// [`weight_gradient`] with the wide strips (`wide`) or the narrow ones.
 // pub for the tests in tests/unit/neural.rs; not API.
 #[doc(hidden)]
@@ -456,15 +495,22 @@ pub fn weight_gradient_with(
     let a = &a[..rows * k_dim];
     let (a_scan, dy_scan) = (Scan::of(a), Scan::of(dy));
     if o_dim >= 16 && 4 * a_scan.zeros <= 3 * a.len() && dy_scan.finite() {
-        // Every term, zero inputs included, as a product `dW += aᵀ dy` from dW (see above).
-        let at = transpose(a, rows, k_dim);
+        // Every term, zero inputs included, as a product `dW += aᵀ dy` from dW (see above): the SIMD tiles read `a`
+        // by columns as `aᵀ`, the safe kernels a transposed copy.
+        let by_cols = simd && tiles_for(wide, o_dim);
+        let copy = if by_cols {
+            Vec::new()
+        } else {
+            transpose(a, rows, k_dim)
+        };
+        let at = if by_cols { a } else { &copy[..] };
         let fine = f64::from(a_scan.min_nonzero()) * f64::from(dy_scan.min_nonzero()) >= FINE;
         if fine && !has_neg_zero(dw) {
-            matmul_acc_dispatch(&at, dy, dw, rows, o_dim, k_dim, wide, simd);
+            matmul_acc_dispatch(at, by_cols, dy, dw, rows, o_dim, k_dim, wide, simd);
             return;
         }
         let dw0 = dw.to_vec();
-        matmul_acc_dispatch(&at, dy, dw, rows, o_dim, k_dim, wide, simd);
+        matmul_acc_dispatch(at, by_cols, dy, dw, rows, o_dim, k_dim, wide, simd);
         if !dw.iter().any(|v| v.to_bits() == 0) {
             return;
         }
@@ -585,6 +631,26 @@ fn dot_rows(x: &[f32], m: &[f32], bias: f32, y: &mut [f32], k_dim: usize) {
         }
         *out = acc;
     }
+}
+
+ltr_data::multiversioned! {
+clones("x86_64+avx512f+avx512vl" if Avx512, "x86_64+avx2" if Avx2);
+/// Dropout's and ReLU's backward on `d` in place, in one pass, from a byte an entry (`codes`: bit 0 set where
+/// dropout kept the entry, whose mask is then `keep`, else 0; bit 1 set where ReLU's output was at most 0): with
+/// `keep`, `d · mask`; then, with `relu`, `+0` where bit 1 is set. The same products and zeros as the two passes
+/// `d *= mask` and `if y <= 0 { d = 0 }`, without branches.
+pub fn mask_backward(d: &mut [f32], codes: &[u8], keep: Option<f32>, relu: bool) {
+    let both = d.iter_mut().zip(codes);
+    match (keep, relu) {
+        (Some(k), true) => both.for_each(|(g, &c)| {
+            let v = *g * if c & 1 != 0 { k } else { 0.0 };
+            *g = if c & 2 != 0 { 0.0 } else { v };
+        }),
+        (Some(k), false) => both.for_each(|(g, &c)| *g *= if c & 1 != 0 { k } else { 0.0 }),
+        (None, true) => both.for_each(|(g, &c)| *g = if c & 2 != 0 { 0.0 } else { *g }),
+        (None, false) => {}
+    }
+}
 }
 
 /// Apply `f` elementwise.

@@ -42,12 +42,13 @@ pub(super) struct Panel<'a> {
 }
 
 /// `y[r, j0..j0 + w] = start + Σ_k x[r, k0 + k] · panel[k, ..]` (one fused multiply-add a term, `k` ascending) for
-/// the first `rows` rows of `x` (`k_dim` wide) and `y` (`o_dim` wide), with the widest tile this CPU has for panels
-/// of `T` outputs. `false` (nothing done) when there is none: not x86-64, or a CPU without AVX-512 (`T` = 64 or 32)
-/// or AVX2 with FMA (`T` = 16).
+/// the first `rows` rows of `x` (`k_dim` wide; with `by_cols`, `x[r, k]` is `x[k · rows + r]`: `x` stored
+/// transposed) and `y` (`o_dim` wide), with the widest tile this CPU has for panels of `T` outputs. `false` (nothing
+/// done) when there is none ([`available`] is false).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn panel_rows<const T: usize>(
     x: &[f32],
+    by_cols: bool,
     k_dim: usize,
     k0: usize,
     p: Panel<'_>,
@@ -58,11 +59,24 @@ pub(super) fn panel_rows<const T: usize>(
 ) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        x86::panel_rows::<T>(x, k_dim, k0, p, start, y, o_dim, rows)
+        x86::panel_rows::<T>(x, by_cols, k_dim, k0, p, start, y, o_dim, rows)
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (x, k_dim, k0, p, start, y, o_dim, rows);
+        let _ = (x, by_cols, k_dim, k0, p, start, y, o_dim, rows);
+        false
+    }
+}
+
+/// Whether this CPU has a tile for panels of `T` outputs: x86-64 with AVX-512F and FMA (`T` = 64 or 32), or with
+/// AVX2 and FMA (`T` = 16).
+pub(super) fn available<const T: usize>() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        x86::isa::<T>().is_some()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
         false
     }
 }
@@ -77,16 +91,27 @@ mod x86 {
 
     /// Which tiles a panel width gets on this CPU.
     #[derive(Clone, Copy)]
-    enum Isa {
+    pub(super) enum Isa {
         /// AVX-512F with FMA: vectors of 16.
         Zmm,
         /// AVX2 with FMA: vectors of 8.
         Ymm,
     }
 
+    /// The tiles for panels of `T` outputs on this CPU, and their rows.
+    pub(super) fn isa<const T: usize>() -> Option<(Isa, usize)> {
+        match T {
+            64 if zmm() => Some((Isa::Zmm, 6)),
+            32 if zmm() => Some((Isa::Zmm, 12)),
+            16 if ymm() => Some((Isa::Ymm, 6)),
+            _ => None,
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     pub(super) fn panel_rows<const T: usize>(
         x: &[f32],
+        by_cols: bool,
         k_dim: usize,
         k0: usize,
         p: Panel<'_>,
@@ -95,11 +120,8 @@ mod x86 {
         o_dim: usize,
         rows: usize,
     ) -> bool {
-        let (isa, tile_rows) = match T {
-            64 if zmm() => (Isa::Zmm, 6),
-            32 if zmm() => (Isa::Zmm, 12),
-            16 if ymm() => (Isa::Ymm, 6),
-            _ => return false,
+        let Some((isa, tile_rows)) = isa::<T>() else {
+            return false;
         };
         let Panel { weights, kc, j0, w } = p;
         // The bounds every kernel call below relies on.
@@ -115,40 +137,74 @@ mod x86 {
         if let Start::Bias(b) = start {
             assert!(b.len() >= w, "a bias for every output of the panel");
         }
+        // A whole panel's sums start from and go back to their rows of `y` (or start from the bias, or zero) inside
+        // the kernel, read and written with a row stride (0: the same `T` values for every row); a narrower last
+        // panel goes through a buffer of `T` sums a row, whose padding lanes start at zero and are dropped.
         let mut sums = [0f32; MAX_SUMS];
         let mut r = 0;
         while r < rows {
             let n = tile_rows.min(rows - r);
-            for (i, s) in sums.chunks_exact_mut(T).take(n).enumerate() {
-                let at = (r + i) * o_dim + j0;
-                match start {
-                    Start::Bias(b) => s[..w].copy_from_slice(&b[..w]),
-                    Start::Zero => s[..w].fill(0.0),
-                    Start::Y => s[..w].copy_from_slice(&y[at..at + w]),
+            let at = r * o_dim + j0;
+            let (src, src_stride, dst, dst_stride) = if w == T {
+                let yp = y.as_mut_ptr();
+                let (src, stride) = match start {
+                    Start::Bias(b) => (b.as_ptr(), 0),
+                    Start::Zero => (ZEROS.as_ptr(), 0),
+                    // SAFETY: `at + (n − 1)·o_dim + T <= rows·o_dim <= y.len()` (asserted above; `j0 + T <= o_dim`).
+                    Start::Y => (unsafe { yp.add(at) }.cast_const(), o_dim),
+                };
+                // SAFETY: as above.
+                (src, stride, unsafe { yp.add(at) }, o_dim)
+            } else {
+                for (i, s) in sums.chunks_exact_mut(T).take(n).enumerate() {
+                    let at = (r + i) * o_dim + j0;
+                    match start {
+                        Start::Bias(b) => s[..w].copy_from_slice(&b[..w]),
+                        Start::Zero => s[..w].fill(0.0),
+                        Start::Y => s[..w].copy_from_slice(&y[at..at + w]),
+                    }
+                    // Padding lanes: their weights are zero and their sums are dropped.
+                    s[w..].fill(0.0);
                 }
-                // Padding lanes: their weights are zero and their sums are dropped.
-                s[w..].fill(0.0);
-            }
-            let xs = x[r * k_dim + k0..].as_ptr();
+                (sums.as_ptr(), T, sums.as_mut_ptr(), T)
+            };
+            // Row `i`, input `k` of the tile at `xs + i·stride + k`, or `xs + k·stride + i` by columns.
+            let (xs, stride) = if by_cols {
+                (x[k0 * rows + r..].as_ptr(), rows)
+            } else {
+                (x[r * k_dim + k0..].as_ptr(), k_dim)
+            };
             // SAFETY: the CPU has the tile's features (`zmm()`/`ymm()` above); row `i < n` of the tile reads
-            // `x[(r + i)·k_dim + k0 + k]` for `k < kc`, inside `x` because `r + n <= rows`, `k0 + kc <= k_dim` and
-            // `x.len() >= rows·k_dim`; the panel reads `weights[..kc·T]` (asserted) and the sums `sums[..n·T]`
-            // (`n·T <= MAX_SUMS` for every tile of `isa`).
+            // `x[(r + i)·k_dim + k0 + k]` (by columns `x[(k0 + k)·rows + r + i]`) for `k < kc`, inside `x`
+            // because `r + n <= rows`, `k0 + kc <= k_dim` and `x.len() >= rows·k_dim`; the panel reads
+            // `weights[..kc·T]` (asserted); the sums start from `T` values at `src + i·src_stride` and go to
+            // `dst + i·dst_stride`: rows `r + i` of `y` at `j0` (a whole panel: `j0 + T <= o_dim`,
+            // `r + n <= rows`), the bias (`T` values when `w == T`, asserted) or `ZEROS` with stride 0, or
+            // `sums[..n·T]` (`n·T <= MAX_SUMS` for every tile of `isa`). Every load of a tile comes before its
+            // first store, so `src` may be `dst`.
             unsafe {
                 tile(
                     isa,
                     T,
                     n,
-                    xs,
-                    k_dim,
-                    weights.as_ptr(),
-                    kc,
-                    sums.as_mut_ptr(),
+                    by_cols,
+                    Io {
+                        x: xs,
+                        stride,
+                        p: weights.as_ptr(),
+                        kc,
+                        src,
+                        src_stride,
+                        dst,
+                        dst_stride,
+                    },
                 )
             };
-            for (i, s) in sums.chunks_exact(T).take(n).enumerate() {
-                let at = (r + i) * o_dim + j0;
-                y[at..at + w].copy_from_slice(&s[..w]);
+            if w < T {
+                for (i, s) in sums.chunks_exact(T).take(n).enumerate() {
+                    let at = (r + i) * o_dim + j0;
+                    y[at..at + w].copy_from_slice(&s[..w]);
+                }
             }
             r += n;
         }
@@ -165,27 +221,40 @@ mod x86 {
         is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
     }
 
-    /// One tile of `n` rows × `t` sums: the kernel for `isa`, `t` and `n`, monomorphised.
-    ///
-    /// # Safety
-    /// The CPU has `isa`'s features; `x + i·stride + k` for `i < n`, `k < kc`, `p[..kc·t]` and `sums[..n·t]` are
-    /// valid (sums also writable); `n` is at most the tile rows of `isa` and `t`.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn tile(
-        isa: Isa,
-        t: usize,
-        n: usize,
+    /// Where a tile reads and writes: rows `i` of `x` at `x + i·stride` (inputs `0..kc`; by columns, input `k` at
+    /// `x + k·stride`), the packed panel `p`
+    /// (`kc × t`), the starting sums of row `i` at `src + i·src_stride` and its final sums to `dst + i·dst_stride`
+    /// (`t` values each).
+    #[derive(Clone, Copy)]
+    struct Io {
         x: *const f32,
         stride: usize,
         p: *const f32,
         kc: usize,
-        sums: *mut f32,
-    ) {
+        src: *const f32,
+        src_stride: usize,
+        dst: *mut f32,
+        dst_stride: usize,
+    }
+
+    /// Zero starting sums for a tile of up to 64 outputs (read with stride 0).
+    static ZEROS: [f32; 64] = [0.0; 64];
+
+    /// One tile of `n` rows × `t` sums: the kernel for `isa`, `t`, `n` and `x`'s layout (`by_cols`), monomorphised.
+    ///
+    /// # Safety
+    /// The CPU has `isa`'s features; for `i < n`, `k < kc`: `x + i·stride + k` (by columns `x + k·stride + i`),
+    /// `p[..kc·t]` and `t` floats at
+    /// `src + i·src_stride` are valid to read, `t` floats at `dst + i·dst_stride` valid to write; `n` is at most
+    /// the tile rows of `isa` and `t`.
+    unsafe fn tile(isa: Isa, t: usize, n: usize, by_cols: bool, io: Io) {
         macro_rules! rows {
             ($kernel:ident, $nv:literal, $($r:literal)+) => {
-                match n {
+                match (n, by_cols) {
                     // SAFETY: the caller's contract, with `n` rows.
-                    $($r => unsafe { $kernel::<$r, $nv>(x, stride, p, kc, sums) },)+
+                    $(($r, false) => unsafe { $kernel::<$r, $nv, false>(io) },)+
+                    // SAFETY: as above, `x` by columns.
+                    $(($r, true) => unsafe { $kernel::<$r, $nv, true>(io) },)+
                     _ => unreachable!("a tile of {n} rows"),
                 }
             };
@@ -198,25 +267,30 @@ mod x86 {
         }
     }
 
-    /// `R` rows × `NV` vectors of 16 sums in registers through `kc` inputs: `s[i][v] = fma(x[i, k], p[k, v], s[i][v])`
-    /// for `k` ascending.
+    /// `R` rows × `NV` vectors of 16 sums in registers through `kc` inputs, from `src`'s rows to `dst`'s:
+    /// `s[i][v] = fma(x[i, k], p[k, v], s[i][v])` for `k` ascending.
     ///
     /// # Safety
-    /// AVX-512F and FMA present; `x + i·stride + k` (`i < R`, `k < kc`), `p[..kc·16·NV]` and `sums[..R·16·NV]`
-    /// valid.
+    /// AVX-512F and FMA present; for `i < R`, `k < kc`: `x + i·stride + k` (`BY_COLS`: `x + k·stride + i`),
+    /// `p[..kc·16·NV]` and `16·NV` floats at
+    /// `src + i·src_stride` valid to read, `16·NV` floats at `dst + i·dst_stride` valid to write.
     #[target_feature(enable = "avx512f,fma")]
-    unsafe fn zmm_tile<const R: usize, const NV: usize>(
-        x: *const f32,
-        stride: usize,
-        p: *const f32,
-        kc: usize,
-        sums: *mut f32,
-    ) {
+    unsafe fn zmm_tile<const R: usize, const NV: usize, const BY_COLS: bool>(io: Io) {
+        let Io {
+            x,
+            stride,
+            p,
+            kc,
+            src,
+            src_stride,
+            dst,
+            dst_stride,
+        } = io;
         let mut s = [[_mm512_setzero_ps(); NV]; R];
         for (i, row) in s.iter_mut().enumerate() {
             for (v, acc) in row.iter_mut().enumerate() {
-                // SAFETY: `sums[(i·NV + v)·16..][..16]` lies in `sums[..R·16·NV]`.
-                *acc = unsafe { _mm512_loadu_ps(sums.add((i * NV + v) * 16)) };
+                // SAFETY: `src + i·src_stride + v·16` is inside row `i`'s `16·NV` starting sums.
+                *acc = unsafe { _mm512_loadu_ps(src.add(i * src_stride + v * 16)) };
             }
         }
         for k in 0..kc {
@@ -226,8 +300,13 @@ mod x86 {
                 *qv = unsafe { _mm512_loadu_ps(p.add((k * NV + v) * 16)) };
             }
             for (i, row) in s.iter_mut().enumerate() {
-                // SAFETY: `x + i·stride + k` with `i < R`, `k < kc`.
-                let a = _mm512_set1_ps(unsafe { *x.add(i * stride + k) });
+                let at = if BY_COLS {
+                    k * stride + i
+                } else {
+                    i * stride + k
+                };
+                // SAFETY: `x + i·stride + k` (by columns `x + k·stride + i`) with `i < R`, `k < kc`.
+                let a = _mm512_set1_ps(unsafe { *x.add(at) });
                 for (acc, &qv) in row.iter_mut().zip(&q) {
                     *acc = _mm512_fmadd_ps(a, qv, *acc);
                 }
@@ -235,8 +314,8 @@ mod x86 {
         }
         for (i, row) in s.iter().enumerate() {
             for (v, &acc) in row.iter().enumerate() {
-                // SAFETY: as the loads above.
-                unsafe { _mm512_storeu_ps(sums.add((i * NV + v) * 16), acc) };
+                // SAFETY: `dst + i·dst_stride + v·16` is inside row `i`'s `16·NV` final sums.
+                unsafe { _mm512_storeu_ps(dst.add(i * dst_stride + v * 16), acc) };
             }
         }
     }
@@ -244,20 +323,26 @@ mod x86 {
     /// [`zmm_tile`] with vectors of 8 (AVX2 and FMA).
     ///
     /// # Safety
-    /// AVX2 and FMA present; `x + i·stride + k` (`i < R`, `k < kc`), `p[..kc·8·NV]` and `sums[..R·8·NV]` valid.
+    /// AVX2 and FMA present; for `i < R`, `k < kc`: `x + i·stride + k` (`BY_COLS`: `x + k·stride + i`),
+    /// `p[..kc·8·NV]` and `8·NV` floats at
+    /// `src + i·src_stride` valid to read, `8·NV` floats at `dst + i·dst_stride` valid to write.
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn ymm_tile<const R: usize, const NV: usize>(
-        x: *const f32,
-        stride: usize,
-        p: *const f32,
-        kc: usize,
-        sums: *mut f32,
-    ) {
+    unsafe fn ymm_tile<const R: usize, const NV: usize, const BY_COLS: bool>(io: Io) {
+        let Io {
+            x,
+            stride,
+            p,
+            kc,
+            src,
+            src_stride,
+            dst,
+            dst_stride,
+        } = io;
         let mut s = [[_mm256_setzero_ps(); NV]; R];
         for (i, row) in s.iter_mut().enumerate() {
             for (v, acc) in row.iter_mut().enumerate() {
-                // SAFETY: `sums[(i·NV + v)·8..][..8]` lies in `sums[..R·8·NV]`.
-                *acc = unsafe { _mm256_loadu_ps(sums.add((i * NV + v) * 8)) };
+                // SAFETY: `src + i·src_stride + v·8` is inside row `i`'s `8·NV` starting sums.
+                *acc = unsafe { _mm256_loadu_ps(src.add(i * src_stride + v * 8)) };
             }
         }
         for k in 0..kc {
@@ -267,8 +352,13 @@ mod x86 {
                 *qv = unsafe { _mm256_loadu_ps(p.add((k * NV + v) * 8)) };
             }
             for (i, row) in s.iter_mut().enumerate() {
-                // SAFETY: `x + i·stride + k` with `i < R`, `k < kc`.
-                let a = _mm256_set1_ps(unsafe { *x.add(i * stride + k) });
+                let at = if BY_COLS {
+                    k * stride + i
+                } else {
+                    i * stride + k
+                };
+                // SAFETY: `x + i·stride + k` (by columns `x + k·stride + i`) with `i < R`, `k < kc`.
+                let a = _mm256_set1_ps(unsafe { *x.add(at) });
                 for (acc, &qv) in row.iter_mut().zip(&q) {
                     *acc = _mm256_fmadd_ps(a, qv, *acc);
                 }
@@ -276,8 +366,8 @@ mod x86 {
         }
         for (i, row) in s.iter().enumerate() {
             for (v, &acc) in row.iter().enumerate() {
-                // SAFETY: as the loads above.
-                unsafe { _mm256_storeu_ps(sums.add((i * NV + v) * 8), acc) };
+                // SAFETY: `dst + i·dst_stride + v·8` is inside row `i`'s `8·NV` final sums.
+                unsafe { _mm256_storeu_ps(dst.add(i * dst_stride + v * 8), acc) };
             }
         }
     }

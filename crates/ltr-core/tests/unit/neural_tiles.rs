@@ -135,3 +135,66 @@ fn simd_weight_gradient_is_the_safe_kernels_bit_for_bit() {
         }
     }
 }
+
+/// A product with `M` packed beforehand (`Packed`, as a training step packs each layer's weights once for all its
+/// chunks) equals `matmul_rows`' bit for bit, with and without a bias, on the shapes above (a single output goes
+/// through the dot products of the output layer).
+#[test]
+fn packed_products_are_matmul_rows_bit_for_bit() {
+    let mut v = Values(0x5eed_0f9a_c4ed_0005);
+    for (rows, k_dim, o_dim) in SHAPES {
+        for special in [false, true] {
+            let x = v.take(rows * k_dim, special);
+            let m = v.take(k_dim * o_dim, special);
+            let b = v.take(o_dim, special);
+            let packed = kernels::Packed::new(&m, k_dim, o_dim);
+            for bias in [Some(&b[..]), None] {
+                let mut want = vec![f32::NAN; rows * o_dim];
+                kernels::matmul_rows(&x, &m, bias, &mut want, k_dim, o_dim);
+                let mut got = vec![f32::NAN; rows * o_dim];
+                kernels::matmul_packed(&x, &packed, bias, &mut got);
+                let what = format!("{rows}x{k_dim}x{o_dim} special {special}");
+                assert_eq!(bits(&got), bits(&want), "{what}");
+            }
+        }
+    }
+}
+
+/// Dropout's and ReLU's backward in one pass over the bytes (`mask_backward`) equals the two passes it replaces,
+/// `d *= mask` and then `d = 0` where ReLU's output was at most 0, on gradients with zeros, −0, ±∞ and NaN.
+#[test]
+fn mask_backward_is_the_two_passes_bit_for_bit() {
+    let mut v = Values(0x0bad_c0de_5eed_0001);
+    let keep = 1.0 / (1.0 - 0.3f32);
+    for n in [0, 1, 7, 16, 31, 64, 100, 1000] {
+        let d = v.take(n, true);
+        let act: Vec<f32> = v.take(n, false).iter().map(|x| x.max(0.0)).collect();
+        let kept: Vec<bool> = v.take(n, false).iter().map(|x| *x > -0.7).collect();
+        let mask: Vec<f32> = kept.iter().map(|&k| if k { keep } else { 0.0 }).collect();
+        for (with_mask, relu) in [(true, true), (true, false), (false, true), (false, false)] {
+            let mut want = d.clone();
+            if with_mask {
+                want.iter_mut().zip(&mask).for_each(|(g, m)| *g *= m);
+            }
+            if relu {
+                want.iter_mut().zip(&act).for_each(|(g, y)| {
+                    if *y <= 0.0 {
+                        *g = 0.0
+                    }
+                });
+            }
+            let codes: Vec<u8> = kept
+                .iter()
+                .zip(&act)
+                .map(|(&k, &y)| u8::from(with_mask && k) | if relu && y <= 0.0 { 2 } else { 0 })
+                .collect();
+            let mut got = d.clone();
+            kernels::mask_backward(&mut got, &codes, with_mask.then_some(keep), relu);
+            assert_eq!(
+                bits(&got),
+                bits(&want),
+                "n {n} mask {with_mask} relu {relu}"
+            );
+        }
+    }
+}
