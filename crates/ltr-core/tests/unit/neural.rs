@@ -279,7 +279,7 @@ fn dense_weight_gradient_is_the_fused_row_axpy_bit_for_bit() {
 
 /// `weight_gradient_known` from a zeroed `dW` (flag true) over several calls: the fused row `axpy`'s bits at every
 /// call; no −0 while the flag is true; the flag false after products below 2⁻¹⁰¹ (and for one output, where it
-/// is not tracked).
+/// is not tracked), until a product's scan of `dW` finds no −0 again.
 #[test]
 fn weight_gradient_flag_changes_no_bit() {
     let mut state = 0x1234_5678_9abc_def1u64;
@@ -314,7 +314,9 @@ fn weight_gradient_flag_changes_no_bit() {
             if flag {
                 assert!(got.iter().all(|v| v.to_bits() != 0x8000_0000), "{at}");
             }
-            assert_eq!(flag, call < 2 && o_dim > 1, "{at}");
+            if call <= 2 {
+                assert_eq!(flag, call < 2 && o_dim > 1, "{at}");
+            }
         }
     }
 }
