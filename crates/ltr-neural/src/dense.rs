@@ -24,8 +24,22 @@ pub(crate) fn dense_backward(
     grad: &mut Dense,
     want_dx: bool,
 ) -> Vec<f32> {
+    dense_backward_known(a, dy, wt, layer, grad, want_dx, &mut false)
+}
+
+/// [`dense_backward`] told whether `grad`'s weights hold no −0 ([`kernels::weight_gradient_known`]'s flag: true
+/// after zeroing; updated).
+pub(crate) fn dense_backward_known(
+    a: &[f32],
+    dy: &[f32],
+    wt: &Packed,
+    layer: &Dense,
+    grad: &mut Dense,
+    want_dx: bool,
+    no_neg_zero: &mut bool,
+) -> Vec<f32> {
     let (k_dim, o_dim) = (layer.inputs, layer.outputs);
-    kernels::weight_gradient(a, dy, &mut grad.weights, k_dim, o_dim);
+    kernels::weight_gradient_known(a, dy, &mut grad.weights, k_dim, o_dim, no_neg_zero);
     for dyr in dy.chunks(o_dim) {
         kernels::axpy(1.0, dyr, &mut grad.bias);
     }

@@ -13,7 +13,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use crate::dense::{dense_backward, transposed};
+use crate::dense::{dense_backward, dense_backward_known, transposed};
 use crate::encoder::{self, EncoderTrace};
 
 /// Rows per chunk of the forward and backward passes (a fixed number: the gradient's summation order).
@@ -462,6 +462,7 @@ fn backward_affine(
     stats: Option<(&BatchStats, &[f64])>,
     c: &mut ChunkBackward<'_>,
     grad: &mut NeuralNet,
+    no_neg_zero: &mut bool,
 ) {
     let h = &net.hidden[l];
     if let (Some(b), Some(xhat), Some((st, sums))) =
@@ -475,13 +476,14 @@ fn backward_affine(
         &c.trace.layers[l - 1].out
     };
     let want_dx = l > 0 || net.input_norm.is_some();
-    c.d = dense_backward(
+    c.d = dense_backward_known(
         a,
         &c.d,
         &tr.dense[l],
         &h.dense,
         &mut grad.hidden[l].dense,
         want_dx,
+        no_neg_zero,
     );
 }
 
@@ -725,9 +727,13 @@ pub(crate) fn backward_part(
         total.get_or_insert_with(|| zeros_like(net));
         return None;
     }
+    // Per group, per hidden layer: whether the group's weight gradient holds no −0 yet (true once zeroed, kept by
+    // products that make none: `kernels::weight_gradient_known`), which spares scanning it before each product.
+    let mut clean: Vec<Vec<bool>> = Vec::new();
     let mut groups: Vec<(NeuralNet, Vec<ChunkBackward<'_>>)> = Vec::new();
     let mut chunks = chunks.into_iter().peekable();
     while chunks.peek().is_some() {
+        clean.push(vec![true; net.hidden.len()]);
         // A gradient of zeros: a spare one zeroed again (its memory already mapped), else a new one.
         let g = match spare.pop() {
             Some(mut g) => {
@@ -762,9 +768,14 @@ pub(crate) fn backward_part(
         }
         let sums = given.and_then(|g| g[l].clone()).or(sums);
         let stats = pass.batch[l].as_ref().zip(sums.as_deref());
-        each(&mut groups, &|c, g| {
-            backward_affine(net, tr, l, stats, c, g)
-        });
+        groups
+            .par_iter_mut()
+            .zip(&mut clean)
+            .for_each(|((g, cs), known)| {
+                for c in cs.iter_mut() {
+                    backward_affine(net, tr, l, stats, c, g, &mut known[l]);
+                }
+            });
     }
     each(&mut groups, &|c, g| backward_input(net, c, g));
     for (mut g, _) in groups {

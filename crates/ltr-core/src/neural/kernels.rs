@@ -356,9 +356,29 @@ fn copy_out<const T: usize>(dst: &mut [f32], src: &[f32; T]) {
 /// the smallest nonzero `|dy|` is at least 2⁻¹⁰¹ every term and sum is a whole multiple of 2⁻¹⁴⁹ (the spacing
 /// of the smallest f32), so a nonzero sum never rounds to a zero. Then the product is the lists' chain bit for
 /// bit. Otherwise `dW` is copied first, and if any entry ends at +0 it is restored and the lists are used.
+///
+/// A single output (`o_dim` 1) goes row by row instead of by lists: each nonzero input's term is added to its
+/// `dW` entry and a zero input's is not (a select, so that the entries advance together in SIMD registers), the
+/// same chains without building the lists.
 pub fn weight_gradient(a: &[f32], dy: &[f32], dw: &mut [f32], k_dim: usize, o_dim: usize) {
+    weight_gradient_known(a, dy, dw, k_dim, o_dim, &mut false);
+}
+
+/// [`weight_gradient`] told whether `dw` holds no −0 (`no_neg_zero` true: as after zeroing with +0, or after a
+/// call that left it true), which spares the product path its scan of `dw` for −0; the same bits whatever the
+/// flag, as long as it is only true when no entry is −0. On return the flag says whether that still holds: true
+/// when `dw` held no −0 and every nonzero product was at least 2⁻¹⁰¹ (then no term underflows and an exact zero
+/// sum rounds to +0, so neither chain makes a −0), false when not known.
+pub fn weight_gradient_known(
+    a: &[f32],
+    dy: &[f32],
+    dw: &mut [f32],
+    k_dim: usize,
+    o_dim: usize,
+    no_neg_zero: &mut bool,
+) {
     let wide = ltr_data::simd_level() >= ltr_data::SimdLevel::Avx512;
-    weight_gradient_with(a, dy, dw, k_dim, o_dim, wide, simd_tiles());
+    gradient_flagged(a, dy, dw, k_dim, o_dim, wide, simd_tiles(), no_neg_zero);
 }
 
 /// The bits of −0.
@@ -488,12 +508,33 @@ pub fn weight_gradient_with(
     wide: bool,
     simd: bool,
 ) {
+    gradient_flagged(a, dy, dw, k_dim, o_dim, wide, simd, &mut false);
+}
+
+/// [`weight_gradient_with`] with [`weight_gradient_known`]'s flag.
+#[allow(clippy::too_many_arguments)]
+fn gradient_flagged(
+    a: &[f32],
+    dy: &[f32],
+    dw: &mut [f32],
+    k_dim: usize,
+    o_dim: usize,
+    wide: bool,
+    simd: bool,
+    no_neg_zero: &mut bool,
+) {
     let rows = dy.len().checked_div(o_dim).unwrap_or(0);
     if rows == 0 || k_dim == 0 {
         return;
     }
     let a = &a[..rows * k_dim];
+    let clean = std::mem::replace(no_neg_zero, false);
+    if o_dim == 1 {
+        single_output(a, dy, dw, k_dim);
+        return;
+    }
     let (a_scan, dy_scan) = (Scan::of(a), Scan::of(dy));
+    let fine = f64::from(a_scan.min_nonzero()) * f64::from(dy_scan.min_nonzero()) >= FINE;
     if o_dim >= 16 && 4 * a_scan.zeros <= 3 * a.len() && dy_scan.finite() {
         // Every term, zero inputs included, as a product `dW += aᵀ dy` from dW (see above): the SIMD tiles read `a`
         // by columns as `aᵀ`, the safe kernels a transposed copy.
@@ -504,9 +545,9 @@ pub fn weight_gradient_with(
             transpose(a, rows, k_dim)
         };
         let at = if by_cols { a } else { &copy[..] };
-        let fine = f64::from(a_scan.min_nonzero()) * f64::from(dy_scan.min_nonzero()) >= FINE;
-        if fine && !has_neg_zero(dw) {
+        if fine && (clean || !has_neg_zero(dw)) {
             matmul_acc_dispatch(at, by_cols, dy, dw, rows, o_dim, k_dim, wide, simd);
+            *no_neg_zero = true;
             return;
         }
         let dw0 = dw.to_vec();
@@ -539,6 +580,21 @@ pub fn weight_gradient_with(
         }
     }
     gradient_dispatch(dy, dw, &start, &list, o_dim, wide);
+    *no_neg_zero = clean && fine;
+}
+
+ltr_data::multiversioned! {
+clones("x86_64+avx512f+avx512vl+avx2+fma" if Avx512, "x86_64+avx2+fma" if Avx2Fma);
+/// [`weight_gradient`] for one output, in one instruction-set clone: rows in order, `dW[k]` takes `a[r,k] · dy[r]`
+/// ([`fma`]) where `a[r,k] ≠ 0` and is kept where it is zero — the lists' chains, all `k` of a row at once.
+fn single_output(a: &[f32], dy: &[f32], dw: &mut [f32], k_dim: usize) {
+    for (ar, &d) in a.chunks_exact(k_dim).zip(dy) {
+        for (w, &v) in dw.iter_mut().zip(ar) {
+            let t = fma(v, d, *w);
+            *w = if v != 0.0 { t } else { *w };
+        }
+    }
+}
 }
 
 ltr_data::multiversioned! {

@@ -178,6 +178,8 @@ fn weight_gradient_is_the_fused_row_axpy_bit_for_bit() {
         (9, 6, 130),
         (40, 45, 256),
         (3, 20, 300),
+        (130, 256, 1),
+        (7, 40, 1),
         (0, 4, 8),
         (4, 0, 8),
     ] {
@@ -270,6 +272,50 @@ fn dense_weight_gradient_is_the_fused_row_axpy_bit_for_bit() {
                     bits(&want),
                     "{rows}x{k_dim}x{o_dim} case {case} wide {wide}"
                 );
+            }
+        }
+    }
+}
+
+/// `weight_gradient_known` from a zeroed `dW` (flag true) over several calls: the fused row `axpy`'s bits at every
+/// call; no −0 while the flag is true; the flag false after products below 2⁻¹⁰¹ (and for one output, where it
+/// is not tracked), until a product's scan of `dW` finds no −0 again.
+#[test]
+fn weight_gradient_flag_changes_no_bit() {
+    let mut state = 0x1234_5678_9abc_def1u64;
+    let mut next = move |zeros: bool| {
+        let (state, v) = xorshift(&mut state);
+        match state % 6 {
+            0 if zeros => 0.0,
+            1 if zeros => -0.0,
+            _ => v,
+        }
+    };
+    for (rows, k_dim, o_dim) in [
+        (17, 13, 32),
+        (40, 45, 256),
+        (9, 6, 130),
+        (5, 3, 7),
+        (20, 30, 1),
+    ] {
+        let mut want = vec![0f32; k_dim * o_dim];
+        let mut got = want.clone();
+        let mut flag = true;
+        for call in 0..4 {
+            let a: Vec<f32> = (0..rows * k_dim).map(|_| next(true)).collect();
+            let mut dy: Vec<f32> = (0..rows * o_dim).map(|_| next(false)).collect();
+            if call == 2 {
+                dy[0] = 1e-35;
+            }
+            want = fused_row_axpy(&a, &dy, &want, rows, k_dim, o_dim);
+            kernels::weight_gradient_known(&a, &dy, &mut got, k_dim, o_dim, &mut flag);
+            let at = format!("{rows}x{k_dim}x{o_dim} call {call}");
+            assert_eq!(bits(&got), bits(&want), "{at}");
+            if flag {
+                assert!(got.iter().all(|v| v.to_bits() != 0x8000_0000), "{at}");
+            }
+            if call <= 2 {
+                assert_eq!(flag, call < 2 && o_dim > 1, "{at}");
             }
         }
     }
