@@ -65,29 +65,15 @@ use packed::{pack, panel_inputs};
 /// Whether the products use the explicit SIMD tiles of [`tiles`]: from `LTR_SIMD`'s `avx2+fma` level up (AVX-512
 /// tiles for panels of 64 and 32 outputs, AVX2 ones for 16), so that `LTR_SIMD=baseline|avx2` keeps the safe
 /// kernels everywhere.
-fn simd_tiles() -> bool {
+// pub for the tests in tests/unit/neural.rs (the tiles the products use by default); not API.
+#[doc(hidden)]
+pub fn simd_tiles() -> bool {
     ltr_data::simd_level() >= ltr_data::SimdLevel::Avx2Fma
 }
 
-/// [`matmul_rows`] with the panel width `wide` picks and the explicit SIMD tiles when the CPU has them (`simd`:
-/// tiles as [`matmul_rows`] uses them from `LTR_SIMD`'s level).
-// pub for the tests in tests/unit/neural.rs; not API.
-#[doc(hidden)]
-#[allow(clippy::too_many_arguments)]
-pub fn matmul_dispatch(
-    x: &[f32],
-    m: &[f32],
-    bias: Option<&[f32]>,
-    y: &mut [f32],
-    k_dim: usize,
-    o_dim: usize,
-    rows: usize,
-    wide: bool,
-) {
-    matmul_clone(x, m, None, bias, y, k_dim, o_dim, rows, wide, simd_tiles());
-}
-
-/// [`matmul_dispatch`] with the choice of tiles given: `simd` false runs the safe kernels only (the tests' oracle).
+/// [`matmul_rows`] with the panel width `wide` picks and the choice of tiles given: `simd` true uses the explicit
+/// SIMD tiles where the CPU has them ([`simd_tiles`] is what [`matmul_rows`] takes), false the safe kernels only
+/// (the tests' oracle).
 // pub for the tests in tests/unit/neural.rs; not API.
 #[doc(hidden)]
 #[allow(clippy::too_many_arguments)]
@@ -482,21 +468,8 @@ fn tiles_for(wide: bool, o_dim: usize) -> bool {
     }
 }
 
-/// [`weight_gradient`] with the wide strips (`wide`) or the narrow ones.
-// pub for the tests in tests/unit/neural.rs; not API.
-#[doc(hidden)]
-pub fn weight_gradient_in(
-    a: &[f32],
-    dy: &[f32],
-    dw: &mut [f32],
-    k_dim: usize,
-    o_dim: usize,
-    wide: bool,
-) {
-    weight_gradient_with(a, dy, dw, k_dim, o_dim, wide, simd_tiles());
-}
-
-/// [`weight_gradient_in`] with the choice of tiles for its products given (`simd`, as [`matmul_with`]).
+/// [`weight_gradient`] with the wide strips (`wide`) or the narrow ones, and the choice of tiles for its products
+/// given (`simd`, as [`matmul_with`]).
 // pub for the tests in tests/unit/neural.rs; not API.
 #[doc(hidden)]
 pub fn weight_gradient_with(

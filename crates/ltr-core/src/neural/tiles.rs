@@ -267,108 +267,92 @@ mod x86 {
         }
     }
 
-    /// `R` rows × `NV` vectors of 16 sums in registers through `kc` inputs, from `src`'s rows to `dst`'s:
-    /// `s[i][v] = fma(x[i, k], p[k, v], s[i][v])` for `k` ascending.
-    ///
-    /// # Safety
-    /// AVX-512F and FMA present; for `i < R`, `k < kc`: `x + i·stride + k` (`BY_COLS`: `x + k·stride + i`),
-    /// `p[..kc·16·NV]` and `16·NV` floats at
-    /// `src + i·src_stride` valid to read, `16·NV` floats at `dst + i·dst_stride` valid to write.
-    #[target_feature(enable = "avx512f,fma")]
-    unsafe fn zmm_tile<const R: usize, const NV: usize, const BY_COLS: bool>(io: Io) {
-        let Io {
-            x,
-            stride,
-            p,
-            kc,
-            src,
-            src_stride,
-            dst,
-            dst_stride,
-        } = io;
-        let mut s = [[_mm512_setzero_ps(); NV]; R];
-        for (i, row) in s.iter_mut().enumerate() {
-            for (v, acc) in row.iter_mut().enumerate() {
-                // SAFETY: `src + i·src_stride + v·16` is inside row `i`'s `16·NV` starting sums.
-                *acc = unsafe { _mm512_loadu_ps(src.add(i * src_stride + v * 16)) };
-            }
-        }
-        for k in 0..kc {
-            let mut q = [_mm512_setzero_ps(); NV];
-            for (v, qv) in q.iter_mut().enumerate() {
-                // SAFETY: `p[(k·NV + v)·16..][..16]` lies in `p[..kc·16·NV]`.
-                *qv = unsafe { _mm512_loadu_ps(p.add((k * NV + v) * 16)) };
-            }
-            for (i, row) in s.iter_mut().enumerate() {
-                let at = if BY_COLS {
-                    k * stride + i
-                } else {
-                    i * stride + k
-                };
-                // SAFETY: `x + i·stride + k` (by columns `x + k·stride + i`) with `i < R`, `k < kc`.
-                let a = _mm512_set1_ps(unsafe { *x.add(at) });
-                for (acc, &qv) in row.iter_mut().zip(&q) {
-                    *acc = _mm512_fmadd_ps(a, qv, *acc);
+    /// A tile kernel for one instruction set: `R` rows × `NV` vectors of `$lanes` sums in registers through `kc`
+    /// inputs, from `src`'s rows to `dst`'s: `s[i][v] = fma(x[i, k], p[k, v], s[i][v])` for `k` ascending. The
+    /// AVX-512 and AVX2 kernels are this one text with their own vector type and intrinsics, so that both keep the
+    /// same order of operations (the bits) and the same safety argument.
+    macro_rules! tile_kernel {
+        ($name:ident, $features:literal, $what:literal, $lanes:literal, $vec:ty,
+         $zero:ident, $load:ident, $store:ident, $set1:ident, $fma:ident) => {
+            #[doc = concat!("The tile kernel with vectors of ", $lanes, " (", $what, ").")]
+            ///
+            /// # Safety
+            #[doc = concat!(
+                $what, " present; for `i < R`, `k < kc`: `x + i·stride + k` (`BY_COLS`: `x + k·stride + i`), ",
+                "`p[..kc·", $lanes, "·NV]` and `", $lanes, "·NV` floats at `src + i·src_stride` valid to read, `",
+                $lanes, "·NV` floats at `dst + i·dst_stride` valid to write."
+            )]
+            #[target_feature(enable = $features)]
+            unsafe fn $name<const R: usize, const NV: usize, const BY_COLS: bool>(io: Io) {
+                const L: usize = $lanes;
+                let Io {
+                    x,
+                    stride,
+                    p,
+                    kc,
+                    src,
+                    src_stride,
+                    dst,
+                    dst_stride,
+                } = io;
+                let mut s: [[$vec; NV]; R] = [[$zero(); NV]; R];
+                for (i, row) in s.iter_mut().enumerate() {
+                    for (v, acc) in row.iter_mut().enumerate() {
+                        // SAFETY: `src + i·src_stride + v·L` is inside row `i`'s `L·NV` starting sums.
+                        *acc = unsafe { $load(src.add(i * src_stride + v * L)) };
+                    }
+                }
+                for k in 0..kc {
+                    let mut q: [$vec; NV] = [$zero(); NV];
+                    for (v, qv) in q.iter_mut().enumerate() {
+                        // SAFETY: `p[(k·NV + v)·L..][..L]` lies in `p[..kc·L·NV]`.
+                        *qv = unsafe { $load(p.add((k * NV + v) * L)) };
+                    }
+                    for (i, row) in s.iter_mut().enumerate() {
+                        let at = if BY_COLS {
+                            k * stride + i
+                        } else {
+                            i * stride + k
+                        };
+                        // SAFETY: `x + i·stride + k` (by columns `x + k·stride + i`) with `i < R`, `k < kc`.
+                        let a = $set1(unsafe { *x.add(at) });
+                        for (acc, &qv) in row.iter_mut().zip(&q) {
+                            *acc = $fma(a, qv, *acc);
+                        }
+                    }
+                }
+                for (i, row) in s.iter().enumerate() {
+                    for (v, &acc) in row.iter().enumerate() {
+                        // SAFETY: `dst + i·dst_stride + v·L` is inside row `i`'s `L·NV` final sums.
+                        unsafe { $store(dst.add(i * dst_stride + v * L), acc) };
+                    }
                 }
             }
-        }
-        for (i, row) in s.iter().enumerate() {
-            for (v, &acc) in row.iter().enumerate() {
-                // SAFETY: `dst + i·dst_stride + v·16` is inside row `i`'s `16·NV` final sums.
-                unsafe { _mm512_storeu_ps(dst.add(i * dst_stride + v * 16), acc) };
-            }
-        }
+        };
     }
 
-    /// [`zmm_tile`] with vectors of 8 (AVX2 and FMA).
-    ///
-    /// # Safety
-    /// AVX2 and FMA present; for `i < R`, `k < kc`: `x + i·stride + k` (`BY_COLS`: `x + k·stride + i`),
-    /// `p[..kc·8·NV]` and `8·NV` floats at
-    /// `src + i·src_stride` valid to read, `8·NV` floats at `dst + i·dst_stride` valid to write.
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn ymm_tile<const R: usize, const NV: usize, const BY_COLS: bool>(io: Io) {
-        let Io {
-            x,
-            stride,
-            p,
-            kc,
-            src,
-            src_stride,
-            dst,
-            dst_stride,
-        } = io;
-        let mut s = [[_mm256_setzero_ps(); NV]; R];
-        for (i, row) in s.iter_mut().enumerate() {
-            for (v, acc) in row.iter_mut().enumerate() {
-                // SAFETY: `src + i·src_stride + v·8` is inside row `i`'s `8·NV` starting sums.
-                *acc = unsafe { _mm256_loadu_ps(src.add(i * src_stride + v * 8)) };
-            }
-        }
-        for k in 0..kc {
-            let mut q = [_mm256_setzero_ps(); NV];
-            for (v, qv) in q.iter_mut().enumerate() {
-                // SAFETY: `p[(k·NV + v)·8..][..8]` lies in `p[..kc·8·NV]`.
-                *qv = unsafe { _mm256_loadu_ps(p.add((k * NV + v) * 8)) };
-            }
-            for (i, row) in s.iter_mut().enumerate() {
-                let at = if BY_COLS {
-                    k * stride + i
-                } else {
-                    i * stride + k
-                };
-                // SAFETY: `x + i·stride + k` (by columns `x + k·stride + i`) with `i < R`, `k < kc`.
-                let a = _mm256_set1_ps(unsafe { *x.add(at) });
-                for (acc, &qv) in row.iter_mut().zip(&q) {
-                    *acc = _mm256_fmadd_ps(a, qv, *acc);
-                }
-            }
-        }
-        for (i, row) in s.iter().enumerate() {
-            for (v, &acc) in row.iter().enumerate() {
-                // SAFETY: `dst + i·dst_stride + v·8` is inside row `i`'s `8·NV` final sums.
-                unsafe { _mm256_storeu_ps(dst.add(i * dst_stride + v * 8), acc) };
-            }
-        }
-    }
+    tile_kernel!(
+        zmm_tile,
+        "avx512f,fma",
+        "AVX-512F and FMA",
+        16,
+        __m512,
+        _mm512_setzero_ps,
+        _mm512_loadu_ps,
+        _mm512_storeu_ps,
+        _mm512_set1_ps,
+        _mm512_fmadd_ps
+    );
+    tile_kernel!(
+        ymm_tile,
+        "avx2,fma",
+        "AVX2 and FMA",
+        8,
+        __m256,
+        _mm256_setzero_ps,
+        _mm256_loadu_ps,
+        _mm256_storeu_ps,
+        _mm256_set1_ps,
+        _mm256_fmadd_ps
+    );
 }

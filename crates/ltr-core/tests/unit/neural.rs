@@ -146,7 +146,17 @@ fn tiled_matmul_is_the_plain_loop_bit_for_bit() {
             // Both panel widths (64 and 16), whichever this CPU runs.
             for wide in [false, true] {
                 let mut got = vec![f32::NAN; rows * o_dim];
-                kernels::matmul_dispatch(&x, &m, bias, &mut got, k_dim, o_dim, rows, wide);
+                kernels::matmul_with(
+                    &x,
+                    &m,
+                    bias,
+                    &mut got,
+                    k_dim,
+                    o_dim,
+                    rows,
+                    wide,
+                    kernels::simd_tiles(),
+                );
                 assert_eq!(
                     bits(&got),
                     bits(&want),
@@ -195,7 +205,15 @@ fn weight_gradient_is_the_fused_row_axpy_bit_for_bit() {
         assert_eq!(bits(&got), bits(&want), "{rows}x{k_dim}x{o_dim}");
         for wide in [false, true] {
             let mut got = dw0.clone();
-            kernels::weight_gradient_in(&a, &dy, &mut got, k_dim, o_dim, wide);
+            kernels::weight_gradient_with(
+                &a,
+                &dy,
+                &mut got,
+                k_dim,
+                o_dim,
+                wide,
+                kernels::simd_tiles(),
+            );
             assert_eq!(
                 bits(&got),
                 bits(&want),
@@ -266,7 +284,15 @@ fn dense_weight_gradient_is_the_fused_row_axpy_bit_for_bit() {
             let want = fused_row_axpy(&a, &dy, &dw0, rows, k_dim, o_dim);
             for wide in [false, true] {
                 let mut got = dw0.clone();
-                kernels::weight_gradient_in(&a, &dy, &mut got, k_dim, o_dim, wide);
+                kernels::weight_gradient_with(
+                    &a,
+                    &dy,
+                    &mut got,
+                    k_dim,
+                    o_dim,
+                    wide,
+                    kernels::simd_tiles(),
+                );
                 assert_eq!(
                     bits(&got),
                     bits(&want),
