@@ -99,11 +99,39 @@ pub(super) fn web_fold() -> Result<Fold> {
     Ok(fold)
 }
 
-/// One benchmark: its folds (the `--folds` given), convention and name.
-struct Task<'a> {
-    name: String,
-    conv: Convention,
-    folds: Vec<&'a Fold>,
+/// One benchmark of the click experiments: its folds (the `--folds` given), convention and name.
+pub(super) struct Task<'a> {
+    pub(super) name: String,
+    pub(super) conv: Convention,
+    pub(super) folds: Vec<&'a Fold>,
+}
+
+/// The click experiments' benchmarks: the run's LETOR sets, then the generated web fold `web`.
+pub(super) fn tasks<'a>(ctx: &'a Ctx, web: &'a Fold) -> Result<Vec<Task<'a>>> {
+    let mut tasks: Vec<Task<'a>> = ctx
+        .benches
+        .iter()
+        .map(|b| Task {
+            name: b.name.clone(),
+            conv: b.convention,
+            folds: b.folds.iter().collect(),
+        })
+        .collect();
+    tasks.push(Task {
+        name: "WEB-GENERATED".into(),
+        conv: "mslr".parse().map_err(anyhow::Error::msg)?,
+        folds: vec![web],
+    });
+    Ok(tasks)
+}
+
+/// Every (task, fold) of `tasks` as indices, in order.
+pub(super) fn fold_keys(tasks: &[Task<'_>]) -> Vec<(usize, usize)> {
+    tasks
+        .iter()
+        .enumerate()
+        .flat_map(|(t, task)| (0..task.folds.len()).map(move |f| (t, f)))
+        .collect()
 }
 
 /// One curve's points: (log10 clicks, NDCG@10, average rank of relevant).
@@ -336,20 +364,7 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
         etas()?
     };
     let web = web_fold()?;
-    let mut tasks: Vec<Task<'_>> = ctx
-        .benches
-        .iter()
-        .map(|b| Task {
-            name: b.name.clone(),
-            conv: b.convention,
-            folds: b.folds.iter().collect(),
-        })
-        .collect();
-    tasks.push(Task {
-        name: "WEB-GENERATED".into(),
-        conv: "mslr".parse().map_err(anyhow::Error::msg)?,
-        folds: vec![&web],
-    });
+    let tasks = tasks(ctx, &web)?;
     let mut md = String::from(
         "# Unbiased learning to rank from clicks (Joachims, Swaminathan & Schnabel, WSDM 2017)\n\n",
     );
@@ -373,11 +388,7 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
         share * 100.0
     ));
     // Every (benchmark, fold) first: its full-information cell and the production ranker that displays results.
-    let fold_keys: Vec<(usize, usize)> = tasks
-        .iter()
-        .enumerate()
-        .flat_map(|(t, task)| (0..task.folds.len()).map(move |f| (t, f)))
-        .collect();
+    let fold_keys = fold_keys(&tasks);
     let starts = in_parallel(
         ctx,
         "click folds: full-information and production rankers",

@@ -28,6 +28,7 @@ use ltr_experiment::{line_chart, Series};
 use ltr_metrics::{paired_t_test, Alternative, Convention, Metric};
 use serde_json::json;
 
+use super::clicks::{fold_keys, tasks, web_fold, Task};
 use super::{
     f4, in_parallel, md_table, mean, test_result_of_scores, train_fold, Ctx, Fold, FoldResult,
 };
@@ -102,13 +103,6 @@ fn simulation(user: &User, seed: u64) -> ClickSimulation {
 /// Whether `user` examines by position alone, so that its propensities are known.
 fn positional(user: &User) -> bool {
     matches!(user.model, ClickModel::PositionBased(_))
-}
-
-/// One benchmark: its folds and convention.
-struct Task<'a> {
-    name: String,
-    conv: Convention,
-    folds: Vec<&'a Fold>,
 }
 
 /// What every user of one fold starts from.
@@ -329,26 +323,9 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
     } else {
         (0..USERS.len()).collect()
     };
-    let web = super::clicks::web_fold()?;
-    let mut tasks: Vec<Task<'_>> = ctx
-        .benches
-        .iter()
-        .map(|b| Task {
-            name: b.name.clone(),
-            conv: b.convention,
-            folds: b.folds.iter().collect(),
-        })
-        .collect();
-    tasks.push(Task {
-        name: "WEB-GENERATED".into(),
-        conv: "mslr".parse().map_err(anyhow::Error::msg)?,
-        folds: vec![&web],
-    });
-    let fold_keys: Vec<(usize, usize)> = tasks
-        .iter()
-        .enumerate()
-        .flat_map(|(t, task)| (0..task.folds.len()).map(move |f| (t, f)))
-        .collect();
+    let web = web_fold()?;
+    let tasks = tasks(ctx, &web)?;
+    let fold_keys = fold_keys(&tasks);
     let starts = in_parallel(
         ctx,
         "debiased trees: production ranker and judged bounds",
