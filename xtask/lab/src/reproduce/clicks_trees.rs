@@ -16,12 +16,14 @@
 //! `lambdarank_position_bias`, XGBoost `lambdarank_unbiased`) are BENCHMARKS.md's, from `benches/debias-clicks.sh`.
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use ltr_clicks::{ClickModel, ClickSessionBuilder, ClickSimulation, Examination, ULTRA_CURVE};
+use ltr_clicks::{
+    write_propensity_table, ClickModel, ClickSessionBuilder, ClickSimulation, Examination,
+    PropensityEstimate, ULTRA_CURVE,
+};
 use ltr_core::Scorer;
 use ltr_data::Dataset;
 use ltr_experiment::{line_chart, Series};
@@ -204,13 +206,20 @@ fn fold_start(ctx: &Ctx, task: &Task<'_>, fold: &Fold) -> Result<FoldStart> {
 /// a temporary file.
 fn truth_table(user: &User) -> Result<tempfile::NamedTempFile> {
     let sim = simulation(user, 0);
-    let mut file = tempfile::NamedTempFile::new().context("a temporary propensity table")?;
-    writeln!(file, "{}", ltr_clicks::PROPENSITY_TABLE_HEADER)?;
-    for rank in 1..=TOP {
-        let p = sim.examination(rank) / sim.examination(1);
-        writeln!(file, "{rank}\t{p}\t{p}\t{p}\t0")?;
-    }
-    file.flush()?;
+    let table: Vec<PropensityEstimate> = (1..=TOP)
+        .map(|rank| {
+            let p = sim.examination(rank) / sim.examination(1);
+            PropensityEstimate {
+                rank: rank as u32,
+                value: p,
+                low: p,
+                high: p,
+                sessions: 0,
+            }
+        })
+        .collect();
+    let file = tempfile::NamedTempFile::new().context("a temporary propensity table")?;
+    write_propensity_table(file.path(), &table)?;
     Ok(file)
 }
 
