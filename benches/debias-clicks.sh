@@ -20,7 +20,7 @@
 # DEBIAS naming it is refused.
 # DEBIAS: the debiased lambdamart rows besides the naive control (default: position-factors pairwise:ranknet
 # pairwise:reversed dla ips; `pairwise:LOSS` is debias=pairwise bias-loss=LOSS, a bare `pairwise` the default loss,
-# reversed). PEERS: the peers of debias_peers.py (default: lightgbm-naive lightgbm-position-bias xgboost-naive
+# reversed; `NAME,K=V,...` is debias=NAME with those parameters). PEERS: the peers of debias_peers.py (default: lightgbm-naive lightgbm-position-bias xgboost-naive
 # xgboost-unbiased; empty: none).
 # Test NDCG@10 (standard convention); p is the one-sided paired t-test over test queries of a row over the naive
 # control, and of ltr's debiased row over the peer beside it (two-sided).
@@ -95,6 +95,7 @@ param() {
   case $1 in
     ips) echo "debias=ips propensities=$work/truth.tsv" ;;
     pairwise:*) echo "debias=pairwise bias-loss=${1#*:}" ;;
+    *,*) echo "debias=${1//,/ }" ;;
     *) echo "debias=$1" ;;
   esac
 }
@@ -142,7 +143,8 @@ print(f"| {int(n):,} sessions | model | test NDCG@10 | p over naive | peer on th
 for d in rows:
     m = per_query(f"{work}/{d}-{n}.eval.json")
     pn = "" if d == "none" else f"{p(m, naive, 'greater'):.3g}"
-    names = [f for f in beside.get(d, ["xgboost-unbiased"] if d.startswith("pairwise") else []) if f in peer]
+    base = d.split(",")[0]
+    names = [f for f in beside.get(base, ["xgboost-unbiased"] if base.startswith("pairwise") else []) if f in peer]
     pe = [f"{f}: {peer[f][0]:.4f} | {p(m, peer[f], 'two-sided'):.3g}" for f in names] or [" | "]
     label = d.replace(":", " bias-loss=")
     print(f"| | `debias={label}` | {m[0]:.4f} | {pn} | {pe[0]} |")

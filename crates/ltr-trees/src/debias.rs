@@ -8,7 +8,7 @@ use ltr_core::{Allreduce, FitContext, LtrError, Result};
 use ltr_data::Dataset;
 
 use crate::objective::BiasLoss;
-use crate::{Debias, GbdtParams};
+use crate::{Debias, GbdtParams, PenaltyUnit};
 
 /// The position biases a debiased LambdaMART learned alongside its trees, by position (0 = the top).
 #[derive(Debug, Clone, PartialEq)]
@@ -34,6 +34,7 @@ pub(crate) enum DebiasState {
         factors: Vec<f64>,
         rate: f64,
         regularization: f64,
+        unit: PenaltyUnit,
     },
     Pairwise {
         t_plus: Vec<f64>,
@@ -79,10 +80,12 @@ impl DebiasState {
             Debias::PositionFactors {
                 rate,
                 regularization,
+                unit,
             } => DebiasState::Factors {
                 factors: vec![0.0; n],
                 rate,
                 regularization,
+                unit,
             },
             Debias::Pairwise {
                 bias_norm, loss, ..
@@ -198,12 +201,16 @@ impl DebiasState {
                 factors,
                 rate,
                 regularization,
+                unit,
             } => {
                 let n = factors.len();
                 let (mut gs, mut hs, mut weight) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
                 let positions = train.positions().expect("checked");
                 for q in 0..train.n_queries() {
-                    let w = ctx.query_weight(q);
+                    let w = match unit {
+                        PenaltyUnit::Row => 1.0,
+                        PenaltyUnit::Session => ctx.query_weight(q),
+                    };
                     for i in train.query_range(q) {
                         let k = positions[i] as usize;
                         gs[k] += g[i];

@@ -95,13 +95,15 @@ pub enum Debias {
     /// (training only; the model scores documents without it). After each round's gradients, each position's
     /// factor takes one Newton step on the LambdaRank loss, as LightGBM's `lambdarank_position_bias` (≥ 4.1):
     /// `b_k −= rate · (G_k + reg · n_k · b_k) / (|H_k + reg · n_k| + 0.001)`, over the rows shown at position `k`
-    /// (`G`, `H` their gradient and hessian sums, `n_k` their weight). Factors start at 0 (a multiplicative factor
-    /// of e⁰ = 1); rate 0 keeps them there, which is plain LambdaMART bit for bit.
+    /// (`G`, `H` their gradient and hessian sums, `n_k` their count in [`PenaltyUnit`]s). Factors start at 0 (a
+    /// multiplicative factor of e⁰ = 1); rate 0 keeps them there, which is plain LambdaMART bit for bit.
     PositionFactors {
         /// The Newton step's scale (LightGBM uses the learning rate); ≥ 0.
         rate: f64,
         /// L2 penalty on the factors (LightGBM's `lambdarank_position_bias_regularization`); ≥ 0.
         regularization: f64,
+        /// What `n_k` counts.
+        unit: PenaltyUnit,
     },
     /// Unbiased LambdaMART (Hu et al., WWW 2019; XGBoost's `lambdarank_unbiased`): each pair (clicked `i` at
     /// position `k`, unclicked `j` at position `l`) is divided by `t⁺_k · t⁻_l`, the position biases of a click and
@@ -139,6 +141,17 @@ pub enum Debias {
     /// by `θ_k`, the examination propensity of `k` relative to the top, read from a table (`ltr clicks propensity
     /// --out`). This is [`Debias::Pairwise`] with `t⁺ = θ` fixed and `t⁻ = 1`.
     Ips(PropensityTable),
+}
+
+/// What the position-factor penalty of [`Debias::PositionFactors`] is multiplied by at each position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PenaltyUnit {
+    /// The rows shown there, each counted once (LightGBM's `instance_count`). A row of a click session set stands
+    /// for every session with its pattern, so the penalty weighs less against the gradients as the log grows.
+    Row,
+    /// The rows' query weights summed: with clicks, the sessions shown the position. The penalty grows with the
+    /// log as the gradient sums do, and holds the factors at one strength at any log size.
+    Session,
 }
 
 /// The most positions a [`PropensityTable`] holds.
@@ -202,6 +215,7 @@ impl Debias {
             Debias::PositionFactors {
                 rate,
                 regularization,
+                ..
             } => {
                 ok("position-bias-rate", rate)?;
                 ok("position-bias-regularization", regularization)

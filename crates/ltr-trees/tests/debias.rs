@@ -5,7 +5,9 @@
 
 use ltr_core::{Fit, FitContext, InitModel, LinearModel, Model, ParamGuard};
 use ltr_data::{generate_letor_like, Dataset, FeatureMatrix, SyntheticConfig};
-use ltr_trees::{train_gbdt, train_gbdt_from, BiasLoss, Debias, GbdtParams, PositionBias};
+use ltr_trees::{
+    train_gbdt, train_gbdt_from, BiasLoss, Debias, GbdtParams, PenaltyUnit, PositionBias,
+};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -116,6 +118,7 @@ fn model(p: GbdtParams, ds: &Dataset, ctx: &FitContext<'_>) -> Model {
 const FACTORS: Debias = Debias::PositionFactors {
     rate: 0.1,
     regularization: 0.0,
+    unit: PenaltyUnit::Session,
 };
 const DLA: Debias = Debias::Dla {
     max_propensity: 1.0,
@@ -136,6 +139,7 @@ fn position_factors_fixed_at_one_are_plain_lambdamart_bit_for_bit() {
     let fixed = Debias::PositionFactors {
         rate: 0.0,
         regularization: 0.5,
+        unit: PenaltyUnit::Session,
     };
     for c in [&ctx, &weighted] {
         let plain = model(params(Debias::None), &ds, c);
@@ -153,6 +157,39 @@ fn position_factors_fixed_at_one_are_plain_lambdamart_bit_for_bit() {
             format!("{:?}", model(params(PAIRWISE), &ds, c))
         );
     }
+}
+
+/// The penalty's unit: per row it ignores the query weights, per session it counts them. With every query weighing
+/// 4, a per-session penalty of 0.5 is a per-row penalty of 2 bit for bit (powers of two: every product exact); with
+/// unit weights the two units are one model; and the penalty changes what is learned.
+#[test]
+fn the_position_factor_penalty_counts_rows_or_sessions() {
+    let ds = sessions(20, 30, 1);
+    let ctx = FitContext::new(2);
+    let fours = vec![4.0; ds.n_queries()];
+    let weighted = ctx.with_query_weights(&fours);
+    let factors = |regularization, unit| Debias::PositionFactors {
+        rate: 0.1,
+        regularization,
+        unit,
+    };
+    let fit = |d, c: &FitContext<'_>| format!("{:?}", model(params(d), &ds, c));
+    assert_eq!(
+        fit(factors(0.5, PenaltyUnit::Session), &weighted),
+        fit(factors(2.0, PenaltyUnit::Row), &weighted)
+    );
+    assert_ne!(
+        fit(factors(0.5, PenaltyUnit::Session), &weighted),
+        fit(factors(0.5, PenaltyUnit::Row), &weighted)
+    );
+    assert_eq!(
+        fit(factors(0.5, PenaltyUnit::Session), &ctx),
+        fit(factors(0.5, PenaltyUnit::Row), &ctx)
+    );
+    assert_ne!(
+        fit(factors(0.5, PenaltyUnit::Row), &ctx),
+        fit(factors(0.0, PenaltyUnit::Row), &ctx)
+    );
 }
 
 /// A doubled pair hessian (XGBoost's) at `l2 = 0` is the learning rate halved, bit for bit: every split gain

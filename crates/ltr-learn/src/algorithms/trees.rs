@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use ltr_trees::{
-    BiasLoss, Debias, GainTable, GbdtParams, LabelGain, LambdaMetric, LambdaSettings, LeafCount,
+    BiasLoss, Debias, PenaltyUnit, GainTable, GbdtParams, LabelGain, LambdaMetric, LambdaSettings, LeafCount,
     Objective, PairMethod, PropensityTable, RandomForestParams, TieBreak, TreeParams,
     MAX_ERR_GRADE,
 };
@@ -254,6 +254,16 @@ pub(crate) const LAMBDAMART_SPECS: &[ParamSpec] = &[
          factors near 0 (within 0.03 on OHSUMED), close to the naive model; 0 (LightGBM's default) lets them \
          grow, which gained 0.01-0.06 where queries are many and matched LightGBM's position bias on MQ2008 at \
          eta=2 (0.4463 against 0.4461; 1 gives 0.3951)",
+    )
+    .when("debias=position-factors"),
+    ParamSpec::new(
+        "position-bias-regularization-unit",
+        "session",
+        choice(&["session", "row"]),
+        "what position-bias-regularization is multiplied by at each position: session (the sessions shown it, \
+         the rows' query weights summed: the same strength at any log size) or row (the rows shown it, each \
+         once, as LightGBM counts them: a row of a click session set stands for every session with its pattern, \
+         so the penalty weakens as the log grows). Without clicks or query-weights each query weighs 1 and both count rows",
     )
     .when("debias=position-factors"),
     ParamSpec::new(
@@ -631,6 +641,10 @@ fn lambdamart_on(
         "position-factors" => Debias::PositionFactors {
             rate: r.float("learning-rate")?,
             regularization: r.float("position-bias-regularization")?,
+            unit: match r.choice("position-bias-regularization-unit")?.as_str() {
+                "row" => PenaltyUnit::Row,
+                _ => PenaltyUnit::Session,
+            },
         },
         "dla" => Debias::Dla {
             max_propensity: r.float("max-propensity")?,
