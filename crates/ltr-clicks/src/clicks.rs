@@ -44,7 +44,13 @@ pub struct ClickRecord {
 pub const CLICK_LOG_HEADER: &str =
     "session\tqid\tdocid\trank\tclicked\tpropensity\tproduction_rank";
 
-fn parse_err(path: &Path, line: usize, token: &str, problem: &str, expected: &str) -> DataError {
+pub(crate) fn parse_err(
+    path: &Path,
+    line: usize,
+    token: &str,
+    problem: &str,
+    expected: &str,
+) -> DataError {
     DataError::Parse {
         path: path.to_path_buf(),
         line,
@@ -60,134 +66,6 @@ fn data_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
         .enumerate()
         .map(|(i, l)| (i + 1, l.trim_end_matches('\r')))
         .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'))
-}
-
-/// Read a click log, checking every line and every session (see the module documentation for the rules).
-pub fn read_click_log(path: &Path) -> Result<Vec<ClickRecord>> {
-    let text = std::fs::read_to_string(path).map_err(|e| DataError::io(path, e))?;
-    let mut lines = data_lines(&text);
-    let Some((hline, header)) = lines.next() else {
-        return Err(parse_err(path, 1, "", "empty click log", CLICK_LOG_HEADER));
-    };
-    let columns: Vec<&str> = header.split('\t').collect();
-    let full: Vec<&str> = CLICK_LOG_HEADER.split('\t').collect();
-    let want = columns.len();
-    match want {
-        5..=7 if columns == full[..want] => {}
-        _ => {
-            return Err(parse_err(
-                path,
-                hline,
-                header,
-                "not the click-log header",
-                CLICK_LOG_HEADER,
-            ))
-        }
-    };
-    let mut out: Vec<ClickRecord> = Vec::new();
-    let mut seen_sessions = std::collections::HashMap::new();
-    for (n, line) in lines {
-        let f: Vec<&str> = line.split('\t').collect();
-        if f.len() != want {
-            return Err(parse_err(
-                path,
-                n,
-                line,
-                &format!("{} tab-separated fields", f.len()),
-                &format!("{want} fields as in the header"),
-            ));
-        }
-        let session: u64 = f[0]
-            .parse()
-            .map_err(|_| parse_err(path, n, f[0], "bad session", "an unsigned integer"))?;
-        if f[1].is_empty() || f[2].is_empty() {
-            return Err(parse_err(
-                path,
-                n,
-                line,
-                "empty qid or docid",
-                "non-empty ids",
-            ));
-        }
-        let rank: u32 = f[3]
-            .parse()
-            .ok()
-            .filter(|&r| r >= 1)
-            .ok_or_else(|| parse_err(path, n, f[3], "bad rank", "an integer >= 1"))?;
-        let clicked = match f[4] {
-            "0" => false,
-            "1" => true,
-            other => return Err(parse_err(path, n, other, "bad click", "0 or 1")),
-        };
-        let propensity = match f.get(5) {
-            None | Some(&"") => None,
-            Some(p) => Some(
-                p.parse::<f64>()
-                    .ok()
-                    .filter(|v| *v > 0.0 && *v <= 1.0)
-                    .ok_or_else(|| parse_err(path, n, p, "bad propensity", "a number in (0, 1]"))?,
-            ),
-        };
-        let production_rank =
-            match f.get(6) {
-                None | Some(&"") => None,
-                Some(r) => Some(r.parse::<u32>().ok().filter(|&r| r >= 1).ok_or_else(|| {
-                    parse_err(path, n, r, "bad production rank", "an integer >= 1")
-                })?),
-            };
-        match out.last() {
-            Some(prev) if prev.session == session => {
-                if prev.qid != f[1] {
-                    return Err(parse_err(
-                        path,
-                        n,
-                        f[1],
-                        &format!("session {session} changes query (was `{}`)", prev.qid),
-                        "one qid per session",
-                    ));
-                }
-                if rank != prev.rank + 1 {
-                    return Err(parse_err(
-                        path,
-                        n,
-                        f[3],
-                        &format!("rank after rank {} of session {session}", prev.rank),
-                        &format!("rank {}", prev.rank + 1),
-                    ));
-                }
-            }
-            _ => {
-                if let Some(first) = seen_sessions.insert(session, n) {
-                    return Err(parse_err(
-                        path,
-                        n,
-                        f[0],
-                        &format!("session {session} reappears (it started at line {first})"),
-                        "each session's lines together",
-                    ));
-                }
-                if rank != 1 {
-                    return Err(parse_err(
-                        path,
-                        n,
-                        f[3],
-                        "a session starts below rank 1",
-                        "rank 1",
-                    ));
-                }
-            }
-        }
-        out.push(ClickRecord {
-            session,
-            qid: f[1].to_string(),
-            docid: f[2].to_string(),
-            rank,
-            clicked,
-            propensity,
-            production_rank,
-        });
-    }
-    Ok(out)
 }
 
 /// Write a click log (with the propensity column), atomically.

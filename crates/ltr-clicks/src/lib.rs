@@ -45,6 +45,7 @@
 #![deny(missing_docs)]
 
 mod click_em;
+mod click_log_reader;
 mod click_model_fit;
 mod click_model_io;
 mod click_models;
@@ -56,22 +57,23 @@ mod interleaving;
 mod readers;
 
 pub use click_em::{estimate_propensities_em, EmEstimate, EmSettings, RelevanceModel};
+pub use click_log_reader::{for_each_click_session, read_click_log};
 pub use click_model_fit::{fit_click_model, ClickModelFit};
 pub use click_model_io::{propensity_json, propensity_text};
 pub use click_models::{
     ClickModelEvaluation, ClickModelKind, ClickModelParams, FittedClickModel, SessionLog, PROB_MIN,
 };
 pub use click_sessions::{
-    click_session_set, read_position_file, ClickSessionBuilder, SessionSetStats,
+    click_session_set, click_session_set_from_log, read_position_file, ClickSessionBuilder,
+    SessionSetStats,
 };
 pub use click_training::{
     click_training_set, ClickTrainingBuilder, ClickTrainingStats, PropensitySource,
 };
 pub use clicks::{
-    estimate_propensities, read_click_log, read_propensity_table, write_click_log,
-    write_propensity_table, ClickModel, ClickRecord, ClickSimulation, Examination, Intervention,
-    PropensityEstimate, ShownDocument, SimulatedSession, CLICK_LOG_HEADER, PROPENSITY_TABLE_HEADER,
-    ULTRA_CURVE,
+    estimate_propensities, read_propensity_table, write_click_log, write_propensity_table,
+    ClickModel, ClickRecord, ClickSimulation, Examination, Intervention, PropensityEstimate,
+    ShownDocument, SimulatedSession, CLICK_LOG_HEADER, PROPENSITY_TABLE_HEADER, ULTRA_CURVE,
 };
 pub use estimate::{
     direct_model_from_click_model, estimate_click_metric, estimate_from_terms, session_terms,

@@ -97,9 +97,13 @@ fn session_training(
     train_label: &str,
 ) -> Result<Dataset, JobError> {
     let joining = || format!("joining {} to {train_label}", log_path.display());
-    let log = ltr_clicks::read_click_log(log_path).map_err(|e| JobError::failed(joining(), e))?;
-    let (ds, stats) =
-        ltr_clicks::click_session_set(&log, features).map_err(|e| at_session_line(log_path, e))?;
+    let (ds, stats) = ltr_clicks::click_session_set_from_log(log_path, features).map_err(|e| {
+        if matches!(e, DataError::ClickSession { .. }) {
+            at_session_line(log_path, e)
+        } else {
+            JobError::failed(joining(), e)
+        }
+    })?;
     tracing::info!(
         "{}: {} sessions ({} without clicks), {} clicks -> {} distinct sessions with positions",
         log_path.display(),

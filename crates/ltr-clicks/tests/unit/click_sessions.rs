@@ -206,3 +206,48 @@ fn the_builder_refuses_another_dataset_and_a_log_without_clicks() {
         .to_string();
     assert!(e.contains("names query 12"), "{e}");
 }
+
+/// The session set read from a log file a session at a time equals the set of the records read whole, with
+/// comments, blank lines and CRLF line ends in the file; `for_each_click_session` hands over each session once, in
+/// log order; a session the features cannot join is the same error either way.
+#[test]
+fn the_session_set_read_a_session_at_a_time_equals_the_whole_log() {
+    let f = features();
+    let mut log = Vec::new();
+    for id in 0..3 {
+        log.extend(session(
+            10 - id,
+            "qa",
+            &["a2", "a0", "a1"],
+            &[false, true, id == 1],
+        ));
+    }
+    log.extend(session(20, "qb", &["b1", "b0"], &[true, false]));
+    log.extend(session(4, "qa", &["a1"], &[false]));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("log.tsv");
+    write_click_log(&path, &log).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let crlf = format!("# a comment\n\n{}", text.replace('\n', "\r\n"));
+    let messy = dir.path().join("messy.tsv");
+    std::fs::write(&messy, crlf).unwrap();
+    let whole = click_session_set(&read_click_log(&path).unwrap(), &f).unwrap();
+    for p in [&path, &messy] {
+        assert_eq!(click_session_set_from_log(p, &f).unwrap(), whole);
+        let mut seen = Vec::new();
+        for_each_click_session(p, |s| {
+            seen.push((s[0].session, s.len()));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, [(10, 3), (9, 3), (8, 3), (20, 2), (4, 1)]);
+    }
+    let mut bad = log.clone();
+    bad.extend(session(30, "qa", &["a0", "b1"], &[true, false]));
+    write_click_log(&path, &bad).unwrap();
+    let streamed = click_session_set_from_log(&path, &f)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(streamed, error(&bad));
+    assert!(streamed.contains("session 30"), "{streamed}");
+}

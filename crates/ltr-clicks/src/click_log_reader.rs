@@ -1,0 +1,209 @@
+//! Reading the click-log TSV ([`crate::CLICK_LOG_HEADER`]; the rules are in `clicks.rs`'s module documentation) a
+//! session at a time: a log of 10⁷ sessions (3.6 GB of text) is never held whole, only the session being read and
+//! the set of session numbers already seen (to refuse one that comes back after others).
+
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::path::Path;
+
+use ltr_data::{DataError, Result};
+
+use crate::clicks::{parse_err, ClickRecord, CLICK_LOG_HEADER};
+
+/// Read a click log, checking every line and every session (see the module documentation of the format).
+pub fn read_click_log(path: &Path) -> Result<Vec<ClickRecord>> {
+    let mut out = Vec::new();
+    for_each_click_session(path, |session| {
+        out.extend_from_slice(session);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Read a click log a session at a time: `each` is given every session's records, in log order and checked as
+/// [`read_click_log`] checks them, as soon as the session's last line has been read. The first error (of the log,
+/// or returned by `each`) stops the reading. Memory: one session and the numbers of the sessions seen.
+pub fn for_each_click_session(
+    path: &Path,
+    mut each: impl FnMut(&[ClickRecord]) -> Result<()>,
+) -> Result<()> {
+    let file = std::fs::File::open(path).map_err(|e| DataError::io(path, e))?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut buf = String::new();
+    let mut number = 0usize;
+    // The next line that is neither blank nor a `#` comment, numbered from 1, without its line end.
+    let mut next_line = |buf: &mut String| -> Result<Option<usize>> {
+        loop {
+            buf.clear();
+            if reader.read_line(buf).map_err(|e| DataError::io(path, e))? == 0 {
+                return Ok(None);
+            }
+            number += 1;
+            let end = buf.trim_end_matches(['\n', '\r']).len();
+            buf.truncate(end);
+            if !buf.trim().is_empty() && !buf.starts_with('#') {
+                return Ok(Some(number));
+            }
+        }
+    };
+    let Some(hline) = next_line(&mut buf)? else {
+        return Err(parse_err(path, 1, "", "empty click log", CLICK_LOG_HEADER));
+    };
+    let want = header_columns(path, hline, &buf)?;
+    let mut session: Vec<ClickRecord> = Vec::new();
+    let mut seen_sessions: HashMap<u64, usize> = HashMap::new();
+    while let Some(n) = next_line(&mut buf)? {
+        let record = parse_record(path, n, &buf, want)?;
+        match session.last() {
+            Some(prev) if prev.session == record.session => {
+                check_continues(path, n, &buf, prev, &record)?
+            }
+            _ => {
+                if let Some(first) = seen_sessions.insert(record.session, n) {
+                    return Err(parse_err(
+                        path,
+                        n,
+                        field(&buf, 0),
+                        &format!(
+                            "session {} reappears (it started at line {first})",
+                            record.session
+                        ),
+                        "each session's lines together",
+                    ));
+                }
+                if record.rank != 1 {
+                    return Err(parse_err(
+                        path,
+                        n,
+                        field(&buf, 3),
+                        "a session starts below rank 1",
+                        "rank 1",
+                    ));
+                }
+                if !session.is_empty() {
+                    each(&session)?;
+                    session.clear();
+                }
+            }
+        }
+        session.push(record);
+    }
+    if !session.is_empty() {
+        each(&session)?;
+    }
+    Ok(())
+}
+
+/// The number of columns of the header line `header` (5 to 7, the format's first columns in order).
+fn header_columns(path: &Path, line: usize, header: &str) -> Result<usize> {
+    let columns: Vec<&str> = header.split('\t').collect();
+    let full: Vec<&str> = CLICK_LOG_HEADER.split('\t').collect();
+    let want = columns.len();
+    match want {
+        5..=7 if columns == full[..want] => Ok(want),
+        _ => Err(parse_err(
+            path,
+            line,
+            header,
+            "not the click-log header",
+            CLICK_LOG_HEADER,
+        )),
+    }
+}
+
+/// One record of line `n`, its fields checked (`want` of them, as in the header).
+fn parse_record(path: &Path, n: usize, line: &str, want: usize) -> Result<ClickRecord> {
+    let f: Vec<&str> = line.split('\t').collect();
+    if f.len() != want {
+        return Err(parse_err(
+            path,
+            n,
+            line,
+            &format!("{} tab-separated fields", f.len()),
+            &format!("{want} fields as in the header"),
+        ));
+    }
+    let session: u64 = f[0]
+        .parse()
+        .map_err(|_| parse_err(path, n, f[0], "bad session", "an unsigned integer"))?;
+    if f[1].is_empty() || f[2].is_empty() {
+        return Err(parse_err(
+            path,
+            n,
+            line,
+            "empty qid or docid",
+            "non-empty ids",
+        ));
+    }
+    let rank: u32 = f[3]
+        .parse()
+        .ok()
+        .filter(|&r| r >= 1)
+        .ok_or_else(|| parse_err(path, n, f[3], "bad rank", "an integer >= 1"))?;
+    let clicked = match f[4] {
+        "0" => false,
+        "1" => true,
+        other => return Err(parse_err(path, n, other, "bad click", "0 or 1")),
+    };
+    let propensity = match f.get(5) {
+        None | Some(&"") => None,
+        Some(p) => Some(
+            p.parse::<f64>()
+                .ok()
+                .filter(|v| *v > 0.0 && *v <= 1.0)
+                .ok_or_else(|| parse_err(path, n, p, "bad propensity", "a number in (0, 1]"))?,
+        ),
+    };
+    let production_rank = match f.get(6) {
+        None | Some(&"") => None,
+        Some(r) => Some(
+            r.parse::<u32>()
+                .ok()
+                .filter(|&r| r >= 1)
+                .ok_or_else(|| parse_err(path, n, r, "bad production rank", "an integer >= 1"))?,
+        ),
+    };
+    Ok(ClickRecord {
+        session,
+        qid: f[1].to_string(),
+        docid: f[2].to_string(),
+        rank,
+        clicked,
+        propensity,
+        production_rank,
+    })
+}
+
+/// Field `i` of a log line (tab-separated), for an error's token.
+fn field(line: &str, i: usize) -> &str {
+    line.split('\t').nth(i).unwrap_or("")
+}
+
+/// Line `n`'s record `r` continues the session of `prev`: the same query, the next rank.
+fn check_continues(
+    path: &Path,
+    n: usize,
+    line: &str,
+    prev: &ClickRecord,
+    r: &ClickRecord,
+) -> Result<()> {
+    if prev.qid != r.qid {
+        return Err(parse_err(
+            path,
+            n,
+            &r.qid,
+            &format!("session {} changes query (was `{}`)", r.session, prev.qid),
+            "one qid per session",
+        ));
+    }
+    if r.rank != prev.rank + 1 {
+        return Err(parse_err(
+            path,
+            n,
+            field(line, 3),
+            &format!("rank after rank {} of session {}", prev.rank, r.session),
+            &format!("rank {}", prev.rank + 1),
+        ));
+    }
+    Ok(())
+}
