@@ -119,6 +119,39 @@ impl SessionLog {
         log
     }
 
+    /// The sessions of the click log at `path`, read a session at a time ([`crate::for_each_click_session`]): the
+    /// same log as [`SessionLog::from_records`] of [`crate::read_click_log`], without holding the records (five
+    /// bytes a displayed document instead of a record with two strings).
+    pub fn read(path: &std::path::Path) -> Result<Self> {
+        let mut index: HashMap<String, HashMap<String, u32>> = HashMap::new();
+        let mut log = SessionLog {
+            offsets: vec![0],
+            ..Default::default()
+        };
+        crate::for_each_click_session(path, |session| {
+            for r in session {
+                let next = log.pairs.len() as u32;
+                let docs = match index.get_mut(r.qid.as_str()) {
+                    Some(docs) => docs,
+                    None => index.entry(r.qid.clone()).or_default(),
+                };
+                let id = match docs.get(r.docid.as_str()) {
+                    Some(&id) => id,
+                    None => {
+                        docs.insert(r.docid.clone(), next);
+                        log.pairs.push((r.qid.clone(), r.docid.clone()));
+                        next
+                    }
+                };
+                log.docs.push(id);
+                log.clicks.push(r.clicked);
+            }
+            log.offsets.push(log.docs.len());
+            Ok(())
+        })?;
+        Ok(log)
+    }
+
     /// Number of sessions.
     pub fn n_sessions(&self) -> usize {
         self.offsets.len() - 1

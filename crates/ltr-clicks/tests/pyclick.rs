@@ -13,8 +13,15 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pyclick")
 }
 
+/// The fixture log `name`, read a session at a time (`SessionLog::read`), which must equal the log read whole.
 fn log(name: &str) -> SessionLog {
-    SessionLog::from_records(&read_click_log(&fixtures().join(name)).unwrap())
+    let path = fixtures().join(name);
+    let streamed = SessionLog::read(&path).unwrap();
+    assert_eq!(
+        streamed,
+        SessionLog::from_records(&read_click_log(&path).unwrap())
+    );
+    streamed
 }
 
 fn close(what: &str, ours: f64, theirs: f64, worst: &mut f64) {

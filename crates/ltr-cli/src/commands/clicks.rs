@@ -252,7 +252,7 @@ fn estimate(a: EstimateArgs) -> Result<()> {
 }
 
 fn fit(a: FitArgs) -> Result<()> {
-    let log = ltr_clicks::SessionLog::from_records(&ltr_clicks::read_click_log(&a.clicks)?);
+    let log = ltr_clicks::SessionLog::read(&a.clicks)?;
     let settings = ltr_clicks::ClickModelFit {
         iterations: a.iterations,
         dcm_by_em: a.dcm_em,
@@ -274,7 +274,7 @@ fn fit(a: FitArgs) -> Result<()> {
 }
 
 fn evaluate(model: &ltr_clicks::FittedClickModel, log: &std::path::Path, json: bool) -> Result<()> {
-    let sessions = ltr_clicks::SessionLog::from_records(&ltr_clicks::read_click_log(log)?);
+    let sessions = ltr_clicks::SessionLog::read(log)?;
     let eval = model
         .evaluate(&sessions)
         .with_context(|| log.display().to_string())?;
