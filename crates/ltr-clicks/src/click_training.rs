@@ -79,6 +79,18 @@ pub fn click_training_set(
     b.finish()
 }
 
+/// [`click_training_set`] of the click log at `path` ([`crate::read_click_log`]'s format and checks), read a
+/// session at a time ([`crate::for_each_click_session`]): the same set, without holding the log.
+pub fn click_training_set_from_log(
+    path: &std::path::Path,
+    features: &Dataset,
+    propensities: &PropensitySource,
+) -> Result<(Dataset, ClickTrainingStats)> {
+    let mut b = ClickTrainingBuilder::new(features, propensities.clone())?;
+    crate::for_each_click_session(path, |session| b.add(session))?;
+    b.finish()
+}
+
 /// [`click_training_set`] a piece at a time: a long log (or a long simulation,
 /// [`crate::ClickSimulation::simulate_sessions`]) is aggregated without being held whole. A session must not be
 /// split between two [`add`](Self::add) calls. Cloning a builder snapshots it (the reproduction's nested click

@@ -68,7 +68,8 @@ pub use click_sessions::{
     SessionSetStats,
 };
 pub use click_training::{
-    click_training_set, ClickTrainingBuilder, ClickTrainingStats, PropensitySource,
+    click_training_set, click_training_set_from_log, ClickTrainingBuilder, ClickTrainingStats,
+    PropensitySource,
 };
 pub use clicks::{
     estimate_propensities, read_propensity_table, write_click_log, write_propensity_table,

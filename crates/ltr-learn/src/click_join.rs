@@ -69,15 +69,18 @@ pub(crate) fn click_training(
     let log_path = &clicks.log;
     let failed = |context: String, e: DataError| JobError::failed(context, e);
     let joining = || format!("joining {} to {train_label}", log_path.display());
-    let log = ltr_clicks::read_click_log(log_path).map_err(|e| failed(joining(), e))?;
     let source = match &clicks.propensities {
         Some(p) => ltr_clicks::PropensitySource::ByRank(
             ltr_clicks::read_propensity_table(p).map_err(|e| failed(joining(), e))?,
         ),
         None => ltr_clicks::PropensitySource::Logged,
     };
-    let (ds, stats) = ltr_clicks::click_training_set(&log, features, &source)
-        .map_err(|e| at_session_line(log_path, e))?;
+    let (ds, stats) = ltr_clicks::click_training_set_from_log(log_path, features, &source)
+        .map_err(|e| match e {
+            // The reader's own errors name the file and line already.
+            DataError::Parse { .. } | DataError::Io { .. } => failed(joining(), e),
+            _ => at_session_line(log_path, e),
+        })?;
     tracing::info!(
         "{}: {} sessions ({} without clicks), {} clicks -> {} training queries",
         log_path.display(),
@@ -97,13 +100,12 @@ fn session_training(
     train_label: &str,
 ) -> Result<Dataset, JobError> {
     let joining = || format!("joining {} to {train_label}", log_path.display());
-    let (ds, stats) = ltr_clicks::click_session_set_from_log(log_path, features).map_err(|e| {
-        if matches!(e, DataError::ClickSession { .. }) {
-            at_session_line(log_path, e)
-        } else {
-            JobError::failed(joining(), e)
-        }
-    })?;
+    let (ds, stats) =
+        ltr_clicks::click_session_set_from_log(log_path, features).map_err(|e| match e {
+            // The reader's own errors name the file and line already.
+            DataError::Parse { .. } | DataError::Io { .. } => JobError::failed(joining(), e),
+            _ => at_session_line(log_path, e),
+        })?;
     tracing::info!(
         "{}: {} sessions ({} without clicks), {} clicks -> {} distinct sessions with positions",
         log_path.display(),

@@ -173,6 +173,19 @@ fn a_simulated_log_joins_back_to_its_data() {
     let a = sim.simulate_sessions(&ds, &scores, 0..700).unwrap();
     let b = sim.simulate_sessions(&ds, &scores, 700..2000).unwrap();
     assert_eq!([a, b].concat(), log);
+    // The log read from its file a session at a time gives the same set, and the same propensity-table set.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("log.tsv");
+    write_click_log(&path, &log).unwrap();
+    assert_eq!(
+        click_training_set_from_log(&path, &ds, &PropensitySource::Logged).unwrap(),
+        (t, stats)
+    );
+    let table = PropensitySource::ByRank(vec![1.0, 0.6, 0.3]);
+    assert_eq!(
+        click_training_set_from_log(&path, &ds, &table).unwrap(),
+        click_training_set(&log, &ds, &table).unwrap()
+    );
 }
 
 /// Joining a simulation by position gives the training set that joining its log by name gives, bit for bit:
