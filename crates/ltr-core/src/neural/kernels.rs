@@ -59,8 +59,10 @@ pub fn matmul_rows(
 }
 
 mod packed;
+mod sparse;
 pub use packed::{matmul_packed, Packed};
 use packed::{pack, panel_inputs};
+pub use sparse::matmul_packed_sparse;
 
 /// Whether the products use the explicit SIMD tiles of [`tiles`]: from `LTR_SIMD`'s `avx2+fma` level up (AVX-512
 /// tiles for panels of 64 and 32 outputs, AVX2 ones for 16), so that `LTR_SIMD=baseline|avx2` keeps the safe

@@ -81,6 +81,46 @@ pub(super) fn available<const T: usize>() -> bool {
     }
 }
 
+/// Rows of a group of [`sparse_rows`]: their terms are interleaved, so that the group's chains advance together.
+pub(super) const SPARSE_ROWS: usize = 4;
+
+/// The terms of a group of up to [`SPARSE_ROWS`] rows for [`sparse_rows`]: `len` steps of one `(offset, value)`
+/// a row, interleaved (`terms[t · n + i]` is row `i`'s `t`-th term), where `offset` is `(k − k0) · T`, the input's
+/// row of the packed panel. A row with fewer nonzero inputs than `len` is padded with `(0, +0)`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Terms<'a> {
+    /// The interleaved terms, `len · n`.
+    pub(super) terms: &'a [(u32, f32)],
+    /// Rows in the group.
+    pub(super) n: usize,
+    /// Steps.
+    pub(super) len: usize,
+}
+
+/// `y[r + i, j0..j0 + T] = start + Σ_t value · panel[offset, ..]` over row `i`'s listed terms, in list order (one
+/// fused multiply-add a term), for the `n` rows `r..r + n` of `y` (`o_dim` wide) and a whole panel (`p.w == T`);
+/// `false` (nothing done) when this CPU has no tile for panels of `T` outputs (only AVX-512's 64 here). The
+/// caller lists each row's nonzero inputs in ascending order: that the chains equal the dense ones is its
+/// argument (`kernels::sparse`), this function only runs them.
+pub(super) fn sparse_rows<const T: usize>(
+    terms: Terms<'_>,
+    p: Panel<'_>,
+    start: Start<'_>,
+    y: &mut [f32],
+    r: usize,
+    o_dim: usize,
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        x86::sparse_rows::<T>(terms, p, start, y, r, o_dim)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (terms, p, start, y, r, o_dim);
+        false
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::{Panel, Start};
@@ -209,6 +249,128 @@ mod x86 {
             r += n;
         }
         true
+    }
+
+    pub(super) fn sparse_rows<const T: usize>(
+        terms: super::Terms<'_>,
+        p: Panel<'_>,
+        start: Start<'_>,
+        y: &mut [f32],
+        r: usize,
+        o_dim: usize,
+    ) -> bool {
+        if T != 64 || !zmm() {
+            return false;
+        }
+        let super::Terms { terms, n, len } = terms;
+        let Panel { weights, kc, j0, w } = p;
+        // The bounds the kernel relies on.
+        assert!(w == T && j0 + T <= o_dim, "a whole panel inside the rows");
+        assert!(kc > 0 && weights.len() >= kc * T, "a whole panel");
+        assert!(
+            (1..=super::SPARSE_ROWS).contains(&n) && terms.len() >= len * n,
+            "every row's terms"
+        );
+        let at = r * o_dim + j0;
+        assert!(y.len() >= at + (n - 1) * o_dim + T, "the group's rows of y");
+        if let Start::Bias(b) = start {
+            assert!(b.len() >= T, "a bias for every output of the panel");
+        }
+        let yp = y.as_mut_ptr();
+        let (src, src_stride) = match start {
+            Start::Bias(b) => (b.as_ptr(), 0),
+            Start::Zero => (ZEROS.as_ptr(), 0),
+            // SAFETY: `at + (n − 1)·o_dim + T <= y.len()` (asserted above).
+            Start::Y => (unsafe { yp.add(at) }.cast_const(), o_dim),
+        };
+        let sio = SparseIo {
+            terms: terms.as_ptr(),
+            len,
+            p: weights.as_ptr(),
+            // A term's offset is clamped to the panel's last input row.
+            max_off: (kc - 1) * T,
+            src,
+            src_stride,
+            // SAFETY: as above.
+            dst: unsafe { yp.add(at) },
+            dst_stride: o_dim,
+        };
+        // SAFETY: the CPU has AVX-512F and FMA (`zmm()`); the kernel reads `terms[..len·n]` (asserted), the panel at
+        // offsets at most `(kc − 1)·T` plus `T` floats (`weights.len() >= kc·T`, asserted), `T` starting sums a
+        // row at `src + i·src_stride` (the bias with `T` values, `ZEROS`, or rows of `y`) and writes `T` sums a row
+        // at `dst + i·o_dim`, rows `r + i < r + n` of `y` inside it (asserted). Every load of a row's sums comes
+        // before its store, so `src` may be `dst`.
+        unsafe {
+            match n {
+                1 => zmm_sparse::<1>(sio),
+                2 => zmm_sparse::<2>(sio),
+                3 => zmm_sparse::<3>(sio),
+                4 => zmm_sparse::<4>(sio),
+                _ => unreachable!("a group of {n} rows"),
+            }
+        }
+        true
+    }
+
+    /// Where [`zmm_sparse`] reads and writes: `len · R` interleaved terms, the packed panel `p` (term offsets
+    /// clamped to `max_off`), row `i`'s 64 starting sums at `src + i·src_stride` and final sums at
+    /// `dst + i·dst_stride`.
+    #[derive(Clone, Copy)]
+    struct SparseIo {
+        terms: *const (u32, f32),
+        len: usize,
+        p: *const f32,
+        max_off: usize,
+        src: *const f32,
+        src_stride: usize,
+        dst: *mut f32,
+        dst_stride: usize,
+    }
+
+    /// `R` rows × 64 sums (4 vectors of 16 a row) through `len` steps of one term a row:
+    /// `s[i][v] = fma(value, p[offset + 16·v..], s[i][v])`, terms in list order.
+    ///
+    /// # Safety
+    /// AVX-512F and FMA present; `terms[..len·R]`, `p[..max_off + 64]` and 64 floats at `src + i·src_stride`
+    /// valid to read, 64 floats at `dst + i·dst_stride` valid to write, for `i < R`.
+    #[target_feature(enable = "avx512f,fma")]
+    unsafe fn zmm_sparse<const R: usize>(io: SparseIo) {
+        const L: usize = 16;
+        let SparseIo {
+            terms,
+            len,
+            p,
+            max_off,
+            src,
+            src_stride,
+            dst,
+            dst_stride,
+        } = io;
+        let mut s: [[__m512; 4]; R] = [[_mm512_setzero_ps(); 4]; R];
+        for (i, row) in s.iter_mut().enumerate() {
+            for (v, acc) in row.iter_mut().enumerate() {
+                // SAFETY: inside row `i`'s 64 starting sums.
+                *acc = unsafe { _mm512_loadu_ps(src.add(i * src_stride + v * L)) };
+            }
+        }
+        for t in 0..len {
+            for (i, row) in s.iter_mut().enumerate() {
+                // SAFETY: `t·R + i < len·R`.
+                let (off, value) = unsafe { *terms.add(t * R + i) };
+                let q = p.wrapping_add((off as usize).min(max_off));
+                let a = _mm512_set1_ps(value);
+                for (v, acc) in row.iter_mut().enumerate() {
+                    // SAFETY: the offset is at most `max_off`, and `p[..max_off + 64]` is valid.
+                    *acc = _mm512_fmadd_ps(a, unsafe { _mm512_loadu_ps(q.add(v * L)) }, *acc);
+                }
+            }
+        }
+        for (i, row) in s.iter().enumerate() {
+            for (v, &acc) in row.iter().enumerate() {
+                // SAFETY: inside row `i`'s 64 final sums.
+                unsafe { _mm512_storeu_ps(dst.add(i * dst_stride + v * L), acc) };
+            }
+        }
     }
 
     /// The CPU has AVX-512F and FMA.

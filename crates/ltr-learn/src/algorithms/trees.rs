@@ -9,8 +9,8 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use ltr_trees::{
-    BiasLoss, Debias, PenaltyUnit, GainTable, GbdtParams, LabelGain, LambdaMetric, LambdaSettings, LeafCount,
-    Objective, PairMethod, PropensityTable, RandomForestParams, TieBreak, TreeParams,
+    BiasLoss, Debias, GainTable, GbdtParams, LabelGain, LambdaMetric, LambdaSettings, LeafCount,
+    Objective, PairMethod, PenaltyUnit, PropensityTable, RandomForestParams, TieBreak, TreeParams,
     MAX_ERR_GRADE,
 };
 

@@ -1,0 +1,114 @@
+//! Products whose rows are mostly exact zeros (a hidden layer's input after ReLU and dropout, the gradient of a
+//! layer's output after their masks): each row's chains take only its nonzero inputs, with the dense chains' bits.
+
+use super::packed::{panel_inputs, Packed};
+use super::tiles::{self, Panel, Start, Terms, SPARSE_ROWS};
+use super::{matmul_packed, simd_tiles, Scan, FINE, NEG_ZERO};
+
+/// Panel width of the sparse rows: AVX-512's 64 outputs.
+const T: usize = 64;
+
+/// `y = x M (+ bias)` as [`matmul_packed`] computes it, bit for bit, skipping the terms of zero inputs when at
+/// least half of `x` is zeros and the skipping provably changes nothing: then each row's nonzero inputs are listed
+/// per panel of inputs (ascending), and groups of [`SPARSE_ROWS`] rows run their lists through the panel together
+/// (a shorter list padded with `+0` terms), each row's 64 sums of a panel in registers.
+///
+/// **Why the bits stay.** The dense chain of an output is `s ← fma(x[r,k], M[k,j], s)` from its start (the bias,
+/// +0, or the sum an earlier panel of inputs stored in `y`), `k` ascending. A term whose input is ±0 (and whose
+/// weight is finite) is ±0, and `s + ±0` is `s` unless `s` is a zero, where −0 may turn into +0 (and +0 stays
+/// +0). So skipping it (or adding a padding term `+0 · M`) changes nothing as long as the dense chain never stands
+/// at −0. It never does when (1) `M` is finite (no `0 · ∞`), (2) no start is −0 (the bias has no −0; +0 and a
+/// stored sum of such a chain are not −0), and (3) the smallest nonzero `|x|` times the smallest nonzero `|M|` is
+/// at least 2⁻¹⁰¹: every nonzero term is then a whole multiple of 2⁻¹⁴⁹ and at least 2⁻¹⁰¹, every sum a multiple
+/// of 2⁻¹⁴⁹, so no nonzero sum rounds to a zero, and an exact zero sum of nonzero values rounds to +0. (The same
+/// argument as the weight gradient's, `weight_gradient`.) When any of the three fails, or the CPU has no AVX-512
+/// tiles, or the outputs are not whole panels of 64, the dense product runs. Returns whether the sparse rows ran.
+pub fn matmul_packed_sparse(x: &[f32], m: &Packed, bias: Option<&[f32]>, y: &mut [f32]) -> bool {
+    let rows = y.len().checked_div(m.o_dim).unwrap_or(0);
+    let (k_dim, o_dim) = (m.k_dim, m.o_dim);
+    let shaped = rows > 0
+        && k_dim > 0
+        && o_dim % T == 0
+        && m.wide
+        && simd_tiles()
+        && tiles::available::<T>()
+        && m.finite
+        && bias.is_none_or(|b| !b.iter().any(|v| v.to_bits() == NEG_ZERO));
+    if !shaped {
+        matmul_packed(x, m, bias, y);
+        return false;
+    }
+    let x = &x[..rows * k_dim];
+    let scan = Scan::of(x);
+    let fine = f64::from(scan.min_nonzero()) * f64::from(m.min_nonzero) >= FINE;
+    if 2 * scan.zeros < x.len() || !fine {
+        matmul_packed(x, m, bias, y);
+        return false;
+    }
+    let kc = panel_inputs(k_dim, T);
+    let nj = o_dim / T;
+    let panels = &m.buf[m.off..];
+    // Per row of a group, its nonzero inputs of the panel: (offset in the panel, value), compacted without
+    // branches (one spare slot a row).
+    let mut row_terms = vec![(0u32, 0f32); SPARSE_ROWS * (kc + 1)];
+    let mut terms: Vec<(u32, f32)> = Vec::new();
+    let mut groups: Vec<(usize, usize, usize)> = Vec::new();
+    let mut k0 = 0;
+    while k0 < k_dim {
+        let k1 = (k0 + kc).min(k_dim);
+        terms.clear();
+        groups.clear();
+        for r in (0..rows).step_by(SPARSE_ROWS) {
+            let n = SPARSE_ROWS.min(rows - r);
+            let mut lens = [0usize; SPARSE_ROWS];
+            for (i, len) in lens.iter_mut().enumerate().take(n) {
+                let xr = &x[(r + i) * k_dim + k0..(r + i) * k_dim + k1];
+                let buf = &mut row_terms[i * (kc + 1)..(i + 1) * (kc + 1)];
+                let mut c = 0;
+                for (k, &v) in xr.iter().enumerate() {
+                    buf[c] = ((k * T) as u32, v);
+                    c += usize::from(v != 0.0);
+                }
+                *len = c;
+            }
+            let len = lens[..n].iter().copied().max().unwrap_or(0);
+            groups.push((terms.len(), n, len));
+            for t in 0..len {
+                for (i, &l) in lens.iter().enumerate().take(n) {
+                    terms.push(if t < l {
+                        row_terms[i * (kc + 1) + t]
+                    } else {
+                        (0, 0.0)
+                    });
+                }
+            }
+        }
+        let len_p = (k1 - k0) * T;
+        for jp in 0..nj {
+            let j0 = jp * T;
+            let at = k0 * nj * T + jp * len_p;
+            let p = Panel {
+                weights: &panels[at..at + len_p],
+                kc: k1 - k0,
+                j0,
+                w: T,
+            };
+            let start = match bias {
+                _ if k0 > 0 => Start::Y,
+                Some(b) => Start::Bias(&b[j0..j0 + T]),
+                None => Start::Zero,
+            };
+            for (g, &(at, n, len)) in groups.iter().enumerate() {
+                let group = Terms {
+                    terms: &terms[at..at + len * n],
+                    n,
+                    len,
+                };
+                let done = tiles::sparse_rows::<T>(group, p, start, y, g * SPARSE_ROWS, o_dim);
+                assert!(done, "the AVX-512 tiles are there");
+            }
+        }
+        k0 = k1;
+    }
+    true
+}
