@@ -1,9 +1,9 @@
 //! Products whose rows are mostly exact zeros (a hidden layer's input after ReLU and dropout, the gradient of a
 //! layer's output after their masks): each row's chains take only its nonzero inputs, with the dense chains' bits.
 
-use super::packed::{panel_inputs, Packed};
+use super::packed::{pack, panel_inputs, Packed};
 use super::tiles::{self, Panel, Start, Terms, SPARSE_ROWS};
-use super::{matmul_packed, simd_tiles, Scan, FINE, NEG_ZERO};
+use super::{matmul_packed, simd_tiles, transpose, Scan, FINE, NEG_ZERO};
 
 /// Panel width of the sparse rows: AVX-512's 64 outputs.
 const T: usize = 64;
@@ -28,7 +28,7 @@ pub fn matmul_packed_sparse(x: &[f32], m: &Packed, bias: Option<&[f32]>, y: &mut
     let (k_dim, o_dim) = (m.k_dim, m.o_dim);
     let shaped = rows > 0
         && k_dim > 0
-        && o_dim % T == 0
+        && o_dim.is_multiple_of(T)
         && m.wide
         && simd_tiles()
         && tiles::available::<T>()
@@ -45,9 +45,67 @@ pub fn matmul_packed_sparse(x: &[f32], m: &Packed, bias: Option<&[f32]>, y: &mut
         matmul_packed(x, m, bias, y);
         return false;
     }
+    sparse_product(x, rows, k_dim, &m.buf[m.off..], o_dim, bias, false, y);
+    true
+}
+
+/// `dW += aᵀ dy` as the weight gradient's product path computes it (`kernels::weight_gradient`: every entry's
+/// chain from `dW`, rows ascending), with the rows whose input is zero skipped: the caller has established that
+/// path's conditions (a finite `dy`, no −0 in `dW`, no product below 2⁻¹⁰¹), under which its chain, the lists'
+/// chain and this one (the nonzero inputs, rows ascending, padded with `+0` terms) are the same. `aᵀ` is the
+/// sparse matrix (a row per input `k`), `dy` packed into panels of 64 outputs. `false` (nothing done) when `dy`'s
+/// rows are not whole panels of 64 or the CPU has no AVX-512 tiles.
+pub(super) fn gradient_sparse(
+    a: &[f32],
+    dy: &[f32],
+    dw: &mut [f32],
+    rows: usize,
+    k_dim: usize,
+    o_dim: usize,
+) -> bool {
+    if rows == 0
+        || k_dim == 0
+        || !o_dim.is_multiple_of(T)
+        || !simd_tiles()
+        || !tiles::available::<T>()
+    {
+        return false;
+    }
+    let at = transpose(&a[..rows * k_dim], rows, k_dim);
+    // `dy` (`rows × o_dim`) packed as a training step packs `M` ([`Packed`]).
+    let kc = panel_inputs(rows, T);
+    let mut buf = vec![0f32; rows * o_dim + 16];
+    let off = buf.as_ptr().align_offset(64).min(16);
+    let (mut r0, mut to) = (0, off);
+    while r0 < rows {
+        let r1 = (r0 + kc).min(rows);
+        for j0 in (0..o_dim).step_by(T) {
+            let len = (r1 - r0) * T;
+            pack(dy, o_dim, r0..r1, j0, T, &mut buf[to..to + len]);
+            to += len;
+        }
+        r0 = r1;
+    }
+    sparse_product(&at, k_dim, rows, &buf[off..], o_dim, None, true, dw);
+    true
+}
+
+/// `y = start + x M` over the nonzero entries of each row of `x` (`rows × k_dim`), `M` packed in panels of 64
+/// outputs (`panels`, as [`Packed`] holds them); each chain starts from `y` (`from_y`, and for every panel of
+/// inputs after the first), the bias or +0.
+#[allow(clippy::too_many_arguments)]
+fn sparse_product(
+    x: &[f32],
+    rows: usize,
+    k_dim: usize,
+    panels: &[f32],
+    o_dim: usize,
+    bias: Option<&[f32]>,
+    from_y: bool,
+    y: &mut [f32],
+) {
     let kc = panel_inputs(k_dim, T);
     let nj = o_dim / T;
-    let panels = &m.buf[m.off..];
     // Per row of a group, its nonzero inputs of the panel: (offset in the panel, value), compacted without
     // branches (one spare slot a row).
     let mut row_terms = vec![(0u32, 0f32); SPARSE_ROWS * (kc + 1)];
@@ -94,7 +152,7 @@ pub fn matmul_packed_sparse(x: &[f32], m: &Packed, bias: Option<&[f32]>, y: &mut
                 w: T,
             };
             let start = match bias {
-                _ if k0 > 0 => Start::Y,
+                _ if k0 > 0 || from_y => Start::Y,
                 Some(b) => Start::Bias(&b[j0..j0 + T]),
                 None => Start::Zero,
             };
@@ -110,5 +168,4 @@ pub fn matmul_packed_sparse(x: &[f32], m: &Packed, bias: Option<&[f32]>, y: &mut
         }
         k0 = k1;
     }
-    true
 }
