@@ -106,39 +106,35 @@ fn sparse_product(
 ) {
     let kc = panel_inputs(k_dim, T);
     let nj = o_dim / T;
-    // Per row of a group, its nonzero inputs of the panel: (offset in the panel, value), compacted without
-    // branches (one spare slot a row).
-    let mut row_terms = vec![(0u32, 0f32); SPARSE_ROWS * (kc + 1)];
-    let mut terms: Vec<(u32, f32)> = Vec::new();
-    let mut groups: Vec<(usize, usize, usize)> = Vec::new();
+    // Per row, its nonzero inputs of the panel (offset in the panel, value) in `stride` slots, padded to the
+    // longest list of its group with `(0, +0)`.
+    let stride = kc + 16;
+    let groups = rows.div_ceil(SPARSE_ROWS);
+    let mut offs = vec![0u32; groups * SPARSE_ROWS * stride];
+    let mut vals = vec![0f32; groups * SPARSE_ROWS * stride];
+    let mut lens = vec![0usize; groups];
     let mut k0 = 0;
     while k0 < k_dim {
         let k1 = (k0 + kc).min(k_dim);
-        terms.clear();
-        groups.clear();
-        for r in (0..rows).step_by(SPARSE_ROWS) {
+        for (g, glen) in lens.iter_mut().enumerate() {
+            let r = g * SPARSE_ROWS;
             let n = SPARSE_ROWS.min(rows - r);
-            let mut lens = [0usize; SPARSE_ROWS];
-            for (i, len) in lens.iter_mut().enumerate().take(n) {
+            let mut row_lens = [0usize; SPARSE_ROWS];
+            for (i, len) in row_lens.iter_mut().enumerate().take(n) {
                 let xr = &x[(r + i) * k_dim + k0..(r + i) * k_dim + k1];
-                let buf = &mut row_terms[i * (kc + 1)..(i + 1) * (kc + 1)];
-                let mut c = 0;
-                for (k, &v) in xr.iter().enumerate() {
-                    buf[c] = ((k * T) as u32, v);
-                    c += usize::from(v != 0.0);
-                }
-                *len = c;
+                let at = (r + i) * stride;
+                *len = tiles::compact_nonzero(
+                    xr,
+                    T as u32,
+                    &mut offs[at..at + stride],
+                    &mut vals[at..at + stride],
+                );
             }
-            let len = lens[..n].iter().copied().max().unwrap_or(0);
-            groups.push((terms.len(), n, len));
-            for t in 0..len {
-                for (i, &l) in lens.iter().enumerate().take(n) {
-                    terms.push(if t < l {
-                        row_terms[i * (kc + 1) + t]
-                    } else {
-                        (0, 0.0)
-                    });
-                }
+            *glen = row_lens[..n].iter().copied().max().unwrap_or(0);
+            for (i, &l) in row_lens.iter().enumerate().take(n) {
+                let at = (r + i) * stride;
+                offs[at + l..at + *glen].fill(0);
+                vals[at + l..at + *glen].fill(0.0);
             }
         }
         let len_p = (k1 - k0) * T;
@@ -156,13 +152,18 @@ fn sparse_product(
                 Some(b) => Start::Bias(&b[j0..j0 + T]),
                 None => Start::Zero,
             };
-            for (g, &(at, n, len)) in groups.iter().enumerate() {
+            for (g, &len) in lens.iter().enumerate() {
+                let r = g * SPARSE_ROWS;
+                let n = SPARSE_ROWS.min(rows - r);
+                let at = r * stride;
                 let group = Terms {
-                    terms: &terms[at..at + len * n],
+                    offs: &offs[at..],
+                    vals: &vals[at..],
+                    stride,
                     n,
                     len,
                 };
-                let done = tiles::sparse_rows::<T>(group, p, start, y, g * SPARSE_ROWS, o_dim);
+                let done = tiles::sparse_rows::<T>(group, p, start, y, r, o_dim);
                 assert!(done, "the AVX-512 tiles are there");
             }
         }
