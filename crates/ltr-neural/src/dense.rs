@@ -48,7 +48,7 @@ pub(crate) fn dense_backward_known(
     }
     let rows = dy.len() / o_dim;
     let mut dx = vec![0f32; rows * k_dim];
-    kernels::matmul_packed(dy, wt, None, &mut dx);
+    kernels::matmul_packed_sparse(dy, wt, None, &mut dx);
     dx
 }
 

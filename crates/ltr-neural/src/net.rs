@@ -632,7 +632,7 @@ fn run_forward(
         states.par_iter_mut().for_each(|s| {
             let prev = s.trace.layers.last().map_or(&s.trace.input, |t| &t.out);
             let mut y = vec![0f32; s.trace.rows * h.dense.outputs];
-            kernels::matmul_packed(prev, &tr.forward[l], Some(&h.dense.bias), &mut y);
+            kernels::matmul_packed_sparse(prev, &tr.forward[l], Some(&h.dense.bias), &mut y);
             s.pending = y;
         });
         if stop == Some(l) {

@@ -59,8 +59,10 @@ pub fn matmul_rows(
 }
 
 mod packed;
+mod sparse;
 pub use packed::{matmul_packed, Packed};
 use packed::{pack, panel_inputs};
+pub use sparse::matmul_packed_sparse;
 
 /// Whether the products use the explicit SIMD tiles of [`tiles`]: from `LTR_SIMD`'s `avx2+fma` level up (AVX-512
 /// tiles for panels of 64 and 32 outputs, AVX2 ones for 16), so that `LTR_SIMD=baseline|avx2` keeps the safe
@@ -508,6 +510,19 @@ fn gradient_flagged(
     }
     let (a_scan, dy_scan) = (Scan::of(a), Scan::of(dy));
     let fine = f64::from(a_scan.min_nonzero()) * f64::from(dy_scan.min_nonzero()) >= FINE;
+    // At least half of `a` zeros, with the product path's conditions: the same chains over the nonzero rows only.
+    let no_neg_zero_yet = |dw: &[f32]| clean || !has_neg_zero(dw);
+    if simd
+        && wide
+        && 2 * a_scan.zeros >= a.len()
+        && dy_scan.finite()
+        && fine
+        && no_neg_zero_yet(dw)
+        && sparse::gradient_sparse(a, dy, dw, rows, k_dim, o_dim)
+    {
+        *no_neg_zero = true;
+        return;
+    }
     if o_dim >= 16 && 4 * a_scan.zeros <= 3 * a.len() && dy_scan.finite() {
         // Every term, zero inputs included, as a product `dW += aᵀ dy` from dW (see above): the SIMD tiles read `a`
         // by columns as `aᵀ`, the safe kernels a transposed copy.

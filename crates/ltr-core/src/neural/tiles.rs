@@ -81,6 +81,71 @@ pub(super) fn available<const T: usize>() -> bool {
     }
 }
 
+/// Rows of a group of [`sparse_rows`]: they go through their lists together, so that their chains advance together.
+pub(super) const SPARSE_ROWS: usize = 4;
+
+/// The terms of a group of up to [`SPARSE_ROWS`] rows for [`sparse_rows`]: row `i`'s `t`-th term is
+/// `(offs[i · stride + t], vals[i · stride + t])` for `t < len`, where the offset is `(k − k0) · T`, the input's
+/// row of the packed panel. A row with fewer nonzero inputs than `len` is padded with `(0, +0)`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Terms<'a> {
+    /// The offsets, `n` rows of `stride`.
+    pub(super) offs: &'a [u32],
+    /// The values, laid out as `offs`.
+    pub(super) vals: &'a [f32],
+    /// Slots a row.
+    pub(super) stride: usize,
+    /// Rows in the group.
+    pub(super) n: usize,
+    /// Steps.
+    pub(super) len: usize,
+}
+
+/// The nonzero entries of `x` (NaN counts as nonzero, ±0 as zero), in order: their values into `vals` and
+/// `k · t` for entry `k` into `offs`; returns how many. `offs` and `vals` need `x.len() + 16` slots (whole vectors
+/// are stored past the count).
+pub(super) fn compact_nonzero(x: &[f32], t: u32, offs: &mut [u32], vals: &mut [f32]) -> usize {
+    assert!(
+        offs.len() >= x.len() + 16 && vals.len() >= x.len() + 16,
+        "room for whole vectors"
+    );
+    #[cfg(target_arch = "x86_64")]
+    if let Some(c) = x86::compact_nonzero(x, t, offs, vals) {
+        return c;
+    }
+    let mut c = 0;
+    for (k, &v) in x.iter().enumerate() {
+        offs[c] = k as u32 * t;
+        vals[c] = v;
+        c += usize::from(v != 0.0);
+    }
+    c
+}
+
+/// `y[r + i, j0..j0 + T] = start + Σ_t value · panel[offset, ..]` over row `i`'s listed terms, in list order (one
+/// fused multiply-add a term), for the `n` rows `r..r + n` of `y` (`o_dim` wide) and a whole panel (`p.w == T`);
+/// `false` (nothing done) when this CPU has no tile for panels of `T` outputs (only AVX-512's 64 here). The
+/// caller lists each row's nonzero inputs in ascending order: that the chains equal the dense ones is its
+/// argument (`kernels::sparse`), this function only runs them.
+pub(super) fn sparse_rows<const T: usize>(
+    terms: Terms<'_>,
+    p: Panel<'_>,
+    start: Start<'_>,
+    y: &mut [f32],
+    r: usize,
+    o_dim: usize,
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        x86::sparse_rows::<T>(terms, p, start, y, r, o_dim)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (terms, p, start, y, r, o_dim);
+        false
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::{Panel, Start};
@@ -209,6 +274,201 @@ mod x86 {
             r += n;
         }
         true
+    }
+
+    pub(super) fn sparse_rows<const T: usize>(
+        terms: super::Terms<'_>,
+        p: Panel<'_>,
+        start: Start<'_>,
+        y: &mut [f32],
+        r: usize,
+        o_dim: usize,
+    ) -> bool {
+        if T != 64 || !zmm() {
+            return false;
+        }
+        let super::Terms {
+            offs,
+            vals,
+            stride,
+            n,
+            len,
+        } = terms;
+        let Panel { weights, kc, j0, w } = p;
+        // The bounds the kernel relies on.
+        assert!(w == T && j0 + T <= o_dim, "a whole panel inside the rows");
+        assert!(kc > 0 && weights.len() >= kc * T, "a whole panel");
+        assert!(
+            (1..=super::SPARSE_ROWS).contains(&n)
+                && len <= stride
+                && offs.len() >= (n - 1) * stride + len
+                && vals.len() >= (n - 1) * stride + len,
+            "every row's terms"
+        );
+        let at = r * o_dim + j0;
+        assert!(y.len() >= at + (n - 1) * o_dim + T, "the group's rows of y");
+        if let Start::Bias(b) = start {
+            assert!(b.len() >= T, "a bias for every output of the panel");
+        }
+        let yp = y.as_mut_ptr();
+        let (src, src_stride) = match start {
+            Start::Bias(b) => (b.as_ptr(), 0),
+            Start::Zero => (ZEROS.as_ptr(), 0),
+            // SAFETY: `at + (n − 1)·o_dim + T <= y.len()` (asserted above).
+            Start::Y => (unsafe { yp.add(at) }.cast_const(), o_dim),
+        };
+        let sio = SparseIo {
+            offs: offs.as_ptr(),
+            vals: vals.as_ptr(),
+            stride,
+            len,
+            p: weights.as_ptr(),
+            // A term's offset is clamped to the panel's last input row.
+            max_off: (kc - 1) * T,
+            src,
+            src_stride,
+            // SAFETY: as above.
+            dst: unsafe { yp.add(at) },
+            dst_stride: o_dim,
+        };
+        // SAFETY: the CPU has AVX-512F and FMA (`zmm()`); the kernel reads `offs` and `vals` at `i·stride + t` for
+        // `i < n`, `t < len <= stride` (inside them, asserted), the panel at
+        // offsets at most `(kc − 1)·T` plus `T` floats (`weights.len() >= kc·T`, asserted), `T` starting sums a
+        // row at `src + i·src_stride` (the bias with `T` values, `ZEROS`, or rows of `y`) and writes `T` sums a row
+        // at `dst + i·o_dim`, rows `r + i < r + n` of `y` inside it (asserted). Every load of a row's sums comes
+        // before its store, so `src` may be `dst`.
+        unsafe {
+            match n {
+                1 => zmm_sparse::<1>(sio),
+                2 => zmm_sparse::<2>(sio),
+                3 => zmm_sparse::<3>(sio),
+                4 => zmm_sparse::<4>(sio),
+                _ => unreachable!("a group of {n} rows"),
+            }
+        }
+        true
+    }
+
+    /// Where [`zmm_sparse`] reads and writes: row `i`'s `len` terms at `offs`, `vals` + `i·stride`, the packed panel `p` (term offsets
+    /// clamped to `max_off`), row `i`'s 64 starting sums at `src + i·src_stride` and final sums at
+    /// `dst + i·dst_stride`.
+    #[derive(Clone, Copy)]
+    struct SparseIo {
+        offs: *const u32,
+        vals: *const f32,
+        stride: usize,
+        len: usize,
+        p: *const f32,
+        max_off: usize,
+        src: *const f32,
+        src_stride: usize,
+        dst: *mut f32,
+        dst_stride: usize,
+    }
+
+    /// `R` rows × 64 sums (4 vectors of 16 a row) through `len` steps of one term a row:
+    /// `s[i][v] = fma(value, p[offset + 16·v..], s[i][v])`, terms in list order.
+    ///
+    /// # Safety
+    /// AVX-512F and FMA present; `len` values at `offs` and `vals` + `i·stride`, `p[..max_off + 64]` and 64 floats at `src + i·src_stride`
+    /// valid to read, 64 floats at `dst + i·dst_stride` valid to write, for `i < R`.
+    #[target_feature(enable = "avx512f,fma")]
+    unsafe fn zmm_sparse<const R: usize>(io: SparseIo) {
+        const L: usize = 16;
+        let SparseIo {
+            offs,
+            vals,
+            stride,
+            len,
+            p,
+            max_off,
+            src,
+            src_stride,
+            dst,
+            dst_stride,
+        } = io;
+        let mut s: [[__m512; 4]; R] = [[_mm512_setzero_ps(); 4]; R];
+        for (i, row) in s.iter_mut().enumerate() {
+            for (v, acc) in row.iter_mut().enumerate() {
+                // SAFETY: inside row `i`'s 64 starting sums.
+                *acc = unsafe { _mm512_loadu_ps(src.add(i * src_stride + v * L)) };
+            }
+        }
+        for t in 0..len {
+            for (i, row) in s.iter_mut().enumerate() {
+                // SAFETY: `t < len`, `i < R`: row `i`'s `t`-th term.
+                let (off, value) =
+                    unsafe { (*offs.add(i * stride + t), *vals.add(i * stride + t)) };
+                let q = p.wrapping_add((off as usize).min(max_off));
+                let a = _mm512_set1_ps(value);
+                for (v, acc) in row.iter_mut().enumerate() {
+                    // SAFETY: the offset is at most `max_off`, and `p[..max_off + 64]` is valid.
+                    *acc = _mm512_fmadd_ps(a, unsafe { _mm512_loadu_ps(q.add(v * L)) }, *acc);
+                }
+            }
+        }
+        for (i, row) in s.iter().enumerate() {
+            for (v, &acc) in row.iter().enumerate() {
+                // SAFETY: inside row `i`'s 64 final sums.
+                unsafe { _mm512_storeu_ps(dst.add(i * dst_stride + v * L), acc) };
+            }
+        }
+    }
+
+    /// [`super::compact_nonzero`] with AVX-512 compress instructions; `None` without AVX-512F.
+    pub(super) fn compact_nonzero(
+        x: &[f32],
+        t: u32,
+        offs: &mut [u32],
+        vals: &mut [f32],
+    ) -> Option<usize> {
+        if !is_x86_feature_detected!("avx512f") {
+            return None;
+        }
+        // SAFETY: the CPU has AVX-512F; the kernel reads `x[..x.len()]` (a masked load past a whole vector) and
+        // stores whole vectors of 16 at counts at most `x.len()`, inside `offs` and `vals` (the caller asserted
+        // `x.len() + 16` slots each).
+        Some(unsafe { zmm_compact(x.as_ptr(), x.len(), t, offs.as_mut_ptr(), vals.as_mut_ptr()) })
+    }
+
+    /// The compaction of [`compact_nonzero`]: 16 entries at a time, `x != 0` (unordered or not equal: NaN kept,
+    /// ±0 dropped) as a mask, the values and offsets compressed in registers and stored as whole vectors at the
+    /// count so far.
+    ///
+    /// # Safety
+    /// AVX-512F present; `x[..n]` valid to read, `offs[..n + 16]` and `vals[..n + 16]` valid to write.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn zmm_compact(
+        x: *const f32,
+        n: usize,
+        t: u32,
+        offs: *mut u32,
+        vals: *mut f32,
+    ) -> usize {
+        let lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        let tv = _mm512_set1_epi32(t as i32);
+        let mut idx = _mm512_mullo_epi32(lanes, tv);
+        let step = _mm512_set1_epi32(16 * t as i32);
+        let (mut c, mut k) = (0usize, 0usize);
+        while k < n {
+            let m: __mmask16 = if n - k >= 16 {
+                0xffff
+            } else {
+                ((1u32 << (n - k)) - 1) as u16
+            };
+            // SAFETY: lanes past `n` are masked off (not read).
+            let v = unsafe { _mm512_maskz_loadu_ps(m, x.add(k)) };
+            let nz = _mm512_mask_cmp_ps_mask::<_CMP_NEQ_UQ>(m, v, _mm512_setzero_ps());
+            // SAFETY: `c <= k < n`, so 16 slots from `c` are inside `n + 16`.
+            unsafe {
+                _mm512_storeu_ps(vals.add(c), _mm512_maskz_compress_ps(nz, v));
+                _mm512_storeu_epi32(offs.add(c).cast(), _mm512_maskz_compress_epi32(nz, idx));
+            }
+            c += nz.count_ones() as usize;
+            idx = _mm512_add_epi32(idx, step);
+            k += 16;
+        }
+        c
     }
 
     /// The CPU has AVX-512F and FMA.

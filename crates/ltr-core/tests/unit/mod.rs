@@ -7,5 +7,6 @@ mod forest;
 mod learner;
 mod model_file;
 mod neural;
+mod neural_sparse;
 mod neural_tiles;
 mod params;

@@ -1,7 +1,7 @@
 //! Products whose matrix is packed once for many calls ([`Packed`]): a training step multiplies every chunk of
 //! rows by the same weights.
 
-use super::{matmul_clone, simd_tiles, PANEL};
+use super::{matmul_clone, simd_tiles, Scan, PANEL};
 
 /// A matrix `M` (row-major `[k_dim][o_dim]`) packed once into the panels that
 /// [`matmul_rows`](super::matmul_rows) packs it into at every call, for products that multiply many blocks of rows
@@ -9,14 +9,18 @@ use super::{matmul_clone, simd_tiles, PANEL};
 /// `matmul_rows`' outputs bit for bit.
 #[derive(Debug, Clone)]
 pub struct Packed {
-    k_dim: usize,
-    o_dim: usize,
+    pub(super) k_dim: usize,
+    pub(super) o_dim: usize,
     /// Whether the panels are AVX-512's: their width is then 64 (32 for at most 32 outputs), else 16, as
     /// `by_width` picks it.
-    wide: bool,
+    pub(super) wide: bool,
     /// The panels (offset `off`, on a 64-byte line); `M` itself when `o_dim` is 1 (the dot products read it so).
-    buf: Vec<f32>,
-    off: usize,
+    pub(super) buf: Vec<f32>,
+    pub(super) off: usize,
+    /// Every entry of `M` finite (no ±∞, no NaN).
+    pub(super) finite: bool,
+    /// The smallest nonzero `|M[k, j]|` (+∞ when all are zero).
+    pub(super) min_nonzero: f32,
 }
 
 impl Packed {
@@ -30,6 +34,8 @@ impl Packed {
             _ => 16,
         };
         assert_eq!(m.len(), k_dim * o_dim, "a k_dim × o_dim matrix");
+        let scan = Scan::of(m);
+        let (finite, min_nonzero) = (scan.finite(), scan.min_nonzero());
         if o_dim <= 1 || k_dim == 0 {
             return Self {
                 k_dim,
@@ -37,6 +43,8 @@ impl Packed {
                 wide,
                 buf: m.to_vec(),
                 off: 0,
+                finite,
+                min_nonzero,
             };
         }
         let nj = o_dim.div_ceil(t);
@@ -59,6 +67,8 @@ impl Packed {
             wide,
             buf,
             off,
+            finite,
+            min_nonzero,
         }
     }
 }
