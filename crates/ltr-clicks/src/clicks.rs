@@ -511,25 +511,56 @@ pub struct PropensityEstimate {
 /// p_k / p_1 under the position-based model whatever its relevance (Joachims, Swaminathan & Schnabel 2017, §5).
 /// The interval is the delta method's on the log ratio, ±`z` standard errors (1.96 for 95%).
 pub fn estimate_propensities(log: &[ClickRecord], z: f64) -> Result<Vec<PropensityEstimate>> {
+    let mut counts = SwapCounts::default();
+    for session in log.chunk_by(|a, b| a.session == b.session) {
+        counts.add(session);
+    }
+    counts.estimate(z)
+}
+
+/// [`estimate_propensities`] of the click log at `path` ([`crate::read_click_log`]'s format and checks), read a
+/// session at a time: the same estimate without holding the log.
+pub fn estimate_propensities_from_log(path: &Path, z: f64) -> Result<Vec<PropensityEstimate>> {
+    let mut counts = SwapCounts::default();
+    crate::for_each_click_session(path, |session| {
+        counts.add(session);
+        Ok(())
+    })?;
+    counts.estimate(z)
+}
+
+/// Per displayed rank of the production-top document: its sessions and clicks.
+#[derive(Default)]
+struct SwapCounts {
+    shown: Vec<(usize, usize)>,
+    any: bool,
+}
+
+impl SwapCounts {
+    fn add(&mut self, session: &[ClickRecord]) {
+        let Some(top) = session.iter().find(|r| r.production_rank == Some(1)) else {
+            return;
+        };
+        self.any = true;
+        let k = top.rank as usize;
+        if self.shown.len() < k {
+            self.shown.resize(k, (0, 0));
+        }
+        self.shown[k - 1].0 += 1;
+        self.shown[k - 1].1 += top.clicked as usize;
+    }
+
+    fn estimate(self, z: f64) -> Result<Vec<PropensityEstimate>> {
+        swap_estimate(self.shown, self.any, z)
+    }
+}
+
+/// The propensity of each rank relative to rank 1 from the swap counts, with its interval.
+fn swap_estimate(shown: Vec<(usize, usize)>, any: bool, z: f64) -> Result<Vec<PropensityEstimate>> {
     if !(z.is_finite() && z > 0.0) {
         return Err(DataError::Invalid(format!(
             "the interval needs a positive number of standard errors, not {z}"
         )));
-    }
-    // Per displayed rank of the production-top document: sessions and clicks.
-    let mut shown: Vec<(usize, usize)> = Vec::new();
-    let mut any = false;
-    for session in log.chunk_by(|a, b| a.session == b.session) {
-        let Some(top) = session.iter().find(|r| r.production_rank == Some(1)) else {
-            continue;
-        };
-        any = true;
-        let k = top.rank as usize;
-        if shown.len() < k {
-            shown.resize(k, (0, 0));
-        }
-        shown[k - 1].0 += 1;
-        shown[k - 1].1 += top.clicked as usize;
     }
     if !any {
         return Err(DataError::Invalid(

@@ -396,7 +396,15 @@ pub fn session_terms(
     gain: ClickGain,
     propensities: &PropensitySource,
 ) -> Result<Vec<(f64, f64)>> {
-    terms(log, features, scores, gain, propensities, None)
+    let (terms, _) = terms(
+        &mut by_session(log),
+        features,
+        scores,
+        gain,
+        propensities,
+        None,
+    )?;
+    Ok(terms)
 }
 
 /// The expected examination `ρ` of the document at production rank `j` of a session of `n` (see
@@ -415,14 +423,32 @@ fn swap_expected_examination(j: usize, n: usize, p: &dyn Fn(usize) -> f64) -> f6
 
 /// [`session_terms`], and with a direct model (one value per row) and a logging policy, DR's `X_s` in place of
 /// IPS's.
+/// What is done with one session of a log.
+type EachSession<'e> = dyn FnMut(&[ClickRecord]) -> Result<()> + 'e;
+
+/// A log's sessions, each given in order to the callback (a slice's [`by_session`], or a file read a session at a
+/// time by [`crate::for_each_click_session`]).
+type Sessions<'s> = dyn FnMut(&mut EachSession<'_>) -> Result<()> + 's;
+
+/// The sessions of records held in memory, cut where the session number changes.
+fn by_session(log: &[ClickRecord]) -> impl FnMut(&mut EachSession<'_>) -> Result<()> + '_ {
+    move |each| {
+        for session in log.chunk_by(|a, b| a.session == b.session) {
+            each(session)?;
+        }
+        Ok(())
+    }
+}
+
+/// Each session's `(X_s, Y_s)`, and the clicks of all sessions.
 fn terms(
-    log: &[ClickRecord],
+    sessions: &mut Sessions<'_>,
     features: &Dataset,
     scores: &[f64],
     gain: ClickGain,
     propensities: &PropensitySource,
     direct: Option<(&[f64], LoggingPolicy)>,
-) -> Result<Vec<(f64, f64)>> {
+) -> Result<(Vec<(f64, f64)>, usize)> {
     if scores.len() != features.n_docs() {
         return Err(DataError::Shape(format!(
             "{} scores for the {} rows of the feature file",
@@ -461,7 +487,8 @@ fn terms(
     let rows = rows_by_document(features);
     let mut out = Vec::new();
     let mut seen: HashMap<u64, ()> = HashMap::new();
-    for session in log.chunk_by(|a, b| a.session == b.session) {
+    let mut clicks = 0;
+    sessions(&mut |session| {
         let id = session[0].session;
         let err = |problem: String| DataError::ClickSession {
             session: id,
@@ -578,12 +605,14 @@ fn terms(
                 y += 1.0 / p;
             }
         }
+        clicks += session.iter().filter(|r| r.clicked).count();
         out.push((x, y));
-    }
+        Ok(())
+    })?;
     if out.is_empty() {
         return Err(DataError::Invalid("the click log holds no session".into()));
     }
-    Ok(out)
+    Ok((out, clicks))
 }
 
 /// The estimate of `terms` (one `(X_s, Y_s)` per session): IPS `mean X`, SNIPS `Σ X / Σ Y`.
@@ -635,6 +664,31 @@ pub fn estimate_click_metric(
     scores: &[f64],
     settings: &CounterfactualSettings,
 ) -> Result<CounterfactualEstimate> {
+    estimate_from_sessions(&mut by_session(log), features, scores, settings)
+}
+
+/// [`estimate_click_metric`] of the click log at `path` ([`crate::read_click_log`]'s format and checks), read a
+/// session at a time: the same estimate, holding two numbers a session instead of the log.
+pub fn estimate_click_metric_from_log(
+    path: &std::path::Path,
+    features: &Dataset,
+    scores: &[f64],
+    settings: &CounterfactualSettings,
+) -> Result<CounterfactualEstimate> {
+    estimate_from_sessions(
+        &mut |each| crate::for_each_click_session(path, each),
+        features,
+        scores,
+        settings,
+    )
+}
+
+fn estimate_from_sessions(
+    sessions: &mut Sessions<'_>,
+    features: &Dataset,
+    scores: &[f64],
+    settings: &CounterfactualSettings,
+) -> Result<CounterfactualEstimate> {
     if !(settings.z.is_finite() && settings.z > 0.0) {
         return Err(DataError::Invalid(format!(
             "the interval needs a positive number of standard errors, not {}",
@@ -656,19 +710,15 @@ pub fn estimate_click_metric(
             }
             (_, None) => None,
         };
-    let terms = terms(
-        log,
+    let (terms, clicks) = terms(
+        sessions,
         features,
         scores,
         settings.gain,
         &settings.propensities,
         direct,
     )?;
-    Ok(estimate_from_terms(
-        &terms,
-        settings,
-        log.iter().filter(|r| r.clicked).count(),
-    ))
+    Ok(estimate_from_terms(&terms, settings, clicks))
 }
 
 /// [`estimate_click_metric`] on precomputed session terms ([`session_terms`]); `clicks` is reported as given.

@@ -72,14 +72,15 @@ pub use click_training::{
     PropensitySource,
 };
 pub use clicks::{
-    estimate_propensities, read_propensity_table, write_click_log, write_propensity_table,
-    ClickModel, ClickRecord, ClickSimulation, Examination, Intervention, PropensityEstimate,
-    ShownDocument, SimulatedSession, CLICK_LOG_HEADER, PROPENSITY_TABLE_HEADER, ULTRA_CURVE,
+    estimate_propensities, estimate_propensities_from_log, read_propensity_table, write_click_log,
+    write_propensity_table, ClickModel, ClickRecord, ClickSimulation, Examination, Intervention,
+    PropensityEstimate, ShownDocument, SimulatedSession, CLICK_LOG_HEADER, PROPENSITY_TABLE_HEADER,
+    ULTRA_CURVE,
 };
 pub use estimate::{
-    direct_model_from_click_model, estimate_click_metric, estimate_from_terms, session_terms,
-    ClickGain, CounterfactualEstimate, CounterfactualSettings, DirectModel, Estimator, Interval,
-    LoggingPolicy,
+    direct_model_from_click_model, estimate_click_metric, estimate_click_metric_from_log,
+    estimate_from_terms, session_terms, ClickGain, CounterfactualEstimate, CounterfactualSettings,
+    DirectModel, Estimator, Interval, LoggingPolicy,
 };
 pub use interleaving::{
     interleave, interleave_judged, interleave_session, Interleaving, InterleavingUser, Outcome,

@@ -4,9 +4,9 @@
 //! than IPS when its model is good.
 
 use ltr_clicks::{
-    estimate_click_metric, ClickGain, ClickModelParams, ClickRecord, ClickSimulation,
-    CounterfactualSettings, DirectModel, Estimator, FittedClickModel, Intervention, LoggingPolicy,
-    PropensitySource,
+    estimate_click_metric, estimate_click_metric_from_log, write_click_log, ClickGain,
+    ClickModelParams, ClickRecord, ClickSimulation, CounterfactualSettings, DirectModel, Estimator,
+    FittedClickModel, Intervention, LoggingPolicy, PropensitySource,
 };
 use ltr_data::{generate_letor_like, Dataset, SyntheticConfig};
 
@@ -217,6 +217,9 @@ fn estimates_on_a_simulated_position_based_log_cover_the_exact_value() {
         ..Default::default()
     };
     let log = sim.simulate(&ds, &production).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("log.tsv");
+    write_click_log(&path, &log).unwrap();
     for gain in [
         ClickGain::DcgAt(5),
         ClickGain::ClicksAt(3),
@@ -230,6 +233,11 @@ fn estimates_on_a_simulated_position_based_log_cover_the_exact_value() {
                 ..settings(estimator, gain)
             };
             let e = estimate_click_metric(&log, &ds, &new, &s).unwrap();
+            // The log read from its file a session at a time gives the same estimate, bootstrap included.
+            assert_eq!(
+                estimate_click_metric_from_log(&path, &ds, &new, &s).unwrap(),
+                e
+            );
             let b = e.bootstrap.unwrap().1;
             println!(
                 "{estimator:?} {}: {:.5} (truth {want:.5}) se {:.5}, bootstrap se {:.5}",

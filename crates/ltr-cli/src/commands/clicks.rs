@@ -241,9 +241,10 @@ fn estimate(a: EstimateArgs) -> Result<()> {
         (None, None) => None,
     };
     let scores = super::interleave::scores(&a.ranker, &ds, &a.features)?;
-    let log = ltr_clicks::read_click_log(&a.clicks)?;
-    let est = ltr_clicks::estimate_click_metric(&log, &ds, &scores, &settings)
-        .with_context(|| a.clicks.display().to_string())?;
+    let est = in_log(
+        &a.clicks,
+        ltr_clicks::estimate_click_metric_from_log(&a.clicks, &ds, &scores, &settings),
+    )?;
     match a.output.json {
         true => println!("{}", serde_json::to_string_pretty(&est.to_json())?),
         false => print!("{est}"),
@@ -285,12 +286,25 @@ fn evaluate(model: &ltr_clicks::FittedClickModel, log: &std::path::Path, json: b
     Ok(())
 }
 
+/// An error of a computation that read the click log `path` a session at a time: the reader's own errors name the
+/// file and line already; the others are given the file.
+fn in_log<T>(path: &std::path::Path, r: ltr_data::Result<T>) -> Result<T> {
+    match r {
+        Err(e @ (ltr_data::DataError::Parse { .. } | ltr_data::DataError::Io { .. })) => {
+            Err(e.into())
+        }
+        r => r.with_context(|| path.display().to_string()),
+    }
+}
+
 fn propensity(a: PropensityArgs) -> Result<()> {
-    let log = ltr_clicks::read_click_log(&a.clicks)?;
     let est = match a.method.as_str() {
-        "swap" => ltr_clicks::estimate_propensities(&log, a.z)
-            .with_context(|| a.clicks.display().to_string())?,
+        "swap" => in_log(
+            &a.clicks,
+            ltr_clicks::estimate_propensities_from_log(&a.clicks, a.z),
+        )?,
         method => {
+            let log = ltr_clicks::read_click_log(&a.clicks)?;
             let features = a
                 .features
                 .as_ref()

@@ -148,6 +148,11 @@ fn swap_interventions_recover_the_simulated_propensities() {
     assert!(log.iter().all(|r| r.production_rank.is_some()));
     let est = estimate_propensities(&log, 2.576).unwrap();
     assert_eq!(est.len(), 10);
+    // The log read from its file a session at a time gives the same estimate.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("swaps.tsv");
+    write_click_log(&p, &log).unwrap();
+    assert_eq!(estimate_propensities_from_log(&p, 2.576).unwrap(), est);
     for e in &est {
         let truth = 1.0 / e.rank as f64; // eta = 1: p_k / p_1 = 1/k
         assert!(
