@@ -1,5 +1,6 @@
-//! Click logs: the documented TSV format (read strictly, written atomically) and click simulation from judged
-//! data under the position-based and cascade models (Joachims, Swaminathan & Schnabel, WSDM 2017; ULTRA's curve).
+//! Click logs: the documented TSV format (read strictly by `click_log_reader.rs`, written atomically) and click
+//! simulation from judged data under the position-based and cascade models (Joachims, Swaminathan & Schnabel, WSDM
+//! 2017; ULTRA's curve).
 //!
 //! ## Format
 //!
