@@ -22,6 +22,7 @@ use rayon::prelude::*;
 
 use ltr_data::{DataError, Dataset, Result};
 
+use crate::click_log_reader::{by_session, Sessions};
 use crate::clicks::{ClickRecord, PropensityEstimate};
 
 /// How EM models relevance.
@@ -94,40 +95,53 @@ struct Cells {
     doc_rows: Vec<Option<usize>>,
 }
 
-fn cells_of(log: &[ClickRecord], features: Option<&Dataset>) -> Result<Cells> {
-    let mut doc_index: HashMap<(&str, &str), usize> = HashMap::new();
-    let mut sessions = Vec::new();
+fn cells_of(sessions: &mut Sessions<'_>, features: Option<&Dataset>) -> Result<Cells> {
+    // Query → document → index, in order of first display (looked up by `&str`, so an impression clones nothing).
+    let mut doc_index: HashMap<String, HashMap<String, usize>> = HashMap::new();
+    let mut docs = 0;
+    let mut cells = Vec::new();
     let mut ranks = 0;
-    for s in log.chunk_by(|a, b| a.session == b.session) {
+    sessions(&mut |s| {
         let mut v = Vec::with_capacity(s.len());
         for r in s {
-            let n = doc_index.len();
-            let d = *doc_index
-                .entry((r.qid.as_str(), r.docid.as_str()))
-                .or_insert(n);
+            let of_query = match doc_index.get_mut(r.qid.as_str()) {
+                Some(m) => m,
+                None => doc_index.entry(r.qid.clone()).or_default(),
+            };
+            let d = match of_query.get(r.docid.as_str()) {
+                Some(&d) => d,
+                None => {
+                    of_query.insert(r.docid.clone(), docs);
+                    docs += 1;
+                    docs - 1
+                }
+            };
             ranks = ranks.max(r.rank as usize);
             v.push((d, r.rank as usize - 1, r.clicked));
         }
-        sessions.push(v);
-    }
-    if sessions.is_empty() {
+        cells.push(v);
+        Ok(())
+    })?;
+    if cells.is_empty() {
         return Err(DataError::Invalid("the click log is empty".into()));
     }
-    let mut doc_rows = vec![None; doc_index.len()];
+    let mut doc_rows = vec![None; docs];
     if let Some(ds) = features {
         let rows = crate::click_training::rows_by_document(ds);
-        for (&(q, d), &k) in &doc_index {
-            doc_rows[k] = Some(*rows.get(&(q, d.to_string())).ok_or_else(|| {
-                DataError::Invalid(format!(
-                    "document `{d}` of qid `{q}` in the click log is not in the feature file"
-                ))
-            })? as usize);
+        for (q, of_query) in &doc_index {
+            for (d, &k) in of_query {
+                doc_rows[k] = Some(*rows.get(&(q.as_str(), d.clone())).ok_or_else(|| {
+                    DataError::Invalid(format!(
+                        "document `{d}` of qid `{q}` in the click log is not in the feature file"
+                    ))
+                })? as usize);
+            }
         }
     }
     Ok(Cells {
-        docs: doc_index.len(),
+        docs,
         ranks,
-        sessions,
+        sessions: cells,
         doc_rows,
     })
 }
@@ -442,6 +456,29 @@ pub fn estimate_propensities_em(
     features: Option<&Dataset>,
     settings: &EmSettings,
 ) -> Result<EmEstimate> {
+    em_estimate(&mut by_session(log), features, settings)
+}
+
+/// [`estimate_propensities_em`] of the click log at `path` ([`crate::read_click_log`]'s format and checks), read a
+/// session at a time: the same estimate, holding each impression as a (document, rank, click) triple instead of a
+/// record with two strings.
+pub fn estimate_propensities_em_from_log(
+    path: &std::path::Path,
+    features: Option<&Dataset>,
+    settings: &EmSettings,
+) -> Result<EmEstimate> {
+    em_estimate(
+        &mut |each| crate::for_each_click_session(path, each),
+        features,
+        settings,
+    )
+}
+
+fn em_estimate(
+    sessions: &mut Sessions<'_>,
+    features: Option<&Dataset>,
+    settings: &EmSettings,
+) -> Result<EmEstimate> {
     let positive = |x: f64| x > 0.0 && x.is_finite();
     if settings.max_iter == 0 || !positive(settings.tol) || !positive(settings.z) {
         return Err(DataError::Invalid(
@@ -452,7 +489,7 @@ pub fn estimate_propensities_em(
         RelevanceModel::Regression => features,
         RelevanceModel::PerDocument => None,
     };
-    let c = cells_of(log, features)?;
+    let c = cells_of(sessions, features)?;
     let all = aggregate(&c, None);
     if !all.iter().any(|x| x.rank == 0 && x.clicks > 0.0) {
         return Err(DataError::Invalid(

@@ -207,3 +207,22 @@ fn check_continues(
     }
     Ok(())
 }
+
+/// What is done with one session of a log.
+pub(crate) type EachSession<'e> = dyn FnMut(&[ClickRecord]) -> Result<()> + 'e;
+
+/// A log's sessions, each given in order to the callback (a slice's [`by_session`], or a file read a session at a
+/// time by [`for_each_click_session`]).
+pub(crate) type Sessions<'s> = dyn FnMut(&mut EachSession<'_>) -> Result<()> + 's;
+
+/// The sessions of records held in memory, cut where the session number changes.
+pub(crate) fn by_session(
+    log: &[ClickRecord],
+) -> impl FnMut(&mut EachSession<'_>) -> Result<()> + '_ {
+    move |each| {
+        for session in log.chunk_by(|a, b| a.session == b.session) {
+            each(session)?;
+        }
+        Ok(())
+    }
+}

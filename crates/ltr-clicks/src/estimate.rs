@@ -56,6 +56,7 @@ use rayon::prelude::*;
 
 use ltr_data::{DataError, Dataset, Result};
 
+use crate::click_log_reader::{by_session, Sessions};
 use crate::click_training::{rows_by_document, PropensitySource};
 use crate::clicks::ClickRecord;
 
@@ -423,23 +424,6 @@ fn swap_expected_examination(j: usize, n: usize, p: &dyn Fn(usize) -> f64) -> f6
 
 /// [`session_terms`], and with a direct model (one value per row) and a logging policy, DR's `X_s` in place of
 /// IPS's.
-/// What is done with one session of a log.
-type EachSession<'e> = dyn FnMut(&[ClickRecord]) -> Result<()> + 'e;
-
-/// A log's sessions, each given in order to the callback (a slice's [`by_session`], or a file read a session at a
-/// time by [`crate::for_each_click_session`]).
-type Sessions<'s> = dyn FnMut(&mut EachSession<'_>) -> Result<()> + 's;
-
-/// The sessions of records held in memory, cut where the session number changes.
-fn by_session(log: &[ClickRecord]) -> impl FnMut(&mut EachSession<'_>) -> Result<()> + '_ {
-    move |each| {
-        for session in log.chunk_by(|a, b| a.session == b.session) {
-            each(session)?;
-        }
-        Ok(())
-    }
-}
-
 /// Each session's `(X_s, Y_s)`, and the clicks of all sessions.
 fn terms(
     sessions: &mut Sessions<'_>,

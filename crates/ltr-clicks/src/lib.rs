@@ -56,7 +56,10 @@ mod estimate;
 mod interleaving;
 mod readers;
 
-pub use click_em::{estimate_propensities_em, EmEstimate, EmSettings, RelevanceModel};
+pub use click_em::{
+    estimate_propensities_em, estimate_propensities_em_from_log, EmEstimate, EmSettings,
+    RelevanceModel,
+};
 pub use click_log_reader::{for_each_click_session, read_click_log};
 pub use click_model_fit::{fit_click_model, ClickModelFit};
 pub use click_model_io::{propensity_json, propensity_text};

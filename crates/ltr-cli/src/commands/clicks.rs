@@ -304,7 +304,6 @@ fn propensity(a: PropensityArgs) -> Result<()> {
             ltr_clicks::estimate_propensities_from_log(&a.clicks, a.z),
         )?,
         method => {
-            let log = ltr_clicks::read_click_log(&a.clicks)?;
             let features = a
                 .features
                 .as_ref()
@@ -317,8 +316,14 @@ fn propensity(a: PropensityArgs) -> Result<()> {
                 seed: a.seed,
                 ..Default::default()
             };
-            let est = ltr_clicks::estimate_propensities_em(&log, features.as_ref(), &settings)
-                .with_context(|| a.clicks.display().to_string())?;
+            let est = in_log(
+                &a.clicks,
+                ltr_clicks::estimate_propensities_em_from_log(
+                    &a.clicks,
+                    features.as_ref(),
+                    &settings,
+                ),
+            )?;
             tracing::info!("EM: {} iterations", est.iterations);
             est.table
         }

@@ -70,18 +70,23 @@ fn methods_parse_and_regression_em_without_features_is_refused() {
 fn em_recovers_the_simulated_propensities() {
     let ds = data();
     let log = log(&ds, 1.0);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("log.tsv");
+    write_click_log(&path, &log).unwrap();
     for relevance in [RelevanceModel::PerDocument, RelevanceModel::Regression] {
-        let est = estimate_propensities_em(
-            &log,
-            Some(&ds),
-            &EmSettings {
-                relevance,
-                bootstrap: 8,
-                z: 3.0,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let settings = EmSettings {
+            relevance,
+            bootstrap: 8,
+            z: 3.0,
+            ..Default::default()
+        };
+        let est = estimate_propensities_em(&log, Some(&ds), &settings).unwrap();
+        // The log read from its file a session at a time gives the same estimate, bootstrap included.
+        let streamed = estimate_propensities_em_from_log(&path, Some(&ds), &settings).unwrap();
+        assert_eq!(
+            (&streamed.table, streamed.iterations),
+            (&est.table, est.iterations)
+        );
         assert_eq!(est.table.len(), 10);
         for e in &est.table {
             let truth = 1.0 / e.rank as f64;
