@@ -67,20 +67,15 @@ pub(crate) fn click_training(
         return session_training(&clicks.log, features, train_label);
     }
     let log_path = &clicks.log;
-    let failed = |context: String, e: DataError| JobError::failed(context, e);
-    let joining = || format!("joining {} to {train_label}", log_path.display());
     let source = match &clicks.propensities {
         Some(p) => ltr_clicks::PropensitySource::ByRank(
-            ltr_clicks::read_propensity_table(p).map_err(|e| failed(joining(), e))?,
+            ltr_clicks::read_propensity_table(p)
+                .map_err(|e| JobError::failed(joining(log_path, train_label), e))?,
         ),
         None => ltr_clicks::PropensitySource::Logged,
     };
     let (ds, stats) = ltr_clicks::click_training_set_from_log(log_path, features, &source)
-        .map_err(|e| match e {
-            // The reader's own errors name the file and line already.
-            DataError::Parse { .. } | DataError::Io { .. } => failed(joining(), e),
-            _ => at_session_line(log_path, e),
-        })?;
+        .map_err(|e| join_error(log_path, train_label, e))?;
     tracing::info!(
         "{}: {} sessions ({} without clicks), {} clicks -> {} training queries",
         log_path.display(),
@@ -99,13 +94,8 @@ fn session_training(
     features: &Dataset,
     train_label: &str,
 ) -> Result<Dataset, JobError> {
-    let joining = || format!("joining {} to {train_label}", log_path.display());
-    let (ds, stats) =
-        ltr_clicks::click_session_set_from_log(log_path, features).map_err(|e| match e {
-            // The reader's own errors name the file and line already.
-            DataError::Parse { .. } | DataError::Io { .. } => JobError::failed(joining(), e),
-            _ => at_session_line(log_path, e),
-        })?;
+    let (ds, stats) = ltr_clicks::click_session_set_from_log(log_path, features)
+        .map_err(|e| join_error(log_path, train_label, e))?;
     tracing::info!(
         "{}: {} sessions ({} without clicks), {} clicks -> {} distinct sessions with positions",
         log_path.display(),
@@ -117,9 +107,19 @@ fn session_training(
     Ok(ds)
 }
 
-/// A join error, located at the first line of the session it names.
-fn at_session_line(log_path: &std::path::Path, e: DataError) -> JobError {
+/// What the log at `log_path` was being joined to, for an error's context.
+fn joining(log_path: &std::path::Path, train_label: &str) -> String {
+    format!("joining {} to {train_label}", log_path.display())
+}
+
+/// An error of reading the log at `log_path` and joining it to `train_label`: the reader's own (they name the file
+/// and line already) in the join's context, a session that cannot be joined at the session's first line, any other
+/// at the log.
+fn join_error(log_path: &std::path::Path, train_label: &str, e: DataError) -> JobError {
     let line = match &e {
+        DataError::Parse { .. } | DataError::Io { .. } => {
+            return JobError::failed(joining(log_path, train_label), e)
+        }
         DataError::ClickSession { session, .. } => {
             first_line_of_session(log_path, &session.to_string())
         }
