@@ -22,7 +22,7 @@ use rayon::prelude::*;
 
 use ltr_data::{DataError, Dataset, Result};
 
-use crate::click_log_reader::{by_session, Sessions};
+use crate::click_log_reader::{by_session, DocumentIndex, Sessions};
 use crate::clicks::{ClickRecord, PropensityEstimate};
 
 /// How EM models relevance.
@@ -96,26 +96,13 @@ struct Cells {
 }
 
 fn cells_of(sessions: &mut Sessions<'_>, features: Option<&Dataset>) -> Result<Cells> {
-    // Query → document → index, in order of first display (looked up by `&str`, so an impression clones nothing).
-    let mut doc_index: HashMap<String, HashMap<String, usize>> = HashMap::new();
-    let mut docs = 0;
+    let mut index = DocumentIndex::default();
     let mut cells = Vec::new();
     let mut ranks = 0;
     sessions(&mut |s| {
         let mut v = Vec::with_capacity(s.len());
         for r in s {
-            let of_query = match doc_index.get_mut(r.qid.as_str()) {
-                Some(m) => m,
-                None => doc_index.entry(r.qid.clone()).or_default(),
-            };
-            let d = match of_query.get(r.docid.as_str()) {
-                Some(&d) => d,
-                None => {
-                    of_query.insert(r.docid.clone(), docs);
-                    docs += 1;
-                    docs - 1
-                }
-            };
+            let (d, _) = index.id(&r.qid, &r.docid);
             ranks = ranks.max(r.rank as usize);
             v.push((d, r.rank as usize - 1, r.clicked));
         }
@@ -125,21 +112,19 @@ fn cells_of(sessions: &mut Sessions<'_>, features: Option<&Dataset>) -> Result<C
     if cells.is_empty() {
         return Err(DataError::Invalid("the click log is empty".into()));
     }
-    let mut doc_rows = vec![None; docs];
+    let mut doc_rows = vec![None; index.len()];
     if let Some(ds) = features {
         let rows = crate::click_training::rows_by_document(ds);
-        for (q, of_query) in &doc_index {
-            for (d, &k) in of_query {
-                doc_rows[k] = Some(*rows.get(&(q.as_str(), d.clone())).ok_or_else(|| {
-                    DataError::Invalid(format!(
-                        "document `{d}` of qid `{q}` in the click log is not in the feature file"
-                    ))
-                })? as usize);
-            }
+        for (q, d, k) in index.iter() {
+            doc_rows[k] = Some(*rows.get(&(q, d.to_string())).ok_or_else(|| {
+                DataError::Invalid(format!(
+                    "document `{d}` of qid `{q}` in the click log is not in the feature file"
+                ))
+            })? as usize);
         }
     }
     Ok(Cells {
-        docs,
+        docs: index.len(),
         ranks,
         sessions: cells,
         doc_rows,

@@ -226,3 +226,39 @@ pub(crate) fn by_session(
         Ok(())
     }
 }
+
+/// Each (qid, docid) of a log numbered from 0 in order of first display, looked up by `&str` a level at a time, so
+/// that an impression clones no string (only a new pair is stored).
+#[derive(Debug, Default)]
+pub(crate) struct DocumentIndex {
+    by_query: HashMap<String, HashMap<String, usize>>,
+    len: usize,
+}
+
+impl DocumentIndex {
+    /// The number of (`qid`, `docid`), and whether this is its first display.
+    pub(crate) fn id(&mut self, qid: &str, docid: &str) -> (usize, bool) {
+        let docs = match self.by_query.get_mut(qid) {
+            Some(docs) => docs,
+            None => self.by_query.entry(qid.to_string()).or_default(),
+        };
+        if let Some(&id) = docs.get(docid) {
+            return (id, false);
+        }
+        docs.insert(docid.to_string(), self.len);
+        self.len += 1;
+        (self.len - 1, true)
+    }
+
+    /// How many pairs have been numbered.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Every (qid, docid, number), in no particular order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &str, usize)> {
+        self.by_query
+            .iter()
+            .flat_map(|(q, docs)| docs.iter().map(move |(d, &k)| (q.as_str(), d.as_str(), k)))
+    }
+}

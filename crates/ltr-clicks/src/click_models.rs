@@ -37,6 +37,7 @@ use std::collections::HashMap;
 
 use ltr_data::{DataError, Result};
 
+use crate::click_log_reader::{by_session, DocumentIndex, Sessions};
 use crate::ClickRecord;
 
 /// Probability floor of the estimators and the evaluation (PyClick's `PROB_MIN`).
@@ -99,51 +100,31 @@ impl SessionLog {
     /// The sessions of a log read by [`crate::read_click_log`] (whose reader has checked them: one query per
     /// session, ranks 1, 2, … n in order).
     pub fn from_records(records: &[ClickRecord]) -> Self {
-        let mut index: HashMap<(&str, &str), u32> = HashMap::new();
-        let mut log = SessionLog {
-            offsets: vec![0],
-            ..Default::default()
-        };
-        for session in records.chunk_by(|a, b| a.session == b.session) {
-            for r in session {
-                let next = log.pairs.len() as u32;
-                let id = *index.entry((&r.qid, &r.docid)).or_insert_with(|| {
-                    log.pairs.push((r.qid.clone(), r.docid.clone()));
-                    next
-                });
-                log.docs.push(id);
-                log.clicks.push(r.clicked);
-            }
-            log.offsets.push(log.docs.len());
-        }
-        log
+        Self::from_sessions(&mut by_session(records))
+            .expect("counting records held in memory returns no error")
     }
 
     /// The sessions of the click log at `path`, read a session at a time ([`crate::for_each_click_session`]): the
     /// same log as [`SessionLog::from_records`] of [`crate::read_click_log`], without holding the records (five
     /// bytes a displayed document instead of a record with two strings).
     pub fn read(path: &std::path::Path) -> Result<Self> {
-        let mut index: HashMap<String, HashMap<String, u32>> = HashMap::new();
+        Self::from_sessions(&mut |each| crate::for_each_click_session(path, each))
+    }
+
+    /// The log of `sessions`, its (qid, docid) pairs numbered in order of first display.
+    fn from_sessions(sessions: &mut Sessions<'_>) -> Result<Self> {
+        let mut index = DocumentIndex::default();
         let mut log = SessionLog {
             offsets: vec![0],
             ..Default::default()
         };
-        crate::for_each_click_session(path, |session| {
+        sessions(&mut |session| {
             for r in session {
-                let next = log.pairs.len() as u32;
-                let docs = match index.get_mut(r.qid.as_str()) {
-                    Some(docs) => docs,
-                    None => index.entry(r.qid.clone()).or_default(),
-                };
-                let id = match docs.get(r.docid.as_str()) {
-                    Some(&id) => id,
-                    None => {
-                        docs.insert(r.docid.clone(), next);
-                        log.pairs.push((r.qid.clone(), r.docid.clone()));
-                        next
-                    }
-                };
-                log.docs.push(id);
+                let (id, first) = index.id(&r.qid, &r.docid);
+                if first {
+                    log.pairs.push((r.qid.clone(), r.docid.clone()));
+                }
+                log.docs.push(id as u32);
                 log.clicks.push(r.clicked);
             }
             log.offsets.push(log.docs.len());
