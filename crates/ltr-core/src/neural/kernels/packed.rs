@@ -47,20 +47,7 @@ impl Packed {
                 min_nonzero,
             };
         }
-        let nj = o_dim.div_ceil(t);
-        let mut buf = vec![0f32; k_dim * nj * t + 16];
-        let off = buf.as_ptr().align_offset(64).min(16);
-        let kc = panel_inputs(k_dim, t);
-        let (mut k0, mut at) = (0, off);
-        while k0 < k_dim {
-            let k1 = (k0 + kc).min(k_dim);
-            for j0 in (0..o_dim).step_by(t) {
-                let len = (k1 - k0) * t;
-                pack(m, o_dim, k0..k1, j0, t, &mut buf[at..at + len]);
-                at += len;
-            }
-            k0 = k1;
-        }
+        let (buf, off) = pack_all(m, k_dim, o_dim, t);
         Self {
             k_dim,
             o_dim,
@@ -102,6 +89,27 @@ pub fn matmul_packed(x: &[f32], m: &Packed, bias: Option<&[f32]>, y: &mut [f32])
         m.wide,
         simd_tiles(),
     );
+}
+
+/// All of `M` (`k_dim × o_dim`, row-major) packed into panels of `t` outputs, in the order the products read them:
+/// by panel of inputs ([`panel_inputs`]), then by `j0`. Returns the buffer and the offset of the first panel (on
+/// a 64-byte line).
+pub(super) fn pack_all(m: &[f32], k_dim: usize, o_dim: usize, t: usize) -> (Vec<f32>, usize) {
+    let nj = o_dim.div_ceil(t);
+    let mut buf = vec![0f32; k_dim * nj * t + 16];
+    let off = buf.as_ptr().align_offset(64).min(16);
+    let kc = panel_inputs(k_dim, t);
+    let (mut k0, mut at) = (0, off);
+    while k0 < k_dim {
+        let k1 = (k0 + kc).min(k_dim);
+        for j0 in (0..o_dim).step_by(t) {
+            let len = (k1 - k0) * t;
+            pack(m, o_dim, k0..k1, j0, t, &mut buf[at..at + len]);
+            at += len;
+        }
+        k0 = k1;
+    }
+    (buf, off)
 }
 
 /// Inputs per panel of `t` outputs: `k_dim` split into panels of equal size (at most `PANEL / t`): 136

@@ -1,7 +1,7 @@
 //! Products whose rows are mostly exact zeros (a hidden layer's input after ReLU and dropout, the gradient of a
 //! layer's output after their masks): each row's chains take only its nonzero inputs, with the dense chains' bits.
 
-use super::packed::{pack, panel_inputs, Packed};
+use super::packed::{pack_all, panel_inputs, Packed};
 use super::tiles::{self, Panel, Start, Terms, SPARSE_ROWS};
 use super::{matmul_packed, simd_tiles, transpose, Scan, FINE, NEG_ZERO};
 
@@ -73,19 +73,7 @@ pub(super) fn gradient_sparse(
     }
     let at = transpose(&a[..rows * k_dim], rows, k_dim);
     // `dy` (`rows × o_dim`) packed as a training step packs `M` ([`Packed`]).
-    let kc = panel_inputs(rows, T);
-    let mut buf = vec![0f32; rows * o_dim + 16];
-    let off = buf.as_ptr().align_offset(64).min(16);
-    let (mut r0, mut to) = (0, off);
-    while r0 < rows {
-        let r1 = (r0 + kc).min(rows);
-        for j0 in (0..o_dim).step_by(T) {
-            let len = (r1 - r0) * T;
-            pack(dy, o_dim, r0..r1, j0, T, &mut buf[to..to + len]);
-            to += len;
-        }
-        r0 = r1;
-    }
+    let (buf, off) = pack_all(dy, rows, o_dim, T);
     sparse_product(&at, k_dim, rows, &buf[off..], o_dim, None, true, dw);
     true
 }
