@@ -227,6 +227,29 @@ pub(crate) fn by_session(
     }
 }
 
+/// [`by_session`] for consumers that refuse a session split in two (as the file reader does, naming the line): a
+/// session number that comes back after another session's records is an error naming the session.
+pub(crate) fn by_distinct_session(
+    log: &[ClickRecord],
+) -> impl FnMut(&mut EachSession<'_>) -> Result<()> + '_ {
+    move |each| {
+        let mut seen: std::collections::HashSet<u64> = std::collections::HashSet::new();
+        for session in log.chunk_by(|a, b| a.session == b.session) {
+            let id = session[0].session;
+            if !seen.insert(id) {
+                return Err(DataError::ClickSession {
+                    session: id,
+                    problem:
+                        "appears again after other sessions (a session's lines must be together)"
+                            .into(),
+                });
+            }
+            each(session)?;
+        }
+        Ok(())
+    }
+}
+
 /// Each (qid, docid) of a log numbered from 0 in order of first display, looked up by `&str` a level at a time, so
 /// that an impression clones no string (only a new pair is stored).
 #[derive(Debug, Default)]

@@ -14,6 +14,7 @@ use std::path::Path;
 
 use ltr_data::{DataError, Dataset, Result};
 
+use crate::click_log_reader::by_distinct_session;
 use crate::click_training::rows_by_document;
 use crate::clicks::{ClickRecord, SimulatedSession};
 
@@ -45,20 +46,7 @@ pub fn click_session_set(
     features: &Dataset,
 ) -> Result<(Dataset, SessionSetStats)> {
     let mut counter = SessionCounter::new(features);
-    let mut seen_sessions: HashMap<u64, ()> = HashMap::new();
-    let mut start = 0;
-    while start < log.len() {
-        let id = log[start].session;
-        let end = start + log[start..].partition_point(|r| r.session == id);
-        if seen_sessions.insert(id, ()).is_some() {
-            return Err(session_error(
-                id,
-                "appears again after other sessions (a session's lines must be together)".into(),
-            ));
-        }
-        counter.add(&log[start..end])?;
-        start = end;
-    }
+    by_distinct_session(log)(&mut |session| counter.add(session))?;
     finish(features, counter.counts, counter.stats)
 }
 

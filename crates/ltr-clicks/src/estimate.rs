@@ -56,7 +56,7 @@ use rayon::prelude::*;
 
 use ltr_data::{DataError, Dataset, Result};
 
-use crate::click_log_reader::{by_session, Sessions};
+use crate::click_log_reader::{by_distinct_session, Sessions};
 use crate::click_training::{rows_by_document, PropensitySource};
 use crate::clicks::ClickRecord;
 
@@ -398,7 +398,7 @@ pub fn session_terms(
     propensities: &PropensitySource,
 ) -> Result<Vec<(f64, f64)>> {
     let (terms, _) = terms(
-        &mut by_session(log),
+        &mut by_distinct_session(log),
         features,
         scores,
         gain,
@@ -470,7 +470,6 @@ fn terms(
     }
     let rows = rows_by_document(features);
     let mut out = Vec::new();
-    let mut seen: HashMap<u64, ()> = HashMap::new();
     let mut clicks = 0;
     sessions(&mut |session| {
         let id = session[0].session;
@@ -478,11 +477,6 @@ fn terms(
             session: id,
             problem,
         };
-        if seen.insert(id, ()).is_some() {
-            return Err(err(
-                "appears again after other sessions (a session's lines must be together)".into(),
-            ));
-        }
         // The logged propensity of each rank of this session, for the examination gain and the clicks.
         let logged: Vec<Option<f64>> = session.iter().map(|r| r.propensity).collect();
         let propensity = |rank: usize| -> Option<f64> {
@@ -648,7 +642,7 @@ pub fn estimate_click_metric(
     scores: &[f64],
     settings: &CounterfactualSettings,
 ) -> Result<CounterfactualEstimate> {
-    estimate_from_sessions(&mut by_session(log), features, scores, settings)
+    estimate_from_sessions(&mut by_distinct_session(log), features, scores, settings)
 }
 
 /// [`estimate_click_metric`] of the click log at `path` ([`crate::read_click_log`]'s format and checks), read a
