@@ -9,7 +9,9 @@
 //! `scoring against the core's ceiling` puts issue 53's scoring goal (1 M documents/s a core for an MLP of
 //! 136→256→128→1) beside what the core can do at all: the MLP's documents/s through `score_dataset` (what `ltr
 //! predict` calls) and, in the same run, twelve independent chains of fused multiply-adds at the widest SIMD level
-//! the CPU has, counted as documents of 67,712 multiply-adds each. Run with `RAYON_NUM_THREADS=1`.
+//! the CPU has, counted as documents of 67,712 multiply-adds each, and the same MLP with its hidden layers'
+//! products in bfloat16 (`ltr predict --precision bf16`; safe and slow without AVX-512 BF16). Run with
+//! `RAYON_NUM_THREADS=1`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ltr_benches::{generated, ohsumed_like};
@@ -144,6 +146,13 @@ fn scoring_ceiling(c: &mut Criterion) {
     g.bench_function("MLP 136-256-128-1, score_dataset (documents)", |bn| {
         bn.iter(|| model.score_dataset(&ds))
     });
+    // The opt-in bfloat16 products (`ltr predict --precision bf16`): the same network, hidden layers in bfloat16.
+    if let ltr_core::Model::Neural(net) = &model {
+        let fast = net.to_bf16();
+        g.bench_function("MLP 136-256-128-1, bfloat16 products (documents)", |bn| {
+            bn.iter(|| fast.score_dataset(&ds))
+        });
+    }
     // 16 · 12 multiply-adds a round; as many rounds as the documents above cost.
     let rounds = (ds.n_docs() as u64 * MLP_MULTIPLY_ADDS).div_ceil(192) as usize;
     if fma_chains(1, 1.0).is_some() {

@@ -705,6 +705,68 @@ fn the_attention_scorer_trains_predicts_and_is_described() {
     let mut bad = base.to_vec();
     bad[12] = "heads=3";
     fails(&bad, "do not divide");
+    // Its hidden layer's product in bfloat16, the encoder in f32: one score per line still.
+    let fast = ok(&[
+        "predict",
+        "--model",
+        s(&m),
+        "--data",
+        &test,
+        "--precision",
+        "bf16",
+    ]);
+    assert_eq!(fast.lines().count(), out.lines().count());
+}
+
+/// `--precision bf16` is for neural models; any other model, and a precision `ltr` does not know, are refused by
+/// name.
+#[test]
+fn bfloat16_scoring_is_refused_for_models_that_are_not_networks() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, _, test) = data(dir.path());
+    let m = dir.path().join("svm.bin");
+    ok(&[
+        "train",
+        "--train",
+        &train,
+        "--algo",
+        "ranksvm",
+        "--model",
+        s(&m),
+    ]);
+    let predict = |precision: &'static str| {
+        vec![
+            "predict".to_string(),
+            "--model".into(),
+            s(&m).into(),
+            "--data".into(),
+            test.clone(),
+            "--precision".into(),
+            precision.into(),
+        ]
+    };
+    let args = predict("bf16");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    fails_mentioning(
+        &args,
+        &[
+            "precision",
+            "`bf16` applies to neural models",
+            "a linear model",
+        ],
+    );
+    let args = predict("half");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    fails_mentioning(&args, &["--precision must be `full` or `bf16`, not `half`"]);
+    ok(&[
+        "predict",
+        "--model",
+        s(&m),
+        "--data",
+        &test,
+        "--precision",
+        "full",
+    ]);
 }
 
 /// A reader that stops early (`ltr algorithms | head -1`) closes the pipe under `ltr`: the write fails with EPIPE

@@ -197,3 +197,75 @@ fn propensity_ranksvm_on_clicks_gives_the_same_model_at_every_simd_level() {
         }
     }
 }
+
+/// `ltr predict --precision bf16`: the hidden layers' products in bfloat16 run in AVX-512 BF16 tiles where the CPU
+/// has them and in safe code at every other level; the scores must be the same bytes at every level, near the full
+/// precision's and not equal to them. Layers of 70 and 16 outputs: a panel and a padded one, and a padded panel
+/// alone.
+#[test]
+fn bfloat16_scores_are_the_same_at_every_simd_level() {
+    let dir = tempfile::tempdir().unwrap();
+    ok(&[
+        "generate",
+        "--queries",
+        "30",
+        "--seed",
+        "13",
+        "--out",
+        s(dir.path()),
+    ]);
+    let (train, test, model) = (
+        dir.path().join("train.txt"),
+        dir.path().join("test.txt"),
+        dir.path().join("mlp.json"),
+    );
+    ok(&[
+        "train",
+        "--train",
+        s(&train),
+        "--algo",
+        "neural",
+        "--param",
+        "epochs=3",
+        "--param",
+        "sizes=70/16",
+        "--seed",
+        "5",
+        "--model",
+        s(&model),
+    ]);
+    let full: Vec<f64> = ok(&["predict", "--model", s(&model), "--data", s(&test)])
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    let mut first: Option<String> = None;
+    for level in ltr_data::SimdLevel::available() {
+        let o = Command::new(env!("CARGO_BIN_EXE_ltr"))
+            .args(["predict", "--model", s(&model), "--data", s(&test)])
+            .args(["--precision", "bf16"])
+            .env("RUST_LOG", "warn")
+            .env("LTR_SIMD", level.name())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let now = String::from_utf8(o.stdout).unwrap();
+        match &first {
+            None => first = Some(now),
+            Some(f) => assert!(
+                f == &now,
+                "bfloat16 scores at LTR_SIMD={} differ",
+                level.name()
+            ),
+        }
+    }
+    let fast: Vec<f64> = first.unwrap().lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(fast.len(), full.len());
+    let scale = full.iter().map(|v| v.abs()).sum::<f64>() / full.len() as f64;
+    let worst = full
+        .iter()
+        .zip(&fast)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(worst > 0.0, "bfloat16 scores equal the full ones");
+    assert!(worst < 0.02 * scale, "worst {worst} against scale {scale}");
+}

@@ -50,7 +50,7 @@ pub use learner::{
     FitReport, FitWith, Fitted, Measure, ParamGuard, Progress, Silent, WarmStarts,
 };
 pub use model::Model;
-pub use model_file::{ModelFile, TrainingSummary, MODEL_FORMAT_VERSION};
+pub use model_file::{ModelFile, Precision, TrainingSummary, MODEL_FORMAT_VERSION};
 pub use neural::NeuralNet;
 pub use params::{compact_number, Params};
 pub use scorer::{LinearModel, Scorer, Stump, StumpEnsemble, Tree, TreeEnsemble, TreeNode};

@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::scorer::Scorer;
 
+pub mod bf16;
 mod encoder;
+pub use bf16::{Bf16Dense, Bf16Net};
 pub use encoder::{Encoder, EncoderBlock, ENCODER_NORM_EPS};
 
 /// The non-linearity after each hidden layer.

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use ltr_core::ModelFile;
+use ltr_core::{ModelFile, Precision};
 use ltr_data::Dataset;
 
 use crate::foreign_tree::bad;
@@ -115,9 +115,20 @@ pub fn model_width(model: &ModelFile) -> usize {
 /// RankLib model is widened to the data ([`crate::widen_to`]), data wider than the model is refused and the stored
 /// preprocessing applied. `data` names the data in errors.
 pub fn score_loaded(model: &mut ModelFile, ds: &Dataset, data: &str) -> Result<Vec<f64>> {
+    score_loaded_with(model, ds, data, Precision::Full)
+}
+
+/// [`score_loaded`] in the arithmetic `precision` names (`ltr predict --precision`; [`Precision::Bf16`] for neural
+/// models only).
+pub fn score_loaded_with(
+    model: &mut ModelFile,
+    ds: &Dataset,
+    data: &str,
+    precision: Precision,
+) -> Result<Vec<f64>> {
     crate::widen_to(model, ds.n_features());
     model
         .check_data(ds, data)
-        .and_then(|()| model.score_raw(ds))
+        .and_then(|()| model.score_raw_with(ds, precision))
         .map_err(|e| ExportError::Model(e.to_string()))
 }

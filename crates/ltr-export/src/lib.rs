@@ -59,7 +59,9 @@ pub mod trees;
 pub mod ubjson;
 
 pub use formats::export;
-pub use import::{is_foreign_model, is_model_file, load_model, model_width, score_loaded};
+pub use import::{
+    is_foreign_model, is_model_file, load_model, model_width, score_loaded, score_loaded_with,
+};
 pub use import_lightgbm::{read_lightgbm, read_lightgbm_json, LIGHTGBM_OBJECTIVES};
 pub use import_xgboost::{read_xgboost, read_xgboost_ubjson, XGBOOST_OBJECTIVES};
 pub use linear::{linear_form, LinearForm, Normalizer, Term};

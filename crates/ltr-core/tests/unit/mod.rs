@@ -7,6 +7,7 @@ mod forest;
 mod learner;
 mod model_file;
 mod neural;
+mod neural_bf16;
 mod neural_sparse;
 mod neural_tiles;
 mod params;
