@@ -207,10 +207,12 @@ class Ranker(_Base):
             raise ValueError(f"this {type(self).__name__} is not fitted yet: call fit (or load a model) first")
         return model
 
-    def predict(self, X: Any, qid: Any = None, group: Any = None) -> np.ndarray:
+    def predict(self, X: Any, qid: Any = None, group: Any = None, precision: str = "full") -> np.ndarray:
         """Scores of the rows of ``X`` (raw features; the stored preprocessing is applied), as ``float64``. Models
         whose scores depend on the rest of the query (rank aggregates, per-query normalisation) need ``qid`` or
-        ``group``."""
+        ``group``. ``precision="bf16"`` scores a neural model with its hidden layers' products in bfloat16 (about
+        twice as fast on CPUs with AVX-512 BF16; each score moves by about 1e-3 of the scores' scale), as ``ltr
+        predict --precision bf16`` does; ``"full"`` (the default) scores as trained."""
         model = self._model()
         X, qid = qid_column(X, qid, group)
         if model.needs_queries and qid is None and group is None:
@@ -218,7 +220,7 @@ class Ranker(_Base):
                 f"a {model.algorithm} model with this setting scores documents relative to their query: give qid or group"
             )
         data = native_data(X, None, qid, group, require_queries=False)
-        return model.predict(data)
+        return model.predict(data, precision)
 
     def score(self, X: Any, y: Any, qid: Any = None, group: Any = None) -> float:
         """Mean of this ranker's ``metric`` (NDCG@10 unless set) over the queries of :meth:`predict`'s ranking,

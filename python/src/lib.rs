@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use ltr::core::{LtrError, ModelFile, Scorer};
+use ltr::core::{LtrError, ModelFile, Precision, Scorer};
 use ltr::data::{
     read_letor_with, DataError, Dataset, FeatureMatrix, ParseOptions, QueryFile, RepeatedQid,
     SparseMatrix, TextColumn,
@@ -403,12 +403,20 @@ struct NativeModel {
 
 #[pymethods]
 impl NativeModel {
-    /// Scores of `data` (raw features: the stored preprocessing is applied), one per row.
+    /// Scores of `data` (raw features: the stored preprocessing is applied), one per row, in the arithmetic
+    /// `precision` names (`full`, or `bf16` for a neural model: `ltr predict --precision`).
+    #[pyo3(signature = (data, precision = "full"))]
     fn predict<'py>(
         &self,
         py: Python<'py>,
         data: &NativeData,
+        precision: &str,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let precision = Precision::parse(precision).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "precision must be 'full' or 'bf16', not {precision:?}"
+            ))
+        })?;
         // A RankLib file names only the features its model uses: it reads data of any larger width, as in
         // `ltr predict` (`widen_to` leaves every other model as it is, for `check_data` to refuse).
         let widened;
@@ -428,7 +436,9 @@ impl NativeModel {
             mf.model.takes_missing_values(),
             &format!("this {} model", mf.algorithm),
         )?;
-        let scores = py.detach(|| mf.score_raw(&data.ds)).map_err(py_err)?;
+        let scores = py
+            .detach(|| mf.score_raw_with(&data.ds, precision))
+            .map_err(py_err)?;
         Ok(scores.into_pyarray(py))
     }
 

@@ -60,3 +60,22 @@ def test_mlp_ranker_grid_on_eval_set_with_batch_norm(letor_dir):
     again = ltrkit.MLPRanker(sizes="16/8", batch_norm=True, loss=best["loss"], epochs=2, seed=2)
     again.fit(X, y, qid=q, eval_set=[(Xv, yv)], eval_qid=[qv])
     np.testing.assert_array_equal(again.predict(Xv, qid=qv), r.predict(Xv, qid=qv))
+
+
+def test_bfloat16_prediction_is_the_cli_one(ltr_bin, letor_dir, tmp_path):
+    X, y, q = load(letor_dir, "train")
+    Xt, _, qt = load(letor_dir, "test")
+    r = ltrkit.MLPRanker(sizes="70/16", epochs=2, seed=3).fit(X, y, qid=q)
+    m = tmp_path / "mlp.json"
+    r.save(m)
+    cli = run(ltr_bin, "predict", "--model", m, "--data", letor_dir / "test.txt", "--precision", "bf16")
+    fast = r.predict(Xt, qid=qt, precision="bf16")
+    np.testing.assert_array_equal(fast, np.array([float(s) for s in cli.split()]))
+    full = r.predict(Xt, qid=qt)
+    assert not np.array_equal(fast, full)
+    assert np.max(np.abs(fast - full)) < 0.02 * np.mean(np.abs(full))
+    with pytest.raises(ValueError, match="precision must be 'full' or 'bf16'"):
+        r.predict(Xt, qid=qt, precision="half")
+    svm = ltrkit.RankSVM().fit(X, y, qid=q)
+    with pytest.raises(ValueError, match="applies to neural models"):
+        svm.predict(Xt, qid=qt, precision="bf16")

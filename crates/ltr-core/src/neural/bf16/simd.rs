@@ -88,7 +88,7 @@ mod x86 {
             unsafe {
                 let lo = _mm512_loadu_ps(x.add(32 * g));
                 let hi = _mm512_loadu_ps(x.add(32 * g + 16));
-                let pairs: __m512i = std::mem::transmute(_mm512_cvtne2ps_pbh(hi, lo));
+                let pairs = std::mem::transmute::<__m512bh, __m512i>(_mm512_cvtne2ps_pbh(hi, lo));
                 _mm512_storeu_si512(b.add(16 * g).cast(), pairs);
             }
         }
@@ -140,6 +140,14 @@ mod x86 {
         }
     }
 
+    /// The 32 bfloat16 of `v`, as the BF16 instructions take them (the same 512 bits).
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn bh(v: __m512i) -> __m512bh {
+        // SAFETY: both are 512 bits of plain data; every bit pattern is valid for each.
+        unsafe { std::mem::transmute::<__m512i, __m512bh>(v) }
+    }
+
     /// `R` rows × 64 sums from the bias over `pairs` input pairs.
     ///
     /// # Safety
@@ -163,9 +171,9 @@ mod x86 {
                 }
             }
             for p in 0..pairs {
-                let mut wv: [__m512bh; 4] = [std::mem::transmute(_mm512_setzero_si512()); 4];
+                let mut wv: [__m512bh; 4] = [bh(_mm512_setzero_si512()); 4];
                 for (v, wr) in wv.iter_mut().enumerate() {
-                    *wr = std::mem::transmute(_mm512_loadu_si512(w.add(p * PANEL + 16 * v).cast()));
+                    *wr = bh(_mm512_loadu_si512(w.add(p * PANEL + 16 * v).cast()));
                 }
                 for (i, row) in acc.iter_mut().enumerate() {
                     let a: __m512bh =
