@@ -1,13 +1,15 @@
 //! Differential tests against LightGBM on committed fixtures (`tests/fixtures/lightgbm/`, written by LightGBM
 //! through `make_fixtures.py` there): the bins of features of every shape, the first tree and ten trees, and on a
-//! slice of MQ2008 the first tree's scores and why the second differs.
+//! slice of MQ2008 the first tree's scores and why the second differs; and (`make_position_bias.py`) the position
+//! factors of `lambdarank_position_bias` on clicks, round by round, with their ten trees.
 
 use std::path::{Path, PathBuf};
 
 use ltr_core::{Fit, FitContext, ForestTree, Model, ParamGuard};
 use ltr_data::{read_letor, Dataset};
 use ltr_trees::{
-    best_split, bin_bounds, GbdtParams, GrowSettings, LeafCount, Scale, Sums, MIN_DATA_IN_BIN,
+    best_split, bin_bounds, train_gbdt, Debias, GbdtParams, GrowSettings, LeafCount, PenaltyUnit,
+    PositionBias, Scale, Sums, MIN_DATA_IN_BIN,
 };
 use serde_json::Value;
 
@@ -156,6 +158,19 @@ fn load(name: &'static str) -> Fixture {
 
 /// ltr's `lambdamart` (or `mart` for LightGBM's `regression`) with LightGBM's settings of the fixture, `trees` rounds.
 fn train(f: &Fixture, trees: usize) -> ltr_core::Forest {
+    let fitted = settings(f, trees)
+        .check()
+        .unwrap()
+        .fit(&f.data, &FitContext::new(1))
+        .unwrap();
+    match fitted.model {
+        Model::Forest(forest) => forest,
+        m => panic!("not a forest: {m:?}"),
+    }
+}
+
+/// The [`GbdtParams`] of LightGBM's settings of the fixture, `trees` rounds.
+fn settings(f: &Fixture, trees: usize) -> GbdtParams {
     let p = &f.params;
     let mut g = match p["objective"].as_str().unwrap() {
         "lambdarank" => GbdtParams::lambdamart(),
@@ -183,15 +198,7 @@ fn train(f: &Fixture, trees: usize) -> ltr_core::Forest {
     if f.name == "negative_values" {
         g.tree.max_bin -= 1;
     }
-    let fitted = g
-        .check()
-        .unwrap()
-        .fit(&f.data, &FitContext::new(1))
-        .unwrap();
-    match fitted.model {
-        Model::Forest(forest) => forest,
-        m => panic!("not a forest: {m:?}"),
-    }
+    g
 }
 
 /// The distinct training values of feature `j`, ascending.
@@ -491,4 +498,67 @@ fn equal_leaves_tie_where_lightgbms_differ_by_rounding() {
         compare(&f, &ours, 1, 1e-2).is_err(),
         "the second tree is LightGBM's now: update the note above"
     );
+}
+
+/// LightGBM's `lambdarank_position_bias` (≥ 4.1: a factor per position added to the scores while the gradients are
+/// computed, one Newton step a round) against `debias=position-factors` at LightGBM's settings (no penalty, the
+/// learning rate as the factors' rate), on clicks of a position-based user (`make_position_bias.py`): the factors
+/// after 1, 3 and 10 rounds, and each of the ten trees (the first is plain LambdaRank's: the factors start at 0).
+/// LightGBM logs the factors with 6 significant digits and keeps gradients in float32, and its pair sigmoid comes
+/// from a table (the ten-trees test above), so the factors agree to 1e-4 of the largest and leaves to 1e-3.
+#[test]
+fn position_factors_and_their_trees_are_lightgbms() {
+    let mut f = load("position_bias");
+    let j = json("position_bias.json");
+    let positions: Vec<u32> = j["positions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_u64().unwrap() as u32)
+        .collect();
+    f.data = f.data.clone().with_positions(positions).unwrap();
+    assert_eq!(
+        f.params["lambdarank_position_bias_regularization"].as_f64(),
+        Some(0.0)
+    );
+    let theirs: Vec<Vec<f64>> = j["factors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            r.as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect()
+        })
+        .collect();
+    for rounds in [1, 3, 10] {
+        let mut g = settings(&f, rounds);
+        g.debias = Debias::PositionFactors {
+            rate: g.learning_rate,
+            regularization: 0.0,
+            unit: PenaltyUnit::Row,
+        };
+        let run = train_gbdt(&g, &f.data, &FitContext::new(1)).unwrap();
+        let Some(PositionBias::Factors(ours)) = run.position_bias else {
+            panic!("no factors: {:?}", run.position_bias);
+        };
+        let want = &theirs[rounds - 1];
+        let scale = want.iter().fold(0f64, |m, v| m.max(v.abs()));
+        for (k, (o, t)) in ours.iter().zip(want).enumerate() {
+            assert!(
+                (o - t).abs() <= 1e-4 * scale,
+                "round {rounds}, position {k}: ours {o}, LightGBM's {t} (all: {ours:?} against {want:?})"
+            );
+        }
+        eprintln!("position factors after {rounds} rounds: {ours:?}");
+        if rounds == 10 {
+            for k in 0..10 {
+                let worst = compare(&f, &run.forest, k, 1e-3)
+                    .unwrap_or_else(|e| panic!("position_bias tree {k}: {e}"));
+                eprintln!("position_bias: tree {k} is LightGBM's, leaves within {worst:.1e}");
+            }
+        }
+    }
 }
