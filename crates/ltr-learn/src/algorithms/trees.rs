@@ -252,8 +252,10 @@ pub(crate) const LAMBDAMART_SPECS: &[ParamSpec] = &[
          OHSUMED\"): where each query is always shown one way the unpenalised factors take relevance for position \
          bias (OHSUMED +0.050 NDCG@10 with it), at -0.015 on a generated web fold. At 10^6 sessions it holds the \
          factors near 0 (within 0.03 on OHSUMED), close to the naive model; 0 (LightGBM's default) lets them \
-         grow, which gained 0.01-0.06 where queries are many and matched LightGBM's position bias on MQ2008 at \
-         eta=2 (0.4463 against 0.4461; 1 gives 0.3951)",
+         grow, which gained 0.01-0.06 where queries are many. At 0 the factors are LightGBM's algorithm (a \
+         differential test) and level with LightGBM's position bias over four click seeds (MQ2008 eta=2: \
+         -0.0005; OHSUMED: +0.022), where 1 is -0.048 and +0.061 (BENCHMARKS.md, \"P1 over four more click \
+         seeds\")",
     )
     .when("debias=position-factors"),
     ParamSpec::new(
