@@ -364,7 +364,7 @@ impl Scorer for NeuralNet {
     fn n_features(&self) -> usize {
         self.n_features
     }
-    /// An MLP scores each document on its own, so the documents go in blocks of [`SCORE_BLOCK`] rows across query
+    /// An MLP scores each document on its own, so the documents go in blocks of `SCORE_BLOCK` (128) rows across query
     /// boundaries, in parallel, each thread reusing its buffers (a score's bits do not depend on its block). With
     /// an encoder, query by query.
     fn score_dataset(&self, ds: &Dataset) -> Vec<f64> {

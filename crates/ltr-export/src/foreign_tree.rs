@@ -1,5 +1,5 @@
 //! Reading tree models trained by LightGBM and XGBoost into an exact [`Forest`], and recognising model files by
-//! their content (see [`load_model`]).
+//! their content (see [`load_model`](crate::load_model)).
 //!
 //! Both libraries' split rules are rewritten into the forest's rule (`value <= threshold` in f32 goes left, a NaN
 //! goes `default_left`) so that every f32 feature value takes the same branch:

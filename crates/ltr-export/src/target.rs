@@ -69,7 +69,7 @@ impl std::str::FromStr for Target {
     }
 }
 
-/// Options of [`export`].
+/// Options of [`export`](crate::export).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExportOptions {
     /// The model's name in the engine.
@@ -107,7 +107,7 @@ impl std::str::FromStr for EsModel {
     }
 }
 
-/// What [`export`] does when the engine routes a missing feature or a NaN value of a tree model otherwise than
+/// What [`export`](crate::export) does when the engine routes a missing feature or a NaN value of a tree model otherwise than
 /// `ltr predict` (an absent feature is 0, a NaN follows the split's `default_left`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MissingPolicy {

@@ -26,7 +26,7 @@
 //! The paper trains both towers by stochastic gradient steps on batches of sessions. Here every step is a full-batch
 //! gradient step with a backtracking (Armijo) step size, as [`crate::LambdaRankParams`] takes them: one ranker step
 //! per epoch, then [`DlaParams::propensity_steps`] steps of the propensity tower. Each tower's loss, with the other's
-//! weights fixed, is convex, so the steps never climb. Sums over sessions are exact ([`ExactVec`]) or taken in
+//! weights fixed, is convex, so the steps never climb. Sums over sessions are exact (`ExactVec`) or taken in
 //! session order, so the model does not depend on the thread count. The epoch is chosen on validation data (judged
 //! data).
 

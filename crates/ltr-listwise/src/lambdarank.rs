@@ -13,7 +13,7 @@
 //! objective's inverse-propensity correction), or by its clicks alone (the naive control): [`ClickWeighting`].
 //!
 //! The objective and its gradient are sums over queries, taken exactly ([`ExactVec`]), so the queries can be
-//! spread over ranks ([`LambdaRankParams::fit_distributed`]) and every rank ends with the single-process model,
+//! spread over ranks (`LambdaRankParams::fit_distributed`) and every rank ends with the single-process model,
 //! bit for bit.
 
 use ltr_core::{
@@ -262,7 +262,7 @@ impl FitWith for LambdaRankValidParams {
 }
 
 impl LambdaRankParams {
-    /// [`LambdaRankParams::fit_distributed`] from `start` ([`FitWith::fit_with`]; `None`: zeros).
+    /// `LambdaRankParams::fit_distributed` from `start` ([`FitWith::fit_with`]; `None`: zeros).
     pub fn fit_distributed_with(
         &self,
         start: Option<&LinearModel>,

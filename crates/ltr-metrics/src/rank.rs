@@ -1,7 +1,7 @@
 //! Ranking a query's scores fast: the order of [`Ranking::new`] (score descending, equal scores by the tie policy),
 //! computed without a comparator.
 //!
-//! Queries of [`BUCKET_MIN`] to 65,536 documents are first spread over 65,536 buckets by a map that never puts a
+//! Queries of `BUCKET_MIN` to 65,536 documents are first spread over 65,536 buckets by a map that never puts a
 //! higher score in a later bucket (`(max − s) · 65535 / (max − min)`, each step rounded, so monotone); two byte
 //! passes of a radix sort of 32-bit records (bucket, index) order them, and the rare runs of documents sharing a
 //! bucket are then sorted exactly (score, then the tie order). Since the bucket map is monotone, the result is the

@@ -10,7 +10,7 @@
 //! crossing points) are an `MPI_Allgatherv` too, without padding every rank to the longest.
 //!
 //! MPI's default error handler is fatal: a rank that dies makes `mpirun` stop the whole job with a message naming
-//! it, and a rank that fails on its own input calls [`Mpi::abort`] after printing why, so no rank waits forever.
+//! it, and a rank that fails on its own input calls `Mpi::abort` after printing why, so no rank waits forever.
 // Unit tests live in tests/: `cargo test --all-targets` (CI's one build) compiles a unit-test harness of every
 // library and binary even when it has no tests, so under `cfg(test)` this crate is empty and that harness is free.
 #![cfg(not(test))]

@@ -42,7 +42,7 @@ pub struct NeuralMemory {
     pub n_parameters: u64,
     /// Documents of the largest batch (the `batch-size` longest queries, each capped at `slate-length`).
     pub batch_rows: u64,
-    /// Documents of the largest piece: the batch's up to [`PIECE_ROWS`] (or its longest query).
+    /// Documents of the largest piece: the batch's up to `PIECE_ROWS` (or its longest query).
     pub piece_rows: u64,
 }
 

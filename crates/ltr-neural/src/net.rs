@@ -1,7 +1,7 @@
 //! The training passes of a [`NeuralNet`]: a forward pass that keeps what the backward pass needs (and applies
 //! dropout), and the backward pass to every parameter's gradient.
 //!
-//! Rows are processed in chunks of [`CHUNK`] rows, in parallel; each chunk's parameter gradient is its own, and the
+//! Rows are processed in chunks of `CHUNK` rows, in parallel; each chunk's parameter gradient is its own, and the
 //! chunks' gradients are added in chunk order. The chunking does not depend on the thread count, so neither does
 //! any bit of the gradient. The arithmetic of the forward pass is `ltr_core::neural::kernels`', the scorer's.
 

@@ -1,18 +1,18 @@
 //! One training step in pieces: the documents of a batch go through the forward and backward passes a piece of
 //! whole queries at a time, so that the activations held at once are a piece's, not the batch's.
 //!
-//! A piece is a run of consecutive queries of the batch holding at most [`PIECE_ROWS`] documents (a longer query
+//! A piece is a run of consecutive queries of the batch holding at most `PIECE_ROWS` documents (a longer query
 //! alone); its features are gathered from the training data when it starts and dropped with its activations when
 //! it is done. The loss normaliser (`Σ norm`, [`Loss::query_norm`]) depends on the labels only, so it is known
 //! before any score and each piece's gradient is scaled before the next piece starts. The order of every sum is
-//! fixed by the data, never by the thread count: within a piece the rows go in chunks of [`crate::net::CHUNK`]
+//! fixed by the data, never by the thread count: within a piece the rows go in chunks of `net::CHUNK`
 //! (one query a chunk with an encoder), groups of 8 chunks add their gradients in chunk order, and the groups'
 //! gradients are added into the step's gradient in order, piece after piece. A batch of one piece — every batch of
-//! at most [`PIECE_ROWS`] documents — is summed as before pieces existed. Batch normalisation needs the statistics
+//! at most `PIECE_ROWS` documents — is summed as before pieces existed. Batch normalisation needs the statistics
 //! of the whole batch between layers: a batch-normalised network on a batch of several pieces first sums each such
 //! layer's statistics over the pieces (two passes a layer, bottom up), then its backward sums (a pass a layer, top
 //! down), recomputing the forward pass each time, and only then runs the step's pass with all of them
-//! ([`batch_norm_passes`]); a batch of one piece is summed as before.
+//! (`batch_norm_passes`); a batch of one piece is summed as before.
 
 use std::ops::Range;
 

@@ -278,7 +278,7 @@ impl RankSvmParams {
 }
 
 impl FitDistributed for RankSvmValidParams {
-    /// [`Fit::fit`] on this rank's `shard` of the queries ([`solve_distributed`](Self::solve_distributed)): the
+    /// [`Fit::fit`] on this rank's `shard` of the queries (`solve_distributed`): the
     /// same model and report as `fit` on all the queries.
     fn fit_distributed(
         &self,

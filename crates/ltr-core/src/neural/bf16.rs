@@ -300,7 +300,7 @@ impl Scorer for Bf16Net {
     fn n_features(&self) -> usize {
         self.net.n_features
     }
-    /// As [`NeuralNet`]'s: blocks of [`SCORE_BLOCK`] rows in parallel without an encoder, query by query with one.
+    /// As [`NeuralNet`]'s: blocks of `SCORE_BLOCK` (128) rows in parallel without an encoder, query by query with one.
     fn score_dataset(&self, ds: &Dataset) -> Vec<f64> {
         let mut out = vec![0.0; ds.n_docs()];
         if self.net.encoder.is_some() {

@@ -31,8 +31,8 @@ pub fn affine(x: &[f32], w: &Dense, y: &mut [f32]) {
 
 /// `y = x M (+ bias)` with `M` row-major `[k_dim][o_dim]`; each output's terms added with `k` ascending, from
 /// the bias (or 0), one fused multiply-add a term ([`fma`]: the same bits on every CPU). Blocked like a BLAS
-/// product without changing any output's chain: `M` is packed a panel of `T` outputs × [`PANEL`]` / T` inputs at
-/// a time (32 KiB, in L1 while every row of the call passes over it), and a tile of [`TILE_ROWS`] rows × `T`
+/// product without changing any output's chain: `M` is packed a panel of `T` outputs × `PANEL`` / T` inputs at
+/// a time (32 KiB, in L1 while every row of the call passes over it), and a tile of `TILE_ROWS` rows × `T`
 /// running sums stays in registers through the panel's inputs (each weight loaded once for four rows), starting
 /// from the bias (first panel of `k`) or from the sums the previous panel stored in `y` (a stored f32 reloads
 /// exactly); the rows past the last whole tile go one at a time. `T` is 64 with AVX-512 (16 registers of sums) and

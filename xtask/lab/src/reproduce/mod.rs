@@ -19,7 +19,7 @@ pub use ltr_experiment::{md_table, mean};
 
 /// The experiment engine's checkpointed cell store, with anyhow errors for the reproduction code.
 ///
-/// The slice ([`slice`]) computes most cells differently from the full protocol under the same key (a one-value C
+/// The slice ([`slice`](mod@slice)) computes most cells differently from the full protocol under the same key (a one-value C
 /// grid, a fixed λ, fold 1 alone in a cell over every fold), so a slice's store keys its cells apart
 /// (`slice-KEY`) and the slice `reproduce` writes after a full run shares the full run's store safely. Only
 /// [`Cells::get_shared`] cells, whose key names everything they depend on, are common to both: the slice reuses
@@ -169,7 +169,7 @@ pub struct Ctx {
     pub out: PathBuf,
     /// Cell cache.
     pub cells: Cells,
-    /// The slice's protocol ([`slice`]): fold 1 and the cheapest setting of each row (a one-value grid, the
+    /// The slice's protocol ([`slice`](mod@slice)): fold 1 and the cheapest setting of each row (a one-value grid, the
     /// smallest budget), every row kept.
     pub slice: bool,
     /// Progress display.

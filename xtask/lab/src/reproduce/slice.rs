@@ -130,7 +130,7 @@ pub fn fields(line: &str) -> Vec<&str> {
 }
 
 /// Every difference between two `cells.csv` texts, line by line and column by column, as text: exact equality of
-/// each value, [`TIMING`] columns aside.
+/// each value, `TIMING` columns aside.
 pub fn compare(committed: &str, fresh: &str) -> Vec<String> {
     let (a, b): (Vec<&str>, Vec<&str>) = (committed.lines().collect(), fresh.lines().collect());
     let (Some(ha), Some(hb)) = (a.first(), b.first()) else {

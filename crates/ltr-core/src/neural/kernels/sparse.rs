@@ -10,7 +10,7 @@ const T: usize = 64;
 
 /// `y = x M (+ bias)` as [`matmul_packed`] computes it, bit for bit, skipping the terms of zero inputs when at
 /// least half of `x` is zeros and the skipping provably changes nothing: then each row's nonzero inputs are listed
-/// per panel of inputs (ascending), and groups of [`SPARSE_ROWS`] rows run their lists through the panel together
+/// per panel of inputs (ascending), and groups of `SPARSE_ROWS` rows run their lists through the panel together
 /// (a shorter list padded with `+0` terms), each row's 64 sums of a panel in registers.
 ///
 /// **Why the bits stay.** The dense chain of an output is `s ← fma(x[r,k], M[k,j], s)` from its start (the bias,
