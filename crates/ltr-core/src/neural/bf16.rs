@@ -9,7 +9,7 @@
 //! What changes: each hidden layer's input and weights are rounded to bfloat16 (round to nearest even, subnormals
 //! to zero, as the instruction's conversions do) before its product; the sums, the bias, normalisation,
 //! activations, the encoder and the output layer stay f32. Scores move by about 1e-3 relative (each input keeps 8
-//! significant bits); `--precision f32` (the default) is the model as trained and exported.
+//! significant bits); `--precision full` (the default) is the model as trained and exported.
 //!
 //! Determinism is kept: every output is one chain from its bias over the input pairs ascending, each step adding the
 //! odd input's product and then the even one's, rounded to f32 with subnormals flushed to zero — what `vdpbf16ps`
