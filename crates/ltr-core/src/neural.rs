@@ -278,21 +278,29 @@ impl NeuralNet {
     /// Scores of `rows` rows of `x` (row-major, `n_features` wide), one per row, in `out`. With an encoder the rows
     /// are the documents of one query (each attends to all of them).
     pub fn score_matrix(&self, x: &[f32], out: &mut [f32]) {
-        self.score_rows(x, out, &mut Buffers::default());
+        RowScorer::score_rows(self, x, out, &mut Buffers::default());
     }
 
-    /// [`NeuralNet::score_matrix`] in the caller's buffers (no allocation once they have grown).
-    fn score_rows(&self, x: &[f32], out: &mut [f32], bufs: &mut Buffers) {
+    /// The forward pass of `rows` rows of `x` into `out` (one score a row) through `cur` and `next`, with
+    /// `product(l, a, y)` writing hidden layer `l`'s affine map of `a` into `y`: the f32 kernels, or the bfloat16
+    /// products of [`Bf16Net`]. Everything else (normalisation, activation, encoder, output layer) is f32 here.
+    fn forward_rows(
+        &self,
+        x: &[f32],
+        out: &mut [f32],
+        cur: &mut Vec<f32>,
+        next: &mut Vec<f32>,
+        mut product: impl FnMut(usize, &[f32], &mut [f32]),
+    ) {
         let rows = out.len();
-        let Buffers { cur, next } = bufs;
         cur.clear();
         cur.extend_from_slice(x);
         if let Some(n) = &self.input_norm {
             kernels::layer_norm_rows(cur, self.n_features, n, None);
         }
-        for h in &self.hidden {
+        for (l, h) in self.hidden.iter().enumerate() {
             next.resize(rows * h.dense.outputs, 0.0);
-            kernels::affine(cur, &h.dense, next);
+            product(l, cur, next);
             if let Some(n) = &h.norm {
                 kernels::layer_norm_rows(next, h.dense.outputs, n, None);
             }
@@ -338,72 +346,97 @@ pub fn row_into(row: Row<'_>, out: &mut [f32]) {
     }
 }
 
+/// A network that scores rows of features: [`NeuralNet`] itself, or its bfloat16 form [`Bf16Net`]. Both score
+/// queries and data sets through [`score_query_in_blocks`] and [`score_dataset_in_blocks`].
+trait RowScorer: Sync {
+    /// What one thread reuses from block to block.
+    type Buffers: Default + Send;
+    /// The network (its width and whether it has an encoder).
+    fn net(&self) -> &NeuralNet;
+    /// One score a row of `x` into `out`.
+    fn score_rows(&self, x: &[f32], out: &mut [f32], bufs: &mut Self::Buffers);
+}
+
+impl RowScorer for NeuralNet {
+    type Buffers = Buffers;
+    fn net(&self) -> &NeuralNet {
+        self
+    }
+    /// [`NeuralNet::score_matrix`] in the caller's buffers (no allocation once they have grown).
+    fn score_rows(&self, x: &[f32], out: &mut [f32], bufs: &mut Buffers) {
+        let Buffers { cur, next } = bufs;
+        self.forward_rows(x, out, cur, next, |l, a, y| {
+            kernels::affine(a, &self.hidden[l].dense, y)
+        });
+    }
+}
+
+/// The scores of `q` by `r`, in blocks of `SCORE_BLOCK` rows whose activations stay in cache; with an encoder, the
+/// whole query as one block (each document attends to all of them).
+fn score_query_in_blocks<R: RowScorer>(r: &R, q: &QueryView<'_>, out: &mut [f64]) {
+    let block = if r.net().encoder.is_some() {
+        q.len().max(1)
+    } else {
+        SCORE_BLOCK
+    };
+    let d = r.net().n_features;
+    let mut x = vec![0f32; block.min(q.len()) * d];
+    let mut s = vec![0f32; block.min(q.len())];
+    let mut bufs = R::Buffers::default();
+    for start in (0..q.len()).step_by(block) {
+        let n = block.min(q.len() - start);
+        for i in 0..n {
+            row_into(q.row(start + i), &mut x[i * d..(i + 1) * d]);
+        }
+        r.score_rows(&x[..n * d], &mut s[..n], &mut bufs);
+        for i in 0..n {
+            out[start + i] = f64::from(s[i]);
+        }
+    }
+}
+
+/// The scores of `ds` by `r`. Without an encoder each document is scored on its own, so the documents go in blocks
+/// of `SCORE_BLOCK` rows across query boundaries, in parallel, each thread reusing its buffers (a score's bits do
+/// not depend on its block); with one, query by query.
+fn score_dataset_in_blocks<R: RowScorer>(r: &R, ds: &Dataset) -> Vec<f64> {
+    if r.net().encoder.is_some() {
+        return crate::scorer::score_by_query(ds, |q, s| score_query_in_blocks(r, q, s));
+    }
+    let mut out = vec![0.0; ds.n_docs()];
+    let d = r.net().n_features;
+    out.par_chunks_mut(SCORE_BLOCK).enumerate().for_each_init(
+        || {
+            (
+                vec![0f32; SCORE_BLOCK * d],
+                vec![0f32; SCORE_BLOCK],
+                R::Buffers::default(),
+            )
+        },
+        |(x, s, bufs), (b, ob)| {
+            let (start, n) = (b * SCORE_BLOCK, ob.len());
+            for (i, xr) in x.chunks_exact_mut(d.max(1)).take(n).enumerate() {
+                row_into(ds.row(start + i), xr);
+            }
+            r.score_rows(&x[..n * d], &mut s[..n], bufs);
+            for (o, &v) in ob.iter_mut().zip(&s[..n]) {
+                *o = f64::from(v);
+            }
+        },
+    );
+    out
+}
+
 impl Scorer for NeuralNet {
     fn score_query(&self, q: &QueryView<'_>, out: &mut [f64]) {
-        // Blocks of rows: the activations of a block stay in cache. With an encoder, the whole query.
-        let block = if self.encoder.is_some() {
-            q.len().max(1)
-        } else {
-            SCORE_BLOCK
-        };
-        let d = self.n_features;
-        let mut x = vec![0f32; block.min(q.len()) * d];
-        let mut s = vec![0f32; block.min(q.len())];
-        let mut bufs = Buffers::default();
-        for start in (0..q.len()).step_by(block) {
-            let n = block.min(q.len() - start);
-            for i in 0..n {
-                row_into(q.row(start + i), &mut x[i * d..(i + 1) * d]);
-            }
-            self.score_rows(&x[..n * d], &mut s[..n], &mut bufs);
-            for i in 0..n {
-                out[start + i] = f64::from(s[i]);
-            }
-        }
+        score_query_in_blocks(self, q, out);
     }
     fn n_features(&self) -> usize {
         self.n_features
     }
-    /// An MLP scores each document on its own, so the documents go in blocks of `SCORE_BLOCK` (128) rows across query
-    /// boundaries, in parallel, each thread reusing its buffers (a score's bits do not depend on its block). With
-    /// an encoder, query by query.
+    /// An MLP scores each document on its own, so the documents go in blocks of rows across queries, in parallel
+    /// (a score's bits do not depend on its block); with an encoder, query by query.
     fn score_dataset(&self, ds: &Dataset) -> Vec<f64> {
-        let mut out = vec![0.0; ds.n_docs()];
-        if self.encoder.is_some() {
-            let mut slices: Vec<&mut [f64]> = Vec::with_capacity(ds.n_queries());
-            let mut rest: &mut [f64] = &mut out;
-            for w in ds.query_offsets().windows(2) {
-                let (a, b) = rest.split_at_mut(w[1] - w[0]);
-                slices.push(a);
-                rest = b;
-            }
-            slices
-                .into_par_iter()
-                .enumerate()
-                .for_each(|(q, s)| self.score_query(&ds.query(q), s));
-            return out;
-        }
-        let d = self.n_features;
-        out.par_chunks_mut(SCORE_BLOCK).enumerate().for_each_init(
-            || {
-                (
-                    vec![0f32; SCORE_BLOCK * d],
-                    vec![0f32; SCORE_BLOCK],
-                    Buffers::default(),
-                )
-            },
-            |(x, s, bufs), (b, ob)| {
-                let (start, n) = (b * SCORE_BLOCK, ob.len());
-                for (i, xr) in x.chunks_exact_mut(d.max(1)).take(n).enumerate() {
-                    row_into(ds.row(start + i), xr);
-                }
-                self.score_rows(&x[..n * d], &mut s[..n], bufs);
-                for (o, &v) in ob.iter_mut().zip(&s[..n]) {
-                    *o = f64::from(v);
-                }
-            },
-        );
-        out
+        score_dataset_in_blocks(self, ds)
     }
 }
 

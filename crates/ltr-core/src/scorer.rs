@@ -14,19 +14,7 @@ pub trait Scorer: Send + Sync {
 
     /// Scores of every document of `ds`, in row order, computed in parallel over queries.
     fn score_dataset(&self, ds: &Dataset) -> Vec<f64> {
-        let mut out = vec![0.0; ds.n_docs()];
-        let mut slices: Vec<&mut [f64]> = Vec::with_capacity(ds.n_queries());
-        let mut rest: &mut [f64] = &mut out;
-        for w in ds.query_offsets().windows(2) {
-            let (a, b) = rest.split_at_mut(w[1] - w[0]);
-            slices.push(a);
-            rest = b;
-        }
-        slices
-            .into_par_iter()
-            .enumerate()
-            .for_each(|(q, s)| self.score_query(&ds.query(q), s));
-        out
+        score_by_query(ds, |q, s| self.score_query(q, s))
     }
 }
 
@@ -234,4 +222,25 @@ impl Scorer for TreeEnsemble {
     fn n_features(&self) -> usize {
         self.n_features
     }
+}
+
+/// Scores of every document of `ds`, in row order: `score(query, out)` over the queries in parallel (the default
+/// [`Scorer::score_dataset`], and a network's with an encoder).
+pub(crate) fn score_by_query(
+    ds: &Dataset,
+    score: impl Fn(&QueryView<'_>, &mut [f64]) + Sync,
+) -> Vec<f64> {
+    let mut out = vec![0.0; ds.n_docs()];
+    let mut slices: Vec<&mut [f64]> = Vec::with_capacity(ds.n_queries());
+    let mut rest: &mut [f64] = &mut out;
+    for w in ds.query_offsets().windows(2) {
+        let (a, b) = rest.split_at_mut(w[1] - w[0]);
+        slices.push(a);
+        rest = b;
+    }
+    slices
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(q, s)| score(&ds.query(q), s));
+    out
 }

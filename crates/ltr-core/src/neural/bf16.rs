@@ -18,9 +18,8 @@
 //! same bits on every machine; `tests/unit/neural_bf16.rs` compares the two wherever the instruction exists.
 
 use ltr_data::{Dataset, QueryView};
-use rayon::prelude::*;
 
-use super::{kernels, row_into, NeuralNet, SCORE_BLOCK};
+use super::{score_dataset_in_blocks, score_query_in_blocks, NeuralNet, RowScorer};
 use crate::scorer::Scorer;
 
 /// Outputs a panel of the packed weights holds: a tile's four vectors of 16 sums.
@@ -220,7 +219,7 @@ pub struct Bf16Net {
 
 /// One thread's buffers while it scores.
 #[derive(Default)]
-struct Scratch {
+pub(super) struct Scratch {
     cur: Vec<f32>,
     next: Vec<f32>,
     xb: Vec<u32>,
@@ -254,90 +253,39 @@ impl Bf16Net {
     /// Scores of the rows of `x` (`n_features` wide), one per row, in `out` (with an encoder: the documents of one
     /// query).
     pub fn score_matrix(&self, x: &[f32], out: &mut [f32]) {
-        self.score_rows(x, out, &mut Scratch::default());
+        RowScorer::score_rows(self, x, out, &mut Scratch::default());
     }
+}
 
+impl RowScorer for Bf16Net {
+    type Buffers = Scratch;
+    fn net(&self) -> &NeuralNet {
+        &self.net
+    }
+    /// The hidden layers' products in bfloat16 ([`Bf16Dense::affine`]), the rest as [`NeuralNet`]'s.
     fn score_rows(&self, x: &[f32], out: &mut [f32], s: &mut Scratch) {
-        let net = &self.net;
-        let rows = out.len();
-        s.cur.clear();
-        s.cur.extend_from_slice(x);
-        if let Some(n) = &net.input_norm {
-            kernels::layer_norm_rows(&mut s.cur, net.n_features, n, None);
-        }
-        for (h, b) in net.hidden.iter().zip(&self.layers) {
-            s.next.resize(rows * b.outputs, 0.0);
-            b.affine(&s.cur, &mut s.next, &mut s.xb, &mut s.wide);
-            if let Some(n) = &h.norm {
-                kernels::layer_norm_rows(&mut s.next, b.outputs, n, None);
-            }
-            if let Some(bn) = &h.batch_norm {
-                kernels::batch_norm_inference(&mut s.next, bn);
-            }
-            kernels::activate(net.activation, &mut s.next);
-            std::mem::swap(&mut s.cur, &mut s.next);
-        }
-        if let Some(e) = &net.encoder {
-            e.forward(&mut s.cur, rows);
-        }
-        kernels::affine(&s.cur, &net.output, out);
+        let Scratch {
+            cur,
+            next,
+            xb,
+            wide,
+        } = s;
+        self.net.forward_rows(x, out, cur, next, |l, a, y| {
+            self.layers[l].affine(a, y, xb, wide)
+        });
     }
 }
 
 impl Scorer for Bf16Net {
     fn score_query(&self, q: &QueryView<'_>, out: &mut [f64]) {
-        let d = self.net.n_features;
-        let mut x = vec![0f32; q.len() * d];
-        for i in 0..q.len() {
-            row_into(q.row(i), &mut x[i * d..(i + 1) * d]);
-        }
-        let mut s = vec![0f32; q.len()];
-        self.score_rows(&x, &mut s, &mut Scratch::default());
-        for (o, v) in out.iter_mut().zip(s) {
-            *o = f64::from(v);
-        }
+        score_query_in_blocks(self, q, out);
     }
     fn n_features(&self) -> usize {
         self.net.n_features
     }
-    /// As [`NeuralNet`]'s: blocks of `SCORE_BLOCK` (128) rows in parallel without an encoder, query by query with one.
+    /// As [`NeuralNet`]'s: documents in blocks of rows across queries, in parallel (query by query with an encoder).
     fn score_dataset(&self, ds: &Dataset) -> Vec<f64> {
-        let mut out = vec![0.0; ds.n_docs()];
-        if self.net.encoder.is_some() {
-            let mut slices: Vec<&mut [f64]> = Vec::with_capacity(ds.n_queries());
-            let mut rest: &mut [f64] = &mut out;
-            for w in ds.query_offsets().windows(2) {
-                let (a, b) = rest.split_at_mut(w[1] - w[0]);
-                slices.push(a);
-                rest = b;
-            }
-            slices
-                .into_par_iter()
-                .enumerate()
-                .for_each(|(q, s)| self.score_query(&ds.query(q), s));
-            return out;
-        }
-        let d = self.net.n_features;
-        out.par_chunks_mut(SCORE_BLOCK).enumerate().for_each_init(
-            || {
-                (
-                    vec![0f32; SCORE_BLOCK * d],
-                    vec![0f32; SCORE_BLOCK],
-                    Scratch::default(),
-                )
-            },
-            |(x, s, scratch), (b, ob)| {
-                let (start, n) = (b * SCORE_BLOCK, ob.len());
-                for (i, xr) in x.chunks_exact_mut(d.max(1)).take(n).enumerate() {
-                    row_into(ds.row(start + i), xr);
-                }
-                self.score_rows(&x[..n * d], &mut s[..n], scratch);
-                for (o, &v) in ob.iter_mut().zip(&s[..n]) {
-                    *o = f64::from(v);
-                }
-            },
-        );
-        out
+        score_dataset_in_blocks(self, ds)
     }
 }
 
