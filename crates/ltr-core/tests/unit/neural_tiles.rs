@@ -9,8 +9,8 @@ use ltr_core::neural::kernels;
 const NAN: f32 = f32::from_bits(0xffc0_0000);
 
 /// A deterministic stream of values: mostly in [−1.5, 1.5), with exact zeros, −0, and (`special`) ±∞, NaN, values
-/// near the largest f32 (products overflow) and subnormals.
-struct Values(u64);
+/// near the largest f32 (products overflow) and subnormals. Also the stream of `neural_bf16.rs`.
+pub(super) struct Values(pub(super) u64);
 
 impl Values {
     fn next(&mut self, special: bool) -> f32 {
@@ -30,7 +30,7 @@ impl Values {
         }
     }
 
-    fn take(&mut self, n: usize, special: bool) -> Vec<f32> {
+    pub(super) fn take(&mut self, n: usize, special: bool) -> Vec<f32> {
         (0..n).map(|_| self.next(special)).collect()
     }
 }
