@@ -734,39 +734,30 @@ fn bfloat16_scoring_is_refused_for_models_that_are_not_networks() {
         "--model",
         s(&m),
     ]);
-    let predict = |precision: &'static str| {
-        vec![
-            "predict".to_string(),
-            "--model".into(),
-            s(&m).into(),
-            "--data".into(),
-            test.clone(),
-            "--precision".into(),
-            precision.into(),
+    let predict = |precision| {
+        [
+            "predict",
+            "--model",
+            s(&m),
+            "--data",
+            &test,
+            "--precision",
+            precision,
         ]
     };
-    let args = predict("bf16");
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     fails_mentioning(
-        &args,
+        &predict("bf16"),
         &[
             "precision",
             "`bf16` applies to neural models",
             "a linear model",
         ],
     );
-    let args = predict("half");
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    fails_mentioning(&args, &["--precision must be `full` or `bf16`, not `half`"]);
-    ok(&[
-        "predict",
-        "--model",
-        s(&m),
-        "--data",
-        &test,
-        "--precision",
-        "full",
-    ]);
+    fails_mentioning(
+        &predict("half"),
+        &["--precision must be `full` or `bf16`, not `half`"],
+    );
+    ok(&predict("full"));
 }
 
 /// A reader that stops early (`ltr algorithms | head -1`) closes the pipe under `ltr`: the write fails with EPIPE
