@@ -1222,6 +1222,7 @@ class NeuralRanker(Ranker):
     - ``epochs`` (int in [1, 1000000]; default 100): epochs at most.
     - ``batch_size`` (int in [1, 1000000000]; default 64): queries per batch.
     - ``slate_length`` (int in [0, 1000000000]; default 240): documents of a query per batch at most: a longer query is sampled down to it each epoch (allRank's slate_length).
+    - ``piece_rows`` (int in [1, 1000000000]; default 4096): documents a training step takes through its passes at once (whole queries; a longer query alone): fewer hold less memory (the activations are a piece's) but run the backward pass less in parallel; a batch split into more pieces sums its gradient in another order and draws dropout masks by other chunks, so the model differs (one model at any thread count for a given value).
     - ``patience`` (int in [1, 1000000]; default 20): stop after this many epochs without a better --validate measure.
     - ``k`` (int in [0, 1000000]; default 0): truncation of LambdaLoss and NeuralNDCG (0: the whole list).
     - ``sigma`` (float in [1e-300, 1e+300]; default 1): σ of LambdaLoss's pair sigmoid.
@@ -1234,7 +1235,7 @@ class NeuralRanker(Ranker):
     """
 
     _algo = "neural"
-    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "scorer": "scorer", "blocks": "blocks", "heads": "heads", "d_ff": "d-ff", "attention_dropout": "attention-dropout", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "step_size": "step-size", "gamma": "gamma", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "patience": "patience", "k": "k", "sigma": "sigma", "mu": "mu", "alpha": "alpha", "temperature": "temperature", "levels": "levels"}
+    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "scorer": "scorer", "blocks": "blocks", "heads": "heads", "d_ff": "d-ff", "attention_dropout": "attention-dropout", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "step_size": "step-size", "gamma": "gamma", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "piece_rows": "piece-rows", "patience": "patience", "k": "k", "sigma": "sigma", "mu": "mu", "alpha": "alpha", "temperature": "temperature", "levels": "levels"}
 
     def __init__(
         self,
@@ -1260,6 +1261,7 @@ class NeuralRanker(Ranker):
         epochs: Any = None,
         batch_size: Any = None,
         slate_length: Any = None,
+        piece_rows: Any = None,
         patience: Any = None,
         k: Any = None,
         sigma: Any = None,
@@ -1297,6 +1299,7 @@ class NeuralRanker(Ranker):
         self.epochs = epochs
         self.batch_size = batch_size
         self.slate_length = slate_length
+        self.piece_rows = piece_rows
         self.patience = patience
         self.k = k
         self.sigma = sigma
@@ -1334,6 +1337,7 @@ class MLPRanker(NeuralRanker):
     - ``epochs`` (int in [1, 1000000]; default 100): epochs at most.
     - ``batch_size`` (int in [1, 1000000000]; default 64): queries per batch.
     - ``slate_length`` (int in [0, 1000000000]; default 240): documents of a query per batch at most: a longer query is sampled down to it each epoch (allRank's slate_length).
+    - ``piece_rows`` (int in [1, 1000000000]; default 4096): documents a training step takes through its passes at once (whole queries; a longer query alone): fewer hold less memory (the activations are a piece's) but run the backward pass less in parallel; a batch split into more pieces sums its gradient in another order and draws dropout masks by other chunks, so the model differs (one model at any thread count for a given value).
     - ``patience`` (int in [1, 1000000]; default 20): stop after this many epochs without a better --validate measure.
     - ``k`` (int in [0, 1000000]; default 0): truncation of LambdaLoss and NeuralNDCG (0: the whole list).
     - ``sigma`` (float in [1e-300, 1e+300]; default 1): σ of LambdaLoss's pair sigmoid.
@@ -1343,7 +1347,7 @@ class MLPRanker(NeuralRanker):
 
     _algo = "neural"
     _fixed = {"scorer": "mlp"}
-    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "patience": "patience", "k": "k", "sigma": "sigma"}
+    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "piece_rows": "piece-rows", "patience": "patience", "k": "k", "sigma": "sigma"}
 
     def __init__(
         self,
@@ -1362,6 +1366,7 @@ class MLPRanker(NeuralRanker):
         epochs: Any = None,
         batch_size: Any = None,
         slate_length: Any = None,
+        piece_rows: Any = None,
         patience: Any = None,
         k: Any = None,
         sigma: Any = None,
@@ -1388,6 +1393,7 @@ class MLPRanker(NeuralRanker):
         self.epochs = epochs
         self.batch_size = batch_size
         self.slate_length = slate_length
+        self.piece_rows = piece_rows
         self.patience = patience
         self.k = k
         self.sigma = sigma
@@ -1425,6 +1431,7 @@ class AttentionRanker(NeuralRanker):
     - ``epochs`` (int in [1, 1000000]; default 100): epochs at most.
     - ``batch_size`` (int in [1, 1000000000]; default 64): queries per batch.
     - ``slate_length`` (int in [0, 1000000000]; default 240): documents of a query per batch at most: a longer query is sampled down to it each epoch (allRank's slate_length).
+    - ``piece_rows`` (int in [1, 1000000000]; default 4096): documents a training step takes through its passes at once (whole queries; a longer query alone): fewer hold less memory (the activations are a piece's) but run the backward pass less in parallel; a batch split into more pieces sums its gradient in another order and draws dropout masks by other chunks, so the model differs (one model at any thread count for a given value).
     - ``patience`` (int in [1, 1000000]; default 20): stop after this many epochs without a better --validate measure.
     - ``k`` (int in [0, 1000000]; default 0): truncation of LambdaLoss and NeuralNDCG (0: the whole list).
     - ``sigma`` (float in [1e-300, 1e+300]; default 1): σ of LambdaLoss's pair sigmoid.
@@ -1434,7 +1441,7 @@ class AttentionRanker(NeuralRanker):
 
     _algo = "neural"
     _fixed = {"scorer": "attention"}
-    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "blocks": "blocks", "heads": "heads", "d_ff": "d-ff", "attention_dropout": "attention-dropout", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "patience": "patience", "k": "k", "sigma": "sigma"}
+    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "blocks": "blocks", "heads": "heads", "d_ff": "d-ff", "attention_dropout": "attention-dropout", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "piece_rows": "piece-rows", "patience": "patience", "k": "k", "sigma": "sigma"}
 
     def __init__(
         self,
@@ -1457,6 +1464,7 @@ class AttentionRanker(NeuralRanker):
         epochs: Any = None,
         batch_size: Any = None,
         slate_length: Any = None,
+        piece_rows: Any = None,
         patience: Any = None,
         k: Any = None,
         sigma: Any = None,
@@ -1487,6 +1495,7 @@ class AttentionRanker(NeuralRanker):
         self.epochs = epochs
         self.batch_size = batch_size
         self.slate_length = slate_length
+        self.piece_rows = piece_rows
         self.patience = patience
         self.k = k
         self.sigma = sigma

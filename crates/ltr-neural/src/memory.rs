@@ -1,7 +1,7 @@
 //! The memory a training run needs, estimated before it starts from the settings and the query lengths: the
 //! labels and query offsets the loop reads (the features are read where they lie), the parameters with Adam's
 //! moments, the best epoch's copy and the gradients, and a piece's activations (`step.rs`: a batch goes through
-//! the passes [`PIECE_ROWS`] documents at a time, a batch-normalised one too) — per hidden
+//! the passes `piece-rows` documents at a time ([`crate::step::PIECE_ROWS`] by default), a batch-normalised one too) — per hidden
 //! layer `rows × width` values (the output, the activation, a dropout mask, a normalisation's x̂), per encoder
 //! block `heads × n²` attention weights for each query of `n` documents beside the `n × width` projections and
 //! the `n × d_ff` feed-forward values.
@@ -9,7 +9,6 @@
 use ltr_data::Dataset;
 
 use crate::net::CHUNK;
-use crate::step::PIECE_ROWS;
 use crate::NeuralValidParams;
 
 /// The settings the estimate reads (`NeuralParams` hands them over).
@@ -24,6 +23,7 @@ pub(crate) struct Shape {
     pub heads: usize,
     pub d_ff: usize,
     pub encoder_dropout: bool,
+    pub piece_rows: usize,
 }
 
 /// A training run's memory beyond the data as read, in bytes, by part.
@@ -42,7 +42,7 @@ pub struct NeuralMemory {
     pub n_parameters: u64,
     /// Documents of the largest batch (the `batch-size` longest queries, each capped at `slate-length`).
     pub batch_rows: u64,
-    /// Documents of the largest piece: the batch's up to `PIECE_ROWS` (or its longest query).
+    /// Documents of the largest piece: the batch's up to `piece-rows` (or its longest query).
     pub piece_rows: u64,
 }
 
@@ -70,7 +70,7 @@ impl NeuralValidParams {
         lengths.truncate(s.batch_size);
         let batch_rows: u64 = lengths.iter().sum();
         // The largest piece: the longest queries while they fit (a piece holds whole queries).
-        let limit = PIECE_ROWS as u64;
+        let limit = s.piece_rows as u64;
         let mut rows = 0;
         let mut piece = 0;
         for &l in &lengths {

@@ -45,6 +45,7 @@ pub struct NeuralParams {
     heads: usize,
     d_ff: usize,
     encoder_dropout: f64,
+    piece_rows: usize,
 }
 
 impl Default for NeuralParams {
@@ -70,6 +71,7 @@ impl Default for NeuralParams {
             heads: 4,
             d_ff: 512,
             encoder_dropout: 0.0,
+            piece_rows: PIECE_ROWS,
         }
     }
 }
@@ -178,6 +180,15 @@ impl NeuralParams {
         self.encoder_dropout = p;
         self
     }
+    /// Documents a training step takes through its passes at once (4,096): consecutive whole queries up to this
+    /// many, a longer query alone (`step.rs`). The activations held at once are a piece's, so fewer documents a
+    /// piece hold less memory; they also give the backward pass fewer groups of 8 chunks to run in parallel. A
+    /// batch split into more pieces sums its gradient in another order (equal to rounding) and draws its dropout
+    /// masks by other chunks, so the model differs; for a given value it is one model at any thread count.
+    pub fn piece_rows(mut self, docs: usize) -> Self {
+        self.piece_rows = docs;
+        self
+    }
 }
 
 impl NeuralParams {
@@ -193,6 +204,12 @@ impl NeuralParams {
             return Err(LtrError::param(
                 "slate-length",
                 "a slate cap of 0 leaves no document to train on; give at least 1",
+            ));
+        }
+        if self.piece_rows == 0 {
+            return Err(LtrError::param(
+                "piece-rows",
+                "a piece of 0 documents holds no query; give at least 1 (a longer query is a piece alone)",
             ));
         }
         if self.epochs == 0 || self.batch_size == 0 || self.patience == 0 {
@@ -282,6 +299,7 @@ impl NeuralParams {
             heads: self.heads,
             d_ff: self.d_ff,
             encoder_dropout: self.blocks > 0 && self.encoder_dropout > 0.0,
+            piece_rows: self.piece_rows,
         }
     }
 }
@@ -531,7 +549,14 @@ impl Fit for NeuralValidParams {
                     tie_seeds: &tie_seeds,
                 };
                 let mut s = step(
-                    &net, &features, &b, self.loss, dropout, PIECE_ROWS, false, &mut spare,
+                    &net,
+                    &features,
+                    &b,
+                    self.loss,
+                    dropout,
+                    self.piece_rows,
+                    false,
+                    &mut spare,
                 );
                 epoch_loss += s.value * batch.len() as f64;
                 adam.step(&mut net, &mut s.grad, lr);

@@ -1,10 +1,10 @@
 //! Training: a network learns a ranking it can represent, the same model at any thread count, bad input.
 
-use crate::common::{fit_at_one_and_two_threads, letor};
+use crate::common::{fit_at_one_and_two_threads, letor, ndcg10};
 use ltr_core::{Fit, FitContext, Model, ParamGuard, Scorer};
 use ltr_data::{generate_letor_like, Dataset, FeatureMatrix, SyntheticConfig};
 use ltr_metrics::{evaluate_mean, Convention, Metric};
-use ltr_neural::{Loss, NeuralParams, Optimizer, Schedule};
+use ltr_neural::{Loss, NeuralParams, NeuralValidParams, Optimizer, Schedule};
 
 /// Queries whose grades are a fixed non-linear function of the features — `|x0 − x1| + x2·x3` cut into grades 0–3
 /// within each query — which no linear model ranks perfectly.
@@ -156,6 +156,39 @@ fn batches_in_pieces_train_to_the_same_bits_at_one_and_two_threads() {
     fit_at_one_and_two_threads(&p, &train, &vali, "pieces");
 }
 
+/// `piece-rows` trades memory for parallel work: a piece that holds the whole batch is the default's model bit for
+/// bit; pieces of one query hold a query's activations and train to one model at 1 and 2 threads, another than the
+/// default's (its gradient sums in another order, equal to rounding: `unit/step.rs`; Adam's normalised steps and
+/// dropout's masks, drawn by chunk, carry the difference on).
+#[test]
+fn smaller_pieces_hold_less_and_train_to_one_model_at_any_thread_count() {
+    let (train, vali) = (letor(30, 2), letor(8, 3));
+    let at = |rows: Option<usize>| {
+        let p = NeuralParams::default()
+            .sizes(vec![16, 8])
+            .dropout(0.1)
+            .batch_size(64)
+            .epochs(3);
+        rows.map_or(p.clone(), |r| p.piece_rows(r)).check().unwrap()
+    };
+    let fit = |p: &NeuralValidParams| {
+        p.fit(&train, &FitContext::new(11).with_validation(&vali, &ndcg10))
+            .unwrap()
+    };
+    let (default, one) = (at(None), at(Some(1)));
+    // The whole batch (30 queries of at most 25 documents) fits a piece of 750: the same sums and masks.
+    let base = fit(&default);
+    assert_eq!(fit(&at(Some(750))).model, base.model);
+    let (e1, e0) = (one.memory_estimate(&train), default.memory_estimate(&train));
+    assert!(
+        e1.piece_rows <= 25 && e0.piece_rows == e0.batch_rows,
+        "{e1:?} {e0:?}"
+    );
+    assert!(e1.activations < e0.activations / 4, "{e1:?} {e0:?}");
+    let small = fit_at_one_and_two_threads(&one, &train, &vali, "pieces of one query");
+    assert_ne!(small.model, base.model, "30 pieces sum in another order");
+}
+
 #[test]
 fn bad_input_is_a_clear_error() {
     let data = letor(5, 1);
@@ -168,6 +201,9 @@ fn bad_input_is_a_clear_error() {
     // A slate cap of 0.
     let e = ok().slate_length(0).check().unwrap_err().to_string();
     assert!(e.contains("slate cap of 0"), "{e}");
+    // A piece of 0 documents.
+    let e = ok().piece_rows(0).check().unwrap_err().to_string();
+    assert!(e.contains("piece-rows") && e.contains("at least 1"), "{e}");
     // A NaN feature.
     let mut nan = data.clone();
     if let FeatureMatrix::Dense(a) = nan.features_mut() {

@@ -116,6 +116,15 @@ pub(crate) const NEURAL_SPECS: &[ParamSpec] = &[
          slate_length)",
     ),
     ParamSpec::new(
+        "piece-rows",
+        "4096",
+        int(1, 1_000_000_000),
+        "documents a training step takes through its passes at once (whole queries; a longer query alone): \
+         fewer hold less memory (the activations are a piece's) but run the backward pass less in parallel; a \
+         batch split into more pieces sums its gradient in another order and draws dropout masks by other chunks, \
+         so the model differs (one model at any thread count for a given value)",
+    ),
+    ParamSpec::new(
         "patience",
         "20",
         int(1, 1_000_000),
@@ -214,6 +223,7 @@ fn params(r: &SpecReader<'_>) -> Result<NeuralValidParams> {
         .epochs(r.int("epochs")?)
         .batch_size(r.int("batch-size")?)
         .slate_length(r.int("slate-length")?)
+        .piece_rows(r.int("piece-rows")?)
         .patience(r.int("patience")?);
     let p = if r.choice("scorer")? == "attention" {
         p.blocks(r.int("blocks")?)
