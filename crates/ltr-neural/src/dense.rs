@@ -52,36 +52,16 @@ pub(crate) fn dense_backward_known(
     dx
 }
 
-/// Words of the random stream drawn at a time by [`dropout`].
+/// Words of the random stream drawn at a time by [`dropout_codes`].
 const DRAW: usize = 256;
 
 /// Inverted dropout on `x` in place: entry `i` is zeroed when the `i`-th uniform draw of `rng` is below `p`, else
-/// scaled by `1/(1 − p)`; returns the mask (0 or `1/(1 − p)` per entry). The draws are `rng.random::<f32>()`'s,
-/// bit for bit and in the same order — rand 0.9 makes that f32 from one 32-bit word, `(word >> 8) · 2⁻²⁴` — but
-/// the words are taken [`DRAW`] at a time with `fill` (the same words in the same order: ChaCha's block buffer read
-/// on), so the stream and every mask are the ones a draw per entry gives, at a fraction of the cost.
-pub(crate) fn dropout(x: &mut [f32], p: f32, rng: &mut rand_chacha::ChaCha8Rng) -> Vec<f32> {
-    use rand::Rng;
-    const SCALE: f32 = 1.0 / (1u32 << 24) as f32;
-    let keep = 1.0 / (1.0 - p);
-    let mut m = vec![0f32; x.len()];
-    let mut words = [0u32; DRAW];
-    for (xc, mc) in x.chunks_mut(DRAW).zip(m.chunks_mut(DRAW)) {
-        let w = &mut words[..xc.len()];
-        rng.fill(w);
-        for ((v, mv), &u) in xc.iter_mut().zip(mc.iter_mut()).zip(w.iter()) {
-            let draw = (u >> 8) as f32 * SCALE;
-            *mv = if draw < p { 0.0 } else { keep };
-            *v *= *mv;
-        }
-    }
-    m
-}
-
-/// Inverted dropout on `x` in place, as [`dropout`] (the same draws in the same order, the same products), with
-/// the mask kept as one byte an entry: bit 0 set where the entry is kept (mask `1/(1 − p)`, else 0). With `relu`,
-/// bit 1 is set where `x` was at most 0 before dropout (ReLU's derivative is 0 there). Without dropout (`p` 0 or no
-/// `rng`) only bit 1 is set, and `x` is left as it is.
+/// scaled by `1/(1 − p)`. The draws are `rng.random::<f32>()`'s, bit for bit and in the same order — rand 0.9 makes
+/// that f32 from one 32-bit word, `(word >> 8) · 2⁻²⁴` — but the words are taken [`DRAW`] at a time with `fill`
+/// (the same words in the same order: ChaCha's block buffer read on), so the stream and every mask are the ones a
+/// draw per entry gives, at a fraction of the cost. The mask is kept as one byte an entry: bit 0 set where the
+/// entry is kept (mask `1/(1 − p)`, else 0). With `relu`, bit 1 is set where `x` was at most 0 before dropout
+/// (ReLU's derivative is 0 there). Without dropout (`p` 0 or no `rng`) only bit 1 is set, and `x` is left as it is.
 pub(crate) fn dropout_codes(
     x: &mut [f32],
     drop: Option<(f32, &mut rand_chacha::ChaCha8Rng)>,

@@ -56,18 +56,46 @@ fn norm_backward(dout: &[f32], t: &NormTrace, n: &LayerNorm, grad: &mut LayerNor
     dx
 }
 
-/// A dropout mask (0 or 1/(1 − p) per entry) drawn from `rng`, applied to `x`; none when `p` is 0.
-fn dropout(x: &mut [f32], drop: Option<(f32, &mut ChaCha8Rng)>) -> Option<Vec<f32>> {
+/// A dropout mask kept as a byte an entry (bit 0: kept, factor `1/(1 − p)`; else 0), a quarter of the f32 mask it
+/// stands for: the factor is rebuilt as the same f32, so every product with it has the same bits.
+struct Mask {
+    codes: Vec<u8>,
+    keep: f32,
+}
+
+impl Mask {
+    fn factors(&self) -> impl Iterator<Item = f32> + '_ {
+        self.codes
+            .iter()
+            .map(|&c| if c & 1 != 0 { self.keep } else { 0.0 })
+    }
+}
+
+/// A dropout mask drawn from `rng` and applied to `x` (`dense::dropout_codes`); none when `p` is 0.
+fn dropout(x: &mut [f32], drop: Option<(f32, &mut ChaCha8Rng)>) -> Option<Mask> {
     let (p, rng) = drop?;
     if p <= 0.0 {
         return None;
     }
-    Some(crate::dense::dropout(x, p, rng))
+    let codes = crate::dense::dropout_codes(x, Some((p, &mut *rng)), false);
+    Some(Mask {
+        codes,
+        keep: 1.0 / (1.0 - p),
+    })
 }
 
-fn mask(d: &mut [f32], m: &Option<Vec<f32>>) {
+/// `d` times the mask's factors, in place.
+fn mask(d: &mut [f32], m: &Option<Mask>) {
     if let Some(m) = m {
-        d.iter_mut().zip(m).for_each(|(g, m)| *g *= m);
+        d.iter_mut().zip(m.factors()).for_each(|(g, f)| *g *= f);
+    }
+}
+
+/// `x` as the forward pass dropped it: the same products, rebuilt from `x` and the mask rather than kept.
+fn dropped<'a>(x: &'a [f32], m: &Option<Mask>) -> std::borrow::Cow<'a, [f32]> {
+    match m {
+        Some(m) => x.iter().zip(m.factors()).map(|(v, f)| v * f).collect(),
+        None => std::borrow::Cow::Borrowed(x),
     }
 }
 
@@ -78,20 +106,18 @@ struct BlockTrace {
     q: Vec<f32>,
     k: Vec<f32>,
     v: Vec<f32>,
-    /// Attention weights before dropout, and after.
+    /// Attention weights before dropout (after it: rebuilt from these and the mask).
     p: Vec<f32>,
-    p_mask: Option<Vec<f32>>,
-    p_dropped: Vec<f32>,
+    p_mask: Option<Mask>,
     /// The heads' concatenated outputs.
     o: Vec<f32>,
-    res1_mask: Option<Vec<f32>>,
+    res1_mask: Option<Mask>,
     ff_norm: NormTrace,
     b: Vec<f32>,
-    /// ReLU outputs before dropout (for ReLU's derivative), and after (the input of `ff_out`).
+    /// ReLU outputs before dropout (for ReLU's derivative; after it, the input of `ff_out`, is rebuilt).
     h: Vec<f32>,
-    h_mask: Option<Vec<f32>>,
-    h_dropped: Vec<f32>,
-    res2_mask: Option<Vec<f32>>,
+    h_mask: Option<Mask>,
+    res2_mask: Option<Mask>,
 }
 
 /// What the encoder's forward pass over one slate keeps.
@@ -145,14 +171,12 @@ pub(crate) fn forward(
             v,
             p,
             p_mask,
-            p_dropped,
             o,
             res1_mask,
             ff_norm,
             b: bn,
             h,
             h_mask,
-            h_dropped,
             res2_mask,
         });
     }
@@ -207,13 +231,22 @@ fn attention_backward(
     };
     for h in 0..heads {
         let span = h * rows * rows..(h + 1) * rows * rows;
-        let (p, pd) = (&bt.p[span.clone()], &bt.p_dropped[span.clone()]);
+        let p = &bt.p[span.clone()];
+        let pd = match &bt.p_mask {
+            Some(m) => std::borrow::Cow::Owned(
+                p.iter()
+                    .zip(m.factors().skip(span.start))
+                    .map(|(v, f)| v * f)
+                    .collect(),
+            ),
+            None => std::borrow::Cow::Borrowed(p),
+        };
         let d_oh = kernels::head_slice(d_o, w, h * dk, dk, false);
         // o_h = p' v_h: ∂p' = ∂o_h v_hᵀ, ∂v_h = p'ᵀ ∂o_h.
         let vt = kernels::head_slice(&bt.v, w, h * dk, dk, true);
         kernels::matmul_rows(&d_oh, &vt, None, &mut dp, dk, rows);
         kernels::matmul_rows(
-            &kernels::transpose(pd, rows, rows),
+            &kernels::transpose(&pd, rows, rows),
             &d_oh,
             None,
             &mut part,
@@ -222,7 +255,9 @@ fn attention_backward(
         );
         scatter(&mut dv, &part, h);
         if let Some(m) = &bt.p_mask {
-            dp.iter_mut().zip(&m[span]).for_each(|(g, m)| *g *= m);
+            dp.iter_mut()
+                .zip(m.factors().skip(span.start))
+                .for_each(|(g, f)| *g *= f);
         }
         // Softmax: ∂s_ij = p_ij (∂p_ij − Σ_k p_ik ∂p_ik); then the 1/√dk.
         // −0.0: the start of `Iterator::sum`, which this sum was.
@@ -272,7 +307,9 @@ pub(crate) fn backward(
         // x ← x + drop(W₂ drop(ReLU(W₁ norm₂(x)))).
         let mut d = dx.clone();
         mask(&mut d, &bt.res2_mask);
-        let mut dh = dense_backward(&bt.h_dropped, &d, &t[5], &b.ff_out, &mut g.ff_out, true);
+        let h_dropped = dropped(&bt.h, &bt.h_mask);
+        let mut dh = dense_backward(&h_dropped, &d, &t[5], &b.ff_out, &mut g.ff_out, true);
+        drop(h_dropped);
         mask(&mut dh, &bt.h_mask);
         dh.iter_mut()
             .zip(&bt.h)

@@ -1,10 +1,10 @@
 //! The memory a training run needs, estimated before it starts from the settings and the query lengths: the
 //! labels and query offsets the loop reads (the features are read where they lie), the parameters with Adam's
-//! moments, the best epoch's copy and the gradients, and a piece's activations (`step.rs`: a batch goes through
-//! the passes `piece-rows` documents at a time ([`crate::step::PIECE_ROWS`] by default), a batch-normalised one too) — per hidden
-//! layer `rows × width` values (the output, the activation, a dropout mask, a normalisation's x̂), per encoder
-//! block `heads × n²` attention weights for each query of `n` documents beside the `n × width` projections and
-//! the `n × d_ff` feed-forward values.
+//! moments, the best epoch's copy and the gradients, and a piece's activations (`step.rs`: a batch goes through the
+//! passes `piece-rows` documents at a time, [`crate::step::PIECE_ROWS`] by default, a batch-normalised one too) —
+//! per hidden layer `rows × width` values (the output, the activation, a dropout mask, a normalisation's x̂), per
+//! encoder block `heads × n²` attention weights for each query of `n` documents beside the `n × width` projections
+//! and the `n × d_ff` feed-forward values (the encoder's dropout masks a byte an entry).
 
 use ltr_data::Dataset;
 
@@ -116,13 +116,16 @@ impl NeuralValidParams {
         }
         // The backward pass: each chunk's gradient with respect to a layer's output and input.
         values += 2 * rows * widest;
+        let mut bytes = 0;
         if e > 0 {
             let ed = u64::from(s.encoder_dropout);
-            // Per block: a, q, k, v, o, the two norms' x̂, b; attention weights before and after dropout (and the
-            // mask); the feed-forward values before and after dropout (and the mask); the residual masks.
-            let per_block =
-                rows * last * (8 + 2 * ed) + h * squares * (2 + ed) + rows * f * (2 + ed);
-            values += e * per_block + 2 * rows * last;
+            // Per block: a, q, k, v, o, the two norms' x̂, b; the attention weights before dropout; the
+            // feed-forward values before dropout; with dropout a byte an entry of each of the four masks (the
+            // dropped values are rebuilt from them). While a block runs forward, its dropped attention weights and
+            // feed-forward values besides.
+            let per_block = rows * last * 8 + h * squares + rows * f;
+            values += e * per_block + 2 * rows * last + h * squares + rows * f;
+            bytes += e * ed * (2 * rows * last + h * squares + rows * f);
             // The backward pass of the longest query: its attention weights' gradients and the projections'.
             values += 2 * h * longest * longest + 6 * longest * last + 2 * longest * f;
         }
@@ -131,7 +134,7 @@ impl NeuralValidParams {
         NeuralMemory {
             data_copy: n * 8 + (nq + 1) * 8,
             parameters,
-            activations: 4 * values,
+            activations: 4 * values + bytes,
             n_parameters: p,
             batch_rows,
             piece_rows: rows,

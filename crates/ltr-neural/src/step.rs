@@ -284,6 +284,46 @@ pub fn loss_and_gradient_in_pieces(
     (s.value, s.scores, s.grad)
 }
 
+/// [`loss_and_gradient`] with dropout as a training step draws it: probability `p` after each hidden layer and
+/// `encoder` inside the encoder, the masks from `seed`'s streams (so calls with the same seed drop the same
+/// entries, whatever the parameters). For checks of the backward pass through the masks.
+// pub for the tests in tests/attention.rs; not API.
+#[doc(hidden)]
+#[allow(clippy::too_many_arguments)]
+pub fn loss_and_gradient_with_dropout(
+    net: &NeuralNet,
+    x: &[f32],
+    labels: &[f64],
+    offsets: &[usize],
+    loss: Loss,
+    p: f32,
+    encoder: f32,
+    seed: u64,
+) -> (f64, Vec<f32>, NeuralNet) {
+    let d = net.n_features;
+    let rows: Vec<usize> = (0..labels.len()).collect();
+    let ties = vec![0; offsets.len().saturating_sub(1)];
+    let batch = Batch {
+        rows: &rows,
+        offsets,
+        labels,
+        tie_seeds: &ties,
+    };
+    let features = |r: usize, out: &mut [f32]| out.copy_from_slice(&x[r * d..(r + 1) * d]);
+    let dropout = Some(Dropout { p, encoder, seed });
+    let s = step(
+        net,
+        &features,
+        &batch,
+        loss,
+        dropout,
+        PIECE_ROWS,
+        true,
+        &mut Vec::new(),
+    );
+    (s.value, s.scores, s.grad)
+}
+
 /// [`loss_and_gradient`] with `limit` documents per piece.
 // pub for the tests in tests/unit/step.rs; not API.
 #[doc(hidden)]

@@ -7,6 +7,7 @@ use ltr_core::neural::{
 };
 use ltr_core::{Model, ParamGuard, Scorer};
 use ltr_data::{Dataset, FeatureMatrix};
+use ltr_neural::step::loss_and_gradient_with_dropout;
 use ltr_neural::{loss_and_gradient, Loss, NeuralParams};
 
 /// A network of zeros: `d` features, hidden `sizes`, an encoder of `blocks` blocks.
@@ -268,6 +269,56 @@ fn the_gradient_equals_finite_differences() {
     assert!(
         checked >= 8 * skipped.max(1),
         "{checked} checked, {skipped} skipped"
+    );
+}
+
+/// The backward pass through dropout's masks (the encoder's kept a byte an entry and its dropped values rebuilt
+/// from them): with the masks fixed by one seed, against central differences of the loss.
+#[test]
+fn the_gradient_through_dropout_equals_finite_differences() {
+    let net = small_net(11);
+    let (x, labels, offsets) = batch();
+    let loss = Loss::parse("listnet").unwrap();
+    let run =
+        |n: &NeuralNet| loss_and_gradient_with_dropout(n, &x, &labels, &offsets, loss, 0.2, 0.3, 5);
+    let (_, _, mut grad) = run(&net);
+    // The masks drop something: the loss differs from the one without dropout.
+    let (plain, _, _) = loss_and_gradient(&net, &x, &labels, &offsets, loss);
+    assert_ne!(run(&net).0, plain);
+    let names: Vec<(String, usize)> = named(&mut net.clone())
+        .into_iter()
+        .map(|(k, p)| (k, p.len()))
+        .collect();
+    let grads: Vec<Vec<f32>> = named(&mut grad)
+        .into_iter()
+        .map(|(_, g)| g.clone())
+        .collect();
+    let mut nonzero = 0;
+    for ((k, len), g) in names.iter().zip(&grads) {
+        for j in [0, len / 2, len - 1] {
+            let h = 3e-3f32;
+            let at = |delta: f32| {
+                let mut n = net.clone();
+                named(&mut n)
+                    .into_iter()
+                    .find(|(name, _)| name == k)
+                    .unwrap()
+                    .1[j] += delta;
+                run(&n).0
+            };
+            let fd = (at(h) - at(-h)) / (2.0 * f64::from(h));
+            let a = f64::from(g[j]);
+            nonzero += usize::from(a != 0.0);
+            assert!(
+                (a - fd).abs() <= 2e-3 * (1.0 + fd.abs()),
+                "d{k}[{j}] = {a}, finite difference {fd}"
+            );
+        }
+    }
+    assert!(
+        nonzero * 2 >= names.len() * 3,
+        "{nonzero} of {} nonzero",
+        names.len() * 3
     );
 }
 
