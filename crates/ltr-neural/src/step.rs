@@ -300,27 +300,8 @@ pub fn loss_and_gradient_with_dropout(
     encoder: f32,
     seed: u64,
 ) -> (f64, Vec<f32>, NeuralNet) {
-    let d = net.n_features;
-    let rows: Vec<usize> = (0..labels.len()).collect();
-    let ties = vec![0; offsets.len().saturating_sub(1)];
-    let batch = Batch {
-        rows: &rows,
-        offsets,
-        labels,
-        tie_seeds: &ties,
-    };
-    let features = |r: usize, out: &mut [f32]| out.copy_from_slice(&x[r * d..(r + 1) * d]);
     let dropout = Some(Dropout { p, encoder, seed });
-    let s = step(
-        net,
-        &features,
-        &batch,
-        loss,
-        dropout,
-        PIECE_ROWS,
-        true,
-        &mut Vec::new(),
-    );
+    let s = step_on_rows(net, x, labels, offsets, loss, PIECE_ROWS, dropout);
     (s.value, s.scores, s.grad)
 }
 
@@ -334,6 +315,20 @@ pub fn step_on(
     offsets: &[usize],
     loss: Loss,
     limit: usize,
+) -> Step {
+    step_on_rows(net, x, labels, offsets, loss, limit, None)
+}
+
+/// One step on the rows `x` (row-major, `net.n_features` wide), query `q` the rows `offsets[q]..offsets[q + 1]`,
+/// with no tie seeds, keeping the scores.
+fn step_on_rows(
+    net: &NeuralNet,
+    x: &[f32],
+    labels: &[f64],
+    offsets: &[usize],
+    loss: Loss,
+    limit: usize,
+    dropout: Option<Dropout>,
 ) -> Step {
     let d = net.n_features;
     let rows: Vec<usize> = (0..labels.len()).collect();
@@ -350,7 +345,7 @@ pub fn step_on(
         &features,
         &batch,
         loss,
-        None,
+        dropout,
         limit,
         true,
         &mut Vec::new(),
