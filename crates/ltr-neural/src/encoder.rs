@@ -64,8 +64,9 @@ struct Mask {
 }
 
 impl Mask {
-    fn factors(&self) -> impl Iterator<Item = f32> + '_ {
-        self.codes
+    /// The factors of the entries `at`.
+    fn factors(&self, at: std::ops::Range<usize>) -> impl Iterator<Item = f32> + '_ {
+        self.codes[at]
             .iter()
             .map(|&c| if c & 1 != 0 { self.keep } else { 0.0 })
     }
@@ -87,14 +88,20 @@ fn dropout(x: &mut [f32], drop: Option<(f32, &mut ChaCha8Rng)>) -> Option<Mask> 
 /// `d` times the mask's factors, in place.
 fn mask(d: &mut [f32], m: &Option<Mask>) {
     if let Some(m) = m {
-        d.iter_mut().zip(m.factors()).for_each(|(g, f)| *g *= f);
+        let n = d.len();
+        d.iter_mut().zip(m.factors(0..n)).for_each(|(g, f)| *g *= f);
     }
 }
 
-/// `x` as the forward pass dropped it: the same products, rebuilt from `x` and the mask rather than kept.
-fn dropped<'a>(x: &'a [f32], m: &Option<Mask>) -> std::borrow::Cow<'a, [f32]> {
+/// `x`, the entries from `start` of an array the mask covers, as the forward pass dropped them: the same products,
+/// rebuilt from `x` and the mask rather than kept.
+fn dropped<'a>(x: &'a [f32], m: &Option<Mask>, start: usize) -> std::borrow::Cow<'a, [f32]> {
     match m {
-        Some(m) => x.iter().zip(m.factors()).map(|(v, f)| v * f).collect(),
+        Some(m) => x
+            .iter()
+            .zip(m.factors(start..start + x.len()))
+            .map(|(v, f)| v * f)
+            .collect(),
         None => std::borrow::Cow::Borrowed(x),
     }
 }
@@ -232,15 +239,7 @@ fn attention_backward(
     for h in 0..heads {
         let span = h * rows * rows..(h + 1) * rows * rows;
         let p = &bt.p[span.clone()];
-        let pd = match &bt.p_mask {
-            Some(m) => std::borrow::Cow::Owned(
-                p.iter()
-                    .zip(m.factors().skip(span.start))
-                    .map(|(v, f)| v * f)
-                    .collect(),
-            ),
-            None => std::borrow::Cow::Borrowed(p),
-        };
+        let pd = dropped(p, &bt.p_mask, span.start);
         let d_oh = kernels::head_slice(d_o, w, h * dk, dk, false);
         // o_h = p' v_h: ∂p' = ∂o_h v_hᵀ, ∂v_h = p'ᵀ ∂o_h.
         let vt = kernels::head_slice(&bt.v, w, h * dk, dk, true);
@@ -256,7 +255,7 @@ fn attention_backward(
         scatter(&mut dv, &part, h);
         if let Some(m) = &bt.p_mask {
             dp.iter_mut()
-                .zip(m.factors().skip(span.start))
+                .zip(m.factors(span.clone()))
                 .for_each(|(g, f)| *g *= f);
         }
         // Softmax: ∂s_ij = p_ij (∂p_ij − Σ_k p_ik ∂p_ik); then the 1/√dk.
@@ -307,7 +306,7 @@ pub(crate) fn backward(
         // x ← x + drop(W₂ drop(ReLU(W₁ norm₂(x)))).
         let mut d = dx.clone();
         mask(&mut d, &bt.res2_mask);
-        let h_dropped = dropped(&bt.h, &bt.h_mask);
+        let h_dropped = dropped(&bt.h, &bt.h_mask, 0);
         let mut dh = dense_backward(&h_dropped, &d, &t[5], &b.ff_out, &mut g.ff_out, true);
         drop(h_dropped);
         mask(&mut dh, &bt.h_mask);
