@@ -115,7 +115,10 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}", error_chain(&e));
+            // One write: `eprintln!` writes each piece of its format on its own, and output of other processes
+            // sharing the stream (mpirun's ranks, a pipeline) can land between them.
+            let line = format!("error: {}\n", error_chain(&e));
+            eprint!("{line}");
             ExitCode::FAILURE
         }
     }

@@ -829,12 +829,17 @@ impl TrainJob<'_> {
         let (rank, size) = (mpi.rank(), mpi.size());
         if let Ranks::Distributed { threads: Some(r) } = self.ranks {
             if r != size {
-                eprintln!("error: --ranks {r} disagrees with the {size} MPI processes (drop --ranks under mpirun)");
+                // One write a line: mpirun interleaves the ranks' and its own output between writes.
+                let line = format!(
+                    "error: --ranks {r} disagrees with the {size} MPI processes (drop --ranks under mpirun)\n"
+                );
+                eprint!("{line}");
                 mpi.abort(2);
             }
         }
         let fail = |e: JobError| -> ! {
-            eprintln!("error: rank {rank} of {size}: {e}");
+            let line = format!("error: rank {rank} of {size}: {e}\n");
+            eprint!("{line}");
             mpi.abort(1)
         };
         let TrainData::File(pattern) = &self.train else {
