@@ -74,9 +74,9 @@ fn main() -> ExitCode {
         if info.to_string().contains("printing to stdout: Broken pipe") {
             std::process::exit(0);
         }
-        eprintln!(
-            "error: internal error ({info}); please report it with the command line that caused it"
-        );
+        ltr_core::print_error_line(format_args!(
+            "internal error ({info}); please report it with the command line that caused it"
+        ));
     }));
     let cli = Cli::parse();
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
@@ -115,10 +115,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            // One write: `eprintln!` writes each piece of its format on its own, and output of other processes
-            // sharing the stream (mpirun's ranks, a pipeline) can land between them.
-            let line = format!("error: {}\n", error_chain(&e));
-            eprint!("{line}");
+            ltr_core::print_error_line(error_chain(&e));
             ExitCode::FAILURE
         }
     }

@@ -52,3 +52,11 @@ impl LtrError {
         }
     }
 }
+
+/// Write `error: {message}` and a newline to standard error in one write. `eprintln!` writes each piece of its
+/// format on its own, so output of other processes sharing the stream (mpirun's ranks and its abort banner, a
+/// pipeline) can land inside the line; a front end's error lines go through here instead.
+pub fn print_error_line(message: impl std::fmt::Display) {
+    let line = format!("error: {message}\n");
+    eprint!("{line}");
+}

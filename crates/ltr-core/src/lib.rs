@@ -43,7 +43,7 @@ pub type Boosted = boosted::Boosted<Model>;
 pub type InitModel = boosted::InitModel<Model>;
 pub use collective::{check_parts, Allreduce, SingleProcess, ThreadGroup};
 pub use compiled_forest::CompiledForest;
-pub use error::{LtrError, Result};
+pub use error::{print_error_line, LtrError, Result};
 pub use forest::{Forest, ForestTree};
 pub use learner::{
     best_by_validation, stage, Best, BestSoFar, EpochObserver, Fit, FitContext, FitDistributed,

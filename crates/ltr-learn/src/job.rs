@@ -829,17 +829,14 @@ impl TrainJob<'_> {
         let (rank, size) = (mpi.rank(), mpi.size());
         if let Ranks::Distributed { threads: Some(r) } = self.ranks {
             if r != size {
-                // One write a line: mpirun interleaves the ranks' and its own output between writes.
-                let line = format!(
-                    "error: --ranks {r} disagrees with the {size} MPI processes (drop --ranks under mpirun)\n"
-                );
-                eprint!("{line}");
+                ltr_core::print_error_line(format_args!(
+                    "--ranks {r} disagrees with the {size} MPI processes (drop --ranks under mpirun)"
+                ));
                 mpi.abort(2);
             }
         }
         let fail = |e: JobError| -> ! {
-            let line = format!("error: rank {rank} of {size}: {e}\n");
-            eprint!("{line}");
+            ltr_core::print_error_line(format_args!("rank {rank} of {size}: {e}"));
             mpi.abort(1)
         };
         let TrainData::File(pattern) = &self.train else {
