@@ -706,16 +706,21 @@ fn the_attention_scorer_trains_predicts_and_is_described() {
     bad[12] = "heads=3";
     fails(&bad, "do not divide");
     // Its hidden layer's product in bfloat16, the encoder in f32: one score per line still.
-    let fast = ok(&[
+    let fast = ok(&predict_at(s(&m), &test, "bf16"));
+    assert_eq!(fast.lines().count(), out.lines().count());
+}
+
+/// `ltr predict --model MODEL --data DATA --precision PRECISION`'s arguments.
+fn predict_at<'a>(model: &'a str, data: &'a str, precision: &'a str) -> [&'a str; 7] {
+    [
         "predict",
         "--model",
-        s(&m),
+        model,
         "--data",
-        &test,
+        data,
         "--precision",
-        "bf16",
-    ]);
-    assert_eq!(fast.lines().count(), out.lines().count());
+        precision,
+    ]
 }
 
 /// `--precision bf16` is for neural models; any other model, and a precision `ltr` does not know, are refused by
@@ -734,17 +739,7 @@ fn bfloat16_scoring_is_refused_for_models_that_are_not_networks() {
         "--model",
         s(&m),
     ]);
-    let predict = |precision| {
-        [
-            "predict",
-            "--model",
-            s(&m),
-            "--data",
-            &test,
-            "--precision",
-            precision,
-        ]
-    };
+    let predict = |precision| predict_at(s(&m), &test, precision);
     fails_mentioning(
         &predict("bf16"),
         &[
