@@ -1222,7 +1222,7 @@ class NeuralRanker(Ranker):
     - ``epochs`` (int in [1, 1000000]; default 100): epochs at most.
     - ``batch_size`` (int in [1, 1000000000]; default 64): queries per batch.
     - ``slate_length`` (int in [0, 1000000000]; default 240): documents of a query per batch at most: a longer query is sampled down to it each epoch (allRank's slate_length).
-    - ``piece_rows`` (int in [1, 1000000000]; default 4096): documents a training step takes through its passes at once (whole queries; a longer query alone): fewer hold less memory (the activations are a piece's) but run the backward pass less in parallel; a batch split into more pieces sums its gradient in another order and draws dropout masks by other chunks, so the model differs (one model at any thread count for a given value).
+    - ``piece_rows`` (int in [1, 1000000000]; default 4096): documents a training step takes through its passes at once (whole queries; a longer query alone): fewer hold less memory (the activations are a piece's) but run the backward pass less in parallel, and 1 (a query a piece, run on one thread) holds the least; a batch split into more pieces sums its gradient in another order and draws dropout masks by other chunks, so the model differs (one model at any thread count for a given value).
     - ``patience`` (int in [1, 1000000]; default 20): stop after this many epochs without a better --validate measure.
     - ``k`` (int in [0, 1000000]; default 0): truncation of LambdaLoss and NeuralNDCG (0: the whole list).
     - ``sigma`` (float in [1e-300, 1e+300]; default 1): σ of LambdaLoss's pair sigmoid.
@@ -1337,7 +1337,7 @@ class MLPRanker(NeuralRanker):
     - ``epochs`` (int in [1, 1000000]; default 100): epochs at most.
     - ``batch_size`` (int in [1, 1000000000]; default 64): queries per batch.
     - ``slate_length`` (int in [0, 1000000000]; default 240): documents of a query per batch at most: a longer query is sampled down to it each epoch (allRank's slate_length).
-    - ``piece_rows`` (int in [1, 1000000000]; default 4096): documents a training step takes through its passes at once (whole queries; a longer query alone): fewer hold less memory (the activations are a piece's) but run the backward pass less in parallel; a batch split into more pieces sums its gradient in another order and draws dropout masks by other chunks, so the model differs (one model at any thread count for a given value).
+    - ``piece_rows`` (int in [1, 1000000000]; default 4096): documents a training step takes through its passes at once (whole queries; a longer query alone): fewer hold less memory (the activations are a piece's) but run the backward pass less in parallel, and 1 (a query a piece, run on one thread) holds the least; a batch split into more pieces sums its gradient in another order and draws dropout masks by other chunks, so the model differs (one model at any thread count for a given value).
     - ``patience`` (int in [1, 1000000]; default 20): stop after this many epochs without a better --validate measure.
     - ``k`` (int in [0, 1000000]; default 0): truncation of LambdaLoss and NeuralNDCG (0: the whole list).
     - ``sigma`` (float in [1e-300, 1e+300]; default 1): σ of LambdaLoss's pair sigmoid.
@@ -1431,7 +1431,7 @@ class AttentionRanker(NeuralRanker):
     - ``epochs`` (int in [1, 1000000]; default 100): epochs at most.
     - ``batch_size`` (int in [1, 1000000000]; default 64): queries per batch.
     - ``slate_length`` (int in [0, 1000000000]; default 240): documents of a query per batch at most: a longer query is sampled down to it each epoch (allRank's slate_length).
-    - ``piece_rows`` (int in [1, 1000000000]; default 4096): documents a training step takes through its passes at once (whole queries; a longer query alone): fewer hold less memory (the activations are a piece's) but run the backward pass less in parallel; a batch split into more pieces sums its gradient in another order and draws dropout masks by other chunks, so the model differs (one model at any thread count for a given value).
+    - ``piece_rows`` (int in [1, 1000000000]; default 4096): documents a training step takes through its passes at once (whole queries; a longer query alone): fewer hold less memory (the activations are a piece's) but run the backward pass less in parallel, and 1 (a query a piece, run on one thread) holds the least; a batch split into more pieces sums its gradient in another order and draws dropout masks by other chunks, so the model differs (one model at any thread count for a given value).
     - ``patience`` (int in [1, 1000000]; default 20): stop after this many epochs without a better --validate measure.
     - ``k`` (int in [0, 1000000]; default 0): truncation of LambdaLoss and NeuralNDCG (0: the whole list).
     - ``sigma`` (float in [1e-300, 1e+300]; default 1): σ of LambdaLoss's pair sigmoid.

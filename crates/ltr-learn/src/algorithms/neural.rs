@@ -120,8 +120,8 @@ pub(crate) const NEURAL_SPECS: &[ParamSpec] = &[
         "4096",
         int(1, 1_000_000_000),
         "documents a training step takes through its passes at once (whole queries; a longer query alone): \
-         fewer hold less memory (the activations are a piece's) but run the backward pass less in parallel; a \
-         batch split into more pieces sums its gradient in another order and draws dropout masks by other chunks, \
+         fewer hold less memory (the activations are a piece's) but run the backward pass less in parallel, and 1 \
+         (a query a piece, run on one thread) holds the least; a batch split into more pieces sums its gradient in another order and draws dropout masks by other chunks, \
          so the model differs (one model at any thread count for a given value)",
     ),
     ParamSpec::new(
