@@ -1230,12 +1230,14 @@ class NeuralRanker(Ranker):
     - ``alpha`` (float in [1e-300, 1e+300]; default 1): α of ApproxNDCG's sigmoid. Only with loss=approxndcg.
     - ``temperature`` (float in [1e-300, 1e+300]; default 1): τ of NeuralSort's softmax. Only with loss=neuralndcg.
     - ``levels`` (float in [1e-300, 1e+300]; default 1): allRank's no_of_levels: the error is label − levels·score. Only with loss=rmse.
+    - ``weighting`` (one of ips, naive; default ips): on a click training set (ltr train --clicks): ips weighs each click by 1/propensity of its rank (unbiased under the position-based model); naive counts every click once (the biased control).
+    - ``clip`` (float in [0.0, 1.0]; default 0): propensities below this count as this (weights capped at 1/clip; 0: no clipping, the unbiased estimator of the paper).
 
     A list is a grid chosen on ``eval_set``. Common settings: see :class:`Ranker`.
     """
 
     _algo = "neural"
-    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "scorer": "scorer", "blocks": "blocks", "heads": "heads", "d_ff": "d-ff", "attention_dropout": "attention-dropout", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "step_size": "step-size", "gamma": "gamma", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "piece_rows": "piece-rows", "patience": "patience", "k": "k", "sigma": "sigma", "mu": "mu", "alpha": "alpha", "temperature": "temperature", "levels": "levels"}
+    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "scorer": "scorer", "blocks": "blocks", "heads": "heads", "d_ff": "d-ff", "attention_dropout": "attention-dropout", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "step_size": "step-size", "gamma": "gamma", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "piece_rows": "piece-rows", "patience": "patience", "k": "k", "sigma": "sigma", "mu": "mu", "alpha": "alpha", "temperature": "temperature", "levels": "levels", "weighting": "weighting", "clip": "clip"}
 
     def __init__(
         self,
@@ -1269,6 +1271,8 @@ class NeuralRanker(Ranker):
         alpha: Any = None,
         temperature: Any = None,
         levels: Any = None,
+        weighting: Any = None,
+        clip: Any = None,
         *,
         metric: str = "NDCG@10",
         convention: str = "standard",
@@ -1307,6 +1311,8 @@ class NeuralRanker(Ranker):
         self.alpha = alpha
         self.temperature = temperature
         self.levels = levels
+        self.weighting = weighting
+        self.clip = clip
         self.algo = "neural"
         self.metric = metric
         self.convention = convention
@@ -1341,13 +1347,15 @@ class MLPRanker(NeuralRanker):
     - ``patience`` (int in [1, 1000000]; default 20): stop after this many epochs without a better --validate measure.
     - ``k`` (int in [0, 1000000]; default 0): truncation of LambdaLoss and NeuralNDCG (0: the whole list).
     - ``sigma`` (float in [1e-300, 1e+300]; default 1): σ of LambdaLoss's pair sigmoid.
+    - ``weighting`` (one of ips, naive; default ips): on a click training set (ltr train --clicks): ips weighs each click by 1/propensity of its rank (unbiased under the position-based model); naive counts every click once (the biased control).
+    - ``clip`` (float in [0.0, 1.0]; default 0): propensities below this count as this (weights capped at 1/clip; 0: no clipping, the unbiased estimator of the paper).
 
     A list is a grid chosen on ``eval_set``. Common settings: see :class:`Ranker`.
     """
 
     _algo = "neural"
     _fixed = {"scorer": "mlp"}
-    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "piece_rows": "piece-rows", "patience": "patience", "k": "k", "sigma": "sigma"}
+    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "piece_rows": "piece-rows", "patience": "patience", "k": "k", "sigma": "sigma", "weighting": "weighting", "clip": "clip"}
 
     def __init__(
         self,
@@ -1370,6 +1378,8 @@ class MLPRanker(NeuralRanker):
         patience: Any = None,
         k: Any = None,
         sigma: Any = None,
+        weighting: Any = None,
+        clip: Any = None,
         *,
         metric: str = "NDCG@10",
         convention: str = "standard",
@@ -1397,6 +1407,8 @@ class MLPRanker(NeuralRanker):
         self.patience = patience
         self.k = k
         self.sigma = sigma
+        self.weighting = weighting
+        self.clip = clip
         self.algo = "neural"
         self.metric = metric
         self.convention = convention
@@ -1435,13 +1447,15 @@ class AttentionRanker(NeuralRanker):
     - ``patience`` (int in [1, 1000000]; default 20): stop after this many epochs without a better --validate measure.
     - ``k`` (int in [0, 1000000]; default 0): truncation of LambdaLoss and NeuralNDCG (0: the whole list).
     - ``sigma`` (float in [1e-300, 1e+300]; default 1): σ of LambdaLoss's pair sigmoid.
+    - ``weighting`` (one of ips, naive; default ips): on a click training set (ltr train --clicks): ips weighs each click by 1/propensity of its rank (unbiased under the position-based model); naive counts every click once (the biased control).
+    - ``clip`` (float in [0.0, 1.0]; default 0): propensities below this count as this (weights capped at 1/clip; 0: no clipping, the unbiased estimator of the paper).
 
     A list is a grid chosen on ``eval_set``. Common settings: see :class:`Ranker`.
     """
 
     _algo = "neural"
     _fixed = {"scorer": "attention"}
-    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "blocks": "blocks", "heads": "heads", "d_ff": "d-ff", "attention_dropout": "attention-dropout", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "piece_rows": "piece-rows", "patience": "patience", "k": "k", "sigma": "sigma"}
+    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "blocks": "blocks", "heads": "heads", "d_ff": "d-ff", "attention_dropout": "attention-dropout", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "piece_rows": "piece-rows", "patience": "patience", "k": "k", "sigma": "sigma", "weighting": "weighting", "clip": "clip"}
 
     def __init__(
         self,
@@ -1468,6 +1482,8 @@ class AttentionRanker(NeuralRanker):
         patience: Any = None,
         k: Any = None,
         sigma: Any = None,
+        weighting: Any = None,
+        clip: Any = None,
         *,
         metric: str = "NDCG@10",
         convention: str = "standard",
@@ -1499,6 +1515,8 @@ class AttentionRanker(NeuralRanker):
         self.patience = patience
         self.k = k
         self.sigma = sigma
+        self.weighting = weighting
+        self.clip = clip
         self.algo = "neural"
         self.metric = metric
         self.convention = convention

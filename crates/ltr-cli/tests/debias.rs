@@ -258,7 +258,12 @@ fn regression_em_propensities_feed_every_click_learner() {
         text.starts_with(ltr_clicks::PROPENSITY_TABLE_HEADER),
         "{text}"
     );
-    for algo in ["propensity-ranksvm", "lambdarank", "listnet"] {
+    for (algo, own) in [
+        ("propensity-ranksvm", &[][..]),
+        ("lambdarank", &[]),
+        ("listnet", &[]),
+        ("neural", &["--param", "epochs=2"]),
+    ] {
         let train_with = |name: &str, extra: &[&str]| {
             let model = p(&format!("{algo}-{name}.json"));
             let mut args = vec![
@@ -272,6 +277,7 @@ fn regression_em_propensities_feed_every_click_learner() {
                 "--model",
                 s(&model),
             ];
+            args.extend(own);
             args.extend(extra);
             ok(&args);
             let scores = p(&format!("{algo}-{name}.scores"));

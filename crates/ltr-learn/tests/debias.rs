@@ -35,7 +35,13 @@ fn sessions(train: &Dataset) -> Dataset {
     ltr_clicks::click_session_set(&log(train), train).unwrap().0
 }
 
-const ACCEPTING: [&str; 4] = ["propensity-ranksvm", "listnet", "lambdarank", "lambdamart"];
+const ACCEPTING: [&str; 5] = [
+    "propensity-ranksvm",
+    "listnet",
+    "lambdarank",
+    "lambdamart",
+    "neural",
+];
 
 #[test]
 fn every_row_says_what_it_makes_of_clicks() {

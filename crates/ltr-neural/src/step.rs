@@ -30,12 +30,14 @@ use crate::net::{
 pub(crate) const PIECE_ROWS: usize = 4096;
 
 /// The documents of one training step: query `q` holds `rows[offsets[q]..offsets[q + 1]]` (rows of the training
-/// data), with `labels` per entry of `rows` and `tie_seeds` per query.
+/// data), with `labels` per entry of `rows`, and `tie_seeds` and the `weights` of a click training set (`None`:
+/// each 1) per query.
 pub(crate) struct Batch<'a> {
     pub rows: &'a [usize],
     pub offsets: &'a [usize],
     pub labels: &'a [f64],
     pub tie_seeds: &'a [u64],
+    pub weights: Option<&'a [f64]>,
 }
 
 /// What a training step computes.
@@ -110,7 +112,8 @@ pub(crate) fn step(
             .collect();
         (x, local)
     };
-    // A piece's loss, normaliser and scaled score gradient.
+    // A piece's loss, normaliser and scaled score gradient; a weighted query's loss and gradient times its weight
+    // (the normaliser depends on the labels only).
     let piece_loss = |piece: &Range<usize>, pass: &Pass, local: &[usize]| {
         let (a, b) = (offsets[piece.start], offsets[piece.end]);
         let s64: Vec<f64> = pass.scores.iter().map(|&v| f64::from(v)).collect();
@@ -122,10 +125,18 @@ pub(crate) fn step(
         );
         let (mut value, mut seen) = (0.0, 0.0);
         let mut dscores = Vec::with_capacity(b - a);
-        for (ql, g) in parts {
-            value += ql.value;
+        for (q, (ql, g)) in piece.clone().zip(parts) {
             seen += ql.norm;
-            dscores.extend(g.into_iter().map(|v| (v * scale) as f32));
+            match batch.weights {
+                Some(w) => {
+                    value += w[q] * ql.value;
+                    dscores.extend(g.into_iter().map(|v| (w[q] * v * scale) as f32));
+                }
+                None => {
+                    value += ql.value;
+                    dscores.extend(g.into_iter().map(|v| (v * scale) as f32));
+                }
+            }
         }
         (value, seen, dscores)
     };
@@ -301,7 +312,32 @@ pub fn loss_and_gradient_with_dropout(
     seed: u64,
 ) -> (f64, Vec<f32>, NeuralNet) {
     let dropout = Some(Dropout { p, encoder, seed });
-    let s = step_on_rows(net, x, labels, offsets, loss, PIECE_ROWS, dropout);
+    let s = step_on_rows(net, x, labels, offsets, loss, PIECE_ROWS, dropout, None);
+    (s.value, s.scores, s.grad)
+}
+
+/// [`loss_and_gradient`] with each query's loss and gradient multiplied by `weights[q]`, as a training step on a
+/// click training set weighs them. For checks.
+// pub for the tests in tests/unit/step.rs; not API.
+#[doc(hidden)]
+pub fn loss_and_gradient_weighted(
+    net: &NeuralNet,
+    x: &[f32],
+    labels: &[f64],
+    offsets: &[usize],
+    loss: Loss,
+    weights: &[f64],
+) -> (f64, Vec<f32>, NeuralNet) {
+    let s = step_on_rows(
+        net,
+        x,
+        labels,
+        offsets,
+        loss,
+        PIECE_ROWS,
+        None,
+        Some(weights),
+    );
     (s.value, s.scores, s.grad)
 }
 
@@ -316,11 +352,12 @@ pub fn step_on(
     loss: Loss,
     limit: usize,
 ) -> Step {
-    step_on_rows(net, x, labels, offsets, loss, limit, None)
+    step_on_rows(net, x, labels, offsets, loss, limit, None, None)
 }
 
-/// One step on the rows `x` (row-major, `net.n_features` wide), query `q` the rows `offsets[q]..offsets[q + 1]`,
-/// with no tie seeds, keeping the scores.
+/// One step on the rows `x` (row-major, `net.n_features` wide), query `q` the rows `offsets[q]..offsets[q + 1]`
+/// weighted by `weights` when given, with no tie seeds, keeping the scores.
+#[allow(clippy::too_many_arguments)]
 fn step_on_rows(
     net: &NeuralNet,
     x: &[f32],
@@ -329,6 +366,7 @@ fn step_on_rows(
     loss: Loss,
     limit: usize,
     dropout: Option<Dropout>,
+    weights: Option<&[f64]>,
 ) -> Step {
     let d = net.n_features;
     let rows: Vec<usize> = (0..labels.len()).collect();
@@ -338,6 +376,7 @@ fn step_on_rows(
         offsets,
         labels,
         tie_seeds: &ties,
+        weights,
     };
     let features = |r: usize, out: &mut [f32]| out.copy_from_slice(&x[r * d..(r + 1) * d]);
     step(

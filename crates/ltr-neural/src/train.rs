@@ -12,7 +12,7 @@ use ltr_core::neural::{
     NeuralNet,
 };
 use ltr_core::{BestSoFar, Fit, FitContext, FitReport, Fitted, LtrError, Model, Result};
-use ltr_data::Dataset;
+use ltr_data::{ClickWeighting, Dataset};
 use rand::seq::{IndexedRandom, SliceRandom};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -46,6 +46,7 @@ pub struct NeuralParams {
     d_ff: usize,
     encoder_dropout: f64,
     piece_rows: usize,
+    clicks: Option<ClickWeighting>,
 }
 
 impl Default for NeuralParams {
@@ -72,6 +73,7 @@ impl Default for NeuralParams {
             d_ff: 512,
             encoder_dropout: 0.0,
             piece_rows: PIECE_ROWS,
+            clicks: None,
         }
     }
 }
@@ -187,6 +189,15 @@ impl NeuralParams {
     /// masks by other chunks, so the model differs; for a given value it is one model at any thread count.
     pub fn piece_rows(mut self, docs: usize) -> Self {
         self.piece_rows = docs;
+        self
+    }
+    /// Weigh the queries of a click training set (one query per click, [`Dataset::click_weights`]; `None`: every
+    /// query counts once). Each query's loss and gradient are multiplied by its weight, the weights scaled to a
+    /// mean of 1 over the training set: a batch's loss is then an unbiased estimate of the weighted loss over all
+    /// queries (with inverse-propensity weights, ULTRA's IPW with the listwise losses), and the loss keeps its
+    /// scale.
+    pub fn clicks(mut self, weighting: Option<ClickWeighting>) -> Self {
+        self.clicks = weighting;
         self
     }
 }
@@ -499,6 +510,20 @@ impl Fit for NeuralValidParams {
         }
         let seed = ctx.seed();
         let slates = Slates::new(train, self.loss);
+        // A click training set's query weights, scaled to a mean of 1.
+        let weights = match self.clicks {
+            Some(c) => {
+                let w = train.click_weights(c).ok_or_else(|| {
+                    LtrError::Training(
+                        "click weighting needs a click training set (`ltr train --clicks LOG`)"
+                            .into(),
+                    )
+                })?;
+                let n = w.len() as f64;
+                Some(w.into_iter().map(|v| v * n).collect::<Vec<f64>>())
+            }
+            None => None,
+        };
         let d = slates.d;
         if self.blocks > 0 && self.sizes.is_empty() && !d.is_multiple_of(self.heads) {
             return Err(LtrError::param(
@@ -542,11 +567,15 @@ impl Fit for NeuralValidParams {
                     .iter()
                     .map(|&q| key(seed, &[4, epoch as u64, q as u64]))
                     .collect();
+                let query_weights: Option<Vec<f64>> = weights
+                    .as_ref()
+                    .map(|w| batch.iter().map(|&q| w[q]).collect());
                 let b = Batch {
                     rows: &rows,
                     offsets: &offsets,
                     labels: &labels,
                     tie_seeds: &tie_seeds,
+                    weights: query_weights.as_deref(),
                 };
                 let mut s = step(
                     &net,

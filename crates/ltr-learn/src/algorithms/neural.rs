@@ -157,7 +157,7 @@ pub(crate) const NEURAL_SPECS: &[ParamSpec] = &[
 
 /// `neural`.
 pub(crate) fn neural(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
-    let p = params(r)?;
+    let p = params(r, train)?;
     r.finish("neural")?;
     p.fit(train, ctx)
 }
@@ -165,11 +165,11 @@ pub(crate) fn neural(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) 
 /// The working set of a `neural` setting on `train` (labels and offsets, parameters and optimiser state, the
 /// largest piece's activations), before training.
 pub(crate) fn memory(r: &SpecReader<'_>, train: &Dataset) -> Option<u64> {
-    Some(params(r).ok()?.memory_estimate(train).total())
+    Some(params(r, train).ok()?.memory_estimate(train).total())
 }
 
-/// A `neural` setting's checked parameters.
-fn params(r: &SpecReader<'_>) -> Result<NeuralValidParams> {
+/// A `neural` setting's checked parameters on `train` (a click training set's weighting among them).
+fn params(r: &SpecReader<'_>, train: &Dataset) -> Result<NeuralValidParams> {
     let name = r.choice("loss")?;
     let mut loss = Loss::parse(&name).expect("a listed loss");
     let k = || -> Result<Option<usize>> { Ok(Some(r.int("k")?).filter(|&k| k > 0)) };
@@ -224,7 +224,8 @@ fn params(r: &SpecReader<'_>) -> Result<NeuralValidParams> {
         .batch_size(r.int("batch-size")?)
         .slate_length(r.int("slate-length")?)
         .piece_rows(r.int("piece-rows")?)
-        .patience(r.int("patience")?);
+        .patience(r.int("patience")?)
+        .clicks(super::clicks::click_weighting(r, train)?);
     let p = if r.choice("scorer")? == "attention" {
         p.blocks(r.int("blocks")?)
             .heads(r.int("heads")?)

@@ -148,3 +148,60 @@ fn a_batch_in_pieces_is_the_batch_in_one_piece() {
         }
     }
 }
+
+/// A click training set's query weights multiply each query's share of the loss and gradient: weights of 1 give
+/// the unweighted step bit for bit, a query of weight 0 adds nothing, and the weighted gradient is the weighted
+/// sum of each query's alone (the loss normaliser is the batch's, whatever the weights).
+#[test]
+fn query_weights_scale_each_querys_loss_and_gradient() {
+    use ltr_neural::step::loss_and_gradient_weighted;
+    // Every parameter, in one order.
+    let parameters = |net: &ltr_core::neural::NeuralNet| -> Vec<f32> {
+        let mut net = net.clone();
+        ltr_neural::net::parameters_mut(&mut net).concat()
+    };
+    let d = 4;
+    let (offsets, x, labels) = batch(&[5, 3, 7], d);
+    for name in ["listnet", "ndcgloss2pp", "ranknet"] {
+        let loss = Loss::parse(name).unwrap();
+        let net = NeuralParams::default().sizes(vec![6]).init(d, 11);
+        let plain = ltr_neural::loss_and_gradient(&net, &x, &labels, &offsets, loss);
+        let ones = loss_and_gradient_weighted(&net, &x, &labels, &offsets, loss, &[1.0; 3]);
+        assert_eq!(plain.0.to_bits(), ones.0.to_bits(), "{name}");
+        assert_eq!(parameters(&plain.2), parameters(&ones.2), "{name}");
+        let w = [2.5, 0.0, 0.75];
+        let weighted = loss_and_gradient_weighted(&net, &x, &labels, &offsets, loss, &w);
+        let alone: Vec<_> = (0..3)
+            .map(|q| {
+                let mut e = [0.0; 3];
+                e[q] = 1.0;
+                loss_and_gradient_weighted(&net, &x, &labels, &offsets, loss, &e)
+            })
+            .collect();
+        assert!(
+            alone[1].0 != 0.0,
+            "{name}: the middle query has a loss of its own"
+        );
+        let value: f64 = (0..3).map(|q| w[q] * alone[q].0).sum();
+        assert!(
+            (weighted.0 - value).abs() <= 1e-12 * value.abs(),
+            "{name}: {} against {value}",
+            weighted.0
+        );
+        let expect: Vec<f64> = (0..parameters(&weighted.2).len())
+            .map(|i| {
+                (0..3)
+                    .map(|q| w[q] * f64::from(parameters(&alone[q].2)[i]))
+                    .sum()
+            })
+            .collect();
+        let top = expect.iter().fold(0f64, |m, v| m.max(v.abs()));
+        for (g, e) in parameters(&weighted.2).iter().zip(&expect) {
+            assert!(
+                (f64::from(*g) - e).abs() <= 1e-5 * top,
+                "{name}: {g} against {e}"
+            );
+        }
+        assert!(parameters(&weighted.2) != parameters(&plain.2), "{name}");
+    }
+}

@@ -1,0 +1,71 @@
+"""Pool benches/neural-clicks.sh's runs by set: test NDCG@10 per row, and IPS against its naive control.
+
+Usage: python3 benches/neural_clicks_table.py WORKDIR
+
+A set is the dataset path without its fold (`.../MQ2008/Fold3` -> MQ2008); its test queries are pooled over the
+folds given. p is the one-sided paired t-test over the pooled test queries that the IPS row is above its naive
+control (scipy)."""
+
+import json
+import os
+import re
+import sys
+
+from scipy import stats
+
+ROWS = [
+    "production",
+    "neural-listnet-naive",
+    "neural-listnet-ips",
+    "neural-default-naive",
+    "neural-default-ips",
+    "lambdarank-naive",
+    "lambdarank-ips",
+    "neural-judged",
+]
+PAIRS = [("neural-listnet-ips", "neural-listnet-naive"), ("neural-default-ips", "neural-default-naive"),
+         ("lambdarank-ips", "lambdarank-naive")]
+
+
+def set_name(dataset):
+    parts = [p for p in dataset.rstrip("/").split("/") if p]
+    parts = [p for p in parts if not re.fullmatch(r"Fold\d+", p) and p != "QueryLevelNorm"]
+    return parts[-1] if parts else dataset
+
+
+def main(root):
+    sets = {}
+    for run in sorted(os.listdir(root), key=lambda s: (len(s), s)):
+        work = os.path.join(root, run)
+        if not os.path.isfile(os.path.join(work, "dataset")):
+            continue
+        name = set_name(open(os.path.join(work, "dataset")).read().strip())
+        per = sets.setdefault(name, {r: {} for r in ROWS})
+        for r in ROWS:
+            path = os.path.join(work, f"{r}.eval.json")
+            if not os.path.isfile(path):
+                continue
+            q = json.load(open(path))["metrics"]["NDCG@10"]["per_query"]
+            per[r].update({f"{run}:{k}": v for k, v in q.items()})
+    print("| set (test queries) | " + " | ".join(ROWS) + " |")
+    print("|---|" + "---|" * len(ROWS))
+    for name, per in sets.items():
+        n = len(per["production"])
+        cells = [f"{sum(v.values()) / len(v):.4f}" if v else "" for v in (per[r] for r in ROWS)]
+        print(f"| {name} ({n}) | " + " | ".join(cells) + " |")
+    print()
+    print("| set | pair | mean difference | p (IPS > naive, one-sided) |")
+    print("|---|---|---|---|")
+    for name, per in sets.items():
+        for a, b in PAIRS:
+            keys = sorted(set(per[a]) & set(per[b]))
+            if not keys:
+                continue
+            x, y = [per[a][k] for k in keys], [per[b][k] for k in keys]
+            d = sum(x) / len(x) - sum(y) / len(y)
+            p = stats.ttest_rel(x, y, alternative="greater").pvalue
+            print(f"| {name} | {a} − {b} | {d:+.4f} | {p:.3g} |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
