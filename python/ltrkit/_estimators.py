@@ -162,10 +162,10 @@ class Ranker(_Base):
         ``eval_set=[(X_val, y_val)]`` with ``eval_qid=[qid_val]`` or ``eval_group=[group_val]`` is the validation
         set (grids, epochs, rounds). The GIL is released while training.
 
-        Click training sets (``PropensityRankSVM``; ``LambdaRank`` and ``ListNet`` with click weights): each query is
-        one click, its clicked document labelled 1 and the other displayed documents 0; ``group_propensity`` gives
-        the examination probability of the rank each click happened at, ``group_weight`` how many identical clicks
-        a query stands for (one value per query, in query order).
+        Click training sets (``PropensityRankSVM``; ``LambdaRank``, ``ListNet`` and the neural rankers with click
+        weights): each query is one click, its clicked document labelled 1 and the other displayed documents 0;
+        ``group_propensity`` gives the examination probability of the rank each click happened at, ``group_weight``
+        how many identical clicks a query stands for (one value per query, in query order).
 
         Click sessions with positions (``LambdaMART`` with ``debias``), as LightGBM's ``Dataset(position=)``: ``y``
         are clicks, each query a session, and ``position`` the position each row was displayed at (0 = the top;

@@ -378,3 +378,13 @@ def test_propensity_ranksvm_on_a_click_training_set():
         ltrkit.PropensityRankSVM().fit(X, y, group=group)
     with pytest.raises(Exception, match="propensity"):
         ltrkit.PropensityRankSVM().fit(X, y, group=group, group_propensity=np.zeros(n_groups))
+    # The neural rankers read the same click weights: the inverse propensities move the network towards feature 0.
+    probe = np.zeros((2, d), dtype=np.float32)
+    probe[0, 0], probe[1, 1] = 2.0, 2.0
+
+    def margin(weighting):
+        r = ltrkit.MLPRanker(sizes="16", loss="listnet", epochs=20, seed=1, weighting=weighting)
+        s = r.fit(X, y, group=group, group_propensity=props).predict(probe, group=[2])
+        return s[0] - s[1]
+
+    assert margin("ips") > margin("naive") + 0.1, (margin("ips"), margin("naive"))
