@@ -10,7 +10,9 @@
 # Per dataset: a RankSVM production ranker trained on 1% of the training queries shows the top 10, SESSIONS sessions
 # are simulated (`--seed 2018`), and every learner picks its epoch on the judged validation file by NDCG@10 (seed 1).
 # Rows: `neural` with `loss=listnet` (the softmax cross-entropy: ULTRA's IPW with a neural ranker) and with its
-# default loss (NDCG-Loss2++), each naive and IPS; `lambdarank` naive and IPS; `neural` (listnet) on the judgments.
+# default loss (NDCG-Loss2++), each naive and IPS; `lambdarank` naive and IPS; `neural` (listnet) on the judgments;
+# with DLA=1 also `neural debias=dla` (the network and the propensities learned together from the sessions; its
+# propensities go to the table's last section).
 # Writes WORKDIR/NAME/ROW.eval.json (test NDCG@10, standard convention, per query) for each dataset, NAME its
 # position in the arguments; `benches/neural_clicks_table.py WORKDIR` pools them.
 set -euo pipefail
@@ -46,6 +48,10 @@ for dataset in "$@"; do
       run "lambdarank-$w" --clicks "$work/clicks.tsv" --algo lambdarank --param "weighting=$w"
     done
     run neural-judged --algo neural --param loss=listnet
+    if [ "${DLA:-0}" = 1 ]; then
+      run neural-dla --clicks "$work/clicks.tsv" --algo neural --param debias=dla
+      echo "$user $eta" > "$work/user"
+    fi
     "$ltr" predict --model "$work/production.json" --data "$test" --out "$work/production.scores" 2>/dev/null
     "$ltr" eval --data "$test" --scores "$work/production.scores" --metric NDCG@10 --json -q \
       > "$work/production.eval.json"

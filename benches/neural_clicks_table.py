@@ -22,9 +22,12 @@ ROWS = [
     "lambdarank-naive",
     "lambdarank-ips",
     "neural-judged",
+    "neural-dla",
 ]
 PAIRS = [("neural-listnet-ips", "neural-listnet-naive"), ("neural-default-ips", "neural-default-naive"),
-         ("lambdarank-ips", "lambdarank-naive")]
+         ("lambdarank-ips", "lambdarank-naive"), ("neural-dla", "neural-listnet-naive")]
+# ULTRA's examination curve (benches/clicks-preamble.sh), relative to rank 1 and raised to η; PBM's is (1/k)^η.
+CURVE = [0.68, 0.61, 0.48, 0.34, 0.28, 0.20, 0.11, 0.10, 0.08, 0.06]
 
 
 def set_name(dataset):
@@ -65,6 +68,26 @@ def main(root):
             d = sum(x) / len(x) - sum(y) / len(y)
             p = stats.ttest_rel(x, y, alternative="greater").pvalue
             print(f"| {name} | {a} − {b} | {d:+.4f} | {p:.3g} |")
+    dla = []
+    for run in sorted(os.listdir(root), key=lambda s: (len(s), s)):
+        work = os.path.join(root, run)
+        model = os.path.join(work, "neural-dla.json")
+        if not (os.path.isfile(model) and os.path.isfile(os.path.join(work, "user"))):
+            continue
+        user, eta = open(os.path.join(work, "user")).read().split()
+        diag = json.load(open(model))["diagnostics_json"]
+        diag = json.loads(diag) if isinstance(diag, str) else diag
+        theta = diag["position_bias"]["propensities"][:10]
+        truth = ([(c / CURVE[0]) ** float(eta) for c in CURVE] if user == "ultra"
+                 else [(1 / k) ** float(eta) for k in range(1, 11)])
+        err = max(abs(t / u - 1) for t, u in zip(theta, truth))
+        name = set_name(open(os.path.join(work, "dataset")).read().strip())
+        dla.append(f"| {name} ({run}) | {', '.join(f'{t:.3f}' for t in theta)} | {100 * err:.1f}% |")
+    if dla:
+        print()
+        print("| run | `neural debias=dla` propensities, ranks 1–10 | worst error |")
+        print("|---|---|---|")
+        print("\n".join(dla))
 
 
 if __name__ == "__main__":

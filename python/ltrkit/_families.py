@@ -1232,12 +1232,15 @@ class NeuralRanker(Ranker):
     - ``levels`` (float in [1e-300, 1e+300]; default 1): allRank's no_of_levels: the error is label − levels·score. Only with loss=rmse.
     - ``weighting`` (one of ips, naive; default ips): on a click training set (ltr train --clicks): ips weighs each click by 1/propensity of its rank (unbiased under the position-based model); naive counts every click once (the biased control).
     - ``clip`` (float in [0.0, 1.0]; default 0): propensities below this count as this (weights capped at 1/clip; 0: no clipping, the unbiased estimator of the paper).
+    - ``debias`` (one of none, dla; default none): on clicks (ltr train --clicks LOG): none learns from one query per click weighted by `weighting` (inverse propensities from the log's column or --propensities, or naive); dla (the Dual Learning Algorithm, Ai et al. 2018) learns from the sessions with positions a propensity per position with the network: each epoch the network fits DLA's softmax loss, each session's clicks weighted by their positions' inverse propensities (loss=listnet-binary, the loss under dla), then the propensity tower steps against the clicks weighted by the network's inverse relevance; the first epoch is the naive model.
+    - ``max_propensity_weight`` (float in [0.0, 1e+300]; default 0): cap of every inverse-propensity weight of the ranker's clicks and inverse-relevance weight of the propensity tower's (ULTRA's max_propensity_weight; 0: no cap). Only with debias=dla.
+    - ``propensity_steps`` (int in [1, 1000000]; default 10): full-batch gradient steps (Armijo step size) of the propensity tower after each epoch's ranker step. Only with debias=dla.
 
     A list is a grid chosen on ``eval_set``. Common settings: see :class:`Ranker`.
     """
 
     _algo = "neural"
-    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "scorer": "scorer", "blocks": "blocks", "heads": "heads", "d_ff": "d-ff", "attention_dropout": "attention-dropout", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "step_size": "step-size", "gamma": "gamma", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "piece_rows": "piece-rows", "patience": "patience", "k": "k", "sigma": "sigma", "mu": "mu", "alpha": "alpha", "temperature": "temperature", "levels": "levels", "weighting": "weighting", "clip": "clip"}
+    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "scorer": "scorer", "blocks": "blocks", "heads": "heads", "d_ff": "d-ff", "attention_dropout": "attention-dropout", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "step_size": "step-size", "gamma": "gamma", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "piece_rows": "piece-rows", "patience": "patience", "k": "k", "sigma": "sigma", "mu": "mu", "alpha": "alpha", "temperature": "temperature", "levels": "levels", "weighting": "weighting", "clip": "clip", "debias": "debias", "max_propensity_weight": "max-propensity-weight", "propensity_steps": "propensity-steps"}
 
     def __init__(
         self,
@@ -1273,6 +1276,9 @@ class NeuralRanker(Ranker):
         levels: Any = None,
         weighting: Any = None,
         clip: Any = None,
+        debias: Any = None,
+        max_propensity_weight: Any = None,
+        propensity_steps: Any = None,
         *,
         metric: str = "NDCG@10",
         convention: str = "standard",
@@ -1313,6 +1319,9 @@ class NeuralRanker(Ranker):
         self.levels = levels
         self.weighting = weighting
         self.clip = clip
+        self.debias = debias
+        self.max_propensity_weight = max_propensity_weight
+        self.propensity_steps = propensity_steps
         self.algo = "neural"
         self.metric = metric
         self.convention = convention
@@ -1349,13 +1358,14 @@ class MLPRanker(NeuralRanker):
     - ``sigma`` (float in [1e-300, 1e+300]; default 1): σ of LambdaLoss's pair sigmoid.
     - ``weighting`` (one of ips, naive; default ips): on a click training set (ltr train --clicks): ips weighs each click by 1/propensity of its rank (unbiased under the position-based model); naive counts every click once (the biased control).
     - ``clip`` (float in [0.0, 1.0]; default 0): propensities below this count as this (weights capped at 1/clip; 0: no clipping, the unbiased estimator of the paper).
+    - ``debias`` (one of none, dla; default none): on clicks (ltr train --clicks LOG): none learns from one query per click weighted by `weighting` (inverse propensities from the log's column or --propensities, or naive); dla (the Dual Learning Algorithm, Ai et al. 2018) learns from the sessions with positions a propensity per position with the network: each epoch the network fits DLA's softmax loss, each session's clicks weighted by their positions' inverse propensities (loss=listnet-binary, the loss under dla), then the propensity tower steps against the clicks weighted by the network's inverse relevance; the first epoch is the naive model.
 
     A list is a grid chosen on ``eval_set``. Common settings: see :class:`Ranker`.
     """
 
     _algo = "neural"
     _fixed = {"scorer": "mlp"}
-    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "piece_rows": "piece-rows", "patience": "patience", "k": "k", "sigma": "sigma", "weighting": "weighting", "clip": "clip"}
+    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "piece_rows": "piece-rows", "patience": "patience", "k": "k", "sigma": "sigma", "weighting": "weighting", "clip": "clip", "debias": "debias"}
 
     def __init__(
         self,
@@ -1380,6 +1390,7 @@ class MLPRanker(NeuralRanker):
         sigma: Any = None,
         weighting: Any = None,
         clip: Any = None,
+        debias: Any = None,
         *,
         metric: str = "NDCG@10",
         convention: str = "standard",
@@ -1409,6 +1420,7 @@ class MLPRanker(NeuralRanker):
         self.sigma = sigma
         self.weighting = weighting
         self.clip = clip
+        self.debias = debias
         self.algo = "neural"
         self.metric = metric
         self.convention = convention
@@ -1449,13 +1461,14 @@ class AttentionRanker(NeuralRanker):
     - ``sigma`` (float in [1e-300, 1e+300]; default 1): σ of LambdaLoss's pair sigmoid.
     - ``weighting`` (one of ips, naive; default ips): on a click training set (ltr train --clicks): ips weighs each click by 1/propensity of its rank (unbiased under the position-based model); naive counts every click once (the biased control).
     - ``clip`` (float in [0.0, 1.0]; default 0): propensities below this count as this (weights capped at 1/clip; 0: no clipping, the unbiased estimator of the paper).
+    - ``debias`` (one of none, dla; default none): on clicks (ltr train --clicks LOG): none learns from one query per click weighted by `weighting` (inverse propensities from the log's column or --propensities, or naive); dla (the Dual Learning Algorithm, Ai et al. 2018) learns from the sessions with positions a propensity per position with the network: each epoch the network fits DLA's softmax loss, each session's clicks weighted by their positions' inverse propensities (loss=listnet-binary, the loss under dla), then the propensity tower steps against the clicks weighted by the network's inverse relevance; the first epoch is the naive model.
 
     A list is a grid chosen on ``eval_set``. Common settings: see :class:`Ranker`.
     """
 
     _algo = "neural"
     _fixed = {"scorer": "attention"}
-    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "blocks": "blocks", "heads": "heads", "d_ff": "d-ff", "attention_dropout": "attention-dropout", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "piece_rows": "piece-rows", "patience": "patience", "k": "k", "sigma": "sigma", "weighting": "weighting", "clip": "clip"}
+    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "blocks": "blocks", "heads": "heads", "d_ff": "d-ff", "attention_dropout": "attention-dropout", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "piece_rows": "piece-rows", "patience": "patience", "k": "k", "sigma": "sigma", "weighting": "weighting", "clip": "clip", "debias": "debias"}
 
     def __init__(
         self,
@@ -1484,6 +1497,7 @@ class AttentionRanker(NeuralRanker):
         sigma: Any = None,
         weighting: Any = None,
         clip: Any = None,
+        debias: Any = None,
         *,
         metric: str = "NDCG@10",
         convention: str = "standard",
@@ -1517,6 +1531,7 @@ class AttentionRanker(NeuralRanker):
         self.sigma = sigma
         self.weighting = weighting
         self.clip = clip
+        self.debias = debias
         self.algo = "neural"
         self.metric = metric
         self.convention = convention

@@ -448,7 +448,7 @@ fn interleave_prefers_the_better_ranker_and_names_a_short_score_file() {
 /// `neural` learns from one query per click (issue 52's neural row): each click query's loss and gradient weighted
 /// by its inverse propensity (`weighting=ips`, ULTRA's IPW with the listwise losses) or by its count alone
 /// (`weighting=naive`, the control), the two giving different models, each the same at 1 and 2 threads; a
-/// debiasing it does not have is refused by name.
+/// debiasing it does not have (Unbiased LambdaMART's pairs) is refused by name.
 #[test]
 fn neural_learns_from_a_click_log_weighted_by_inverse_propensity() {
     let dir = tempfile::tempdir().unwrap();
@@ -484,9 +484,9 @@ fn neural_learns_from_a_click_log_weighted_by_inverse_propensity() {
         "--algo",
         "neural",
         "--param",
-        "debias=dla",
+        "debias=pairwise",
         "--model",
         s(&p("x.json")),
     ]);
-    assert!(e.contains("debias"), "{e}");
+    assert!(e.contains("debias") && e.contains("pairwise"), "{e}");
 }

@@ -220,6 +220,84 @@ fn dla_recovers_the_pbm_propensities_of_a_click_log() {
     }
 }
 
+/// `neural debias=dla`: the network and a propensity per position learned together from the sessions of a
+/// position-based log. The propensities fall with the rank (truth 1/k), the model is the same at 1 and 2 threads,
+/// and DLA's requirements are refused by name: sessions with positions, and its softmax loss.
+#[test]
+fn neural_dla_learns_falling_propensities_from_a_click_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name);
+    let (log, prod) = (p("log.tsv"), p("prod.json"));
+    let train = generate_web(&p("web"), 100, 7);
+    train_production(&train, &prod, &["c=0.001"]);
+    simulate_clicks(
+        &train,
+        &prod,
+        50000,
+        &log,
+        &[
+            "--click-model",
+            "pbm",
+            "--eta",
+            "1",
+            "--top",
+            "10",
+            "--seed",
+            "1",
+        ],
+    );
+    let fit = |threads: &str| {
+        let model = p(&format!("dla-{threads}.json"));
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_ltr"))
+            .args(["train", "--train", s(&train), "--clicks", s(&log)])
+            .args(["--algo", "neural", "--param", "debias=dla", "--param"])
+            .args(["epochs=10", "--param", "sizes=32", "--seed", "3", "--model"])
+            .arg(&model)
+            .env("RAYON_NUM_THREADS", threads)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        ltr_core::ModelFile::load(&model).unwrap()
+    };
+    let (one, two) = (fit("1"), fit("2"));
+    assert_eq!(one.model, two.model, "1 and 2 threads");
+    let diag: serde_json::Value = serde_json::from_str(&one.diagnostics_json).unwrap();
+    let theta: Vec<f64> = diag["position_bias"]["propensities"]
+        .as_array()
+        .expect("the model's diagnostics hold DLA's propensities")
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(theta.len(), 10, "{theta:?}");
+    assert_eq!(theta[0], 1.0, "{theta:?}");
+    assert!(
+        theta[1] < 1.0 && theta[9] < theta[2] && theta[9] < 0.5,
+        "{theta:?}"
+    );
+    let x = p("x.json");
+    let refused = |extra: &[&str], data: &std::path::Path, needle: &str| {
+        let mut args = vec!["train", "--train", s(data), "--algo", "neural"];
+        args.extend(extra);
+        args.extend(["--model", s(&x)]);
+        let e = err(&args);
+        assert!(e.contains(needle), "{extra:?}: {e}");
+    };
+    // Judged data has no positions; a loss other than DLA's softmax is named.
+    refused(&["--param", "debias=dla"], &train, "positions");
+    refused(
+        &[
+            "--clicks",
+            s(&log),
+            "--param",
+            "debias=dla",
+            "--param",
+            "loss=ranknet",
+        ],
+        &train,
+        "listnet-binary",
+    );
+}
+
 /// Regression EM's propensities (`ltr clicks propensity --method regression-em --out`) feed every learner that
 /// reads a click training set (propensity-ranksvm, lambdarank, listnet) through `--propensities`: each trains a
 /// model other than the one of the log's logged propensities. (`lambdamart` learns the bias from the sessions

@@ -241,6 +241,51 @@ impl<'a> Sessions<'a> {
             width,
         })
     }
+
+    /// Positions: one more than the largest shown.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+}
+
+/// `steps` Armijo steps of the propensity tower's logits `phi` on DLA's propensity loss, the ranker's `scores`
+/// (one per row of the sessions' data) fixed; `step` carries the step size from call to call. Returns whether
+/// the logits moved. The linear and the neural DLA fits take their tower steps here.
+// pub for ltr-neural's DLA; not API.
+#[doc(hidden)]
+pub fn propensity_tower_steps(
+    sessions: &Sessions<'_>,
+    scores: &[f64],
+    max_weight: f64,
+    steps: usize,
+    phi: &mut Vec<f64>,
+    step: &mut f64,
+) -> Result<bool> {
+    let tower = PropensityStep::new(sessions, scores, max_weight);
+    let mut moved = false;
+    if tower.total > 0.0 {
+        let mut grad = vec![0.0; phi.len()];
+        for _ in 0..steps {
+            let f0 = tower.loss(phi, Some(&mut grad));
+            match armijo(phi, f0, &grad, step, |p| Ok(tower.loss(p, None)))? {
+                Some((next, _)) => {
+                    *phi = next;
+                    moved = true;
+                }
+                None => break,
+            }
+        }
+    }
+    Ok(moved)
+}
+
+/// Each position's inverse propensity `ω_k = P(o_0)/P(o_k) = e^{φ_0 − φ_k}` (capped at `max_weight`; 0: no cap).
+// pub for ltr-neural's DLA; not API.
+#[doc(hidden)]
+pub fn inverse_propensities(phi: &[f64], max_weight: f64) -> Vec<f64> {
+    phi.iter()
+        .map(|&p| capped_exp(phi[0] - p, max_weight))
+        .collect()
 }
 
 /// `e^{x}` capped at `max` (0: no cap).
@@ -476,28 +521,18 @@ impl Fit for DlaValidParams {
         ctx.progress().begin("epochs", Some(self.epochs as u64));
         for epoch in 1..=self.epochs {
             // The propensity tower's steps, the ranker fixed (first: from w = 0, every relevance weight is 1).
-            let mut tower_moved = false;
-            if self.known.is_none() {
-                let tower = PropensityStep::new(&sessions, &train.scores(&w), self.max_weight);
-                if tower.total > 0.0 {
-                    let mut grad = vec![0.0; width];
-                    for _ in 0..self.propensity_steps {
-                        let f0 = tower.loss(&phi, Some(&mut grad));
-                        match armijo(&phi, f0, &grad, &mut phi_step, |p| Ok(tower.loss(p, None)))? {
-                            Some((next, _)) => {
-                                phi = next;
-                                tower_moved = true;
-                            }
-                            None => break,
-                        }
-                    }
-                }
-            }
+            let tower_moved = self.known.is_none()
+                && propensity_tower_steps(
+                    &sessions,
+                    &train.scores(&w),
+                    self.max_weight,
+                    self.propensity_steps,
+                    &mut phi,
+                    &mut phi_step,
+                )?;
             // The ranker's step, the propensities fixed.
             let scores = train.scores(&w);
-            let omega: Vec<f64> = (0..width)
-                .map(|k| capped_exp(phi[0] - phi[k], self.max_weight))
-                .collect();
+            let omega = inverse_propensities(&phi, self.max_weight);
             let weighted: Vec<f64> = sessions
                 .clicks
                 .iter()

@@ -33,6 +33,7 @@
 #![deny(missing_docs)]
 
 mod dense;
+mod dla;
 mod encoder;
 mod loss_value;
 // pub for the tests in tests/unit/losses.rs; not API.
@@ -53,4 +54,4 @@ pub use losses::{LambdaScheme, Loss, QueryLoss, Reduction, EPS};
 pub use memory::NeuralMemory;
 pub use optim::{Optimizer, Schedule};
 pub use step::{loss_and_gradient, loss_and_gradient_in_pieces, update_batch_norm_statistics};
-pub use train::{NeuralParams, NeuralValidParams};
+pub use train::{NeuralDla, NeuralParams, NeuralValidParams};

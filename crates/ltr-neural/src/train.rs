@@ -17,6 +17,7 @@ use rand::seq::{IndexedRandom, SliceRandom};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::dla::{propensities, DlaState};
 use crate::losses::Loss;
 use crate::net::{update_running_stats, Dropout};
 use crate::optim::{Adam, Optimizer, Schedule};
@@ -47,6 +48,16 @@ pub struct NeuralParams {
     encoder_dropout: f64,
     piece_rows: usize,
     clicks: Option<ClickWeighting>,
+    dla: Option<NeuralDla>,
+}
+
+/// The Dual Learning Algorithm's settings for a neural ranker ([`NeuralParams::dla`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NeuralDla {
+    /// Cap of every inverse-propensity and inverse-relevance weight (ULTRA's `max_propensity_weight`; 0: none).
+    pub max_weight: f64,
+    /// Armijo steps of the propensity tower after each epoch.
+    pub propensity_steps: usize,
 }
 
 impl Default for NeuralParams {
@@ -74,6 +85,7 @@ impl Default for NeuralParams {
             encoder_dropout: 0.0,
             piece_rows: PIECE_ROWS,
             clicks: None,
+            dla: None,
         }
     }
 }
@@ -200,6 +212,16 @@ impl NeuralParams {
         self.clicks = weighting;
         self
     }
+    /// Learn from click sessions with positions by the Dual Learning Algorithm (Ai et al., SIGIR 2018; `None`:
+    /// off): a propensity per position and the network learned together. Each epoch trains the network on DLA's
+    /// softmax loss, each session's clicks weighted by the inverse propensities of their positions
+    /// (`loss=listnet-binary` over the weighted clicks, each session weighted by their sum); then the propensity
+    /// tower takes its steps against the clicks weighted by the network's inverse relevance
+    /// (`ltr_listwise::dla`, the linear DLA's tower). The first epoch's propensities are all 1 (the naive model).
+    pub fn dla(mut self, dla: Option<NeuralDla>) -> Self {
+        self.dla = dla;
+        self
+    }
 }
 
 impl NeuralParams {
@@ -221,6 +243,23 @@ impl NeuralParams {
             return Err(LtrError::param(
                 "piece-rows",
                 "a piece of 0 documents holds no query; give at least 1 (a longer query is a piece alone)",
+            ));
+        }
+        if self.dla.is_some() && self.loss != Loss::ListNetBinary {
+            return Err(LtrError::param(
+                "loss",
+                format!(
+                    "debias=dla trains the network on DLA's softmax loss over inverse-propensity weighted clicks, \
+                     which is listnet-binary, not {:?}",
+                    self.loss
+                ),
+            ));
+        }
+        if self.dla.is_some() && self.clicks.is_some() {
+            return Err(LtrError::param(
+                "debias",
+                "debias=dla learns the propensities from click sessions; the weighting of a set of one query per \
+                 click does not apply",
             ));
         }
         if self.epochs == 0 || self.batch_size == 0 || self.patience == 0 {
@@ -509,9 +548,14 @@ impl Fit for NeuralValidParams {
             )));
         }
         let seed = ctx.seed();
-        let slates = Slates::new(train, self.loss);
-        // A click training set's query weights, scaled to a mean of 1.
-        let weights = match self.clicks {
+        let mut slates = Slates::new(train, self.loss);
+        // DLA's sessions and propensity tower.
+        let mut dla = match self.dla {
+            Some(settings) => Some(DlaState::new(train, ctx, settings)?),
+            None => None,
+        };
+        // A click training set's query weights, scaled to a mean of 1 (under DLA, each epoch's).
+        let mut weights = match self.clicks {
             Some(c) => {
                 let w = train.click_weights(c).ok_or_else(|| {
                     LtrError::Training(
@@ -547,7 +591,13 @@ impl Fit for NeuralValidParams {
         ctx.progress().begin("epochs", Some(self.epochs as u64));
         for epoch in 0..self.epochs {
             let lr = self.schedule.rate(self.lr, epoch, self.epochs, self.warmup);
-            let mut order: Vec<usize> = (0..nq).collect();
+            // Under DLA the epoch's click weights, and the sessions with a click (the others add nothing).
+            let clicked = dla.as_ref().map(|state| {
+                let (w, clicked) = state.epoch_targets(train, &mut slates.labels);
+                weights = Some(w);
+                clicked
+            });
+            let mut order: Vec<usize> = clicked.unwrap_or_else(|| (0..nq).collect());
             order.shuffle(&mut ChaCha8Rng::seed_from_u64(key(
                 seed,
                 &[2, epoch as u64],
@@ -593,7 +643,10 @@ impl Fit for NeuralValidParams {
                 // The step's gradient, spent, is a spare for the next step's groups.
                 spare.push(s.grad);
             }
-            let epoch_loss = epoch_loss / nq as f64;
+            let epoch_loss = epoch_loss / order.len().max(1) as f64;
+            if let Some(state) = dla.as_mut() {
+                state.after_epoch(&net, train)?;
+            }
             if !epoch_loss.is_finite() {
                 return Err(LtrError::Training(format!(
                     "the training loss became {epoch_loss} in epoch {}: lower the learning rate (lr={})",
@@ -606,7 +659,15 @@ impl Fit for NeuralValidParams {
             curve.push(v.unwrap_or(f64::NAN));
             // Without validation data the last epoch is kept (the loss is not comparable across a schedule).
             let improved = match v {
-                Some(v) => best.offer(v, (epoch + 1, net.clone(), epoch_loss)),
+                Some(v) => best.offer(
+                    v,
+                    (
+                        epoch + 1,
+                        net.clone(),
+                        epoch_loss,
+                        dla.as_ref().map(DlaState::logits),
+                    ),
+                ),
                 None => true,
             };
             since_best = if improved { 0 } else { since_best + 1 };
@@ -624,9 +685,15 @@ impl Fit for NeuralValidParams {
         }
         ctx.progress().end();
         let epochs_run = losses.len();
-        let (epochs_kept, model, loss, validation) = match best.into_best() {
-            Some(b) => (b.item.0, b.item.1, b.item.2, Some(b.score)),
-            None => (epochs_run, net, *losses.last().unwrap_or(&f64::NAN), None),
+        let (epochs_kept, model, loss, logits, validation) = match best.into_best() {
+            Some(b) => (b.item.0, b.item.1, b.item.2, b.item.3, Some(b.score)),
+            None => (
+                epochs_run,
+                net,
+                *losses.last().unwrap_or(&f64::NAN),
+                dla.as_ref().map(DlaState::logits),
+                None,
+            ),
         };
         let report = FitReport {
             iterations: Some(epochs_run as u64),
@@ -635,11 +702,16 @@ impl Fit for NeuralValidParams {
             ..FitReport::default()
         }
         .select("epochs", epochs_kept);
+        let mut diagnostics = serde_json::json!({
+            "training_loss": losses,
+            "validation_curve": curve,
+        });
+        if let Some(phi) = logits {
+            diagnostics["position_bias"] =
+                serde_json::json!({ "propensities": propensities(&phi) });
+        }
         Ok(Fitted::new(Model::Neural(model))
             .with_report(report)
-            .with_diagnostics(serde_json::json!({
-                "training_loss": losses,
-                "validation_curve": curve,
-            })))
+            .with_diagnostics(diagnostics))
     }
 }

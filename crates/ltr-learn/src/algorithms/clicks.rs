@@ -142,14 +142,27 @@ pub(crate) const LINEAR_DLA_SPECS: &[ParamSpec] = &[
     PROPENSITY_STEPS,
 ];
 
-/// `debias` of a linear click learner (`name`), checked against the form of `train`: `Some` DLA's own settings
-/// (the ranker's are the caller's to add) under `debias=dla`, which needs sessions with positions; `None` under
-/// `debias=none`, which refuses them (one query per click is its click set).
-pub(crate) fn dla_settings(
-    r: &SpecReader<'_>,
-    train: &Dataset,
-    name: &str,
-) -> Result<Option<DlaParams>> {
+/// `neural`'s click debiasing: DLA with the network as the ranker (its loss is then `listnet-binary`, DLA's softmax
+/// loss over the weighted clicks).
+pub(crate) const NEURAL_DLA_SPECS: &[ParamSpec] = &[
+    ParamSpec::new(
+        "debias",
+        "none",
+        choice(&["none", "dla"]),
+        "on clicks (ltr train --clicks LOG): none learns from one query per click weighted by `weighting` (inverse \
+         propensities from the log's column or --propensities, or naive); dla (the Dual Learning Algorithm, Ai et al. \
+         2018) learns from the sessions with positions a propensity per position with the network: each epoch the \
+         network fits DLA's softmax loss, each session's clicks weighted by their positions' inverse propensities \
+         (loss=listnet-binary, the loss under dla), then the propensity tower steps against the clicks weighted by \
+         the network's inverse relevance; the first epoch is the naive model",
+    ),
+    MAX_PROPENSITY_WEIGHT,
+    PROPENSITY_STEPS,
+];
+
+/// Whether `debias=dla` is asked of click learner `name`, checked against the form of `train`: DLA needs sessions
+/// with positions; `debias=none` refuses them (one query per click is its click set).
+pub(crate) fn debias_is_dla(r: &SpecReader<'_>, train: &Dataset, name: &str) -> Result<bool> {
     let dla = r.choice("debias")? == "dla";
     let sessions = train.positions().is_some();
     if dla && !sessions {
@@ -170,7 +183,17 @@ pub(crate) fn dla_settings(
             ),
         ));
     }
-    if !dla {
+    Ok(dla)
+}
+
+/// `debias` of a linear click learner (`name`), checked against the form of `train` ([`debias_is_dla`]): `Some`
+/// DLA's own settings (the ranker's are the caller's to add) under `debias=dla`, `None` under `debias=none`.
+pub(crate) fn dla_settings(
+    r: &SpecReader<'_>,
+    train: &Dataset,
+    name: &str,
+) -> Result<Option<DlaParams>> {
+    if !debias_is_dla(r, train, name)? {
         return Ok(None);
     }
     Ok(Some(

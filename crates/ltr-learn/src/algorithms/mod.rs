@@ -324,7 +324,7 @@ pub fn distributed_names() -> Vec<&'static str> {
         .collect()
 }
 
-use clicks::{CLICK_SPECS, LINEAR_DLA_SPECS, PROPENSITY_RANKSVM_SPECS};
+use clicks::{CLICK_SPECS, LINEAR_DLA_SPECS, NEURAL_DLA_SPECS, PROPENSITY_RANKSVM_SPECS};
 use ensemble::{MHR_SPECS, RANKBOOST_SPECS, SIGMOID_SPECS};
 use listwise::{ADARANK_SPECS, COORDINATE_ASCENT_SPECS, LAMBDARANK_SPECS, MEASURE_SPECS};
 use neural::NEURAL_SPECS;
@@ -650,9 +650,9 @@ pub static ALGORITHMS: &[Algorithm] = &[
         class_name: "NeuralRanker",
         paper: "Pobrotyn et al. 2020, Context-Aware Learning to Rank with Self-Attention (allRank): a feed-forward scorer, optionally followed by self-attention encoder blocks over the documents of a query (Vaswani et al. 2017's Transformer encoder, allRank's context-aware scorer), trained with RankNet, ListNet, ListMLE, LambdaLoss (Wang et al. 2018: NDCG-Loss2, NDCG-Loss2++), ApproxNDCG (Qin et al. 2010) or NeuralNDCG (Pobrotyn & Białobrzeski 2021)",
         code: "crates/ltr-neural (losses.rs, neural_sort.rs, net.rs, encoder.rs, optim.rs, train.rs); the scorer in crates/ltr-core/src/neural.rs and neural/encoder.rs",
-        params: &[NEURAL_SPECS, CLICK_SPECS],
+        params: &[NEURAL_SPECS, CLICK_SPECS, NEURAL_DLA_SPECS],
         distributed: None,
-        clicks: ClickUse::ClickQueries,
+        clicks: ClickUse::ClickQueriesOrSessions,
         missing_values: false,
         binned: false,
         fit: neural::neural,

@@ -3,7 +3,9 @@
 use ltr_core::neural::Activation;
 use ltr_core::{Fit, FitContext, Fitted, LtrError, ParamGuard, Result};
 use ltr_data::Dataset;
-use ltr_neural::{LambdaScheme, Loss, NeuralParams, NeuralValidParams, Optimizer, Schedule};
+use ltr_neural::{
+    LambdaScheme, Loss, NeuralDla, NeuralParams, NeuralValidParams, Optimizer, Schedule,
+};
 
 use crate::spec::{choice, float, int, Allowed, ParamSpec, SpecReader};
 
@@ -170,7 +172,12 @@ pub(crate) fn memory(r: &SpecReader<'_>, train: &Dataset) -> Option<u64> {
 
 /// A `neural` setting's checked parameters on `train` (a click training set's weighting among them).
 fn params(r: &SpecReader<'_>, train: &Dataset) -> Result<NeuralValidParams> {
-    let name = r.choice("loss")?;
+    let dla = super::clicks::debias_is_dla(r, train, "neural")?;
+    // Under DLA the loss is DLA's softmax loss unless another is asked for (and then refused by name).
+    let name = match r.params().opt::<String>("loss")? {
+        None if dla => "listnet-binary".to_string(),
+        _ => r.choice("loss")?,
+    };
     let mut loss = Loss::parse(&name).expect("a listed loss");
     let k = || -> Result<Option<usize>> { Ok(Some(r.int("k")?).filter(|&k| k > 0)) };
     match &mut loss {
@@ -225,7 +232,16 @@ fn params(r: &SpecReader<'_>, train: &Dataset) -> Result<NeuralValidParams> {
         .slate_length(r.int("slate-length")?)
         .piece_rows(r.int("piece-rows")?)
         .patience(r.int("patience")?)
-        .clicks(super::clicks::click_weighting(r, train)?);
+        .clicks(super::clicks::click_weighting(r, train)?.filter(|_| !dla))
+        .dla(
+            dla.then(|| -> Result<NeuralDla> {
+                Ok(NeuralDla {
+                    max_weight: r.float("max-propensity-weight")?,
+                    propensity_steps: r.int("propensity-steps")?,
+                })
+            })
+            .transpose()?,
+        );
     let p = if r.choice("scorer")? == "attention" {
         p.blocks(r.int("blocks")?)
             .heads(r.int("heads")?)
