@@ -147,6 +147,18 @@ fn lambdamart_learns_from_a_click_log_and_a_position_file() {
 /// PBM sessions (η = 1, ε− = 0.1, ε+ = 1). The learned θ_k/θ_1 against 1/k: within 10% at every rank (measured
 /// worst: 9.7% at rank 8; asserted within 15%, so that a change to the trees that moves the estimate by a few
 /// points does not fail it).
+/// A position-based user (examination 1/k) shown the top 10, click seed 1: the log both DLA tests learn from.
+const PBM_TOP_10: &[&str] = &[
+    "--click-model",
+    "pbm",
+    "--eta",
+    "1",
+    "--top",
+    "10",
+    "--seed",
+    "1",
+];
+
 #[test]
 fn dla_recovers_the_pbm_propensities_of_a_click_log() {
     let dir = tempfile::tempdir().unwrap();
@@ -169,22 +181,7 @@ fn dla_recovers_the_pbm_propensities_of_a_click_log() {
     let prod_train = p("prod.txt");
     std::fs::write(&prod_train, one_query).unwrap();
     train_production(&prod_train, &prod, &[]);
-    simulate_clicks(
-        &train,
-        &prod,
-        50000,
-        &log,
-        &[
-            "--click-model",
-            "pbm",
-            "--eta",
-            "1",
-            "--top",
-            "10",
-            "--seed",
-            "1",
-        ],
-    );
+    simulate_clicks(&train, &prod, 50000, &log, PBM_TOP_10);
     ok(&[
         "train",
         "--train",
@@ -230,22 +227,7 @@ fn neural_dla_learns_falling_propensities_from_a_click_log() {
     let (log, prod) = (p("log.tsv"), p("prod.json"));
     let train = generate_web(&p("web"), 100, 7);
     train_production(&train, &prod, &["c=0.001"]);
-    simulate_clicks(
-        &train,
-        &prod,
-        50000,
-        &log,
-        &[
-            "--click-model",
-            "pbm",
-            "--eta",
-            "1",
-            "--top",
-            "10",
-            "--seed",
-            "1",
-        ],
-    );
+    simulate_clicks(&train, &prod, 50000, &log, PBM_TOP_10);
     let fit = |threads: &str| {
         let model = p(&format!("dla-{threads}.json"));
         let o = std::process::Command::new(env!("CARGO_BIN_EXE_ltr"))
