@@ -65,3 +65,24 @@ def test_bad_positions_are_refused():
         m.fit(X, y, group=group)
     with pytest.raises(Exception, match="ranksvm"):
         ltrkit.RankSVM().fit(X, y, group=group, position=pos)
+
+
+def test_neural_dla_from_python_equals_the_cli_with_a_position_file(ltr_bin, tmp_path):
+    # The neural rankers take `position=` for DLA (`debias="dla"`), as `ltr train` takes a `.position` file.
+    X, y, group, pos = sessions()
+    data = tmp_path / "clicks.txt"
+    ltrkit.save_svmlight(data, X, y, group=group)
+    (tmp_path / "clicks.txt.position").write_text("".join(f"{p}\n" for p in pos))
+    model = tmp_path / "m.json"
+    run(ltr_bin, "train", "--train", data, "--algo", "neural", "--param", "sizes=8", "--param", "epochs=4",
+        "--param", "debias=dla", "--seed", "2", "--model", model)
+    cli = json.loads(model.read_text())
+    Xf, yf, qf = ltrkit.load_svmlight(data)
+    ours = ltrkit.MLPRanker(sizes="8", epochs=4, debias="dla", seed=2).fit(Xf, yf, qid=qf, position=pos)
+    mine = json.loads(bytes(ours.model_.to_bytes(json=True)))
+    assert mine["model"] == cli["model"]
+    theta = json.loads(mine["diagnostics_json"])["position_bias"]["propensities"]
+    assert len(theta) == 8 and theta[0] == 1.0
+    # Without `debias="dla"` the network reads no sessions, and says so.
+    with pytest.raises(Exception, match="one query per click"):
+        ltrkit.MLPRanker(sizes="8", epochs=2).fit(Xf, yf, qid=qf, position=pos)
