@@ -18,7 +18,14 @@ use ltr_core::{FitContext, Result, Scorer};
 use ltr_data::Dataset;
 use ltr_listwise::dla::{inverse_propensities, propensity_tower_steps, Sessions};
 
-use crate::train::NeuralDla;
+/// The Dual Learning Algorithm's settings for a neural ranker ([`crate::NeuralParams::dla`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NeuralDla {
+    /// Cap of every inverse-propensity and inverse-relevance weight (ULTRA's `max_propensity_weight`; 0: none).
+    pub max_weight: f64,
+    /// Armijo steps of the propensity tower after each epoch.
+    pub propensity_steps: usize,
+}
 
 /// DLA's state across epochs: the sessions, the tower's logits and its step size.
 pub(crate) struct DlaState<'a> {

@@ -50,8 +50,9 @@ mod optim;
 pub mod step;
 mod train;
 
+pub use dla::NeuralDla;
 pub use losses::{LambdaScheme, Loss, QueryLoss, Reduction, EPS};
 pub use memory::NeuralMemory;
 pub use optim::{Optimizer, Schedule};
 pub use step::{loss_and_gradient, loss_and_gradient_in_pieces, update_batch_norm_statistics};
-pub use train::{NeuralDla, NeuralParams, NeuralValidParams};
+pub use train::{NeuralParams, NeuralValidParams};

@@ -17,7 +17,7 @@ use rand::seq::{IndexedRandom, SliceRandom};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::dla::{propensities, DlaState};
+use crate::dla::{propensities, DlaState, NeuralDla};
 use crate::losses::Loss;
 use crate::net::{update_running_stats, Dropout};
 use crate::optim::{Adam, Optimizer, Schedule};
@@ -49,15 +49,6 @@ pub struct NeuralParams {
     piece_rows: usize,
     clicks: Option<ClickWeighting>,
     dla: Option<NeuralDla>,
-}
-
-/// The Dual Learning Algorithm's settings for a neural ranker ([`NeuralParams::dla`]).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct NeuralDla {
-    /// Cap of every inverse-propensity and inverse-relevance weight (ULTRA's `max_propensity_weight`; 0: none).
-    pub max_weight: f64,
-    /// Armijo steps of the propensity tower after each epoch.
-    pub propensity_steps: usize,
 }
 
 impl Default for NeuralParams {
