@@ -24,13 +24,15 @@ pub(crate) struct Shape {
     pub d_ff: usize,
     pub encoder_dropout: bool,
     pub piece_rows: usize,
+    pub dla: bool,
 }
 
 /// A training run's memory beyond the data as read, in bytes, by part.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NeuralMemory {
     /// What the loop keeps of the training data beside it: f64 labels and query offsets (the features are read
-    /// in place, a piece's rows gathered at a time).
+    /// in place, a piece's rows gathered at a time); under DLA also each row's weighted clicks and the network's
+    /// score of every row, which the propensity tower reads after each epoch.
     pub data_copy: u64,
     /// Parameters: the network, Adam's two moments, the best epoch's copy, the transposed weights of the backward
     /// pass, the summed gradient and one partial gradient per group of 8 chunks of the largest piece.
@@ -132,7 +134,7 @@ impl NeuralValidParams {
         values += rows * 6; // scores, labels, their gradients
         values += batch_rows * 4; // the batch's row numbers and labels (8 bytes each)
         NeuralMemory {
-            data_copy: n * 8 + (nq + 1) * 8,
+            data_copy: n * 8 + (nq + 1) * 8 + if s.dla { 2 * n * 8 } else { 0 },
             parameters,
             activations: 4 * values + bytes,
             n_parameters: p,

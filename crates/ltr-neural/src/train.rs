@@ -341,6 +341,7 @@ impl NeuralParams {
             d_ff: self.d_ff,
             encoder_dropout: self.blocks > 0 && self.encoder_dropout > 0.0,
             piece_rows: self.piece_rows,
+            dla: self.dla.is_some(),
         }
     }
 }
