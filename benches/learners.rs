@@ -203,8 +203,8 @@ fn others(c: &mut Criterion) {
     g.finish();
 }
 
-/// Learning from clicks: simulating sessions, building the click training set, Propensity SVM-Rank on it and
-/// the EM propensity estimate (OHSUMED Fold1, the whole list displayed, η = 1).
+/// Learning from clicks: simulating sessions, building the click training set, Propensity SVM-Rank and the
+/// neural ranker (IPS, DLA) on it and the EM propensity estimate (OHSUMED Fold1, the whole list displayed, η = 1).
 fn clicks(c: &mut Criterion) {
     use ltr_core::Scorer;
     let ds = ohsumed_like();
@@ -255,6 +255,39 @@ fn clicks(c: &mut Criterion) {
     };
     g.bench_function("propensities by EM, 10k swap sessions of 10", |b| {
         b.iter(|| ltr_clicks::estimate_propensities_em(&swaps, None, &em).unwrap())
+    });
+    // The neural ranker on clicks (64 wide, 5 epochs, 1 thread): inverse-propensity weighted click queries of the
+    // whole-list log, and DLA on the sessions of a top-10 log.
+    let network = || {
+        ltr_neural::NeuralParams::default()
+            .sizes(vec![64])
+            .epochs(5)
+    };
+    let ips = network()
+        .loss(ltr_neural::Loss::ListNet)
+        .clicks(Some(ltr_data::ClickWeighting::Ips { clip: 0.0 }))
+        .check()
+        .unwrap();
+    g.bench_function("neural listnet IPS, 64 wide, 5 epochs, 10k sessions", |b| {
+        b.iter(|| ips.fit(&clicks, &ltr_core::FitContext::new(1)).unwrap())
+    });
+    let top10 = ltr_clicks::ClickSimulation {
+        top: 10,
+        ..sim.clone()
+    }
+    .simulate(&ds, &scores)
+    .unwrap();
+    let (sessions, _) = ltr_clicks::click_session_set(&top10, &ds).unwrap();
+    let dla = network()
+        .loss(ltr_neural::Loss::ListNetBinary)
+        .dla(Some(ltr_neural::NeuralDla {
+            max_weight: 0.0,
+            propensity_steps: 10,
+        }))
+        .check()
+        .unwrap();
+    g.bench_function("neural DLA, 64 wide, 5 epochs, 10k sessions of 10", |b| {
+        b.iter(|| dla.fit(&sessions, &ltr_core::FitContext::new(1)).unwrap())
     });
     g.finish();
 }
