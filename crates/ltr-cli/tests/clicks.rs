@@ -490,3 +490,75 @@ fn neural_learns_from_a_click_log_weighted_by_inverse_propensity() {
     ]);
     assert!(e.contains("debias") && e.contains("pairwise"), "{e}");
 }
+
+/// `ltr clicks propensity --from-model`: the propensities a DLA model learned, as the table `ltr train
+/// --propensities` reads, so that a linear DLA's propensities weigh another learner's clicks; a model that learned
+/// none, and a log beside the model, are refused.
+#[test]
+fn a_dla_models_propensities_feed_another_learner() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name);
+    let (data, log, prod) = (p("data"), p("log.tsv"), p("prod.json"));
+    let (dla, table) = (p("dla.json"), p("table.tsv"));
+    let train = generate_letor(&data, 40, 8);
+    train_production(&train, &prod, &[]);
+    simulate_clicks(&train, &prod, 3000, &log, &["--top", "10"]);
+    let trained = |model: &std::path::Path, extra: &[&str]| {
+        let mut args = vec!["train", "--train", s(&train), "--clicks", s(&log)];
+        args.extend(extra);
+        args.extend(["--seed", "2", "--model", s(model)]);
+        ok(&args);
+    };
+    trained(&dla, &["--algo", "lambdarank", "--param", "debias=dla"]);
+    let json: serde_json::Value = serde_json::from_str(&ok(&[
+        "clicks",
+        "propensity",
+        "--from-model",
+        s(&dla),
+        "--out",
+        s(&table),
+        "--json",
+    ]))
+    .unwrap();
+    let learned: serde_json::Value =
+        serde_json::from_str(&ltr_core::ModelFile::load(&dla).unwrap().diagnostics_json).unwrap();
+    let theta = learned["position_bias"]["propensities"].as_array().unwrap();
+    assert_eq!(json.as_array().unwrap().len(), theta.len());
+    for (row, t) in json.as_array().unwrap().iter().zip(theta) {
+        assert_eq!(row["propensity"], *t, "{json}");
+    }
+    let text = std::fs::read_to_string(&table).unwrap();
+    assert!(
+        text.starts_with(ltr_clicks::PROPENSITY_TABLE_HEADER),
+        "{text}"
+    );
+    // The table weighs the network's click queries: another model than the log's own propensities give.
+    let net = [
+        "--algo", "neural", "--param", "epochs=2", "--param", "sizes=8",
+    ];
+    let (from_table, from_log) = (p("table-net.json"), p("log-net.json"));
+    trained(
+        &from_table,
+        &[&net[..], &["--propensities", s(&table)]].concat(),
+    );
+    trained(&from_log, &net);
+    assert_ne!(
+        ltr_core::ModelFile::load(&from_table).unwrap().model,
+        ltr_core::ModelFile::load(&from_log).unwrap().model
+    );
+    // A model that learned no propensities, and a log given beside the model.
+    let e = err(&["clicks", "propensity", "--from-model", s(&from_log)]);
+    assert!(
+        e.contains("log-net.json") && e.contains("no learned propensities"),
+        "{e}"
+    );
+    let e = err(&[
+        "clicks",
+        "propensity",
+        "--from-model",
+        s(&dla),
+        "--clicks",
+        s(&log),
+    ]);
+    assert!(e.contains("--clicks"), "{e}");
+}

@@ -2,7 +2,7 @@
 //! position-based, cascade, DCM, UBM or DBN user; `ltr clicks propensity`; `ltr clicks fit` and `evaluate`: a click
 //! model fitted to a log, and its held-out log-likelihood and perplexity; `ltr clicks estimate` and `convert`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
@@ -128,8 +128,13 @@ pub struct EvaluateArgs {
 #[derive(Debug, Args)]
 pub struct PropensityArgs {
     /// The click log (from `ltr clicks simulate --intervention swap-top`, or logged with production ranks).
-    #[arg(long)]
-    pub clicks: PathBuf,
+    #[arg(long, required_unless_present = "from_model")]
+    pub clicks: Option<PathBuf>,
+    /// Instead of estimating from a log: the propensities a model learned from clicks (`debias=dla` of
+    /// `lambdarank`, `listnet`, `lambdamart` or `neural`), as a table any learner reads with `ltr train
+    /// --propensities` (for instance a linear DLA's propensities for a wide network's inverse-propensity weights).
+    #[arg(long, conflicts_with_all = ["clicks", "features"])]
+    pub from_model: Option<PathBuf>,
     /// Estimator: `swap` (the log's swap interventions, Joachims et al. 2017), `em` (per-document EM on a plain
     /// log, Wang et al. 2018) or `regression-em` (relevance from the documents' features; needs --features).
     #[arg(long, default_value = "swap", value_parser = ["swap", "em", "regression-em"])]
@@ -298,12 +303,14 @@ fn in_log<T>(path: &std::path::Path, r: ltr_data::Result<T>) -> Result<T> {
 }
 
 fn propensity(a: PropensityArgs) -> Result<()> {
-    let est = match a.method.as_str() {
-        "swap" => in_log(
-            &a.clicks,
-            ltr_clicks::estimate_propensities_from_log(&a.clicks, a.z),
+    let clicks = a.clicks.clone().unwrap_or_default();
+    let est = match (&a.from_model, a.method.as_str()) {
+        (Some(model), _) => learned_propensities(model)?,
+        (None, "swap") => in_log(
+            &clicks,
+            ltr_clicks::estimate_propensities_from_log(&clicks, a.z),
         )?,
-        method => {
+        (None, method) => {
             let features = a
                 .features
                 .as_ref()
@@ -317,9 +324,9 @@ fn propensity(a: PropensityArgs) -> Result<()> {
                 ..Default::default()
             };
             let est = in_log(
-                &a.clicks,
+                &clicks,
                 ltr_clicks::estimate_propensities_em_from_log(
-                    &a.clicks,
+                    &clicks,
                     features.as_ref(),
                     &settings,
                 ),
@@ -339,6 +346,43 @@ fn propensity(a: PropensityArgs) -> Result<()> {
         false => print!("{}", ltr_clicks::propensity_text(&est)),
     }
     Ok(())
+}
+
+/// The propensities by position a model learned from clicks (its diagnostics' `position_bias.propensities`), as
+/// a table: every position the sessions showed, from rank 1, with no interval.
+fn learned_propensities(path: &Path) -> Result<Vec<ltr_clicks::PropensityEstimate>> {
+    let model = ltr_export::load_model(path)?;
+    let diagnostics: serde_json::Value = if model.diagnostics_json.is_empty() {
+        serde_json::Value::Null
+    } else {
+        serde_json::from_str(&model.diagnostics_json)
+            .with_context(|| format!("{}: the model's diagnostics", path.display()))?
+    };
+    let Some(values) = diagnostics["position_bias"]["propensities"].as_array() else {
+        bail!(
+            "{}: the model holds no learned propensities (they come from debias=dla of lambdarank, listnet, \
+             lambdamart or neural)",
+            path.display()
+        );
+    };
+    values
+        .iter()
+        .enumerate()
+        .map(|(k, v)| match v.as_f64() {
+            Some(p) if p > 0.0 && p.is_finite() => Ok(ltr_clicks::PropensityEstimate {
+                rank: k as u32 + 1,
+                value: p,
+                low: p,
+                high: p,
+                sessions: 0,
+            }),
+            _ => bail!(
+                "{}: the learned propensity at rank {} is {v}, not a positive number",
+                path.display(),
+                k + 1
+            ),
+        })
+        .collect()
 }
 
 fn simulate(a: SimulateArgs) -> Result<()> {
