@@ -12,7 +12,10 @@
 # Rows: `neural` with `loss=listnet` (the softmax cross-entropy: ULTRA's IPW with a neural ranker) and with its
 # default loss (NDCG-Loss2++), each naive and IPS; `lambdarank` naive and IPS; `neural` (listnet) on the judgments;
 # with DLA=1 also `neural debias=dla` (the network and the propensities learned together from the sessions; its
-# propensities go to the table's last section).
+# propensities go to the table's last section); with TWO_STAGE=1 also `lambdarank debias=dla` and `neural` (listnet)
+# weighted by that linear DLA's propensities (`ltr clicks propensity --from-model` then `ltr train --propensities`).
+# SKIP_STANDARD=1 runs only the rows those two switch on (into a WORKDIR that holds the standard rows already: the
+# production ranker and the log are made again, the same from the same seeds).
 # Writes WORKDIR/NAME/ROW.eval.json (test NDCG@10, standard convention, per query) for each dataset, NAME its
 # position in the arguments; `benches/neural_clicks_table.py WORKDIR` pools them.
 set -euo pipefail
@@ -42,15 +45,23 @@ for dataset in "$@"; do
       "$ltr" predict --model "$work/$name.json" --data "$test" --out "$work/$name.scores" 2>/dev/null
       "$ltr" eval --data "$test" --scores "$work/$name.scores" --metric NDCG@10 --json -q > "$work/$name.eval.json"
     }
-    for w in naive ips; do
-      run "neural-listnet-$w" --clicks "$work/clicks.tsv" --algo neural --param loss=listnet --param "weighting=$w"
-      run "neural-default-$w" --clicks "$work/clicks.tsv" --algo neural --param "weighting=$w"
-      run "lambdarank-$w" --clicks "$work/clicks.tsv" --algo lambdarank --param "weighting=$w"
-    done
-    run neural-judged --algo neural --param loss=listnet
+    if [ "${SKIP_STANDARD:-0}" != 1 ]; then
+      for w in naive ips; do
+        run "neural-listnet-$w" --clicks "$work/clicks.tsv" --algo neural --param loss=listnet --param "weighting=$w"
+        run "neural-default-$w" --clicks "$work/clicks.tsv" --algo neural --param "weighting=$w"
+        run "lambdarank-$w" --clicks "$work/clicks.tsv" --algo lambdarank --param "weighting=$w"
+      done
+      run neural-judged --algo neural --param loss=listnet
+    fi
     if [ "${DLA:-0}" = 1 ]; then
       run neural-dla --clicks "$work/clicks.tsv" --algo neural --param debias=dla
       echo "$user $eta" > "$work/user"
+    fi
+    if [ "${TWO_STAGE:-0}" = 1 ]; then
+      run lambdarank-dla --clicks "$work/clicks.tsv" --algo lambdarank --param debias=dla
+      "$ltr" clicks propensity --from-model "$work/lambdarank-dla.json" --out "$work/lambdarank-dla.tsv" >/dev/null
+      run neural-two-stage --clicks "$work/clicks.tsv" --propensities "$work/lambdarank-dla.tsv" --algo neural \
+        --param loss=listnet
     fi
     "$ltr" predict --model "$work/production.json" --data "$test" --out "$work/production.scores" 2>/dev/null
     "$ltr" eval --data "$test" --scores "$work/production.scores" --metric NDCG@10 --json -q \

@@ -23,9 +23,12 @@ ROWS = [
     "lambdarank-ips",
     "neural-judged",
     "neural-dla",
+    "lambdarank-dla",
+    "neural-two-stage",
 ]
 PAIRS = [("neural-listnet-ips", "neural-listnet-naive"), ("neural-default-ips", "neural-default-naive"),
-         ("lambdarank-ips", "lambdarank-naive"), ("neural-dla", "neural-listnet-naive")]
+         ("lambdarank-ips", "lambdarank-naive"), ("neural-dla", "neural-listnet-naive"),
+         ("neural-two-stage", "neural-listnet-naive"), ("neural-two-stage", "neural-dla")]
 # ULTRA's examination curve (benches/clicks-preamble.sh), relative to rank 1 and raised to η; PBM's is (1/k)^η.
 CURVE = [0.68, 0.61, 0.48, 0.34, 0.28, 0.20, 0.11, 0.10, 0.08, 0.06]
 
