@@ -186,3 +186,38 @@ pub fn propensity_text(table: &[PropensityEstimate]) -> String {
     }
     out
 }
+
+/// The propensities by position a model learned from clicks, read from its diagnostics (`position_bias.propensities`,
+/// which `debias=dla` of `lambdarank`, `listnet`, `lambdamart` and `neural` write) as a table: every position the
+/// sessions showed, from rank 1, with no interval. The table `ltr clicks propensity --from-model` writes.
+pub fn learned_propensities(diagnostics_json: &str) -> Result<Vec<PropensityEstimate>> {
+    let diagnostics: Value = match diagnostics_json {
+        "" => Value::Null,
+        text => serde_json::from_str(text)
+            .map_err(|e| DataError::Invalid(format!("the model's diagnostics: {e}")))?,
+    };
+    let Some(values) = diagnostics["position_bias"]["propensities"].as_array() else {
+        return Err(DataError::Invalid(
+            "the model holds no learned propensities (they come from debias=dla of lambdarank, listnet, lambdamart \
+             or neural)"
+                .into(),
+        ));
+    };
+    values
+        .iter()
+        .enumerate()
+        .map(|(k, v)| match v.as_f64() {
+            Some(p) if p > 0.0 && p.is_finite() => Ok(PropensityEstimate {
+                rank: k as u32 + 1,
+                value: p,
+                low: p,
+                high: p,
+                sessions: 0,
+            }),
+            _ => Err(DataError::Invalid(format!(
+                "the learned propensity at rank {} is {v}, not a positive number",
+                k + 1
+            ))),
+        })
+        .collect()
+}

@@ -62,7 +62,7 @@ pub use click_em::{
 };
 pub use click_log_reader::{for_each_click_session, read_click_log};
 pub use click_model_fit::{fit_click_model, ClickModelFit};
-pub use click_model_io::{propensity_json, propensity_text};
+pub use click_model_io::{learned_propensities, propensity_json, propensity_text};
 pub use click_models::{
     ClickModelEvaluation, ClickModelKind, ClickModelParams, FittedClickModel, SessionLog, PROB_MIN,
 };

@@ -2,7 +2,7 @@
 //! position-based, cascade, DCM, UBM or DBN user; `ltr clicks propensity`; `ltr clicks fit` and `evaluate`: a click
 //! model fitted to a log, and its held-out log-likelihood and perplexity; `ltr clicks estimate` and `convert`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
@@ -305,7 +305,10 @@ fn in_log<T>(path: &std::path::Path, r: ltr_data::Result<T>) -> Result<T> {
 fn propensity(a: PropensityArgs) -> Result<()> {
     let clicks = a.clicks.clone().unwrap_or_default();
     let est = match (&a.from_model, a.method.as_str()) {
-        (Some(model), _) => learned_propensities(model)?,
+        (Some(model), _) => {
+            ltr_clicks::learned_propensities(&ltr_export::load_model(model)?.diagnostics_json)
+                .with_context(|| model.display().to_string())?
+        }
         (None, "swap") => in_log(
             &clicks,
             ltr_clicks::estimate_propensities_from_log(&clicks, a.z),
@@ -346,43 +349,6 @@ fn propensity(a: PropensityArgs) -> Result<()> {
         false => print!("{}", ltr_clicks::propensity_text(&est)),
     }
     Ok(())
-}
-
-/// The propensities by position a model learned from clicks (its diagnostics' `position_bias.propensities`), as
-/// a table: every position the sessions showed, from rank 1, with no interval.
-fn learned_propensities(path: &Path) -> Result<Vec<ltr_clicks::PropensityEstimate>> {
-    let model = ltr_export::load_model(path)?;
-    let diagnostics: serde_json::Value = if model.diagnostics_json.is_empty() {
-        serde_json::Value::Null
-    } else {
-        serde_json::from_str(&model.diagnostics_json)
-            .with_context(|| format!("{}: the model's diagnostics", path.display()))?
-    };
-    let Some(values) = diagnostics["position_bias"]["propensities"].as_array() else {
-        bail!(
-            "{}: the model holds no learned propensities (they come from debias=dla of lambdarank, listnet, \
-             lambdamart or neural)",
-            path.display()
-        );
-    };
-    values
-        .iter()
-        .enumerate()
-        .map(|(k, v)| match v.as_f64() {
-            Some(p) if p > 0.0 && p.is_finite() => Ok(ltr_clicks::PropensityEstimate {
-                rank: k as u32 + 1,
-                value: p,
-                low: p,
-                high: p,
-                sessions: 0,
-            }),
-            _ => bail!(
-                "{}: the learned propensity at rank {} is {v}, not a positive number",
-                path.display(),
-                k + 1
-            ),
-        })
-        .collect()
 }
 
 fn simulate(a: SimulateArgs) -> Result<()> {
