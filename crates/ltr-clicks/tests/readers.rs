@@ -1,5 +1,6 @@
 //! The readers of the layouts people have — the per-document table and Baidu-ULTR's sessions — on fixtures
-//! written from their documentation, and the bad inputs every reader (the TSV's too) refuses by file and line.
+//! written from their documentation, and the bad inputs every reader (the TSV's too) refuses by file and line; and
+//! the reader of a model's learned propensities.
 
 use std::path::{Path, PathBuf};
 
@@ -240,4 +241,51 @@ fn the_click_log_fuzz_inputs_read_and_round_trip_or_are_refused() {
         }
     }
     assert!(replayed >= 8, "{replayed}");
+}
+
+/// A model's learned propensities as a table (`ltr clicks propensity --from-model`): each position's value from
+/// rank 1 with no interval; diagnostics without them, unreadable diagnostics and a value that is no positive
+/// number are refused, the last naming its rank.
+#[test]
+fn learned_propensities_read_a_models_diagnostics() {
+    use ltr_clicks::learned_propensities;
+    let table = learned_propensities(
+        r#"{"training_loss": [1.0], "position_bias": {"propensities": [1.0, 0.5, 0.25]}}"#,
+    )
+    .unwrap();
+    let got: Vec<(u32, f64, f64, f64)> = table
+        .iter()
+        .map(|e| (e.rank, e.value, e.low, e.high))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (1, 1.0, 1.0, 1.0),
+            (2, 0.5, 0.5, 0.5),
+            (3, 0.25, 0.25, 0.25)
+        ]
+    );
+    for (diagnostics, needle) in [
+        ("", "no learned propensities"),
+        (
+            r#"{"position_bias": {"factors": [0.1]}}"#,
+            "no learned propensities",
+        ),
+        ("{not json", "diagnostics"),
+        (
+            r#"{"position_bias": {"propensities": [1.0, 0.0]}}"#,
+            "rank 2",
+        ),
+        (
+            r#"{"position_bias": {"propensities": [1.0, -0.5]}}"#,
+            "rank 2",
+        ),
+        (
+            r#"{"position_bias": {"propensities": [1.0, null]}}"#,
+            "rank 2",
+        ),
+    ] {
+        let e = learned_propensities(diagnostics).unwrap_err().to_string();
+        assert!(e.contains(needle), "{diagnostics}: {e}");
+    }
 }
