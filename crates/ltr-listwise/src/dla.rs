@@ -279,6 +279,14 @@ pub fn propensity_tower_steps(
     Ok(moved)
 }
 
+/// The propensities `θ_k = P(o_k)/P(o_0) = e^{φ_k − φ_0}` of the tower's logits `phi`, from position 0: what a DLA
+/// fit reports.
+// pub for ltr-neural's DLA; not API.
+#[doc(hidden)]
+pub fn propensities_of_logits(phi: &[f64]) -> Vec<f64> {
+    phi.iter().map(|p| (p - phi[0]).exp()).collect()
+}
+
 /// Each position's inverse propensity `ω_k = P(o_0)/P(o_k) = e^{φ_0 − φ_k}` (capped at `max_weight`; 0: no cap).
 // pub for ltr-neural's DLA; not API.
 #[doc(hidden)]
@@ -599,7 +607,7 @@ impl Fit for DlaValidParams {
             }
             _ => (epochs_run, w, last_loss, phi, None),
         };
-        let propensities: Vec<f64> = phi.iter().map(|p| (p - phi[0]).exp()).collect();
+        let propensities = propensities_of_logits(&phi);
         let report = FitReport {
             iterations: Some(epochs_run as u64),
             objective: loss.is_finite().then_some(loss),

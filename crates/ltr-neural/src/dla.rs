@@ -16,6 +16,7 @@
 
 use ltr_core::{FitContext, Result, Scorer};
 use ltr_data::Dataset;
+pub(crate) use ltr_listwise::dla::propensities_of_logits;
 use ltr_listwise::dla::{inverse_propensities, propensity_tower_steps, Sessions};
 
 /// The Dual Learning Algorithm's settings for a neural ranker ([`crate::NeuralParams::dla`]).
@@ -96,9 +97,4 @@ impl<'a> DlaState<'a> {
     pub(crate) fn logits(&self) -> Vec<f64> {
         self.phi.clone()
     }
-}
-
-/// The propensities `θ_k = P(o_k)/P(o_0)` of the logits `phi`, from position 0.
-pub(crate) fn propensities(phi: &[f64]) -> Vec<f64> {
-    phi.iter().map(|p| (p - phi[0]).exp()).collect()
 }

@@ -113,7 +113,7 @@ pub(crate) fn step(
         (x, local)
     };
     // A piece's loss, normaliser and scaled score gradient; a weighted query's loss and gradient times its weight
-    // (the normaliser depends on the labels only).
+    // (the normaliser depends on the labels only). Without weights each is 1, which changes no bit.
     let piece_loss = |piece: &Range<usize>, pass: &Pass, local: &[usize]| {
         let (a, b) = (offsets[piece.start], offsets[piece.end]);
         let s64: Vec<f64> = pass.scores.iter().map(|&v| f64::from(v)).collect();
@@ -126,17 +126,10 @@ pub(crate) fn step(
         let (mut value, mut seen) = (0.0, 0.0);
         let mut dscores = Vec::with_capacity(b - a);
         for (q, (ql, g)) in piece.clone().zip(parts) {
+            let w = batch.weights.map_or(1.0, |w| w[q]);
+            value += w * ql.value;
             seen += ql.norm;
-            match batch.weights {
-                Some(w) => {
-                    value += w[q] * ql.value;
-                    dscores.extend(g.into_iter().map(|v| (w[q] * v * scale) as f32));
-                }
-                None => {
-                    value += ql.value;
-                    dscores.extend(g.into_iter().map(|v| (v * scale) as f32));
-                }
-            }
+            dscores.extend(g.into_iter().map(|v| (w * v * scale) as f32));
         }
         (value, seen, dscores)
     };

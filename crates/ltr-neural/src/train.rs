@@ -17,7 +17,7 @@ use rand::seq::{IndexedRandom, SliceRandom};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::dla::{propensities, DlaState, NeuralDla};
+use crate::dla::{propensities_of_logits, DlaState, NeuralDla};
 use crate::losses::Loss;
 use crate::net::{update_running_stats, Dropout};
 use crate::optim::{Adam, Optimizer, Schedule};
@@ -700,7 +700,7 @@ impl Fit for NeuralValidParams {
         });
         if let Some(phi) = logits {
             diagnostics["position_bias"] =
-                serde_json::json!({ "propensities": propensities(&phi) });
+                serde_json::json!({ "propensities": propensities_of_logits(&phi) });
         }
         Ok(Fitted::new(Model::Neural(model))
             .with_report(report)
