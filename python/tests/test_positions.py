@@ -29,16 +29,22 @@ def sessions(n_sessions: int = 120, size: int = 8, seed: int = 4):
     return X, y, [size] * n_sessions, pos
 
 
-def test_position_factors_from_python_equal_the_cli_with_a_position_file(ltr_bin, tmp_path):
+def cli_on_a_position_file(ltr_bin, tmp_path, *args):
+    """`ltr train ARGS --seed 2` on `sessions()` written as a LETOR file with its `.position` file beside it: the
+    model file's JSON, the file's rows read back (X, y, qid) and the positions."""
     X, y, group, pos = sessions()
     data = tmp_path / "clicks.txt"
     ltrkit.save_svmlight(data, X, y, group=group)
     (tmp_path / "clicks.txt.position").write_text("".join(f"{p}\n" for p in pos))
     model = tmp_path / "m.json"
-    run(ltr_bin, "train", "--train", data, "--algo", "lambdamart", "--param", "trees=15", "--param",
-        "debias=position-factors", "--seed", "2", "--model", model)
-    cli = json.loads(model.read_text())
-    Xf, yf, qf = ltrkit.load_svmlight(data)
+    run(ltr_bin, "train", "--train", data, *args, "--seed", "2", "--model", model)
+    return json.loads(model.read_text()), ltrkit.load_svmlight(data), pos
+
+
+def test_position_factors_from_python_equal_the_cli_with_a_position_file(ltr_bin, tmp_path):
+    cli, (Xf, yf, qf), pos = cli_on_a_position_file(
+        ltr_bin, tmp_path, "--algo", "lambdamart", "--param", "trees=15", "--param", "debias=position-factors"
+    )
     ours = ltrkit.LambdaMART(trees=15, debias="position-factors", seed=2).fit(Xf, yf, qid=qf, position=pos)
     mine = json.loads(bytes(ours.model_.to_bytes(json=True)))
     assert mine["model"] == cli["model"]
@@ -69,15 +75,9 @@ def test_bad_positions_are_refused():
 
 def test_neural_dla_from_python_equals_the_cli_with_a_position_file(ltr_bin, tmp_path):
     # The neural rankers take `position=` for DLA (`debias="dla"`), as `ltr train` takes a `.position` file.
-    X, y, group, pos = sessions()
-    data = tmp_path / "clicks.txt"
-    ltrkit.save_svmlight(data, X, y, group=group)
-    (tmp_path / "clicks.txt.position").write_text("".join(f"{p}\n" for p in pos))
-    model = tmp_path / "m.json"
-    run(ltr_bin, "train", "--train", data, "--algo", "neural", "--param", "sizes=8", "--param", "epochs=4",
-        "--param", "debias=dla", "--seed", "2", "--model", model)
-    cli = json.loads(model.read_text())
-    Xf, yf, qf = ltrkit.load_svmlight(data)
+    cli, (Xf, yf, qf), pos = cli_on_a_position_file(
+        ltr_bin, tmp_path, "--algo", "neural", "--param", "sizes=8", "--param", "epochs=4", "--param", "debias=dla"
+    )
     ours = ltrkit.MLPRanker(sizes="8", epochs=4, debias="dla", seed=2).fit(Xf, yf, qid=qf, position=pos)
     mine = json.loads(bytes(ours.model_.to_bytes(json=True)))
     assert mine["model"] == cli["model"]
