@@ -4,11 +4,13 @@
 //! passes `piece-rows` documents at a time, [`crate::step::PIECE_ROWS`] by default, a batch-normalised one too) —
 //! per hidden layer `rows × width` values (the output, the activation, a dropout mask, a normalisation's x̂), per
 //! encoder block `heads × n²` attention weights for each query of `n` documents beside the `n × width` projections
-//! and the `n × d_ff` feed-forward values (the encoder's dropout masks a byte an entry).
+//! and the `n × d_ff` feed-forward values (the encoder's dropout masks a byte an entry). An encoder network without
+//! batch norm goes query by query (`step.rs`): it holds the activations of the longest queries, one a thread, and
+//! a group's gradient a thread.
 
 use ltr_data::Dataset;
 
-use crate::net::CHUNK;
+use crate::net::{CHUNK, GROUP};
 use crate::NeuralValidParams;
 
 /// The settings the estimate reads (`NeuralParams` hands them over).
@@ -25,6 +27,11 @@ pub(crate) struct Shape {
     pub encoder_dropout: bool,
     pub piece_rows: usize,
     pub dla: bool,
+    /// Batch normalisation (an encoder network without it goes query by query).
+    pub batch_norm: bool,
+    /// Threads of the step: an encoder network without batch norm holds a query's activations and a group's
+    /// gradient a thread.
+    pub threads: usize,
 }
 
 /// A training run's memory beyond the data as read, in bytes, by part.
@@ -35,9 +42,10 @@ pub struct NeuralMemory {
     /// score of every row, which the propensity tower reads after each epoch.
     pub data_copy: u64,
     /// Parameters: the network, Adam's two moments, the best epoch's copy, the transposed weights of the backward
-    /// pass, the summed gradient and one partial gradient per group of 8 chunks of the largest piece.
+    /// pass, the summed gradient and one partial gradient per group of 8 chunks of the largest piece (one a thread at
+    /// most when an encoder network goes query by query).
     pub parameters: u64,
-    /// The largest piece's forward trace and backward working set (hidden layers; the encoder's projections,
+    /// The largest piece's (query by query: its longest queries', one a thread) forward trace and backward working set (hidden layers; the encoder's projections,
     /// attention weights and feed-forward values), and the largest batch's row numbers and labels.
     pub activations: u64,
     /// Trained parameters of one network.
@@ -83,8 +91,25 @@ impl NeuralValidParams {
             piece += 1;
         }
         lengths.truncate(piece);
-        let squares: u64 = lengths.iter().map(|n| n * n).sum();
-        let longest = lengths.first().copied().unwrap_or(0);
+        let (h, f, e) = (s.heads as u64, s.d_ff as u64, s.blocks as u64);
+        let chunks = if e > 0 {
+            lengths.len() as u64
+        } else {
+            rows.div_ceil(CHUNK as u64)
+        };
+        let mut groups = chunks.div_ceil(GROUP as u64).max(1);
+        // What holds activations at once: the piece, or with an encoder and no batch norm (`step.rs`, query by
+        // query) the longest queries, one a thread, and a group's gradient a thread.
+        let mut held = lengths.clone();
+        if e > 0 && !s.batch_norm {
+            let threads = s.threads.max(1) as u64;
+            held.truncate(threads as usize);
+            groups = groups.min(threads);
+        }
+        let piece_rows = rows;
+        let rows: u64 = held.iter().sum();
+        let squares: u64 = held.iter().map(|n| n * n).sum();
+        let longest = held.first().copied().unwrap_or(0);
         // Parameters.
         let mut widths = vec![d];
         widths.extend(s.sizes.iter().map(|&w| w as u64));
@@ -97,21 +122,15 @@ impl NeuralValidParams {
             + last
             + 1
             + if s.input_norm { 2 * d } else { 0 };
-        let (h, f, e) = (s.heads as u64, s.d_ff as u64, s.blocks as u64);
         if e > 0 {
             p += e * (4 * (last * last + last) + 4 * last + (last * f + f) + (f * last + last))
                 + 2 * last;
         }
-        let chunks = if e > 0 {
-            lengths.len() as u64
-        } else {
-            rows.div_ceil(CHUNK as u64)
-        };
-        let groups = chunks.div_ceil(8).max(1);
         let parameters = 4 * p * (6 + groups);
         // Activations of the largest batch, in f32 values.
         let drop = u64::from(s.dropout);
-        let mut values = 2 * rows * d + if s.input_norm { rows * (d + 1) } else { 0 };
+        // The piece's gathered features, and the network's input copy of the rows held.
+        let mut values = piece_rows * d + rows * d + if s.input_norm { rows * (d + 1) } else { 0 };
         let widest = widths.iter().copied().max().unwrap_or(d);
         for &w in &widths[1..] {
             values += rows * w * (2 + drop + u64::from(s.norm));
@@ -131,7 +150,7 @@ impl NeuralValidParams {
             // The backward pass of the longest query: its attention weights' gradients and the projections'.
             values += 2 * h * longest * longest + 6 * longest * last + 2 * longest * f;
         }
-        values += rows * 6; // scores, labels, their gradients
+        values += piece_rows * 6; // scores, labels, their gradients
         values += batch_rows * 4; // the batch's row numbers and labels (8 bytes each)
         NeuralMemory {
             data_copy: n * 8 + (nq + 1) * 8 + if s.dla { 2 * n * 8 } else { 0 },
@@ -139,7 +158,7 @@ impl NeuralValidParams {
             activations: 4 * values + bytes,
             n_parameters: p,
             batch_rows,
-            piece_rows: rows,
+            piece_rows,
         }
     }
 }

@@ -19,6 +19,10 @@ use crate::encoder::{self, EncoderTrace};
 /// Rows per chunk of the forward and backward passes (a fixed number: the gradient's summation order).
 pub(crate) const CHUNK: usize = 128;
 
+/// Chunks per group of the backward pass: a group adds its chunks' gradients in order into its own sum (a fixed
+/// number: the gradient's summation order).
+pub(crate) const GROUP: usize = 8;
+
 /// What a chunk's forward pass keeps for its backward pass.
 struct Trace {
     rows: usize,
@@ -665,6 +669,86 @@ fn run_forward(
     })
 }
 
+/// One chunk's trace, kept by [`chunk_forward`] for [`chunk_backward`].
+pub(crate) struct ChunkTrace(Trace);
+
+/// One chunk's forward pass on its own: the rows of `x`, chunk number `c` of the training step (its dropout
+/// stream). Only for a network without batch norm, whose chunks never meet before the loss: each chunk's values
+/// are then those of [`forward`]'s pass over all chunks, bit for bit.
+pub(crate) fn chunk_forward(
+    net: &NeuralNet,
+    tr: &Transposed,
+    x: &[f32],
+    c: usize,
+    dropout: Option<Dropout>,
+) -> (ChunkTrace, Vec<f32>) {
+    debug_assert!(net.hidden.iter().all(|h| h.batch_norm.is_none()));
+    let mut s = start_chunk(net, x, c, dropout);
+    for (l, h) in net.hidden.iter().enumerate() {
+        let prev = s.trace.layers.last().map_or(&s.trace.input, |t| &t.out);
+        let mut y = vec![0f32; s.trace.rows * h.dense.outputs];
+        kernels::matmul_packed_sparse(prev, &tr.forward[l], Some(&h.dense.bias), &mut y);
+        s.pending = y;
+        finish_layer(net, h, &mut s, None, dropout);
+    }
+    let scores = finish_chunk(net, &mut s, dropout);
+    (ChunkTrace(s.trace), scores)
+}
+
+/// One chunk's backward pass on its own, its gradient added into `grad` (a group's, the chunks added in order);
+/// `known[l]` as [`backward_part`] keeps it per group and hidden layer. The same additions, in the same order per
+/// parameter, as [`backward_part`] makes for this chunk.
+pub(crate) fn chunk_backward(
+    net: &NeuralNet,
+    tr: &Transposed,
+    trace: &ChunkTrace,
+    dscores: &[f32],
+    grad: &mut NeuralNet,
+    known: &mut [bool],
+) {
+    let mut c = ChunkBackward {
+        trace: &trace.0,
+        dscores,
+        d: Vec::new(),
+        sums: Vec::new(),
+    };
+    backward_output(net, tr, &mut c, grad);
+    for l in (0..net.hidden.len()).rev() {
+        backward_activation(net, l, &mut c, grad);
+        backward_affine(net, tr, l, None, &mut c, grad, &mut known[l]);
+    }
+    backward_input(net, &c, grad);
+}
+
+/// A gradient of zeros for a group: a spare one zeroed again (its memory already mapped), else a new one.
+pub(crate) fn zeroed_gradient(net: &NeuralNet, spare: &mut Vec<NeuralNet>) -> NeuralNet {
+    match spare.pop() {
+        Some(mut g) => {
+            parameters_mut(&mut g).into_iter().for_each(|p| p.fill(0.0));
+            g
+        }
+        None => zeros_like(net),
+    }
+}
+
+/// Add the groups' gradients into `total` in order (the first becomes `total` when it is `None`), giving the
+/// added ones back to `spare`.
+pub(crate) fn add_groups(
+    groups: impl IntoIterator<Item = NeuralNet>,
+    total: &mut Option<NeuralNet>,
+    spare: &mut Vec<NeuralNet>,
+) {
+    for mut g in groups {
+        match total {
+            Some(t) => {
+                add_into(t, &mut g);
+                spare.push(g);
+            }
+            None => *total = Some(g),
+        }
+    }
+}
+
 /// Move every batch-normalised layer's running statistics towards this pass's batch statistics (PyTorch's
 /// update: the mean, and the unbiased variance, with weight [`BATCH_NORM_MOMENTUM`]).
 pub(crate) fn update_running_stats(net: &mut NeuralNet, batch: &[Option<BatchStats>]) {
@@ -705,7 +789,6 @@ pub(crate) fn backward_part(
     // Groups of GROUP chunks: each group adds its chunks' gradients in order into its own sum, and the groups'
     // sums are added in order — the same bits at any thread count, and one gradient a group in memory. The pass
     // goes one layer at a time over all groups, so that batch norm can sum over the whole batch in between.
-    const GROUP: usize = 8;
     let mut at = 0;
     let chunks: Vec<ChunkBackward<'_>> = pass
         .traces
@@ -734,14 +817,7 @@ pub(crate) fn backward_part(
     let mut chunks = chunks.into_iter().peekable();
     while chunks.peek().is_some() {
         clean.push(vec![true; net.hidden.len()]);
-        // A gradient of zeros: a spare one zeroed again (its memory already mapped), else a new one.
-        let g = match spare.pop() {
-            Some(mut g) => {
-                parameters_mut(&mut g).into_iter().for_each(|p| p.fill(0.0));
-                g
-            }
-            None => zeros_like(net),
-        };
+        let g = zeroed_gradient(net, spare);
         groups.push((g, chunks.by_ref().take(GROUP).collect()));
     }
     let each = |groups: &mut Vec<(NeuralNet, Vec<ChunkBackward<'_>>)>,
@@ -778,14 +854,6 @@ pub(crate) fn backward_part(
             });
     }
     each(&mut groups, &|c, g| backward_input(net, c, g));
-    for (mut g, _) in groups {
-        match total {
-            Some(t) => {
-                add_into(t, &mut g);
-                spare.push(g);
-            }
-            None => *total = Some(g),
-        }
-    }
+    add_groups(groups.into_iter().map(|(g, _)| g), total, spare);
     None
 }

@@ -15,14 +15,16 @@
 //! (`batch_norm_passes`); a batch of one piece is summed as before.
 
 use std::ops::Range;
+use std::sync::{Condvar, Mutex};
 
 use ltr_core::neural::NeuralNet;
 use rayon::prelude::*;
 
 use crate::losses::Loss;
 use crate::net::{
-    backward_part, forward, forward_given, layer_sums, mean_of, stats_from_sums,
-    update_running_stats, BatchStats, Dropout, Pass, Transposed,
+    add_groups, backward_part, chunk_backward, chunk_forward, forward, forward_given, layer_sums,
+    mean_of, parameters_mut, stats_from_sums, update_running_stats, zeros_like, BatchStats,
+    Dropout, Pass, Transposed, GROUP,
 };
 
 /// Documents per piece at most (a query longer than this is a piece of its own). A fixed number: with the batch's
@@ -89,6 +91,45 @@ pub(crate) fn step(
     keep_scores: bool,
     spare: &mut Vec<NeuralNet>,
 ) -> Step {
+    let passes = Passes::Fewest;
+    step_with(
+        net,
+        features,
+        batch,
+        loss,
+        dropout,
+        limit,
+        keep_scores,
+        spare,
+        passes,
+    )
+}
+
+/// How a step takes an encoder network without batch norm through its passes: both give the same bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+// pub for the tests in tests/unit/step.rs; not API.
+#[doc(hidden)]
+pub enum Passes {
+    /// Query by query ([`query_by_query`]), holding a query's activations a thread: what training does.
+    Fewest,
+    /// Layer by layer over a piece's queries, holding the piece's activations: every other network's way, kept
+    /// for the tests that show both give the same bits.
+    LayerByLayer,
+}
+
+/// [`step`], its encoder network's passes taken as `passes` says.
+#[allow(clippy::too_many_arguments)]
+fn step_with(
+    net: &NeuralNet,
+    features: &(dyn Fn(usize, &mut [f32]) + Sync),
+    batch: &Batch<'_>,
+    loss: Loss,
+    dropout: Option<Dropout>,
+    limit: usize,
+    keep_scores: bool,
+    spare: &mut Vec<NeuralNet>,
+    passes: Passes,
+) -> Step {
     let d = net.n_features;
     let offsets = batch.offsets;
     let nq = offsets.len() - 1;
@@ -152,8 +193,33 @@ pub(crate) fn step(
     let mut first_chunk = 0;
     let mut scores = Vec::new();
     let mut stats = Vec::new();
+    // An encoder network without batch norm: each query goes forward, through the loss and back on its own.
+    let by_query = passes == Passes::Fewest
+        && net.encoder.is_some()
+        && net.hidden.iter().all(|h| h.batch_norm.is_none());
     for piece in &all {
         let (x, local) = gather(piece);
+        if by_query {
+            let part = Piece {
+                queries: piece.clone(),
+                x: &x,
+                local: &local,
+                first_chunk,
+            };
+            let (v, seen, s) = query_by_query(
+                net, &tr, batch, loss, scale, dropout, &part, &mut total, spare,
+            );
+            value += v;
+            norm_seen += seen;
+            first_chunk += piece.len();
+            if keep_scores {
+                scores.extend(s);
+            }
+            if all.len() == 1 {
+                stats = vec![None; net.hidden.len()];
+            }
+            continue;
+        }
         let pass = match &given {
             Some((st, _)) => forward_given(net, &tr, &x, &local, dropout, first_chunk, st),
             None => forward(net, &tr, &x, &local, dropout, first_chunk),
@@ -182,6 +248,121 @@ pub(crate) fn step(
         scores,
         batch: stats,
     }
+}
+
+/// A piece of a batch: its queries, their features (row-major) and offsets from 0, and its first chunk number.
+struct Piece<'a> {
+    queries: Range<usize>,
+    x: &'a [f32],
+    local: &'a [usize],
+    first_chunk: usize,
+}
+
+/// A piece of an encoder network without batch norm, query by query: each query (one chunk) goes forward, through
+/// the loss and back before its thread starts the next, so that a piece holds one query's activations a thread,
+/// not all of its queries'. Groups of [`GROUP`] queries run in parallel, one a thread at a time, each adding its queries' gradients in order into its own sum, and the groups' sums are added into `total` in order: every sum in the order of the
+/// layer-by-layer pass ([`forward`], [`backward_part`]), so the same bits. Returns the piece's weighted loss,
+/// its normaliser and (when `keep` is asked by the caller) the scores.
+#[allow(clippy::too_many_arguments)]
+fn query_by_query(
+    net: &NeuralNet,
+    tr: &Transposed,
+    batch: &Batch<'_>,
+    loss: Loss,
+    scale: f64,
+    dropout: Option<Dropout>,
+    piece: &Piece<'_>,
+    total: &mut Option<NeuralNet>,
+    spare: &mut Vec<NeuralNet>,
+) -> (f64, f64, Vec<f32>) {
+    let d = net.n_features;
+    let nq = piece.queries.len();
+    let groups: Vec<Range<usize>> = (0..nq)
+        .step_by(GROUP)
+        .map(|a| a..(a + GROUP).min(nq))
+        .collect();
+    let run = |g: &mut NeuralNet, members: Range<usize>| -> Vec<(f64, f64, Vec<f32>)> {
+        let mut known = vec![true; net.hidden.len()];
+        members
+            .map(|i| {
+                let q = piece.queries.start + i;
+                let (a, b) = (piece.local[i], piece.local[i + 1]);
+                let (trace, scores) = chunk_forward(
+                    net,
+                    tr,
+                    &piece.x[a * d..b * d],
+                    piece.first_chunk + i,
+                    dropout,
+                );
+                let s64: Vec<f64> = scores.iter().map(|&v| f64::from(v)).collect();
+                let labels = &batch.labels[batch.offsets[q]..batch.offsets[q + 1]];
+                let mut grad = vec![0.0; s64.len()];
+                let ql = loss.query_loss(&s64, labels, batch.tie_seeds[q], &mut grad);
+                let w = batch.weights.map_or(1.0, |w| w[q]);
+                let dscores: Vec<f32> = grad.iter().map(|&v| (w * v * scale) as f32).collect();
+                chunk_backward(net, tr, &trace, &dscores, g, &mut known);
+                (w * ql.value, ql.norm, scores)
+            })
+            .collect()
+    };
+    // One worker a thread takes the next group, computes its gradient, waits for its turn and adds it, so that a
+    // piece holds a gradient a thread rather than one a group. The group with the lowest number not yet added is
+    // always held by a worker that waits for nothing, so the workers cannot deadlock; no kernel here uses rayon,
+    // so no worker steals another's task while it waits.
+    let order = Mutex::new(Order {
+        next: 0,
+        added: 0,
+        total,
+        spare,
+        parts: vec![Vec::new(); groups.len()],
+    });
+    let turn = Condvar::new();
+    let workers = rayon::current_num_threads().clamp(1, groups.len().max(1));
+    (0..workers).into_par_iter().for_each(|_| loop {
+        let (k, mut g) = {
+            let mut o = order.lock().expect("no worker panics holding the order");
+            if o.next == groups.len() {
+                return;
+            }
+            o.next += 1;
+            let g = o.spare.pop();
+            (o.next - 1, g)
+        };
+        let mut g = match g.take() {
+            Some(mut g) => {
+                parameters_mut(&mut g).into_iter().for_each(|p| p.fill(0.0));
+                g
+            }
+            None => zeros_like(net),
+        };
+        let part = run(&mut g, groups[k].clone());
+        let mut o = order.lock().expect("no worker panics holding the order");
+        while o.added != k {
+            o = turn.wait(o).expect("no worker panics holding the order");
+        }
+        let o = &mut *o;
+        add_groups([g], o.total, o.spare);
+        o.parts[k] = part;
+        o.added += 1;
+        turn.notify_all();
+    });
+    let parts = order.into_inner().expect("no worker panicked").parts;
+    let (mut value, mut seen, mut scores) = (0.0, 0.0, Vec::new());
+    for (v, n, s) in parts.into_iter().flatten() {
+        value += v;
+        seen += n;
+        scores.extend(s);
+    }
+    (value, seen, scores)
+}
+
+/// The groups of [`query_by_query`]: the next to take, the next to add and where they go.
+struct Order<'a> {
+    next: usize,
+    added: usize,
+    total: &'a mut Option<NeuralNet>,
+    spare: &'a mut Vec<NeuralNet>,
+    parts: Vec<Vec<(f64, f64, Vec<f32>)>>,
 }
 
 /// A piece's features and query offsets from 0.
@@ -361,6 +542,32 @@ fn step_on_rows(
     dropout: Option<Dropout>,
     weights: Option<&[f64]>,
 ) -> Step {
+    step_on_passes(
+        net,
+        x,
+        labels,
+        offsets,
+        loss,
+        limit,
+        dropout,
+        weights,
+        Passes::Fewest,
+    )
+}
+
+/// [`step_on_rows`] with the passes taken as `passes` says.
+#[allow(clippy::too_many_arguments)]
+fn step_on_passes(
+    net: &NeuralNet,
+    x: &[f32],
+    labels: &[f64],
+    offsets: &[usize],
+    loss: Loss,
+    limit: usize,
+    dropout: Option<Dropout>,
+    weights: Option<&[f64]>,
+    passes: Passes,
+) -> Step {
     let d = net.n_features;
     let rows: Vec<usize> = (0..labels.len()).collect();
     let ties = vec![0; offsets.len().saturating_sub(1)];
@@ -372,7 +579,7 @@ fn step_on_rows(
         weights,
     };
     let features = |r: usize, out: &mut [f32]| out.copy_from_slice(&x[r * d..(r + 1) * d]);
-    step(
+    step_with(
         net,
         &features,
         &batch,
@@ -381,6 +588,29 @@ fn step_on_rows(
         limit,
         true,
         &mut Vec::new(),
+        passes,
+    )
+}
+
+/// One step on the rows `x` with query `weights` when given and dropout `(p, encoder, seed)` when given, its passes
+/// taken as `passes` says.
+// pub for the tests in tests/unit/step.rs; not API.
+#[doc(hidden)]
+#[allow(clippy::too_many_arguments)]
+pub fn step_taking(
+    net: &NeuralNet,
+    x: &[f32],
+    labels: &[f64],
+    offsets: &[usize],
+    loss: Loss,
+    limit: usize,
+    dropout: Option<(f32, f32, u64)>,
+    weights: Option<&[f64]>,
+    passes: Passes,
+) -> Step {
+    let dropout = dropout.map(|(p, encoder, seed)| Dropout { p, encoder, seed });
+    step_on_passes(
+        net, x, labels, offsets, loss, limit, dropout, weights, passes,
     )
 }
 

@@ -342,6 +342,8 @@ impl NeuralParams {
             encoder_dropout: self.blocks > 0 && self.encoder_dropout > 0.0,
             piece_rows: self.piece_rows,
             dla: self.dla.is_some(),
+            batch_norm: self.batch_norm,
+            threads: rayon::current_num_threads(),
         }
     }
 }

@@ -46,17 +46,32 @@ fn the_estimate_counts_data_parameters_and_a_batchs_activations() {
         .unwrap()
         .memory_estimate(&data);
     assert_eq!(more.activations - e.activations, 4 * 2 * rows * 16);
-    let att = |heads| {
-        p.clone()
-            .blocks(1)
-            .heads(heads)
-            .d_ff(8)
-            .check()
+    // An encoder network without batch norm goes query by query: its estimate holds the longest queries, one a
+    // thread (two here), not the piece's four.
+    let pool = |threads| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
             .unwrap()
-            .memory_estimate(&data)
     };
-    let squares: u64 = lens[..4].iter().map(|n| n * n).sum();
-    let (two, four) = (att(2), att(4));
+    let att = |heads, threads| {
+        pool(threads).install(|| {
+            p.clone()
+                .blocks(1)
+                .heads(heads)
+                .d_ff(8)
+                .check()
+                .unwrap()
+                .memory_estimate(&data)
+        })
+    };
+    let squares: u64 = lens[..2].iter().map(|n| n * n).sum();
+    let (two, four) = (att(2, 2), att(4, 2));
+    let alone = att(2, 1);
+    assert!(
+        alone.activations < two.activations,
+        "one query held, not two"
+    );
     assert_eq!(
         four.activations - two.activations,
         4 * (2 * 2 * squares + 2 * 2 * lens[0] * lens[0])

@@ -123,8 +123,10 @@ pub(crate) const NEURAL_SPECS: &[ParamSpec] = &[
         int(1, 1_000_000_000),
         "documents a training step takes through its passes at once (whole queries; a longer query alone): \
          fewer hold less memory (the activations are a piece's) but run the backward pass less in parallel, and 1 \
-         (a query a piece, run on one thread) holds the least; a batch split into more pieces sums its gradient in another order and draws dropout masks by other chunks, \
-         so the model differs (one model at any thread count for a given value)",
+         (a query a piece, run on one thread) holds the least; an attention network without batch norm goes query \
+         by query whatever the piece (a query's activations a thread), so for it a piece sets only the order of \
+         the sums; a batch split into more pieces sums its gradient in another order and draws dropout masks by \
+         other chunks, so the model differs (one model at any thread count for a given value)",
     ),
     ParamSpec::new(
         "patience",

@@ -205,3 +205,50 @@ fn query_weights_scale_each_querys_loss_and_gradient() {
         assert!(parameters(&weighted.2) != parameters(&plain.2), "{name}");
     }
 }
+
+/// An encoder network's step query by query (what training does: a query's activations held a thread) gives the
+/// bits of the layer-by-layer passes over a whole piece: the loss, the scores and every gradient component, with
+/// dropout, query weights, several groups of 8 queries a piece and several pieces.
+#[test]
+fn query_by_query_is_layer_by_layer_bit_for_bit() {
+    use ltr_neural::step::{step_taking, Passes};
+    let bits = |net: &ltr_core::neural::NeuralNet| -> Vec<u32> {
+        let mut net = net.clone();
+        ltr_neural::net::parameters_mut(&mut net)
+            .concat()
+            .iter()
+            .map(|g| g.to_bits())
+            .collect()
+    };
+    let d = 5;
+    let lengths = [
+        7, 30, 1, 12, 25, 3, 40, 9, 18, 2, 33, 11, 6, 14, 1, 27, 8, 5, 19, 4,
+    ];
+    let (offsets, x, labels) = batch(&lengths, d);
+    let weights: Vec<f64> = (0..lengths.len()).map(|q| 0.5 + q as f64 / 7.0).collect();
+    let net = NeuralParams::default()
+        .sizes(vec![8])
+        .layer_norm(true)
+        .input_norm(true)
+        .blocks(2)
+        .heads(2)
+        .d_ff(6)
+        .init(d, 5);
+    for name in ["listnet", "ndcgloss2pp", "ranknet", "listmle"] {
+        let loss = Loss::parse(name).unwrap();
+        for limit in [usize::MAX, 60, 1] {
+            for (dropout, w) in [(None, None), (Some((0.2, 0.1, 9)), Some(&weights[..]))] {
+                let run = |passes| {
+                    step_taking(&net, &x, &labels, &offsets, loss, limit, dropout, w, passes)
+                };
+                let (a, b) = (run(Passes::Fewest), run(Passes::LayerByLayer));
+                let what = format!("{name}, {limit} rows a piece, dropout {dropout:?}");
+                assert_eq!(a.value.to_bits(), b.value.to_bits(), "{what}");
+                assert_eq!(a.scores, b.scores, "{what}");
+                let (ga, gb) = (bits(&a.grad), bits(&b.grad));
+                assert!(ga.iter().any(|&g| g != 0), "{what}: a gradient");
+                assert_eq!(ga, gb, "{what}");
+            }
+        }
+    }
+}
