@@ -308,10 +308,12 @@ fn query_by_query(
     // One worker a thread takes the next group, computes its gradient, waits for its turn and adds it, so that a
     // piece holds a gradient a thread rather than one a group. The group with the lowest number not yet added is
     // always held by a worker that waits for nothing, so the workers cannot deadlock; no kernel here uses rayon,
-    // so no worker steals another's task while it waits.
+    // so no worker steals another's task while it waits. A worker that panics marks the order failed on its way
+    // out, so that none waits for its turn for ever, and rayon passes the panic on.
     let order = Mutex::new(Order {
         next: 0,
         added: 0,
+        failed: false,
         total,
         spare,
         parts: vec![Vec::new(); groups.len()],
@@ -319,9 +321,10 @@ fn query_by_query(
     let turn = Condvar::new();
     let workers = rayon::current_num_threads().clamp(1, groups.len().max(1));
     (0..workers).into_par_iter().for_each(|_| loop {
+        let _failing = Failing(&order, &turn);
         let (k, mut g) = {
             let mut o = order.lock().expect("no worker panics holding the order");
-            if o.next == groups.len() {
+            if o.next == groups.len() || o.failed {
                 return;
             }
             o.next += 1;
@@ -337,8 +340,11 @@ fn query_by_query(
         };
         let part = run(&mut g, groups[k].clone());
         let mut o = order.lock().expect("no worker panics holding the order");
-        while o.added != k {
+        while o.added != k && !o.failed {
             o = turn.wait(o).expect("no worker panics holding the order");
+        }
+        if o.failed {
+            return;
         }
         let o = &mut *o;
         add_groups([g], o.total, o.spare);
@@ -360,9 +366,27 @@ fn query_by_query(
 struct Order<'a> {
     next: usize,
     added: usize,
+    /// A worker panicked: the others stop instead of waiting for its turn.
+    failed: bool,
     total: &'a mut Option<NeuralNet>,
     spare: &'a mut Vec<NeuralNet>,
     parts: Vec<Vec<(f64, f64, Vec<f32>)>>,
+}
+
+/// Marks the order failed and wakes the waiting workers when dropped by a panicking worker.
+struct Failing<'a, 'b>(&'a Mutex<Order<'b>>, &'a Condvar);
+
+impl Drop for Failing<'_, '_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let mut o = self
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            o.failed = true;
+            self.1.notify_all();
+        }
+    }
 }
 
 /// A piece's features and query offsets from 0.
