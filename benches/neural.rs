@@ -1,7 +1,8 @@
 //! The neural learner's hot path (issue 53): the two fixed-order f32 products of training (the forward product
 //! `x W + b`, also `dy Wᵀ`, and the weight gradient `aᵀ dy`) at the widths of allRank's MLP, and one epoch of
 //! allRank's published MLP configuration (256/512/1024/512/256, ReLU, dropout 0.3, NDCG-Loss2++, batches of 64
-//! queries, slates of 240) on OHSUMED Fold1 (generated OHSUMED-like data without `../shared/datasets`).
+//! queries, slates of 240) and of its context-aware (self-attention) configuration on OHSUMED Fold1 (generated
+//! OHSUMED-like data without `../shared/datasets`).
 //!
 //! Each product also runs in the safe kernels' tiles (`safe tiles`: what `matmul_rows` ran before its SIMD tiles),
 //! so that one run gives before and after.
@@ -87,14 +88,44 @@ fn epoch(c: &mut Criterion) {
         .epochs(1)
         .check()
         .expect("valid parameters");
+    // allRank's context-aware configuration: 128 wide, four blocks of four heads, d_ff 512, dropout 0.3 in the
+    // encoder; it goes query by query (`step.rs`, `query_by_query`).
+    let attention = NeuralParams::default()
+        .sizes(vec![128])
+        .activation(ltr_core::neural::Activation::Identity)
+        .blocks(4)
+        .heads(4)
+        .d_ff(512)
+        .encoder_dropout(0.3)
+        .loss(Loss::parse("ndcgloss2pp").expect("a loss"))
+        .batch_size(64)
+        .slate_length(240)
+        .epochs(1)
+        .check()
+        .expect("valid parameters");
     let mut g = c.benchmark_group("neural");
     g.sample_size(10);
     g.throughput(Throughput::Elements(ds.n_docs() as u64));
     for threads in [1, 2] {
+        // `FitContext::new` takes the seed; the thread count is the pool the fit runs in.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a thread pool");
         g.bench_with_input(
             BenchmarkId::new("epoch, allRank's MLP (OHSUMED Fold1), threads", threads),
             &threads,
-            |bn, &t| bn.iter(|| params.fit(&ds, &FitContext::new(t)).expect("fit")),
+            |bn, _| bn.iter(|| pool.install(|| params.fit(&ds, &FitContext::new(1)).expect("fit"))),
+        );
+        g.bench_with_input(
+            BenchmarkId::new(
+                "epoch, allRank's attention (OHSUMED Fold1), threads",
+                threads,
+            ),
+            &threads,
+            |bn, _| {
+                bn.iter(|| pool.install(|| attention.fit(&ds, &FitContext::new(1)).expect("fit")))
+            },
         );
     }
     g.finish();
