@@ -6,7 +6,7 @@
 //! encoder block `heads × n²` attention weights for each query of `n` documents beside the `n × width` projections
 //! and the `n × d_ff` feed-forward values (the encoder's dropout masks a byte an entry). An encoder network without
 //! batch norm goes query by query (`step.rs`): it holds the activations of the longest queries, one a thread, and
-//! a group's gradient a thread.
+//! a group's gradient a thread and one more ([`crate::step::PARKED`]).
 
 use ltr_data::Dataset;
 
@@ -42,8 +42,8 @@ pub struct NeuralMemory {
     /// score of every row, which the propensity tower reads after each epoch.
     pub data_copy: u64,
     /// Parameters: the network, Adam's two moments, the best epoch's copy, the transposed weights of the backward
-    /// pass, the summed gradient and one partial gradient per group of 8 chunks of the largest piece (one a thread at
-    /// most when an encoder network goes query by query).
+    /// pass, the summed gradient and one partial gradient per group of 8 chunks of the largest piece (one a thread and
+    /// one more at most when an encoder network goes query by query).
     pub parameters: u64,
     /// The largest piece's (query by query: its longest queries', one a thread) forward trace and backward working set (hidden layers; the encoder's projections,
     /// attention weights and feed-forward values), and the largest batch's row numbers and labels.
@@ -99,12 +99,12 @@ impl NeuralValidParams {
         };
         let mut groups = chunks.div_ceil(GROUP as u64).max(1);
         // What holds activations at once: the piece, or with an encoder and no batch norm (`step.rs`, query by
-        // query) the longest queries, one a thread, and a group's gradient a thread.
+        // query) the longest queries, one a thread, and a group's gradient a thread and one parked.
         let mut held = lengths.clone();
         if e > 0 && !s.batch_norm {
             let threads = s.threads.max(1) as u64;
             held.truncate(threads as usize);
-            groups = groups.min(threads);
+            groups = groups.min(threads + crate::step::PARKED as u64);
         }
         let piece_rows = rows;
         let rows: u64 = held.iter().sum();

@@ -281,7 +281,7 @@ fn query_by_query(
         .step_by(GROUP)
         .map(|a| a..(a + GROUP).min(nq))
         .collect();
-    let run = |g: &mut NeuralNet, members: Range<usize>| -> Vec<(f64, f64, Vec<f32>)> {
+    let run = |g: &mut NeuralNet, members: Range<usize>| -> GroupResults {
         let mut known = vec![true; net.hidden.len()];
         members
             .map(|i| {
@@ -305,15 +305,18 @@ fn query_by_query(
             })
             .collect()
     };
-    // One worker a thread takes the next group, computes its gradient, waits for its turn and adds it, so that a
-    // piece holds a gradient a thread rather than one a group. The group with the lowest number not yet added is
-    // always held by a worker that waits for nothing, so the workers cannot deadlock; no kernel here uses rayon,
-    // so no worker steals another's task while it waits. A worker that panics marks the order failed on its way
-    // out, so that none waits for its turn for ever, and rayon passes the panic on.
+    // One worker a thread takes the next group, computes its gradient and adds it when its turn comes (parking it
+    // meanwhile if there is room, else waiting), so that a piece holds a gradient a thread (and `PARKED` more)
+    // rather than one a group. The group with the lowest number not yet added is never parked (the worker that
+    // adds the group before it adds the parked ones that follow) and is held by a worker that waits for nothing,
+    // so the workers cannot deadlock; no kernel here uses rayon, so no worker steals another's task while it
+    // waits. A worker that panics marks the order failed on its way out, so that none waits for its turn for
+    // ever, and rayon passes the panic on.
     let order = Mutex::new(Order {
         next: 0,
         added: 0,
         failed: false,
+        parked: Vec::new(),
         total,
         spare,
         parts: vec![Vec::new(); groups.len()],
@@ -340,16 +343,28 @@ fn query_by_query(
         };
         let part = run(&mut g, groups[k].clone());
         let mut o = order.lock().expect("no worker panics holding the order");
-        while o.added != k && !o.failed {
+        // Not its turn: park the group if there is room and take the next, else wait.
+        while o.added != k && !o.failed && o.parked.len() >= PARKED {
             o = turn.wait(o).expect("no worker panics holding the order");
         }
         if o.failed {
             return;
         }
         let o = &mut *o;
+        if o.added != k {
+            o.parked.push((k, g, part));
+            continue;
+        }
         add_groups([g], o.total, o.spare);
         o.parts[k] = part;
         o.added += 1;
+        // The parked groups whose turn has come.
+        while let Some(i) = o.parked.iter().position(|(j, _, _)| *j == o.added) {
+            let (j, g, part) = o.parked.swap_remove(i);
+            add_groups([g], o.total, o.spare);
+            o.parts[j] = part;
+            o.added += 1;
+        }
         turn.notify_all();
     });
     let parts = order.into_inner().expect("no worker panicked").parts;
@@ -362,16 +377,25 @@ fn query_by_query(
     (value, seen, scores)
 }
 
+/// Groups [`query_by_query`] may hold done before their turn, beside one a worker: a worker that finishes early takes
+/// the next group instead of waiting, for one more gradient in memory.
+pub(crate) const PARKED: usize = 1;
+
 /// The groups of [`query_by_query`]: the next to take, the next to add and where they go.
 struct Order<'a> {
     next: usize,
     added: usize,
     /// A worker panicked: the others stop instead of waiting for its turn.
     failed: bool,
+    /// Groups done before their turn: their number, gradient and queries' results.
+    parked: Vec<(usize, NeuralNet, GroupResults)>,
     total: &'a mut Option<NeuralNet>,
     spare: &'a mut Vec<NeuralNet>,
-    parts: Vec<Vec<(f64, f64, Vec<f32>)>>,
+    parts: Vec<GroupResults>,
 }
+
+/// Per query of a group: its weighted loss, its share of the normaliser and its scores.
+type GroupResults = Vec<(f64, f64, Vec<f32>)>;
 
 /// Marks the order failed and wakes the waiting workers when dropped by a panicking worker.
 struct Failing<'a, 'b>(&'a Mutex<Order<'b>>, &'a Condvar);
