@@ -79,30 +79,31 @@ fn products(c: &mut Criterion) {
 
 fn epoch(c: &mut Criterion) {
     let ds = ohsumed_like();
-    let params = NeuralParams::default()
-        .sizes(vec![256, 512, 1024, 512, 256])
-        .dropout(0.3)
-        .loss(Loss::parse("ndcgloss2pp").expect("a loss"))
-        .batch_size(64)
-        .slate_length(240)
-        .epochs(1)
-        .check()
-        .expect("valid parameters");
+    // allRank's training settings: NDCG-Loss2++, batches of 64 queries, slates of 240 (one epoch here).
+    let allrank = |p: NeuralParams| {
+        p.loss(Loss::parse("ndcgloss2pp").expect("a loss"))
+            .batch_size(64)
+            .slate_length(240)
+            .epochs(1)
+            .check()
+            .expect("valid parameters")
+    };
+    let params = allrank(
+        NeuralParams::default()
+            .sizes(vec![256, 512, 1024, 512, 256])
+            .dropout(0.3),
+    );
     // allRank's context-aware configuration: 128 wide, four blocks of four heads, d_ff 512, dropout 0.3 in the
     // encoder; it goes query by query (`step.rs`, `query_by_query`).
-    let attention = NeuralParams::default()
-        .sizes(vec![128])
-        .activation(ltr_core::neural::Activation::Identity)
-        .blocks(4)
-        .heads(4)
-        .d_ff(512)
-        .encoder_dropout(0.3)
-        .loss(Loss::parse("ndcgloss2pp").expect("a loss"))
-        .batch_size(64)
-        .slate_length(240)
-        .epochs(1)
-        .check()
-        .expect("valid parameters");
+    let attention = allrank(
+        NeuralParams::default()
+            .sizes(vec![128])
+            .activation(ltr_core::neural::Activation::Identity)
+            .blocks(4)
+            .heads(4)
+            .d_ff(512)
+            .encoder_dropout(0.3),
+    );
     let mut g = c.benchmark_group("neural");
     g.sample_size(10);
     g.throughput(Throughput::Elements(ds.n_docs() as u64));

@@ -76,35 +76,6 @@ pub fn pieces(offsets: &[usize], limit: usize) -> Vec<Range<usize>> {
     out
 }
 
-/// One step's loss and gradient on `batch`; `features(r, out)` writes training row `r`'s features into `out`
-/// (`net.n_features` wide). `limit` is the documents per piece ([`PIECE_ROWS`] in training). `spare` holds
-/// gradients shaped like `net` whose memory the step may reuse (any values: they are zeroed before use); the step
-/// leaves there those it no longer needs.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn step(
-    net: &NeuralNet,
-    features: &(dyn Fn(usize, &mut [f32]) + Sync),
-    batch: &Batch<'_>,
-    loss: Loss,
-    dropout: Option<Dropout>,
-    limit: usize,
-    keep_scores: bool,
-    spare: &mut Vec<NeuralNet>,
-) -> Step {
-    let passes = Passes::Fewest;
-    step_with(
-        net,
-        features,
-        batch,
-        loss,
-        dropout,
-        limit,
-        keep_scores,
-        spare,
-        passes,
-    )
-}
-
 /// How a step takes an encoder network without batch norm through its passes: both give the same bits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 // pub for the tests in tests/unit/step.rs; not API.
@@ -117,9 +88,13 @@ pub enum Passes {
     LayerByLayer,
 }
 
-/// [`step`], its encoder network's passes taken as `passes` says.
+/// One step's loss and gradient on `batch`; `features(r, out)` writes training row `r`'s features into `out`
+/// (`net.n_features` wide). `limit` is the documents per piece ([`PIECE_ROWS`] in training). `spare` holds
+/// gradients shaped like `net` whose memory the step may reuse (any values: they are zeroed before use); the step
+/// leaves there those it no longer needs. An encoder network's passes are taken as `passes` says (training:
+/// [`Passes::Fewest`]).
 #[allow(clippy::too_many_arguments)]
-fn step_with(
+pub(crate) fn step(
     net: &NeuralNet,
     features: &(dyn Fn(usize, &mut [f32]) + Sync),
     batch: &Batch<'_>,
@@ -534,7 +509,17 @@ pub fn loss_and_gradient_with_dropout(
     seed: u64,
 ) -> (f64, Vec<f32>, NeuralNet) {
     let dropout = Some(Dropout { p, encoder, seed });
-    let s = step_on_rows(net, x, labels, offsets, loss, PIECE_ROWS, dropout, None);
+    let s = step_on_rows(
+        net,
+        x,
+        labels,
+        offsets,
+        loss,
+        PIECE_ROWS,
+        dropout,
+        None,
+        Passes::Fewest,
+    );
     (s.value, s.scores, s.grad)
 }
 
@@ -559,6 +544,7 @@ pub fn loss_and_gradient_weighted(
         PIECE_ROWS,
         None,
         Some(weights),
+        Passes::Fewest,
     );
     (s.value, s.scores, s.grad)
 }
@@ -574,38 +560,23 @@ pub fn step_on(
     loss: Loss,
     limit: usize,
 ) -> Step {
-    step_on_rows(net, x, labels, offsets, loss, limit, None, None)
-}
-
-/// One step on the rows `x` (row-major, `net.n_features` wide), query `q` the rows `offsets[q]..offsets[q + 1]`
-/// weighted by `weights` when given, with no tie seeds, keeping the scores.
-#[allow(clippy::too_many_arguments)]
-fn step_on_rows(
-    net: &NeuralNet,
-    x: &[f32],
-    labels: &[f64],
-    offsets: &[usize],
-    loss: Loss,
-    limit: usize,
-    dropout: Option<Dropout>,
-    weights: Option<&[f64]>,
-) -> Step {
-    step_on_passes(
+    step_on_rows(
         net,
         x,
         labels,
         offsets,
         loss,
         limit,
-        dropout,
-        weights,
+        None,
+        None,
         Passes::Fewest,
     )
 }
 
-/// [`step_on_rows`] with the passes taken as `passes` says.
+/// One step on the rows `x` (row-major, `net.n_features` wide), query `q` the rows `offsets[q]..offsets[q + 1]`
+/// weighted by `weights` when given, with no tie seeds, keeping the scores, its passes taken as `passes` says.
 #[allow(clippy::too_many_arguments)]
-fn step_on_passes(
+fn step_on_rows(
     net: &NeuralNet,
     x: &[f32],
     labels: &[f64],
@@ -627,7 +598,7 @@ fn step_on_passes(
         weights,
     };
     let features = |r: usize, out: &mut [f32]| out.copy_from_slice(&x[r * d..(r + 1) * d]);
-    step_with(
+    step(
         net,
         &features,
         &batch,
@@ -657,7 +628,7 @@ pub fn step_taking(
     passes: Passes,
 ) -> Step {
     let dropout = dropout.map(|(p, encoder, seed)| Dropout { p, encoder, seed });
-    step_on_passes(
+    step_on_rows(
         net, x, labels, offsets, loss, limit, dropout, weights, passes,
     )
 }

@@ -21,7 +21,7 @@ use crate::dla::{propensities_of_logits, DlaState, NeuralDla};
 use crate::losses::Loss;
 use crate::net::{update_running_stats, Dropout};
 use crate::optim::{Adam, Optimizer, Schedule};
-use crate::step::{step, Batch, PIECE_ROWS};
+use crate::step::{step, Batch, Passes, PIECE_ROWS};
 
 /// Settings of a neural ranker.
 #[derive(Debug, Clone, PartialEq)]
@@ -630,6 +630,7 @@ impl Fit for NeuralValidParams {
                     self.piece_rows,
                     false,
                     &mut spare,
+                    Passes::Fewest,
                 );
                 epoch_loss += s.value * batch.len() as f64;
                 adam.step(&mut net, &mut s.grad, lr);
