@@ -42,11 +42,12 @@ pub struct NeuralMemory {
     /// score of every row, which the propensity tower reads after each epoch.
     pub data_copy: u64,
     /// Parameters: the network, Adam's two moments, the best epoch's copy, the transposed weights of the backward
-    /// pass, the summed gradient and one partial gradient per group of 8 chunks of the largest piece (one a thread and
-    /// one more at most when an encoder network goes query by query).
+    /// pass, the summed gradient and one partial gradient per group of 8 chunks of the largest piece (one a thread
+    /// and one more at most when an encoder network goes query by query).
     pub parameters: u64,
-    /// The largest piece's (query by query: its longest queries', one a thread) forward trace and backward working set (hidden layers; the encoder's projections,
-    /// attention weights and feed-forward values), and the largest batch's row numbers and labels.
+    /// The largest piece's forward trace and backward working set (query by query: its longest queries', one a
+    /// thread) — hidden layers; the encoder's projections, attention weights and feed-forward values — and the
+    /// largest batch's row numbers and labels.
     pub activations: u64,
     /// Trained parameters of one network.
     pub n_parameters: u64,

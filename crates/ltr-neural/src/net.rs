@@ -720,9 +720,9 @@ pub(crate) fn chunk_backward(
     backward_input(net, &c, grad);
 }
 
-/// A gradient of zeros for a group: a spare one zeroed again (its memory already mapped), else a new one.
-pub(crate) fn zeroed_gradient(net: &NeuralNet, spare: &mut Vec<NeuralNet>) -> NeuralNet {
-    match spare.pop() {
+/// A gradient of zeros for a group: `reuse` (a spare one) zeroed again, its memory already mapped, else a new one.
+pub(crate) fn zeroed_gradient(net: &NeuralNet, reuse: Option<NeuralNet>) -> NeuralNet {
+    match reuse {
         Some(mut g) => {
             parameters_mut(&mut g).into_iter().for_each(|p| p.fill(0.0));
             g
@@ -817,7 +817,7 @@ pub(crate) fn backward_part(
     let mut chunks = chunks.into_iter().peekable();
     while chunks.peek().is_some() {
         clean.push(vec![true; net.hidden.len()]);
-        let g = zeroed_gradient(net, spare);
+        let g = zeroed_gradient(net, spare.pop());
         groups.push((g, chunks.by_ref().take(GROUP).collect()));
     }
     let each = |groups: &mut Vec<(NeuralNet, Vec<ChunkBackward<'_>>)>,

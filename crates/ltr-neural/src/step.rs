@@ -23,8 +23,8 @@ use rayon::prelude::*;
 use crate::losses::Loss;
 use crate::net::{
     add_groups, backward_part, chunk_backward, chunk_forward, forward, forward_given, layer_sums,
-    mean_of, parameters_mut, stats_from_sums, update_running_stats, zeros_like, BatchStats,
-    Dropout, Pass, Transposed, GROUP,
+    mean_of, stats_from_sums, update_running_stats, zeroed_gradient, BatchStats, Dropout, Pass,
+    Transposed, GROUP,
 };
 
 /// Documents per piece at most (a query longer than this is a piece of its own). A fixed number: with the batch's
@@ -40,6 +40,18 @@ pub(crate) struct Batch<'a> {
     pub labels: &'a [f64],
     pub tie_seeds: &'a [u64],
     pub weights: Option<&'a [f64]>,
+}
+
+impl Batch<'_> {
+    /// Query `q`'s weight: its click weight, or 1 (which changes no bit).
+    fn weight(&self, q: usize) -> f64 {
+        self.weights.map_or(1.0, |w| w[q])
+    }
+}
+
+/// A query's score gradient as the backward pass takes it: times the query's weight `w` and the batch's `scale`.
+fn scaled(grad: &[f64], w: f64, scale: f64) -> impl Iterator<Item = f32> + '_ {
+    grad.iter().map(move |&v| (w * v * scale) as f32)
 }
 
 /// What a training step computes.
@@ -142,10 +154,10 @@ pub(crate) fn step(
         let (mut value, mut seen) = (0.0, 0.0);
         let mut dscores = Vec::with_capacity(b - a);
         for (q, (ql, g)) in piece.clone().zip(parts) {
-            let w = batch.weights.map_or(1.0, |w| w[q]);
+            let w = batch.weight(q);
             value += w * ql.value;
             seen += ql.norm;
-            dscores.extend(g.into_iter().map(|v| (w * v * scale) as f32));
+            dscores.extend(scaled(&g, w, scale));
         }
         (value, seen, dscores)
     };
@@ -235,9 +247,10 @@ struct Piece<'a> {
 
 /// A piece of an encoder network without batch norm, query by query: each query (one chunk) goes forward, through
 /// the loss and back before its thread starts the next, so that a piece holds one query's activations a thread,
-/// not all of its queries'. Groups of [`GROUP`] queries run in parallel, one a thread at a time, each adding its queries' gradients in order into its own sum, and the groups' sums are added into `total` in order: every sum in the order of the
-/// layer-by-layer pass ([`forward`], [`backward_part`]), so the same bits. Returns the piece's weighted loss,
-/// its normaliser and (when `keep` is asked by the caller) the scores.
+/// not all of its queries'. Groups of [`GROUP`] queries run in parallel, a group a thread at a time, each adding
+/// its queries' gradients in order into its own sum, and the groups' sums are added into `total` in order: every
+/// sum in the order of the layer-by-layer pass ([`forward`], [`backward_part`]), so the same bits. Returns the
+/// piece's weighted loss, its normaliser and its scores.
 #[allow(clippy::too_many_arguments)]
 fn query_by_query(
     net: &NeuralNet,
@@ -273,8 +286,8 @@ fn query_by_query(
                 let labels = &batch.labels[batch.offsets[q]..batch.offsets[q + 1]];
                 let mut grad = vec![0.0; s64.len()];
                 let ql = loss.query_loss(&s64, labels, batch.tie_seeds[q], &mut grad);
-                let w = batch.weights.map_or(1.0, |w| w[q]);
-                let dscores: Vec<f32> = grad.iter().map(|&v| (w * v * scale) as f32).collect();
+                let w = batch.weight(q);
+                let dscores: Vec<f32> = scaled(&grad, w, scale).collect();
                 chunk_backward(net, tr, &trace, &dscores, g, &mut known);
                 (w * ql.value, ql.norm, scores)
             })
@@ -300,22 +313,16 @@ fn query_by_query(
     let workers = rayon::current_num_threads().clamp(1, groups.len().max(1));
     (0..workers).into_par_iter().for_each(|_| loop {
         let _failing = Failing(&order, &turn);
-        let (k, mut g) = {
+        let (k, reuse) = {
             let mut o = order.lock().expect("no worker panics holding the order");
             if o.next == groups.len() || o.failed {
                 return;
             }
             o.next += 1;
-            let g = o.spare.pop();
-            (o.next - 1, g)
+            (o.next - 1, o.spare.pop())
         };
-        let mut g = match g.take() {
-            Some(mut g) => {
-                parameters_mut(&mut g).into_iter().for_each(|p| p.fill(0.0));
-                g
-            }
-            None => zeros_like(net),
-        };
+        // Zeroed outside the lock.
+        let mut g = zeroed_gradient(net, reuse);
         let part = run(&mut g, groups[k].clone());
         let mut o = order.lock().expect("no worker panics holding the order");
         // Not its turn: park the group if there is room and take the next, else wait.
@@ -352,8 +359,8 @@ fn query_by_query(
     (value, seen, scores)
 }
 
-/// Groups [`query_by_query`] may hold done before their turn, beside one a worker: a worker that finishes early takes
-/// the next group instead of waiting, for one more gradient in memory.
+/// Groups [`query_by_query`] may hold done before their turn, beside one a worker: a worker that finishes early
+/// takes the next group instead of waiting, for one more gradient in memory.
 pub(crate) const PARKED: usize = 1;
 
 /// The groups of [`query_by_query`]: the next to take, the next to add and where they go.
