@@ -204,7 +204,8 @@ fn others(c: &mut Criterion) {
 }
 
 /// Learning from clicks: simulating sessions, building the click training set, Propensity SVM-Rank and the
-/// neural ranker (IPS, DLA) on it and the EM propensity estimate (OHSUMED Fold1, the whole list displayed, η = 1).
+/// neural ranker (IPS, DLA) on it, the EM propensity estimate (OHSUMED Fold1, the whole list displayed, η = 1), and
+/// the doubly robust set of a top-10 log with `lambdarank debias=dr` on it.
 fn clicks(c: &mut Criterion) {
     use ltr_core::Scorer;
     let ds = ohsumed_like();
@@ -288,6 +289,36 @@ fn clicks(c: &mut Criterion) {
         .unwrap();
     g.bench_function("neural DLA, 64 wide, 5 epochs, 10k sessions of 10", |b| {
         b.iter(|| dla.fit(&sessions, &ltr_core::FitContext::new(1)).unwrap())
+    });
+    // The doubly robust set of the top-10 log (the unshown documents left out, or labelled by the direct model)
+    // and `lambdarank debias=dr` on it, as the registry sets it up.
+    let direct = ltr_clicks::DoublyRobustSettings {
+        unshown: ltr_clicks::UnshownDocuments::Direct,
+        ..Default::default()
+    };
+    for (name, settings) in [
+        ("leave-out", ltr_clicks::DoublyRobustSettings::default()),
+        ("direct", direct),
+    ] {
+        g.bench_function(
+            format!("doubly robust set ({name}) of 10k sessions of 10"),
+            |b| b.iter(|| ltr_clicks::doubly_robust_set(&top10, &ds, &logged, &settings).unwrap()),
+        );
+    }
+    let (dr_set, _) = ltr_clicks::doubly_robust_set(
+        &top10,
+        &ds,
+        &logged,
+        &ltr_clicks::DoublyRobustSettings::default(),
+    )
+    .unwrap();
+    let dr = ltr_learn::find("lambdarank").unwrap();
+    let dr_params = ltr_core::Params::new(vec![("debias", "dr")]);
+    g.bench_function("lambdarank debias=dr, 10k sessions of 10", |b| {
+        b.iter(|| {
+            dr.fit(&dr_params, &dr_set, &ltr_core::FitContext::new(1))
+                .unwrap()
+        })
     });
     g.finish();
 }

@@ -678,7 +678,7 @@ class AdaRank(Ranker):
 
 
 class LambdaRank(Ranker):
-    """lambdarank: Burges 2010, From RankNet to LambdaRank to LambdaMART: LambdaRank gradients for a linear model; debias=dla: Ai et al., SIGIR 2018, the Dual Learning Algorithm.
+    """lambdarank: Burges 2010, From RankNet to LambdaRank to LambdaMART: LambdaRank gradients for a linear model; debias=dla: Ai et al., SIGIR 2018, the Dual Learning Algorithm; debias=dr: Oosterhuis, TOIS 2023 (SIGIR 2023), Doubly-Robust Estimation for Correcting Position-Bias in Click Feedback.
 
     Parameters (None keeps the registry's default):
 
@@ -692,7 +692,9 @@ class LambdaRank(Ranker):
     - ``init_algo`` (text; default (none)): an algorithm of this registry trained first as the start (its parameters as init-KEY=V).
     - ``weighting`` (one of ips, naive; default ips): on a click training set (ltr train --clicks): ips weighs each click by 1/propensity of its rank (unbiased under the position-based model); naive counts every click once (the biased control).
     - ``clip`` (float in [0.0, 1.0]; default 0): propensities below this count as this (weights capped at 1/clip; 0: no clipping, the unbiased estimator of the paper).
-    - ``debias`` (one of none, dla; default none): on clicks (ltr train --clicks LOG): none learns from one query per click weighted by `weighting` (inverse propensities from the log's column or --propensities, or naive); dla (the Dual Learning Algorithm, Ai et al. 2018) learns from the sessions with positions, a propensity per position (a softmax over the positions a session shows) learned with the ranker, each the other's inverse weight in DLA's listwise loss.
+    - ``debias`` (one of none, dla, dr; default none): on clicks (ltr train --clicks LOG): none learns from one query per click weighted by `weighting` (inverse propensities from the log's column or --propensities, or naive); dla (the Dual Learning Algorithm, Ai et al. 2018) learns from the sessions with positions, a propensity per position (a softmax over the positions a session shows) learned with the ranker, each the other's inverse weight in DLA's listwise loss; dr (doubly robust, Oosterhuis 2023) learns from each logged query's documents labelled by their doubly robust relevance estimates (a shown one's clicks over its expected examination, propensities from the log's column or --propensities; the unshown ones by `dr-unshown`), ΔNDCG with the labels as linear gains and each query weighted by its sessions.
+    - ``dr_unshown`` (one of leave-out, direct; default leave-out): the documents of a logged query that no session showed: leave-out trains on the shown ones (each labelled clicks over expected examination, the estimate restricted to what the log saw; under a production ranker that always shows the same top 10 this is IPS with each document's clicks pooled); direct keeps them, labelled by a logistic regression of clicks on the features (the paper's estimator, unbiased there only when that model is: it lost 0.002–0.012 NDCG@10 to leave-out on every MQ2008 fold, BENCHMARKS.md, The doubly robust learner). Only with debias=dr.
+    - ``dr_direct_steps`` (int in [1, 1000000]; default 300): gradient steps (Armijo step size) of the direct model's logistic regression, on the shown documents' clicks out of their expected examinations, features standardised. Only with dr-unshown=direct.
     - ``dla_loss`` (one of lambda, softmax; default softmax): the ranker's DLA loss: softmax (the paper's: each session's softmax cross-entropy against its clicks, each weighted by its position's inverse propensity) or lambda (LambdaRank's pairs of a clicked and an unclicked document, |ΔNDCG@k|-weighted, times the clicked one's inverse propensity: it ranks, but LambdaRank's scores have no softmax scale, so the relevance ratios e^(s_top - s_k) the propensity tower is weighted by are off and so are its propensities); the propensity tower always fits the softmax loss. Only with debias=dla.
     - ``max_propensity_weight`` (float in [0.0, 1e+300]; default 0): cap of every inverse-propensity weight of the ranker's clicks and inverse-relevance weight of the propensity tower's (ULTRA's max_propensity_weight; 0: no cap). Only with debias=dla.
     - ``propensity_steps`` (int in [1, 1000000]; default 10): full-batch gradient steps (Armijo step size) of the propensity tower after each epoch's ranker step. Only with debias=dla.
@@ -701,7 +703,7 @@ class LambdaRank(Ranker):
     """
 
     _algo = "lambdarank"
-    _param_map = {"epochs": "epochs", "k": "k", "sigma": "sigma", "l2": "l2", "select_epochs": "select-epochs", "train_convention": "convention", "init_model": "init-model", "init_algo": "init-algo", "weighting": "weighting", "clip": "clip", "debias": "debias", "dla_loss": "dla-loss", "max_propensity_weight": "max-propensity-weight", "propensity_steps": "propensity-steps"}
+    _param_map = {"epochs": "epochs", "k": "k", "sigma": "sigma", "l2": "l2", "select_epochs": "select-epochs", "train_convention": "convention", "init_model": "init-model", "init_algo": "init-algo", "weighting": "weighting", "clip": "clip", "debias": "debias", "dr_unshown": "dr-unshown", "dr_direct_steps": "dr-direct-steps", "dla_loss": "dla-loss", "max_propensity_weight": "max-propensity-weight", "propensity_steps": "propensity-steps"}
 
     def __init__(
         self,
@@ -716,6 +718,8 @@ class LambdaRank(Ranker):
         weighting: Any = None,
         clip: Any = None,
         debias: Any = None,
+        dr_unshown: Any = None,
+        dr_direct_steps: Any = None,
         dla_loss: Any = None,
         max_propensity_weight: Any = None,
         propensity_steps: Any = None,
@@ -738,6 +742,8 @@ class LambdaRank(Ranker):
         self.weighting = weighting
         self.clip = clip
         self.debias = debias
+        self.dr_unshown = dr_unshown
+        self.dr_direct_steps = dr_direct_steps
         self.dla_loss = dla_loss
         self.max_propensity_weight = max_propensity_weight
         self.propensity_steps = propensity_steps

@@ -159,7 +159,7 @@ fn aggregate(c: &Cells, weight: Option<&[f64]>) -> Vec<Cell> {
     v
 }
 
-fn sigmoid(z: f64) -> f64 {
+pub(crate) fn sigmoid(z: f64) -> f64 {
     if z >= 0.0 {
         1.0 / (1.0 + (-z).exp())
     } else {
@@ -170,7 +170,7 @@ fn sigmoid(z: f64) -> f64 {
 
 /// Weighted logistic regression of soft labels `r` (expected relevant impressions) out of `n` impressions per
 /// document, warm-started at `w` (last element: the intercept), by gradient steps with an Armijo line search.
-fn fit_logistic(x: &[Vec<f32>], r: &[f64], n: &[f64], w: &mut [f64], steps: usize) {
+pub(crate) fn fit_logistic(x: &[Vec<f32>], r: &[f64], n: &[f64], w: &mut [f64], steps: usize) {
     let d = w.len() - 1;
     let total: f64 = n.iter().sum();
     let loss_grad = |w: &[f64], grad: Option<&mut [f64]>| {

@@ -213,7 +213,7 @@ impl<'a> ClickSessionBuilder<'a> {
 }
 
 /// The displayed rows (in rank order) and clicks of one session, and its query's index in `features`.
-fn session_pattern(
+pub(crate) fn session_pattern(
     id: u64,
     session: &[ClickRecord],
     features: &Dataset,

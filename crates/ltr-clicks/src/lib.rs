@@ -11,6 +11,9 @@
 //! [`fit_click_model`] and evaluated on held-out sessions by [`FittedClickModel::evaluate`] (log-likelihood and
 //! perplexity per rank); [`ClickModel`] simulates the same five users.
 //!
+//! Every document of each logged query labelled by its doubly robust relevance estimate (Oosterhuis 2023) is
+//! [`doubly_robust_set`]: the set `lambdarank debias=dr` learns from.
+//!
 //! A new ranker's click metric is estimated from a log another ranker displayed by [`estimate_click_metric`]
 //! (IPS, SNIPS and the doubly robust DR under position-based propensities, with normal and bootstrap intervals).
 //!
@@ -52,6 +55,7 @@ mod click_models;
 mod click_sessions;
 mod click_training;
 mod clicks;
+mod doubly_robust;
 mod estimate;
 mod interleaving;
 mod readers;
@@ -79,6 +83,10 @@ pub use clicks::{
     write_propensity_table, ClickModel, ClickRecord, ClickSimulation, Examination, Intervention,
     PropensityEstimate, ShownDocument, SimulatedSession, CLICK_LOG_HEADER, PROPENSITY_TABLE_HEADER,
     ULTRA_CURVE,
+};
+pub use doubly_robust::{
+    doubly_robust_set, doubly_robust_set_from_log, DoublyRobustSettings, DoublyRobustStats,
+    UnshownDocuments,
 };
 pub use estimate::{
     direct_model_from_click_model, estimate_click_metric, estimate_click_metric_from_log,

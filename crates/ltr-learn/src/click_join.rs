@@ -1,6 +1,6 @@
 //! A click log joined to the features of the training data: the click training set a [`crate::TrainJob`] with
 //! [`crate::ClickSource`] trains on (each click a query: the clicked document over the others displayed, with its
-//! propensity).
+//! propensity), the session set (positions kept) or the doubly robust set (every document of a logged query).
 
 use std::path::PathBuf;
 
@@ -18,24 +18,74 @@ pub struct ClickSource {
     pub propensities: Option<PathBuf>,
 }
 
+/// The click set a run's settings read, with the doubly robust set's own settings (`dr-unshown`,
+/// `dr-direct-steps`; the defaults when it reads another set).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ClickSet {
+    pub(crate) reads: ClickUse,
+    pub(crate) doubly_robust: ltr_clicks::DoublyRobustSettings,
+}
+
 /// The click set every setting of `grid` reads ([`ClickUse::under`] its `debias`); an error when the settings
-/// read different sets (a grid over `debias=none,dla`: one query per click and sessions cannot be joined at once).
+/// read different sets (a grid over `debias=none,dla`: one query per click and sessions cannot be joined at once,
+/// nor two doubly robust sets).
 pub(crate) fn click_set(
     algorithm: &crate::Algorithm,
     grid: &crate::Grid,
-) -> Result<ClickUse, String> {
-    let mut sets = grid.settings().into_iter().map(|setting| {
-        let debias = setting
-            .iter()
-            .find(|(k, _)| k == "debias")
-            .map(|(_, v)| v.as_str());
-        algorithm.clicks.under(debias)
+) -> Result<ClickSet, String> {
+    let mut sets = Vec::new();
+    for setting in grid.settings() {
+        let value = |name: &str| {
+            setting
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.as_str())
+        };
+        let debias = value("debias");
+        // A debias value the learner does not have would join the wrong set before its own check refuses it.
+        if let Some(v) = debias {
+            let allowed = algorithm
+                .params
+                .iter()
+                .flat_map(|specs| specs.iter())
+                .find(|s| s.name == "debias")
+                .map(|s| &s.allowed);
+            if let Some(crate::spec::Allowed::Choice { values }) = allowed {
+                if !values.contains(&v) {
+                    return Err(format!(
+                        "parameter `debias`: `{v}` is not one of {}",
+                        values.join(", ")
+                    ));
+                }
+            }
+        }
+        let reads = algorithm.clicks.under(debias);
+        let mut doubly_robust = ltr_clicks::DoublyRobustSettings::default();
+        if reads == ClickUse::DoublyRobust {
+            if let Some(v) = value("dr-unshown") {
+                doubly_robust.unshown = ltr_clicks::UnshownDocuments::parse(v)
+                    .map_err(|e| format!("parameter `dr-unshown`: {e}"))?;
+            }
+            if let Some(v) = value("dr-direct-steps") {
+                doubly_robust.direct_model_steps =
+                    v.parse::<usize>().ok().filter(|&n| n >= 1).ok_or_else(|| {
+                        format!("parameter `dr-direct-steps`: `{v}` is not a whole number ≥ 1")
+                    })?;
+            }
+        }
+        sets.push(ClickSet {
+            reads,
+            doubly_robust,
+        });
+    }
+    let first = sets.first().cloned().unwrap_or(ClickSet {
+        reads: algorithm.clicks,
+        doubly_robust: ltr_clicks::DoublyRobustSettings::default(),
     });
-    let first = sets.next().unwrap_or(algorithm.clicks);
-    if sets.any(|s| s != first) {
+    if sets.iter().any(|s| *s != first) {
         return Err(format!(
-            "`{}`'s settings read different click sets (one query per click without debias, sessions with it): \
-             give one debias value a run",
+            "`{}`'s settings read different click sets (one query per click without debias, sessions or the doubly \
+             robust set with it): give one debias value (and one dr-unshown and dr-direct-steps) a run",
             algorithm.name
         ));
     }
@@ -61,8 +111,9 @@ pub(crate) fn click_training(
     clicks: &ClickSource,
     features: &Dataset,
     train_label: &str,
-    reads: ClickUse,
+    set: &ClickSet,
 ) -> Result<Dataset, JobError> {
+    let reads = set.reads;
     if reads == ClickUse::Sessions {
         return session_training(&clicks.log, features, train_label);
     }
@@ -74,6 +125,27 @@ pub(crate) fn click_training(
         ),
         None => ltr_clicks::PropensitySource::Logged,
     };
+    if reads == ClickUse::DoublyRobust {
+        let (ds, stats) =
+            ltr_clicks::doubly_robust_set_from_log(log_path, features, &source, &set.doubly_robust)
+                .map_err(|e| join_error(log_path, train_label, e))?;
+        let unshown = match stats.direct_model_log_loss {
+            Some(loss) => format!(
+                "{} unshown labelled by the direct model (log-loss {loss:.4} per expected examination)",
+                stats.unshown_documents
+            ),
+            None => format!("{} unshown left out", stats.unshown_documents),
+        };
+        tracing::info!(
+            "{}: {} sessions, {} clicks -> {} training queries of {} shown documents, {unshown}",
+            log_path.display(),
+            stats.sessions,
+            stats.clicks,
+            stats.queries,
+            stats.shown_documents,
+        );
+        return Ok(ds);
+    }
     let (ds, stats) = ltr_clicks::click_training_set_from_log(log_path, features, &source)
         .map_err(|e| join_error(log_path, train_label, e))?;
     tracing::info!(

@@ -102,7 +102,7 @@ pub struct TrainJob<'a> {
     parse: ParseOptions,
     clicks: Option<ClickSource>,
     /// The click set the settings read ([`crate::ClickUse::under`] their `debias`).
-    click_set: crate::ClickUse,
+    click_set: crate::click_join::ClickSet,
     ranks: Ranks,
     feature_names: Vec<String>,
     feature_names_file: Option<PathBuf>,
@@ -342,7 +342,7 @@ impl<'a> TrainJobBuilder<'a> {
         // The click set the grid's settings read: one for all of them.
         let click_set = crate::click_join::click_set(algorithm, &grid)
             .map_err(|e| JobError::invalid(I::Param, e))?;
-        if let (Some(c), crate::ClickUse::Sessions) = (&self.clicks, click_set) {
+        if let (Some(c), crate::ClickUse::Sessions) = (&self.clicks, click_set.reads) {
             if c.propensities.is_some() {
                 return Err(JobError::invalid(
                     I::Clicks,
@@ -486,7 +486,7 @@ impl TrainJob<'_> {
                                 c,
                                 &features,
                                 &train_label,
-                                self.click_set,
+                                &self.click_set,
                             )
                         },
                     )?,

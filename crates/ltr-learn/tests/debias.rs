@@ -51,6 +51,7 @@ fn every_row_says_what_it_makes_of_clicks() {
         match a.clicks {
             ClickUse::ClickQueries => assert_eq!(clicks, "click-queries", "{}", a.name),
             ClickUse::Sessions => assert_eq!(clicks, "sessions", "{}", a.name),
+            ClickUse::DoublyRobust => assert_eq!(clicks, "doubly-robust", "{}", a.name),
             ClickUse::ClickQueriesOrSessions => {
                 assert_eq!(clicks, "click-queries-or-sessions", "{}", a.name)
             }
@@ -77,6 +78,7 @@ fn every_row_says_what_it_makes_of_clicks() {
         assert_eq!(row.under(None), ClickUse::ClickQueries);
         assert_eq!(row.under(Some("none")), ClickUse::ClickQueries);
         assert_eq!(row.under(Some("dla")), ClickUse::Sessions);
+        assert_eq!(row.under(Some("dr")), ClickUse::DoublyRobust);
     }
 }
 

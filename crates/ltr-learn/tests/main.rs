@@ -8,6 +8,7 @@ mod common;
 mod debias;
 mod distributed;
 mod dla;
+mod doubly_robust;
 mod registry;
 mod ties;
 mod tree_invariance;

@@ -62,10 +62,33 @@ fn as_sessions(train: &Dataset) -> Dataset {
     ltr_clicks::click_session_set(&log, train).unwrap().0
 }
 
+/// `train` as the doubly robust set of the same simulation (the unshown documents left out).
+fn as_doubly_robust(train: &Dataset) -> Dataset {
+    let production: Vec<f64> = (0..train.n_docs())
+        .map(|i| train.row(i).get(0) as f64)
+        .collect();
+    let log = ltr_clicks::ClickSimulation {
+        sessions: 300,
+        ..Default::default()
+    }
+    .simulate(train, &production)
+    .unwrap();
+    ltr_clicks::doubly_robust_set(
+        &log,
+        train,
+        &ltr_clicks::PropensitySource::Logged,
+        &Default::default(),
+    )
+    .unwrap()
+    .0
+}
+
 fn read_names(algo: &str, extra: &[(&str, &str)]) -> Vec<String> {
     let (train, vali) = data();
     let train = if algo == "propensity-ranksvm" {
         as_clicks(&train)
+    } else if extra.contains(&("debias", "dr")) {
+        as_doubly_robust(&train)
     } else if extra.iter().any(|(k, _)| *k == "debias") {
         as_sessions(&train)
     } else {
@@ -106,6 +129,13 @@ fn every_spec_is_read_and_every_read_is_specified() {
                 Some(setting) => {
                     let (k, v) = setting.split_once('=').unwrap();
                     let mut extra = vec![(k, v)];
+                    // A setting that is itself read under another (`dr-unshown=direct` under `debias=dr`).
+                    let mut parent = a.param_specs().find(|p| p.name == k).and_then(|p| p.when);
+                    while let Some(setting) = parent {
+                        let (k, v) = setting.split_once('=').unwrap();
+                        extra.push((k, v));
+                        parent = a.param_specs().find(|p| p.name == k).and_then(|p| p.when);
+                    }
                     if let Some(c) = &start_c {
                         extra.push((c.as_str(), "0.1"));
                     }

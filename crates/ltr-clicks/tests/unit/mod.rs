@@ -4,3 +4,4 @@ mod click_em;
 mod click_sessions;
 mod click_training;
 mod clicks;
+mod doubly_robust;

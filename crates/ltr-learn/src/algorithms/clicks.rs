@@ -4,7 +4,8 @@
 
 use ltr_core::{Fit, FitContext, Fitted, LtrError, ParamGuard, Result};
 use ltr_data::{ClickWeighting, Dataset};
-use ltr_listwise::{DlaLoss, DlaParams};
+use ltr_listwise::{DlaLoss, DlaParams, LambdaRankParams, LambdaRankValidParams};
+use ltr_metrics::{Convention, Gain};
 use ltr_svm::{CSetting, Weighting};
 
 /// `propensity-ranksvm`'s default C (the spec's default, as a number).
@@ -127,17 +128,56 @@ const DLA_LOSS_DOC: &str = "the ranker's DLA loss: softmax (the paper's: each se
                             relevance ratios e^(s_top - s_k) the propensity tower is weighted by are off and so are its \
                             propensities); the propensity tower always fits the softmax loss";
 
-/// The click debiasing of the linear listwise learners, `lambdarank` and `listnet` alike (under `dla-loss=softmax`
-/// the ranker's loss is the top-one softmax, ListNet's own).
-pub(crate) const LINEAR_DLA_SPECS: &[ParamSpec] = &[
-    DEBIAS,
+/// DLA's ranker loss.
+const DLA_LOSS: ParamSpec = ParamSpec::new(
+    "dla-loss",
+    "softmax",
+    choice(&["lambda", "softmax"]),
+    DLA_LOSS_DOC,
+)
+.when("debias=dla");
+
+/// The click debiasing of `listnet` (under `dla-loss=softmax` the ranker's loss is the top-one softmax, ListNet's
+/// own).
+pub(crate) const LINEAR_DLA_SPECS: &[ParamSpec] =
+    &[DEBIAS, DLA_LOSS, MAX_PROPENSITY_WEIGHT, PROPENSITY_STEPS];
+
+/// The click debiasing of `lambdarank`: `listnet`'s, and the doubly robust set.
+pub(crate) const LAMBDARANK_DEBIAS_SPECS: &[ParamSpec] = &[
     ParamSpec::new(
-        "dla-loss",
-        "softmax",
-        choice(&["lambda", "softmax"]),
-        DLA_LOSS_DOC,
+        "debias",
+        "none",
+        choice(&["none", "dla", "dr"]),
+        "on clicks (ltr train --clicks LOG): none learns from one query per click weighted by `weighting` (inverse \
+         propensities from the log's column or --propensities, or naive); dla (the Dual Learning Algorithm, Ai et al. \
+         2018) learns from the sessions with positions, a propensity per position (a softmax over the positions a \
+         session shows) learned with the ranker, each the other's inverse weight in DLA's listwise loss; dr (doubly \
+         robust, Oosterhuis 2023) learns from each logged query's documents labelled by their doubly robust \
+         relevance estimates (a shown one's clicks over its expected examination, propensities from the log's \
+         column or --propensities; the unshown ones by `dr-unshown`), ΔNDCG with the labels as linear gains and each \
+         query weighted by its sessions",
+    ),
+    ParamSpec::new(
+        "dr-unshown",
+        "leave-out",
+        choice(&["leave-out", "direct"]),
+        "the documents of a logged query that no session showed: leave-out trains on the shown ones (each labelled \
+         clicks over expected examination, the estimate restricted to what the log saw; under a production ranker \
+         that always shows the same top 10 this is IPS with each document's clicks pooled); direct keeps them, \
+         labelled by a logistic regression of clicks on the features (the paper's estimator, unbiased there only \
+         when that model is: it lost 0.002–0.015 test NDCG@10 to leave-out on every MQ2008 fold and \
+         0.019–0.116 on every OHSUMED fold, BENCHMARKS.md, The doubly robust learner)",
     )
-    .when("debias=dla"),
+    .when("debias=dr"),
+    ParamSpec::new(
+        "dr-direct-steps",
+        "300",
+        int(1, 1_000_000),
+        "gradient steps (Armijo step size) of the direct model's logistic regression, on the shown documents' \
+         clicks out of their expected examinations, features standardised",
+    )
+    .when("dr-unshown=direct"),
+    DLA_LOSS,
     MAX_PROPENSITY_WEIGHT,
     PROPENSITY_STEPS,
 ];
@@ -208,4 +248,54 @@ pub(crate) fn dla_settings(
             .max_weight(r.float("max-propensity-weight")?)
             .propensity_steps(r.int("propensity-steps")?),
     ))
+}
+
+/// `lambdarank debias=dr`'s settings: LambdaRank on the doubly robust set (`ltr_clicks::doubly_robust_set`), its
+/// labels (relevance estimates) as linear gains of ΔNDCG under the convention's discount, each query weighted by
+/// its sessions. The data must be that set: a click log joined by `ltr train --clicks LOG`.
+pub(crate) fn doubly_robust_params(
+    r: &SpecReader<'_>,
+    train: &Dataset,
+    ctx: &FitContext<'_>,
+) -> Result<LambdaRankValidParams> {
+    let is_set = train.query_weights().is_some()
+        && train.propensities().is_none()
+        && train.positions().is_none();
+    if !is_set {
+        return Err(LtrError::param(
+            "debias",
+            "`lambdarank` with debias=dr learns from the doubly robust set of a click log: train with `ltr train \
+             --clicks LOG` (the training data is not that set: judged labels, one query per click or sessions with \
+             positions)",
+        ));
+    }
+    // The set's own settings were applied when the job built it from the log (`click_join::click_set`).
+    if r.choice("dr-unshown")? == "direct" {
+        r.int("dr-direct-steps")?;
+    }
+    // Read whatever the weighting, as `click_weighting` does: a grid over both never trips the unused check.
+    let _ = r.float("clip")?;
+    if r.choice("weighting")? == "naive" {
+        return Err(LtrError::param(
+            "weighting",
+            "debias=dr weighs each query by its sessions and each label is already corrected for position: its \
+             naive control is debias=none weighting=naive",
+        ));
+    }
+    let convention = Convention {
+        gain: Gain::Linear,
+        ..super::listwise::read_convention(r, ctx)?
+    };
+    let k = r.int("k")?;
+    let p = LambdaRankParams::default()
+        .epochs(r.int("epochs")?)
+        .k((k > 0).then_some(k))
+        .sigma(r.float("sigma")?)
+        .l2(r.float("l2")?)
+        .select_epochs(r.flag("select-epochs")?)
+        .convention(convention)
+        .clicks(Some(ClickWeighting::Naive))
+        .check()?;
+    r.finish("lambdarank")?;
+    Ok(p)
 }

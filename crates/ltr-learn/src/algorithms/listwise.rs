@@ -254,7 +254,16 @@ fn lambdarank_from(
     comm: Option<&dyn Allreduce>,
 ) -> Result<Fitted> {
     let start = super::start::read_start(r, "init", &[])?;
-    if let Some(dla) = super::clicks::dla_settings(r, train, "lambdarank")? {
+    let doubly_robust = r.choice("debias")? == "dr";
+    if doubly_robust && comm.is_some_and(|c| c.size() > 1) {
+        return Err(LtrError::param("debias", "debias=dr trains in one process"));
+    }
+    let dla = if doubly_robust {
+        None
+    } else {
+        super::clicks::dla_settings(r, train, "lambdarank")?
+    };
+    if let Some(dla) = dla {
         if start.is_some() {
             return Err(LtrError::param(
                 "init-model",
@@ -279,7 +288,11 @@ fn lambdarank_from(
         r.finish("lambdarank")?;
         return p.fit(train, ctx);
     }
-    let p = lambdarank_params(r, train, ctx)?;
+    let p = if doubly_robust {
+        super::clicks::doubly_robust_params(r, train, ctx)?
+    } else {
+        lambdarank_params(r, train, ctx)?
+    };
     let start = match start {
         Some(s) => Some(super::start::resolve_start(
             s,
@@ -300,7 +313,7 @@ fn lambdarank_from(
 }
 
 /// `convention` (`auto`: the run's `--convention`).
-fn read_convention(r: &SpecReader<'_>, ctx: &FitContext<'_>) -> Result<Convention> {
+pub(crate) fn read_convention(r: &SpecReader<'_>, ctx: &FitContext<'_>) -> Result<Convention> {
     Ok(match r.choice("convention")?.as_str() {
         "auto" => ctx
             .measure_names()

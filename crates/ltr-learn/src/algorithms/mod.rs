@@ -47,8 +47,11 @@ pub enum ClickUse {
     Sessions,
     /// Either, by its `debias` parameter: one query per click without it (`debias=none`: the queries weighted by
     /// `weighting`, which a known propensity table or the log's column sets), sessions with positions with it
-    /// (`debias=dla`: the propensities learned with the ranker).
+    /// (`debias=dla`: the propensities learned with the ranker), or the doubly robust set (`debias=dr`).
     ClickQueriesOrSessions,
+    /// The doubly robust set (`ltr_clicks::doubly_robust_set`): every document of each logged query labelled by its
+    /// doubly robust relevance estimate, each query weighted by its sessions. Only a `debias=dr` setting reads it.
+    DoublyRobust,
     /// Refused, with the reason (shown by `ltr train --clicks` and `ltr algorithms --json`).
     Refused(&'static str),
 }
@@ -64,6 +67,7 @@ impl ClickUse {
         match self {
             ClickUse::ClickQueriesOrSessions => match debias {
                 None | Some("none") => ClickUse::ClickQueries,
+                Some("dr") => ClickUse::DoublyRobust,
                 Some(_) => ClickUse::Sessions,
             },
             other => *other,
@@ -324,7 +328,10 @@ pub fn distributed_names() -> Vec<&'static str> {
         .collect()
 }
 
-use clicks::{CLICK_SPECS, LINEAR_DLA_SPECS, NEURAL_DLA_SPECS, PROPENSITY_RANKSVM_SPECS};
+use clicks::{
+    CLICK_SPECS, LAMBDARANK_DEBIAS_SPECS, LINEAR_DLA_SPECS, NEURAL_DLA_SPECS,
+    PROPENSITY_RANKSVM_SPECS,
+};
 use ensemble::{MHR_SPECS, RANKBOOST_SPECS, SIGMOID_SPECS};
 use listwise::{ADARANK_SPECS, COORDINATE_ASCENT_SPECS, LAMBDARANK_SPECS, MEASURE_SPECS};
 use neural::NEURAL_SPECS;
@@ -528,9 +535,9 @@ pub static ALGORITHMS: &[Algorithm] = &[
     Algorithm {
         name: "lambdarank",
         class_name: "LambdaRank",
-        paper: "Burges 2010, From RankNet to LambdaRank to LambdaMART: LambdaRank gradients for a linear model; debias=dla: Ai et al., SIGIR 2018, the Dual Learning Algorithm",
-        code: "crates/ltr-listwise/src/lambdarank.rs; debias=dla in crates/ltr-listwise/src/dla.rs",
-        params: &[LAMBDARANK_SPECS, CLICK_SPECS, LINEAR_DLA_SPECS],
+        paper: "Burges 2010, From RankNet to LambdaRank to LambdaMART: LambdaRank gradients for a linear model; debias=dla: Ai et al., SIGIR 2018, the Dual Learning Algorithm; debias=dr: Oosterhuis, TOIS 2023 (SIGIR 2023), Doubly-Robust Estimation for Correcting Position-Bias in Click Feedback",
+        code: "crates/ltr-listwise/src/lambdarank.rs; debias=dla in crates/ltr-listwise/src/dla.rs; debias=dr's set in crates/ltr-clicks/src/doubly_robust.rs",
+        params: &[LAMBDARANK_SPECS, CLICK_SPECS, LAMBDARANK_DEBIAS_SPECS],
         distributed: Some(listwise::lambdarank_distributed),
         clicks: ClickUse::ClickQueriesOrSessions,
         missing_values: false,

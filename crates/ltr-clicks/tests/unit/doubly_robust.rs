@@ -1,0 +1,210 @@
+//! Tests of `src/doubly_robust.rs`.
+
+use ltr_clicks::*;
+use ltr_data::Dataset;
+
+/// Query qa: a0..a3, feature 1 rising with the row (a3 is never shown below); query qb: b0, b1.
+fn features() -> Dataset {
+    let mut text = String::new();
+    for (i, id) in ["a0", "a1", "a2", "a3", "b0", "b1"].iter().enumerate() {
+        let q = if i < 4 { "qa" } else { "qb" };
+        text.push_str(&format!("0 qid:{q} 1:{} 2:1 #docid = {id}\n", i * 10));
+    }
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), text).unwrap();
+    ltr_data::read_dataset(file.path(), &Default::default()).unwrap()
+}
+
+/// A session showing `docs` of `qid` at ranks 1, 2, … with `clicks`, propensity 1/rank logged.
+fn session(id: u64, qid: &str, docs: &[&str], clicks: &[bool]) -> Vec<ClickRecord> {
+    docs.iter()
+        .zip(clicks)
+        .enumerate()
+        .map(|(k, (d, &c))| ClickRecord {
+            session: id,
+            qid: qid.into(),
+            docid: (*d).into(),
+            rank: k as u32 + 1,
+            clicked: c,
+            propensity: Some(1.0 / (k as f64 + 1.0)),
+            production_rank: None,
+        })
+        .collect()
+}
+
+/// The paper's estimator: the unshown documents kept, labelled by the direct model.
+fn direct() -> DoublyRobustSettings {
+    DoublyRobustSettings {
+        unshown: UnshownDocuments::Direct,
+        ..Default::default()
+    }
+}
+
+fn set(log: &[ClickRecord]) -> (Dataset, DoublyRobustStats) {
+    doubly_robust_set(log, &features(), &PropensitySource::Logged, &direct()).unwrap()
+}
+
+/// Four sessions of qa (a0..a2 shown two ways, a3 never) and one of qb.
+fn log() -> Vec<ClickRecord> {
+    let mut log = Vec::new();
+    log.extend(session(0, "qa", &["a0", "a1", "a2"], &[true, false, true]));
+    log.extend(session(
+        1,
+        "qa",
+        &["a0", "a1", "a2"],
+        &[false, false, false],
+    ));
+    log.extend(session(2, "qa", &["a1", "a0", "a2"], &[true, false, false]));
+    log.extend(session(3, "qa", &["a1", "a0", "a2"], &[true, true, false]));
+    log.extend(session(4, "qb", &["b1", "b0"], &[false, true]));
+    log
+}
+
+#[test]
+fn shown_documents_are_labelled_clicks_over_expected_examination() {
+    let (ds, stats) = set(&log());
+    assert_eq!(ds.qids(), ["qa", "qb"]);
+    assert_eq!(ds.query_offsets(), [0, 4, 6]);
+    assert_eq!(ds.query_weights().unwrap(), [4.0, 1.0]);
+    assert!(ds.propensities().is_none() && ds.positions().is_none());
+    // By hand. a0: ranks 1, 1, 2, 2 → ρ = (1 + 1 + ½ + ½)/4 = 0.75; clicks 2 of 4 sessions → 0.5/0.75.
+    // a1: ranks 2, 2, 1, 1 → ρ = 0.75; clicks 2 → 2/3. a2: rank 3 four times → ρ = ⅓; one click → 0.25·3.
+    // b1: rank 1, no click → 0; b0: rank 2, a click → 1/0.5.
+    let want = [
+        (0, 2.0 / 3.0),
+        (1, 2.0 / 3.0),
+        (2, 0.75),
+        (4, 2.0),
+        (5, 0.0),
+    ];
+    for (row, label) in want {
+        assert!(
+            (f64::from(ds.labels()[row]) - label).abs() < 1e-6,
+            "row {row}: {} against {label}",
+            ds.labels()[row]
+        );
+    }
+    // a3 was never shown: the direct model's probability, strictly between 0 and 1.
+    let a3 = ds.labels()[3];
+    assert!(a3 > 0.0 && a3 < 1.0, "{a3}");
+    assert_eq!(stats.sessions, 5);
+    assert_eq!(stats.clicks, 6);
+    assert_eq!((stats.shown_documents, stats.unshown_documents), (5, 1));
+    assert!(stats.direct_model_log_loss.unwrap() > 0.0);
+}
+
+#[test]
+fn left_out_unshown_documents_leave_the_shown_labels_as_they_are() {
+    let (kept, _) = set(&log());
+    let (left, stats) = doubly_robust_set(
+        &log(),
+        &features(),
+        &PropensitySource::Logged,
+        &DoublyRobustSettings::default(),
+    )
+    .unwrap();
+    assert_eq!(left.query_offsets(), [0, 3, 5]);
+    let shown = [0, 1, 2, 4, 5];
+    let want: Vec<f32> = shown.iter().map(|&r| kept.labels()[r]).collect();
+    assert_eq!(left.labels(), &want[..]);
+    assert_eq!(left.query_weights().unwrap(), [4.0, 1.0]);
+    assert_eq!((stats.shown_documents, stats.unshown_documents), (5, 1));
+    assert_eq!(stats.direct_model_log_loss, None);
+    assert_eq!(
+        UnshownDocuments::parse("direct").unwrap(),
+        UnshownDocuments::Direct
+    );
+    assert!(UnshownDocuments::parse("keep").is_err());
+}
+
+#[test]
+fn the_order_of_the_sessions_changes_nothing() {
+    let log = log();
+    let mut reversed = Vec::new();
+    for id in (0..5).rev() {
+        reversed.extend(log.iter().filter(|r| r.session == id).cloned());
+    }
+    let (a, _) = set(&log);
+    let (b, _) = set(&reversed);
+    assert_eq!(a, b);
+}
+
+#[test]
+fn the_direct_model_ranks_an_unshown_document_by_its_features() {
+    // Among the shown documents the one with the larger feature 1 (a2) is clicked more at the same ranks, so the
+    // direct model puts the unshown a3 (feature 30) high and the unshown a0 (feature 0) low.
+    let mut log = Vec::new();
+    for id in 0..40u64 {
+        // a1 and a2 alternate at rank 1; a2 is clicked there every time, a1 one time in four.
+        let (top, clicked) = if id % 2 == 0 {
+            ("a1", id % 8 == 0)
+        } else {
+            ("a2", true)
+        };
+        let other = if top == "a1" { "a2" } else { "a1" };
+        log.extend(session(id, "qa", &[top, other], &[clicked, false]));
+    }
+    let (ds, _) = set(&log);
+    let l = ds.labels();
+    assert!(l[3] > l[0], "a3 {} a0 {}", l[3], l[0]);
+    assert!(l[3] > 0.5 && l[0] < 0.5, "a3 {} a0 {}", l[3], l[0]);
+}
+
+#[test]
+fn a_known_propensity_table_replaces_the_logged_column() {
+    let mut log = log();
+    log.iter_mut().for_each(|r| r.propensity = None);
+    let err = doubly_robust_set(
+        &log,
+        &features(),
+        &PropensitySource::Logged,
+        &DoublyRobustSettings::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("session 0") && err.contains("rank 1 has no propensity"),
+        "{err}"
+    );
+    let table = PropensitySource::ByRank(vec![1.0, 0.5, 1.0 / 3.0]);
+    let (from_table, _) = doubly_robust_set(&log, &features(), &table, &direct()).unwrap();
+    assert_eq!(from_table, set(&self::log()).0);
+    let bad = PropensitySource::ByRank(vec![1.0, 0.0]);
+    let err = doubly_robust_set(&log, &features(), &bad, &DoublyRobustSettings::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("finite positive propensity"), "{err}");
+}
+
+#[test]
+fn bad_logs_are_refused_naming_the_session() {
+    let f = features();
+    let run = |log: &[ClickRecord]| {
+        doubly_robust_set(
+            log,
+            &f,
+            &PropensitySource::Logged,
+            &DoublyRobustSettings::default(),
+        )
+        .unwrap_err()
+        .to_string()
+    };
+    let mut missing = log();
+    missing.extend(session(5, "qa", &["a0", "zz"], &[true, false]));
+    let e = run(&missing);
+    assert!(e.contains("session 5") && e.contains("zz"), "{e}");
+    let mut twice = log();
+    twice.extend(session(5, "qa", &["a0", "a0"], &[true, false]));
+    assert!(run(&twice).contains("twice"), "{}", run(&twice));
+    let mut zero = log();
+    zero.extend(session(5, "qa", &["a0"], &[true]));
+    zero.last_mut().unwrap().propensity = Some(0.0);
+    let e = run(&zero);
+    assert!(
+        e.contains("session 5") && e.contains("not a positive number"),
+        "{e}"
+    );
+    let silent: Vec<ClickRecord> = session(0, "qa", &["a0", "a1"], &[false, false]);
+    assert!(run(&silent).contains("no click"), "{}", run(&silent));
+    assert!(run(&[]).contains("no session"), "{}", run(&[]));
+}
