@@ -16,7 +16,11 @@
 //! R̂_DR(d) = R̂(d)                                    when no session showed d,
 //! ```
 //!
-//! `R̂` the direct model. The paper's DR estimate of a ranking policy's click utility is `Σ_d ω(d) · R̂_DR(d)`,
+//! `R̂` the direct model. The paper takes `ρ` from the logging policy's distribution of displays; the mean over
+//! the logged sessions used here is that expectation under a deterministic policy and its unbiased estimate under a
+//! randomised one (a swap intervention, say), with which `R̂` cancels from a shown document's label: `c̄/ρ` is then
+//! a ratio estimate per document, consistent, with the variance of which ranks the document happened to be shown
+//! at taken out. The paper's DR estimate of a ranking policy's click utility is `Σ_d ω(d) · R̂_DR(d)`,
 //! `ω(d)` the examination weight the policy gives `d`, summed over the queries with weight `N`: a ranking metric
 //! of these labels. So a learner that optimises DCG with the labels as linear gains and each query weighted by its
 //! sessions optimises the DR estimate (`lambdarank debias=dr`).
