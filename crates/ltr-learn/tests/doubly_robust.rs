@@ -1,6 +1,6 @@
-//! The doubly robust learner (Oosterhuis, TOIS 2023) through the registry (issue 52): `lambdarank debias=dr` learns
-//! from the doubly robust set of a click log, beats the naive control, gives one model at 1 and 2 threads, and
-//! refuses the inputs it cannot use.
+//! The doubly robust learners (Oosterhuis, TOIS 2023) through the registry (issue 52): `lambdarank` and `lambdamart`
+//! with `debias=dr` learn from the doubly robust set of a click log, beat their naive controls, give one model at 1
+//! and 2 threads, and refuse the inputs they cannot use.
 
 use ltr_clicks::{ClickRecord, ClickSimulation, DoublyRobustSettings, PropensitySource};
 use ltr_core::{FitContext, Params, Scorer};
@@ -16,13 +16,19 @@ fn grid(settings: &[&str]) -> Grid {
 
 /// Generated web data, a production RankSVM trained on 1% of the training queries showing its top 10, and its log.
 fn clicked(sessions: u64) -> ([Dataset; 3], Vec<ClickRecord>) {
-    let [train_set, vali, test] = common::web_fold(500, 20, 40, 2018);
+    clicked_on(common::web_fold(500, 20, 40, 2018), sessions, 1.0)
+}
+
+/// [`clicked`] on `fold` with position bias `(1/k)^eta`.
+fn clicked_on(fold: [Dataset; 3], sessions: u64, eta: f64) -> ([Dataset; 3], Vec<ClickRecord>) {
+    let [train_set, vali, test] = fold;
     let n_prod = ((train_set.n_queries() as f64 * 0.01).round() as usize).max(3);
     let prod_set = train_set.select_queries(&(0..n_prod).collect::<Vec<_>>());
     let prod = train("ranksvm", &grid(&["c=0.1"]), &TrainRequest::new(&prod_set)).unwrap();
     let production = prod.fitted.model.score_dataset(&train_set);
     let sim = ClickSimulation {
         sessions,
+        eta,
         seed: 7,
         ..Default::default()
     };
@@ -172,4 +178,121 @@ fn dr_refuses_what_it_cannot_use() {
     .to_string();
     assert!(e.contains("dr-direct-steps"), "{e}");
     assert!(job(&["debias=dr"], Some("table.tsv")).is_ok());
+}
+
+#[test]
+fn lambdamart_dr_beats_its_naive_control_on_generated_web_data() {
+    // Queries of 40 to 200 documents (`ltr generate --profile web`'s), ten shown, under strong position bias.
+    let ([train_set, vali, test], log) = clicked_on(common::web_fold(300, 40, 200, 5), 20_000, 2.0);
+    let request = |data| {
+        TrainRequest::new(data)
+            .metric(Metric::Ndcg(Some(10)), Convention::LETOR4)
+            .validation(&vali)
+    };
+    let trees = ["trees=60", "leaves=15"];
+    let set = dr_set(&log, &train_set);
+    let dr = train(
+        "lambdamart",
+        &grid(&[&["debias=dr"][..], &trees].concat()),
+        &request(&set),
+    )
+    .unwrap();
+    let sessions = ltr_clicks::click_session_set(&log, &train_set).unwrap().0;
+    let naive = train("lambdamart", &grid(&trees), &request(&sessions)).unwrap();
+    let (dr, naive) = (test_ndcg(&dr, &test), test_ndcg(&naive, &test));
+    eprintln!("test NDCG@10: lambdamart dr {dr:.4}, naive {naive:.4}");
+    assert!(dr > naive + 0.01, "dr {dr:.4} naive {naive:.4}");
+}
+
+#[test]
+fn lambdamart_dr_gives_one_model_at_one_and_two_threads() {
+    let ([train_set, ..], log) = clicked(3_000);
+    let data = dr_set(&log, &train_set);
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let t = train(
+                "lambdamart",
+                &grid(&["debias=dr", "trees=10"]),
+                &TrainRequest::new(&data),
+            )
+            .unwrap();
+            serde_json::to_string(&t.fitted.model).unwrap()
+        })
+    };
+    assert_eq!(run(1), run(2));
+}
+
+/// `lambdamart` refuses the doubly robust set without `debias=dr`, and `debias=dr` without it.
+#[test]
+fn lambdamart_dr_refuses_what_it_cannot_use() {
+    let ([train_set, ..], log) = clicked(500);
+    let ctx = FitContext::new(1);
+    let a = ltr_learn::find("lambdamart").unwrap();
+    let err = |params: &[(&str, &str)], data: &Dataset| {
+        a.fit(&Params::new(params.to_vec()), data, &ctx)
+            .expect_err("refused")
+            .to_string()
+    };
+    let sessions = ltr_clicks::click_session_set(&log, &train_set).unwrap().0;
+    for data in [&train_set, &sessions] {
+        let e = err(&[("debias", "dr")], data);
+        assert!(
+            e.contains("`lambdamart` with debias=dr") && e.contains("--clicks"),
+            "{e}"
+        );
+    }
+    let set = dr_set(&log, &train_set);
+    let e = err(&[], &set);
+    assert!(e.contains("is for debias=dr"), "{e}");
+    let e = err(&[("debias", "dr"), ("lambda-metric", "err")], &set);
+    assert!(e.contains("linear gains"), "{e}");
+    let e = err(&[("debias", "dr"), ("label-gain", "exp")], &set);
+    assert!(e.contains("`label-gain`") && e.contains("not used"), "{e}");
+    // A mart or a forest refuses it as any click set.
+    let mart = ltr_learn::find("mart").unwrap();
+    let e = mart
+        .fit(&Params::new(Vec::<(&str, &str)>::new()), &set, &ctx)
+        .expect_err("mart")
+        .to_string();
+    assert!(e.contains("does not learn from clicks"), "{e}");
+}
+
+/// `lambdamart debias=dr` is LambdaMART on the set's labels with linear gains, each query weighted by its sessions:
+/// the same model as `debias=none label-gain=linear` given the labels alone and the weights as a file.
+#[test]
+fn lambdamart_dr_is_lambdamart_on_the_labels_with_linear_gains_and_session_weights() {
+    let ([train_set, ..], log) = clicked(3_000);
+    let set = dr_set(&log, &train_set);
+    let plain = Dataset::new(
+        set.features().clone(),
+        set.labels().to_vec(),
+        set.query_offsets().to_vec(),
+        set.qids().to_vec(),
+    )
+    .unwrap();
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let lines: Vec<String> = set
+        .qids()
+        .iter()
+        .zip(set.query_weights().unwrap())
+        .map(|(q, w)| format!("{q} {w}"))
+        .collect();
+    std::fs::write(file.path(), lines.join("\n")).unwrap();
+    let weights = format!("query-weights={}", file.path().display());
+    let model = |settings: &[&str], data: &Dataset| {
+        let t = train("lambdamart", &grid(settings), &TrainRequest::new(data)).unwrap();
+        serde_json::to_string(&t.fitted.model).unwrap()
+    };
+    let dr = model(&["debias=dr", "trees=10"], &set);
+    assert_eq!(
+        dr,
+        model(&["label-gain=linear", &weights, "trees=10"], &plain)
+    );
+    // Not the exponential gain, nor equal weights.
+    assert_ne!(dr, model(&[&weights[..], "trees=10"], &plain));
+    assert_ne!(dr, model(&["label-gain=linear", "trees=10"], &plain));
 }

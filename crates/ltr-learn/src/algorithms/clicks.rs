@@ -142,6 +142,33 @@ const DLA_LOSS: ParamSpec = ParamSpec::new(
 pub(crate) const LINEAR_DLA_SPECS: &[ParamSpec] =
     &[DEBIAS, DLA_LOSS, MAX_PROPENSITY_WEIGHT, PROPENSITY_STEPS];
 
+/// `debias=dr`: the documents no session showed (read by `click_join::click_set`, which builds the set).
+pub(crate) const DR_UNSHOWN: ParamSpec = ParamSpec::new(
+        "dr-unshown",
+        "leave-out",
+        choice(&["leave-out", "direct"]),
+        "the documents of a logged query that no session showed: leave-out trains on the shown ones (each labelled \
+         clicks over expected examination, the estimate restricted to what the log saw; under a production ranker \
+         that always shows the same top 10 this is IPS with each document's clicks pooled); direct keeps them, \
+         labelled by a logistic regression of clicks on the features (the paper's estimator, unbiased there only \
+         when that model is: it lost 0.002–0.015 test NDCG@10 to leave-out on every MQ2008 fold and \
+         0.019–0.116 on every OHSUMED fold, BENCHMARKS.md, The doubly robust learner)",
+    )
+    .when("debias=dr");
+
+/// `debias=dr dr-unshown=direct`: the direct model's steps.
+pub(crate) const DR_DIRECT_STEPS: ParamSpec = ParamSpec::new(
+        "dr-direct-steps",
+        "300",
+        int(1, 1_000_000),
+        "gradient steps (Armijo step size) of the direct model's logistic regression, on the shown documents' \
+         clicks out of their expected examinations, features standardised",
+    )
+    .when("dr-unshown=direct");
+
+/// `lambdamart`'s settings of the doubly robust set (its `debias` lists `dr`).
+pub(crate) const TREE_DR_SPECS: &[ParamSpec] = &[DR_UNSHOWN, DR_DIRECT_STEPS];
+
 /// The click debiasing of `lambdarank`: `listnet`'s, and the doubly robust set.
 pub(crate) const LAMBDARANK_DEBIAS_SPECS: &[ParamSpec] = &[
     ParamSpec::new(
@@ -157,26 +184,8 @@ pub(crate) const LAMBDARANK_DEBIAS_SPECS: &[ParamSpec] = &[
          column or --propensities; the unshown ones by `dr-unshown`), ΔNDCG with the labels as linear gains and each \
          query weighted by its sessions",
     ),
-    ParamSpec::new(
-        "dr-unshown",
-        "leave-out",
-        choice(&["leave-out", "direct"]),
-        "the documents of a logged query that no session showed: leave-out trains on the shown ones (each labelled \
-         clicks over expected examination, the estimate restricted to what the log saw; under a production ranker \
-         that always shows the same top 10 this is IPS with each document's clicks pooled); direct keeps them, \
-         labelled by a logistic regression of clicks on the features (the paper's estimator, unbiased there only \
-         when that model is: it lost 0.002–0.015 test NDCG@10 to leave-out on every MQ2008 fold and \
-         0.019–0.116 on every OHSUMED fold, BENCHMARKS.md, The doubly robust learner)",
-    )
-    .when("debias=dr"),
-    ParamSpec::new(
-        "dr-direct-steps",
-        "300",
-        int(1, 1_000_000),
-        "gradient steps (Armijo step size) of the direct model's logistic regression, on the shown documents' \
-         clicks out of their expected examinations, features standardised",
-    )
-    .when("dr-unshown=direct"),
+    DR_UNSHOWN,
+    DR_DIRECT_STEPS,
     DLA_LOSS,
     MAX_PROPENSITY_WEIGHT,
     PROPENSITY_STEPS,
@@ -250,6 +259,24 @@ pub(crate) fn dla_settings(
     ))
 }
 
+/// Whether `train` has the form of the doubly robust set (`ltr_clicks::doubly_robust_set`): query weights (the
+/// sessions), no propensities, no positions.
+pub(crate) fn is_doubly_robust_set(train: &Dataset) -> bool {
+    train.query_weights().is_some() && train.propensities().is_none() && train.positions().is_none()
+}
+
+/// The error for `name` with `debias=dr` given data that is not the doubly robust set.
+pub(crate) fn not_doubly_robust_set(name: &str) -> LtrError {
+    LtrError::param(
+        "debias",
+        format!(
+            "`{name}` with debias=dr learns from the doubly robust set of a click log: train with `ltr train \
+             --clicks LOG` (the training data is not that set: judged labels, one query per click or sessions with \
+             positions)"
+        ),
+    )
+}
+
 /// `lambdarank debias=dr`'s settings: LambdaRank on the doubly robust set (`ltr_clicks::doubly_robust_set`), its
 /// labels (relevance estimates) as linear gains of ΔNDCG under the convention's discount, each query weighted by
 /// its sessions. The data must be that set: a click log joined by `ltr train --clicks LOG`.
@@ -258,16 +285,8 @@ pub(crate) fn doubly_robust_params(
     train: &Dataset,
     ctx: &FitContext<'_>,
 ) -> Result<LambdaRankValidParams> {
-    let is_set = train.query_weights().is_some()
-        && train.propensities().is_none()
-        && train.positions().is_none();
-    if !is_set {
-        return Err(LtrError::param(
-            "debias",
-            "`lambdarank` with debias=dr learns from the doubly robust set of a click log: train with `ltr train \
-             --clicks LOG` (the training data is not that set: judged labels, one query per click or sessions with \
-             positions)",
-        ));
+    if !is_doubly_robust_set(train) {
+        return Err(not_doubly_robust_set("lambdarank"));
     }
     // The set's own settings were applied when the job built it from the log (`click_join::click_set`).
     if r.choice("dr-unshown")? == "direct" {

@@ -43,7 +43,8 @@ pub enum ClickUse {
     ClickQueries,
     /// Sessions with positions (`ltr_clicks::click_session_set`, a LightGBM `.position` sidecar): each session a
     /// query of its displayed documents labelled by click, weighted by its count, each row with its
-    /// [`Dataset::positions`], which the learner debiases by itself.
+    /// [`Dataset::positions`], which the learner debiases by itself; under `debias=dr` the doubly robust set
+    /// instead ([`ClickUse::DoublyRobust`]).
     Sessions,
     /// Either, by its `debias` parameter: one query per click without it (`debias=none`: the queries weighted by
     /// `weighting`, which a known propensity table or the log's column sets), sessions with positions with it
@@ -62,7 +63,8 @@ impl ClickUse {
         !matches!(self, ClickUse::Refused(_))
     }
     /// The click set one setting reads, `debias` its `debias` value (`None`: not given, the default `none`):
-    /// [`ClickUse::ClickQueriesOrSessions`] resolved, any other row as it is.
+    /// [`ClickUse::ClickQueriesOrSessions`] resolved, [`ClickUse::Sessions`] under `debias=dr` the doubly robust
+    /// set, any other row as it is.
     pub fn under(&self, debias: Option<&str>) -> ClickUse {
         match self {
             ClickUse::ClickQueriesOrSessions => match debias {
@@ -70,6 +72,7 @@ impl ClickUse {
                 Some("dr") => ClickUse::DoublyRobust,
                 Some(_) => ClickUse::Sessions,
             },
+            ClickUse::Sessions if debias == Some("dr") => ClickUse::DoublyRobust,
             other => *other,
         }
     }
@@ -227,6 +230,8 @@ impl Algorithm {
         let per_click = train.positions().is_none()
             && (train.query_weights().is_some() || train.propensities().is_some());
         let sessions = train.positions().is_some();
+        // The doubly robust set is for `debias=dr`, which the learner checks.
+        let doubly_robust = clicks::is_doubly_robust_set(train);
         let problem = match self.clicks {
             ClickUse::Refused(why) if per_click || sessions => click_refusal(self.name, why),
             // Which set a setting reads is its `debias`: the learner checks it (`debias_for_clicks`).
@@ -236,7 +241,7 @@ impl Algorithm {
                  positions",
                 self.name
             ),
-            ClickUse::Sessions if per_click => format!(
+            ClickUse::Sessions if per_click && !doubly_robust => format!(
                 "`{}` learns from click sessions with positions (ltr train --clicks LOG builds them), not from the \
                  set of one query per click",
                 self.name
@@ -330,7 +335,7 @@ pub fn distributed_names() -> Vec<&'static str> {
 
 use clicks::{
     CLICK_SPECS, LAMBDARANK_DEBIAS_SPECS, LINEAR_DLA_SPECS, NEURAL_DLA_SPECS,
-    PROPENSITY_RANKSVM_SPECS,
+    PROPENSITY_RANKSVM_SPECS, TREE_DR_SPECS,
 };
 use ensemble::{MHR_SPECS, RANKBOOST_SPECS, SIGMOID_SPECS};
 use listwise::{ADARANK_SPECS, COORDINATE_ASCENT_SPECS, LAMBDARANK_SPECS, MEASURE_SPECS};
@@ -598,9 +603,9 @@ pub static ALGORITHMS: &[Algorithm] = &[
     Algorithm {
         name: "lambdamart",
         class_name: "LambdaMART",
-        paper: "Burges 2010, From RankNet to LambdaRank to LambdaMART: gradient-boosted trees on LambdaRank gradients weighted by |ΔNDCG|, |ΔERR| or |ΔAP|",
-        code: "crates/ltr-trees (boost.rs, grow.rs, objective.rs)",
-        params: &[BOOST_SPECS, LAMBDAMART_SPECS, INIT_SPECS],
+        paper: "Burges 2010, From RankNet to LambdaRank to LambdaMART: gradient-boosted trees on LambdaRank gradients weighted by |ΔNDCG|, |ΔERR| or |ΔAP|; debias=dr: Oosterhuis, TOIS 2023 (SIGIR 2023), Doubly-Robust Estimation for Correcting Position-Bias in Click Feedback",
+        code: "crates/ltr-trees (boost.rs, grow.rs, objective.rs); debias=dr's set in crates/ltr-clicks/src/doubly_robust.rs",
+        params: &[BOOST_SPECS, LAMBDAMART_SPECS, TREE_DR_SPECS, INIT_SPECS],
         distributed: Some(trees::lambdamart_distributed),
         clicks: ClickUse::Sessions,
         missing_values: true,

@@ -223,7 +223,7 @@ pub(crate) const LAMBDAMART_SPECS: &[ParamSpec] = &[
     ParamSpec::new(
         "debias",
         "none",
-        choice(&["none", "position-factors", "pairwise", "dla", "ips"]),
+        choice(&["none", "position-factors", "pairwise", "dla", "ips", "dr"]),
         "position debiasing of clicks (ltr train --clicks LOG, or a LightGBM .position file beside the training \
          file): none (clicks read as labels: the naive control), position-factors (a factor per position added \
          to each score while training and learned with the trees by a Newton step a round, as LightGBM's \
@@ -232,7 +232,11 @@ pub(crate) const LAMBDAMART_SPECS: &[ParamSpec] = &[
          jointly, as XGBoost's lambdarank_unbiased) or dla (the Dual Learning Algorithm, Ai et al. 2018: a \
          propensity per position and the trees learned together, the trees fitting DLA's inverse-propensity \
          weighted softmax loss over each session's clicks instead of LambdaRank's pairs) or ips (known \
-         propensities from `propensities`: each pair divided by the propensity of its clicked document's position)",
+         propensities from `propensities`: each pair divided by the propensity of its clicked document's position) \
+         or dr (doubly robust, Oosterhuis 2023: not sessions but each logged query's documents labelled by their DR \
+         relevance estimates, a shown one's clicks over its expected examination, propensities from the log's \
+         column or --propensities; the unshown ones by `dr-unshown`; NDCG with the labels as linear gains, each \
+         query weighted by its sessions)",
     ),
     ParamSpec::new(
         "propensities",
@@ -442,16 +446,17 @@ fn boost(
     if let Objective::LambdaRank(l) = objective {
         l.check_labels(train.labels())?;
     }
-    // A session set's queries stand for their count of identical sessions.
-    let sessions = train
-        .positions()
-        .and(train.query_weights())
+    // A session set's queries stand for their count of identical sessions, the doubly robust set's for their
+    // sessions.
+    let sessions = (train.positions().is_some() || super::clicks::is_doubly_robust_set(&train))
+        .then(|| train.query_weights())
+        .flatten()
         .map(<[f64]>::to_vec);
     let weights = match (query_weights, sessions) {
         (Some(_), Some(_)) => {
             return Err(LtrError::param(
                 "query-weights",
-                "a click session set weighs its queries by their session counts already",
+                "a click set weighs its queries by their session counts already",
             ))
         }
         (Some(file), None) => Some(read_query_weights(file, &train)?),
@@ -602,8 +607,32 @@ fn lambdamart_on(
         },
         _ => LambdaMetric::Map,
     };
-    // The gain and its normaliser belong to NDCG: ERR and AP have their own, and name neither.
-    let (gain, ndcg_at) = if metric == LambdaMetric::Ndcg {
+    let doubly_robust = r.choice("debias")? == "dr";
+    if doubly_robust {
+        if !super::clicks::is_doubly_robust_set(&train) {
+            return Err(super::clicks::not_doubly_robust_set("lambdamart"));
+        }
+        if metric != LambdaMetric::Ndcg {
+            return Err(LtrError::param(
+                "lambda-metric",
+                "debias=dr's labels are relevance estimates, which NDCG takes as linear gains; ERR and AP need \
+                 grades",
+            ));
+        }
+        if r.choice("dr-unshown")? == "direct" {
+            r.int("dr-direct-steps")?;
+        }
+    } else if super::clicks::is_doubly_robust_set(&train) {
+        return Err(LtrError::param(
+            "debias",
+            "the doubly robust set of a click log (relevance estimates as labels) is for debias=dr",
+        ));
+    }
+    // The gain and its normaliser belong to NDCG: ERR and AP have their own, and name neither. The doubly robust
+    // set's labels are estimates of click probabilities, whose DCG is linear in them.
+    let (gain, ndcg_at) = if doubly_robust {
+        (LabelGain::Linear, r.int("ndcg-at")?)
+    } else if metric == LambdaMetric::Ndcg {
         (
             parse_label_gain(&r.text_or_default("label-gain")?.to_ascii_lowercase())?,
             r.int("ndcg-at")?,
@@ -641,7 +670,8 @@ fn lambdamart_on(
         ));
     }
     let debias = match debias_name.as_str() {
-        "none" => Debias::None,
+        // The doubly robust set is debiased already: LambdaRank on its labels, each query weighted by its sessions.
+        "none" | "dr" => Debias::None,
         "position-factors" => Debias::PositionFactors {
             rate: r.float("learning-rate")?,
             regularization: r.float("position-bias-regularization")?,
