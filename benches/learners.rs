@@ -205,7 +205,7 @@ fn others(c: &mut Criterion) {
 
 /// Learning from clicks: simulating sessions, building the click training set, Propensity SVM-Rank and the
 /// neural ranker (IPS, DLA) on it, the EM propensity estimate (OHSUMED Fold1, the whole list displayed, η = 1), and
-/// the doubly robust set of a top-10 log with `lambdarank debias=dr` on it.
+/// the doubly robust set of a top-10 log with `lambdarank` and `lambdamart` `debias=dr` on it.
 fn clicks(c: &mut Criterion) {
     use ltr_core::Scorer;
     let ds = ohsumed_like();
@@ -317,6 +317,15 @@ fn clicks(c: &mut Criterion) {
     g.bench_function("lambdarank debias=dr, 10k sessions of 10", |b| {
         b.iter(|| {
             dr.fit(&dr_params, &dr_set, &ltr_core::FitContext::new(1))
+                .unwrap()
+        })
+    });
+    let trees = ltr_learn::find("lambdamart").unwrap();
+    let tree_params = ltr_core::Params::new(vec![("debias", "dr"), ("trees", "50")]);
+    g.bench_function("lambdamart debias=dr, 50 trees, 10k sessions of 10", |b| {
+        b.iter(|| {
+            trees
+                .fit(&tree_params, &dr_set, &ltr_core::FitContext::new(1))
                 .unwrap()
         })
     });
