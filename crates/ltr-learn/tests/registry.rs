@@ -32,55 +32,40 @@ fn quick(algo: &str) -> Vec<(&'static str, &'static str)> {
     }
 }
 
-/// `train` as a click training set: clicks simulated with the first feature as the production ranker.
-fn as_clicks(train: &Dataset) -> Dataset {
+/// Clicks on `train` simulated with the first feature as the production ranker.
+fn simulated_log(train: &Dataset) -> Vec<ltr_clicks::ClickRecord> {
     let production: Vec<f64> = (0..train.n_docs())
         .map(|i| train.row(i).get(0) as f64)
         .collect();
-    let log = ltr_clicks::ClickSimulation {
+    ltr_clicks::ClickSimulation {
         sessions: 300,
         ..Default::default()
     }
     .simulate(train, &production)
-    .unwrap();
-    ltr_clicks::click_training_set(&log, train, &ltr_clicks::PropensitySource::Logged)
+    .unwrap()
+}
+
+/// `train` as a click training set of [`simulated_log`].
+fn as_clicks(train: &Dataset) -> Dataset {
+    let logged = ltr_clicks::PropensitySource::Logged;
+    ltr_clicks::click_training_set(&simulated_log(train), train, &logged)
         .unwrap()
         .0
 }
 
-/// `train` as click sessions with positions (the same simulation as [`as_clicks`]).
+/// `train` as click sessions with positions of [`simulated_log`].
 fn as_sessions(train: &Dataset) -> Dataset {
-    let production: Vec<f64> = (0..train.n_docs())
-        .map(|i| train.row(i).get(0) as f64)
-        .collect();
-    let log = ltr_clicks::ClickSimulation {
-        sessions: 300,
-        ..Default::default()
-    }
-    .simulate(train, &production)
-    .unwrap();
-    ltr_clicks::click_session_set(&log, train).unwrap().0
+    ltr_clicks::click_session_set(&simulated_log(train), train)
+        .unwrap()
+        .0
 }
 
-/// `train` as the doubly robust set of the same simulation (the unshown documents left out).
+/// `train` as the doubly robust set of [`simulated_log`] (the unshown documents left out).
 fn as_doubly_robust(train: &Dataset) -> Dataset {
-    let production: Vec<f64> = (0..train.n_docs())
-        .map(|i| train.row(i).get(0) as f64)
-        .collect();
-    let log = ltr_clicks::ClickSimulation {
-        sessions: 300,
-        ..Default::default()
-    }
-    .simulate(train, &production)
-    .unwrap();
-    ltr_clicks::doubly_robust_set(
-        &log,
-        train,
-        &ltr_clicks::PropensitySource::Logged,
-        &Default::default(),
-    )
-    .unwrap()
-    .0
+    let logged = ltr_clicks::PropensitySource::Logged;
+    ltr_clicks::doubly_robust_set(&simulated_log(train), train, &logged, &Default::default())
+        .unwrap()
+        .0
 }
 
 fn read_names(algo: &str, extra: &[(&str, &str)]) -> Vec<String> {

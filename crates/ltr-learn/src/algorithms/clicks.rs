@@ -4,8 +4,7 @@
 
 use ltr_core::{Fit, FitContext, Fitted, LtrError, ParamGuard, Result};
 use ltr_data::{ClickWeighting, Dataset};
-use ltr_listwise::{DlaLoss, DlaParams, LambdaRankParams, LambdaRankValidParams};
-use ltr_metrics::{Convention, Gain};
+use ltr_listwise::{DlaLoss, DlaParams};
 use ltr_svm::{CSetting, Weighting};
 
 /// `propensity-ranksvm`'s default C (the spec's default, as a number).
@@ -277,14 +276,10 @@ pub(crate) fn not_doubly_robust_set(name: &str) -> LtrError {
     )
 }
 
-/// `lambdarank debias=dr`'s settings: LambdaRank on the doubly robust set (`ltr_clicks::doubly_robust_set`), its
-/// labels (relevance estimates) as linear gains of ΔNDCG under the convention's discount, each query weighted by
-/// its sessions. The data must be that set: a click log joined by `ltr train --clicks LOG`.
-pub(crate) fn doubly_robust_params(
-    r: &SpecReader<'_>,
-    train: &Dataset,
-    ctx: &FitContext<'_>,
-) -> Result<LambdaRankValidParams> {
+/// `lambdarank debias=dr`'s own checks: the data must be the doubly robust set (a click log joined by `ltr train
+/// --clicks LOG`), whose settings the job applied when it built the set, and whose naive control is another
+/// setting. The learner then weighs each query by its sessions and takes the labels as linear gains.
+pub(crate) fn check_doubly_robust(r: &SpecReader<'_>, train: &Dataset) -> Result<()> {
     if !is_doubly_robust_set(train) {
         return Err(not_doubly_robust_set("lambdarank"));
     }
@@ -301,20 +296,5 @@ pub(crate) fn doubly_robust_params(
              naive control is debias=none weighting=naive",
         ));
     }
-    let convention = Convention {
-        gain: Gain::Linear,
-        ..super::listwise::read_convention(r, ctx)?
-    };
-    let k = r.int("k")?;
-    let p = LambdaRankParams::default()
-        .epochs(r.int("epochs")?)
-        .k((k > 0).then_some(k))
-        .sigma(r.float("sigma")?)
-        .l2(r.float("l2")?)
-        .select_epochs(r.flag("select-epochs")?)
-        .convention(convention)
-        .clicks(Some(ClickWeighting::Naive))
-        .check()?;
-    r.finish("lambdarank")?;
-    Ok(p)
+    Ok(())
 }

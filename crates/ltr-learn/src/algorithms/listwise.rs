@@ -4,12 +4,12 @@
 use ltr_core::{
     Allreduce, Fit, FitContext, FitDistributed, Fitted, LtrError, ParamGuard, Result, SingleProcess,
 };
-use ltr_data::Dataset;
+use ltr_data::{ClickWeighting, Dataset};
 use ltr_listwise::{
     AdaRankParams, CoordinateAscentParams, CoordinateAscentValidParams, LambdaRankParams,
     LambdaRankValidParams, LineExchange, LineSearch, ListMeasure,
 };
-use ltr_metrics::{Convention, Metric};
+use ltr_metrics::{Convention, Gain, Metric};
 
 use crate::spec::{choice, float, int, Allowed, ParamSpec, SpecReader};
 
@@ -288,11 +288,7 @@ fn lambdarank_from(
         r.finish("lambdarank")?;
         return p.fit(train, ctx);
     }
-    let p = if doubly_robust {
-        super::clicks::doubly_robust_params(r, train, ctx)?
-    } else {
-        lambdarank_params(r, train, ctx)?
-    };
+    let p = lambdarank_params(r, train, ctx, doubly_robust)?;
     let start = match start {
         Some(s) => Some(super::start::resolve_start(
             s,
@@ -313,7 +309,7 @@ fn lambdarank_from(
 }
 
 /// `convention` (`auto`: the run's `--convention`).
-pub(crate) fn read_convention(r: &SpecReader<'_>, ctx: &FitContext<'_>) -> Result<Convention> {
+fn read_convention(r: &SpecReader<'_>, ctx: &FitContext<'_>) -> Result<Convention> {
     Ok(match r.choice("convention")?.as_str() {
         "auto" => ctx
             .measure_names()
@@ -323,12 +319,27 @@ pub(crate) fn read_convention(r: &SpecReader<'_>, ctx: &FitContext<'_>) -> Resul
     })
 }
 
+/// `lambdarank`'s settings; under `debias=dr` on the doubly robust set, its labels (relevance estimates) as linear
+/// gains of ΔNDCG under the convention's discount and each query weighted by its sessions.
 fn lambdarank_params(
     r: &SpecReader<'_>,
     train: &Dataset,
     ctx: &FitContext<'_>,
+    doubly_robust: bool,
 ) -> Result<LambdaRankValidParams> {
-    let convention = read_convention(r, ctx)?;
+    let (convention, clicks) = if doubly_robust {
+        super::clicks::check_doubly_robust(r, train)?;
+        let convention = Convention {
+            gain: Gain::Linear,
+            ..read_convention(r, ctx)?
+        };
+        (convention, Some(ClickWeighting::Naive))
+    } else {
+        (
+            read_convention(r, ctx)?,
+            super::clicks::click_weighting(r, train)?,
+        )
+    };
     let k = r.int("k")?;
     let p = LambdaRankParams::default()
         .epochs(r.int("epochs")?)
@@ -337,7 +348,7 @@ fn lambdarank_params(
         .l2(r.float("l2")?)
         .select_epochs(r.flag("select-epochs")?)
         .convention(convention)
-        .clicks(super::clicks::click_weighting(r, train)?)
+        .clicks(clicks)
         .check()?;
     r.finish("lambdarank")?;
     Ok(p)
