@@ -388,3 +388,30 @@ def test_propensity_ranksvm_on_a_click_training_set():
         return s[0] - s[1]
 
     assert margin("ips") > margin("naive") + 0.1, (margin("ips"), margin("naive"))
+
+
+def test_doubly_robust_sets_are_relevance_estimates_weighted_by_sessions():
+    """``debias="dr"`` of LambdaRank and LambdaMART: ``y`` the documents' relevance estimates (clicks over expected
+    examination; ``ltr train --clicks LOG`` builds them from a log) and ``group_weight`` each query's sessions."""
+    rng = np.random.default_rng(4)
+    n_groups, size, d = 40, 6, 3
+    X = rng.normal(size=(n_groups * size, d)).astype(np.float32)
+    # Estimates that follow feature 0, with noise; feature 1 is noise.
+    y = np.clip(0.3 * X[:, 0] + 0.5 + 0.1 * rng.normal(size=len(X)), 0, None).astype(np.float32)
+    group = [size] * n_groups
+    sessions = rng.integers(1, 50, size=n_groups).astype(np.float64)
+    ranker = ltrkit.LambdaRank(debias="dr", epochs=10).fit(X, y, group=group, group_weight=sessions)
+    w = ranker.model_.linear_weights()
+    assert w[0] > 5 * abs(w[1]), w
+    trees = ltrkit.LambdaMART(debias="dr", trees=5).fit(X, y, group=group, group_weight=sessions)
+    assert trees.predict(X, group=group).shape == (len(X),)
+    # Judged data and a click training set with propensities are not that set.
+    with pytest.raises(Exception, match="doubly robust set"):
+        ltrkit.LambdaRank(debias="dr").fit(X, y, group=group)
+    with pytest.raises(Exception, match="doubly robust set"):
+        ltrkit.LambdaRank(debias="dr").fit(
+            X, y, group=group, group_weight=sessions, group_propensity=np.ones(n_groups)
+        )
+    # Without debias="dr" the trees refuse it; the naive linear control reads it as weighted judgments.
+    with pytest.raises(Exception, match="debias=dr"):
+        ltrkit.LambdaMART(trees=5).fit(X, y, group=group, group_weight=sessions)

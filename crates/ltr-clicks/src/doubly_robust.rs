@@ -57,7 +57,7 @@ use ltr_data::{DataError, Dataset, Result};
 use crate::click_em::{fit_logistic, sigmoid};
 use crate::click_sessions::session_pattern;
 use crate::click_training::{rows_by_document, PropensitySource};
-use crate::clicks::ClickRecord;
+use crate::clicks::{ClickRecord, SimulatedSession};
 
 /// What the doubly robust set does with the documents of a logged query that no session showed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,6 +120,7 @@ pub struct DoublyRobustStats {
 }
 
 /// Sessions counted a session at a time.
+#[derive(Debug, Clone)]
 struct Counter<'a> {
     features: &'a Dataset,
     rows: HashMap<(&'a str, String), u32>,
@@ -154,43 +155,87 @@ impl<'a> Counter<'a> {
         })
     }
 
+    /// The examination probability of a shown `rank` (1-based) under this set's source, `logged` the log's.
+    fn propensity(&self, session: u64, rank: usize, logged: Option<f64>) -> Result<f64> {
+        let p = match &self.propensities {
+            PropensitySource::Logged => logged.ok_or_else(|| DataError::ClickSession {
+                session,
+                problem: format!(
+                    "rank {rank} has no propensity in the log; give a propensity table (`ltr clicks propensity`)"
+                ),
+            })?,
+            PropensitySource::ByRank(t) => t[(rank - 1).min(t.len() - 1)],
+        };
+        if !(p > 0.0 && p.is_finite()) {
+            return Err(DataError::ClickSession {
+                session,
+                problem: format!("rank {rank} has propensity {p}, not a positive number"),
+            });
+        }
+        Ok(p)
+    }
+
     fn add(&mut self, session: &[ClickRecord]) -> Result<()> {
         let id = session[0].session;
         let ((display, clicked), q) = session_pattern(id, session, self.features, &self.rows)?;
         // The propensity of every shown rank: DR weighs the unclicked impressions too.
         let mut by_rank = vec![0.0; display.len()];
         for r in session {
-            let p = match &self.propensities {
-                PropensitySource::Logged => r.propensity.ok_or_else(|| DataError::ClickSession {
-                    session: id,
-                    problem: format!(
-                        "rank {} has no propensity in the log; give a propensity table (`ltr clicks propensity`)",
-                        r.rank
-                    ),
-                })?,
-                PropensitySource::ByRank(t) => t[(r.rank as usize - 1).min(t.len() - 1)],
-            };
-            if !(p > 0.0 && p.is_finite()) {
-                return Err(DataError::ClickSession {
-                    session: id,
-                    problem: format!("rank {} has propensity {p}, not a positive number", r.rank),
-                });
-            }
-            by_rank[r.rank as usize - 1] = p;
+            by_rank[r.rank as usize - 1] = self.propensity(id, r.rank as usize, r.propensity)?;
         }
+        self.count(q, &display, &clicked, &by_rank);
+        Ok(())
+    }
+
+    /// Add a session simulated on this set's own features ([`crate::ClickSimulation::simulate_compact`]).
+    fn add_simulated(&mut self, session: &SimulatedSession) -> Result<()> {
+        let id = session.session;
+        let bad = |problem: String| DataError::ClickSession {
+            session: id,
+            problem,
+        };
+        if session.query >= self.features.n_queries() {
+            return Err(bad(format!(
+                "names query {} of a feature set of {}",
+                session.query,
+                self.features.n_queries()
+            )));
+        }
+        let rows = self.features.query_range(session.query);
+        let mut display = Vec::with_capacity(session.shown.len());
+        let mut clicked = Vec::with_capacity(session.shown.len());
+        let mut by_rank = Vec::with_capacity(session.shown.len());
+        for (k, d) in session.shown.iter().enumerate() {
+            let row = rows.start + d.doc as usize;
+            if row >= rows.end {
+                return Err(bad(format!(
+                    "displays document {} of a query of {}",
+                    d.doc,
+                    rows.len()
+                )));
+            }
+            display.push(row as u32);
+            clicked.push(d.clicked);
+            by_rank.push(self.propensity(id, k + 1, d.propensity)?);
+        }
+        self.count(session.query, &display, &clicked, &by_rank);
+        Ok(())
+    }
+
+    /// Count one checked session of query `q`: its shown rows in rank order, their clicks and propensities.
+    fn count(&mut self, q: usize, display: &[u32], clicked: &[bool], by_rank: &[f64]) {
         self.stats.sessions += 1;
         *self.sessions.entry(q).or_insert(0) += 1;
-        for ((&row, &c), &p) in display.iter().zip(&clicked).zip(&by_rank) {
+        for ((&row, &c), &p) in display.iter().zip(clicked).zip(by_rank) {
             *self.shown.entry((row, p.to_bits())).or_insert(0) += 1;
             if c {
                 self.stats.clicks += 1;
                 *self.clicks.entry(row).or_insert(0) += 1;
             }
         }
-        Ok(())
     }
 
-    fn finish(self, settings: &DoublyRobustSettings) -> Result<(Dataset, DoublyRobustStats)> {
+    fn finish(&self, settings: &DoublyRobustSettings) -> Result<(Dataset, DoublyRobustStats)> {
         let mut stats = self.stats;
         if self.sessions.is_empty() {
             return Err(DataError::Invalid("the click log holds no session".into()));
@@ -394,4 +439,53 @@ pub fn doubly_robust_set_from_log(
     let mut counter = Counter::new(features, propensities.clone())?;
     crate::for_each_click_session(path, |s| counter.add(s))?;
     counter.finish(settings)
+}
+
+/// [`doubly_robust_set`] built up from a simulation that ran on the same feature set
+/// ([`crate::ClickSimulation::simulate_compact`]), a piece at a time, as [`crate::ClickSessionBuilder`] builds the
+/// session set: a set can be taken after each piece ([`finish`](Self::finish)) while sessions are still being
+/// added. Documents are joined by their position in the query, so on a feature set whose docids are unique within
+/// each query the set is [`doubly_robust_set`]'s of the same sessions written as a log, bit for bit.
+#[derive(Debug, Clone)]
+pub struct DoublyRobustBuilder<'a> {
+    counter: Counter<'a>,
+    settings: DoublyRobustSettings,
+}
+
+impl<'a> DoublyRobustBuilder<'a> {
+    /// An empty set over `features`, the dataset the sessions are simulated on; propensities from `propensities`
+    /// (the simulation's own under [`PropensitySource::Logged`]).
+    pub fn new(
+        features: &'a Dataset,
+        propensities: PropensitySource,
+        settings: DoublyRobustSettings,
+    ) -> Result<Self> {
+        Ok(Self {
+            counter: Counter::new(features, propensities)?,
+            settings,
+        })
+    }
+
+    /// Add sessions simulated on this builder's own feature set; sessions of another dataset are refused, and so
+    /// is a session naming a query or document the feature set lacks, or a rank without a propensity.
+    pub fn add_simulated(
+        &mut self,
+        simulated_on: &Dataset,
+        sessions: &[SimulatedSession],
+    ) -> Result<()> {
+        if !std::ptr::eq(simulated_on, self.counter.features) {
+            return Err(DataError::Invalid(
+                "DoublyRobustBuilder::add_simulated needs sessions simulated on the builder's own feature set"
+                    .into(),
+            ));
+        }
+        sessions
+            .iter()
+            .try_for_each(|s| self.counter.add_simulated(s))
+    }
+
+    /// The set of the sessions added so far (the builder keeps them, to go on adding).
+    pub fn finish(&self) -> Result<(Dataset, DoublyRobustStats)> {
+        self.counter.finish(&self.settings)
+    }
 }

@@ -208,3 +208,52 @@ fn bad_logs_are_refused_naming_the_session() {
     assert!(run(&silent).contains("no click"), "{}", run(&silent));
     assert!(run(&[]).contains("no session"), "{}", run(&[]));
 }
+
+#[test]
+fn the_builder_is_the_log_join_of_the_same_sessions() {
+    let ds = ltr_data::generate_web(&ltr_data::WebConfig {
+        queries: 12,
+        min_docs: 5,
+        max_docs: 25,
+        seed: 3,
+        ..Default::default()
+    })
+    .unwrap();
+    let scores: Vec<f64> = (0..ds.n_docs()).map(|i| ds.row(i).get(0) as f64).collect();
+    let sim = ClickSimulation {
+        sessions: 3_000,
+        ..ClickSimulation::default()
+    };
+    let sessions = sim.simulate_compact(&ds, &scores, 0..sim.sessions).unwrap();
+    let log: Vec<ClickRecord> = sessions.iter().flat_map(|s| s.records(&ds)).collect();
+    for settings in [DoublyRobustSettings::default(), direct()] {
+        let logged = PropensitySource::Logged;
+        let joined = doubly_robust_set(&log, &ds, &logged, &settings).unwrap();
+        // Added in uneven pieces, and taken once midway: the final set does not depend on either.
+        let mut builder = DoublyRobustBuilder::new(&ds, logged, settings).unwrap();
+        builder.add_simulated(&ds, &sessions[..1_234]).unwrap();
+        assert_eq!(builder.finish().unwrap().1.sessions, 1_234);
+        builder.add_simulated(&ds, &sessions[1_234..]).unwrap();
+        assert_eq!(builder.finish().unwrap(), joined);
+        let e = builder
+            .add_simulated(&ds.clone(), &sessions)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("own feature set"), "{e}");
+    }
+    // A cascade user's sessions carry no propensity: a table must give them.
+    let cascade = ClickSimulation {
+        model: ClickModel::Cascade,
+        sessions: 10,
+        ..ClickSimulation::default()
+    }
+    .simulate_compact(&ds, &scores, 0..10)
+    .unwrap();
+    let mut builder =
+        DoublyRobustBuilder::new(&ds, PropensitySource::Logged, Default::default()).unwrap();
+    let e = builder
+        .add_simulated(&ds, &cascade)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no propensity"), "{e}");
+}

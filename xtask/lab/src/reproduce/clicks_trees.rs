@@ -7,6 +7,8 @@
 //! - `debias=pairwise`: Unbiased LambdaMART (Hu et al., WWW 2019), propensities of clicked and unclicked positions
 //!   learned jointly with the trees;
 //! - `debias=dla`: the Dual Learning Algorithm (Ai et al., SIGIR 2018) with trees;
+//! - `debias=dr`: the doubly robust set of the same sessions (Oosterhuis, TOIS 2023), with the simulation's true
+//!   propensities (position-based users only);
 //! - `debias=ips`: inverse propensity weighting with the simulation's true propensities (position-based users
 //!   only: no table is true of a DCM user);
 //!
@@ -21,8 +23,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use ltr_clicks::{
-    write_propensity_table, ClickModel, ClickSessionBuilder, ClickSimulation, Examination,
-    PropensityEstimate, ULTRA_CURVE,
+    write_propensity_table, ClickModel, ClickSessionBuilder, ClickSimulation, DoublyRobustBuilder,
+    DoublyRobustSettings, Examination, PropensityEstimate, PropensitySource, ULTRA_CURVE,
 };
 use ltr_core::Scorer;
 use ltr_data::Dataset;
@@ -74,13 +76,17 @@ const SLICE_USERS: [usize; 1] = [1];
 const SESSIONS: [u64; 3] = [10_000, 100_000, 1_000_000];
 
 /// The click learners: label, `lambdamart`'s `debias`.
-const METHODS: [(&str, &str); 5] = [
+const METHODS: [(&str, &str); 6] = [
     ("naive", "none"),
     ("position-factors", "position-factors"),
     ("pairwise", "pairwise"),
     ("DLA", "dla"),
+    ("DR, true propensities", "dr"),
     ("IPS, true propensities", "ips"),
 ];
+
+/// The methods that need the true propensities, last in [`METHODS`].
+const KNOWN_PROPENSITIES: [&str; 2] = ["dr", "ips"];
 
 /// Share of the training queries the production ranker learns from (ULTRA's 1%), at least one query.
 const PRODUCTION_SHARE: f64 = 0.01;
@@ -223,12 +229,12 @@ fn truth_table(user: &User) -> Result<tempfile::NamedTempFile> {
     Ok(file)
 }
 
-/// The methods `user` is run with: every one, or all but IPS when no propensity is true of it.
+/// The methods `user` is run with: every one, or all but DR and IPS when no propensity is true of it.
 fn methods(user: &User) -> Vec<(&'static str, &'static str)> {
     METHODS
         .iter()
         .copied()
-        .filter(|m| positional(user) || m.1 != "ips")
+        .filter(|m| positional(user) || !KNOWN_PROPENSITIES.contains(&m.1))
         .collect()
 }
 
@@ -260,6 +266,15 @@ fn user_cells(
         None
     };
     let mut builder = ClickSessionBuilder::new(&fold.train);
+    // The doubly robust set of the same sessions, with the simulation's propensities (position-based users).
+    let mut dr_builder = match positional(user) {
+        true => Some(DoublyRobustBuilder::new(
+            &fold.train,
+            PropensitySource::Logged,
+            DoublyRobustSettings::default(),
+        )?),
+        false => None,
+    };
     let mut simulated = 0u64;
     let mut out = Vec::new();
     for &n in budgets {
@@ -267,6 +282,7 @@ fn user_cells(
             .iter()
             .any(|(_, d)| !ctx.cells.contains_shared(&cell(n, d)));
         let mut training: Option<Dataset> = None;
+        let mut dr_training: Option<Dataset> = None;
         // The distinct sessions of this budget: stored with each cell, so that a run that reads every cell back
         // reports them without simulating.
         if needed {
@@ -275,9 +291,17 @@ fn user_cells(
                 let end = (simulated + CHUNK).min(n);
                 let sessions = sim.simulate_compact(&fold.train, prod_scores, simulated..end)?;
                 builder.add_simulated(&fold.train, &sessions)?;
+                if let Some(b) = &mut dr_builder {
+                    b.add_simulated(&fold.train, &sessions)?;
+                }
                 simulated = end;
             }
             let (ds, stats) = builder.finish()?;
+            dr_training = dr_builder
+                .as_ref()
+                .map(|b| b.finish())
+                .transpose()?
+                .map(|d| d.0);
             tracing::info!(
                 "{task} fold {} {}: {} sessions, {} with a click, {} distinct ({:.1}s)",
                 fold.number,
@@ -292,7 +316,10 @@ fn user_cells(
         let mut results = Vec::new();
         for (_, debias) in &methods {
             results.push(ctx.cells.get_shared(&cell(n, debias), || {
-                let ds = training.as_ref().context("click session set")?;
+                let ds = match *debias {
+                    "dr" => dr_training.as_ref().context("doubly robust set")?,
+                    _ => training.as_ref().context("click session set")?,
+                };
                 let mut params = vec![format!("debias={debias}")];
                 if let (Some(t), true) = (&truth, *debias == "ips") {
                     params.push(format!("propensities={}", t.path().display()));
@@ -371,7 +398,7 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
     )?;
     let mut md = String::from(
         "# Debiased LambdaMART from clicks (ULTRA's simulation; Unbiased LambdaMART, LightGBM's position \
-         factors, DLA)\n\n",
+         factors, DLA, doubly robust)\n\n",
     );
     md.push_str(&format!(
         "Protocol (ULTRA's simulation, issue 52): on each fold a production RankSVM (C = 0.1) is trained on the \
@@ -385,7 +412,8 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
          rate 0.1, 31 leaves) and no validation, so that nothing judged tunes a click learner: **naive** \
          (`debias=none`: clicks as labels), **position-factors** (LightGBM's `lambdarank_position_bias`), \
          **pairwise** (Unbiased LambdaMART, Hu et al. 2019, as XGBoost's `lambdarank_unbiased`), **DLA** (Ai et al. \
-         2018) and **IPS** given the simulation's true propensities (position-based users only). **Judged** is \
+         2018), **DR** (`debias=dr`: the doubly robust set of the same sessions, Oosterhuis 2023, with the \
+         simulation's true propensities) and **IPS** given them (DR and IPS for position-based users only). **Judged** is \
          `lambdamart` on every training judgment, **shown** on the judgments of the shown top {TOP} alone: the \
          most a click log could teach. Test NDCG@10 under each benchmark's convention over all test queries of the \
          folds run; p: one-sided paired t-test over those queries of the row above the naive model. Distinct \
@@ -486,7 +514,7 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
                         format!("{} (p {})", f4(mean(values)), p_text(p))
                     });
                 }
-                if !positional(user) {
+                for _ in methods.len()..METHODS.len() {
                     line.push("—".into());
                 }
                 let best = by_method.iter().map(|v| mean(v)).fold(f64::MIN, f64::max);
