@@ -35,43 +35,23 @@ pub(crate) fn click_set(
 ) -> Result<ClickSet, String> {
     let mut sets = Vec::new();
     for setting in grid.settings() {
-        let value = |name: &str| {
-            setting
-                .iter()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.as_str())
+        let params = ltr_core::Params::new(setting.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        // The setting read as the learner reads it, so that a value it does not have (a `debias` that would
+        // join the wrong set) is refused here, before the log is read, in the learner's own words.
+        let reader = crate::spec::SpecReader::new(&params, algorithm.params);
+        let debias = match algorithm.param_specs().any(|s| s.name == "debias") {
+            true => Some(reader.choice("debias").map_err(|e| e.to_string())?),
+            false => None,
         };
-        let debias = value("debias");
-        // A debias value the learner does not have would join the wrong set before its own check refuses it.
-        if let Some(v) = debias {
-            let allowed = algorithm
-                .params
-                .iter()
-                .flat_map(|specs| specs.iter())
-                .find(|s| s.name == "debias")
-                .map(|s| &s.allowed);
-            if let Some(crate::spec::Allowed::Choice { values }) = allowed {
-                if !values.contains(&v) {
-                    return Err(format!(
-                        "parameter `debias`: `{v}` is not one of {}",
-                        values.join(", ")
-                    ));
-                }
-            }
-        }
-        let reads = algorithm.clicks.under(debias);
+        let reads = algorithm.clicks.under(debias.as_deref());
         let mut doubly_robust = ltr_clicks::DoublyRobustSettings::default();
         if reads == ClickUse::DoublyRobust {
-            if let Some(v) = value("dr-unshown") {
+            if let Some((_, v)) = setting.iter().find(|(k, _)| k == "dr-unshown") {
                 doubly_robust.unshown = ltr_clicks::UnshownDocuments::parse(v)
                     .map_err(|e| format!("parameter `dr-unshown`: {e}"))?;
             }
-            if let Some(v) = value("dr-direct-steps") {
-                doubly_robust.direct_model_steps =
-                    v.parse::<usize>().ok().filter(|&n| n >= 1).ok_or_else(|| {
-                        format!("parameter `dr-direct-steps`: `{v}` is not a whole number ≥ 1")
-                    })?;
-            }
+            doubly_robust.direct_model_steps =
+                reader.int("dr-direct-steps").map_err(|e| e.to_string())?;
         }
         sets.push(ClickSet {
             reads,
