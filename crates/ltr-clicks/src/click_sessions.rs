@@ -159,30 +159,7 @@ impl<'a> ClickSessionBuilder<'a> {
     }
 
     fn add_one(&mut self, session: &SimulatedSession) -> Result<()> {
-        if session.query >= self.features.n_queries() {
-            return Err(session_error(
-                session.session,
-                format!(
-                    "names query {} of a feature set of {}",
-                    session.query,
-                    self.features.n_queries()
-                ),
-            ));
-        }
-        let rows = self.features.query_range(session.query);
-        let mut display = Vec::with_capacity(session.shown.len());
-        let mut clicks = Vec::with_capacity(session.shown.len());
-        for d in &session.shown {
-            let row = rows.start + d.doc as usize;
-            if row >= rows.end {
-                return Err(session_error(
-                    session.session,
-                    format!("displays document {} of a query of {}", d.doc, rows.len()),
-                ));
-            }
-            display.push(row as u32);
-            clicks.push(d.clicked);
-        }
+        let (display, clicks) = simulated_pattern(session, self.features)?;
         self.stats.sessions += 1;
         let n_clicks = clicks.iter().filter(|&&c| c).count();
         if n_clicks == 0 {
@@ -210,6 +187,36 @@ impl<'a> ClickSessionBuilder<'a> {
     pub fn finish(&self) -> Result<(Dataset, SessionSetStats)> {
         finish(self.features, self.counts.clone(), self.stats)
     }
+}
+
+/// The displayed rows (in rank order) and clicks of a session simulated on `features` (the query is
+/// `session.query`); an error names a query or document the feature set lacks.
+pub(crate) fn simulated_pattern(session: &SimulatedSession, features: &Dataset) -> Result<Pattern> {
+    if session.query >= features.n_queries() {
+        return Err(session_error(
+            session.session,
+            format!(
+                "names query {} of a feature set of {}",
+                session.query,
+                features.n_queries()
+            ),
+        ));
+    }
+    let rows = features.query_range(session.query);
+    let mut display = Vec::with_capacity(session.shown.len());
+    let mut clicks = Vec::with_capacity(session.shown.len());
+    for d in &session.shown {
+        let row = rows.start + d.doc as usize;
+        if row >= rows.end {
+            return Err(session_error(
+                session.session,
+                format!("displays document {} of a query of {}", d.doc, rows.len()),
+            ));
+        }
+        display.push(row as u32);
+        clicks.push(d.clicked);
+    }
+    Ok((display, clicks))
 }
 
 /// The displayed rows (in rank order) and clicks of one session, and its query's index in `features`.

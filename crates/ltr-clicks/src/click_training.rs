@@ -30,6 +30,25 @@ pub enum PropensitySource {
     ByRank(Vec<f64>),
 }
 
+impl PropensitySource {
+    /// An error for a table that is empty or holds a propensity that is not a finite positive number.
+    pub(crate) fn check(&self) -> Result<()> {
+        if let PropensitySource::ByRank(t) = self {
+            if t.is_empty() {
+                return Err(DataError::Invalid("an empty propensity table".into()));
+            }
+            if let Some(i) = t.iter().position(|p| !(*p > 0.0 && p.is_finite())) {
+                return Err(DataError::Invalid(format!(
+                    "propensity {} of rank {} is not a positive number",
+                    t[i],
+                    i + 1
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Every row of `features` by (qid, docid); documents without a `#docid` are `d0`, `d1`, … by their position in
 /// their query, as [`crate::ClickSimulation`] names them. The one join of click logs to feature files.
 pub(crate) fn rows_by_document(features: &Dataset) -> HashMap<(&str, String), u32> {
@@ -117,18 +136,7 @@ pub struct ClickTrainingBuilder<'a> {
 impl<'a> ClickTrainingBuilder<'a> {
     /// A builder joining to `features`, taking propensities from `propensities`.
     pub fn new(features: &'a Dataset, propensities: PropensitySource) -> Result<Self> {
-        if let PropensitySource::ByRank(t) = &propensities {
-            if t.is_empty() {
-                return Err(DataError::Invalid("an empty propensity table".into()));
-            }
-            if let Some(i) = t.iter().position(|p| !(*p > 0.0 && p.is_finite())) {
-                return Err(DataError::Invalid(format!(
-                    "propensity {} of rank {} is not a positive number",
-                    t[i],
-                    i + 1
-                )));
-            }
-        }
+        propensities.check()?;
         let qids = features.qids().iter().map(String::as_str).collect();
         let rows = rows_by_document(features);
         Ok(Self {

@@ -55,7 +55,7 @@ use std::path::Path;
 use ltr_data::{DataError, Dataset, Result};
 
 use crate::click_em::{fit_logistic, sigmoid};
-use crate::click_sessions::session_pattern;
+use crate::click_sessions::{session_pattern, simulated_pattern};
 use crate::click_training::{rows_by_document, PropensitySource};
 use crate::clicks::{ClickRecord, SimulatedSession};
 
@@ -136,14 +136,7 @@ struct Counter<'a> {
 
 impl<'a> Counter<'a> {
     fn new(features: &'a Dataset, propensities: PropensitySource) -> Result<Self> {
-        if let PropensitySource::ByRank(t) = &propensities {
-            if t.is_empty() || t.iter().any(|p| !(*p > 0.0 && p.is_finite())) {
-                return Err(DataError::Invalid(
-                    "the propensity table must hold a finite positive propensity for every rank"
-                        .into(),
-                ));
-            }
-        }
+        propensities.check()?;
         Ok(Self {
             features,
             rows: rows_by_document(features),
@@ -189,35 +182,11 @@ impl<'a> Counter<'a> {
 
     /// Add a session simulated on this set's own features ([`crate::ClickSimulation::simulate_compact`]).
     fn add_simulated(&mut self, session: &SimulatedSession) -> Result<()> {
-        let id = session.session;
-        let bad = |problem: String| DataError::ClickSession {
-            session: id,
-            problem,
-        };
-        if session.query >= self.features.n_queries() {
-            return Err(bad(format!(
-                "names query {} of a feature set of {}",
-                session.query,
-                self.features.n_queries()
-            )));
-        }
-        let rows = self.features.query_range(session.query);
-        let mut display = Vec::with_capacity(session.shown.len());
-        let mut clicked = Vec::with_capacity(session.shown.len());
-        let mut by_rank = Vec::with_capacity(session.shown.len());
-        for (k, d) in session.shown.iter().enumerate() {
-            let row = rows.start + d.doc as usize;
-            if row >= rows.end {
-                return Err(bad(format!(
-                    "displays document {} of a query of {}",
-                    d.doc,
-                    rows.len()
-                )));
-            }
-            display.push(row as u32);
-            clicked.push(d.clicked);
-            by_rank.push(self.propensity(id, k + 1, d.propensity)?);
-        }
+        let (display, clicked) = simulated_pattern(session, self.features)?;
+        let by_rank = (1..)
+            .zip(&session.shown)
+            .map(|(rank, d)| self.propensity(session.session, rank, d.propensity))
+            .collect::<Result<Vec<f64>>>()?;
         self.count(session.query, &display, &clicked, &by_rank);
         Ok(())
     }
