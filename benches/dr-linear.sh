@@ -4,7 +4,11 @@
 # (`dr-unshown=direct`, the paper's estimator), against the naive control (`weighting=naive`), the learner given
 # the log's true propensities one query per click (`weighting=ips`) and `lambdarank` on the judgments.
 #
-# Usage: benches/dr-linear.sh LTR WORKDIR DATASET USER SESSIONS
+# ALGO (default lambdarank) names the learner: `listnet` or `neural` take the same rows. CLICK_PARAMS (words of
+# k=v) are given to the naive and IPS rows alone: `loss=listnet-binary` puts a neural network's controls on the
+# loss its debias=dr trains (the judged row keeps the learner's defaults).
+#
+# Usage: [ALGO=…] [CLICK_PARAMS=…] benches/dr-linear.sh LTR WORKDIR DATASET USER SESSIONS
 #   DATASET and USER as benches/clicks-preamble.sh takes them (a fold folder, `web` or `web:N`; ultra[:ETA],
 #   pbm[:ETA]: DR needs a position-based user's propensities, which the log's column carries).
 # A RankSVM production ranker trained on 1% of the training queries shows the top 10; every learner picks its epoch
@@ -13,6 +17,9 @@
 # naive, and DR's training time.
 set -euo pipefail
 ltr=$1 work=$2 dataset=$3 user=$4 n=$5
+algo=${ALGO:-lambdarank}
+control=()
+for kv in ${CLICK_PARAMS:-}; do control+=(--param "$kv"); done
 . "$(dirname "$0")/clicks-preamble.sh"
 vali=$data/vali.txt
 click_user "$user" USER
@@ -25,14 +32,14 @@ log=$work/clicks-$n.tsv
   --seed 2018 --out "$log" 2>/dev/null
 for form in naive ips dr direct judged; do
   case $form in
-    naive) a=(--clicks "$log" --param weighting=naive) ;;
-    ips) a=(--clicks "$log" --param weighting=ips) ;;
+    naive) a=(--clicks "$log" --param weighting=naive "${control[@]}") ;;
+    ips) a=(--clicks "$log" --param weighting=ips "${control[@]}") ;;
     dr) a=(--clicks "$log" --param debias=dr) ;;
     direct) a=(--clicks "$log" --param debias=dr --param dr-unshown=direct) ;;
     judged) a=() ;;
   esac
   t=$("$py" -c 'import time; print(time.time())')
-  "$ltr" train --train "$train" --validate "$vali" "${a[@]}" --algo lambdarank --metric NDCG@10 --seed 1 \
+  "$ltr" train --train "$train" --validate "$vali" "${a[@]}" --algo "$algo" --metric NDCG@10 --seed 1 \
     --model "$work/$form-$n.json" 2>"$work/$form-$n.log"
   "$py" -c "import time; print(f'{time.time() - $t:.1f}')" > "$work/$form-$n.seconds"
   "$ltr" predict --model "$work/$form-$n.json" --data "$test" --out "$work/$form-$n.scores" 2>/dev/null

@@ -165,10 +165,10 @@ class Ranker(_Base):
         Click training sets (``PropensityRankSVM``; ``LambdaRank``, ``ListNet`` and the neural rankers with click
         weights): each query is one click, its clicked document labelled 1 and the other displayed documents 0;
         ``group_propensity`` gives the examination probability of the rank each click happened at, ``group_weight``
-        how many identical clicks a query stands for (one value per query, in query order). ``LambdaRank`` with
-        ``debias="dr"`` takes the doubly robust set instead: ``y`` each document's relevance estimate and
-        ``group_weight`` each query's sessions, without ``group_propensity`` (``ltr train --clicks LOG --param
-        debias=dr`` builds it from a log).
+        how many identical clicks a query stands for (one value per query, in query order). ``LambdaRank``,
+        ``ListNet`` and the neural rankers with ``debias="dr"`` take the doubly robust set instead: ``y`` each
+        document's relevance estimate and ``group_weight`` each query's sessions, without ``group_propensity``
+        (``ltr train --clicks LOG --param debias=dr`` builds it from a log).
 
         Click sessions with positions (``LambdaMART`` with ``debias``), as LightGBM's ``Dataset(position=)``: ``y``
         are clicks, each query a session, and ``position`` the position each row was displayed at (0 = the top;

@@ -391,7 +391,7 @@ def test_propensity_ranksvm_on_a_click_training_set():
 
 
 def test_doubly_robust_sets_are_relevance_estimates_weighted_by_sessions():
-    """``debias="dr"`` of LambdaRank and LambdaMART: ``y`` the documents' relevance estimates (clicks over expected
+    """``debias="dr"`` of LambdaRank, ListNet, MLPRanker and LambdaMART: ``y`` the documents' relevance estimates (clicks over expected
     examination; ``ltr train --clicks LOG`` builds them from a log) and ``group_weight`` each query's sessions."""
     rng = np.random.default_rng(4)
     n_groups, size, d = 40, 6, 3
@@ -403,8 +403,15 @@ def test_doubly_robust_sets_are_relevance_estimates_weighted_by_sessions():
     ranker = ltrkit.LambdaRank(debias="dr", epochs=10).fit(X, y, group=group, group_weight=sessions)
     w = ranker.model_.linear_weights()
     assert w[0] > 5 * abs(w[1]), w
+    listnet = ltrkit.ListNet(debias="dr", epochs=10).fit(X, y, group=group, group_weight=sessions)
+    w = listnet.model_.linear_weights()
+    assert w[0] > 5 * abs(w[1]), w
     trees = ltrkit.LambdaMART(debias="dr", trees=5).fit(X, y, group=group, group_weight=sessions)
     assert trees.predict(X, group=group).shape == (len(X),)
+    net = ltrkit.MLPRanker(debias="dr", epochs=3, sizes="8").fit(X, y, group=group, group_weight=sessions)
+    assert net.predict(X, group=group).shape == (len(X),)
+    with pytest.raises(Exception, match="listnet-binary"):
+        ltrkit.MLPRanker(debias="dr", loss="ndcgloss2pp").fit(X, y, group=group, group_weight=sessions)
     # Judged data and a click training set with propensities are not that set.
     with pytest.raises(Exception, match="doubly robust set"):
         ltrkit.LambdaRank(debias="dr").fit(X, y, group=group)

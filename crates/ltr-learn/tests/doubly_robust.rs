@@ -1,6 +1,6 @@
-//! The doubly robust learners (Oosterhuis, TOIS 2023) through the registry (issue 52): `lambdarank` and `lambdamart`
-//! with `debias=dr` learn from the doubly robust set of a click log, beat their naive controls, give one model at 1
-//! and 2 threads, and refuse the inputs they cannot use.
+//! The doubly robust learners (Oosterhuis, TOIS 2023) through the registry (issue 52): `lambdarank`, `listnet`,
+//! `neural` and `lambdamart` with `debias=dr` learn from the doubly robust set of a click log, beat their naive
+//! controls, give one model at 1 and 2 threads, and refuse the inputs they cannot use.
 
 use ltr_clicks::{ClickRecord, ClickSimulation, DoublyRobustSettings, PropensitySource};
 use ltr_core::{FitContext, Params, Scorer};
@@ -83,6 +83,45 @@ fn dr_beats_the_naive_control_on_generated_web_data() {
     assert!(dr > naive + 0.01, "dr {dr:.4} naive {naive:.4}");
 }
 
+/// `listnet` and `neural` (its default network, 30 epochs) on the doubly robust set against their naive controls
+/// (each on one query per click, every click counted once), under strong position bias (η = 2). Measured: listnet
+/// 0.5426 against 0.4869, neural 0.5230 against 0.5030; on weaker bias and fewer sessions the network's gain was
+/// within its noise, as was its gain from inverse propensities on one query per click.
+#[test]
+fn listnet_and_neural_dr_beat_their_naive_controls_on_generated_web_data() {
+    let ([train_set, vali, test], log) =
+        clicked_on(common::web_fold(300, 40, 200, 5), 200_000, 2.0);
+    let request = |data| {
+        TrainRequest::new(data)
+            .metric(Metric::Ndcg(Some(10)), Convention::LETOR4)
+            .validation(&vali)
+    };
+    let set = dr_set(&log, &train_set);
+    let per_click = ltr_clicks::click_training_set(&log, &train_set, &PropensitySource::Logged)
+        .unwrap()
+        .0;
+    for (algo, own) in [
+        ("listnet", &["epochs=30"][..]),
+        ("neural", &["epochs=30", "loss=listnet-binary"]),
+    ] {
+        let dr = train(
+            algo,
+            &grid(&[&["debias=dr"][..], own].concat()),
+            &request(&set),
+        )
+        .unwrap();
+        let naive = train(
+            algo,
+            &grid(&[&["weighting=naive"][..], own].concat()),
+            &request(&per_click),
+        )
+        .unwrap();
+        let (dr, naive) = (test_ndcg(&dr, &test), test_ndcg(&naive, &test));
+        eprintln!("{algo} test NDCG@10: dr {dr:.4}, naive {naive:.4}");
+        assert!(dr > naive + 0.01, "{algo}: dr {dr:.4} naive {naive:.4}");
+    }
+}
+
 /// The sets (the direct model is fitted in parallel blocks) and both learners at 1 and 2 threads.
 #[test]
 fn dr_gives_one_model_at_one_and_two_threads() {
@@ -105,6 +144,8 @@ fn dr_gives_one_model_at_one_and_two_threads() {
                 out.push(format!("{:?}", data.labels()));
                 for (algo, params) in [
                     ("lambdarank", &["debias=dr", "epochs=10"][..]),
+                    ("listnet", &["debias=dr", "epochs=10"]),
+                    ("neural", &["debias=dr", "epochs=3", "sizes=8"]),
                     ("lambdamart", &["debias=dr", "trees=10"]),
                 ] {
                     let t = train(algo, &grid(params), &TrainRequest::new(&data)).unwrap();
@@ -140,18 +181,37 @@ fn dr_refuses_what_it_cannot_use() {
     }
     let e = err(&[("debias", "dr")], &sessions);
     assert!(e.contains("debias=dr"), "{e}");
-    // Its naive control is another setting; DLA's parameters are not its own; listnet has no dr.
+    // Its naive control is another setting; DLA's parameters are not its own.
     let set = dr_set(&log, &train_set);
     let e = err(&[("debias", "dr"), ("weighting", "naive")], &set);
     assert!(e.contains("debias=none weighting=naive"), "{e}");
     let e = err(&[("debias", "dr"), ("propensity-steps", "3")], &set);
     assert!(e.contains("only with debias=dla"), "{e}");
-    let listnet = ltr_learn::find("listnet").unwrap();
-    let e = listnet
-        .fit(&Params::new(vec![("debias", "dr")]), &set, &ctx)
-        .expect_err("listnet")
+    // The same for listnet and neural, and the network's loss must be linear in the estimates.
+    for name in ["listnet", "neural"] {
+        let a = ltr_learn::find(name).unwrap();
+        let fit = |params: Vec<(&str, &str)>, data: &Dataset| {
+            a.fit(&Params::new(params), data, &ctx)
+                .expect_err(name)
+                .to_string()
+        };
+        let e = fit(vec![("debias", "dr")], &per_click);
+        assert!(e.contains(&format!("`{name}` with debias=dr")), "{e}");
+        let e = fit(vec![("debias", "dr"), ("weighting", "naive")], &set);
+        assert!(e.contains("debias=none weighting=naive"), "{e}");
+        let e = fit(vec![("debias", "dr"), ("max-propensity-weight", "3")], &set);
+        assert!(e.contains("only with debias=dla"), "{e}");
+    }
+    let neural = ltr_learn::find("neural").unwrap();
+    let e = neural
+        .fit(
+            &Params::new(vec![("debias", "dr"), ("loss", "ndcgloss2pp")]),
+            &set,
+            &ctx,
+        )
+        .expect_err("loss")
         .to_string();
-    assert!(e.contains("dr"), "{e}");
+    assert!(e.contains("listnet-binary"), "{e}");
     // A grid mixing click sets is refused before any data is read; a propensity table is read.
     let job = |settings: &[&str], table: Option<&str>| {
         ltr_learn::TrainJob::builder("lambdarank")

@@ -49,6 +49,7 @@ pub struct NeuralParams {
     piece_rows: usize,
     clicks: Option<ClickWeighting>,
     dla: Option<NeuralDla>,
+    doubly_robust: bool,
 }
 
 impl Default for NeuralParams {
@@ -77,6 +78,7 @@ impl Default for NeuralParams {
             piece_rows: PIECE_ROWS,
             clicks: None,
             dla: None,
+            doubly_robust: false,
         }
     }
 }
@@ -213,6 +215,15 @@ impl NeuralParams {
         self.dla = dla;
         self
     }
+    /// Learn from the doubly robust set of a click log (`ltr_clicks::doubly_robust_set`: labels that are relevance
+    /// estimates, query weights that are sessions; Oosterhuis, TOIS 2023). The loss must be `listnet-binary` (the
+    /// softmax cross-entropy against labels over their sum); each query is weighted by its sessions times that sum
+    /// ([`Dataset::label_sum_weights`], scaled to a mean of 1), so that the loss, Σ_q sessions_q Σ_i ŷ_i (−log
+    /// P_s(i)), is linear in the estimates ŷ, as an unbiased estimator needs. Not with `clicks` or `dla`.
+    pub fn doubly_robust(mut self, doubly_robust: bool) -> Self {
+        self.doubly_robust = doubly_robust;
+        self
+    }
 }
 
 impl NeuralParams {
@@ -244,6 +255,24 @@ impl NeuralParams {
                      which is listnet-binary, not {:?}",
                     self.loss
                 ),
+            ));
+        }
+        if self.doubly_robust && self.loss != Loss::ListNetBinary {
+            return Err(LtrError::param(
+                "loss",
+                format!(
+                    "debias=dr trains the network on the softmax cross-entropy against the relevance estimates over \
+                     their sum, each query weighted by that sum (linear in the estimates), which is listnet-binary, \
+                     not {:?}",
+                    self.loss
+                ),
+            ));
+        }
+        if self.doubly_robust && (self.clicks.is_some() || self.dla.is_some()) {
+            return Err(LtrError::param(
+                "debias",
+                "debias=dr learns from the doubly robust set, whose labels are already corrected for position: \
+                 neither click weighting nor DLA applies",
             ));
         }
         if self.dla.is_some() && self.clicks.is_some() {
@@ -550,6 +579,11 @@ impl Fit for NeuralValidParams {
         };
         // A click training set's query weights, scaled to a mean of 1 (under DLA, each epoch's).
         let mut weights = match self.clicks {
+            None if self.doubly_robust => {
+                let w = train.label_sum_weights()?;
+                let n = w.len() as f64;
+                Some(w.into_iter().map(|v| v * n).collect::<Vec<f64>>())
+            }
             Some(c) => {
                 let w = train.click_weights(c).ok_or_else(|| {
                     LtrError::Training(

@@ -3,6 +3,9 @@
 //!
 //! On a click training set (`ltr_clicks::click_training_set`) each query's step and loss are scaled by its clicks
 //! over their propensity (IPS-weighted ListNet) or by its clicks alone (the naive control), normalised to mean 1.
+//! On the doubly robust set (`ltr_clicks::doubly_robust_set`, [`ListNetParams::doubly_robust`]) the target of a
+//! query is its labels over their sum instead of their softmax, and its weight its sessions times that sum, so that
+//! the loss is linear in the relevance estimates (what keeps an unbiased estimate unbiased).
 //!
 //! Data-parallel training ([`FitDistributed::fit_distributed`](ltr_core::FitDistributed)) mixes parameters after every epoch (McDonald, Hall &
 //! Mann 2010), like the perceptron: ListNet's steps are per query, so there is no batch gradient to sum.
@@ -35,6 +38,8 @@ pub struct ListNetParams {
     step_control: StepControl,
     /// Query weights of a click training set (`None`: every query counts once).
     clicks: Option<ClickWeighting>,
+    /// Learn from the doubly robust set: linear targets, label-sum query weights.
+    doubly_robust: bool,
 }
 
 /// ListNet's learning-rate control.
@@ -60,6 +65,7 @@ impl Default for ListNetParams {
             shuffle: true,
             step_control: StepControl::Auto,
             clicks: None,
+            doubly_robust: false,
         }
     }
 }
@@ -96,6 +102,15 @@ impl ListNetParams {
         self.clicks = clicks;
         self
     }
+    /// Learn from the doubly robust set of a click log (`ltr_clicks::doubly_robust_set`: labels that are relevance
+    /// estimates, query weights that are sessions). Each query's target is its labels over their sum (ListNet's
+    /// top-one probabilities of the estimates taken as linear, not exponentiated), and its weight its sessions
+    /// times that sum ([`Dataset::label_sum_weights`], mean 1): the loss is then Σ_q sessions_q Σ_i ŷ_i (−log
+    /// P_s(i)), linear in the estimates ŷ, as an unbiased estimator needs. Not with [`ListNetParams::clicks`].
+    pub fn doubly_robust(mut self, doubly_robust: bool) -> Self {
+        self.doubly_robust = doubly_robust;
+        self
+    }
 }
 
 impl ListNetParams {
@@ -105,6 +120,13 @@ impl ListNetParams {
             return Err(LtrError::param(
                 "epochs/learning-rate",
                 "need epochs >= 1 and a positive learning rate",
+            ));
+        }
+        if self.doubly_robust && self.clicks.is_some() {
+            return Err(LtrError::param(
+                "weighting",
+                "the doubly robust set's labels are already corrected for position; click weighting is for a set \
+                 of one query per click",
             ));
         }
         Ok(())
@@ -152,6 +174,11 @@ impl ListNetParams {
         let mut s = Vec::new();
         // Click weights, rescaled to mean 1 so that the learning rate means what it means on judged data.
         let weights: Option<Vec<f64>> = match self.clicks {
+            None if self.doubly_robust => {
+                let nq = train.n_queries() as f64;
+                let w = train.label_sum_weights()?;
+                Some(w.into_iter().map(|x| x * nq).collect())
+            }
             Some(c) => {
                 let nq = train.n_queries() as f64;
                 let w = train.click_weights(c).ok_or_else(|| {
@@ -189,7 +216,7 @@ impl ListNetParams {
         };
         let mut rate = self.learning_rate;
         let mut loss = if backtrack {
-            listnet_loss(train, &w, weights, comm)?
+            listnet_loss(train, &w, weights, self.doubly_robust, comm)?
         } else {
             0.0
         };
@@ -211,7 +238,11 @@ impl ListNetParams {
                     s.resize(q.len(), 0.0);
                     q.scores_into(&w, &mut s);
                     let step = weights.map_or(-rate, |qw| -rate * qw[qi]);
-                    listnet_gradient(&q, &s, step, &mut w);
+                    if self.doubly_robust {
+                        linear_target_gradient(&q, &s, step, &mut w);
+                    } else {
+                        listnet_gradient(&q, &s, step, &mut w);
+                    }
                 }
                 if comm.size() > 1 {
                     w.iter_mut().for_each(|v| *v *= share);
@@ -220,7 +251,7 @@ impl ListNetParams {
                 if !backtrack {
                     break;
                 }
-                let after = listnet_loss(train, &w, weights, comm)?;
+                let after = listnet_loss(train, &w, weights, self.doubly_robust, comm)?;
                 if after <= loss && after.is_finite() {
                     loss = after;
                     break;
@@ -309,12 +340,32 @@ impl Fit for ListNetValidParams {
     }
 }
 
-/// The top-one cross-entropy Σ_q −Σ_j P_y(j) log P_s(j), P_y ∝ exp(grade), P_s = softmax(scores), summed exactly
-/// over the queries of every rank (so the backtracking decisions do not depend on how the queries are split).
+/// One query's gradient of the cross-entropy against the linear target P_y(j) = R_j / Σ R (the doubly robust
+/// set's): Σ_j (P_s(j) − P_y(j)) x_j, added to `g` scaled by `scale`. A query whose labels sum to 0 adds nothing
+/// (its weight is 0).
+fn linear_target_gradient(q: &ltr_data::QueryView<'_>, s: &[f64], scale: f64, g: &mut [f64]) {
+    let sum: f64 = q.labels().iter().map(|&y| f64::from(y)).sum();
+    if sum <= 0.0 {
+        return;
+    }
+    let ms = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let zs: f64 = s.iter().map(|x| (x - ms).exp()).sum();
+    for (i, &y) in q.labels().iter().enumerate() {
+        let c = (s[i] - ms).exp() / zs - f64::from(y) / sum;
+        if c != 0.0 {
+            q.row(i).axpy(scale * c, g);
+        }
+    }
+}
+
+/// The top-one cross-entropy Σ_q −Σ_j P_y(j) log P_s(j), P_y ∝ exp(grade) (`linear`: P_y = grade / Σ grades),
+/// P_s = softmax(scores), summed exactly over the queries of every rank (so the backtracking decisions do not
+/// depend on how the queries are split).
 fn listnet_loss(
     train: &Dataset,
     w: &[f64],
     weights: Option<&[f64]>,
+    linear: bool,
     comm: &dyn Allreduce,
 ) -> Result<f64> {
     let scores = train.scores(w);
@@ -322,11 +373,19 @@ fn listnet_loss(
     for (q, r) in train.query_offsets().windows(2).enumerate() {
         let (s, y) = (&scores[r[0]..r[1]], &train.labels()[r[0]..r[1]]);
         let log_z = log_sum_exp(s.iter().copied());
-        let log_zy = log_sum_exp(y.iter().map(|&g| g as f64));
+        let target: Vec<f64> = if linear {
+            let sum: f64 = y.iter().map(|&g| f64::from(g)).sum();
+            y.iter()
+                .map(|&g| if sum > 0.0 { f64::from(g) / sum } else { 0.0 })
+                .collect()
+        } else {
+            let log_zy = log_sum_exp(y.iter().map(|&g| g as f64));
+            y.iter().map(|&g| (g as f64 - log_zy).exp()).collect()
+        };
         let loss = s
             .iter()
-            .zip(y)
-            .map(|(&si, &yi)| -(yi as f64 - log_zy).exp() * (si - log_z))
+            .zip(&target)
+            .map(|(&si, &ti)| -ti * (si - log_z))
             .sum::<f64>()
             * weights.map_or(1.0, |qw| qw[q]);
         total.add(0, loss);

@@ -236,6 +236,36 @@ impl Dataset {
         Some(w)
     }
 
+    /// Per-query loss weights of a listwise softmax learner on labels that are relevance estimates (the doubly
+    /// robust set, `ltr_clicks::doubly_robust_set`): each query's weight (1 when none is attached) times the sum
+    /// of its labels, normalised to sum to 1. A query's softmax cross-entropy against the target `labels / Σ
+    /// labels`, weighted so, is `Σ_i label_i · (−log p_i)` up to one constant: linear in the labels, so unbiased
+    /// labels give an unbiased loss. An error names the first query with a negative or non-finite label sum, and
+    /// says so when every sum is 0 (nothing to learn).
+    pub fn label_sum_weights(&self) -> Result<Vec<f64>> {
+        let mut w = Vec::with_capacity(self.n_queries());
+        for (q, r) in self.query_offsets.windows(2).enumerate() {
+            let sum: f64 = self.labels[r[0]..r[1]].iter().map(|&l| f64::from(l)).sum();
+            if !(sum >= 0.0 && sum.is_finite()) {
+                return Err(DataError::Shape(format!(
+                    "query {}: its labels sum to {sum}; a listwise softmax over labels / their sum needs \
+                     non-negative labels",
+                    self.qids[q]
+                )));
+            }
+            w.push(sum * self.query_weights.as_ref().map_or(1.0, |qw| qw[q]));
+        }
+        let total: f64 = w.iter().sum();
+        if total <= 0.0 {
+            return Err(DataError::Shape(
+                "every query's labels sum to 0: a listwise softmax over labels / their sum has nothing to learn"
+                    .into(),
+            ));
+        }
+        w.iter_mut().for_each(|x| *x /= total);
+        Ok(w)
+    }
+
     /// Attach document ids (one per row).
     pub fn with_docids(mut self, docids: TextColumn) -> Result<Self> {
         if docids.len() != self.n_docs() {

@@ -177,3 +177,40 @@ fn retain_queries_gives_what_select_queries_gives() {
         }
     }
 }
+
+/// Each query's weight times its label sum, normalised to sum to 1; refused when a sum is negative or all are 0.
+#[test]
+fn label_sum_weights_are_query_weights_times_label_sums() {
+    // Labels i % 3 over queries of 3, 1, 4, 2, 3 rows: sums 3, 0, 4, 2, 3; query weights 1–5.
+    let ds = five_queries(true);
+    let w = ds.label_sum_weights().unwrap();
+    let raw = [3.0, 0.0, 12.0, 8.0, 15.0];
+    let total: f64 = raw.iter().sum();
+    for (got, want) in w.iter().zip(raw) {
+        assert!((got - want / total).abs() < 1e-15, "{w:?}");
+    }
+    let plain = |labels: Vec<f32>| {
+        Dataset::new(
+            FeatureMatrix::Dense(Array2::zeros((3, 1))),
+            labels,
+            vec![0, 2, 3],
+            vec!["a".into(), "b".into()],
+        )
+        .unwrap()
+    };
+    // No query weights: the label sums alone.
+    assert_eq!(
+        plain(vec![1.0, 1.0, 2.0]).label_sum_weights().unwrap(),
+        vec![0.5, 0.5]
+    );
+    let e = plain(vec![1.0, -2.0, 1.0])
+        .label_sum_weights()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("query a") && e.contains("non-negative"), "{e}");
+    let e = plain(vec![0.0; 3])
+        .label_sum_weights()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("every query's labels sum to 0"), "{e}");
+}

@@ -89,17 +89,6 @@ pub(crate) fn propensity_ranksvm(
     s.fit(train, ctx)
 }
 
-/// `debias` of the linear click learners (`lambdarank`, `listnet`).
-const DEBIAS: ParamSpec = ParamSpec::new(
-    "debias",
-    "none",
-    choice(&["none", "dla"]),
-    "on clicks (ltr train --clicks LOG): none learns from one query per click weighted by `weighting` (inverse \
-     propensities from the log's column or --propensities, or naive); dla (the Dual Learning Algorithm, Ai et al. \
-     2018) learns from the sessions with positions, a propensity per position (a softmax over the positions a \
-     session shows) learned with the ranker, each the other's inverse weight in DLA's listwise loss",
-);
-
 /// DLA's cap of the inverse weights.
 const MAX_PROPENSITY_WEIGHT: ParamSpec = ParamSpec::new(
     "max-propensity-weight",
@@ -136,11 +125,6 @@ const DLA_LOSS: ParamSpec = ParamSpec::new(
 )
 .when("debias=dla");
 
-/// The click debiasing of `listnet` (under `dla-loss=softmax` the ranker's loss is the top-one softmax, ListNet's
-/// own).
-pub(crate) const LINEAR_DLA_SPECS: &[ParamSpec] =
-    &[DEBIAS, DLA_LOSS, MAX_PROPENSITY_WEIGHT, PROPENSITY_STEPS];
-
 /// `debias=dr`: the documents no session showed (read by `click_join::click_set`, which builds the set).
 pub(crate) const DR_UNSHOWN: ParamSpec = ParamSpec::new(
         "dr-unshown",
@@ -168,8 +152,9 @@ pub(crate) const DR_DIRECT_STEPS: ParamSpec = ParamSpec::new(
 /// `lambdamart`'s settings of the doubly robust set (its `debias` lists `dr`).
 pub(crate) const TREE_DR_SPECS: &[ParamSpec] = &[DR_UNSHOWN, DR_DIRECT_STEPS];
 
-/// The click debiasing of `lambdarank`: `listnet`'s, and the doubly robust set.
-pub(crate) const LAMBDARANK_DEBIAS_SPECS: &[ParamSpec] = &[
+/// The click debiasing of the linear click learners (`lambdarank`, `listnet`): one query per click, DLA, and the
+/// doubly robust set. Under `dla-loss=softmax` DLA's ranker loss is the top-one softmax, ListNet's own.
+pub(crate) const LINEAR_DEBIAS_SPECS: &[ParamSpec] = &[
     ParamSpec::new(
         "debias",
         "none",
@@ -180,8 +165,9 @@ pub(crate) const LAMBDARANK_DEBIAS_SPECS: &[ParamSpec] = &[
          session shows) learned with the ranker, each the other's inverse weight in DLA's listwise loss; dr (doubly \
          robust, Oosterhuis 2023) learns from each logged query's documents labelled by their doubly robust \
          relevance estimates (a shown one's clicks over its expected examination, propensities from the log's \
-         column or --propensities; the unshown ones by `dr-unshown`), ΔNDCG with the labels as linear gains and each \
-         query weighted by its sessions",
+         column or --propensities; the unshown ones by `dr-unshown`), each query weighted by its sessions: \
+         lambdarank's ΔNDCG takes the labels as linear gains, listnet's target is the labels over their sum (each \
+         query weighted also by that sum, so that the loss is linear in the estimates)",
     ),
     DR_UNSHOWN,
     DR_DIRECT_STEPS,
@@ -191,12 +177,12 @@ pub(crate) const LAMBDARANK_DEBIAS_SPECS: &[ParamSpec] = &[
 ];
 
 /// `neural`'s click debiasing: DLA with the network as the ranker (its loss is then `listnet-binary`, DLA's softmax
-/// loss over the weighted clicks).
-pub(crate) const NEURAL_DLA_SPECS: &[ParamSpec] = &[
+/// loss over the weighted clicks), or the doubly robust set (the same loss, linear in the estimates).
+pub(crate) const NEURAL_DEBIAS_SPECS: &[ParamSpec] = &[
     ParamSpec::new(
         "debias",
         "none",
-        choice(&["none", "dla"]),
+        choice(&["none", "dla", "dr"]),
         "on clicks (ltr train --clicks LOG): none learns from one query per click weighted by `weighting` (inverse \
          propensities from the log's column or --propensities, or naive); dla (the Dual Learning Algorithm, Ai et al. \
          2018) learns from the sessions with positions a propensity per position with the network: each epoch the \
@@ -205,8 +191,13 @@ pub(crate) const NEURAL_DLA_SPECS: &[ParamSpec] = &[
          the network's inverse relevance; the first epoch is the naive model. It ranks above the naive network on \
          MQ2008, OHSUMED and web, but the wider the network the more of the position effect it takes for relevance: \
          the propensities were 13% off the truth at worst with sizes=none on MQ2008 Fold1, 45% at 256/128 \
-         (BENCHMARKS.md, Neural DLA on the same protocol)",
+         (BENCHMARKS.md, Neural DLA on the same protocol); dr (doubly robust, Oosterhuis 2023) learns from each \
+         logged query's documents labelled by their doubly robust relevance estimates (as lambdarank's dr), with \
+         loss=listnet-binary (the softmax cross-entropy against the labels over their sum) and each query weighted \
+         by its sessions times that sum, so that the loss is linear in the estimates",
     ),
+    DR_UNSHOWN,
+    DR_DIRECT_STEPS,
     MAX_PROPENSITY_WEIGHT,
     PROPENSITY_STEPS,
 ];
@@ -276,12 +267,12 @@ pub(crate) fn not_doubly_robust_set(name: &str) -> LtrError {
     )
 }
 
-/// `lambdarank debias=dr`'s own checks: the data must be the doubly robust set (a click log joined by `ltr train
-/// --clicks LOG`), whose settings the job applied when it built the set, and whose naive control is another
-/// setting. The learner then weighs each query by its sessions and takes the labels as linear gains.
-pub(crate) fn check_doubly_robust(r: &SpecReader<'_>, train: &Dataset) -> Result<()> {
+/// `debias=dr`'s own checks for the click learner `name` (`lambdarank`, `listnet`, `neural`): the data must be the
+/// doubly robust set (a click log joined by `ltr train --clicks LOG`), whose settings the job applied when it built
+/// the set, and whose naive control is another setting. The learner then weighs each query by its sessions.
+pub(crate) fn check_doubly_robust(r: &SpecReader<'_>, train: &Dataset, name: &str) -> Result<()> {
     if !is_doubly_robust_set(train) {
-        return Err(not_doubly_robust_set("lambdarank"));
+        return Err(not_doubly_robust_set(name));
     }
     // The set's own settings were applied when the job built it from the log (`click_join::click_set`).
     if r.choice("dr-unshown")? == "direct" {

@@ -328,7 +328,7 @@ fn lambdarank_params(
     doubly_robust: bool,
 ) -> Result<LambdaRankValidParams> {
     let (convention, clicks) = if doubly_robust {
-        super::clicks::check_doubly_robust(r, train)?;
+        super::clicks::check_doubly_robust(r, train, "lambdarank")?;
         let convention = Convention {
             gain: Gain::Linear,
             ..read_convention(r, ctx)?

@@ -334,8 +334,7 @@ pub fn distributed_names() -> Vec<&'static str> {
 }
 
 use clicks::{
-    CLICK_SPECS, LAMBDARANK_DEBIAS_SPECS, LINEAR_DLA_SPECS, NEURAL_DLA_SPECS,
-    PROPENSITY_RANKSVM_SPECS, TREE_DR_SPECS,
+    CLICK_SPECS, LINEAR_DEBIAS_SPECS, NEURAL_DEBIAS_SPECS, PROPENSITY_RANKSVM_SPECS, TREE_DR_SPECS,
 };
 use ensemble::{MHR_SPECS, RANKBOOST_SPECS, SIGMOID_SPECS};
 use listwise::{ADARANK_SPECS, COORDINATE_ASCENT_SPECS, LAMBDARANK_SPECS, MEASURE_SPECS};
@@ -489,9 +488,9 @@ pub static ALGORITHMS: &[Algorithm] = &[
     Algorithm {
         name: "listnet",
         class_name: "ListNet",
-        paper: "Cao et al., ICML 2007, batch top-one ListNet (baseline of seed 003; a sigmoid seed); debias=dla: Ai et al., SIGIR 2018, the Dual Learning Algorithm",
-        code: "crates/ltr-online/src/listnet.rs; debias=dla in crates/ltr-listwise/src/dla.rs",
-        params: &[LISTNET_SPECS, CLICK_SPECS, LINEAR_DLA_SPECS],
+        paper: "Cao et al., ICML 2007, batch top-one ListNet (baseline of seed 003; a sigmoid seed); debias=dla: Ai et al., SIGIR 2018, the Dual Learning Algorithm; debias=dr: Oosterhuis, TOIS 2023 (SIGIR 2023), Doubly-Robust Estimation for Correcting Position-Bias in Click Feedback",
+        code: "crates/ltr-online/src/listnet.rs; debias=dla in crates/ltr-listwise/src/dla.rs; debias=dr's set in crates/ltr-clicks/src/doubly_robust.rs",
+        params: &[LISTNET_SPECS, CLICK_SPECS, LINEAR_DEBIAS_SPECS],
         distributed: Some(online::listnet_distributed),
         clicks: ClickUse::ClickQueriesOrSessions,
         missing_values: false,
@@ -542,7 +541,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         class_name: "LambdaRank",
         paper: "Burges 2010, From RankNet to LambdaRank to LambdaMART: LambdaRank gradients for a linear model; debias=dla: Ai et al., SIGIR 2018, the Dual Learning Algorithm; debias=dr: Oosterhuis, TOIS 2023 (SIGIR 2023), Doubly-Robust Estimation for Correcting Position-Bias in Click Feedback",
         code: "crates/ltr-listwise/src/lambdarank.rs; debias=dla in crates/ltr-listwise/src/dla.rs; debias=dr's set in crates/ltr-clicks/src/doubly_robust.rs",
-        params: &[LAMBDARANK_SPECS, CLICK_SPECS, LAMBDARANK_DEBIAS_SPECS],
+        params: &[LAMBDARANK_SPECS, CLICK_SPECS, LINEAR_DEBIAS_SPECS],
         distributed: Some(listwise::lambdarank_distributed),
         clicks: ClickUse::ClickQueriesOrSessions,
         missing_values: false,
@@ -662,7 +661,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         class_name: "NeuralRanker",
         paper: "Pobrotyn et al. 2020, Context-Aware Learning to Rank with Self-Attention (allRank): a feed-forward scorer, optionally followed by self-attention encoder blocks over the documents of a query (Vaswani et al. 2017's Transformer encoder, allRank's context-aware scorer), trained with RankNet, ListNet, ListMLE, LambdaLoss (Wang et al. 2018: NDCG-Loss2, NDCG-Loss2++), ApproxNDCG (Qin et al. 2010) or NeuralNDCG (Pobrotyn & Białobrzeski 2021)",
         code: "crates/ltr-neural (losses.rs, neural_sort.rs, net.rs, encoder.rs, optim.rs, train.rs); the scorer in crates/ltr-core/src/neural.rs and neural/encoder.rs",
-        params: &[NEURAL_SPECS, CLICK_SPECS, NEURAL_DLA_SPECS],
+        params: &[NEURAL_SPECS, CLICK_SPECS, NEURAL_DEBIAS_SPECS],
         distributed: None,
         clicks: ClickUse::ClickQueriesOrSessions,
         missing_values: false,

@@ -174,10 +174,15 @@ pub(crate) fn memory(r: &SpecReader<'_>, train: &Dataset) -> Option<u64> {
 
 /// A `neural` setting's checked parameters on `train` (a click training set's weighting among them).
 fn params(r: &SpecReader<'_>, train: &Dataset) -> Result<NeuralValidParams> {
-    let dla = super::clicks::debias_is_dla(r, train, "neural")?;
-    // Under DLA the loss is DLA's softmax loss unless another is asked for (and then refused by name).
+    let doubly_robust = r.choice("debias")? == "dr";
+    if doubly_robust {
+        super::clicks::check_doubly_robust(r, train, "neural")?;
+    }
+    let dla = !doubly_robust && super::clicks::debias_is_dla(r, train, "neural")?;
+    // Under DLA and DR the loss is the softmax loss against labels over their sum unless another is asked for (and
+    // then refused by name).
     let name = match r.params().opt::<String>("loss")? {
-        None if dla => "listnet-binary".to_string(),
+        None if dla || doubly_robust => "listnet-binary".to_string(),
         _ => r.choice("loss")?,
     };
     let mut loss = Loss::parse(&name).expect("a listed loss");
@@ -234,7 +239,8 @@ fn params(r: &SpecReader<'_>, train: &Dataset) -> Result<NeuralValidParams> {
         .slate_length(r.int("slate-length")?)
         .piece_rows(r.int("piece-rows")?)
         .patience(r.int("patience")?)
-        .clicks(super::clicks::click_weighting(r, train)?.filter(|_| !dla))
+        .clicks(super::clicks::click_weighting(r, train)?.filter(|_| !dla && !doubly_robust))
+        .doubly_robust(doubly_robust)
         .dla(
             dla.then(|| -> Result<NeuralDla> {
                 Ok(NeuralDla {

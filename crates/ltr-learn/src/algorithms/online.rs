@@ -121,6 +121,12 @@ pub(crate) const ONLINE_LISTNET_SPECS: &[ParamSpec] = &[ParamSpec::new(
 
 /// `listnet`.
 pub(crate) fn listnet(r: &SpecReader<'_>, train: &Dataset, ctx: &FitContext<'_>) -> Result<Fitted> {
+    if r.choice("debias")? == "dr" {
+        super::clicks::check_doubly_robust(r, train, "listnet")?;
+        let p = listnet_settings(r)?.doubly_robust(true).check()?;
+        r.finish("listnet")?;
+        return p.fit(train, ctx);
+    }
     if let Some(dla) = super::clicks::dla_settings(r, train, "listnet")? {
         // DLA's full-batch steps take their own (Armijo) step sizes: no learning rate, order or step control.
         let p = dla
@@ -140,6 +146,12 @@ pub(crate) fn listnet_distributed(
     ctx: &FitContext<'_>,
     comm: &dyn Allreduce,
 ) -> Result<Fitted> {
+    if r.choice("debias")? == "dr" {
+        if comm.size() > 1 {
+            return Err(LtrError::param("debias", "debias=dr trains in one process"));
+        }
+        return listnet(r, shard, ctx);
+    }
     if super::clicks::dla_settings(r, shard, "listnet")?.is_some() {
         return Err(LtrError::param(
             "debias",
@@ -150,6 +162,15 @@ pub(crate) fn listnet_distributed(
 }
 
 fn listnet_params(r: &SpecReader<'_>, train: &Dataset) -> Result<ListNetValidParams> {
+    let p = listnet_settings(r)?
+        .clicks(super::clicks::click_weighting(r, train)?)
+        .check()?;
+    r.finish("listnet")?;
+    Ok(p)
+}
+
+/// `listnet`'s own settings, the click weighting left to the caller; every parameter is read when this returns.
+fn listnet_settings(r: &SpecReader<'_>) -> Result<ListNetParams> {
     let s = ListNetParams::default()
         .epochs(r.int("epochs")?)
         .learning_rate(r.float("learning-rate")?)
@@ -159,10 +180,7 @@ fn listnet_params(r: &SpecReader<'_>, train: &Dataset) -> Result<ListNetValidPar
             "fixed" => StepControl::Fixed,
             "backtrack" => StepControl::Backtrack,
             _ => StepControl::Auto,
-        })
-        .clicks(super::clicks::click_weighting(r, train)?)
-        .check()?;
-    r.finish("listnet")?;
+        });
     Ok(s)
 }
 
