@@ -205,7 +205,7 @@ fn others(c: &mut Criterion) {
 
 /// Learning from clicks: simulating sessions, building the click training set, Propensity SVM-Rank and the
 /// neural ranker (IPS, DLA) on it, the EM propensity estimate (OHSUMED Fold1, the whole list displayed, η = 1), and
-/// the doubly robust set of a top-10 log with `lambdarank` and `lambdamart` `debias=dr` on it.
+/// the doubly robust set of a top-10 log with `lambdarank`, `listnet`, `neural` and `lambdamart` `debias=dr` on it.
 fn clicks(c: &mut Criterion) {
     use ltr_core::Scorer;
     let ds = ohsumed_like();
@@ -312,14 +312,25 @@ fn clicks(c: &mut Criterion) {
         &ltr_clicks::DoublyRobustSettings::default(),
     )
     .unwrap();
-    let dr = ltr_learn::find("lambdarank").unwrap();
-    let dr_params = ltr_core::Params::new(vec![("debias", "dr")]);
-    g.bench_function("lambdarank debias=dr, 10k sessions of 10", |b| {
-        b.iter(|| {
-            dr.fit(&dr_params, &dr_set, &ltr_core::FitContext::new(1))
-                .unwrap()
-        })
-    });
+    for (algo, settings, label) in [
+        ("lambdarank", &[("debias", "dr")][..], "lambdarank debias=dr"),
+        ("listnet", &[("debias", "dr")], "listnet debias=dr"),
+        (
+            "neural",
+            &[("debias", "dr"), ("sizes", "64"), ("epochs", "5")],
+            "neural debias=dr, 64 wide, 5 epochs",
+        ),
+    ] {
+        let learner = ltr_learn::find(algo).unwrap();
+        let params = ltr_core::Params::new(settings.to_vec());
+        g.bench_function(format!("{label}, 10k sessions of 10"), |b| {
+            b.iter(|| {
+                learner
+                    .fit(&params, &dr_set, &ltr_core::FitContext::new(1))
+                    .unwrap()
+            })
+        });
+    }
     let trees = ltr_learn::find("lambdamart").unwrap();
     let tree_params = ltr_core::Params::new(vec![("debias", "dr"), ("trees", "50")]);
     g.bench_function("lambdamart debias=dr, 50 trees, 10k sessions of 10", |b| {

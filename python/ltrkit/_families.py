@@ -1238,7 +1238,7 @@ class NeuralRanker(Ranker):
     - ``gamma`` (float in [1e-300, 1e+300]; default 0.1): factor of each decay. Only with schedule=step.
     - ``warmup`` (int in [0, 1000000]; default 0): epochs of linear warm-up to lr.
     - ``epochs`` (int in [1, 1000000]; default 100): epochs at most.
-    - ``batch_size`` (int in [1, 1000000000]; default 64): queries per batch.
+    - ``batch_size`` (int in [1, 1000000000]; default 64): queries per batch (allRank's 64; a set of few queries, such as debias=dr's one per logged query, takes few steps an epoch: at 8 the DR network came level with one query per click on MQ2008, BENCHMARKS.md, `listnet` and `neural` on the doubly robust set).
     - ``slate_length`` (int in [0, 1000000000]; default 240): documents of a query per batch at most: a longer query is sampled down to it each epoch (allRank's slate_length).
     - ``piece_rows`` (int in [1, 1000000000]; default 4096): documents a training step takes through its passes at once (whole queries; a longer query alone): fewer hold less memory (the activations are a piece's) but run the backward pass less in parallel, and 1 (a query a piece, run on one thread) holds the least; an attention network without batch norm goes query by query whatever the piece (a query's activations a thread), so for it a piece sets only the order of the sums; a batch split into more pieces sums its gradient in another order and draws dropout masks by other chunks, so the model differs (one model at any thread count for a given value).
     - ``patience`` (int in [1, 1000000]; default 20): stop after this many epochs without a better --validate measure.
@@ -1374,7 +1374,7 @@ class MLPRanker(NeuralRanker):
     - ``schedule`` (one of constant, step, cosine; default constant): learning rate per epoch: constant, step (lr·gamma^⌊epoch/step-size⌋, allRank's StepLR) or cosine to 0.
     - ``warmup`` (int in [0, 1000000]; default 0): epochs of linear warm-up to lr.
     - ``epochs`` (int in [1, 1000000]; default 100): epochs at most.
-    - ``batch_size`` (int in [1, 1000000000]; default 64): queries per batch.
+    - ``batch_size`` (int in [1, 1000000000]; default 64): queries per batch (allRank's 64; a set of few queries, such as debias=dr's one per logged query, takes few steps an epoch: at 8 the DR network came level with one query per click on MQ2008, BENCHMARKS.md, `listnet` and `neural` on the doubly robust set).
     - ``slate_length`` (int in [0, 1000000000]; default 240): documents of a query per batch at most: a longer query is sampled down to it each epoch (allRank's slate_length).
     - ``piece_rows`` (int in [1, 1000000000]; default 4096): documents a training step takes through its passes at once (whole queries; a longer query alone): fewer hold less memory (the activations are a piece's) but run the backward pass less in parallel, and 1 (a query a piece, run on one thread) holds the least; an attention network without batch norm goes query by query whatever the piece (a query's activations a thread), so for it a piece sets only the order of the sums; a batch split into more pieces sums its gradient in another order and draws dropout masks by other chunks, so the model differs (one model at any thread count for a given value).
     - ``patience`` (int in [1, 1000000]; default 20): stop after this many epochs without a better --validate measure.
@@ -1477,7 +1477,7 @@ class AttentionRanker(NeuralRanker):
     - ``schedule`` (one of constant, step, cosine; default constant): learning rate per epoch: constant, step (lr·gamma^⌊epoch/step-size⌋, allRank's StepLR) or cosine to 0.
     - ``warmup`` (int in [0, 1000000]; default 0): epochs of linear warm-up to lr.
     - ``epochs`` (int in [1, 1000000]; default 100): epochs at most.
-    - ``batch_size`` (int in [1, 1000000000]; default 64): queries per batch.
+    - ``batch_size`` (int in [1, 1000000000]; default 64): queries per batch (allRank's 64; a set of few queries, such as debias=dr's one per logged query, takes few steps an epoch: at 8 the DR network came level with one query per click on MQ2008, BENCHMARKS.md, `listnet` and `neural` on the doubly robust set).
     - ``slate_length`` (int in [0, 1000000000]; default 240): documents of a query per batch at most: a longer query is sampled down to it each epoch (allRank's slate_length).
     - ``piece_rows`` (int in [1, 1000000000]; default 4096): documents a training step takes through its passes at once (whole queries; a longer query alone): fewer hold less memory (the activations are a piece's) but run the backward pass less in parallel, and 1 (a query a piece, run on one thread) holds the least; an attention network without batch norm goes query by query whatever the piece (a query's activations a thread), so for it a piece sets only the order of the sums; a batch split into more pieces sums its gradient in another order and draws dropout masks by other chunks, so the model differs (one model at any thread count for a given value).
     - ``patience`` (int in [1, 1000000]; default 20): stop after this many epochs without a better --validate measure.

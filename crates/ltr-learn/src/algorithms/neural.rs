@@ -109,7 +109,14 @@ pub(crate) const NEURAL_SPECS: &[ParamSpec] = &[
     ParamSpec::new("gamma", "0.1", float(1e-300, 1e300), "factor of each decay").when("schedule=step"),
     ParamSpec::new("warmup", "0", int(0, 1_000_000), "epochs of linear warm-up to lr"),
     ParamSpec::new("epochs", "100", int(1, 1_000_000), "epochs at most"),
-    ParamSpec::new("batch-size", "64", int(1, 1_000_000_000), "queries per batch"),
+    ParamSpec::new(
+        "batch-size",
+        "64",
+        int(1, 1_000_000_000),
+        "queries per batch (allRank's 64; a set of few queries, such as debias=dr's one per logged query, takes few \
+         steps an epoch: at 8 the DR network came level with one query per click on MQ2008, BENCHMARKS.md, `listnet` \
+         and `neural` on the doubly robust set)",
+    ),
     ParamSpec::new(
         "slate-length",
         "240",
