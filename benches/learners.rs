@@ -313,7 +313,11 @@ fn clicks(c: &mut Criterion) {
     )
     .unwrap();
     for (algo, settings, label) in [
-        ("lambdarank", &[("debias", "dr")][..], "lambdarank debias=dr"),
+        (
+            "lambdarank",
+            &[("debias", "dr")][..],
+            "lambdarank debias=dr",
+        ),
         ("listnet", &[("debias", "dr")], "listnet debias=dr"),
         (
             "neural",

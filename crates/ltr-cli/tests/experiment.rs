@@ -586,3 +586,81 @@ fn model_files_that_cannot_score_the_data_are_refused_naming_the_file() {
     let e = refusal(&data.join("Fold1/train.txt"), "--fold-dir", &data);
     assert!(e.contains("Fold1/train.txt"), "{e}");
 }
+
+/// `ltr experiment --clicks 'logs/fold{fold}.tsv'`: each fold's cell is `ltr train --clicks` on that fold's log; a
+/// learner that does not learn from clicks is refused before anything trains, naming the way to a judged row.
+#[test]
+fn an_experiment_on_click_logs_trains_each_fold_on_its_own_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    generate_folds(&data, 2, 30);
+    for k in 1..=2 {
+        let train = data.join(format!("Fold{k}/train.txt"));
+        let prod = dir.path().join(format!("prod{k}.bin"));
+        train_production(&train, &prod, &[]);
+        simulate_clicks(
+            &train,
+            &prod,
+            2000,
+            &dir.path().join(format!("fold{k}.tsv")),
+            &[],
+        );
+    }
+    let logs = dir.path().join("fold{fold}.tsv");
+    let out = dir.path().join("out");
+    let exp = |algo: &str| {
+        Command::new(env!("CARGO_BIN_EXE_ltr"))
+            .args([
+                "experiment",
+                "--fold-dir",
+                s(&data),
+                "--clicks",
+                s(&logs),
+                "--algo",
+                algo,
+            ])
+            .args(["--keep-scores", "--out", s(&out)])
+            .env("RUST_LOG", "warn")
+            .output()
+            .unwrap()
+    };
+    let o = exp("lambdarank:debias=dr,epochs=10");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let fold = data.join("Fold2");
+    let (model, scores) = (dir.path().join("dr.bin"), dir.path().join("dr.scores"));
+    ok(&[
+        "train",
+        "--train",
+        s(&fold.join("train.txt")),
+        "--validate",
+        s(&fold.join("vali.txt")),
+        "--clicks",
+        s(&dir.path().join("fold2.tsv")),
+        "--algo",
+        "lambdarank",
+        "--param",
+        "debias=dr",
+        "--param",
+        "epochs=10",
+        "--seed",
+        "1",
+        "--model",
+        s(&model),
+    ]);
+    ok(&[
+        "predict",
+        "--model",
+        s(&model),
+        "--data",
+        s(&fold.join("test.txt")),
+        "--out",
+        s(&scores),
+    ]);
+    assert_eq!(
+        std::fs::read_to_string(&scores).unwrap(),
+        kept(&out, "lambdarank", 2)
+    );
+    let o = exp("ranksvm");
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && e.contains("judged = true"), "{e}");
+}

@@ -61,6 +61,8 @@ pub struct Experiment {
     pub(crate) baseline: usize,
     pub(crate) preprocess: PreprocessSpec,
     pub(crate) fingerprint: String,
+    /// Each fold's click log (`data.clicks`), when the methods learn from clicks.
+    pub(crate) click_logs: Option<crate::click_logs::FoldClickLogs>,
 }
 
 /// A `model:FILE` method's model, loaded once by `ltr_export::load_model` (what `ltr predict` reads).

@@ -253,7 +253,7 @@ fn split_file(ds: &Dataset, k: usize, share: f64, seed: u64) -> Result<Vec<Exper
         .collect())
 }
 
-fn fingerprint(files: &[PathBuf]) -> Result<String> {
+pub(crate) fn fingerprint(files: &[PathBuf]) -> Result<String> {
     let mut parts = Vec::new();
     for f in files {
         let meta = std::fs::metadata(f).map_err(|e| ExperimentError::io(f, e))?;

@@ -8,7 +8,8 @@
 //! store as it finishes (a killed run resumes with nothing finished recomputed) and writes `report.md`,
 //! `report.html`, `results.json`, `results.csv` and SVG plots. A method `model:FILE` is a model trained elsewhere
 //! (anything `ltr_export::load_model` reads): it is not trained, it scores each fold's test set as `ltr predict`
-//! does.
+//! does. With `data.clicks` each fold's methods learn from its click log (`ltr train --clicks`) and are judged on
+//! its judged test set; a method with `judged = true` learns from the judgments.
 //!
 //! ```
 //! use ltr_experiment::{DataSpec, Experiment, ExperimentSpec, MethodSpec};
@@ -33,6 +34,7 @@
 #![deny(missing_docs)]
 
 mod cells;
+mod click_logs;
 mod error;
 mod experiment;
 mod folds;

@@ -271,6 +271,32 @@ fn markdown(
         ),
         _ => String::new(),
     };
+    // An experiment on clicks says which methods learned from the logs and which from the judgments.
+    let source = match &spec.data.clicks {
+        None => source,
+        Some(logs) => {
+            let judged: Vec<&str> = exp
+                .labels
+                .iter()
+                .zip(&spec.algorithms)
+                .filter(|(_, m)| m.judged || m.model_file().is_some())
+                .map(|(l, _)| l.as_str())
+                .collect();
+            format!(
+                "{source}, training on the click logs `{}`{} (validation and test judged){}",
+                logs.display(),
+                spec.data
+                    .propensities
+                    .as_ref()
+                    .map(|p| format!(" with the propensities of `{}`", p.display()))
+                    .unwrap_or_default(),
+                match judged.is_empty() {
+                    true => String::new(),
+                    false => format!("; not on clicks: {}", judged.join(", ")),
+                }
+            )
+        }
+    };
     let mut md = format!("# Experiment: {}\n\n", exp.labels.join(", "));
     md.push_str(&format!(
         "Data: {source}; {test_queries} test queries in all. Validation: {}. Grids, epochs and rounds chosen on \

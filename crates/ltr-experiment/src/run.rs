@@ -96,6 +96,7 @@ impl Experiment {
             let grid = Grid::parse(&m.params).map_err(|e| spec_err(label, e))?;
             // Every method's names are checked before the folds are read and the first cell runs.
             grid.check_names(algo).map_err(|e| spec_err(label, e))?;
+            crate::click_logs::check_method(m, label, algo, spec.data.clicks.as_deref())?;
             grids.push(grid);
         }
         let preprocess = PreprocessSpec {
@@ -114,6 +115,32 @@ impl Experiment {
             ),
         };
         let (folds, fingerprint) = load_folds(&spec.data, spec.seed)?;
+        let click_logs = crate::click_logs::FoldClickLogs::find(&spec.data, &folds)?;
+        // A setting the click join refuses (a grid over `debias` values that read different sets, …) is refused
+        // now, before any cell trains: the job checks it without reading the log.
+        if let (Some(c), Some(first)) = (&click_logs, folds.first()) {
+            for ((m, label), grid) in spec.algorithms.iter().zip(&labels).zip(&grids) {
+                let Some(source) = c
+                    .source(first.number, m)
+                    .filter(|_| m.model_file().is_none())
+                else {
+                    continue;
+                };
+                TrainJob::builder(&m.algo)
+                    .grid(grid.clone())
+                    .train(TrainData::Memory {
+                        data: &first.train,
+                        name: format!("fold {} training set", first.number),
+                    })
+                    .validation(first.validation.as_ref().map(|v| TrainData::Memory {
+                        data: v,
+                        name: first.validation_source.clone(),
+                    }))
+                    .clicks(Some(source))
+                    .build()
+                    .map_err(|e| spec_err(label, e))?;
+            }
+        }
         for ((f, m), label) in fixed.iter().zip(&spec.algorithms).zip(&labels) {
             if let Some(f) = f {
                 check_width(&f.model, &folds)
@@ -142,6 +169,7 @@ impl Experiment {
             baseline,
             preprocess,
             fingerprint,
+            click_logs,
         })
     }
 
@@ -200,6 +228,11 @@ impl Experiment {
             "seed": self.spec.seed,
             "version": env!("CARGO_PKG_VERSION"),
         });
+        // Only an experiment on clicks has these, so that every other cell keeps the key it had.
+        if let Some(c) = &self.click_logs {
+            identity["clicks"] = c.fingerprint.clone().into();
+            identity["judged"] = method.judged.into();
+        }
         if let Some(f) = &self.fixed[m] {
             // The file's content, not its path, so the same model named by another path reuses its cells.
             identity["algo"] = "model".into();
@@ -236,6 +269,11 @@ impl Experiment {
                 data: v,
                 name: fold.validation_source.clone(),
             }))
+            .clicks(
+                self.click_logs
+                    .as_ref()
+                    .and_then(|c| c.source(fold.number, method)),
+            )
             .build()
             .map_err(|e| failed(LtrError::Training(e.to_string())))?;
         let outcome = job.run().map_err(|e| match e {
@@ -361,11 +399,21 @@ impl Experiment {
     /// The description with its data paths made absolute, so the written `experiment.toml` reruns from anywhere.
     fn spec_with_absolute_paths(&self) -> ExperimentSpec {
         let mut s = self.spec.clone();
-        for p in [&mut s.data.file, &mut s.data.fold_dir]
-            .into_iter()
-            .flatten()
+        for p in [
+            &mut s.data.file,
+            &mut s.data.fold_dir,
+            &mut s.data.propensities,
+        ]
+        .into_iter()
+        .flatten()
         {
             if let Ok(abs) = std::fs::canonicalize(&*p) {
+                *p = abs;
+            }
+        }
+        // A path with `{fold}` names no file to canonicalise: made absolute as it is.
+        if let Some(p) = &mut s.data.clicks {
+            if let Ok(abs) = std::path::absolute(&*p) {
                 *p = abs;
             }
         }

@@ -66,6 +66,16 @@ pub struct DataSpec {
     /// Merge the runs of a qid that reappears later in a file (`--regroup`).
     #[serde(default)]
     pub regroup: bool,
+    /// A click log over each fold's training file, as `ltr train --clicks` reads it, `{fold}` in the path standing
+    /// for the fold number (`logs/fold{fold}.tsv`). Every method then learns from its fold's log, as the click set
+    /// its `debias` reads (a method with `judged = true` from the judgments, a reference row); validation and test
+    /// stay judged. Only with `fold_dir`: a log describes a training file's documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clicks: Option<PathBuf>,
+    /// The examination probability of each rank for the click logs (`ltr train --propensities`), when their
+    /// propensity column is absent or not to be trusted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub propensities: Option<PathBuf>,
 }
 
 /// One method: an algorithm of the registry with fixed parameters or grids (chosen on validation per fold), or a
@@ -82,6 +92,10 @@ pub struct MethodSpec {
     /// `name=value` or a grid `name=v1,v2,v3`, as `ltr train --param`.
     #[serde(default)]
     pub params: Vec<String>,
+    /// Learn from the fold's judgments although the data names click logs (`data.clicks`): the reference a
+    /// click-trained method is measured against.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub judged: bool,
 }
 
 /// What starts a method that is a model file rather than an algorithm.
@@ -118,6 +132,8 @@ impl DataSpec {
             folds,
             validation_share: default_validation_share(),
             regroup: false,
+            clicks: None,
+            propensities: None,
         }
     }
     /// Use a LETOR fold folder.
@@ -128,6 +144,8 @@ impl DataSpec {
             folds: default_folds(),
             validation_share: default_validation_share(),
             regroup: false,
+            clicks: None,
+            propensities: None,
         }
     }
 }
@@ -147,6 +165,7 @@ impl MethodSpec {
                 label: None,
                 algo: format!("{MODEL_PREFIX}{file}"),
                 params: Vec::new(),
+                judged: false,
             });
         }
         let (algo, rest) = match text.split_once(':') {
@@ -186,6 +205,7 @@ impl MethodSpec {
             label: None,
             algo: algo.to_string(),
             params,
+            judged: false,
         })
     }
 
@@ -242,9 +262,15 @@ impl ExperimentSpec {
             message: e.to_string().trim_end().to_string(),
         })?;
         let base = path.parent().unwrap_or(Path::new(""));
-        for p in [&mut spec.data.file, &mut spec.data.fold_dir]
-            .into_iter()
-            .flatten()
+        let data = &mut spec.data;
+        for p in [
+            &mut data.file,
+            &mut data.fold_dir,
+            &mut data.clicks,
+            &mut data.propensities,
+        ]
+        .into_iter()
+        .flatten()
         {
             if p.is_relative() {
                 *p = base.join(&*p);

@@ -7,6 +7,7 @@
 //! `#[cfg(test)]` there: the library is compiled once in `cargo test --all-targets` (its root is
 //! `#![cfg(not(test))]`), not a second time as a unit-test harness.
 
+mod clicks;
 mod experiment;
 mod plot_default;
 mod unit;

@@ -13,7 +13,8 @@ pub struct ExperimentArgs {
     /// An experiment file (TOML, as written into every output folder); the flags below that describe the
     /// experiment may not be given with it.
     #[arg(long, conflicts_with_all = ["data", "fold_dir", "algos", "folds", "metric", "convention", "baseline",
-        "normalize", "log1p", "seed", "report_metrics", "tests", "validation_share", "keep_scores", "regroup"])]
+        "normalize", "log1p", "seed", "report_metrics", "tests", "validation_share", "keep_scores", "regroup",
+        "clicks", "propensities"])]
     pub config: Option<PathBuf>,
     /// One LETOR/SVMlight file, split by query into --folds parts (seeded, stratified by relevant documents).
     #[arg(long, conflicts_with = "fold_dir")]
@@ -61,6 +62,13 @@ pub struct ExperimentArgs {
     /// Merge the runs of a qid that reappears later in a file.
     #[arg(long)]
     pub regroup: bool,
+    /// Click logs every method learns from (validation and test stay judged), `{fold}` standing for the fold
+    /// number of --fold-dir (`logs/fold{fold}.tsv`); a judged row needs an experiment file (`judged = true`).
+    #[arg(long)]
+    pub clicks: Option<PathBuf>,
+    /// The click logs' propensity table (as `ltr train --propensities`).
+    #[arg(long)]
+    pub propensities: Option<PathBuf>,
     /// Output folder (report.md, results.json, results.csv, plots/, cells/, experiment.toml).
     #[arg(long)]
     pub out: PathBuf,
@@ -94,10 +102,9 @@ impl ExperimentArgs {
                 "give --data FILE (split into --folds parts), --fold-dir DIR, or --config FILE"
             ),
         };
-        if let Some(s) = self.validation_share {
-            data.validation_share = s;
-        }
+        data.validation_share = self.validation_share.unwrap_or(data.validation_share);
         data.regroup = self.regroup;
+        (data.clicks, data.propensities) = (self.clicks.clone(), self.propensities.clone());
         if self.algos.is_empty() {
             bail!("give at least one --algo NAME[:k=v,...] (see `ltr algorithms`)");
         }
@@ -107,18 +114,10 @@ impl ExperimentArgs {
             .map(|a| MethodSpec::parse(a))
             .collect::<Result<Vec<_>, _>>()?;
         let mut spec = ExperimentSpec::new(data, methods);
-        if let Some(m) = &self.metric {
-            spec.metric = m.clone();
-        }
-        if let Some(c) = &self.convention {
-            spec.convention = c.clone();
-        }
-        if let Some(n) = &self.normalize {
-            spec.normalize = n.clone();
-        }
-        if let Some(s) = self.seed {
-            spec.seed = s;
-        }
+        spec.metric = self.metric.clone().unwrap_or(spec.metric);
+        spec.convention = self.convention.clone().unwrap_or(spec.convention);
+        spec.normalize = self.normalize.clone().unwrap_or(spec.normalize);
+        spec.seed = self.seed.unwrap_or(spec.seed);
         spec.report_metrics = split_list(&self.report_metrics);
         let tests = split_list(&self.tests);
         if !tests.is_empty() {
