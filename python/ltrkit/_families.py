@@ -512,6 +512,7 @@ class ListNet(Ranker):
     - ``debias`` (one of none, dla, dr; default none): on clicks (ltr train --clicks LOG): none learns from one query per click weighted by `weighting` (inverse propensities from the log's column or --propensities, or naive); dla (the Dual Learning Algorithm, Ai et al. 2018) learns from the sessions with positions, a propensity per position (a softmax over the positions a session shows) learned with the ranker, each the other's inverse weight in DLA's listwise loss; dr (doubly robust, Oosterhuis 2023) learns from each logged query's documents labelled by their doubly robust relevance estimates (a shown one's clicks over its expected examination, propensities from the log's column or --propensities; the unshown ones by `dr-unshown`), each query weighted by its sessions: lambdarank's ΔNDCG takes the labels as linear gains, listnet's target is the labels over their sum (each query weighted also by that sum, so that the loss is linear in the estimates).
     - ``dr_unshown`` (one of leave-out, direct; default leave-out): the documents of a logged query that no session showed: leave-out trains on the shown ones (each labelled clicks over expected examination, the estimate restricted to what the log saw; under a production ranker that always shows the same top 10 this is IPS with each document's clicks pooled); direct keeps them, labelled by a logistic regression of clicks on the features (the paper's estimator, unbiased there only when that model is: it lost 0.002–0.015 test NDCG@10 to leave-out on every MQ2008 fold and 0.019–0.116 on every OHSUMED fold, BENCHMARKS.md, The doubly robust learner). Only with debias=dr.
     - ``dr_direct_steps`` (int in [1, 1000000]; default 300): gradient steps (Armijo step size) of the direct model's logistic regression, on the shown documents' clicks out of their expected examinations, features standardised. Only with dr-unshown=direct.
+    - ``dr_clip`` (float in [0.0, 1.0]; default 0): clipping threshold τ of a shown document's expected examination ρ (0: none): below it the label is (c̄ + (τ − ρ)·R̂)/τ, the inverse weight capped at 1/τ and the cap's bias filled in by the direct model (with dr-unshown=leave-out, no direct model: c̄/τ, clipped IPS); the paper's code uses min(10/√N, 1) for N logged sessions, which clips nothing of a top-10 log at 10⁶ sessions. Only with debias=dr.
     - ``dla_loss`` (one of lambda, softmax; default softmax): the ranker's DLA loss: softmax (the paper's: each session's softmax cross-entropy against its clicks, each weighted by its position's inverse propensity) or lambda (LambdaRank's pairs of a clicked and an unclicked document, |ΔNDCG@k|-weighted, times the clicked one's inverse propensity: it ranks, but LambdaRank's scores have no softmax scale, so the relevance ratios e^(s_top - s_k) the propensity tower is weighted by are off and so are its propensities); the propensity tower always fits the softmax loss. Only with debias=dla.
     - ``max_propensity_weight`` (float in [0.0, 1e+300]; default 0): cap of every inverse-propensity weight of the ranker's clicks and inverse-relevance weight of the propensity tower's (ULTRA's max_propensity_weight; 0: no cap). Only with debias=dla.
     - ``propensity_steps`` (int in [1, 1000000]; default 10): full-batch gradient steps (Armijo step size) of the propensity tower after each epoch's ranker step. Only with debias=dla.
@@ -520,7 +521,7 @@ class ListNet(Ranker):
     """
 
     _algo = "listnet"
-    _param_map = {"epochs": "epochs", "learning_rate": "learning-rate", "step_control": "step-control", "select_epochs": "select-epochs", "shuffle": "shuffle", "weighting": "weighting", "clip": "clip", "debias": "debias", "dr_unshown": "dr-unshown", "dr_direct_steps": "dr-direct-steps", "dla_loss": "dla-loss", "max_propensity_weight": "max-propensity-weight", "propensity_steps": "propensity-steps"}
+    _param_map = {"epochs": "epochs", "learning_rate": "learning-rate", "step_control": "step-control", "select_epochs": "select-epochs", "shuffle": "shuffle", "weighting": "weighting", "clip": "clip", "debias": "debias", "dr_unshown": "dr-unshown", "dr_direct_steps": "dr-direct-steps", "dr_clip": "dr-clip", "dla_loss": "dla-loss", "max_propensity_weight": "max-propensity-weight", "propensity_steps": "propensity-steps"}
 
     def __init__(
         self,
@@ -534,6 +535,7 @@ class ListNet(Ranker):
         debias: Any = None,
         dr_unshown: Any = None,
         dr_direct_steps: Any = None,
+        dr_clip: Any = None,
         dla_loss: Any = None,
         max_propensity_weight: Any = None,
         propensity_steps: Any = None,
@@ -555,6 +557,7 @@ class ListNet(Ranker):
         self.debias = debias
         self.dr_unshown = dr_unshown
         self.dr_direct_steps = dr_direct_steps
+        self.dr_clip = dr_clip
         self.dla_loss = dla_loss
         self.max_propensity_weight = max_propensity_weight
         self.propensity_steps = propensity_steps
@@ -701,6 +704,7 @@ class LambdaRank(Ranker):
     - ``debias`` (one of none, dla, dr; default none): on clicks (ltr train --clicks LOG): none learns from one query per click weighted by `weighting` (inverse propensities from the log's column or --propensities, or naive); dla (the Dual Learning Algorithm, Ai et al. 2018) learns from the sessions with positions, a propensity per position (a softmax over the positions a session shows) learned with the ranker, each the other's inverse weight in DLA's listwise loss; dr (doubly robust, Oosterhuis 2023) learns from each logged query's documents labelled by their doubly robust relevance estimates (a shown one's clicks over its expected examination, propensities from the log's column or --propensities; the unshown ones by `dr-unshown`), each query weighted by its sessions: lambdarank's ΔNDCG takes the labels as linear gains, listnet's target is the labels over their sum (each query weighted also by that sum, so that the loss is linear in the estimates).
     - ``dr_unshown`` (one of leave-out, direct; default leave-out): the documents of a logged query that no session showed: leave-out trains on the shown ones (each labelled clicks over expected examination, the estimate restricted to what the log saw; under a production ranker that always shows the same top 10 this is IPS with each document's clicks pooled); direct keeps them, labelled by a logistic regression of clicks on the features (the paper's estimator, unbiased there only when that model is: it lost 0.002–0.015 test NDCG@10 to leave-out on every MQ2008 fold and 0.019–0.116 on every OHSUMED fold, BENCHMARKS.md, The doubly robust learner). Only with debias=dr.
     - ``dr_direct_steps`` (int in [1, 1000000]; default 300): gradient steps (Armijo step size) of the direct model's logistic regression, on the shown documents' clicks out of their expected examinations, features standardised. Only with dr-unshown=direct.
+    - ``dr_clip`` (float in [0.0, 1.0]; default 0): clipping threshold τ of a shown document's expected examination ρ (0: none): below it the label is (c̄ + (τ − ρ)·R̂)/τ, the inverse weight capped at 1/τ and the cap's bias filled in by the direct model (with dr-unshown=leave-out, no direct model: c̄/τ, clipped IPS); the paper's code uses min(10/√N, 1) for N logged sessions, which clips nothing of a top-10 log at 10⁶ sessions. Only with debias=dr.
     - ``dla_loss`` (one of lambda, softmax; default softmax): the ranker's DLA loss: softmax (the paper's: each session's softmax cross-entropy against its clicks, each weighted by its position's inverse propensity) or lambda (LambdaRank's pairs of a clicked and an unclicked document, |ΔNDCG@k|-weighted, times the clicked one's inverse propensity: it ranks, but LambdaRank's scores have no softmax scale, so the relevance ratios e^(s_top - s_k) the propensity tower is weighted by are off and so are its propensities); the propensity tower always fits the softmax loss. Only with debias=dla.
     - ``max_propensity_weight`` (float in [0.0, 1e+300]; default 0): cap of every inverse-propensity weight of the ranker's clicks and inverse-relevance weight of the propensity tower's (ULTRA's max_propensity_weight; 0: no cap). Only with debias=dla.
     - ``propensity_steps`` (int in [1, 1000000]; default 10): full-batch gradient steps (Armijo step size) of the propensity tower after each epoch's ranker step. Only with debias=dla.
@@ -709,7 +713,7 @@ class LambdaRank(Ranker):
     """
 
     _algo = "lambdarank"
-    _param_map = {"epochs": "epochs", "k": "k", "sigma": "sigma", "l2": "l2", "select_epochs": "select-epochs", "train_convention": "convention", "init_model": "init-model", "init_algo": "init-algo", "weighting": "weighting", "clip": "clip", "debias": "debias", "dr_unshown": "dr-unshown", "dr_direct_steps": "dr-direct-steps", "dla_loss": "dla-loss", "max_propensity_weight": "max-propensity-weight", "propensity_steps": "propensity-steps"}
+    _param_map = {"epochs": "epochs", "k": "k", "sigma": "sigma", "l2": "l2", "select_epochs": "select-epochs", "train_convention": "convention", "init_model": "init-model", "init_algo": "init-algo", "weighting": "weighting", "clip": "clip", "debias": "debias", "dr_unshown": "dr-unshown", "dr_direct_steps": "dr-direct-steps", "dr_clip": "dr-clip", "dla_loss": "dla-loss", "max_propensity_weight": "max-propensity-weight", "propensity_steps": "propensity-steps"}
 
     def __init__(
         self,
@@ -726,6 +730,7 @@ class LambdaRank(Ranker):
         debias: Any = None,
         dr_unshown: Any = None,
         dr_direct_steps: Any = None,
+        dr_clip: Any = None,
         dla_loss: Any = None,
         max_propensity_weight: Any = None,
         propensity_steps: Any = None,
@@ -750,6 +755,7 @@ class LambdaRank(Ranker):
         self.debias = debias
         self.dr_unshown = dr_unshown
         self.dr_direct_steps = dr_direct_steps
+        self.dr_clip = dr_clip
         self.dla_loss = dla_loss
         self.max_propensity_weight = max_propensity_weight
         self.propensity_steps = propensity_steps
@@ -965,6 +971,7 @@ class LambdaMART(Ranker):
     - ``query_weights`` (text; default (none)): a file of lines `qid weight` (the qid as the data writes it, with or without `qid:`; weight finite and ≥ 0; blank lines and lines starting with # are skipped): each training query's gradients and hessians are multiplied by its weight (after norm); every training query must be listed, other qids may be.
     - ``dr_unshown`` (one of leave-out, direct; default leave-out): the documents of a logged query that no session showed: leave-out trains on the shown ones (each labelled clicks over expected examination, the estimate restricted to what the log saw; under a production ranker that always shows the same top 10 this is IPS with each document's clicks pooled); direct keeps them, labelled by a logistic regression of clicks on the features (the paper's estimator, unbiased there only when that model is: it lost 0.002–0.015 test NDCG@10 to leave-out on every MQ2008 fold and 0.019–0.116 on every OHSUMED fold, BENCHMARKS.md, The doubly robust learner). Only with debias=dr.
     - ``dr_direct_steps`` (int in [1, 1000000]; default 300): gradient steps (Armijo step size) of the direct model's logistic regression, on the shown documents' clicks out of their expected examinations, features standardised. Only with dr-unshown=direct.
+    - ``dr_clip`` (float in [0.0, 1.0]; default 0): clipping threshold τ of a shown document's expected examination ρ (0: none): below it the label is (c̄ + (τ − ρ)·R̂)/τ, the inverse weight capped at 1/τ and the cap's bias filled in by the direct model (with dr-unshown=leave-out, no direct model: c̄/τ, clipped IPS); the paper's code uses min(10/√N, 1) for N logged sessions, which clips nothing of a top-10 log at 10⁶ sessions. Only with debias=dr.
     - ``init_model`` (text; default (none)): a model file of any kind to boost from: the trees start from its scores (through the preprocessing it stored) and the saved model is it plus the trees.
     - ``init_algo`` (text; default (none)): an algorithm of this registry trained first on the same data and seed, to boost from (its parameters as init-KEY=V).
 
@@ -974,7 +981,7 @@ class LambdaMART(Ranker):
     """
 
     _algo = "lambdamart"
-    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "min_docs_count": "min-docs-count", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "min_data_in_bin": "min-data-in-bin", "bin_sample_docs": "bin-sample-docs", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction", "lambda_metric": "lambda-metric", "label_gain": "label-gain", "ndcg_at": "ndcg-at", "pair_method": "pair-method", "truncation": "truncation", "pairs_per_doc": "pairs-per-doc", "sigma": "sigma", "norm": "norm", "score_gap": "score-gap", "ties": "ties", "debias": "debias", "propensities": "propensities", "position_bias_regularization": "position-bias-regularization", "position_bias_regularization_unit": "position-bias-regularization-unit", "bias_norm": "bias-norm", "max_propensity": "max-propensity", "bias_loss": "bias-loss", "pair_hessian": "pair-hessian", "query_weights": "query-weights", "dr_unshown": "dr-unshown", "dr_direct_steps": "dr-direct-steps", "init_model": "init-model", "init_algo": "init-algo"}
+    _param_map = {"trees": "trees", "learning_rate": "learning-rate", "min_hessian_in_leaf": "min-hessian-in-leaf", "min_docs_count": "min-docs-count", "l2": "l2", "stop_after": "stop-after", "leaves": "leaves", "max_depth": "max-depth", "min_docs_in_leaf": "min-docs-in-leaf", "max_bin": "max-bin", "min_data_in_bin": "min-data-in-bin", "bin_sample_docs": "bin-sample-docs", "feature_fraction": "feature-fraction", "query_fraction": "query-fraction", "lambda_metric": "lambda-metric", "label_gain": "label-gain", "ndcg_at": "ndcg-at", "pair_method": "pair-method", "truncation": "truncation", "pairs_per_doc": "pairs-per-doc", "sigma": "sigma", "norm": "norm", "score_gap": "score-gap", "ties": "ties", "debias": "debias", "propensities": "propensities", "position_bias_regularization": "position-bias-regularization", "position_bias_regularization_unit": "position-bias-regularization-unit", "bias_norm": "bias-norm", "max_propensity": "max-propensity", "bias_loss": "bias-loss", "pair_hessian": "pair-hessian", "query_weights": "query-weights", "dr_unshown": "dr-unshown", "dr_direct_steps": "dr-direct-steps", "dr_clip": "dr-clip", "init_model": "init-model", "init_algo": "init-algo"}
 
     def __init__(
         self,
@@ -1013,6 +1020,7 @@ class LambdaMART(Ranker):
         query_weights: Any = None,
         dr_unshown: Any = None,
         dr_direct_steps: Any = None,
+        dr_clip: Any = None,
         init_model: Any = None,
         init_algo: Any = None,
         *,
@@ -1058,6 +1066,7 @@ class LambdaMART(Ranker):
         self.query_weights = query_weights
         self.dr_unshown = dr_unshown
         self.dr_direct_steps = dr_direct_steps
+        self.dr_clip = dr_clip
         self.init_model = init_model
         self.init_algo = init_algo
         self.algo = "lambdamart"
@@ -1253,6 +1262,7 @@ class NeuralRanker(Ranker):
     - ``debias`` (one of none, dla, dr; default none): on clicks (ltr train --clicks LOG): none learns from one query per click weighted by `weighting` (inverse propensities from the log's column or --propensities, or naive); dla (the Dual Learning Algorithm, Ai et al. 2018) learns from the sessions with positions a propensity per position with the network: each epoch the network fits DLA's softmax loss, each session's clicks weighted by their positions' inverse propensities (loss=listnet-binary, the loss under dla), then the propensity tower steps against the clicks weighted by the network's inverse relevance; the first epoch is the naive model. It ranks above the naive network on MQ2008, OHSUMED and web, but the wider the network the more of the position effect it takes for relevance: the propensities were 13% off the truth at worst with sizes=none on MQ2008 Fold1, 45% at 256/128 (BENCHMARKS.md, Neural DLA on the same protocol); dr (doubly robust, Oosterhuis 2023) learns from each logged query's documents labelled by their doubly robust relevance estimates (as lambdarank's dr), with loss=listnet-binary (the softmax cross-entropy against the labels over their sum) and each query weighted by its sessions times that sum, so that the loss is linear in the estimates.
     - ``dr_unshown`` (one of leave-out, direct; default leave-out): the documents of a logged query that no session showed: leave-out trains on the shown ones (each labelled clicks over expected examination, the estimate restricted to what the log saw; under a production ranker that always shows the same top 10 this is IPS with each document's clicks pooled); direct keeps them, labelled by a logistic regression of clicks on the features (the paper's estimator, unbiased there only when that model is: it lost 0.002–0.015 test NDCG@10 to leave-out on every MQ2008 fold and 0.019–0.116 on every OHSUMED fold, BENCHMARKS.md, The doubly robust learner). Only with debias=dr.
     - ``dr_direct_steps`` (int in [1, 1000000]; default 300): gradient steps (Armijo step size) of the direct model's logistic regression, on the shown documents' clicks out of their expected examinations, features standardised. Only with dr-unshown=direct.
+    - ``dr_clip`` (float in [0.0, 1.0]; default 0): clipping threshold τ of a shown document's expected examination ρ (0: none): below it the label is (c̄ + (τ − ρ)·R̂)/τ, the inverse weight capped at 1/τ and the cap's bias filled in by the direct model (with dr-unshown=leave-out, no direct model: c̄/τ, clipped IPS); the paper's code uses min(10/√N, 1) for N logged sessions, which clips nothing of a top-10 log at 10⁶ sessions. Only with debias=dr.
     - ``max_propensity_weight`` (float in [0.0, 1e+300]; default 0): cap of every inverse-propensity weight of the ranker's clicks and inverse-relevance weight of the propensity tower's (ULTRA's max_propensity_weight; 0: no cap). Only with debias=dla.
     - ``propensity_steps`` (int in [1, 1000000]; default 10): full-batch gradient steps (Armijo step size) of the propensity tower after each epoch's ranker step. Only with debias=dla.
 
@@ -1260,7 +1270,7 @@ class NeuralRanker(Ranker):
     """
 
     _algo = "neural"
-    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "scorer": "scorer", "blocks": "blocks", "heads": "heads", "d_ff": "d-ff", "attention_dropout": "attention-dropout", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "step_size": "step-size", "gamma": "gamma", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "piece_rows": "piece-rows", "patience": "patience", "k": "k", "sigma": "sigma", "mu": "mu", "alpha": "alpha", "temperature": "temperature", "levels": "levels", "weighting": "weighting", "clip": "clip", "debias": "debias", "dr_unshown": "dr-unshown", "dr_direct_steps": "dr-direct-steps", "max_propensity_weight": "max-propensity-weight", "propensity_steps": "propensity-steps"}
+    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "scorer": "scorer", "blocks": "blocks", "heads": "heads", "d_ff": "d-ff", "attention_dropout": "attention-dropout", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "step_size": "step-size", "gamma": "gamma", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "piece_rows": "piece-rows", "patience": "patience", "k": "k", "sigma": "sigma", "mu": "mu", "alpha": "alpha", "temperature": "temperature", "levels": "levels", "weighting": "weighting", "clip": "clip", "debias": "debias", "dr_unshown": "dr-unshown", "dr_direct_steps": "dr-direct-steps", "dr_clip": "dr-clip", "max_propensity_weight": "max-propensity-weight", "propensity_steps": "propensity-steps"}
 
     def __init__(
         self,
@@ -1299,6 +1309,7 @@ class NeuralRanker(Ranker):
         debias: Any = None,
         dr_unshown: Any = None,
         dr_direct_steps: Any = None,
+        dr_clip: Any = None,
         max_propensity_weight: Any = None,
         propensity_steps: Any = None,
         *,
@@ -1344,6 +1355,7 @@ class NeuralRanker(Ranker):
         self.debias = debias
         self.dr_unshown = dr_unshown
         self.dr_direct_steps = dr_direct_steps
+        self.dr_clip = dr_clip
         self.max_propensity_weight = max_propensity_weight
         self.propensity_steps = propensity_steps
         self.algo = "neural"

@@ -38,6 +38,11 @@
 //! so [`UnshownDocuments::LeaveOut`] is the default: the estimate restricted to the shown documents, which under a deterministic display is IPS with
 //! each document's clicks pooled over its sessions.
 //!
+//! The paper's code also clips the expected treatment at a threshold `τ` (`alpha_clip`, `min(10/√N, 1)` for `N`
+//! logged queries) and lets the direct model fill in what the clip takes away:
+//! [`DoublyRobustSettings::clip`], [`doubly_robust_label`]. `tests/dr_paper.rs` checks the labels against that
+//! code's `compute_weights` on a small log, clipped and not, with and without a direct model.
+//!
 //! ## The direct model
 //!
 //! `R̂` is a logistic regression on the documents' features (standardised over the shown documents), fitted to the
@@ -91,6 +96,12 @@ pub struct DoublyRobustSettings {
     /// Gradient steps (Armijo step size) of the direct model's logistic regression (fitted only for
     /// [`UnshownDocuments::Direct`]).
     pub direct_model_steps: usize,
+    /// The clipping threshold `τ` of the expected treatment (0: none). A shown document with `ρ(d) < τ` is
+    /// labelled `(c̄(d) + (τ − ρ(d)) · R̂(d)) / τ` instead of `c̄/ρ`: its inverse weight capped at `1/τ`, and the
+    /// bias of the cap filled in by the direct model (the paper's code, `compute_weights` with `alpha_clip`, which
+    /// sets `τ = min(10/√N, 1)` for `N` logged queries); under [`UnshownDocuments::LeaveOut`] there is no direct
+    /// model and the label is `c̄/τ`, clipped IPS. See [`doubly_robust_label`].
+    pub clip: f64,
 }
 
 impl Default for DoublyRobustSettings {
@@ -98,7 +109,41 @@ impl Default for DoublyRobustSettings {
         Self {
             unshown: UnshownDocuments::LeaveOut,
             direct_model_steps: 300,
+            clip: 0.0,
         }
+    }
+}
+
+/// One document's doubly robust label from its `clicks` and expected examined impressions `examined` (`N · ρ`)
+/// over a query's `sessions` (`N`), the direct model's `r_hat` and the clipping threshold `clip` (`τ`; 0: none):
+///
+/// ```text
+/// R̂ + (c̄ − ρ·R̂)/ρ        when ρ ≥ τ (c̄/ρ up to rounding: R̂ cancels)
+/// (c̄ + (τ − ρ)·R̂)/τ      when 0 < ρ < τ
+/// R̂                      when no session showed the document (ρ = 0; the paper's code gives it R̂ when τ > 0)
+/// ```
+///
+/// ```
+/// use ltr_clicks::doubly_robust_label;
+/// // 30 clicks in 100 sessions at an expected examination of 0.5: 0.6 whatever the direct model says.
+/// assert!((doubly_robust_label(30.0, 50.0, 100.0, 0.9, 0.0) - 0.6).abs() < 1e-12);
+/// // Clipped at τ = 0.8: (0.3 + 0.3 · 0.9) / 0.8.
+/// assert!((doubly_robust_label(30.0, 50.0, 100.0, 0.9, 0.8) - 0.7125).abs() < 1e-12);
+/// ```
+pub fn doubly_robust_label(
+    clicks: f64,
+    examined: f64,
+    sessions: f64,
+    r_hat: f64,
+    clip: f64,
+) -> f64 {
+    if examined <= 0.0 {
+        r_hat
+    } else if examined >= clip * sessions {
+        // R̂ + (c̄ − ρ·R̂)/ρ with c̄ = c/N and ρ = e/N: the N cancel.
+        r_hat + (clicks - examined * r_hat) / examined
+    } else {
+        (clicks / sessions + (clip - examined / sessions) * r_hat) / clip
     }
 }
 
@@ -205,6 +250,12 @@ impl<'a> Counter<'a> {
     }
 
     fn finish(&self, settings: &DoublyRobustSettings) -> Result<(Dataset, DoublyRobustStats)> {
+        if !(0.0..=1.0).contains(&settings.clip) {
+            return Err(DataError::Invalid(format!(
+                "the clipping threshold of the expected treatment must be in [0, 1], not {}",
+                settings.clip
+            )));
+        }
         let mut stats = self.stats;
         if self.sessions.is_empty() {
             return Err(DataError::Invalid("the click log holds no session".into()));
@@ -225,6 +276,8 @@ impl<'a> Counter<'a> {
         let mut offsets = vec![0];
         let mut qids = Vec::with_capacity(self.sessions.len());
         let mut weights = Vec::with_capacity(self.sessions.len());
+        // Each row's query's sessions, N.
+        let mut row_sessions = Vec::new();
         let leave_out = settings.unshown == UnshownDocuments::LeaveOut;
         for (&q, &n) in &self.sessions {
             if leave_out {
@@ -236,6 +289,7 @@ impl<'a> Counter<'a> {
             } else {
                 rows.extend(features.query_range(q));
             }
+            row_sessions.resize(rows.len(), n as f64);
             offsets.push(rows.len());
             qids.push(features.qids()[q].clone());
             weights.push(n as f64);
@@ -259,16 +313,12 @@ impl<'a> Counter<'a> {
         stats.direct_model_log_loss = direct.as_ref().map(|m| m.log_loss);
         let labels: Vec<f32> = rows
             .iter()
-            .map(|&r| {
+            .zip(&row_sessions)
+            .map(|(&r, &n)| {
                 let r_hat = direct.as_ref().map_or(0.0, |m| m.predict(features, r));
-                match examined.get(&(r as u32)) {
-                    // R̂ + (c̄ − ρ·R̂)/ρ with c̄ = c/N and ρ = e/N: the N cancel.
-                    Some(&e) => {
-                        let c = self.clicks.get(&(r as u32)).copied().unwrap_or(0) as f64;
-                        (r_hat + (c - e * r_hat) / e) as f32
-                    }
-                    None => r_hat as f32,
-                }
+                let e = examined.get(&(r as u32)).copied().unwrap_or(0.0);
+                let c = self.clicks.get(&(r as u32)).copied().unwrap_or(0) as f64;
+                doubly_robust_label(c, e, n, r_hat, settings.clip) as f32
             })
             .collect();
         let mut ds = Dataset::new(features.select_rows_matrix(&rows), labels, offsets, qids)?;

@@ -19,7 +19,7 @@ pub struct ClickSource {
 }
 
 /// The click set a run's settings read, with the doubly robust set's own settings (`dr-unshown`,
-/// `dr-direct-steps`; the defaults when it reads another set).
+/// `dr-direct-steps`, `dr-clip`; the defaults when it reads another set).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ClickSet {
     pub(crate) reads: ClickUse,
@@ -52,6 +52,7 @@ pub(crate) fn click_set(
             }
             doubly_robust.direct_model_steps =
                 reader.int("dr-direct-steps").map_err(|e| e.to_string())?;
+            doubly_robust.clip = reader.float("dr-clip").map_err(|e| e.to_string())?;
         }
         sets.push(ClickSet {
             reads,
@@ -65,7 +66,7 @@ pub(crate) fn click_set(
     if sets.iter().any(|s| *s != first) {
         return Err(format!(
             "`{}`'s settings read different click sets (one query per click without debias, sessions or the doubly \
-             robust set with it): give one debias value (and one dr-unshown and dr-direct-steps) a run",
+             robust set with it): give one debias value (and one dr-unshown, dr-direct-steps and dr-clip) a run",
             algorithm.name
         ));
     }

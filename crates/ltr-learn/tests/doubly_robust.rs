@@ -226,6 +226,7 @@ fn dr_refuses_what_it_cannot_use() {
     for grid in [
         &["debias=none,dr"][..],
         &["debias=dr", "dr-unshown=leave-out,direct"],
+        &["debias=dr", "dr-clip=0,0.1"],
     ] {
         let e = job(grid, None).expect_err("grid").to_string();
         assert!(e.contains("different click sets"), "{e}");
@@ -244,6 +245,10 @@ fn dr_refuses_what_it_cannot_use() {
     .expect_err("steps")
     .to_string();
     assert!(e.contains("dr-direct-steps"), "{e}");
+    let e = job(&["debias=dr", "dr-clip=2"], None)
+        .expect_err("clip")
+        .to_string();
+    assert!(e.contains("dr-clip"), "{e}");
     assert!(job(&["debias=dr"], Some("table.tsv")).is_ok());
 }
 

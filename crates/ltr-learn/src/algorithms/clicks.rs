@@ -149,8 +149,30 @@ pub(crate) const DR_DIRECT_STEPS: ParamSpec = ParamSpec::new(
     )
     .when("dr-unshown=direct");
 
+/// `debias=dr`: the clipping threshold of the expected treatment.
+pub(crate) const DR_CLIP: ParamSpec = ParamSpec::new(
+    "dr-clip",
+    "0",
+    float(0.0, 1.0),
+    "clipping threshold τ of a shown document's expected examination ρ (0: none): below it the label is (c̄ + \
+     (τ − ρ)·R̂)/τ, the inverse weight capped at 1/τ and the cap's bias filled in by the direct model (with \
+     dr-unshown=leave-out, no direct model: c̄/τ, clipped IPS); the paper's code uses min(10/√N, 1) for N logged \
+     sessions, which clips nothing of a top-10 log at 10⁶ sessions",
+)
+.when("debias=dr");
+
+/// The settings of the doubly robust set that `lambdarank`, `listnet`, `neural` and `lambdamart` read: read by the
+/// job (`click_join::click_set`), which builds the set, and again by the learner so that none is unused.
+pub(crate) fn read_doubly_robust_settings(r: &SpecReader<'_>) -> Result<()> {
+    if r.choice("dr-unshown")? == "direct" {
+        r.int("dr-direct-steps")?;
+    }
+    r.float("dr-clip")?;
+    Ok(())
+}
+
 /// `lambdamart`'s settings of the doubly robust set (its `debias` lists `dr`).
-pub(crate) const TREE_DR_SPECS: &[ParamSpec] = &[DR_UNSHOWN, DR_DIRECT_STEPS];
+pub(crate) const TREE_DR_SPECS: &[ParamSpec] = &[DR_UNSHOWN, DR_DIRECT_STEPS, DR_CLIP];
 
 /// The click debiasing of the linear click learners (`lambdarank`, `listnet`): one query per click, DLA, and the
 /// doubly robust set. Under `dla-loss=softmax` DLA's ranker loss is the top-one softmax, ListNet's own.
@@ -171,6 +193,7 @@ pub(crate) const LINEAR_DEBIAS_SPECS: &[ParamSpec] = &[
     ),
     DR_UNSHOWN,
     DR_DIRECT_STEPS,
+    DR_CLIP,
     DLA_LOSS,
     MAX_PROPENSITY_WEIGHT,
     PROPENSITY_STEPS,
@@ -198,6 +221,7 @@ pub(crate) const NEURAL_DEBIAS_SPECS: &[ParamSpec] = &[
     ),
     DR_UNSHOWN,
     DR_DIRECT_STEPS,
+    DR_CLIP,
     MAX_PROPENSITY_WEIGHT,
     PROPENSITY_STEPS,
 ];
@@ -275,9 +299,7 @@ pub(crate) fn check_doubly_robust(r: &SpecReader<'_>, train: &Dataset, name: &st
         return Err(not_doubly_robust_set(name));
     }
     // The set's own settings were applied when the job built it from the log (`click_join::click_set`).
-    if r.choice("dr-unshown")? == "direct" {
-        r.int("dr-direct-steps")?;
-    }
+    read_doubly_robust_settings(r)?;
     // Read whatever the weighting, as `click_weighting` does: a grid over both never trips the unused check.
     let _ = r.float("clip")?;
     if r.choice("weighting")? == "naive" {

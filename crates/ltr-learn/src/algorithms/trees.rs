@@ -619,9 +619,7 @@ fn lambdamart_on(
                  grades",
             ));
         }
-        if r.choice("dr-unshown")? == "direct" {
-            r.int("dr-direct-steps")?;
-        }
+        super::clicks::read_doubly_robust_settings(r)?;
     } else if super::clicks::is_doubly_robust_set(&train) {
         return Err(LtrError::param(
             "debias",
