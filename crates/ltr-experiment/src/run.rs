@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use ltr_core::{LtrError, Progress};
 use ltr_data::{NormalizeKind, PreprocessSpec};
-use ltr_learn::{Grid, JobError, TrainData, TrainJob};
+use ltr_learn::{Grid, JobError, TrainData, TrainJob, TrainJobBuilder};
 use ltr_metrics::{Convention, Metric, TestKind};
 use rayon::prelude::*;
 
@@ -126,16 +126,7 @@ impl Experiment {
                 else {
                     continue;
                 };
-                TrainJob::builder(&m.algo)
-                    .grid(grid.clone())
-                    .train(TrainData::Memory {
-                        data: &first.train,
-                        name: format!("fold {} training set", first.number),
-                    })
-                    .validation(first.validation.as_ref().map(|v| TrainData::Memory {
-                        data: v,
-                        name: first.validation_source.clone(),
-                    }))
+                fold_job(&m.algo, grid, first)
                     .clicks(Some(source))
                     .build()
                     .map_err(|e| spec_err(label, e))?;
@@ -256,19 +247,10 @@ impl Experiment {
             source: Box::new(source),
         };
         let t0 = Instant::now();
-        let job = TrainJob::builder(&method.algo)
-            .grid(self.grids[m].clone())
+        let job = fold_job(&method.algo, &self.grids[m], fold)
             .metric(self.metric, self.convention)
             .seed(self.spec.seed)
             .preprocess(self.preprocess.clone())
-            .train(TrainData::Memory {
-                data: &fold.train,
-                name: format!("fold {} training set", fold.number),
-            })
-            .validation(fold.validation.as_ref().map(|v| TrainData::Memory {
-                data: v,
-                name: fold.validation_source.clone(),
-            }))
             .clicks(
                 self.click_logs
                     .as_ref()
@@ -424,6 +406,20 @@ impl Experiment {
         }
         s
     }
+}
+
+/// The job of `algo` with `grid` on `fold`'s training and validation data, in memory; the caller adds the rest.
+fn fold_job<'a>(algo: &str, grid: &Grid, fold: &'a ExperimentFold) -> TrainJobBuilder<'a> {
+    TrainJob::builder(algo)
+        .grid(grid.clone())
+        .train(TrainData::Memory {
+            data: &fold.train,
+            name: format!("fold {} training set", fold.number),
+        })
+        .validation(fold.validation.as_ref().map(|v| TrainData::Memory {
+            data: v,
+            name: fold.validation_source.clone(),
+        }))
 }
 
 /// Why the model of method `m` (labelled `label`) is refused: `model:FILE: problem`, the label first when it is
