@@ -158,6 +158,58 @@ fn each_fold_learns_from_its_log_as_ltr_train_does() {
     assert!(again.spec().algorithms[2].judged);
 }
 
+/// `data.propensities` reaches every fold's join: the cells are `ltr train --clicks LOG --propensities TABLE`'s, and
+/// not the cells of the log's own propensity column.
+#[test]
+fn a_propensity_table_reaches_every_fold() {
+    let dir = tempfile::tempdir().unwrap();
+    clicked_folds(dir.path());
+    let table = dir.path().join("table.tsv");
+    std::fs::write(
+        &table,
+        "rank\tpropensity\n1\t1\n2\t0.9\n3\t0.8\n4\t0.7\n5\t0.6\n",
+    )
+    .unwrap();
+    let run = |propensities: Option<&Path>, out: &str| {
+        let mut spec = on_clicks(
+            dir.path(),
+            vec![method("lambdarank:epochs=20", "ips", false)],
+        );
+        spec.data.propensities = propensities.map(Path::to_path_buf);
+        let out = dir.path().join(out);
+        Experiment::prepare(spec)
+            .unwrap()
+            .run(&out, &ltr_core::Silent)
+            .unwrap();
+        scores(&out.join("scores/ips/fold2.txt"))
+    };
+    let with_table = run(Some(&table), "table");
+    assert_ne!(with_table, run(None, "column"));
+    let f = dir.path().join("Fold2");
+    let model = TrainJob::builder("lambdarank")
+        .grid(Grid::parse(&["epochs=20".to_string()]).unwrap())
+        .metric(Metric::Ndcg(Some(10)), Convention::STANDARD)
+        .seed(1)
+        .train(TrainData::File(f.join("train.txt")))
+        .validation(Some(TrainData::File(f.join("vali.txt"))))
+        .clicks(Some(ClickSource {
+            log: dir.path().join("logs/fold2.tsv"),
+            propensities: Some(table.clone()),
+        }))
+        .build()
+        .unwrap()
+        .run()
+        .unwrap()
+        .model
+        .unwrap();
+    let want = model
+        .score_raw(&read_letor(f.join("test.txt")).unwrap())
+        .unwrap();
+    for (g, w) in with_table.iter().zip(&want) {
+        assert!((g - w).abs() <= 1e-12 * w.abs().max(1.0), "{g} vs {w}");
+    }
+}
+
 #[test]
 fn what_an_experiment_on_clicks_cannot_use_is_refused_before_training() {
     let dir = tempfile::tempdir().unwrap();
