@@ -75,6 +75,42 @@ fn scores(path: &Path) -> Vec<f64> {
         .collect()
 }
 
+/// The test scores of `ltr train --clicks` (`TrainJob`) of `lambdarank` with `params` on fold `fold`'s files and log.
+fn trained_on_clicks(dir: &Path, fold: usize, params: &[&str], table: Option<&Path>) -> Vec<f64> {
+    let f = dir.join(format!("Fold{fold}"));
+    let params: Vec<String> = params.iter().map(|s| s.to_string()).collect();
+    let model = TrainJob::builder("lambdarank")
+        .grid(Grid::parse(&params).unwrap())
+        .metric(Metric::Ndcg(Some(10)), Convention::STANDARD)
+        .seed(1)
+        .train(TrainData::File(f.join("train.txt")))
+        .validation(Some(TrainData::File(f.join("vali.txt"))))
+        .clicks(Some(ClickSource {
+            log: dir.join(format!("logs/fold{fold}.tsv")),
+            propensities: table.map(Path::to_path_buf),
+        }))
+        .build()
+        .unwrap()
+        .run()
+        .unwrap()
+        .model
+        .unwrap();
+    model
+        .score_raw(&read_letor(f.join("test.txt")).unwrap())
+        .unwrap()
+}
+
+/// `got` equals `want` to rounding.
+fn assert_close(got: &[f64], want: &[f64], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (g, w) in got.iter().zip(want) {
+        assert!(
+            (g - w).abs() <= 1e-12 * w.abs().max(1.0),
+            "{what}: {g} vs {w}"
+        );
+    }
+}
+
 #[test]
 fn each_fold_learns_from_its_log_as_ltr_train_does() {
     let dir = tempfile::tempdir().unwrap();
@@ -95,35 +131,13 @@ fn each_fold_learns_from_its_log_as_ltr_train_does() {
     assert_eq!(outcome.computed, 6);
     // Each click cell is the model `ltr train --clicks LOG` trains on the fold's files: its test scores are equal.
     for fold in 1..=2 {
-        let f = dir.path().join(format!("Fold{fold}"));
-        let test = read_letor(f.join("test.txt")).unwrap();
         for (label, params) in [
             ("naive", &["weighting=naive", "epochs=20"][..]),
             ("dr", &["debias=dr", "epochs=20"]),
         ] {
-            let params: Vec<String> = params.iter().map(|s| s.to_string()).collect();
-            let job = TrainJob::builder("lambdarank")
-                .grid(Grid::parse(&params).unwrap())
-                .metric(Metric::Ndcg(Some(10)), Convention::STANDARD)
-                .seed(1)
-                .train(TrainData::File(f.join("train.txt")))
-                .validation(Some(TrainData::File(f.join("vali.txt"))))
-                .clicks(Some(ClickSource {
-                    log: dir.path().join(format!("logs/fold{fold}.tsv")),
-                    propensities: None,
-                }))
-                .build()
-                .unwrap();
-            let model = job.run().unwrap().model.unwrap();
-            let want = model.score_raw(&test).unwrap();
             let got = scores(&out.join(format!("scores/{label}/fold{fold}.txt")));
-            assert_eq!(got.len(), want.len());
-            for (g, w) in got.iter().zip(&want) {
-                assert!(
-                    (g - w).abs() <= 1e-12 * w.abs().max(1.0),
-                    "{label} fold {fold}: {g} vs {w}"
-                );
-            }
+            let want = trained_on_clicks(dir.path(), fold, params, None);
+            assert_close(&got, &want, &format!("{label} fold {fold}"));
         }
     }
     // The three rows learn from three different sets.
@@ -185,29 +199,8 @@ fn a_propensity_table_reaches_every_fold() {
     };
     let with_table = run(Some(&table), "table");
     assert_ne!(with_table, run(None, "column"));
-    let f = dir.path().join("Fold2");
-    let model = TrainJob::builder("lambdarank")
-        .grid(Grid::parse(&["epochs=20".to_string()]).unwrap())
-        .metric(Metric::Ndcg(Some(10)), Convention::STANDARD)
-        .seed(1)
-        .train(TrainData::File(f.join("train.txt")))
-        .validation(Some(TrainData::File(f.join("vali.txt"))))
-        .clicks(Some(ClickSource {
-            log: dir.path().join("logs/fold2.tsv"),
-            propensities: Some(table.clone()),
-        }))
-        .build()
-        .unwrap()
-        .run()
-        .unwrap()
-        .model
-        .unwrap();
-    let want = model
-        .score_raw(&read_letor(f.join("test.txt")).unwrap())
-        .unwrap();
-    for (g, w) in with_table.iter().zip(&want) {
-        assert!((g - w).abs() <= 1e-12 * w.abs().max(1.0), "{g} vs {w}");
-    }
+    let want = trained_on_clicks(dir.path(), 2, &["epochs=20"], Some(&table));
+    assert_close(&with_table, &want, "with the table");
 }
 
 #[test]
