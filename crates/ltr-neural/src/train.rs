@@ -579,23 +579,18 @@ impl Fit for NeuralValidParams {
         };
         // A click training set's query weights, scaled to a mean of 1 (under DLA, each epoch's).
         let mut weights = match self.clicks {
-            None if self.doubly_robust => {
-                let w = train.label_sum_weights()?;
-                let n = w.len() as f64;
-                Some(w.into_iter().map(|v| v * n).collect::<Vec<f64>>())
-            }
-            Some(c) => {
-                let w = train.click_weights(c).ok_or_else(|| {
-                    LtrError::Training(
-                        "click weighting needs a click training set (`ltr train --clicks LOG`)"
-                            .into(),
-                    )
-                })?;
-                let n = w.len() as f64;
-                Some(w.into_iter().map(|v| v * n).collect::<Vec<f64>>())
-            }
+            None if self.doubly_robust => Some(train.label_sum_weights()?),
+            Some(c) => Some(train.click_weights(c).ok_or_else(|| {
+                LtrError::Training(
+                    "click weighting needs a click training set (`ltr train --clicks LOG`)".into(),
+                )
+            })?),
             None => None,
-        };
+        }
+        .map(|w| {
+            let n = w.len() as f64;
+            w.into_iter().map(|v| v * n).collect::<Vec<f64>>()
+        });
         let d = slates.d;
         if self.blocks > 0 && self.sizes.is_empty() && !d.is_multiple_of(self.heads) {
             return Err(LtrError::param(

@@ -231,15 +231,28 @@ impl OnlineRanker for PureOnline {
 /// computed with log-sum-exp. Added to `g` scaled by `scale`.
 pub fn listnet_gradient(q: &QueryView<'_>, s: &[f64], scale: f64, g: &mut [f64]) {
     let r = q.labels();
-    let ms = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let mr = r
         .iter()
         .map(|&x| x as f64)
         .fold(f64::NEG_INFINITY, f64::max);
-    let zs: f64 = s.iter().map(|x| (x - ms).exp()).sum();
     let zr: f64 = r.iter().map(|&x| (x as f64 - mr).exp()).sum();
+    top_one_gradient(q, s, scale, g, |i| (r[i] as f64 - mr).exp() / zr);
+}
+
+/// One query's gradient of the top-one cross-entropy against the target `target(j)` (a distribution over its
+/// documents): Σ_j (P_s(j) − target(j)) x_j, P_s = softmax(s) computed with log-sum-exp, added to `g` scaled by
+/// `scale`. ListNet's target is [`listnet_gradient`]'s; the doubly robust set's is linear in the labels.
+pub(crate) fn top_one_gradient(
+    q: &QueryView<'_>,
+    s: &[f64],
+    scale: f64,
+    g: &mut [f64],
+    target: impl Fn(usize) -> f64,
+) {
+    let ms = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let zs: f64 = s.iter().map(|x| (x - ms).exp()).sum();
     for i in 0..s.len() {
-        let c = (s[i] - ms).exp() / zs - (r[i] as f64 - mr).exp() / zr;
+        let c = (s[i] - ms).exp() / zs - target(i);
         if c != 0.0 {
             q.row(i).axpy(scale * c, g);
         }

@@ -18,7 +18,7 @@ use ltr_data::{ClickWeighting, Dataset, ExactVec};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
-use crate::learners::listnet_gradient;
+use crate::learners::{listnet_gradient, top_one_gradient};
 
 /// Retries of one epoch, each at half the rate, before it is skipped (by then the rate is 2⁻³⁰ of what it was).
 const MAX_RETRIES: usize = 30;
@@ -174,23 +174,18 @@ impl ListNetParams {
         let mut s = Vec::new();
         // Click weights, rescaled to mean 1 so that the learning rate means what it means on judged data.
         let weights: Option<Vec<f64>> = match self.clicks {
-            None if self.doubly_robust => {
-                let nq = train.n_queries() as f64;
-                let w = train.label_sum_weights()?;
-                Some(w.into_iter().map(|x| x * nq).collect())
-            }
-            Some(c) => {
-                let nq = train.n_queries() as f64;
-                let w = train.click_weights(c).ok_or_else(|| {
-                    LtrError::Training(
-                        "click weighting needs a click training set (`ltr train --clicks LOG`)"
-                            .into(),
-                    )
-                })?;
-                Some(w.into_iter().map(|x| x * nq).collect())
-            }
+            None if self.doubly_robust => Some(train.label_sum_weights()?),
+            Some(c) => Some(train.click_weights(c).ok_or_else(|| {
+                LtrError::Training(
+                    "click weighting needs a click training set (`ltr train --clicks LOG`)".into(),
+                )
+            })?),
             None => None,
-        };
+        }
+        .map(|w| {
+            let nq = train.n_queries() as f64;
+            w.into_iter().map(|x| x * nq).collect()
+        });
         let weights = weights.as_deref();
         // An epoch that raises the training loss is undone and the rate halved: the LETOR default (0.1) suits
         // features in [0, 1], and on wider features (z-scored raw data) it overshoots every query's softmax.
@@ -344,18 +339,12 @@ impl Fit for ListNetValidParams {
 /// set's): Σ_j (P_s(j) − P_y(j)) x_j, added to `g` scaled by `scale`. A query whose labels sum to 0 adds nothing
 /// (its weight is 0).
 fn linear_target_gradient(q: &ltr_data::QueryView<'_>, s: &[f64], scale: f64, g: &mut [f64]) {
-    let sum: f64 = q.labels().iter().map(|&y| f64::from(y)).sum();
+    let labels = q.labels();
+    let sum: f64 = labels.iter().map(|&y| f64::from(y)).sum();
     if sum <= 0.0 {
         return;
     }
-    let ms = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let zs: f64 = s.iter().map(|x| (x - ms).exp()).sum();
-    for (i, &y) in q.labels().iter().enumerate() {
-        let c = (s[i] - ms).exp() / zs - f64::from(y) / sum;
-        if c != 0.0 {
-            q.row(i).axpy(scale * c, g);
-        }
-    }
+    top_one_gradient(q, s, scale, g, |i| f64::from(labels[i]) / sum);
 }
 
 /// The top-one cross-entropy Σ_q −Σ_j P_y(j) log P_s(j), P_y ∝ exp(grade) (`linear`: P_y = grade / Σ grades),
