@@ -104,6 +104,19 @@ pub struct DoublyRobustSettings {
     pub clip: f64,
 }
 
+impl DoublyRobustSettings {
+    /// An error for a setting the set cannot be built with, checked before any session is read.
+    fn check(&self) -> Result<()> {
+        if !(0.0..=1.0).contains(&self.clip) {
+            return Err(DataError::Invalid(format!(
+                "the clipping threshold of the expected treatment must be in [0, 1], not {}",
+                self.clip
+            )));
+        }
+        Ok(())
+    }
+}
+
 impl Default for DoublyRobustSettings {
     fn default() -> Self {
         Self {
@@ -250,12 +263,6 @@ impl<'a> Counter<'a> {
     }
 
     fn finish(&self, settings: &DoublyRobustSettings) -> Result<(Dataset, DoublyRobustStats)> {
-        if !(0.0..=1.0).contains(&settings.clip) {
-            return Err(DataError::Invalid(format!(
-                "the clipping threshold of the expected treatment must be in [0, 1], not {}",
-                settings.clip
-            )));
-        }
         let mut stats = self.stats;
         if self.sessions.is_empty() {
             return Err(DataError::Invalid("the click log holds no session".into()));
@@ -443,9 +450,9 @@ pub fn doubly_robust_set(
     propensities: &PropensitySource,
     settings: &DoublyRobustSettings,
 ) -> Result<(Dataset, DoublyRobustStats)> {
-    let mut counter = Counter::new(features, propensities.clone())?;
-    crate::click_log_reader::by_distinct_session(log)(&mut |s| counter.add(s))?;
-    counter.finish(settings)
+    counted(features, propensities, settings, |counter| {
+        crate::click_log_reader::by_distinct_session(log)(&mut |s| counter.add(s))
+    })
 }
 
 /// [`doubly_robust_set`] of the click log at `path`, read a session at a time ([`crate::for_each_click_session`]).
@@ -455,8 +462,21 @@ pub fn doubly_robust_set_from_log(
     propensities: &PropensitySource,
     settings: &DoublyRobustSettings,
 ) -> Result<(Dataset, DoublyRobustStats)> {
+    counted(features, propensities, settings, |counter| {
+        crate::for_each_click_session(path, |s| counter.add(s))
+    })
+}
+
+/// The set of the sessions `feed` gives a counter, the settings checked before the first is read.
+fn counted<'a>(
+    features: &'a Dataset,
+    propensities: &PropensitySource,
+    settings: &DoublyRobustSettings,
+    feed: impl FnOnce(&mut Counter<'a>) -> Result<()>,
+) -> Result<(Dataset, DoublyRobustStats)> {
+    settings.check()?;
     let mut counter = Counter::new(features, propensities.clone())?;
-    crate::for_each_click_session(path, |s| counter.add(s))?;
+    feed(&mut counter)?;
     counter.finish(settings)
 }
 
@@ -479,6 +499,7 @@ impl<'a> DoublyRobustBuilder<'a> {
         propensities: PropensitySource,
         settings: DoublyRobustSettings,
     ) -> Result<Self> {
+        settings.check()?;
         Ok(Self {
             counter: Counter::new(features, propensities)?,
             settings,

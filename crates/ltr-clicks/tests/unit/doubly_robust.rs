@@ -3,33 +3,16 @@
 use ltr_clicks::*;
 use ltr_data::Dataset;
 
+use crate::common;
+
 /// Query qa: a0..a3, feature 1 rising with the row (a3 is never shown below); query qb: b0, b1.
 fn features() -> Dataset {
-    let mut text = String::new();
-    for (i, id) in ["a0", "a1", "a2", "a3", "b0", "b1"].iter().enumerate() {
-        let q = if i < 4 { "qa" } else { "qb" };
-        text.push_str(&format!("0 qid:{q} 1:{} 2:1 #docid = {id}\n", i * 10));
-    }
-    let file = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(file.path(), text).unwrap();
-    ltr_data::read_dataset(file.path(), &Default::default()).unwrap()
+    common::two_queries(&["a0", "a1", "a2", "a3", "b0", "b1"], 4)
 }
 
 /// A session showing `docs` of `qid` at ranks 1, 2, … with `clicks`, propensity 1/rank logged.
 fn session(id: u64, qid: &str, docs: &[&str], clicks: &[bool]) -> Vec<ClickRecord> {
-    docs.iter()
-        .zip(clicks)
-        .enumerate()
-        .map(|(k, (d, &c))| ClickRecord {
-            session: id,
-            qid: qid.into(),
-            docid: (*d).into(),
-            rank: k as u32 + 1,
-            clicked: c,
-            propensity: Some(1.0 / (k as f64 + 1.0)),
-            production_rank: None,
-        })
-        .collect()
+    common::session(id, qid, docs, clicks, |rank| Some(1.0 / f64::from(rank)))
 }
 
 /// The paper's estimator: the unshown documents kept, labelled by the direct model.
@@ -210,6 +193,16 @@ fn bad_logs_are_refused_naming_the_session() {
     let silent: Vec<ClickRecord> = session(0, "qa", &["a0", "a1"], &[false, false]);
     assert!(run(&silent).contains("no click"), "{}", run(&silent));
     assert!(run(&[]).contains("no session"), "{}", run(&[]));
+    // A clipping threshold outside [0, 1] is refused before a session is read, by the set and by the builder.
+    let clip = DoublyRobustSettings {
+        clip: 1.5,
+        ..Default::default()
+    };
+    let e = doubly_robust_set(&[], &f, &PropensitySource::Logged, &clip)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("clipping threshold") && e.contains("1.5"), "{e}");
+    assert!(DoublyRobustBuilder::new(&f, PropensitySource::Logged, clip).is_err());
 }
 
 #[test]
