@@ -161,16 +161,6 @@ pub(crate) const DR_CLIP: ParamSpec = ParamSpec::new(
 )
 .when("debias=dr");
 
-/// The settings of the doubly robust set that `lambdarank`, `listnet`, `neural` and `lambdamart` read: read by the
-/// job (`click_join::click_set`), which builds the set, and again by the learner so that none is unused.
-pub(crate) fn read_doubly_robust_settings(r: &SpecReader<'_>) -> Result<()> {
-    if r.choice("dr-unshown")? == "direct" {
-        r.int("dr-direct-steps")?;
-    }
-    r.float("dr-clip")?;
-    Ok(())
-}
-
 /// `lambdamart`'s settings of the doubly robust set (its `debias` lists `dr`).
 pub(crate) const TREE_DR_SPECS: &[ParamSpec] = &[DR_UNSHOWN, DR_DIRECT_STEPS, DR_CLIP];
 
@@ -279,27 +269,35 @@ pub(crate) fn is_doubly_robust_set(train: &Dataset) -> bool {
     train.query_weights().is_some() && train.propensities().is_none() && train.positions().is_none()
 }
 
-/// The error for `name` with `debias=dr` given data that is not the doubly robust set.
-pub(crate) fn not_doubly_robust_set(name: &str) -> LtrError {
-    LtrError::param(
-        "debias",
-        format!(
-            "`{name}` with debias=dr learns from the doubly robust set of a click log: train with `ltr train \
-             --clicks LOG` (the training data is not that set: judged labels, one query per click or sessions with \
-             positions)"
-        ),
-    )
+/// What every learner with `debias=dr` (`lambdarank`, `listnet`, `neural`, `lambdamart`) checks: the data must be
+/// the doubly robust set (a click log joined by `ltr train --clicks LOG`). The set's own settings were applied when
+/// the job built it (`click_join::click_set`); they are read again here so that none counts as unused.
+pub(crate) fn check_doubly_robust_set(
+    r: &SpecReader<'_>,
+    train: &Dataset,
+    name: &str,
+) -> Result<()> {
+    if !is_doubly_robust_set(train) {
+        return Err(LtrError::param(
+            "debias",
+            format!(
+                "`{name}` with debias=dr learns from the doubly robust set of a click log: train with `ltr train \
+                 --clicks LOG` (the training data is not that set: judged labels, one query per click or sessions \
+                 with positions)"
+            ),
+        ));
+    }
+    if r.choice("dr-unshown")? == "direct" {
+        r.int("dr-direct-steps")?;
+    }
+    r.float("dr-clip")?;
+    Ok(())
 }
 
-/// `debias=dr`'s own checks for the click learner `name` (`lambdarank`, `listnet`, `neural`): the data must be the
-/// doubly robust set (a click log joined by `ltr train --clicks LOG`), whose settings the job applied when it built
-/// the set, and whose naive control is another setting. The learner then weighs each query by its sessions.
+/// `debias=dr`'s checks for the linear and neural click learner `name`: [`check_doubly_robust_set`], and its naive
+/// control is another setting. The learner then weighs each query by its sessions.
 pub(crate) fn check_doubly_robust(r: &SpecReader<'_>, train: &Dataset, name: &str) -> Result<()> {
-    if !is_doubly_robust_set(train) {
-        return Err(not_doubly_robust_set(name));
-    }
-    // The set's own settings were applied when the job built it from the log (`click_join::click_set`).
-    read_doubly_robust_settings(r)?;
+    check_doubly_robust_set(r, train, name)?;
     // Read whatever the weighting, as `click_weighting` does: a grid over both never trips the unused check.
     let _ = r.float("clip")?;
     if r.choice("weighting")? == "naive" {

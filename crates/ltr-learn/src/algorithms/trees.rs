@@ -609,9 +609,7 @@ fn lambdamart_on(
     };
     let doubly_robust = r.choice("debias")? == "dr";
     if doubly_robust {
-        if !super::clicks::is_doubly_robust_set(&train) {
-            return Err(super::clicks::not_doubly_robust_set("lambdamart"));
-        }
+        super::clicks::check_doubly_robust_set(r, &train, "lambdamart")?;
         if metric != LambdaMetric::Ndcg {
             return Err(LtrError::param(
                 "lambda-metric",
@@ -619,7 +617,6 @@ fn lambdamart_on(
                  grades",
             ));
         }
-        super::clicks::read_doubly_robust_settings(r)?;
     } else if super::clicks::is_doubly_robust_set(&train) {
         return Err(LtrError::param(
             "debias",
