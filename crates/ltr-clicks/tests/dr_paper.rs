@@ -27,9 +27,7 @@ fn features(fx: &Value) -> Dataset {
             d["docid"].as_str().unwrap()
         ));
     }
-    let file = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(file.path(), text).unwrap();
-    ltr_data::read_dataset(file.path(), &Default::default()).unwrap()
+    crate::common::read_text(&text)
 }
 
 fn log(fx: &Value) -> Vec<ClickRecord> {

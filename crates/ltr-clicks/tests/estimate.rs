@@ -12,13 +12,9 @@ use ltr_data::{generate_letor_like, Dataset, SyntheticConfig};
 
 /// One query `qa` of three documents a0, a1, a2.
 fn features() -> Dataset {
-    let file = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(
-        file.path(),
+    crate::common::read_text(
         "0 qid:qa 1:1 #docid = a0\n0 qid:qa 1:2 #docid = a1\n0 qid:qa 1:3 #docid = a2\n",
     )
-    .unwrap();
-    ltr_data::read_dataset(file.path(), &Default::default()).unwrap()
 }
 
 fn record(session: u64, docid: &str, rank: u32, clicked: bool, p: f64) -> ClickRecord {

@@ -8,6 +8,7 @@
 //! `#![cfg(not(test))]`), not a second time as a unit-test harness.
 
 mod click_models;
+mod common;
 mod dr_paper;
 mod em_recovery;
 mod estimate;

@@ -3,33 +3,16 @@
 use ltr_clicks::*;
 use ltr_data::Dataset;
 
+use crate::common;
+
 /// Two queries of three documents a0..a2 and b0..b2; feature 1 is ten times the row number.
 fn features() -> Dataset {
-    let mut text = String::new();
-    for (i, id) in ["a0", "a1", "a2", "b0", "b1", "b2"].iter().enumerate() {
-        let q = if i < 3 { "qa" } else { "qb" };
-        text.push_str(&format!("0 qid:{q} 1:{} 2:1 #docid = {id}\n", i * 10));
-    }
-    let file = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(file.path(), text).unwrap();
-    ltr_data::read_dataset(file.path(), &Default::default()).unwrap()
+    common::two_queries(&["a0", "a1", "a2", "b0", "b1", "b2"], 3)
 }
 
 /// A session showing `docs` of `qid` at ranks 1, 2, … with `clicks`.
 fn session(id: u64, qid: &str, docs: &[&str], clicks: &[bool]) -> Vec<ClickRecord> {
-    docs.iter()
-        .zip(clicks)
-        .enumerate()
-        .map(|(k, (d, &c))| ClickRecord {
-            session: id,
-            qid: qid.into(),
-            docid: (*d).into(),
-            rank: k as u32 + 1,
-            clicked: c,
-            propensity: None,
-            production_rank: None,
-        })
-        .collect()
+    common::session(id, qid, docs, clicks, |_| None)
 }
 
 fn error(log: &[ClickRecord]) -> String {
