@@ -61,6 +61,24 @@ fn small(algo: &str) -> &'static [&'static str] {
     }
 }
 
+/// The network with an attention encoder, dropout inside it: the softmax's clones run in training and scoring.
+const ATTENTION: &[&str] = &[
+    "--param",
+    "epochs=4",
+    "--param",
+    "scorer=attention",
+    "--param",
+    "sizes=16",
+    "--param",
+    "blocks=1",
+    "--param",
+    "heads=2",
+    "--param",
+    "d-ff=16",
+    "--param",
+    "attention-dropout=0.1",
+];
+
 #[test]
 fn every_algorithm_gives_the_same_model_and_scores_at_every_simd_level() {
     let dir = tempfile::tempdir().unwrap();
@@ -85,15 +103,23 @@ fn every_algorithm_gives_the_same_model_and_scores_at_every_simd_level() {
         dir.path().join("test.txt"),
     );
     let mut compared = 0;
-    for a in algos.as_array().unwrap() {
-        let algo = a["name"].as_str().unwrap();
-        if algo == "propensity-ranksvm" {
-            continue; // trains on a click log: the test below
-        }
+    // Every learner with its small settings, and the network once more with an attention encoder (its softmax and
+    // `exp` are kernels of their own).
+    let mut runs: Vec<(&str, String, &[&str])> = algos
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        // propensity-ranksvm trains on a click log: the test below.
+        .filter(|algo| *algo != "propensity-ranksvm")
+        .map(|algo| (algo, algo.to_string(), small(algo)))
+        .collect();
+    runs.push(("neural", "neural-attention".into(), ATTENTION));
+    for (algo, label, params) in runs {
         let mut first: Option<(serde_json::Value, Vec<u8>)> = None;
         for level in &levels {
-            let model = dir.path().join(format!("{algo}-{level}.json"));
-            let scores = dir.path().join(format!("{algo}-{level}.scores"));
+            let model = dir.path().join(format!("{label}-{level}.json"));
+            let scores = dir.path().join(format!("{label}-{level}.scores"));
             let run = |args: &[&str]| {
                 let o = Command::new(env!("CARGO_BIN_EXE_ltr"))
                     .args(args)
@@ -120,7 +146,7 @@ fn every_algorithm_gives_the_same_model_and_scores_at_every_simd_level() {
                 "--model",
                 s(&model),
             ];
-            train.extend(small(algo));
+            train.extend(params);
             run(&train);
             run(&[
                 "predict",
@@ -137,12 +163,12 @@ fn every_algorithm_gives_the_same_model_and_scores_at_every_simd_level() {
                 Some(f) => {
                     assert!(
                         f.0 == now.0,
-                        "{algo}: the model at LTR_SIMD={level} differs from the one at {}",
+                        "{label}: the model at LTR_SIMD={level} differs from the one at {}",
                         levels[0]
                     );
                     assert!(
                         f.1 == now.1,
-                        "{algo}: test scores at LTR_SIMD={level} differ from those at {}",
+                        "{label}: test scores at LTR_SIMD={level} differ from those at {}",
                         levels[0]
                     );
                 }

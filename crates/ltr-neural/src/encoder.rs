@@ -56,19 +56,23 @@ fn norm_backward(dout: &[f32], t: &NormTrace, n: &LayerNorm, grad: &mut LayerNor
     dx
 }
 
-/// A dropout mask kept as a byte an entry (bit 0: kept, factor `1/(1 − p)`; else 0), a quarter of the f32 mask it
-/// stands for: the factor is rebuilt as the same f32, so every product with it has the same bits.
+/// A dropout mask kept as a bit an entry (set: kept, factor `1/(1 − p)`; else 0), a thirty-second of the f32 mask
+/// it stands for: the factor is rebuilt as the same f32, so every product with it has the same bits.
 struct Mask {
-    codes: Vec<u8>,
+    kept: Vec<u64>,
     keep: f32,
 }
 
 impl Mask {
-    /// The factors of the entries `at`.
-    fn factors(&self, at: std::ops::Range<usize>) -> impl Iterator<Item = f32> + '_ {
-        self.codes[at]
-            .iter()
-            .map(|&c| if c & 1 != 0 { self.keep } else { 0.0 })
+    /// `x` times the mask's factors, in place (`x` as long as the mask). A factor is `keep` or +0.0 chosen by its
+    /// bit without a branch, 64 entries a word, so the loop runs in vector registers.
+    fn scale(&self, x: &mut [f32]) {
+        let keep = self.keep.to_bits();
+        for (xs, &w) in x.chunks_mut(64).zip(&self.kept) {
+            for (b, v) in xs.iter_mut().enumerate() {
+                *v *= f32::from_bits(((w >> b) & 1) as u32 * keep);
+            }
+        }
     }
 }
 
@@ -79,48 +83,64 @@ fn dropout(x: &mut [f32], drop: Option<(f32, &mut ChaCha8Rng)>) -> Option<Mask> 
         return None;
     }
     let codes = crate::dense::dropout_codes(x, Some((p, &mut *rng)), false);
+    let mut kept = vec![0u64; codes.len().div_ceil(64)];
+    for (i, c) in codes.iter().enumerate() {
+        kept[i / 64] |= u64::from(c & 1) << (i % 64);
+    }
     Some(Mask {
-        codes,
+        kept,
         keep: 1.0 / (1.0 - p),
     })
 }
 
+/// allRank's norm's output `γ·x̂ + β`, rebuilt from its trace with the forward pass's products (the same bits).
+fn normalised(t: &NormTrace, n: &LayerNorm) -> Vec<f32> {
+    let w = n.gamma.len();
+    let mut out = t.xhat.clone();
+    for row in out.chunks_mut(w) {
+        for ((v, g), b) in row.iter_mut().zip(&n.gamma).zip(&n.beta) {
+            *v = *v * g + b;
+        }
+    }
+    out
+}
+
 /// `d` times the mask's factors, in place.
-fn mask(d: &mut [f32], m: &Option<Mask>) {
+fn mask(d: &mut [f32], m: Option<&Mask>) {
     if let Some(m) = m {
-        let n = d.len();
-        d.iter_mut().zip(m.factors(0..n)).for_each(|(g, f)| *g *= f);
+        m.scale(d);
     }
 }
 
-/// `x`, the entries from `start` of an array the mask covers, as the forward pass dropped them: the same products,
-/// rebuilt from `x` and the mask rather than kept.
-fn dropped<'a>(x: &'a [f32], m: &Option<Mask>, start: usize) -> std::borrow::Cow<'a, [f32]> {
+/// `x` as the forward pass dropped it with the mask `m`: the same products, rebuilt from `x` and the mask rather
+/// than kept.
+fn dropped<'a>(x: &'a [f32], m: Option<&Mask>) -> std::borrow::Cow<'a, [f32]> {
     match m {
-        Some(m) => x
-            .iter()
-            .zip(m.factors(start..start + x.len()))
-            .map(|(v, f)| v * f)
-            .collect(),
+        Some(m) => {
+            let mut d = x.to_vec();
+            m.scale(&mut d);
+            std::borrow::Cow::Owned(d)
+        }
         None => std::borrow::Cow::Borrowed(x),
     }
 }
 
+/// What one block's backward pass needs. Memory is what limits training here (a query's trace is per thread), so
+/// whatever can be rebuilt with the forward pass's own arithmetic is rebuilt: the norms' outputs (the projections'
+/// inputs) from x̂, and each head's attention weights from q and k, one head at a time
+/// ([`kernels::attention_head_probs`]), which costs one more `q kᵀ` and softmax a block and saves `heads × rows²`
+/// values (four fifths of a 240-document query's trace without them).
 struct BlockTrace {
     attn_norm: NormTrace,
-    /// Normalised input of the projections.
-    a: Vec<f32>,
     q: Vec<f32>,
     k: Vec<f32>,
     v: Vec<f32>,
-    /// Attention weights before dropout (after it: rebuilt from these and the mask).
-    p: Vec<f32>,
-    p_mask: Option<Mask>,
+    /// Each head's attention dropout mask (none without dropout).
+    p_masks: Vec<Mask>,
     /// The heads' concatenated outputs.
     o: Vec<f32>,
     res1_mask: Option<Mask>,
     ff_norm: NormTrace,
-    b: Vec<f32>,
     /// ReLU outputs before dropout (for ReLU's derivative; after it, the input of `ff_out`, is rebuilt).
     h: Vec<f32>,
     h_mask: Option<Mask>,
@@ -151,12 +171,17 @@ pub(crate) fn forward(
         kernels::affine(&a, &b.query, &mut q);
         kernels::affine(&a, &b.key, &mut k);
         kernels::affine(&a, &b.value, &mut v);
-        let mut p = vec![0f32; e.heads * rows * rows];
-        kernels::attention_probs(&q, &k, rows, w, e.heads, &mut p);
-        let mut p_dropped = p.clone();
-        let p_mask = dropout(&mut p_dropped, drop.as_mut().map(|(p, r)| (*p, &mut **r)));
+        std::mem::drop(a);
+        // Head by head: the heads' masks draw the stream in the order one mask over all heads would.
+        let mut ph = vec![0f32; rows * rows];
+        let mut p_masks = Vec::new();
         let mut o = t.clone();
-        kernels::attention_apply(&p_dropped, &v, rows, w, e.heads, &mut o);
+        for h in 0..e.heads {
+            kernels::attention_head_probs(&q, &k, rows, w, e.heads, h, &mut ph);
+            p_masks.extend(dropout(&mut ph, drop.as_mut().map(|(p, r)| (*p, &mut **r))));
+            kernels::attention_apply_head(&ph, &v, rows, w, e.heads, h, &mut o);
+        }
+        std::mem::drop(ph);
         kernels::affine(&o, &b.out, &mut t);
         let res1_mask = dropout(&mut t, drop.as_mut().map(|(p, r)| (*p, &mut **r)));
         kernels::axpy(1.0, &t, x);
@@ -164,6 +189,7 @@ pub(crate) fn forward(
         let ff_norm = norm_forward(&mut bn, w, &b.ff_norm);
         let mut h = vec![0f32; rows * b.ff_in.outputs];
         kernels::affine(&bn, &b.ff_in, &mut h);
+        std::mem::drop(bn);
         kernels::activate(Activation::Relu, &mut h);
         let mut h_dropped = h.clone();
         let h_mask = dropout(&mut h_dropped, drop.as_mut().map(|(p, r)| (*p, &mut **r)));
@@ -172,16 +198,13 @@ pub(crate) fn forward(
         kernels::axpy(1.0, &t, x);
         blocks.push(BlockTrace {
             attn_norm,
-            a,
             q,
             k,
             v,
-            p,
-            p_mask,
+            p_masks,
             o,
             res1_mask,
             ff_norm,
-            b: bn,
             h,
             h_mask,
             res2_mask,
@@ -230,6 +253,7 @@ fn attention_backward(
         vec![0f32; rows * w],
     );
     let mut dp = vec![0f32; rows * rows];
+    let mut p = vec![0f32; rows * rows];
     let mut part = vec![0f32; rows * dk];
     let scatter = |m: &mut [f32], part: &[f32], h: usize| {
         for r in 0..rows {
@@ -237,9 +261,9 @@ fn attention_backward(
         }
     };
     for h in 0..heads {
-        let span = h * rows * rows..(h + 1) * rows * rows;
-        let p = &bt.p[span.clone()];
-        let pd = dropped(p, &bt.p_mask, span.start);
+        kernels::attention_head_probs(&bt.q, &bt.k, rows, w, heads, h, &mut p);
+        let p_mask = bt.p_masks.get(h);
+        let pd = dropped(&p, p_mask);
         let d_oh = kernels::head_slice(d_o, w, h * dk, dk, false);
         // o_h = p' v_h: ∂p' = ∂o_h v_hᵀ, ∂v_h = p'ᵀ ∂o_h.
         let vt = kernels::head_slice(&bt.v, w, h * dk, dk, true);
@@ -253,14 +277,10 @@ fn attention_backward(
             dk,
         );
         scatter(&mut dv, &part, h);
-        if let Some(m) = &bt.p_mask {
-            dp.iter_mut()
-                .zip(m.factors(span.clone()))
-                .for_each(|(g, f)| *g *= f);
-        }
+        mask(&mut dp, p_mask);
         // Softmax: ∂s_ij = p_ij (∂p_ij − Σ_k p_ik ∂p_ik); then the 1/√dk.
         // −0.0: the start of `Iterator::sum`, which this sum was.
-        let dots = kernels::row_sums_with(p, &dp, rows, -0.0, |a, b| f64::from(a * b));
+        let dots = kernels::row_sums_with(&p, &dp, rows, -0.0, |a, b| f64::from(a * b));
         for ((pr, dr), dot) in p.chunks(rows).zip(dp.chunks_mut(rows)).zip(dots) {
             let dot = dot as f32;
             for (g, &pv) in dr.iter_mut().zip(pr) {
@@ -305,25 +325,29 @@ pub(crate) fn backward(
         );
         // x ← x + drop(W₂ drop(ReLU(W₁ norm₂(x)))).
         let mut d = dx.clone();
-        mask(&mut d, &bt.res2_mask);
-        let h_dropped = dropped(&bt.h, &bt.h_mask, 0);
+        mask(&mut d, bt.res2_mask.as_ref());
+        let h_dropped = dropped(&bt.h, bt.h_mask.as_ref());
         let mut dh = dense_backward(&h_dropped, &d, &t[5], &b.ff_out, &mut g.ff_out, true);
         drop(h_dropped);
-        mask(&mut dh, &bt.h_mask);
+        mask(&mut dh, bt.h_mask.as_ref());
         dh.iter_mut()
             .zip(&bt.h)
             .for_each(|(g, y)| *g = if *y <= 0.0 { 0.0 } else { *g });
-        let db = dense_backward(&bt.b, &dh, &t[4], &b.ff_in, &mut g.ff_in, true);
+        let bn = normalised(&bt.ff_norm, &b.ff_norm);
+        let db = dense_backward(&bn, &dh, &t[4], &b.ff_in, &mut g.ff_in, true);
+        drop(bn);
         let dn = norm_backward(&db, &bt.ff_norm, &b.ff_norm, &mut g.ff_norm);
         kernels::axpy(1.0, &dn, &mut dx);
         // x ← x + drop(W_o Attention(norm₁(x))).
         let mut d = dx.clone();
-        mask(&mut d, &bt.res1_mask);
+        mask(&mut d, bt.res1_mask.as_ref());
         let d_o = dense_backward(&bt.o, &d, &t[3], &b.out, &mut g.out, true);
         let (dq, dk, dv) = attention_backward(bt, &d_o, rows, w, e.heads);
-        let mut da = dense_backward(&bt.a, &dq, &t[0], &b.query, &mut g.query, true);
-        let da_k = dense_backward(&bt.a, &dk, &t[1], &b.key, &mut g.key, true);
-        let da_v = dense_backward(&bt.a, &dv, &t[2], &b.value, &mut g.value, true);
+        let a = normalised(&bt.attn_norm, &b.attn_norm);
+        let mut da = dense_backward(&a, &dq, &t[0], &b.query, &mut g.query, true);
+        let da_k = dense_backward(&a, &dk, &t[1], &b.key, &mut g.key, true);
+        let da_v = dense_backward(&a, &dv, &t[2], &b.value, &mut g.value, true);
+        drop(a);
         kernels::axpy(1.0, &da_k, &mut da);
         kernels::axpy(1.0, &da_v, &mut da);
         let dn = norm_backward(&da, &bt.attn_norm, &b.attn_norm, &mut g.attn_norm);

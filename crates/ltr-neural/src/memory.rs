@@ -102,7 +102,8 @@ impl NeuralValidParams {
         // What holds activations at once: the piece, or with an encoder and no batch norm (`step.rs`, query by
         // query) the longest queries, one a thread, and a group's gradient a thread and one parked.
         let mut held = lengths.clone();
-        if e > 0 && !s.batch_norm {
+        let by_query = e > 0 && !s.batch_norm;
+        if by_query {
             let threads = s.threads.max(1) as u64;
             held.truncate(threads as usize);
             groups = groups.min(threads + crate::step::PARKED as u64);
@@ -130,8 +131,10 @@ impl NeuralValidParams {
         let parameters = 4 * p * (6 + groups);
         // Activations of the largest batch, in f32 values.
         let drop = u64::from(s.dropout);
-        // The piece's gathered features, and the network's input copy of the rows held.
-        let mut values = piece_rows * d + rows * d + if s.input_norm { rows * (d + 1) } else { 0 };
+        // The gathered features (query by query: each held query's own), and the network's input copy of the rows
+        // held.
+        let gathered = if by_query { rows } else { piece_rows };
+        let mut values = gathered * d + rows * d + if s.input_norm { rows * (d + 1) } else { 0 };
         let widest = widths.iter().copied().max().unwrap_or(d);
         for &w in &widths[1..] {
             values += rows * w * (2 + drop + u64::from(s.norm));
@@ -141,15 +144,16 @@ impl NeuralValidParams {
         let mut bytes = 0;
         if e > 0 {
             let ed = u64::from(s.encoder_dropout);
-            // Per block: a, q, k, v, o, the two norms' x̂, b; the attention weights before dropout; the
-            // feed-forward values before dropout; with dropout a byte an entry of each of the four masks (the
-            // dropped values are rebuilt from them). While a block runs forward, its dropped attention weights and
-            // feed-forward values besides.
-            let per_block = rows * last * 8 + h * squares + rows * f;
-            values += e * per_block + 2 * rows * last + h * squares + rows * f;
-            bytes += e * ed * (2 * rows * last + h * squares + rows * f);
-            // The backward pass of the longest query: its attention weights' gradients and the projections'.
-            values += 2 * h * longest * longest + 6 * longest * last + 2 * longest * f;
+            // Per block (`encoder.rs`, `BlockTrace`): q, k, v, o and the two norms' x̂; the feed-forward values
+            // before dropout; with dropout a bit an entry of each of the four masks (the dropped values are rebuilt
+            // from them). No attention weights: the backward pass recomputes them a head at a time. While a block
+            // runs forward, a norm's output, one head's weights and the dropped feed-forward values besides.
+            let per_block = rows * last * 6 + rows * f;
+            values += e * per_block + rows * last + squares + rows * f;
+            bytes += (e * ed * (2 * rows * last + h * squares + rows * f)).div_ceil(8);
+            // The backward pass of the longest query: one head's weights, their dropped copy, their gradient and
+            // the two transposes; the projections' gradients and inputs; the feed-forward's.
+            values += 5 * longest * longest + 8 * longest * last + 2 * longest * f;
         }
         values += piece_rows * 6; // scores, labels, their gradients
         values += batch_rows * 4; // the batch's row numbers and labels (8 bytes each)

@@ -185,12 +185,11 @@ pub(crate) fn step(
         && net.encoder.is_some()
         && net.hidden.iter().all(|h| h.batch_norm.is_none());
     for piece in &all {
-        let (x, local) = gather(piece);
         if by_query {
+            // Each query's features are gathered when its worker takes it, not the piece's at once.
             let part = Piece {
                 queries: piece.clone(),
-                x: &x,
-                local: &local,
+                features,
                 first_chunk,
             };
             let (v, seen, s) = query_by_query(
@@ -207,6 +206,7 @@ pub(crate) fn step(
             }
             continue;
         }
+        let (x, local) = gather(piece);
         let pass = match &given {
             Some((st, _)) => forward_given(net, &tr, &x, &local, dropout, first_chunk, st),
             None => forward(net, &tr, &x, &local, dropout, first_chunk),
@@ -240,8 +240,8 @@ pub(crate) fn step(
 /// A piece of a batch: its queries, their features (row-major) and offsets from 0, and its first chunk number.
 struct Piece<'a> {
     queries: Range<usize>,
-    x: &'a [f32],
-    local: &'a [usize],
+    /// Writes a training row's features (as [`step`]'s `features`).
+    features: &'a (dyn Fn(usize, &mut [f32]) + Sync),
     first_chunk: usize,
 }
 
@@ -274,14 +274,13 @@ fn query_by_query(
         members
             .map(|i| {
                 let q = piece.queries.start + i;
-                let (a, b) = (piece.local[i], piece.local[i + 1]);
-                let (trace, scores) = chunk_forward(
-                    net,
-                    tr,
-                    &piece.x[a * d..b * d],
-                    piece.first_chunk + i,
-                    dropout,
-                );
+                let rows = &batch.rows[batch.offsets[q]..batch.offsets[q + 1]];
+                let mut x = vec![0f32; rows.len() * d];
+                for (out, &r) in x.chunks_mut(d.max(1)).zip(rows) {
+                    (piece.features)(r, out);
+                }
+                let (trace, scores) = chunk_forward(net, tr, &x, piece.first_chunk + i, dropout);
+                drop(x);
                 let s64: Vec<f64> = scores.iter().map(|&v| f64::from(v)).collect();
                 let labels = &batch.labels[batch.offsets[q]..batch.offsets[q + 1]];
                 let mut grad = vec![0.0; s64.len()];

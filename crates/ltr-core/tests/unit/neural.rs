@@ -356,3 +356,34 @@ fn inconsistent_networks_are_named() {
     n.hidden[0].dense.bias[0] = f32::NAN;
     assert!(n.inconsistency().unwrap().contains("non-finite"));
 }
+
+/// The softmax's `exp` against f64's over its whole range: within 2 ulp where the result is normal, exact at 0, and
+/// the edges (underflow to 0, overflow to +∞, NaN) as `expf` has them.
+#[test]
+fn exp_is_within_two_ulp_of_the_exact_value() {
+    let mut worst = 0f64;
+    let mut x = -87.0f32;
+    while x < 88.7 {
+        let exact = f64::from(x).exp();
+        let got = f64::from(kernels::exp(x));
+        let ulp = f64::from(f32::EPSILON) * 2f64.powi(exact.log2().floor() as i32);
+        worst = worst.max((got - exact).abs() / ulp);
+        x += 0.000_731;
+    }
+    assert!(worst <= 2.0, "worst error {worst} ulp");
+    assert_eq!(kernels::exp(0.0), 1.0);
+    assert_eq!(kernels::exp(-0.0), 1.0);
+    assert_eq!(kernels::exp(f32::NEG_INFINITY), 0.0);
+    assert_eq!(kernels::exp(-200.0), 0.0);
+    assert_eq!(kernels::exp(f32::INFINITY), f32::INFINITY);
+    assert_eq!(kernels::exp(89.0), f32::INFINITY);
+    assert!(kernels::exp(f32::NAN).is_nan());
+    // Subnormal results are rounded once into the subnormal range: within one unit of the last place there.
+    for x in [-88.0f32, -95.0, -100.0, -103.0] {
+        let (got, exact) = (kernels::exp(x), f64::from(x).exp() as f32);
+        assert!(
+            got.to_bits().abs_diff(exact.to_bits()) <= 1,
+            "{x}: {got:e} vs {exact:e}"
+        );
+    }
+}
