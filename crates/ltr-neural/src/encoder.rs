@@ -83,10 +83,19 @@ fn dropout(x: &mut [f32], drop: Option<(f32, &mut ChaCha8Rng)>) -> Option<Mask> 
         return None;
     }
     let codes = crate::dense::dropout_codes(x, Some((p, &mut *rng)), false);
-    let mut kept = vec![0u64; codes.len().div_ceil(64)];
-    for (i, c) in codes.iter().enumerate() {
-        kept[i / 64] |= u64::from(c & 1) << (i % 64);
-    }
+    // Eight codes at a time: their bit 0s, one a byte, gathered into one byte by a product (code `i` lands on bit
+    // `56 + i`, and no two partial products meet, so nothing carries).
+    let kept = codes
+        .chunks(64)
+        .map(|c| {
+            c.chunks(8).enumerate().fold(0u64, |w, (k, eight)| {
+                let mut b = [0u8; 8];
+                b[..eight.len()].copy_from_slice(eight);
+                let bits = u64::from_le_bytes(b) & 0x0101_0101_0101_0101;
+                w | (bits.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * k)
+            })
+        })
+        .collect();
     Some(Mask {
         kept,
         keep: 1.0 / (1.0 - p),
@@ -125,16 +134,26 @@ fn dropped<'a>(x: &'a [f32], m: Option<&Mask>) -> std::borrow::Cow<'a, [f32]> {
     }
 }
 
+/// Queries of at most this many documents keep their attention weights for the backward pass; longer ones have them
+/// recomputed ([`BlockTrace`]). Either way gives the same bits: this only trades time for memory. Kept, a query of
+/// 64 documents holds 16 K values a head and block; recomputing them costs short queries about 5% of an epoch
+/// (MQ2008, 20 documents a query on average), where the allocations and the small products of a second pass weigh
+/// more than the memory they save.
+pub(crate) const KEEP_WEIGHTS_UP_TO: usize = 64;
+
 /// What one block's backward pass needs. Memory is what limits training here (a query's trace is per thread), so
 /// whatever can be rebuilt with the forward pass's own arithmetic is rebuilt: the norms' outputs (the projections'
-/// inputs) from x̂, and each head's attention weights from q and k, one head at a time
-/// ([`kernels::attention_head_probs`]), which costs one more `q kᵀ` and softmax a block and saves `heads × rows²`
-/// values (four fifths of a 240-document query's trace without them).
+/// inputs) from x̂, and, for a query longer than [`KEEP_WEIGHTS_UP_TO`], each head's attention weights from q and k,
+/// one head at a time ([`kernels::attention_head_probs`]), which costs one more `q kᵀ` and softmax a block and saves
+/// `heads × rows²` values (four fifths of a 240-document query's trace without them).
 struct BlockTrace {
     attn_norm: NormTrace,
     q: Vec<f32>,
     k: Vec<f32>,
     v: Vec<f32>,
+    /// Every head's attention weights before dropout, for a query of at most [`KEEP_WEIGHTS_UP_TO`] documents
+    /// (else empty: recomputed).
+    p: Vec<f32>,
     /// Each head's attention dropout mask (none without dropout).
     p_masks: Vec<Mask>,
     /// The heads' concatenated outputs.
@@ -174,10 +193,14 @@ pub(crate) fn forward(
         std::mem::drop(a);
         // Head by head: the heads' masks draw the stream in the order one mask over all heads would.
         let mut ph = vec![0f32; rows * rows];
+        let mut p_kept = Vec::new();
         let mut p_masks = Vec::new();
         let mut o = t.clone();
         for h in 0..e.heads {
             kernels::attention_head_probs(&q, &k, rows, w, e.heads, h, &mut ph);
+            if rows <= KEEP_WEIGHTS_UP_TO {
+                p_kept.extend_from_slice(&ph);
+            }
             p_masks.extend(dropout(&mut ph, drop.as_mut().map(|(p, r)| (*p, &mut **r))));
             kernels::attention_apply_head(&ph, &v, rows, w, e.heads, h, &mut o);
         }
@@ -201,6 +224,7 @@ pub(crate) fn forward(
             q,
             k,
             v,
+            p: p_kept,
             p_masks,
             o,
             res1_mask,
@@ -253,7 +277,7 @@ fn attention_backward(
         vec![0f32; rows * w],
     );
     let mut dp = vec![0f32; rows * rows];
-    let mut p = vec![0f32; rows * rows];
+    let mut recomputed = vec![0f32; if bt.p.is_empty() { rows * rows } else { 0 }];
     let mut part = vec![0f32; rows * dk];
     let scatter = |m: &mut [f32], part: &[f32], h: usize| {
         for r in 0..rows {
@@ -261,9 +285,14 @@ fn attention_backward(
         }
     };
     for h in 0..heads {
-        kernels::attention_head_probs(&bt.q, &bt.k, rows, w, heads, h, &mut p);
+        let p: &[f32] = if bt.p.is_empty() {
+            kernels::attention_head_probs(&bt.q, &bt.k, rows, w, heads, h, &mut recomputed);
+            &recomputed
+        } else {
+            &bt.p[h * rows * rows..(h + 1) * rows * rows]
+        };
         let p_mask = bt.p_masks.get(h);
-        let pd = dropped(&p, p_mask);
+        let pd = dropped(p, p_mask);
         let d_oh = kernels::head_slice(d_o, w, h * dk, dk, false);
         // o_h = p' v_h: ∂p' = ∂o_h v_hᵀ, ∂v_h = p'ᵀ ∂o_h.
         let vt = kernels::head_slice(&bt.v, w, h * dk, dk, true);
@@ -280,7 +309,7 @@ fn attention_backward(
         mask(&mut dp, p_mask);
         // Softmax: ∂s_ij = p_ij (∂p_ij − Σ_k p_ik ∂p_ik); then the 1/√dk.
         // −0.0: the start of `Iterator::sum`, which this sum was.
-        let dots = kernels::row_sums_with(&p, &dp, rows, -0.0, |a, b| f64::from(a * b));
+        let dots = kernels::row_sums_with(p, &dp, rows, -0.0, |a, b| f64::from(a * b));
         for ((pr, dr), dot) in p.chunks(rows).zip(dp.chunks_mut(rows)).zip(dots) {
             let dot = dot as f32;
             for (g, &pv) in dr.iter_mut().zip(pr) {

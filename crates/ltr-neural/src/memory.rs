@@ -3,8 +3,9 @@
 //! moments, the best epoch's copy and the gradients, and a piece's activations (`step.rs`: a batch goes through the
 //! passes `piece-rows` documents at a time, [`crate::step::PIECE_ROWS`] by default, a batch-normalised one too) —
 //! per hidden layer `rows × width` values (the output, the activation, a dropout mask, a normalisation's x̂), per
-//! encoder block `heads × n²` attention weights for each query of `n` documents beside the `n × width` projections
-//! and the `n × d_ff` feed-forward values (the encoder's dropout masks a byte an entry). An encoder network without
+//! encoder block the `n × width` projections and the `n × d_ff` feed-forward values of each query of `n` documents
+//! (the encoder's dropout masks a bit an entry), and one head's `n²` attention weights at a time, which the backward
+//! pass recomputes rather than keeps (a query of at most 64 documents keeps them). An encoder network without
 //! batch norm goes query by query (`step.rs`): it holds the activations of the longest queries, one a thread, and
 //! a group's gradient a thread and one more ([`crate::step::PARKED`]).
 
@@ -148,7 +149,13 @@ impl NeuralValidParams {
             // before dropout; with dropout a bit an entry of each of the four masks (the dropped values are rebuilt
             // from them). No attention weights: the backward pass recomputes them a head at a time. While a block
             // runs forward, a norm's output, one head's weights and the dropped feed-forward values besides.
-            let per_block = rows * last * 6 + rows * f;
+            // A query of at most `KEEP_WEIGHTS_UP_TO` documents keeps its weights instead.
+            let kept: u64 = held
+                .iter()
+                .filter(|&&n| n <= crate::encoder::KEEP_WEIGHTS_UP_TO as u64)
+                .map(|n| n * n)
+                .sum();
+            let per_block = rows * last * 6 + rows * f + h * kept;
             values += e * per_block + rows * last + squares + rows * f;
             bytes += (e * ed * (2 * rows * last + h * squares + rows * f)).div_ceil(8);
             // The backward pass of the longest query: one head's weights, their dropped copy, their gradient and

@@ -203,7 +203,10 @@ fn small_net(seed: u64) -> NeuralNet {
 }
 
 fn batch() -> (Vec<f32>, Vec<f64>, Vec<usize>) {
-    let lengths = [5usize, 3, 1, 4];
+    batch_of(&[5, 3, 1, 4])
+}
+
+fn batch_of(lengths: &[usize]) -> (Vec<f32>, Vec<f64>, Vec<usize>) {
     let mut x = Vec::new();
     let mut labels = Vec::new();
     let mut offsets = vec![0];
@@ -220,13 +223,15 @@ fn batch() -> (Vec<f32>, Vec<f64>, Vec<usize>) {
 }
 
 /// `grad` (the backward pass's gradient of `net`) against central differences of `run`'s loss at three entries of
-/// every parameter array; a difference across a change of the ranking is skipped (LambdaLoss jumps there: no
-/// derivative). Returns the entries checked, skipped, and checked with a nonzero gradient.
+/// every parameter array; with `rank_sensitive`, a difference across a change of the ranking is skipped (LambdaLoss
+/// jumps there: no derivative; ListNet does not). Returns the entries checked, skipped, and checked with a nonzero
+/// gradient.
 fn against_finite_differences(
     net: &NeuralNet,
     mut grad: NeuralNet,
     run: impl Fn(&NeuralNet) -> (f64, Vec<f32>),
     what: &str,
+    rank_sensitive: bool,
 ) -> (usize, usize, usize) {
     let names: Vec<(String, usize)> = named(&mut net.clone())
         .into_iter()
@@ -253,7 +258,7 @@ fn against_finite_differences(
                 (v, order)
             };
             let ((up, o_up), (down, o_down)) = (at(h), at(-h));
-            if o_up != o_down {
+            if rank_sensitive && o_up != o_down {
                 skipped += 1;
                 continue;
             }
@@ -283,7 +288,7 @@ fn the_gradient_equals_finite_differences() {
             (v, s)
         };
         let (_, _, grad) = loss_and_gradient(&net, &x, &labels, &offsets, loss);
-        let (c, s, _) = against_finite_differences(&net, grad, run, &format!("{loss:?}"));
+        let (c, s, _) = against_finite_differences(&net, grad, run, &format!("{loss:?}"), true);
         checked += c;
         skipped += s;
     }
@@ -293,12 +298,14 @@ fn the_gradient_equals_finite_differences() {
     );
 }
 
-/// The backward pass through dropout's masks (the encoder's kept a byte an entry and its dropped values rebuilt
-/// from them): with the masks fixed by one seed, against central differences of the loss.
+/// The backward pass through dropout's masks (the encoder's kept a bit an entry and its dropped values rebuilt
+/// from them): with the masks fixed by one seed, against central differences of the loss. The batch's first query
+/// is longer than `KEEP_WEIGHTS_UP_TO` (64), so its attention weights are recomputed in the backward pass, the
+/// others' kept: a recomputed head, or a mask, out of place fails here.
 #[test]
 fn the_gradient_through_dropout_equals_finite_differences() {
     let net = small_net(11);
-    let (x, labels, offsets) = batch();
+    let (x, labels, offsets) = batch_of(&[70, 5, 3, 1, 4]);
     let loss = Loss::parse("listnet").unwrap();
     let run = |n: &NeuralNet| {
         let (v, s, _) = loss_and_gradient_with_dropout(n, &x, &labels, &offsets, loss, 0.2, 0.3, 5);
@@ -309,7 +316,7 @@ fn the_gradient_through_dropout_equals_finite_differences() {
     assert_ne!(run(&net).0, plain);
     let (_, _, grad) =
         loss_and_gradient_with_dropout(&net, &x, &labels, &offsets, loss, 0.2, 0.3, 5);
-    let (checked, skipped, nonzero) = against_finite_differences(&net, grad, run, "dropout");
+    let (checked, skipped, nonzero) = against_finite_differences(&net, grad, run, "dropout", false);
     assert!(
         skipped == 0 && nonzero * 3 >= checked * 2,
         "{checked} checked, {skipped} skipped, {nonzero} nonzero"
