@@ -40,7 +40,7 @@
 //!
 //! The paper's code also clips the expected treatment at a threshold `τ` (`alpha_clip`, `min(10/√N, 1)` for `N`
 //! logged queries) and lets the direct model fill in what the clip takes away:
-//! [`DoublyRobustSettings::clip`], [`doubly_robust_label`]. `tests/dr_paper.rs` checks the labels against that
+//! [`DoublyRobustSettings::clip`] (`auto` is the paper's choice), [`doubly_robust_label`]. `tests/dr_paper.rs` checks the labels against that
 //! code's `compute_weights` on a small log, clipped and not, with and without a direct model.
 //!
 //! ## The direct model
@@ -96,24 +96,70 @@ pub struct DoublyRobustSettings {
     /// Gradient steps (Armijo step size) of the direct model's logistic regression (fitted only for
     /// [`UnshownDocuments::Direct`]).
     pub direct_model_steps: usize,
-    /// The clipping threshold `τ` of the expected treatment (0: none). A shown document with `ρ(d) < τ` is
-    /// labelled `(c̄(d) + (τ − ρ(d)) · R̂(d)) / τ` instead of `c̄/ρ`: its inverse weight capped at `1/τ`, and the
-    /// bias of the cap filled in by the direct model (the paper's code, `compute_weights` with `alpha_clip`, which
-    /// sets `τ = min(10/√N, 1)` for `N` logged queries); under [`UnshownDocuments::LeaveOut`] there is no direct
-    /// model and the label is `c̄/τ`, clipped IPS. See [`doubly_robust_label`].
-    pub clip: f64,
+    /// The clipping threshold `τ` of the expected treatment. A shown document with `ρ(d) < τ` is labelled
+    /// `(c̄(d) + (τ − ρ(d)) · R̂(d)) / τ` instead of `c̄/ρ`: its inverse weight capped at `1/τ`, and the bias of the
+    /// cap filled in by the direct model (the paper's code, `compute_weights` with `alpha_clip`); under
+    /// [`UnshownDocuments::LeaveOut`] there is no direct model and the label is `c̄/τ`, clipped IPS. See
+    /// [`doubly_robust_label`].
+    pub clip: ClipThreshold,
+}
+
+/// The clipping threshold `τ` of the doubly robust set's expected treatment ([`DoublyRobustSettings::clip`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ClipThreshold {
+    /// This `τ` in `[0, 1]` (0: no clipping).
+    Fixed(f64),
+    /// The paper's code's choice, `τ = min(10/√N, 1)` for the `N` sessions of the log.
+    Auto,
+}
+
+impl ClipThreshold {
+    /// `auto` or a number in `[0, 1]`.
+    ///
+    /// ```
+    /// use ltr_clicks::ClipThreshold;
+    /// assert_eq!(ClipThreshold::parse("auto"), Ok(ClipThreshold::Auto));
+    /// assert_eq!(ClipThreshold::parse("0.25"), Ok(ClipThreshold::Fixed(0.25)));
+    /// assert!(ClipThreshold::parse("1.5").is_err());
+    /// // At 10⁴ sessions `auto` is 0.1; at 100 or fewer it is 1.
+    /// assert_eq!(ClipThreshold::Auto.tau(10_000), 0.1);
+    /// assert_eq!(ClipThreshold::Auto.tau(64), 1.0);
+    /// ```
+    pub fn parse(s: &str) -> std::result::Result<Self, String> {
+        if s.trim().eq_ignore_ascii_case("auto") {
+            return Ok(Self::Auto);
+        }
+        let t = Self::Fixed(
+            s.trim()
+                .parse::<f64>()
+                .map_err(|_| format!("`{s}` is neither `auto` nor a number in [0, 1]"))?,
+        );
+        t.check().map_err(|e| e.to_string())?;
+        Ok(t)
+    }
+
+    /// `τ` for a log of `sessions` sessions.
+    pub fn tau(&self, sessions: usize) -> f64 {
+        match *self {
+            Self::Fixed(t) => t,
+            Self::Auto => (10.0 / (sessions.max(1) as f64).sqrt()).min(1.0),
+        }
+    }
+
+    fn check(&self) -> Result<()> {
+        match *self {
+            Self::Fixed(t) if !(0.0..=1.0).contains(&t) => Err(DataError::Invalid(format!(
+                "the clipping threshold of the expected treatment must be in [0, 1] or auto, not {t}"
+            ))),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl DoublyRobustSettings {
     /// An error for a setting the set cannot be built with, checked before any session is read.
     fn check(&self) -> Result<()> {
-        if !(0.0..=1.0).contains(&self.clip) {
-            return Err(DataError::Invalid(format!(
-                "the clipping threshold of the expected treatment must be in [0, 1], not {}",
-                self.clip
-            )));
-        }
-        Ok(())
+        self.clip.check()
     }
 }
 
@@ -122,7 +168,7 @@ impl Default for DoublyRobustSettings {
         Self {
             unshown: UnshownDocuments::LeaveOut,
             direct_model_steps: 300,
-            clip: 0.0,
+            clip: ClipThreshold::Fixed(0.0),
         }
     }
 }
@@ -175,6 +221,8 @@ pub struct DoublyRobustStats {
     pub unshown_documents: usize,
     /// The direct model's mean log-loss per expected examined impression on the shown documents, when fitted.
     pub direct_model_log_loss: Option<f64>,
+    /// The clipping threshold `τ` the labels used ([`ClipThreshold::tau`] of the sessions read).
+    pub clip: f64,
 }
 
 /// Sessions counted a session at a time.
@@ -318,6 +366,8 @@ impl<'a> Counter<'a> {
         let direct = (!leave_out)
             .then(|| DirectModel::fit(features, &shown_rows, &examined, &self.clicks, settings));
         stats.direct_model_log_loss = direct.as_ref().map(|m| m.log_loss);
+        let tau = settings.clip.tau(stats.sessions);
+        stats.clip = tau;
         let labels: Vec<f32> = rows
             .iter()
             .zip(&row_sessions)
@@ -325,7 +375,7 @@ impl<'a> Counter<'a> {
                 let r_hat = direct.as_ref().map_or(0.0, |m| m.predict(features, r));
                 let e = examined.get(&(r as u32)).copied().unwrap_or(0.0);
                 let c = self.clicks.get(&(r as u32)).copied().unwrap_or(0) as f64;
-                doubly_robust_label(c, e, n, r_hat, settings.clip) as f32
+                doubly_robust_label(c, e, n, r_hat, tau) as f32
             })
             .collect();
         let mut ds = Dataset::new(features.select_rows_matrix(&rows), labels, offsets, qids)?;

@@ -85,8 +85,8 @@ pub use clicks::{
     ULTRA_CURVE,
 };
 pub use doubly_robust::{
-    doubly_robust_label, doubly_robust_set, doubly_robust_set_from_log, DoublyRobustBuilder,
-    DoublyRobustSettings, DoublyRobustStats, UnshownDocuments,
+    doubly_robust_label, doubly_robust_set, doubly_robust_set_from_log, ClipThreshold,
+    DoublyRobustBuilder, DoublyRobustSettings, DoublyRobustStats, UnshownDocuments,
 };
 pub use estimate::{
     direct_model_from_click_model, estimate_click_metric, estimate_click_metric_from_log,

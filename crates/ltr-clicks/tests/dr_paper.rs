@@ -110,7 +110,7 @@ fn labels_equal_the_papers_compute_weights() {
         } else {
             // No direct model: the set itself, the shown documents (the unshown are left out; the paper's 0).
             let settings = DoublyRobustSettings {
-                clip,
+                clip: ltr_clicks::ClipThreshold::Fixed(clip),
                 ..Default::default()
             };
             let (set, _) =

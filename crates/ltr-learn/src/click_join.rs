@@ -52,7 +52,8 @@ pub(crate) fn click_set(
             }
             doubly_robust.direct_model_steps =
                 reader.int("dr-direct-steps").map_err(|e| e.to_string())?;
-            doubly_robust.clip = reader.float("dr-clip").map_err(|e| e.to_string())?;
+            doubly_robust.clip =
+                crate::algorithms::clicks::dr_clip(&reader).map_err(|e| e.to_string())?;
         }
         sets.push(ClickSet {
             reads,
@@ -118,12 +119,13 @@ pub(crate) fn click_training(
             None => format!("{} unshown left out", stats.unshown_documents),
         };
         tracing::info!(
-            "{}: {} sessions, {} clicks -> {} training queries of {} shown documents, {unshown}",
+            "{}: {} sessions, {} clicks -> {} training queries of {} shown documents, {unshown}, clipped at τ = {}",
             log_path.display(),
             stats.sessions,
             stats.clicks,
             stats.queries,
             stats.shown_documents,
+            stats.clip,
         );
         return Ok(ds);
     }

@@ -261,6 +261,11 @@ fn dr_refuses_what_it_cannot_use() {
         .expect_err("clip")
         .to_string();
     assert!(e.contains("dr-clip"), "{e}");
+    let e = job(&["debias=dr", "dr-clip=often"], None)
+        .expect_err("clip")
+        .to_string();
+    assert!(e.contains("dr-clip") && e.contains("auto"), "{e}");
+    assert!(job(&["debias=dr", "dr-clip=auto"], None).is_ok());
     assert!(job(&["debias=dr"], Some("table.tsv")).is_ok());
 }
 

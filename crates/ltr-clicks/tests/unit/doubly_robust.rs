@@ -195,7 +195,7 @@ fn bad_logs_are_refused_naming_the_session() {
     assert!(run(&[]).contains("no session"), "{}", run(&[]));
     // A clipping threshold outside [0, 1] is refused before a session is read, by the set and by the builder.
     let clip = DoublyRobustSettings {
-        clip: 1.5,
+        clip: ltr_clicks::ClipThreshold::Fixed(1.5),
         ..Default::default()
     };
     let e = doubly_robust_set(&[], &f, &PropensitySource::Logged, &clip)
@@ -252,4 +252,33 @@ fn the_builder_is_the_log_join_of_the_same_sessions() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("no propensity"), "{e}");
+}
+
+/// `dr-clip=auto` is the paper's `τ = min(10/√N, 1)` for the log's N sessions: the labels of a fixed τ of that value,
+/// which clip a document shown below it (a2, ρ = ⅓) and leave the others (ρ = ¾).
+#[test]
+fn an_automatic_clip_is_ten_over_the_root_of_the_sessions() {
+    let mut log = Vec::new();
+    for copy in 0..100 {
+        for mut r in self::log() {
+            r.session += copy * 5;
+            log.push(r);
+        }
+    }
+    let with = |clip| {
+        let s = DoublyRobustSettings { clip, ..direct() };
+        doubly_robust_set(&log, &features(), &PropensitySource::Logged, &s).unwrap()
+    };
+    let (auto, stats) = with(ClipThreshold::Auto);
+    let tau = 10.0 / 500f64.sqrt();
+    assert_eq!(stats.sessions, 500);
+    assert_eq!(stats.clip, tau);
+    let (fixed, _) = with(ClipThreshold::Fixed(tau));
+    assert_eq!(auto.labels(), fixed.labels());
+    let (none, _) = with(ClipThreshold::Fixed(0.0));
+    let differs: Vec<usize> = (0..none.labels().len())
+        .filter(|&i| none.labels()[i] != auto.labels()[i])
+        .collect();
+    assert_eq!(differs, [2], "only a2 is clipped");
+    assert_eq!(ClipThreshold::Auto.tau(5), 1.0);
 }

@@ -153,11 +153,12 @@ pub(crate) const DR_DIRECT_STEPS: ParamSpec = ParamSpec::new(
 pub(crate) const DR_CLIP: ParamSpec = ParamSpec::new(
     "dr-clip",
     "0",
-    float(0.0, 1.0),
-    "clipping threshold τ of a shown document's expected examination ρ (0: none): below it the label is (c̄ + \
-     (τ − ρ)·R̂)/τ, the inverse weight capped at 1/τ and the cap's bias filled in by the direct model (with \
-     dr-unshown=leave-out, no direct model: c̄/τ, clipped IPS); the paper's code uses min(10/√N, 1) for N logged \
-     sessions, which clips nothing of a top-10 log at 10⁶ sessions",
+    Allowed::Text,
+    "clipping threshold τ of a shown document's expected examination ρ, a number in [0, 1] (0: none) or auto: \
+     below it the label is (c̄ + (τ − ρ)·R̂)/τ, the inverse weight capped at 1/τ and the cap's bias filled in by the \
+     direct model (with dr-unshown=leave-out, no direct model: c̄/τ, clipped IPS); auto is the paper's code's \
+     min(10/√N, 1) for the N sessions of the log, which clips nothing of a top-10 log at 10⁶ sessions (measured: \
+     it did not beat 0 at 10⁴ or 10⁵ sessions, BENCHMARKS.md)",
 )
 .when("debias=dr");
 
@@ -290,8 +291,14 @@ pub(crate) fn check_doubly_robust_set(
     if r.choice("dr-unshown")? == "direct" {
         r.int("dr-direct-steps")?;
     }
-    r.float("dr-clip")?;
+    dr_clip(r)?;
     Ok(())
+}
+
+/// `dr-clip`: `auto` or a number in [0, 1].
+pub(crate) fn dr_clip(r: &SpecReader<'_>) -> Result<ltr_clicks::ClipThreshold> {
+    let v = r.text_or_default("dr-clip")?;
+    ltr_clicks::ClipThreshold::parse(&v).map_err(|e| LtrError::param("dr-clip", e))
 }
 
 /// `debias=dr`'s checks for the linear and neural click learner `name`: [`check_doubly_robust_set`], and its naive
