@@ -441,4 +441,5 @@ impl Scorer for NeuralNet {
 }
 
 pub mod kernels;
+mod softmax;
 mod tiles;
