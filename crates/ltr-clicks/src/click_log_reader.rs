@@ -2,11 +2,11 @@
 //! session at a time: a log of 10⁷ sessions (3.6 GB of text) is never held whole, only the session being read and
 //! the set of session numbers already seen (to refuse one that comes back after others).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::BufRead;
 use std::path::Path;
 
-use ltr_data::{DataError, Result};
+use ltr_data::{DataError, Dataset, Result};
 
 use crate::clicks::{parse_err, ClickRecord, CLICK_LOG_HEADER};
 
@@ -92,6 +92,51 @@ pub fn for_each_click_session(
         each(&session)?;
     }
     Ok(())
+}
+
+/// Which sessions of a click log a join to a feature file reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SessionScope {
+    /// Every session. A session of a query the feature file does not have is an error: the log is meant to
+    /// describe that file (`ltr train --clicks`).
+    #[default]
+    Every,
+    /// Only the sessions of the feature file's queries; the others are checked as every line is, then skipped and
+    /// counted. For a log over more queries than the training data holds: one log over a whole data set that an
+    /// experiment splits into folds, or a fold whose validation queries were carved out of its training file.
+    FeatureQueries,
+}
+
+/// [`for_each_click_session`] over the sessions `scope` keeps for `features`; the number of sessions skipped
+/// (always 0 for [`SessionScope::Every`]).
+pub fn for_each_session_in_scope(
+    path: &Path,
+    features: &Dataset,
+    scope: SessionScope,
+    mut each: impl FnMut(&[ClickRecord]) -> Result<()>,
+) -> Result<usize> {
+    let kept: Option<HashSet<&str>> = match scope {
+        SessionScope::Every => None,
+        SessionScope::FeatureQueries => Some(features.qids().iter().map(String::as_str).collect()),
+    };
+    let (mut skipped, mut read) = (0, 0);
+    for_each_click_session(path, |session| match &kept {
+        Some(qids) if !qids.contains(session[0].qid.as_str()) => {
+            skipped += 1;
+            Ok(())
+        }
+        _ => {
+            read += 1;
+            each(session)
+        }
+    })?;
+    if read == 0 && skipped > 0 {
+        return Err(DataError::Invalid(format!(
+            "{}: none of the log's {skipped} sessions shows a query of the training data",
+            path.display()
+        )));
+    }
+    Ok(skipped)
 }
 
 /// The number of columns of the header line `header` (5 to 7, the format's first columns in order).

@@ -29,6 +29,9 @@ pub struct SessionSetStats {
     pub clicks: usize,
     /// Training queries: distinct (query, display, clicks).
     pub queries: usize,
+    /// Sessions of queries outside the feature file, skipped ([`crate::SessionScope::FeatureQueries`]; not in
+    /// `sessions`).
+    pub sessions_outside: usize,
 }
 
 /// One distinct session: its displayed rows in display order and which were clicked.
@@ -52,14 +55,19 @@ pub fn click_session_set(
 
 /// [`click_session_set`] of the click log at `path` ([`crate::read_click_log`]'s format and checks), read a
 /// session at a time ([`crate::for_each_click_session`]): the same set, without holding the log. 10⁷ sessions
-/// (3.6 GB of log) need the memory of their distinct sessions and of the session numbers, not of the log.
+/// (3.6 GB of log) need the memory of their distinct sessions and of the session numbers, not of the log. `scope`
+/// says whether sessions of queries `features` lacks are errors or skipped.
 pub fn click_session_set_from_log(
     path: &Path,
     features: &Dataset,
+    scope: crate::SessionScope,
 ) -> Result<(Dataset, SessionSetStats)> {
     let mut counter = SessionCounter::new(features);
-    crate::for_each_click_session(path, |session| counter.add(session))?;
-    finish(features, counter.counts, counter.stats)
+    let outside =
+        crate::for_each_session_in_scope(path, features, scope, |session| counter.add(session))?;
+    let (ds, mut stats) = finish(features, counter.counts, counter.stats)?;
+    stats.sessions_outside = outside;
+    Ok((ds, stats))
 }
 
 /// Distinct sessions counted one session at a time.

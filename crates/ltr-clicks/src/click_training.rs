@@ -79,6 +79,9 @@ pub struct ClickTrainingStats {
     pub clicks_dropped: usize,
     /// Training queries after merging identical clicks.
     pub queries: usize,
+    /// Sessions of queries outside the feature file, skipped ([`crate::SessionScope::FeatureQueries`]; not in
+    /// `sessions`).
+    pub sessions_outside: usize,
 }
 
 /// Join `log` to `features` by (qid, docid) and build the click training set: one query per distinct (displayed
@@ -99,15 +102,20 @@ pub fn click_training_set(
 }
 
 /// [`click_training_set`] of the click log at `path` ([`crate::read_click_log`]'s format and checks), read a
-/// session at a time ([`crate::for_each_click_session`]): the same set, without holding the log.
+/// session at a time ([`crate::for_each_click_session`]): the same set, without holding the log. `scope` says
+/// whether sessions of queries `features` lacks are errors or skipped.
 pub fn click_training_set_from_log(
     path: &std::path::Path,
     features: &Dataset,
     propensities: &PropensitySource,
+    scope: crate::SessionScope,
 ) -> Result<(Dataset, ClickTrainingStats)> {
     let mut b = ClickTrainingBuilder::new(features, propensities.clone())?;
-    crate::for_each_click_session(path, |session| b.add(session))?;
-    b.finish()
+    let outside =
+        crate::for_each_session_in_scope(path, features, scope, |session| b.add(session))?;
+    let (ds, mut stats) = b.finish()?;
+    stats.sessions_outside = outside;
+    Ok((ds, stats))
 }
 
 /// [`click_training_set`] a piece at a time: a long log (or a long simulation,

@@ -215,6 +215,9 @@ pub struct DoublyRobustStats {
     pub clicks: usize,
     /// Training queries: the feature file's queries the log shows.
     pub queries: usize,
+    /// Sessions of queries outside the feature file, skipped ([`crate::SessionScope::FeatureQueries`]; not in
+    /// `sessions`).
+    pub sessions_outside: usize,
     /// Documents some session showed (their labels carry the clicks).
     pub shown_documents: usize,
     /// Documents of those queries no session showed (labelled by the direct model alone, or left out).
@@ -506,15 +509,22 @@ pub fn doubly_robust_set(
 }
 
 /// [`doubly_robust_set`] of the click log at `path`, read a session at a time ([`crate::for_each_click_session`]).
+/// `scope` says whether sessions of queries `features` lacks are errors or skipped; skipped sessions are not among
+/// the N of [`ClipThreshold::Auto`].
 pub fn doubly_robust_set_from_log(
     path: &Path,
     features: &Dataset,
     propensities: &PropensitySource,
     settings: &DoublyRobustSettings,
+    scope: crate::SessionScope,
 ) -> Result<(Dataset, DoublyRobustStats)> {
-    counted(features, propensities, settings, |counter| {
-        crate::for_each_click_session(path, |s| counter.add(s))
-    })
+    let mut outside = 0;
+    let (ds, mut stats) = counted(features, propensities, settings, |counter| {
+        outside = crate::for_each_session_in_scope(path, features, scope, |s| counter.add(s))?;
+        Ok(())
+    })?;
+    stats.sessions_outside = outside;
+    Ok((ds, stats))
 }
 
 /// The set of the sessions `feed` gives a counter, the settings checked before the first is read.

@@ -64,7 +64,9 @@ pub use click_em::{
     estimate_propensities_em, estimate_propensities_em_from_log, EmEstimate, EmSettings,
     RelevanceModel,
 };
-pub use click_log_reader::{for_each_click_session, read_click_log};
+pub use click_log_reader::{
+    for_each_click_session, for_each_session_in_scope, read_click_log, SessionScope,
+};
 pub use click_model_fit::{fit_click_model, ClickModelFit};
 pub use click_model_io::{learned_propensities, propensity_json, propensity_text};
 pub use click_models::{

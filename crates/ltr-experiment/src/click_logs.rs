@@ -25,9 +25,11 @@ pub(crate) struct FoldClickLogs {
 }
 
 impl FoldClickLogs {
-    /// The logs `data.clicks` names for `folds` (`None` without it). Refused: a data file split into folds (a log
-    /// describes a training file, and a split fold has none of its own), a path without `{fold}` for more than one
-    /// fold (every fold would learn from one fold's log), a log or table that cannot be read.
+    /// The logs `data.clicks` names for `folds` (`None` without it). A fold reads only the sessions of its own
+    /// training queries ([`ltr_learn::SessionScope::FeatureQueries`]), so one log may cover a whole data file that the
+    /// experiment splits into folds, and a fold whose validation queries were carved out of training. Refused: a
+    /// path without `{fold}` for a fold folder of more than one fold (each fold's training file has its own log, and
+    /// every fold would learn from one fold's), a log or table that cannot be read.
     pub(crate) fn find(data: &DataSpec, folds: &[ExperimentFold]) -> Result<Option<Self>> {
         let Some(pattern) = &data.clicks else {
             if data.propensities.is_some() {
@@ -37,15 +39,8 @@ impl FoldClickLogs {
             }
             return Ok(None);
         };
-        if data.fold_dir.is_none() {
-            return Err(ExperimentError::Spec(format!(
-                "click logs ({}) describe each fold's training file: give a fold folder (--fold-dir, data.fold_dir), \
-                 not a file split into folds",
-                pattern.display()
-            )));
-        }
         let text = pattern.to_string_lossy();
-        if !text.contains(FOLD) && folds.len() > 1 {
+        if !text.contains(FOLD) && folds.len() > 1 && data.fold_dir.is_some() {
             return Err(ExperimentError::Spec(format!(
                 "click log `{text}` has no `{FOLD}`: {} folds would all learn from one log; write the fold number's \
                  place as {FOLD} (logs/fold{FOLD}.tsv)",
@@ -75,6 +70,7 @@ impl FoldClickLogs {
         (!method.judged).then(|| ClickSource {
             log: self.logs[&number].clone(),
             propensities: self.propensities.clone(),
+            scope: ltr_learn::SessionScope::FeatureQueries,
         })
     }
 }

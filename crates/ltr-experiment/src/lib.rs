@@ -8,8 +8,9 @@
 //! store as it finishes (a killed run resumes with nothing finished recomputed) and writes `report.md`,
 //! `report.html`, `results.json`, `results.csv` and SVG plots. A method `model:FILE` is a model trained elsewhere
 //! (anything `ltr_export::load_model` reads): it is not trained, it scores each fold's test set as `ltr predict`
-//! does. With `data.clicks` each fold's methods learn from its click log (`ltr train --clicks`) and are judged on
-//! its judged test set; a method with `judged = true` learns from the judgments.
+//! does. With `data.clicks` each fold's methods learn from its click log (`ltr train --clicks`), reading the
+//! sessions of the fold's training queries, and are judged on its judged test set; a method with `judged = true`
+//! learns from the judgments.
 //!
 //! ```
 //! use ltr_experiment::{DataSpec, Experiment, ExperimentSpec, MethodSpec};

@@ -67,9 +67,11 @@ pub struct DataSpec {
     #[serde(default)]
     pub regroup: bool,
     /// A click log over each fold's training file, as `ltr train --clicks` reads it, `{fold}` in the path standing
-    /// for the fold number (`logs/fold{fold}.tsv`). Every method then learns from its fold's log, as the click set
-    /// its `debias` reads (a method with `judged = true` from the judgments, a reference row); validation and test
-    /// stay judged. Only with `fold_dir`: a log describes a training file's documents.
+    /// for the fold number (`logs/fold{fold}.tsv`); with `file`, one log over the file's queries may serve every
+    /// fold. Every method then learns from its fold's log, as the click set its `debias` reads (a method with
+    /// `judged = true` from the judgments, a reference row); validation and test stay judged. A fold reads only the
+    /// sessions of its own training queries: those of its validation and test queries are skipped, and counted in
+    /// the log.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clicks: Option<PathBuf>,
     /// The examination probability of each rank for the click logs (`ltr train --propensities`), when their

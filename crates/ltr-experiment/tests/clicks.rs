@@ -6,7 +6,7 @@ use std::path::Path;
 
 use ltr_clicks::ClickSimulation;
 use ltr_data::{generate_letor_like, read_letor, write_letor, SyntheticConfig};
-use ltr_experiment::{DataSpec, Experiment, ExperimentSpec, MethodSpec};
+use ltr_experiment::{load_folds, DataSpec, Experiment, ExperimentSpec, MethodSpec};
 use ltr_learn::{ClickSource, Grid, TrainData, TrainJob};
 use ltr_metrics::{Convention, Metric};
 
@@ -88,6 +88,7 @@ fn trained_on_clicks(dir: &Path, fold: usize, params: &[&str], table: Option<&Pa
         .clicks(Some(ClickSource {
             log: dir.join(format!("logs/fold{fold}.tsv")),
             propensities: table.map(Path::to_path_buf),
+            scope: ltr_learn::SessionScope::Every,
         }))
         .build()
         .unwrap()
@@ -232,10 +233,31 @@ fn what_an_experiment_on_clicks_cannot_use_is_refused_before_training() {
     std::fs::remove_file(dir.path().join("logs/fold2.tsv")).unwrap();
     let e = err(on_clicks(dir.path(), dr()));
     assert!(e.contains("fold2.tsv"), "{e}");
+    // A fold folder's log of queries none of the fold's training queries: named, with its count.
     let mut s = on_clicks(dir.path(), dr());
-    s.data = DataSpec::file(dir.path().join("Fold1/train.txt"), 2);
-    s.data.clicks = Some(dir.path().join("logs/fold{fold}.tsv"));
-    assert!(err(s).contains("fold folder"));
+    s.data.clicks = Some(dir.path().join("logs/other{fold}.tsv"));
+    let train = read_letor(dir.path().join("Fold1/train.txt")).unwrap();
+    let sim = ClickSimulation {
+        sessions: 50,
+        ..Default::default()
+    };
+    let mut log = sim.simulate(&train, &vec![0.0; train.n_docs()]).unwrap();
+    for r in &mut log {
+        r.qid = format!("elsewhere-{}", r.qid);
+    }
+    for fold in 1..=2 {
+        let path = dir.path().join(format!("logs/other{fold}.tsv"));
+        ltr_clicks::write_click_log(&path, &log).unwrap();
+    }
+    let e = Experiment::prepare(s)
+        .unwrap()
+        .run(&dir.path().join("other"), &ltr_core::Silent)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("other1.tsv") && e.contains("none of the log's 50 sessions"),
+        "{e}"
+    );
     // A grid whose settings read different click sets, before any log is read.
     std::fs::copy(
         dir.path().join("logs/fold1.tsv"),
@@ -247,4 +269,96 @@ fn what_an_experiment_on_clicks_cannot_use_is_refused_before_training() {
         vec![method("lambdarank:debias=none,dr", "mixed", false)],
     ));
     assert!(e.contains("different click sets"), "{e}");
+}
+
+/// A data file split into folds with one log over all of its queries: each fold learns from the sessions of its own
+/// training queries (the others, its validation and test queries among them, are skipped), exactly as a job given
+/// the fold's training data and the log with `SessionScope::FeatureQueries`.
+#[test]
+fn a_split_file_learns_each_fold_from_its_training_queries_in_one_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let ds = generate_letor_like(&SyntheticConfig {
+        queries: 45,
+        min_docs: 15,
+        max_docs: 30,
+        features: 8,
+        grades: 3,
+        noise: 0.6,
+        outlier_fraction: 0.0,
+        query_level_norm: true,
+        seed: 4,
+    })
+    .unwrap();
+    let file = dir.path().join("all.txt");
+    write_letor(&ds, &file).unwrap();
+    let all = read_letor(&file).unwrap();
+    let mut w = vec![0.0; all.n_features()];
+    w[0] = 1.0;
+    let sim = ClickSimulation {
+        sessions: 4_000,
+        eta: 1.0,
+        seed: 3,
+        ..Default::default()
+    };
+    let log = dir.path().join("clicks.tsv");
+    ltr_clicks::write_click_log(&log, &sim.simulate(&all, &all.scores(&w)).unwrap()).unwrap();
+    let mut data = DataSpec::file(&file, 3);
+    data.clicks = Some(log.clone());
+    let mut spec = ExperimentSpec::new(
+        data.clone(),
+        vec![method("lambdarank:debias=dr,epochs=20", "dr", false)],
+    );
+    spec.keep_scores = true;
+    let out = dir.path().join("out");
+    let outcome = Experiment::prepare(spec.clone())
+        .unwrap()
+        .run(&out, &ltr_core::Silent)
+        .unwrap();
+    assert_eq!(outcome.computed, 3);
+    let (folds, _) = load_folds(&data, spec.seed).unwrap();
+    for fold in &folds {
+        let model = TrainJob::builder("lambdarank")
+            .grid(Grid::parse(&["debias=dr".to_string(), "epochs=20".to_string()]).unwrap())
+            .metric(Metric::Ndcg(Some(10)), Convention::STANDARD)
+            .seed(spec.seed)
+            .train(TrainData::Memory {
+                data: &fold.train,
+                name: "train".into(),
+            })
+            .validation(fold.validation.as_ref().map(|v| TrainData::Memory {
+                data: v,
+                name: "validation".into(),
+            }))
+            .clicks(Some(ClickSource {
+                log: log.clone(),
+                propensities: None,
+                scope: ltr_learn::SessionScope::FeatureQueries,
+            }))
+            .build()
+            .unwrap()
+            .run()
+            .unwrap()
+            .model
+            .unwrap();
+        let want = model.score_raw(&fold.test).unwrap();
+        let got = scores(&out.join(format!("scores/dr/fold{}.txt", fold.number)));
+        assert_close(&got, &want, &format!("fold {}", fold.number));
+    }
+    // The same log read whole, as `ltr train --clicks` reads it, is refused on a fold: it holds other queries.
+    let e = TrainJob::builder("lambdarank")
+        .train(TrainData::Memory {
+            data: &folds[0].train,
+            name: "train".into(),
+        })
+        .clicks(Some(ClickSource {
+            log: log.clone(),
+            propensities: None,
+            scope: ltr_learn::SessionScope::Every,
+        }))
+        .build()
+        .unwrap()
+        .run()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("is not in the feature file"), "{e}");
 }

@@ -16,6 +16,9 @@ pub struct ClickSource {
     pub log: PathBuf,
     /// Propensities by rank (`ltr clicks propensity --out`) for a log without a propensity column.
     pub propensities: Option<PathBuf>,
+    /// Whether a session of a query the training data lacks is an error (`ltr train --clicks`) or skipped (an
+    /// experiment's fold, which holds some of the log's queries).
+    pub scope: ltr_clicks::SessionScope,
 }
 
 /// The click set a run's settings read, with the doubly robust set's own settings (`dr-unshown`,
@@ -97,7 +100,7 @@ pub(crate) fn click_training(
 ) -> Result<Dataset, JobError> {
     let reads = set.reads;
     if reads == ClickUse::Sessions {
-        return session_training(&clicks.log, features, train_label);
+        return session_training(clicks, features, train_label);
     }
     let log_path = &clicks.log;
     let source = match &clicks.propensities {
@@ -108,9 +111,14 @@ pub(crate) fn click_training(
         None => ltr_clicks::PropensitySource::Logged,
     };
     if reads == ClickUse::DoublyRobust {
-        let (ds, stats) =
-            ltr_clicks::doubly_robust_set_from_log(log_path, features, &source, &set.doubly_robust)
-                .map_err(|e| join_error(log_path, train_label, e))?;
+        let (ds, stats) = ltr_clicks::doubly_robust_set_from_log(
+            log_path,
+            features,
+            &source,
+            &set.doubly_robust,
+            clicks.scope,
+        )
+        .map_err(|e| join_error(log_path, train_label, e))?;
         let unshown = match stats.direct_model_log_loss {
             Some(loss) => format!(
                 "{} unshown labelled by the direct model (log-loss {loss:.4} per expected examination)",
@@ -119,9 +127,10 @@ pub(crate) fn click_training(
             None => format!("{} unshown left out", stats.unshown_documents),
         };
         tracing::info!(
-            "{}: {} sessions, {} clicks -> {} training queries of {} shown documents, {unshown}, clipped at τ = {}",
+            "{}: {} sessions{}, {} clicks -> {} training queries of {} shown documents, {unshown}, clipped at τ = {}",
             log_path.display(),
             stats.sessions,
+            outside(stats.sessions_outside),
             stats.clicks,
             stats.queries,
             stats.shown_documents,
@@ -129,12 +138,14 @@ pub(crate) fn click_training(
         );
         return Ok(ds);
     }
-    let (ds, stats) = ltr_clicks::click_training_set_from_log(log_path, features, &source)
-        .map_err(|e| join_error(log_path, train_label, e))?;
+    let (ds, stats) =
+        ltr_clicks::click_training_set_from_log(log_path, features, &source, clicks.scope)
+            .map_err(|e| join_error(log_path, train_label, e))?;
     tracing::info!(
-        "{}: {} sessions ({} without clicks), {} clicks -> {} training queries",
+        "{}: {} sessions{} ({} without clicks), {} clicks -> {} training queries",
         log_path.display(),
         stats.sessions,
+        outside(stats.sessions_outside),
         stats.sessions_without_clicks,
         stats.clicks,
         stats.queries
@@ -145,21 +156,31 @@ pub(crate) fn click_training(
 /// The click session set of the log at `log_path` on `features` (`ltr_clicks::click_session_set`): for learners that
 /// debias by position themselves.
 fn session_training(
-    log_path: &std::path::Path,
+    clicks: &ClickSource,
     features: &Dataset,
     train_label: &str,
 ) -> Result<Dataset, JobError> {
-    let (ds, stats) = ltr_clicks::click_session_set_from_log(log_path, features)
+    let log_path = &clicks.log;
+    let (ds, stats) = ltr_clicks::click_session_set_from_log(log_path, features, clicks.scope)
         .map_err(|e| join_error(log_path, train_label, e))?;
     tracing::info!(
-        "{}: {} sessions ({} without clicks), {} clicks -> {} distinct sessions with positions",
+        "{}: {} sessions{} ({} without clicks), {} clicks -> {} distinct sessions with positions",
         log_path.display(),
         stats.sessions,
+        outside(stats.sessions_outside),
         stats.sessions_without_clicks,
         stats.clicks,
         stats.queries
     );
     Ok(ds)
+}
+
+/// The log line's note of the sessions skipped as outside the training data (none: nothing).
+fn outside(skipped: usize) -> String {
+    match skipped {
+        0 => String::new(),
+        n => format!(" (and {n} of queries outside the training data, skipped)"),
+    }
 }
 
 /// What the log at `log_path` was being joined to, for an error's context.

@@ -62,6 +62,7 @@ pub use click_join::ClickSource;
 pub use inspect::describe_dataset;
 pub use job::{Ranks, TrainData, TrainJob, TrainJobBuilder, TrainOutcome};
 pub use job_error::{JobError, JobInput};
+pub use ltr_clicks::SessionScope;
 pub use shards::{balanced_ranges, shard_output_problem, shard_path, write_shards};
 pub use spec::{Allowed, ParamSpec, SpecReader};
 

@@ -124,6 +124,7 @@ fn rows_that_cannot_use_clicks_refuse_them_by_name() {
             .clicks(Some(ClickSource {
                 log: "no-such-log.tsv".into(),
                 propensities: None,
+                scope: ltr_learn::SessionScope::Every,
             }))
             .build();
         match a.clicks {
@@ -296,6 +297,7 @@ fn lambdamart_given_a_propensity_table_error() -> String {
         .clicks(Some(ClickSource {
             log: "no-such-log.tsv".into(),
             propensities: Some("no-such-table.tsv".into()),
+            scope: ltr_learn::SessionScope::Every,
         }))
         .build()
         .expect_err("propensities")

@@ -232,6 +232,7 @@ fn dr_refuses_what_it_cannot_use() {
             .clicks(Some(ltr_learn::ClickSource {
                 log: "no-such-log.tsv".into(),
                 propensities: table.map(Into::into),
+                scope: ltr_learn::SessionScope::Every,
             }))
             .build()
     };

@@ -62,8 +62,9 @@ pub struct ExperimentArgs {
     /// Merge the runs of a qid that reappears later in a file.
     #[arg(long)]
     pub regroup: bool,
-    /// Click logs every method learns from (validation and test stay judged), `{fold}` standing for the fold
-    /// number of --fold-dir (`logs/fold{fold}.tsv`); a judged row needs an experiment file (`judged = true`).
+    /// Click logs every method learns from (validation and test stay judged): `{fold}` standing for the fold
+    /// number of --fold-dir (`logs/fold{fold}.tsv`), or one log over all of --data's queries. Each fold reads the
+    /// sessions of its training queries and skips the others. A judged row needs an experiment file (`judged = true`).
     #[arg(long)]
     pub clicks: Option<PathBuf>,
     /// The click logs' propensity table (as `ltr train --propensities`).

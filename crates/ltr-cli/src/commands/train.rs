@@ -99,6 +99,7 @@ pub fn run(a: TrainArgs) -> Result<()> {
         .clicks(a.clicks.clone().map(|log| ClickSource {
             log,
             propensities: a.propensities.clone(),
+            scope: ltr_learn::SessionScope::Every,
         }))
         .ranks(ranks)
         .feature_names(a.feature_names.clone())

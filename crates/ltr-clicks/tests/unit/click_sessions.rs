@@ -46,7 +46,8 @@ fn identical_sessions_are_one_weighted_query_with_positions() {
             sessions: 6,
             sessions_without_clicks: 1,
             clicks: 7,
-            queries: 3
+            queries: 3,
+            sessions_outside: 0
         }
     );
     // Ordered by displayed rows, then clicks: qa's two patterns (no click first at rank 1), then qb's.
@@ -216,7 +217,10 @@ fn the_session_set_read_a_session_at_a_time_equals_the_whole_log() {
     std::fs::write(&messy, crlf).unwrap();
     let whole = click_session_set(&read_click_log(&path).unwrap(), &f).unwrap();
     for p in [&path, &messy] {
-        assert_eq!(click_session_set_from_log(p, &f).unwrap(), whole);
+        assert_eq!(
+            click_session_set_from_log(p, &f, SessionScope::Every).unwrap(),
+            whole
+        );
         let mut seen = Vec::new();
         for_each_click_session(p, |s| {
             seen.push((s[0].session, s.len()));
@@ -228,7 +232,7 @@ fn the_session_set_read_a_session_at_a_time_equals_the_whole_log() {
     let mut bad = log.clone();
     bad.extend(session(30, "qa", &["a0", "b1"], &[true, false]));
     write_click_log(&path, &bad).unwrap();
-    let streamed = click_session_set_from_log(&path, &f)
+    let streamed = click_session_set_from_log(&path, &f, SessionScope::Every)
         .unwrap_err()
         .to_string();
     assert_eq!(streamed, error(&bad));

@@ -55,7 +55,8 @@ fn identical_clicks_merge_and_weights_follow_the_propensities() {
             sessions_without_clicks: 1,
             clicks: 4,
             clicks_dropped: 1,
-            queries: 3
+            queries: 3,
+            sessions_outside: 0
         }
     );
     // Sorted by (rows, clicked, p): d0 clicked at p 0.5 (twice), at p 1, then d2 clicked at p 0.5.
@@ -178,12 +179,13 @@ fn a_simulated_log_joins_back_to_its_data() {
     let path = dir.path().join("log.tsv");
     write_click_log(&path, &log).unwrap();
     assert_eq!(
-        click_training_set_from_log(&path, &ds, &PropensitySource::Logged).unwrap(),
+        click_training_set_from_log(&path, &ds, &PropensitySource::Logged, SessionScope::Every)
+            .unwrap(),
         (t, stats)
     );
     let table = PropensitySource::ByRank(vec![1.0, 0.6, 0.3]);
     assert_eq!(
-        click_training_set_from_log(&path, &ds, &table).unwrap(),
+        click_training_set_from_log(&path, &ds, &table, SessionScope::Every).unwrap(),
         click_training_set(&log, &ds, &table).unwrap()
     );
 }

@@ -282,3 +282,61 @@ fn an_automatic_clip_is_ten_over_the_root_of_the_sessions() {
     assert_eq!(differs, [2], "only a2 is clipped");
     assert_eq!(ClipThreshold::Auto.tau(5), 1.0);
 }
+
+/// A log over more queries than the training data holds (an experiment's fold of one log): with
+/// `SessionScope::FeatureQueries` each of the three joins reads the sessions of the feature file's queries and
+/// nothing else, giving the sets of the log cut to those sessions, and counts the others; `dr-clip=auto`'s N is the
+/// sessions read. `SessionScope::Every` refuses the log, and a log none of whose sessions is of a feature query is
+/// refused naming its session count.
+#[test]
+fn a_scoped_join_reads_only_the_sessions_of_the_feature_queries() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut wide = self::log();
+    wide.extend(session(5, "qz", &["z0", "z1"], &[true, false]));
+    wide.extend(session(6, "qa", &["a2", "a1", "a0"], &[false, true, false]));
+    wide.extend(session(7, "qz", &["z1", "z0"], &[false, false]));
+    let cut: Vec<ClickRecord> = wide.iter().filter(|r| r.qid != "qz").cloned().collect();
+    let path = dir.path().join("wide.tsv");
+    write_click_log(&path, &wide).unwrap();
+    let f = features();
+    let scope = SessionScope::FeatureQueries;
+    let settings = DoublyRobustSettings {
+        clip: ClipThreshold::Auto,
+        ..direct()
+    };
+    let logged = PropensitySource::Logged;
+    let (dr, stats) = doubly_robust_set_from_log(&path, &f, &logged, &settings, scope).unwrap();
+    assert_eq!(
+        (dr, stats),
+        (doubly_robust_set(&cut, &f, &logged, &settings)
+            .map(|(d, s)| (
+                d,
+                DoublyRobustStats {
+                    sessions_outside: 2,
+                    ..s
+                }
+            ))
+            .unwrap())
+    );
+    assert_eq!((stats.sessions, stats.clip), (6, 1.0));
+    let (pairs, stats) = click_training_set_from_log(&path, &f, &logged, scope).unwrap();
+    assert_eq!(pairs, click_training_set(&cut, &f, &logged).unwrap().0);
+    assert_eq!((stats.sessions, stats.sessions_outside), (6, 2));
+    let (sessions, stats) = click_session_set_from_log(&path, &f, scope).unwrap();
+    assert_eq!(sessions, click_session_set(&cut, &f).unwrap().0);
+    assert_eq!((stats.sessions, stats.sessions_outside), (6, 2));
+    // Read whole, the log is refused at its first session of another query.
+    let e = click_session_set_from_log(&path, &f, SessionScope::Every)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("session 5") && e.contains("qz"), "{e}");
+    let elsewhere: Vec<ClickRecord> = wide.iter().filter(|r| r.qid == "qz").cloned().collect();
+    write_click_log(&path, &elsewhere).unwrap();
+    let e = click_training_set_from_log(&path, &f, &logged, scope)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("wide.tsv") && e.contains("none of the log's 2 sessions"),
+        "{e}"
+    );
+}
