@@ -562,3 +562,83 @@ fn a_dla_models_propensities_feed_another_learner() {
     ]);
     assert!(e.contains("--clicks"), "{e}");
 }
+
+/// `--click-sessions train-queries`: one log over a whole data set trains on the part --train holds, as the log cut
+/// to that part's sessions does; read whole (the default) the same log is refused at a query --train lacks.
+#[test]
+fn a_log_over_more_queries_than_train_holds_is_read_in_part_on_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name);
+    let all = generate_letor(&p("data"), 30, 6);
+    let prod = p("prod.json");
+    train_production(&all, &prod, &[]);
+    let log = p("log.tsv");
+    simulate_clicks(&all, &prod, 3000, &log, &[]);
+    // The first half of the queries, and the log cut to their sessions.
+    let text = std::fs::read_to_string(&all).unwrap();
+    let qid = |l: &str| l.split_whitespace().nth(1).unwrap_or("").to_string();
+    let mut qids: Vec<String> = text.lines().map(qid).collect();
+    qids.dedup();
+    let kept: std::collections::HashSet<String> = qids[..15].iter().cloned().collect();
+    let part = p("part.txt");
+    let lines: String = text
+        .lines()
+        .filter(|l| kept.contains(&qid(l)))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&part, lines).unwrap();
+    let log_text = std::fs::read_to_string(&log).unwrap();
+    let cut = p("cut.tsv");
+    let cut_text: String = log_text
+        .lines()
+        .filter(|l| {
+            l.starts_with("session")
+                || kept.contains(&format!("qid:{}", l.split('\t').nth(1).unwrap_or("")))
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(cut_text.len() < log_text.len());
+    std::fs::write(&cut, cut_text).unwrap();
+    let train = |clicks: &std::path::Path, extra: &[&str], model: &str| {
+        let mut args = vec![
+            "train",
+            "--train",
+            s(&part),
+            "--clicks",
+            s(clicks),
+            "--algo",
+            "propensity-ranksvm",
+            "--model",
+        ];
+        let model = p(model);
+        args.push(s(&model));
+        args.extend(extra);
+        (
+            args.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
+            model,
+        )
+    };
+    let scores =
+        |model: &std::path::Path| ok(&["predict", "--model", s(model), "--data", s(&part)]);
+    let (args, _) = train(&log, &[], "whole.json");
+    let e = err(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(e.contains("is not in the feature file"), "{e}");
+    let (args, scoped) = train(&log, &["--click-sessions", "train-queries"], "scoped.json");
+    ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let (args, reference) = train(&cut, &[], "cut.json");
+    ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(scores(&scoped), scores(&reference));
+    // The flag needs --clicks.
+    let e = err(&[
+        "train",
+        "--train",
+        s(&part),
+        "--algo",
+        "ranksvm",
+        "--click-sessions",
+        "train-queries",
+        "--model",
+        s(&p("x.json")),
+    ]);
+    assert!(e.contains("--clicks"), "{e}");
+}

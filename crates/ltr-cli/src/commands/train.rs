@@ -61,6 +61,12 @@ pub struct TrainArgs {
     /// Propensities by rank (`ltr clicks propensity --out`) for a log without a propensity column.
     #[arg(long, requires = "clicks")]
     pub propensities: Option<PathBuf>,
+    /// Which sessions of --clicks to read: `every` (a session of a query --train lacks is an error, since the log
+    /// should describe --train), or `train-queries` (only the sessions of --train's queries; the others are
+    /// checked, skipped and counted in the log line). Use `train-queries` for one log over a whole data set of
+    /// which --train holds a part.
+    #[arg(long, default_value = "every", value_parser = ["every", "train-queries"], requires = "clicks")]
+    pub click_sessions: String,
     /// Data-parallel training (`ltr algorithms` marks which algorithms can): the queries are split over ranks —
     /// threads of this process (--ranks), or the processes of `mpirun -n P ltr train --distributed …` in a build
     /// with the `mpi` feature. A --train path containing `{rank}` is read per rank (one shard file each, as `ltr
@@ -99,7 +105,10 @@ pub fn run(a: TrainArgs) -> Result<()> {
         .clicks(a.clicks.clone().map(|log| ClickSource {
             log,
             propensities: a.propensities.clone(),
-            scope: ltr_learn::SessionScope::Every,
+            scope: match a.click_sessions.as_str() {
+                "train-queries" => ltr_learn::SessionScope::FeatureQueries,
+                _ => ltr_learn::SessionScope::Every,
+            },
         }))
         .ranks(ranks)
         .feature_names(a.feature_names.clone())
