@@ -10,6 +10,22 @@ use ltr_experiment::{load_folds, DataSpec, Experiment, ExperimentSpec, MethodSpe
 use ltr_learn::{ClickSource, Grid, TrainData, TrainJob};
 use ltr_metrics::{Convention, Metric};
 
+/// `queries` queries of 15–30 generated documents, 8 features and 3 grades.
+fn generated(queries: usize, seed: u64) -> ltr_data::Dataset {
+    generate_letor_like(&SyntheticConfig {
+        queries,
+        min_docs: 15,
+        max_docs: 30,
+        features: 8,
+        grades: 3,
+        noise: 0.6,
+        outlier_fraction: 0.0,
+        query_level_norm: true,
+        seed,
+    })
+    .unwrap()
+}
+
 /// Two folds (train, vali, test) of generated data, and for each a log of 3,000 position-based sessions of the top
 /// 10 of a production ranker (feature 1), written as `logs/fold{n}.tsv`.
 fn clicked_folds(dir: &Path) {
@@ -21,18 +37,7 @@ fn clicked_folds(dir: &Path) {
             ("vali", 12, 10 + fold),
             ("test", 12, 20 + fold),
         ] {
-            let ds = generate_letor_like(&SyntheticConfig {
-                queries,
-                min_docs: 15,
-                max_docs: 30,
-                features: 8,
-                grades: 3,
-                noise: 0.6,
-                outlier_fraction: 0.0,
-                query_level_norm: true,
-                seed,
-            })
-            .unwrap();
+            let ds = generated(queries, seed);
             write_letor(&ds, &f.join(format!("{name}.txt"))).unwrap();
         }
         // The log of the file as the experiment reads it.
@@ -277,18 +282,7 @@ fn what_an_experiment_on_clicks_cannot_use_is_refused_before_training() {
 #[test]
 fn a_split_file_learns_each_fold_from_its_training_queries_in_one_log() {
     let dir = tempfile::tempdir().unwrap();
-    let ds = generate_letor_like(&SyntheticConfig {
-        queries: 45,
-        min_docs: 15,
-        max_docs: 30,
-        features: 8,
-        grades: 3,
-        noise: 0.6,
-        outlier_fraction: 0.0,
-        query_level_norm: true,
-        seed: 4,
-    })
-    .unwrap();
+    let ds = generated(45, 4);
     let file = dir.path().join("all.txt");
     write_letor(&ds, &file).unwrap();
     let all = read_letor(&file).unwrap();
