@@ -622,7 +622,10 @@ fn a_log_over_more_queries_than_train_holds_is_read_in_part_on_request() {
         |model: &std::path::Path| ok(&["predict", "--model", s(model), "--data", s(&part)]);
     let (args, _) = train(&log, &[], "whole.json");
     let e = err(&args.iter().map(String::as_str).collect::<Vec<_>>());
-    assert!(e.contains("is not in the feature file"), "{e}");
+    assert!(
+        e.contains("which the feature file lacks") && e.contains("--click-sessions train-queries"),
+        "{e}"
+    );
     let (args, scoped) = train(&log, &["--click-sessions", "train-queries"], "scoped.json");
     ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
     let (args, reference) = train(&cut, &[], "cut.json");

@@ -108,26 +108,36 @@ pub enum SessionScope {
 }
 
 /// [`for_each_click_session`] over the sessions `scope` keeps for `features`; the number of sessions skipped
-/// (always 0 for [`SessionScope::Every`]).
+/// (always 0 for [`SessionScope::Every`], under which a session of a query `features` lacks is an error naming the
+/// session and the way to read the log in part).
 pub fn for_each_session_in_scope(
     path: &Path,
     features: &Dataset,
     scope: SessionScope,
     mut each: impl FnMut(&[ClickRecord]) -> Result<()>,
 ) -> Result<usize> {
-    let kept: Option<HashSet<&str>> = match scope {
-        SessionScope::Every => None,
-        SessionScope::FeatureQueries => Some(features.qids().iter().map(String::as_str).collect()),
-    };
+    let qids: HashSet<&str> = features.qids().iter().map(String::as_str).collect();
     let (mut skipped, mut read) = (0, 0);
-    for_each_click_session(path, |session| match &kept {
-        Some(qids) if !qids.contains(session[0].qid.as_str()) => {
-            skipped += 1;
-            Ok(())
-        }
-        _ => {
+    for_each_click_session(path, |session| {
+        let first = &session[0];
+        if qids.contains(first.qid.as_str()) {
             read += 1;
-            each(session)
+            return each(session);
+        }
+        match scope {
+            SessionScope::FeatureQueries => {
+                skipped += 1;
+                Ok(())
+            }
+            SessionScope::Every => Err(DataError::ClickSession {
+                session: first.session,
+                problem: format!(
+                    "shows query `{}`, which the feature file lacks (for a log over more queries than the \
+                     training data, read only the sessions of its queries: `ltr train --click-sessions \
+                     train-queries`)",
+                    first.qid
+                ),
+            }),
         }
     })?;
     if read == 0 && skipped > 0 {

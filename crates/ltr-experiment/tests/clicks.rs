@@ -354,5 +354,8 @@ fn a_split_file_learns_each_fold_from_its_training_queries_in_one_log() {
         .run()
         .unwrap_err()
         .to_string();
-    assert!(e.contains("is not in the feature file"), "{e}");
+    assert!(
+        e.contains("which the feature file lacks") && e.contains("--click-sessions train-queries"),
+        "{e}"
+    );
 }
