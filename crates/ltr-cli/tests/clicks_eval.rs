@@ -79,6 +79,49 @@ fn estimate_a_new_rankers_clicks_from_a_log_and_its_errors() {
     assert!(v > 0.0 && lo < v && v < hi, "{by_model}");
     // `ltr predict`'s scores print with rounding: the same estimate to 1e-6.
     assert!((by_scores["value"].as_f64().unwrap() - v).abs() < 1e-6);
+    // On a part of the log's queries (a test split): the sessions of that part read, the others counted.
+    let text = std::fs::read_to_string(&train).unwrap();
+    let first_qid = text.split_whitespace().nth(1).unwrap().to_string();
+    let part = p("part.txt");
+    let part_text: String = text
+        .lines()
+        .filter(|l| l.split_whitespace().nth(1) == Some(first_qid.as_str()))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&part, part_text).unwrap();
+    ok(&[
+        "predict",
+        "--model",
+        s(&new),
+        "--data",
+        s(&part),
+        "--out",
+        s(&p("part.scores")),
+    ]);
+    let scoped: serde_json::Value = serde_json::from_str(&ok(&[
+        "clicks",
+        "estimate",
+        "--clicks",
+        s(&log),
+        "--features",
+        s(&part),
+        "--scores",
+        s(&p("part.scores")),
+        "--bootstrap",
+        "0",
+        "--click-sessions",
+        "feature-queries",
+        "--json",
+    ]))
+    .unwrap();
+    let (read, outside) = (
+        scoped["sessions"].as_u64().unwrap(),
+        scoped["sessions_outside"].as_u64().unwrap(),
+    );
+    assert!(
+        read > 0 && outside > 0 && read + outside == 4000,
+        "{scoped}"
+    );
     let snips = estimate(
         &["--model", s(&new)],
         &["--estimator", "snips", "--metric", "clicks@3"],

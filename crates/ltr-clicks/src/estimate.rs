@@ -166,6 +166,10 @@ pub struct CounterfactualSettings {
     pub direct: Option<Vec<f64>>,
     /// How the log's displays were chosen (DR's expected examination).
     pub logging: LoggingPolicy,
+    /// Which sessions of a log file to read ([`estimate_click_metric_from_log`]): all, a query the features lack
+    /// being an error, or only those of the features' queries (a log over more queries than the evaluated set, a
+    /// test split, say).
+    pub scope: crate::SessionScope,
 }
 
 impl CounterfactualSettings {
@@ -191,6 +195,7 @@ impl CounterfactualSettings {
             seed,
             direct: None,
             logging: LoggingPolicy::Deterministic,
+            scope: crate::SessionScope::Every,
         })
     }
 }
@@ -206,6 +211,7 @@ impl Default for CounterfactualSettings {
             seed: 1,
             direct: None,
             logging: LoggingPolicy::Deterministic,
+            scope: crate::SessionScope::Every,
         }
     }
 }
@@ -234,10 +240,12 @@ pub struct CounterfactualEstimate {
     pub normal: Interval,
     /// The bootstrap interval over sessions, with its replicates (`None` without replicates).
     pub bootstrap: Option<(usize, Interval)>,
-    /// Sessions in the log.
+    /// Sessions in the log (those read).
     pub sessions: usize,
-    /// Clicks in the log.
+    /// Clicks in the log (in the sessions read).
     pub clicks: usize,
+    /// Sessions of queries outside the features, skipped ([`crate::SessionScope::FeatureQueries`]).
+    pub sessions_outside: usize,
 }
 
 impl CounterfactualEstimate {
@@ -251,6 +259,7 @@ impl CounterfactualEstimate {
             "normal": interval(&self.normal),
             "sessions": self.sessions,
             "clicks": self.clicks,
+            "sessions_outside": self.sessions_outside,
         });
         if let Some((replicates, b)) = &self.bootstrap {
             v["bootstrap"] = interval(b);
@@ -264,12 +273,16 @@ impl std::fmt::Display for CounterfactualEstimate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "{} {}: {:.6} ({} sessions, {} clicks)",
+            "{} {}: {:.6} ({} sessions, {} clicks{})",
             self.estimator.name(),
             self.gain.name(),
             self.value,
             self.sessions,
-            self.clicks
+            self.clicks,
+            match self.sessions_outside {
+                0 => String::new(),
+                n => format!("; {n} sessions of other queries skipped"),
+            }
         )?;
         let n = &self.normal;
         writeln!(
@@ -646,19 +659,26 @@ pub fn estimate_click_metric(
 }
 
 /// [`estimate_click_metric`] of the click log at `path` ([`crate::read_click_log`]'s format and checks), read a
-/// session at a time: the same estimate, holding two numbers a session instead of the log.
+/// session at a time: the same estimate, holding two numbers a session instead of the log. `settings.scope` says
+/// whether a session of a query `features` lacks is an error or skipped.
 pub fn estimate_click_metric_from_log(
     path: &std::path::Path,
     features: &Dataset,
     scores: &[f64],
     settings: &CounterfactualSettings,
 ) -> Result<CounterfactualEstimate> {
-    estimate_from_sessions(
-        &mut |each| crate::for_each_click_session(path, each),
+    let mut outside = 0;
+    let mut estimate = estimate_from_sessions(
+        &mut |each| {
+            outside = crate::for_each_session_in_scope(path, features, settings.scope, each)?;
+            Ok(())
+        },
         features,
         scores,
         settings,
-    )
+    )?;
+    estimate.sessions_outside = outside;
+    Ok(estimate)
 }
 
 fn estimate_from_sessions(
@@ -746,5 +766,6 @@ pub fn estimate_from_terms(
         bootstrap,
         sessions: terms.len(),
         clicks,
+        sessions_outside: 0,
     }
 }

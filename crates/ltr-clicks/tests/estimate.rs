@@ -6,7 +6,7 @@
 use ltr_clicks::{
     estimate_click_metric, estimate_click_metric_from_log, write_click_log, ClickGain,
     ClickModelParams, ClickRecord, ClickSimulation, CounterfactualSettings, DirectModel, Estimator,
-    FittedClickModel, Intervention, LoggingPolicy, PropensitySource,
+    FittedClickModel, Intervention, LoggingPolicy, PropensitySource, SessionScope,
 };
 use ltr_data::{generate_letor_like, Dataset, SyntheticConfig};
 
@@ -626,4 +626,55 @@ fn a_click_model_file_is_read_as_the_direct_model_of_the_feature_rows() {
         let e = DirectModel::read(&p, &f).unwrap_err().to_string();
         assert!(e.contains(p.file_name().unwrap().to_str().unwrap()), "{e}");
     }
+}
+
+/// A log over more queries than the evaluated features (a test split): with `SessionScope::FeatureQueries` the
+/// estimate is the one of the sessions of the features' queries, and counts the others; read whole, the log is
+/// refused at the first session of another query, naming the way to read it in part.
+#[test]
+fn a_scoped_estimate_reads_only_the_sessions_of_the_feature_queries() {
+    let f = features();
+    let scores = [2.0, 1.0, 3.0];
+    let mut wide = log();
+    for (k, r) in log().into_iter().enumerate() {
+        wide.insert(
+            3 + k,
+            ClickRecord {
+                session: 10 + r.session,
+                qid: "qz".into(),
+                ..r
+            },
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("wide.tsv");
+    write_click_log(&path, &wide).unwrap();
+    let s = CounterfactualSettings {
+        scope: SessionScope::FeatureQueries,
+        ..settings(Estimator::Ips, ClickGain::ClicksAt(1))
+    };
+    let scoped = estimate_click_metric_from_log(&path, &f, &scores, &s).unwrap();
+    let cut = estimate_click_metric(&log(), &f, &scores, &s).unwrap();
+    assert_eq!(scoped.value, 2.0);
+    assert_eq!(
+        scoped,
+        ltr_clicks::CounterfactualEstimate {
+            sessions_outside: 2,
+            ..cut
+        }
+    );
+    assert!(scoped
+        .to_string()
+        .contains("2 sessions of other queries skipped"));
+    let every = CounterfactualSettings {
+        scope: SessionScope::Every,
+        ..s
+    };
+    let e = estimate_click_metric_from_log(&path, &f, &scores, &every)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("session 11") && e.contains("qz") && e.contains("--click-sessions"),
+        "{e}"
+    );
 }
