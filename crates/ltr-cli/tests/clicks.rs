@@ -623,7 +623,7 @@ fn a_log_over_more_queries_than_train_holds_is_read_in_part_on_request() {
     let (args, _) = train(&log, &[], "whole.json");
     let e = err(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(
-        e.contains("which the feature file lacks") && e.contains("--click-sessions train-queries"),
+        e.contains("which the feature file lacks") && e.contains("--click-sessions"),
         "{e}"
     );
     let (args, scoped) = train(&log, &["--click-sessions", "train-queries"], "scoped.json");

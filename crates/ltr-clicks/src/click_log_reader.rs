@@ -132,9 +132,9 @@ pub fn for_each_session_in_scope(
             SessionScope::Every => Err(DataError::ClickSession {
                 session: first.session,
                 problem: format!(
-                    "shows query `{}`, which the feature file lacks (for a log over more queries than the \
-                     training data, read only the sessions of its queries: `ltr train --click-sessions \
-                     train-queries`)",
+                    "shows query `{}`, which the feature file lacks (a log over more queries than the \
+                     feature file can be read in part: `--click-sessions` of `ltr train` and `ltr clicks \
+                     estimate`)",
                     first.qid
                 ),
             }),

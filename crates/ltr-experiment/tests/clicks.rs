@@ -355,7 +355,7 @@ fn a_split_file_learns_each_fold_from_its_training_queries_in_one_log() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("which the feature file lacks") && e.contains("--click-sessions train-queries"),
+        e.contains("which the feature file lacks") && e.contains("--click-sessions"),
         "{e}"
     );
 }
