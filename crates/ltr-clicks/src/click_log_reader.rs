@@ -107,6 +107,21 @@ pub enum SessionScope {
     FeatureQueries,
 }
 
+impl SessionScope {
+    /// The scope of a `--click-sessions` value: `every`, or `train-queries` / `feature-queries` (the feature
+    /// file's queries, named after the flag that gives the file: `ltr train --train`, `ltr clicks estimate
+    /// --features`).
+    pub fn parse(name: &str) -> Result<Self> {
+        match name {
+            "every" => Ok(Self::Every),
+            "train-queries" | "feature-queries" => Ok(Self::FeatureQueries),
+            other => Err(DataError::Invalid(format!(
+                "unknown click-session scope `{other}` (expected every, train-queries or feature-queries)"
+            ))),
+        }
+    }
+}
+
 /// [`for_each_click_session`] over the sessions `scope` keeps for `features`; the number of sessions skipped
 /// (always 0 for [`SessionScope::Every`], under which a session of a query `features` lacks is an error naming the
 /// session and the way to read the log in part).

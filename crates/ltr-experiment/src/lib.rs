@@ -53,4 +53,4 @@ pub use experiment::{CellRecord, Experiment, GridPoint, Outcome};
 pub use folds::{carve_validation, load_folds, stratified_kfold, ExperimentFold};
 pub use plot::{bar_chart, line_chart, line_chart_styled, palette, ChartStyle, Series};
 pub use report::{md_table, mean, Comparison};
-pub use spec::{DataSpec, ExperimentSpec, MethodSpec};
+pub use spec::{split_names, DataSpec, ExperimentSpec, MethodSpec};

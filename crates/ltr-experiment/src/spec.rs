@@ -319,3 +319,20 @@ impl ExperimentSpec {
         Ok(out)
     }
 }
+
+/// Names given as repeated flags, comma lists or both (`--tests t,wilcoxon --tests permutation`), in order, blanks
+/// dropped.
+///
+/// ```
+/// let flags = ["t, wilcoxon".to_string(), "permutation,".to_string()];
+/// assert_eq!(ltr_experiment::split_names(&flags), ["t", "wilcoxon", "permutation"]);
+/// ```
+pub fn split_names(items: &[String]) -> Vec<String> {
+    items
+        .iter()
+        .flat_map(|s| s.split(','))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect()
+}

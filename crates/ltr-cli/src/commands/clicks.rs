@@ -79,9 +79,8 @@ pub struct EstimateArgs {
     /// Seed of the bootstrap.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Which sessions of --clicks to read: `every` (a session of a query --features lacks is an error), or
-    /// `feature-queries` (only the sessions of --features' queries, a test split of the log's data, say; the
-    /// others are checked, skipped and counted in the output).
+    /// Which sessions of --clicks to read: `every` (a query --features lacks is an error), or `feature-queries`
+    /// (only --features' queries', a test split of the log's data, say; the others are skipped and counted).
     #[arg(long, default_value = "every", value_parser = ["every", "feature-queries"])]
     pub click_sessions: String,
     /// Output options.
@@ -239,9 +238,7 @@ fn estimate(a: EstimateArgs) -> Result<()> {
         a.seed,
     )?;
     settings.logging = ltr_clicks::LoggingPolicy::parse(&a.logging_policy)?;
-    if a.click_sessions == "feature-queries" {
-        settings.scope = ltr_clicks::SessionScope::FeatureQueries;
-    }
+    settings.scope = ltr_clicks::SessionScope::parse(&a.click_sessions)?;
     settings.direct = match (&a.relevance_model, &a.relevance_scores) {
         (Some(path), _) => {
             let direct = ltr_clicks::DirectModel::read(path, &ds)?;

@@ -62,9 +62,8 @@ pub struct ExperimentArgs {
     /// Merge the runs of a qid that reappears later in a file.
     #[arg(long)]
     pub regroup: bool,
-    /// Click logs every method learns from (validation and test stay judged): `{fold}` standing for the fold
-    /// number of --fold-dir (`logs/fold{fold}.tsv`), or one log over all of --data's queries. Each fold reads the
-    /// sessions of its training queries and skips the others. A judged row needs an experiment file (`judged = true`).
+    /// Click logs (validation and test stay judged): `{fold}` for the fold number of --fold-dir, or one log over
+    /// --data's queries, each fold reading its training queries' sessions. A judged row needs `judged = true`.
     #[arg(long)]
     pub clicks: Option<PathBuf>,
     /// The click logs' propensity table (as `ltr train --propensities`).
@@ -76,16 +75,6 @@ pub struct ExperimentArgs {
     /// Output options.
     #[command(flatten)]
     pub output: super::OutputOpts,
-}
-
-fn split_list(items: &[String]) -> Vec<String> {
-    items
-        .iter()
-        .flat_map(|s| s.split(','))
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(String::from)
-        .collect()
 }
 
 impl ExperimentArgs {
@@ -119,8 +108,8 @@ impl ExperimentArgs {
         spec.convention = self.convention.clone().unwrap_or(spec.convention);
         spec.normalize = self.normalize.clone().unwrap_or(spec.normalize);
         spec.seed = self.seed.unwrap_or(spec.seed);
-        spec.report_metrics = split_list(&self.report_metrics);
-        let tests = split_list(&self.tests);
+        spec.report_metrics = ltr_experiment::split_names(&self.report_metrics);
+        let tests = ltr_experiment::split_names(&self.tests);
         if !tests.is_empty() {
             spec.tests = tests;
         }

@@ -61,10 +61,8 @@ pub struct TrainArgs {
     /// Propensities by rank (`ltr clicks propensity --out`) for a log without a propensity column.
     #[arg(long, requires = "clicks")]
     pub propensities: Option<PathBuf>,
-    /// Which sessions of --clicks to read: `every` (a session of a query --train lacks is an error, since the log
-    /// should describe --train), or `train-queries` (only the sessions of --train's queries; the others are
-    /// checked, skipped and counted in the log line). Use `train-queries` for one log over a whole data set of
-    /// which --train holds a part.
+    /// Which sessions of --clicks to read: `every` (a query --train lacks is an error), or `train-queries` (only
+    /// --train's queries'; the others are checked, skipped and counted: a log over a data set --train is part of).
     #[arg(long, default_value = "every", value_parser = ["every", "train-queries"], requires = "clicks")]
     pub click_sessions: String,
     /// Data-parallel training (`ltr algorithms` marks which algorithms can): the queries are split over ranks —
@@ -98,6 +96,7 @@ pub fn run(a: TrainArgs) -> Result<()> {
     } else {
         Ranks::Single
     };
+    let scope = ltr_learn::SessionScope::parse(&a.click_sessions)?;
     let job = job
         .train(TrainData::File(a.train.clone()))
         .validation(a.validate.clone().map(TrainData::File))
@@ -105,10 +104,7 @@ pub fn run(a: TrainArgs) -> Result<()> {
         .clicks(a.clicks.clone().map(|log| ClickSource {
             log,
             propensities: a.propensities.clone(),
-            scope: match a.click_sessions.as_str() {
-                "train-queries" => ltr_learn::SessionScope::FeatureQueries,
-                _ => ltr_learn::SessionScope::Every,
-            },
+            scope,
         }))
         .ranks(ranks)
         .feature_names(a.feature_names.clone())
