@@ -339,4 +339,11 @@ fn a_scoped_join_reads_only_the_sessions_of_the_feature_queries() {
         e.contains("wide.tsv") && e.contains("none of the log's 2 sessions"),
         "{e}"
     );
+    // The flag's names.
+    assert_eq!(SessionScope::parse("every").unwrap(), SessionScope::Every);
+    for name in ["train-queries", "feature-queries"] {
+        assert_eq!(SessionScope::parse(name).unwrap(), scope);
+    }
+    let e = SessionScope::parse("some").unwrap_err().to_string();
+    assert!(e.contains("`some`") && e.contains("train-queries"), "{e}");
 }
