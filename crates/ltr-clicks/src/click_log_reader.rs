@@ -157,7 +157,7 @@ pub fn for_each_session_in_scope(
     })?;
     if read == 0 && skipped > 0 {
         return Err(DataError::Invalid(format!(
-            "{}: none of the log's {skipped} sessions shows a query of the training data",
+            "{}: none of the log's {skipped} sessions shows a query of the feature file",
             path.display()
         )));
     }
