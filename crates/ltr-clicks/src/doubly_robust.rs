@@ -40,8 +40,9 @@
 //!
 //! The paper's code also clips the expected treatment at a threshold `τ` (`alpha_clip`, `min(10/√N, 1)` for `N`
 //! logged queries) and lets the direct model fill in what the clip takes away:
-//! [`DoublyRobustSettings::clip`] (`auto` is the paper's choice), [`doubly_robust_label`]. `tests/dr_paper.rs` checks the labels against that
-//! code's `compute_weights` on a small log, clipped and not, with and without a direct model.
+//! [`DoublyRobustSettings::clip`] (`auto` is the paper's choice), [`doubly_robust_label`]. `tests/dr_paper.rs`
+//! checks the labels against that code's `compute_weights` on a small log, clipped and not, with and without a
+//! direct model.
 //!
 //! ## The direct model
 //!

@@ -17,8 +17,9 @@ pub(super) fn scaled_exps(ph: &mut [f32], rows: usize, scale: f32) {
 /// target, and branch-free, so that a loop of it runs in vector registers (libm's `expf` is a call an entry, about
 /// half of a softmax's time). `x = n·ln 2 + r` with `|r| ≤ ln 2 / 2` (ln 2 in two parts, so `r` is exact to f32),
 /// `eʳ` by its Taylor series to `r⁷/7!` (truncation below 6e-9 relative, under a tenth of an f32 ulp; the f32
-/// Horner steps leave at most 2 ulp; the test finds 1.15), then `2ⁿ` applied as two exact powers of two, so that results below
-/// the normal range round once into subnormals. Below −105 the result is 0, above 88.8 it is +∞, NaN stays NaN.
+/// Horner steps leave at most 2 ulp; the test finds 1.15), then `2ⁿ` applied as two exact powers of two, so that
+/// results below the normal range round once into subnormals. Below −105 the result is 0, above 88.8 it is +∞, NaN
+/// stays NaN.
 #[inline]
 pub fn exp(x: f32) -> f32 {
     const LOG2_E: f32 = std::f32::consts::LOG2_E;

@@ -671,9 +671,8 @@ pub static ALGORITHMS: &[Algorithm] = &[
         online: None,
         // Labels (the features are read in place), the parameters with Adam's moments and gradients, and the
         // largest piece's activations (per layer rows × width, per encoder block n × width and one head's n² a
-        // query): computed
-        // from the setting by `NeuralValidParams::memory_estimate`; the terms here are the fallback for a setting
-        // that cannot be read.
+        // query): computed from the setting by `NeuralValidParams::memory_estimate`; the terms here are the
+        // fallback for a setting that cannot be read.
         memory: Memory::new(16, 0, 4).sized_by(neural::memory),
     },
 ];
