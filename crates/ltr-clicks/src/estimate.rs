@@ -190,12 +190,9 @@ impl CounterfactualSettings {
                 Some(p) => PropensitySource::ByRank(crate::read_propensity_table(p)?),
                 None => PropensitySource::Logged,
             },
-            z: 1.96,
             bootstrap,
             seed,
-            direct: None,
-            logging: LoggingPolicy::Deterministic,
-            scope: crate::SessionScope::Every,
+            ..Self::default()
         })
     }
 }
