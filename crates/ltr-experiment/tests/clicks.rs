@@ -83,26 +83,45 @@ fn scores(path: &Path) -> Vec<f64> {
 /// The test scores of `ltr train --clicks` (`TrainJob`) of `lambdarank` with `params` on fold `fold`'s files and log.
 fn trained_on_clicks(dir: &Path, fold: usize, params: &[&str], table: Option<&Path>) -> Vec<f64> {
     let f = dir.join(format!("Fold{fold}"));
+    let clicks = ClickSource {
+        log: dir.join(format!("logs/fold{fold}.tsv")),
+        propensities: table.map(Path::to_path_buf),
+        scope: ltr_learn::SessionScope::Every,
+    };
+    let model = lambdarank_on_clicks(
+        TrainData::File(f.join("train.txt")),
+        Some(TrainData::File(f.join("vali.txt"))),
+        clicks,
+        params,
+        1,
+    );
+    model
+        .score_raw(&read_letor(f.join("test.txt")).unwrap())
+        .unwrap()
+}
+
+/// The model `TrainJob` trains for `lambdarank` with `params` on `train`'s features and `clicks`, choosing on
+/// `validation` by NDCG@10.
+fn lambdarank_on_clicks(
+    train: TrainData<'_>,
+    validation: Option<TrainData<'_>>,
+    clicks: ClickSource,
+    params: &[&str],
+    seed: u64,
+) -> ltr_core::ModelFile {
     let params: Vec<String> = params.iter().map(|s| s.to_string()).collect();
-    let model = TrainJob::builder("lambdarank")
+    TrainJob::builder("lambdarank")
         .grid(Grid::parse(&params).unwrap())
         .metric(Metric::Ndcg(Some(10)), Convention::STANDARD)
-        .seed(1)
-        .train(TrainData::File(f.join("train.txt")))
-        .validation(Some(TrainData::File(f.join("vali.txt"))))
-        .clicks(Some(ClickSource {
-            log: dir.join(format!("logs/fold{fold}.tsv")),
-            propensities: table.map(Path::to_path_buf),
-            scope: ltr_learn::SessionScope::Every,
-        }))
+        .seed(seed)
+        .train(train)
+        .validation(validation)
+        .clicks(Some(clicks))
         .build()
         .unwrap()
         .run()
         .unwrap()
         .model
-        .unwrap();
-    model
-        .score_raw(&read_letor(f.join("test.txt")).unwrap())
         .unwrap()
 }
 
@@ -311,29 +330,24 @@ fn a_split_file_learns_each_fold_from_its_training_queries_in_one_log() {
     assert_eq!(outcome.computed, 3);
     let (folds, _) = load_folds(&data, spec.seed).unwrap();
     for fold in &folds {
-        let model = TrainJob::builder("lambdarank")
-            .grid(Grid::parse(&["debias=dr".to_string(), "epochs=20".to_string()]).unwrap())
-            .metric(Metric::Ndcg(Some(10)), Convention::STANDARD)
-            .seed(spec.seed)
-            .train(TrainData::Memory {
+        let clicks = ClickSource {
+            log: log.clone(),
+            propensities: None,
+            scope: ltr_learn::SessionScope::FeatureQueries,
+        };
+        let model = lambdarank_on_clicks(
+            TrainData::Memory {
                 data: &fold.train,
                 name: "train".into(),
-            })
-            .validation(fold.validation.as_ref().map(|v| TrainData::Memory {
+            },
+            fold.validation.as_ref().map(|v| TrainData::Memory {
                 data: v,
                 name: "validation".into(),
-            }))
-            .clicks(Some(ClickSource {
-                log: log.clone(),
-                propensities: None,
-                scope: ltr_learn::SessionScope::FeatureQueries,
-            }))
-            .build()
-            .unwrap()
-            .run()
-            .unwrap()
-            .model
-            .unwrap();
+            }),
+            clicks,
+            &["debias=dr", "epochs=20"],
+            spec.seed,
+        );
         let want = model.score_raw(&fold.test).unwrap();
         let got = scores(&out.join(format!("scores/dr/fold{}.txt", fold.number)));
         assert_close(&got, &want, &format!("fold {}", fold.number));
