@@ -38,16 +38,63 @@ pub(crate) fn dense_backward_known(
     want_dx: bool,
     no_neg_zero: &mut bool,
 ) -> Vec<f32> {
-    let (k_dim, o_dim) = (layer.inputs, layer.outputs);
-    kernels::weight_gradient_known(a, dy, &mut grad.weights, k_dim, o_dim, no_neg_zero);
-    for dyr in dy.chunks(o_dim) {
-        kernels::axpy(1.0, dyr, &mut grad.bias);
-    }
+    dense_gradient(a, dy, layer, grad, no_neg_zero, 1);
     if !want_dx {
         return Vec::new();
     }
-    let rows = dy.len() / o_dim;
-    let mut dx = vec![0f32; rows * k_dim];
+    dense_dx(dy, wt, layer)
+}
+
+/// Inputs per run at least when [`dense_gradient`] splits `dW` across threads: a narrower run would cost more in
+/// the copy of its inputs and the product's set-up than it spares.
+const MIN_SPLIT_INPUTS: usize = 32;
+
+/// `dW += aᵀ dy` and `db += Σ dy` of [`dense_backward_known`], with `dW`'s rows (one an input `k`, so a run of
+/// them is one slice of `dW`) split into up to `runs` runs computed in parallel, each from a copy of its columns
+/// of `a`. An entry's chain is its own (its terms, rows ascending, whichever path the kernel takes for its run),
+/// so the bits do not depend on `runs`; the flag is true after the call only where every run's is.
+pub(crate) fn dense_gradient(
+    a: &[f32],
+    dy: &[f32],
+    layer: &Dense,
+    grad: &mut Dense,
+    no_neg_zero: &mut bool,
+    runs: usize,
+) {
+    use rayon::prelude::*;
+    let (k_dim, o_dim) = (layer.inputs, layer.outputs);
+    let runs = runs.min(k_dim / MIN_SPLIT_INPUTS).max(1);
+    if runs == 1 {
+        kernels::weight_gradient_known(a, dy, &mut grad.weights, k_dim, o_dim, no_neg_zero);
+    } else {
+        let rows = dy.len() / o_dim.max(1);
+        let per = k_dim.div_ceil(runs);
+        let clean = *no_neg_zero;
+        *no_neg_zero = grad
+            .weights
+            .par_chunks_mut(per * o_dim)
+            .enumerate()
+            .map(|(i, dw)| {
+                let (k0, width) = (i * per, dw.len() / o_dim);
+                let mut cols = Vec::with_capacity(rows * width);
+                for ar in a.chunks_exact(k_dim).take(rows) {
+                    cols.extend_from_slice(&ar[k0..k0 + width]);
+                }
+                let mut known = clean;
+                kernels::weight_gradient_known(&cols, dy, dw, width, o_dim, &mut known);
+                known
+            })
+            .reduce(|| true, |x, y| x && y);
+    }
+    for dyr in dy.chunks(o_dim) {
+        kernels::axpy(1.0, dyr, &mut grad.bias);
+    }
+}
+
+/// `dx = dy Wᵀ` of [`dense_backward`].
+pub(crate) fn dense_dx(dy: &[f32], wt: &Packed, layer: &Dense) -> Vec<f32> {
+    let rows = dy.len() / layer.outputs;
+    let mut dx = vec![0f32; rows * layer.inputs];
     kernels::matmul_packed_sparse(dy, wt, None, &mut dx);
     dx
 }

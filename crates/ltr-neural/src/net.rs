@@ -13,7 +13,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use crate::dense::{dense_backward, dense_backward_known, transposed};
+use crate::dense::{dense_backward, dense_backward_known, dense_dx, dense_gradient, transposed};
 use crate::encoder::{self, EncoderTrace};
 
 /// Rows per chunk of the forward and backward passes (a fixed number: the gradient's summation order).
@@ -491,16 +491,82 @@ fn backward_affine(
     );
 }
 
+/// [`backward_affine`] for every chunk of a group, with the work shared by the threads: each chunk's weight
+/// gradient is added in chunk order as before, its rows of `dW` split into up to `runs` runs computed in parallel
+/// ([`dense_gradient`]), and then the chunks' `dx = dy Wᵀ` are computed in parallel (each a chunk's own). Every
+/// value is the one [`backward_affine`] computes, chunk after chunk.
+#[allow(clippy::too_many_arguments)]
+fn affine_in_parallel(
+    net: &NeuralNet,
+    tr: &Transposed,
+    l: usize,
+    stats: Option<(&BatchStats, &[f64])>,
+    cs: &mut [ChunkBackward<'_>],
+    grad: &mut NeuralNet,
+    no_neg_zero: &mut bool,
+    runs: usize,
+) {
+    let h = &net.hidden[l];
+    for c in cs.iter_mut() {
+        if let (Some(b), Some(xhat), Some((st, sums))) =
+            (&h.batch_norm, &c.trace.layers[l].batch_xhat, stats)
+        {
+            c.d = batch_norm_dx(&c.d, xhat, b, st, sums);
+        }
+        let a = if l == 0 {
+            &c.trace.input
+        } else {
+            &c.trace.layers[l - 1].out
+        };
+        dense_gradient(
+            a,
+            &c.d,
+            &h.dense,
+            &mut grad.hidden[l].dense,
+            no_neg_zero,
+            runs,
+        );
+    }
+    let want_dx = l > 0 || net.input_norm.is_some();
+    cs.par_iter_mut().for_each(|c| {
+        c.d = if want_dx {
+            dense_dx(&c.d, &tr.dense[l], &h.dense)
+        } else {
+            Vec::new()
+        };
+    });
+}
+
 fn backward_input(net: &NeuralNet, c: &ChunkBackward<'_>, grad: &mut NeuralNet) {
     if let (Some(n), Some((xhat, rstd))) = (&net.input_norm, &c.trace.input_norm) {
         layer_norm_backward(&c.d, xhat, rstd, n, grad.input_norm.as_mut().unwrap());
     }
 }
 
-/// Add `b` into `a`, array by array in the optimiser's order.
-fn add_into(a: &mut NeuralNet, b: &mut NeuralNet) {
+/// Values a task of [`Share::Threads`] zeroes or adds at a time.
+const SHARED_SPAN: usize = 1 << 16;
+
+/// Whether a gradient's zeroing and additions may use rayon's threads. Each entry's value is its own either way;
+/// what differs is who may run it: a worker of `step.rs`'s query-by-query pass waits for its turn while holding its
+/// thread, so nothing it runs may hand work to rayon (a waiting join could take up another worker's task).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Share {
+    /// On the calling thread.
+    Caller,
+    /// Split into spans of [`SHARED_SPAN`] values run by rayon's threads.
+    Threads,
+}
+
+/// Add `b` into `a`, array by array in the optimiser's order (each entry `a + 1 · b`, whoever adds it).
+fn add_into(a: &mut NeuralNet, b: &mut NeuralNet, share: Share) {
     for (x, y) in parameters_mut(a).into_iter().zip(parameters_mut(b)) {
-        kernels::axpy(1.0, y, x);
+        match share {
+            Share::Caller => kernels::axpy(1.0, y, x),
+            Share::Threads => x
+                .par_chunks_mut(SHARED_SPAN)
+                .zip(y.par_chunks(SHARED_SPAN))
+                .for_each(|(x, y)| kernels::axpy(1.0, y, x)),
+        }
     }
 }
 
@@ -721,10 +787,19 @@ pub(crate) fn chunk_backward(
 }
 
 /// A gradient of zeros for a group: `reuse` (a spare one) zeroed again, its memory already mapped, else a new one.
-pub(crate) fn zeroed_gradient(net: &NeuralNet, reuse: Option<NeuralNet>) -> NeuralNet {
+pub(crate) fn zeroed_gradient(
+    net: &NeuralNet,
+    reuse: Option<NeuralNet>,
+    share: Share,
+) -> NeuralNet {
     match reuse {
         Some(mut g) => {
-            parameters_mut(&mut g).into_iter().for_each(|p| p.fill(0.0));
+            for p in parameters_mut(&mut g) {
+                match share {
+                    Share::Caller => p.fill(0.0),
+                    Share::Threads => p.par_chunks_mut(SHARED_SPAN).for_each(|p| p.fill(0.0)),
+                }
+            }
             g
         }
         None => zeros_like(net),
@@ -737,11 +812,12 @@ pub(crate) fn add_groups(
     groups: impl IntoIterator<Item = NeuralNet>,
     total: &mut Option<NeuralNet>,
     spare: &mut Vec<NeuralNet>,
+    share: Share,
 ) {
     for mut g in groups {
         match total {
             Some(t) => {
-                add_into(t, &mut g);
+                add_into(t, &mut g, share);
                 spare.push(g);
             }
             None => *total = Some(g),
@@ -817,7 +893,7 @@ pub(crate) fn backward_part(
     let mut chunks = chunks.into_iter().peekable();
     while chunks.peek().is_some() {
         clean.push(vec![true; net.hidden.len()]);
-        let g = zeroed_gradient(net, spare.pop());
+        let g = zeroed_gradient(net, spare.pop(), Share::Threads);
         groups.push((g, chunks.by_ref().take(GROUP).collect()));
     }
     let each = |groups: &mut Vec<(NeuralNet, Vec<ChunkBackward<'_>>)>,
@@ -827,6 +903,14 @@ pub(crate) fn backward_part(
                 f(c, g);
             }
         });
+    };
+    // Fewer groups than threads (a piece of at most a few groups): each group's affine maps share the threads
+    // instead ([`affine_in_parallel`], the same bits), so that a small piece keeps both cores busy.
+    let threads = rayon::current_num_threads();
+    let runs = if groups.len() < threads {
+        threads.div_ceil(groups.len())
+    } else {
+        1
     };
     each(&mut groups, &|c, g| backward_output(net, tr, c, g));
     for l in (0..net.hidden.len()).rev() {
@@ -848,12 +932,21 @@ pub(crate) fn backward_part(
             .par_iter_mut()
             .zip(&mut clean)
             .for_each(|((g, cs), known)| {
+                if runs > 1 {
+                    affine_in_parallel(net, tr, l, stats, cs, g, &mut known[l], runs);
+                    return;
+                }
                 for c in cs.iter_mut() {
                     backward_affine(net, tr, l, stats, c, g, &mut known[l]);
                 }
             });
     }
     each(&mut groups, &|c, g| backward_input(net, c, g));
-    add_groups(groups.into_iter().map(|(g, _)| g), total, spare);
+    add_groups(
+        groups.into_iter().map(|(g, _)| g),
+        total,
+        spare,
+        Share::Threads,
+    );
     None
 }

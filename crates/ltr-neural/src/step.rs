@@ -24,7 +24,7 @@ use crate::losses::Loss;
 use crate::net::{
     add_groups, backward_part, chunk_backward, chunk_forward, forward, forward_given, layer_sums,
     mean_of, stats_from_sums, update_running_stats, zeroed_gradient, BatchStats, Dropout, Pass,
-    Transposed, GROUP,
+    Share, Transposed, GROUP,
 };
 
 /// Documents per piece at most (a query longer than this is a piece of its own). A fixed number: with the batch's
@@ -321,7 +321,7 @@ fn query_by_query(
             (o.next - 1, o.spare.pop())
         };
         // Zeroed outside the lock.
-        let mut g = zeroed_gradient(net, reuse);
+        let mut g = zeroed_gradient(net, reuse, Share::Caller);
         let part = run(&mut g, groups[k].clone());
         let mut o = order.lock().expect("no worker panics holding the order");
         // Not its turn: park the group if there is room and take the next, else wait.
@@ -336,13 +336,13 @@ fn query_by_query(
             o.parked.push((k, g, part));
             continue;
         }
-        add_groups([g], o.total, o.spare);
+        add_groups([g], o.total, o.spare, Share::Caller);
         o.parts[k] = part;
         o.added += 1;
         // The parked groups whose turn has come.
         while let Some(i) = o.parked.iter().position(|(j, _, _)| *j == o.added) {
             let (j, g, part) = o.parked.swap_remove(i);
-            add_groups([g], o.total, o.spare);
+            add_groups([g], o.total, o.spare, Share::Caller);
             o.parts[j] = part;
             o.added += 1;
         }

@@ -263,3 +263,70 @@ fn query_by_query_is_layer_by_layer_bit_for_bit() {
         }
     }
 }
+
+/// A feed-forward step with fewer groups of 8 chunks than threads shares each group's affine maps among the
+/// threads (a weight gradient's rows in runs, the chunks' `dx` side by side): the loss, the scores and every
+/// gradient component are those of one thread bit for bit, for pieces of one group, of part of a group and of two
+/// groups, with dropout (ReLU's and dropout's zeros take the sparse products), layer or batch norm, and inputs
+/// wide enough to split (70 features, layers of 96 and 64).
+#[test]
+fn a_group_shared_among_threads_is_one_thread_bit_for_bit() {
+    use ltr_neural::step::{step_taking, Passes};
+    let bits = |net: &ltr_core::neural::NeuralNet| -> Vec<u32> {
+        let mut net = net.clone();
+        ltr_neural::net::parameters_mut(&mut net)
+            .concat()
+            .iter()
+            .map(|g| g.to_bits())
+            .collect()
+    };
+    let d = 70;
+    let lengths: Vec<usize> = (0..40).map(|q| 5 + (q * 37) % 60).collect();
+    let (offsets, x, labels) = batch(&lengths, d);
+    assert!(
+        *offsets.last().unwrap() > 1024,
+        "two groups of 8 chunks of 128 rows"
+    );
+    let loss = Loss::parse("ndcgloss2pp").unwrap();
+    for (norm, batch_norm) in [(false, false), (true, false), (false, true)] {
+        let net = NeuralParams::default()
+            .sizes(vec![96, 64])
+            .layer_norm(norm)
+            .input_norm(norm)
+            .batch_norm(batch_norm)
+            .init(d, 11);
+        for limit in [usize::MAX, 300, 1] {
+            let run = |threads: usize| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap()
+                    .install(|| {
+                        let dropout = Some((0.3, 0.0, 7));
+                        step_taking(
+                            &net,
+                            &x,
+                            &labels,
+                            &offsets,
+                            loss,
+                            limit,
+                            dropout,
+                            None,
+                            Passes::Fewest,
+                        )
+                    })
+            };
+            let one = run(1);
+            assert!(bits(&one.grad).iter().any(|&g| g != 0));
+            for threads in [2, 5] {
+                let many = run(threads);
+                let what = format!(
+                    "norm {norm}, batch norm {batch_norm}, {limit} rows a piece, {threads} threads"
+                );
+                assert_eq!(one.value.to_bits(), many.value.to_bits(), "{what}");
+                assert_eq!(one.scores, many.scores, "{what}");
+                assert_eq!(bits(&one.grad), bits(&many.grad), "{what}");
+            }
+        }
+    }
+}
