@@ -861,6 +861,7 @@ pub(crate) fn backward_part(
     spare: &mut Vec<NeuralNet>,
     given: Option<&[Option<Vec<f64>>]>,
     stop: Option<usize>,
+    chain: Option<&mut Vec<bool>>,
 ) -> Option<Vec<f64>> {
     // Groups of GROUP chunks: each group adds its chunks' gradients in order into its own sum, and the groups'
     // sums are added in order — the same bits at any thread count, and one gradient a group in memory. The pass
@@ -891,6 +892,15 @@ pub(crate) fn backward_part(
     let mut clean: Vec<Vec<bool>> = Vec::new();
     let mut groups: Vec<(NeuralNet, Vec<ChunkBackward<'_>>)> = Vec::new();
     let mut chunks = chunks.into_iter().peekable();
+    // Chained: the first group adds its chunks' terms straight into the step's sum (`total`, with its flags), so
+    // that a piece of one group needs no gradient of its own, zeroed and added.
+    let chain = chain.filter(|_| stop.is_none());
+    if let Some(known) = chain.as_deref() {
+        if let Some(t) = total.take() {
+            clean.push(known.clone());
+            groups.push((t, chunks.by_ref().take(GROUP).collect()));
+        }
+    }
     while chunks.peek().is_some() {
         clean.push(vec![true; net.hidden.len()]);
         let g = zeroed_gradient(net, spare.pop(), Share::Threads);
@@ -942,6 +952,9 @@ pub(crate) fn backward_part(
             });
     }
     each(&mut groups, &|c, g| backward_input(net, c, g));
+    if let Some(known) = chain {
+        known.clone_from(&clean[0]);
+    }
     add_groups(
         groups.into_iter().map(|(g, _)| g),
         total,

@@ -24,7 +24,7 @@ use crate::losses::Loss;
 use crate::net::{
     add_groups, backward_part, chunk_backward, chunk_forward, forward, forward_given, layer_sums,
     mean_of, stats_from_sums, update_running_stats, zeroed_gradient, BatchStats, Dropout, Pass,
-    Share, Transposed, GROUP,
+    Share, Transposed, CHUNK, GROUP,
 };
 
 /// Documents per piece at most (a query longer than this is a piece of its own). A fixed number: with the batch's
@@ -177,6 +177,12 @@ pub(crate) fn step(
     });
     let (mut value, mut norm_seen) = (0.0, 0.0);
     let mut total = None;
+    // Pieces of at most a group's rows (a feed-forward network): each piece's first group adds its terms straight
+    // into the step's sum, chunk after chunk, instead of into a gradient of its own zeroed and then added — which
+    // would cost a small piece about 5% more (BENCHMARKS.md, "The MLP's piece at the default"). The flags say
+    // which of the sum's weight gradients hold no −0 (`kernels::weight_gradient_known`).
+    let mut chained =
+        (limit <= GROUP * CHUNK && net.encoder.is_none()).then(|| vec![true; net.hidden.len()]);
     let mut first_chunk = 0;
     let mut scores = Vec::new();
     let mut stats = Vec::new();
@@ -217,7 +223,17 @@ pub(crate) fn step(
         value += v;
         norm_seen += seen;
         let sums = given.as_ref().map(|(_, s)| &s[..]);
-        backward_part(net, &tr, &pass, &dscores, &mut total, spare, sums, None);
+        backward_part(
+            net,
+            &tr,
+            &pass,
+            &dscores,
+            &mut total,
+            spare,
+            sums,
+            None,
+            chained.as_mut(),
+        );
         if keep_scores {
             scores.extend_from_slice(&pass.scores);
         }
@@ -460,6 +476,7 @@ fn batch_norm_passes(
                 spare,
                 Some(&sums),
                 Some(l),
+                None,
             )
             .expect("stopped at a batch-normalised layer");
             total.iter_mut().zip(s).for_each(|(t, v)| *t += v);
