@@ -12,6 +12,7 @@
 use ltr_data::Dataset;
 
 use crate::net::{CHUNK, GROUP};
+use crate::step::PIECE_ROWS;
 use crate::NeuralValidParams;
 
 /// The settings the estimate reads (`NeuralParams` hands them over).
@@ -65,10 +66,50 @@ impl NeuralMemory {
     }
 }
 
+/// The pieces `piece-rows=auto` tries after [`PIECE_ROWS`], largest first.
+const SMALLER_PIECES: [usize; 3] = [2048, 1024, 512];
+
 impl NeuralValidParams {
     /// The memory training on `train` will take beyond the data as read, before it runs.
     pub fn memory_estimate(&self, train: &Dataset) -> NeuralMemory {
+        self.estimate_at(train, self.piece_rows_for(train))
+    }
+
+    /// The documents a piece holds when training on `train`: `piece-rows` when it is given; else (`auto`, the
+    /// default) [`PIECE_ROWS`], unless the network is feed-forward without batch norm and its estimate at that
+    /// piece would take the process past 1.5 × (the data + the network and Adam's two moments) — the issue's
+    /// bound — while a smaller piece would not: then the largest of 2,048, 1,024 and 512 documents that keeps
+    /// within it. Where even 512 does not (a network large beside its data, such as allRank's MLP on a LETOR fold,
+    /// where the bound is out of reach), the piece stays [`PIECE_ROWS`], the fastest: smaller pieces cost up to
+    /// 10% more CPU (BENCHMARKS.md, "The MLP's piece at the default"). Encoder networks (query by query) and
+    /// batch-normalised ones (whose statistics over several pieces cost recomputed passes) keep [`PIECE_ROWS`].
+    /// It depends on the data and the settings only, never on the thread count.
+    pub fn piece_rows_for(&self, train: &Dataset) -> usize {
+        if let Some(rows) = self.given_piece_rows() {
+            return rows;
+        }
         let s = self.shape();
+        if s.blocks > 0 || s.batch_norm {
+            return PIECE_ROWS;
+        }
+        let data = train.memory_bytes();
+        let fits = |rows: usize| {
+            let e = self.estimate_at(train, rows);
+            2 * (data + e.total()) <= 3 * (data + 12 * e.n_parameters)
+        };
+        if fits(PIECE_ROWS) {
+            return PIECE_ROWS;
+        }
+        SMALLER_PIECES
+            .into_iter()
+            .find(|&rows| fits(rows))
+            .unwrap_or(PIECE_ROWS)
+    }
+
+    /// [`Self::memory_estimate`] with pieces of at most `piece_rows` documents.
+    fn estimate_at(&self, train: &Dataset, piece_rows: usize) -> NeuralMemory {
+        let mut s = self.shape();
+        s.piece_rows = piece_rows;
         let (n, d, nq) = (
             train.n_docs() as u64,
             train.n_features() as u64,

@@ -46,7 +46,8 @@ pub struct NeuralParams {
     heads: usize,
     d_ff: usize,
     encoder_dropout: f64,
-    piece_rows: usize,
+    /// `None`: `piece-rows=auto` ([`NeuralValidParams::piece_rows_for`]).
+    piece_rows: Option<usize>,
     clicks: Option<ClickWeighting>,
     dla: Option<NeuralDla>,
     doubly_robust: bool,
@@ -75,7 +76,7 @@ impl Default for NeuralParams {
             heads: 4,
             d_ff: 512,
             encoder_dropout: 0.0,
-            piece_rows: PIECE_ROWS,
+            piece_rows: None,
             clicks: None,
             dla: None,
             doubly_robust: false,
@@ -187,13 +188,18 @@ impl NeuralParams {
         self.encoder_dropout = p;
         self
     }
-    /// Documents a training step takes through its passes at once (4,096): consecutive whole queries up to this
-    /// many, a longer query alone (`step.rs`). The activations held at once are a piece's, so fewer documents a
-    /// piece hold less memory; they also give the backward pass fewer groups of 8 chunks to run in parallel. A
-    /// batch split into more pieces sums its gradient in another order (equal to rounding) and draws its dropout
-    /// masks by other chunks, so the model differs; for a given value it is one model at any thread count.
+    /// Documents a training step takes through its passes at once: consecutive whole queries up to this many, a
+    /// longer query alone (`step.rs`). The activations held at once are a piece's, so fewer documents a piece hold
+    /// less memory, at some CPU (BENCHMARKS.md, "The MLP's piece at the default"). A batch split into more pieces
+    /// sums its gradient in another order (equal to rounding) and draws its dropout masks by other chunks, so the
+    /// model differs; for a given value it is one model at any thread count. Unset: [`Self::auto_piece_rows`].
     pub fn piece_rows(mut self, docs: usize) -> Self {
-        self.piece_rows = docs;
+        self.piece_rows = Some(docs);
+        self
+    }
+    /// The piece chosen from the data and the network ([`NeuralValidParams::piece_rows_for`]): the default.
+    pub fn auto_piece_rows(mut self) -> Self {
+        self.piece_rows = None;
         self
     }
     /// Weigh the queries of a click training set (one query per click, [`Dataset::click_weights`]; `None`: every
@@ -241,7 +247,7 @@ impl NeuralParams {
                 "a slate cap of 0 leaves no document to train on; give at least 1",
             ));
         }
-        if self.piece_rows == 0 {
+        if self.piece_rows == Some(0) {
             return Err(LtrError::param(
                 "piece-rows",
                 "a piece of 0 documents holds no query; give at least 1 (a longer query is a piece alone)",
@@ -356,6 +362,11 @@ impl NeuralParams {
 ltr_core::param_guard!(NeuralParams => NeuralValidParams);
 
 impl NeuralParams {
+    /// `piece-rows` as given (`None`: auto).
+    pub(crate) fn given_piece_rows(&self) -> Option<usize> {
+        self.piece_rows
+    }
+
     /// What the memory estimate reads (`memory.rs`).
     pub(crate) fn shape(&self) -> crate::memory::Shape {
         crate::memory::Shape {
@@ -369,7 +380,7 @@ impl NeuralParams {
             heads: self.heads,
             d_ff: self.d_ff,
             encoder_dropout: self.blocks > 0 && self.encoder_dropout > 0.0,
-            piece_rows: self.piece_rows,
+            piece_rows: self.piece_rows.unwrap_or(PIECE_ROWS),
             dla: self.dla.is_some(),
             batch_norm: self.batch_norm,
             threads: rayon::current_num_threads(),
@@ -592,6 +603,7 @@ impl Fit for NeuralValidParams {
             w.into_iter().map(|v| v * n).collect::<Vec<f64>>()
         });
         let d = slates.d;
+        let piece_rows = self.piece_rows_for(train);
         if self.blocks > 0 && self.sizes.is_empty() && !d.is_multiple_of(self.heads) {
             return Err(LtrError::param(
                 "heads",
@@ -656,7 +668,7 @@ impl Fit for NeuralValidParams {
                     &b,
                     self.loss,
                     dropout,
-                    self.piece_rows,
+                    piece_rows,
                     false,
                     &mut spare,
                     Passes::Fewest,
@@ -726,6 +738,12 @@ impl Fit for NeuralValidParams {
             ..FitReport::default()
         }
         .select("epochs", epochs_kept);
+        // The piece `auto` chose: the model's bits depend on it.
+        let report = if self.given_piece_rows().is_none() {
+            report.select("piece-rows", piece_rows)
+        } else {
+            report
+        };
         let mut diagnostics = serde_json::json!({
             "training_loss": losses,
             "validation_curve": curve,

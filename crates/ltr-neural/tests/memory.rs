@@ -130,3 +130,70 @@ fn the_estimate_holds_a_piece_not_the_batch() {
     assert_eq!(bn.piece_rows, 4000);
     assert_eq!(bn.activations - big.activations, 4 * 4000 * 16);
 }
+
+/// `piece-rows=auto` (the default) keeps 4,096 documents a piece unless a feed-forward network's estimate there
+/// would take the process past 1.5 × (data + model + Adam) while a smaller piece would not: then the largest of
+/// 2,048, 1,024 and 512 within the bound. Where no piece meets it (a network large beside its data), and for encoder
+/// or batch-normalised networks, 4,096; a given piece is taken as it is.
+#[test]
+fn auto_pieces_shrink_only_where_the_bound_can_be_met() {
+    // 120,000 documents of 8 features beside a network of about 5,000 parameters: activations, not parameters,
+    // decide.
+    let big = generate_letor_like(&SyntheticConfig {
+        queries: 600,
+        min_docs: 200,
+        max_docs: 200,
+        features: 8,
+        seed: 4,
+        ..SyntheticConfig::default()
+    })
+    .unwrap();
+    let data = big.memory_bytes();
+    let p = NeuralParams::default().sizes(vec![64, 64]).dropout(0.1);
+    let at = |rows: usize| {
+        p.clone()
+            .piece_rows(rows)
+            .check()
+            .unwrap()
+            .memory_estimate(&big)
+    };
+    let within = |rows: usize| {
+        let e = at(rows);
+        2 * (data + e.total()) <= 3 * (data + 12 * e.n_parameters)
+    };
+    let auto = p.clone().check().unwrap();
+    let chosen = auto.piece_rows_for(&big);
+    assert!(!within(4096), "the default piece passes the bound here");
+    assert!([2048, 1024, 512].contains(&chosen), "{chosen}");
+    assert!(within(chosen), "{chosen}");
+    let larger = [4096, 2048, 1024, 512]
+        .into_iter()
+        .rev()
+        .find(|&r| r > chosen)
+        .unwrap();
+    assert!(!within(larger), "{chosen}: {larger} fits too");
+    assert_eq!(auto.memory_estimate(&big), at(chosen));
+    // A given piece is taken as it is.
+    assert_eq!(
+        p.clone()
+            .piece_rows(100)
+            .check()
+            .unwrap()
+            .piece_rows_for(&big),
+        100
+    );
+    // Encoder and batch-normalised networks keep 4,096.
+    for q in [
+        p.clone().blocks(1).heads(2).d_ff(8),
+        p.clone().batch_norm(true),
+    ] {
+        assert_eq!(q.check().unwrap().piece_rows_for(&big), 4096);
+    }
+    // A network large beside its data: no piece meets the bound, so the fastest.
+    let small = letor(30, 2);
+    let wide = NeuralParams::default()
+        .sizes(vec![512, 512])
+        .check()
+        .unwrap();
+    assert_eq!(wide.piece_rows_for(&small), 4096);
+}

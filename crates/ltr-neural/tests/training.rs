@@ -187,6 +187,10 @@ fn smaller_pieces_hold_less_and_train_to_one_model_at_any_thread_count() {
     assert!(e1.activations < e0.activations / 4, "{e1:?} {e0:?}");
     let small = fit_at_one_and_two_threads(&one, &train, &vali, "pieces of one query");
     assert_ne!(small.model, base.model, "30 pieces sum in another order");
+    // The report records the piece `auto` chose (the model's bits depend on it), and no piece that was given.
+    let chosen = |f: &ltr_core::Fitted| f.report.selected.get("piece-rows").cloned();
+    assert_eq!(chosen(&base).as_deref(), Some("4096"));
+    assert_eq!(chosen(&small), None);
 }
 
 #[test]

@@ -126,14 +126,17 @@ pub(crate) const NEURAL_SPECS: &[ParamSpec] = &[
     ),
     ParamSpec::new(
         "piece-rows",
-        "4096",
-        int(1, 1_000_000_000),
-        "documents a training step takes through its passes at once (whole queries; a longer query alone): \
-         fewer hold less memory (the activations are a piece's) but run the backward pass less in parallel, and 1 \
-         (a query a piece, run on one thread) holds the least; an attention network without batch norm goes query \
-         by query whatever the piece (a query's activations a thread), so for it a piece sets only the order of \
-         the sums; a batch split into more pieces sums its gradient in another order and draws dropout masks by \
-         other chunks, so the model differs (one model at any thread count for a given value)",
+        "auto",
+        Allowed::Text,
+        "documents a training step takes through its passes at once (whole queries; a longer query alone), auto or \
+         a whole number: fewer hold less memory (the activations are a piece's) at some CPU (up to 10% at 1 thread \
+         for allRank's MLP at 512, BENCHMARKS.md \"The MLP's piece at the default\"), and 1 (a query a piece) holds \
+         the least; auto is 4096, or for a feed-forward network without batch norm whose memory estimate at 4096 \
+         would pass 1.5 × (the data + the network and Adam's moments) the largest of 2048, 1024 and 512 that keeps \
+         within it (4096 when none does; allRank's MLP on the generated web set: 512); an attention network without \
+         batch norm goes query by query whatever the piece, so for it a piece sets only the order of the sums; a \
+         batch split into more pieces sums its gradient in another order and draws dropout masks by other chunks, \
+         so the model differs (one model at any thread count for a given value; the model records auto's choice)",
     ),
     ParamSpec::new(
         "patience",
@@ -244,7 +247,6 @@ fn params(r: &SpecReader<'_>, train: &Dataset) -> Result<NeuralValidParams> {
         .epochs(r.int("epochs")?)
         .batch_size(r.int("batch-size")?)
         .slate_length(r.int("slate-length")?)
-        .piece_rows(r.int("piece-rows")?)
         .patience(r.int("patience")?)
         .clicks(super::clicks::click_weighting(r, train)?.filter(|_| !dla && !doubly_robust))
         .doubly_robust(doubly_robust)
@@ -257,6 +259,10 @@ fn params(r: &SpecReader<'_>, train: &Dataset) -> Result<NeuralValidParams> {
             })
             .transpose()?,
         );
+    let p = match piece_rows(r)? {
+        Some(rows) => p.piece_rows(rows),
+        None => p.auto_piece_rows(),
+    };
     let p = if r.choice("scorer")? == "attention" {
         p.blocks(r.int("blocks")?)
             .heads(r.int("heads")?)
@@ -266,6 +272,22 @@ fn params(r: &SpecReader<'_>, train: &Dataset) -> Result<NeuralValidParams> {
         p
     };
     p.check()
+}
+
+/// `piece-rows`: `auto` (`None`) or a whole number of documents, at least 1.
+fn piece_rows(r: &SpecReader<'_>) -> Result<Option<usize>> {
+    let text = r.text_or_default("piece-rows")?;
+    let t = text.trim();
+    if t.eq_ignore_ascii_case("auto") {
+        return Ok(None);
+    }
+    match t.parse::<usize>() {
+        Ok(rows) if rows > 0 => Ok(Some(rows)),
+        _ => Err(LtrError::param(
+            "piece-rows",
+            format!("`{text}`: give auto or a whole number of documents, at least 1"),
+        )),
+    }
 }
 
 /// `256/128` → [256, 128]; `none` (or empty) → no hidden layer.
