@@ -104,6 +104,15 @@ fn epoch(c: &mut Criterion) {
             .d_ff(512)
             .encoder_dropout(0.3),
     );
+    // The same MLP in pieces of 512 documents, what `piece-rows=auto` takes for it on the web set: a piece of one
+    // group, whose products the threads share (`net.rs`, `affine_in_parallel`) and whose terms go straight into the
+    // step's sum.
+    let small_pieces = allrank(
+        NeuralParams::default()
+            .sizes(vec![256, 512, 1024, 512, 256])
+            .dropout(0.3)
+            .piece_rows(512),
+    );
     let mut g = c.benchmark_group("neural");
     g.sample_size(10);
     g.throughput(Throughput::Elements(ds.n_docs() as u64));
@@ -117,6 +126,18 @@ fn epoch(c: &mut Criterion) {
             BenchmarkId::new("epoch, allRank's MLP (OHSUMED Fold1), threads", threads),
             &threads,
             |bn, _| bn.iter(|| pool.install(|| params.fit(&ds, &FitContext::new(1)).expect("fit"))),
+        );
+        g.bench_with_input(
+            BenchmarkId::new(
+                "epoch, allRank's MLP in pieces of 512 (OHSUMED Fold1), threads",
+                threads,
+            ),
+            &threads,
+            |bn, _| {
+                bn.iter(|| {
+                    pool.install(|| small_pieces.fit(&ds, &FitContext::new(1)).expect("fit"))
+                })
+            },
         );
         g.bench_with_input(
             BenchmarkId::new(
