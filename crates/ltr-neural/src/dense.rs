@@ -24,21 +24,7 @@ pub(crate) fn dense_backward(
     grad: &mut Dense,
     want_dx: bool,
 ) -> Vec<f32> {
-    dense_backward_known(a, dy, wt, layer, grad, want_dx, &mut false)
-}
-
-/// [`dense_backward`] told whether `grad`'s weights hold no −0 ([`kernels::weight_gradient_known`]'s flag: true
-/// after zeroing; updated).
-pub(crate) fn dense_backward_known(
-    a: &[f32],
-    dy: &[f32],
-    wt: &Packed,
-    layer: &Dense,
-    grad: &mut Dense,
-    want_dx: bool,
-    no_neg_zero: &mut bool,
-) -> Vec<f32> {
-    dense_gradient(a, dy, layer, grad, no_neg_zero, 1);
+    dense_gradient(a, dy, layer, grad, &mut false, 1);
     if !want_dx {
         return Vec::new();
     }
@@ -49,10 +35,11 @@ pub(crate) fn dense_backward_known(
 /// the copy of its inputs and the product's set-up than it spares.
 const MIN_SPLIT_INPUTS: usize = 32;
 
-/// `dW += aᵀ dy` and `db += Σ dy` of [`dense_backward_known`], with `dW`'s rows (one an input `k`, so a run of
-/// them is one slice of `dW`) split into up to `runs` runs computed in parallel, each from a copy of its columns
-/// of `a`. An entry's chain is its own (its terms, rows ascending, whichever path the kernel takes for its run),
-/// so the bits do not depend on `runs`; the flag is true after the call only where every run's is.
+/// `dW += aᵀ dy` and `db += Σ dy` of [`dense_backward`], told whether `grad`'s weights hold no −0
+/// ([`kernels::weight_gradient_known`]'s flag: true after zeroing; updated), with `dW`'s rows (one an input `k`,
+/// so a run of them is one slice of `dW`) split into up to `runs` runs computed in parallel, each from a copy of
+/// its columns of `a`. An entry's chain is its own (its terms, rows ascending, whichever path the kernel takes for
+/// its run), so the bits do not depend on `runs`; the flag is true after the call only where every run's is.
 pub(crate) fn dense_gradient(
     a: &[f32],
     dy: &[f32],

@@ -13,7 +13,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use crate::dense::{dense_backward, dense_backward_known, dense_dx, dense_gradient, transposed};
+use crate::dense::{dense_backward, dense_dx, dense_gradient, transposed};
 use crate::encoder::{self, EncoderTrace};
 
 /// Rows per chunk of the forward and backward passes (a fixed number: the gradient's summation order).
@@ -468,27 +468,8 @@ fn backward_affine(
     grad: &mut NeuralNet,
     no_neg_zero: &mut bool,
 ) {
-    let h = &net.hidden[l];
-    if let (Some(b), Some(xhat), Some((st, sums))) =
-        (&h.batch_norm, &c.trace.layers[l].batch_xhat, stats)
-    {
-        c.d = batch_norm_dx(&c.d, xhat, b, st, sums);
-    }
-    let a = if l == 0 {
-        &c.trace.input
-    } else {
-        &c.trace.layers[l - 1].out
-    };
-    let want_dx = l > 0 || net.input_norm.is_some();
-    c.d = dense_backward_known(
-        a,
-        &c.d,
-        &tr.dense[l],
-        &h.dense,
-        &mut grad.hidden[l].dense,
-        want_dx,
-        no_neg_zero,
-    );
+    affine_gradient(net, l, stats, c, grad, no_neg_zero, 1);
+    affine_dx(net, tr, l, c);
 }
 
 /// [`backward_affine`] for every chunk of a group, with the work shared by the threads: each chunk's weight
@@ -506,35 +487,54 @@ fn affine_in_parallel(
     no_neg_zero: &mut bool,
     runs: usize,
 ) {
-    let h = &net.hidden[l];
     for c in cs.iter_mut() {
-        if let (Some(b), Some(xhat), Some((st, sums))) =
-            (&h.batch_norm, &c.trace.layers[l].batch_xhat, stats)
-        {
-            c.d = batch_norm_dx(&c.d, xhat, b, st, sums);
-        }
-        let a = if l == 0 {
-            &c.trace.input
-        } else {
-            &c.trace.layers[l - 1].out
-        };
-        dense_gradient(
-            a,
-            &c.d,
-            &h.dense,
-            &mut grad.hidden[l].dense,
-            no_neg_zero,
-            runs,
-        );
+        affine_gradient(net, l, stats, c, grad, no_neg_zero, runs);
     }
+    cs.par_iter_mut().for_each(|c| affine_dx(net, tr, l, c));
+}
+
+/// Hidden layer `l`'s backward to its parameters: batch norm's second half, then `dW += aᵀ dy` and `db` added into
+/// `grad` (`dW`'s rows in up to `runs` runs in parallel, [`dense_gradient`]).
+#[allow(clippy::too_many_arguments)]
+fn affine_gradient(
+    net: &NeuralNet,
+    l: usize,
+    stats: Option<(&BatchStats, &[f64])>,
+    c: &mut ChunkBackward<'_>,
+    grad: &mut NeuralNet,
+    no_neg_zero: &mut bool,
+    runs: usize,
+) {
+    let h = &net.hidden[l];
+    if let (Some(b), Some(xhat), Some((st, sums))) =
+        (&h.batch_norm, &c.trace.layers[l].batch_xhat, stats)
+    {
+        c.d = batch_norm_dx(&c.d, xhat, b, st, sums);
+    }
+    let a = if l == 0 {
+        &c.trace.input
+    } else {
+        &c.trace.layers[l - 1].out
+    };
+    dense_gradient(
+        a,
+        &c.d,
+        &h.dense,
+        &mut grad.hidden[l].dense,
+        no_neg_zero,
+        runs,
+    );
+}
+
+/// Hidden layer `l`'s `dx = dy Wᵀ` in place of `dy` (empty for the first layer without input normalisation, where
+/// nothing below needs it).
+fn affine_dx(net: &NeuralNet, tr: &Transposed, l: usize, c: &mut ChunkBackward<'_>) {
     let want_dx = l > 0 || net.input_norm.is_some();
-    cs.par_iter_mut().for_each(|c| {
-        c.d = if want_dx {
-            dense_dx(&c.d, &tr.dense[l], &h.dense)
-        } else {
-            Vec::new()
-        };
-    });
+    c.d = if want_dx {
+        dense_dx(&c.d, &tr.dense[l], &net.hidden[l].dense)
+    } else {
+        Vec::new()
+    };
 }
 
 fn backward_input(net: &NeuralNet, c: &ChunkBackward<'_>, grad: &mut NeuralNet) {

@@ -16,6 +16,16 @@ fn batch(lengths: &[usize], d: usize) -> (Vec<usize>, Vec<f32>, Vec<f64>) {
     (offsets, x, labels)
 }
 
+/// Every parameter's bits, in the optimiser's order.
+fn bits(net: &ltr_core::neural::NeuralNet) -> Vec<u32> {
+    let mut net = net.clone();
+    ltr_neural::net::parameters_mut(&mut net)
+        .concat()
+        .iter()
+        .map(|g| g.to_bits())
+        .collect()
+}
+
 #[test]
 fn pieces_hold_whole_queries_up_to_the_limit() {
     // Query lengths 3, 4, 2, 9, 1, 1.
@@ -212,14 +222,6 @@ fn query_weights_scale_each_querys_loss_and_gradient() {
 #[test]
 fn query_by_query_is_layer_by_layer_bit_for_bit() {
     use ltr_neural::step::{step_taking, Passes};
-    let bits = |net: &ltr_core::neural::NeuralNet| -> Vec<u32> {
-        let mut net = net.clone();
-        ltr_neural::net::parameters_mut(&mut net)
-            .concat()
-            .iter()
-            .map(|g| g.to_bits())
-            .collect()
-    };
     let d = 5;
     let lengths = [
         7, 30, 1, 12, 25, 3, 40, 9, 18, 2, 33, 11, 6, 14, 1, 27, 8, 5, 19, 4,
@@ -272,14 +274,6 @@ fn query_by_query_is_layer_by_layer_bit_for_bit() {
 #[test]
 fn a_group_shared_among_threads_is_one_thread_bit_for_bit() {
     use ltr_neural::step::{step_taking, Passes};
-    let bits = |net: &ltr_core::neural::NeuralNet| -> Vec<u32> {
-        let mut net = net.clone();
-        ltr_neural::net::parameters_mut(&mut net)
-            .concat()
-            .iter()
-            .map(|g| g.to_bits())
-            .collect()
-    };
     let d = 70;
     let lengths: Vec<usize> = (0..40).map(|q| 5 + (q * 37) % 60).collect();
     let (offsets, x, labels) = batch(&lengths, d);
