@@ -1,7 +1,8 @@
 //! The memory a training run needs, estimated before it starts from the settings and the query lengths: the
 //! labels and query offsets the loop reads (the features are read where they lie), the parameters with Adam's
 //! moments, the best epoch's copy and the gradients, and a piece's activations (`step.rs`: a batch goes through the
-//! passes `piece-rows` documents at a time, [`crate::step::PIECE_ROWS`] by default, a batch-normalised one too) —
+//! passes `piece-rows` documents at a time, a batch-normalised one too; `auto`, the default, picks the piece from
+//! this estimate: [`NeuralValidParams::piece_rows_for`]) —
 //! per hidden layer `rows × width` values (the output, the activation, a dropout mask, a normalisation's x̂), per
 //! encoder block the `n × width` projections and the `n × d_ff` feed-forward values of each query of `n` documents
 //! (the encoder's dropout masks a bit an entry), and one head's `n²` attention weights at a time, which the backward
@@ -76,14 +77,14 @@ impl NeuralValidParams {
     }
 
     /// The documents a piece holds when training on `train`: `piece-rows` when it is given; else (`auto`, the
-    /// default) [`PIECE_ROWS`], unless the network is feed-forward without batch norm and its estimate at that
-    /// piece would take the process past 1.5 × (the data + the network and Adam's two moments) — the issue's
-    /// bound — while a smaller piece would not: then the largest of 2,048, 1,024 and 512 documents that keeps
-    /// within it. Where even 512 does not (a network large beside its data, such as allRank's MLP on a LETOR fold,
-    /// where the bound is out of reach), the piece stays [`PIECE_ROWS`], the fastest: smaller pieces cost up to
-    /// 10% more CPU (BENCHMARKS.md, "The MLP's piece at the default"). Encoder networks (query by query) and
-    /// batch-normalised ones (whose statistics over several pieces cost recomputed passes) keep [`PIECE_ROWS`].
-    /// It depends on the data and the settings only, never on the thread count.
+    /// default) 4,096, unless the network is feed-forward without batch norm and its estimate at that piece would
+    /// take the process past 1.5 × (the data + the network and Adam's two moments) — the bound — while a
+    /// smaller piece would not: then the largest of 2,048, 1,024 and 512 documents that keeps within it. Where even
+    /// 512 does not (a network large beside its data, such as allRank's MLP on a LETOR fold, where the bound is out
+    /// of reach), the piece stays 4,096, the fastest: smaller pieces cost up to 8% more CPU on such a set
+    /// (BENCHMARKS.md, "`piece-rows=auto`"). Encoder networks (query by query) and batch-normalised ones (whose
+    /// statistics over several pieces cost recomputed passes) keep 4,096. It depends on the data and the settings
+    /// only, never on the thread count.
     pub fn piece_rows_for(&self, train: &Dataset) -> usize {
         if let Some(rows) = self.given_piece_rows() {
             return rows;

@@ -129,8 +129,9 @@ pub(crate) const NEURAL_SPECS: &[ParamSpec] = &[
         "auto",
         Allowed::Text,
         "documents a training step takes through its passes at once (whole queries; a longer query alone), auto or \
-         a whole number: fewer hold less memory (the activations are a piece's) at some CPU (up to 10% at 1 thread \
-         for allRank's MLP at 512, BENCHMARKS.md \"The MLP's piece at the default\"), and 1 (a query a piece) holds \
+         a whole number: fewer hold less memory (the activations are a piece's) at some CPU (allRank's MLP in pieces of \
+         512: level with 4096 on the web set, 6–8% more on an OHSUMED-sized one; BENCHMARKS.md \"piece-rows=auto\"), \
+         and 1 (a query a piece) holds \
          the least; auto is 4096, or for a feed-forward network without batch norm whose memory estimate at 4096 \
          would pass 1.5 × (the data + the network and Adam's moments) the largest of 2048, 1024 and 512 that keeps \
          within it (4096 when none does; allRank's MLP on the generated web set: 512); an attention network without \
