@@ -81,7 +81,7 @@ impl NeuralValidParams {
     /// take the process past 1.5 × (the data + the network and Adam's two moments) — the bound — while a
     /// smaller piece would not: then the largest of 2,048, 1,024 and 512 documents that keeps within it. Where even
     /// 512 does not (a network large beside its data, such as allRank's MLP on a LETOR fold, where the bound is out
-    /// of reach), the piece stays 4,096, the fastest: smaller pieces cost up to 8% more CPU on such a set
+    /// of reach), the piece stays 4,096, the fastest: smaller pieces cost 5–8% more CPU
     /// (BENCHMARKS.md, "`piece-rows=auto`"). Encoder networks (query by query) and batch-normalised ones (whose
     /// statistics over several pieces cost recomputed passes) keep 4,096. It depends on the data and the settings
     /// only, never on the thread count.

@@ -130,7 +130,7 @@ pub(crate) const NEURAL_SPECS: &[ParamSpec] = &[
         Allowed::Text,
         "documents a training step takes through its passes at once (whole queries; a longer query alone), auto or \
          a whole number: fewer hold less memory (the activations are a piece's) at some CPU (allRank's MLP in pieces of \
-         512: level with 4096 on the web set, 6–8% more on an OHSUMED-sized one; BENCHMARKS.md \"piece-rows=auto\"), \
+         512: 5% more over 100 epochs on the web set, 6–8% more on an OHSUMED-sized one; BENCHMARKS.md \"piece-rows=auto\"), \
          and 1 (a query a piece) holds \
          the least; auto is 4096, or for a feed-forward network without batch norm whose memory estimate at 4096 \
          would pass 1.5 × (the data + the network and Adam's moments) the largest of 2048, 1024 and 512 that keeps \
