@@ -710,6 +710,40 @@ fn the_attention_scorer_trains_predicts_and_is_described() {
     assert_eq!(fast.lines().count(), out.lines().count());
 }
 
+/// `piece-rows` is `auto` (the default: the model records the piece it chose) or a number of documents; anything
+/// else is refused naming the parameter.
+#[test]
+fn neural_pieces_are_auto_or_a_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, _, _) = data(dir.path());
+    let m = dir.path().join("mlp.bin");
+    let model = s(&m);
+    let train_at = |piece: &str| -> Vec<String> {
+        let piece = format!("piece-rows={piece}");
+        [
+            "train", "--train", &train, "--algo", "neural", "--param", "epochs=2", "--param",
+            &piece, "--model", model,
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    ok(&args(&train_at("auto")));
+    let about = ok(&["inspect", model]);
+    assert!(about.contains("piece-rows=4096 (chosen)"), "{about}");
+    ok(&args(&train_at("64")));
+    let about = ok(&["inspect", model]);
+    assert!(!about.contains("(chosen), piece-rows"), "{about}");
+    assert!(!about.contains("piece-rows=4096"), "{about}");
+    for bad in ["0", "abc", "-3"] {
+        fails(&args(&train_at(bad)), "piece-rows");
+    }
+}
+
+/// Owned arguments as the `&str`s `ok` and `fails` take.
+fn args(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
 /// `ltr predict --model MODEL --data DATA --precision PRECISION`'s arguments.
 fn predict_at<'a>(model: &'a str, data: &'a str, precision: &'a str) -> [&'a str; 7] {
     [
