@@ -84,7 +84,7 @@ impl NeuralValidParams {
     /// of reach), the piece stays 4,096, the fastest: smaller pieces cost 5–8% more CPU
     /// (BENCHMARKS.md, "`piece-rows=auto`"). Encoder networks (query by query) and batch-normalised ones (whose
     /// statistics over several pieces cost recomputed passes) keep 4,096. It depends on the data and the settings
-    /// only, never on the thread count.
+    /// only (the data's features, labels and query offsets: not its ids or comments), never on the thread count.
     pub fn piece_rows_for(&self, train: &Dataset) -> usize {
         if let Some(rows) = self.given_piece_rows() {
             return rows;
@@ -93,7 +93,11 @@ impl NeuralValidParams {
         if s.blocks > 0 || s.batch_norm {
             return PIECE_ROWS;
         }
-        let data = train.memory_bytes();
+        // The data's numbers only (features, labels, query offsets), not its ids or comments: a file with other
+        // comments takes the same piece, so it trains the same model.
+        let data = train.feature_memory_bytes()
+            + 4 * train.labels().len() as u64
+            + 8 * train.query_offsets().len() as u64;
         let fits = |rows: usize| {
             let e = self.estimate_at(train, rows);
             2 * (data + e.total()) <= 3 * (data + 12 * e.n_parameters)

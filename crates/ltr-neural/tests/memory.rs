@@ -148,7 +148,9 @@ fn auto_pieces_shrink_only_where_the_bound_can_be_met() {
         ..SyntheticConfig::default()
     })
     .unwrap();
-    let data = big.memory_bytes();
+    let data = big.feature_memory_bytes()
+        + 4 * big.labels().len() as u64
+        + 8 * big.query_offsets().len() as u64;
     let p = NeuralParams::default().sizes(vec![64, 64]).dropout(0.1);
     let at = |rows: usize| {
         p.clone()
