@@ -28,7 +28,6 @@ pub(crate) struct Shape {
     pub heads: usize,
     pub d_ff: usize,
     pub encoder_dropout: bool,
-    pub piece_rows: usize,
     pub dla: bool,
     /// Batch normalisation (an encoder network without it goes query by query).
     pub batch_norm: bool,
@@ -67,8 +66,8 @@ impl NeuralMemory {
     }
 }
 
-/// The pieces `piece-rows=auto` tries after [`PIECE_ROWS`], largest first.
-const SMALLER_PIECES: [usize; 3] = [2048, 1024, 512];
+/// The pieces `piece-rows=auto` tries, largest first.
+const AUTO_PIECES: [usize; 4] = [PIECE_ROWS, 2048, 1024, 512];
 
 impl NeuralValidParams {
     /// The memory training on `train` will take beyond the data as read, before it runs.
@@ -102,10 +101,7 @@ impl NeuralValidParams {
             let e = self.estimate_at(train, rows);
             2 * (data + e.total()) <= 3 * (data + 12 * e.n_parameters)
         };
-        if fits(PIECE_ROWS) {
-            return PIECE_ROWS;
-        }
-        SMALLER_PIECES
+        AUTO_PIECES
             .into_iter()
             .find(|&rows| fits(rows))
             .unwrap_or(PIECE_ROWS)
@@ -113,8 +109,7 @@ impl NeuralValidParams {
 
     /// [`Self::memory_estimate`] with pieces of at most `piece_rows` documents.
     fn estimate_at(&self, train: &Dataset, piece_rows: usize) -> NeuralMemory {
-        let mut s = self.shape();
-        s.piece_rows = piece_rows;
+        let s = self.shape();
         let (n, d, nq) = (
             train.n_docs() as u64,
             train.n_features() as u64,
@@ -128,7 +123,7 @@ impl NeuralValidParams {
         lengths.truncate(s.batch_size);
         let batch_rows: u64 = lengths.iter().sum();
         // The largest piece: the longest queries while they fit (a piece holds whole queries).
-        let limit = s.piece_rows as u64;
+        let limit = piece_rows as u64;
         let mut rows = 0;
         let mut piece = 0;
         for &l in &lengths {

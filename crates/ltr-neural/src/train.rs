@@ -21,7 +21,7 @@ use crate::dla::{propensities_of_logits, DlaState, NeuralDla};
 use crate::losses::Loss;
 use crate::net::{update_running_stats, Dropout};
 use crate::optim::{Adam, Optimizer, Schedule};
-use crate::step::{step, Batch, Passes, PIECE_ROWS};
+use crate::step::{step, Batch, Passes};
 
 /// Settings of a neural ranker.
 #[derive(Debug, Clone, PartialEq)]
@@ -380,7 +380,6 @@ impl NeuralParams {
             heads: self.heads,
             d_ff: self.d_ff,
             encoder_dropout: self.blocks > 0 && self.encoder_dropout > 0.0,
-            piece_rows: self.piece_rows.unwrap_or(PIECE_ROWS),
             dla: self.dla.is_some(),
             batch_norm: self.batch_norm,
             threads: rayon::current_num_threads(),

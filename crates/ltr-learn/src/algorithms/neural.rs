@@ -275,20 +275,19 @@ fn params(r: &SpecReader<'_>, train: &Dataset) -> Result<NeuralValidParams> {
     p.check()
 }
 
-/// `piece-rows`: `auto` (`None`) or a whole number of documents, at least 1.
+/// `piece-rows`: `auto` (`None`) or a whole number of documents (0 is refused by `NeuralParams::check`).
 fn piece_rows(r: &SpecReader<'_>) -> Result<Option<usize>> {
     let text = r.text_or_default("piece-rows")?;
     let t = text.trim();
     if t.eq_ignore_ascii_case("auto") {
         return Ok(None);
     }
-    match t.parse::<usize>() {
-        Ok(rows) if rows > 0 => Ok(Some(rows)),
-        _ => Err(LtrError::param(
+    t.parse::<usize>().map(Some).map_err(|_| {
+        LtrError::param(
             "piece-rows",
             format!("`{text}`: give auto or a whole number of documents, at least 1"),
-        )),
-    }
+        )
+    })
 }
 
 /// `256/128` → [256, 128]; `none` (or empty) → no hidden layer.
