@@ -2,20 +2,20 @@
 //! whole queries at a time, so that the activations held at once are a piece's, not the batch's.
 //!
 //! A piece is a run of consecutive queries of the batch holding at most `piece-rows` documents (a longer query
-//! alone; `auto` takes `PIECE_ROWS` or, where the memory bound asks for it, fewer: `memory.rs`); its features are gathered from the training data when it starts and dropped with its activations when
-//! it is done. The loss normaliser (`Σ norm`, [`Loss::query_norm`]) depends on the labels only, so it is known
-//! before any score and each piece's gradient is scaled before the next piece starts. The order of every sum is
-//! fixed by the data, never by the thread count: within a piece the rows go in chunks of `net::CHUNK`
-//! (one query a chunk with an encoder), groups of 8 chunks add their gradients in chunk order, and the groups'
-//! gradients are added into the step's gradient in order, piece after piece; with pieces of at most one group's
-//! rows, a feed-forward piece's group adds straight into the step's sum (no gradient of its own to zero and add).
-//! A group of a piece with fewer groups than threads shares its products among them, with the same bits
-//! (`net::affine_in_parallel`). A batch of one piece — every batch of at most `PIECE_ROWS` documents at that
-//! piece — is summed as before pieces existed. Batch normalisation needs the statistics
-//! of the whole batch between layers: a batch-normalised network on a batch of several pieces first sums each such
-//! layer's statistics over the pieces (two passes a layer, bottom up), then its backward sums (a pass a layer, top
-//! down), recomputing the forward pass each time, and only then runs the step's pass with all of them
-//! (`batch_norm_passes`); a batch of one piece is summed as before.
+//! alone; `auto` takes `PIECE_ROWS` or, where the memory bound asks for it, fewer: `memory.rs`); its features are
+//! gathered from the training data when it starts and dropped with its activations when it is done. The loss
+//! normaliser (`Σ norm`, [`Loss::query_norm`]) depends on the labels only, so it is known before any score and each
+//! piece's gradient is scaled before the next piece starts. The order of every sum is fixed by the data, never by
+//! the thread count: within a piece the rows go in chunks of `net::CHUNK` (one query a chunk with an encoder),
+//! groups of 8 chunks add their gradients in chunk order, and the groups' gradients are added into the step's
+//! gradient in order, piece after piece; with pieces of at most one group's rows, a feed-forward piece's group adds
+//! straight into the step's sum (no gradient of its own to zero and add). A group of a piece with fewer groups than
+//! threads shares its products among them, with the same bits (`net::affine_in_parallel`). A batch of one piece —
+//! every batch of at most `PIECE_ROWS` documents at that piece — is summed as before pieces existed. Batch
+//! normalisation needs the statistics of the whole batch between layers: a batch-normalised network on a batch of
+//! several pieces first sums each such layer's statistics over the pieces (two passes a layer, bottom up), then its
+//! backward sums (a pass a layer, top down), recomputing the forward pass each time, and only then runs the step's
+//! pass with all of them (`batch_norm_passes`); a batch of one piece is summed as before.
 
 use std::ops::Range;
 use std::sync::{Condvar, Mutex};

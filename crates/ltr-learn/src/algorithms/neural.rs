@@ -129,15 +129,15 @@ pub(crate) const NEURAL_SPECS: &[ParamSpec] = &[
         "auto",
         Allowed::Text,
         "documents a training step takes through its passes at once (whole queries; a longer query alone), auto or \
-         a whole number: fewer hold less memory (the activations are a piece's) at some CPU (allRank's MLP in pieces of \
-         512: 5% more over 100 epochs on the web set, 6–8% more on an OHSUMED-sized one; BENCHMARKS.md \"piece-rows=auto\"), \
-         and 1 (a query a piece) holds \
-         the least; auto is 4096, or for a feed-forward network without batch norm whose memory estimate at 4096 \
-         would pass 1.5 × (the data + the network and Adam's moments) the largest of 2048, 1024 and 512 that keeps \
-         within it (4096 when none does; allRank's MLP on the generated web set: 512); an attention network without \
-         batch norm goes query by query whatever the piece, so for it a piece sets only the order of the sums; a \
-         batch split into more pieces sums its gradient in another order and draws dropout masks by other chunks, \
-         so the model differs (one model at any thread count for a given value; the model records auto's choice)",
+         a whole number: fewer hold less memory (the activations are a piece's) at some CPU (allRank's MLP in \
+         pieces of 512: 5% more over 100 epochs on the web set, 6–8% more on an OHSUMED-sized one; BENCHMARKS.md \
+         \"piece-rows=auto\"), and 1 (a query a piece) holds the least; auto is 4096, or for a feed-forward network \
+         without batch norm whose memory estimate at 4096 would pass 1.5 × (the data + the network and Adam's \
+         moments) the largest of 2048, 1024 and 512 that keeps within it (4096 when none does; allRank's MLP on the \
+         generated web set: 512); an attention network without batch norm goes query by query whatever the piece, \
+         so for it a piece sets only the order of the sums; a batch split into more pieces sums its gradient in \
+         another order and draws dropout masks by other chunks, so the model differs (one model at any thread \
+         count for a given value; the model records auto's choice)",
     ),
     ParamSpec::new(
         "patience",
