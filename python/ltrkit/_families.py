@@ -1250,6 +1250,7 @@ class NeuralRanker(Ranker):
     - ``batch_size`` (int in [1, 1000000000]; default 64): queries per batch (allRank's 64; a set of few queries, such as debias=dr's one per logged query, takes few steps an epoch: at 8 the DR network came level with one query per click on MQ2008, BENCHMARKS.md, `listnet` and `neural` on the doubly robust set).
     - ``slate_length`` (int in [0, 1000000000]; default 240): documents of a query per batch at most: a longer query is sampled down to it each epoch (allRank's slate_length).
     - ``piece_rows`` (text; default auto): documents a training step takes through its passes at once (whole queries; a longer query alone), auto or a whole number: fewer hold less memory (the activations are a piece's) at some CPU (allRank's MLP in pieces of 512: 5% more over 100 epochs on the web set, 6–8% more on an OHSUMED-sized one; BENCHMARKS.md "piece-rows=auto"), and 1 (a query a piece) holds the least; auto is 4096, or for a feed-forward network without batch norm whose memory estimate at 4096 would pass 1.5 × (the data + the network and Adam's moments) the largest of 2048, 1024 and 512 that keeps within it (4096 when none does; allRank's MLP on the generated web set: 512); an attention network without batch norm goes query by query whatever the piece, so for it a piece sets only the order of the sums; a batch split into more pieces sums its gradient in another order and draws dropout masks by other chunks, so the model differs (one model at any thread count for a given value; the model records auto's choice).
+    - ``memory`` (one of auto, speed, lean; default auto): how an attention network without batch norm (it goes query by query) trades time for memory, the model the same bit for bit: lean keeps no transposed weights of the encoder but its first feed-forward layers' in a step of queries of 64 documents a query or more (dx from W itself) and parks no finished group's gradient (its worker waits its turn), speed keeps them all and parks one; lean holds 2.1 MB plus one gradient less for allRank's attention configuration, at about 6% more CPU and 11% more wall at 2 threads on the web set (BENCHMARKS.md, "The attention network's memory"); auto is lean where the lean memory estimate keeps within 1.5 × (the data + the network and Adam's moments), else speed (where the bound is out of reach: allRank's attention on a LETOR fold); the fit report records auto's choice.
     - ``patience`` (int in [1, 1000000]; default 20): stop after this many epochs without a better --validate measure.
     - ``k`` (int in [0, 1000000]; default 0): truncation of LambdaLoss and NeuralNDCG (0: the whole list).
     - ``sigma`` (float in [1e-300, 1e+300]; default 1): σ of LambdaLoss's pair sigmoid.
@@ -1270,7 +1271,7 @@ class NeuralRanker(Ranker):
     """
 
     _algo = "neural"
-    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "scorer": "scorer", "blocks": "blocks", "heads": "heads", "d_ff": "d-ff", "attention_dropout": "attention-dropout", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "step_size": "step-size", "gamma": "gamma", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "piece_rows": "piece-rows", "patience": "patience", "k": "k", "sigma": "sigma", "mu": "mu", "alpha": "alpha", "temperature": "temperature", "levels": "levels", "weighting": "weighting", "clip": "clip", "debias": "debias", "dr_unshown": "dr-unshown", "dr_direct_steps": "dr-direct-steps", "dr_clip": "dr-clip", "max_propensity_weight": "max-propensity-weight", "propensity_steps": "propensity-steps"}
+    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "scorer": "scorer", "blocks": "blocks", "heads": "heads", "d_ff": "d-ff", "attention_dropout": "attention-dropout", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "step_size": "step-size", "gamma": "gamma", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "piece_rows": "piece-rows", "memory": "memory", "patience": "patience", "k": "k", "sigma": "sigma", "mu": "mu", "alpha": "alpha", "temperature": "temperature", "levels": "levels", "weighting": "weighting", "clip": "clip", "debias": "debias", "dr_unshown": "dr-unshown", "dr_direct_steps": "dr-direct-steps", "dr_clip": "dr-clip", "max_propensity_weight": "max-propensity-weight", "propensity_steps": "propensity-steps"}
 
     def __init__(
         self,
@@ -1297,6 +1298,7 @@ class NeuralRanker(Ranker):
         batch_size: Any = None,
         slate_length: Any = None,
         piece_rows: Any = None,
+        memory: Any = None,
         patience: Any = None,
         k: Any = None,
         sigma: Any = None,
@@ -1343,6 +1345,7 @@ class NeuralRanker(Ranker):
         self.batch_size = batch_size
         self.slate_length = slate_length
         self.piece_rows = piece_rows
+        self.memory = memory
         self.patience = patience
         self.k = k
         self.sigma = sigma
@@ -1389,6 +1392,7 @@ class MLPRanker(NeuralRanker):
     - ``batch_size`` (int in [1, 1000000000]; default 64): queries per batch (allRank's 64; a set of few queries, such as debias=dr's one per logged query, takes few steps an epoch: at 8 the DR network came level with one query per click on MQ2008, BENCHMARKS.md, `listnet` and `neural` on the doubly robust set).
     - ``slate_length`` (int in [0, 1000000000]; default 240): documents of a query per batch at most: a longer query is sampled down to it each epoch (allRank's slate_length).
     - ``piece_rows`` (text; default auto): documents a training step takes through its passes at once (whole queries; a longer query alone), auto or a whole number: fewer hold less memory (the activations are a piece's) at some CPU (allRank's MLP in pieces of 512: 5% more over 100 epochs on the web set, 6–8% more on an OHSUMED-sized one; BENCHMARKS.md "piece-rows=auto"), and 1 (a query a piece) holds the least; auto is 4096, or for a feed-forward network without batch norm whose memory estimate at 4096 would pass 1.5 × (the data + the network and Adam's moments) the largest of 2048, 1024 and 512 that keeps within it (4096 when none does; allRank's MLP on the generated web set: 512); an attention network without batch norm goes query by query whatever the piece, so for it a piece sets only the order of the sums; a batch split into more pieces sums its gradient in another order and draws dropout masks by other chunks, so the model differs (one model at any thread count for a given value; the model records auto's choice).
+    - ``memory`` (one of auto, speed, lean; default auto): how an attention network without batch norm (it goes query by query) trades time for memory, the model the same bit for bit: lean keeps no transposed weights of the encoder but its first feed-forward layers' in a step of queries of 64 documents a query or more (dx from W itself) and parks no finished group's gradient (its worker waits its turn), speed keeps them all and parks one; lean holds 2.1 MB plus one gradient less for allRank's attention configuration, at about 6% more CPU and 11% more wall at 2 threads on the web set (BENCHMARKS.md, "The attention network's memory"); auto is lean where the lean memory estimate keeps within 1.5 × (the data + the network and Adam's moments), else speed (where the bound is out of reach: allRank's attention on a LETOR fold); the fit report records auto's choice.
     - ``patience`` (int in [1, 1000000]; default 20): stop after this many epochs without a better --validate measure.
     - ``k`` (int in [0, 1000000]; default 0): truncation of LambdaLoss and NeuralNDCG (0: the whole list).
     - ``sigma`` (float in [1e-300, 1e+300]; default 1): σ of LambdaLoss's pair sigmoid.
@@ -1401,7 +1405,7 @@ class MLPRanker(NeuralRanker):
 
     _algo = "neural"
     _fixed = {"scorer": "mlp"}
-    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "piece_rows": "piece-rows", "patience": "patience", "k": "k", "sigma": "sigma", "weighting": "weighting", "clip": "clip", "debias": "debias"}
+    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "piece_rows": "piece-rows", "memory": "memory", "patience": "patience", "k": "k", "sigma": "sigma", "weighting": "weighting", "clip": "clip", "debias": "debias"}
 
     def __init__(
         self,
@@ -1421,6 +1425,7 @@ class MLPRanker(NeuralRanker):
         batch_size: Any = None,
         slate_length: Any = None,
         piece_rows: Any = None,
+        memory: Any = None,
         patience: Any = None,
         k: Any = None,
         sigma: Any = None,
@@ -1451,6 +1456,7 @@ class MLPRanker(NeuralRanker):
         self.batch_size = batch_size
         self.slate_length = slate_length
         self.piece_rows = piece_rows
+        self.memory = memory
         self.patience = patience
         self.k = k
         self.sigma = sigma
@@ -1492,6 +1498,7 @@ class AttentionRanker(NeuralRanker):
     - ``batch_size`` (int in [1, 1000000000]; default 64): queries per batch (allRank's 64; a set of few queries, such as debias=dr's one per logged query, takes few steps an epoch: at 8 the DR network came level with one query per click on MQ2008, BENCHMARKS.md, `listnet` and `neural` on the doubly robust set).
     - ``slate_length`` (int in [0, 1000000000]; default 240): documents of a query per batch at most: a longer query is sampled down to it each epoch (allRank's slate_length).
     - ``piece_rows`` (text; default auto): documents a training step takes through its passes at once (whole queries; a longer query alone), auto or a whole number: fewer hold less memory (the activations are a piece's) at some CPU (allRank's MLP in pieces of 512: 5% more over 100 epochs on the web set, 6–8% more on an OHSUMED-sized one; BENCHMARKS.md "piece-rows=auto"), and 1 (a query a piece) holds the least; auto is 4096, or for a feed-forward network without batch norm whose memory estimate at 4096 would pass 1.5 × (the data + the network and Adam's moments) the largest of 2048, 1024 and 512 that keeps within it (4096 when none does; allRank's MLP on the generated web set: 512); an attention network without batch norm goes query by query whatever the piece, so for it a piece sets only the order of the sums; a batch split into more pieces sums its gradient in another order and draws dropout masks by other chunks, so the model differs (one model at any thread count for a given value; the model records auto's choice).
+    - ``memory`` (one of auto, speed, lean; default auto): how an attention network without batch norm (it goes query by query) trades time for memory, the model the same bit for bit: lean keeps no transposed weights of the encoder but its first feed-forward layers' in a step of queries of 64 documents a query or more (dx from W itself) and parks no finished group's gradient (its worker waits its turn), speed keeps them all and parks one; lean holds 2.1 MB plus one gradient less for allRank's attention configuration, at about 6% more CPU and 11% more wall at 2 threads on the web set (BENCHMARKS.md, "The attention network's memory"); auto is lean where the lean memory estimate keeps within 1.5 × (the data + the network and Adam's moments), else speed (where the bound is out of reach: allRank's attention on a LETOR fold); the fit report records auto's choice.
     - ``patience`` (int in [1, 1000000]; default 20): stop after this many epochs without a better --validate measure.
     - ``k`` (int in [0, 1000000]; default 0): truncation of LambdaLoss and NeuralNDCG (0: the whole list).
     - ``sigma`` (float in [1e-300, 1e+300]; default 1): σ of LambdaLoss's pair sigmoid.
@@ -1504,7 +1511,7 @@ class AttentionRanker(NeuralRanker):
 
     _algo = "neural"
     _fixed = {"scorer": "attention"}
-    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "blocks": "blocks", "heads": "heads", "d_ff": "d-ff", "attention_dropout": "attention-dropout", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "piece_rows": "piece-rows", "patience": "patience", "k": "k", "sigma": "sigma", "weighting": "weighting", "clip": "clip", "debias": "debias"}
+    _param_map = {"loss": "loss", "sizes": "sizes", "activation": "activation", "dropout": "dropout", "layer_norm": "layer-norm", "batch_norm": "batch-norm", "input_norm": "input-norm", "blocks": "blocks", "heads": "heads", "d_ff": "d-ff", "attention_dropout": "attention-dropout", "optimizer": "optimizer", "lr": "lr", "weight_decay": "weight-decay", "schedule": "schedule", "warmup": "warmup", "epochs": "epochs", "batch_size": "batch-size", "slate_length": "slate-length", "piece_rows": "piece-rows", "memory": "memory", "patience": "patience", "k": "k", "sigma": "sigma", "weighting": "weighting", "clip": "clip", "debias": "debias"}
 
     def __init__(
         self,
@@ -1528,6 +1535,7 @@ class AttentionRanker(NeuralRanker):
         batch_size: Any = None,
         slate_length: Any = None,
         piece_rows: Any = None,
+        memory: Any = None,
         patience: Any = None,
         k: Any = None,
         sigma: Any = None,
@@ -1562,6 +1570,7 @@ class AttentionRanker(NeuralRanker):
         self.batch_size = batch_size
         self.slate_length = slate_length
         self.piece_rows = piece_rows
+        self.memory = memory
         self.patience = patience
         self.k = k
         self.sigma = sigma

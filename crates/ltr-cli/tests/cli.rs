@@ -739,6 +739,69 @@ fn neural_pieces_are_auto_or_a_number() {
     }
 }
 
+/// `memory=auto|speed|lean` of an attention network: the same model whichever is taken (training seconds aside,
+/// so the scores are compared), auto's choice in the fit report, anything else refused by name.
+#[test]
+fn neural_memory_modes_train_one_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, test, _) = data(dir.path());
+    let train_at = |mode: &str, model: &str| -> Vec<String> {
+        let mode = format!("memory={mode}");
+        [
+            "train",
+            "--train",
+            &train,
+            "--algo",
+            "neural",
+            "--param",
+            "epochs=2",
+            "--param",
+            "scorer=attention",
+            "--param",
+            "sizes=8",
+            "--param",
+            "blocks=1",
+            "--param",
+            "heads=2",
+            "--param",
+            "d-ff=8",
+            "--param",
+            &mode,
+            "--model",
+            model,
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let mut scores = Vec::new();
+    for mode in ["auto", "speed", "lean"] {
+        let model = dir.path().join(format!("{mode}.bin"));
+        let model = s(&model);
+        ok(&args(&train_at(mode, model)));
+        let about = ok(&["inspect", model]);
+        assert_eq!(
+            about.contains("memory=speed (chosen)"),
+            mode == "auto",
+            "{about}"
+        );
+        let out = dir.path().join(format!("{mode}.scores"));
+        ok(&[
+            "predict",
+            "--model",
+            model,
+            "--data",
+            &test,
+            "--out",
+            s(&out),
+        ]);
+        scores.push(std::fs::read_to_string(&out).unwrap());
+    }
+    assert_eq!(scores[0], scores[1]);
+    assert_eq!(scores[0], scores[2]);
+    let model = s(&dir.path().join("bad.bin")).to_string();
+    fails(&args(&train_at("small", &model)), "memory");
+}
+
 /// Owned arguments as the `&str`s `ok` and `fails` take.
 fn args(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()

@@ -4,7 +4,7 @@ use ltr_core::neural::kernels::{self, Packed};
 use ltr_core::neural::Dense;
 
 /// `Wᵀ` of a layer (row-major `[outputs][inputs]`), packed once for the backward pass's `dy Wᵀ` of every chunk.
-pub(crate) fn transposed(d: &Dense) -> Packed {
+pub fn transposed(d: &Dense) -> Packed {
     let mut t = vec![0f32; d.weights.len()];
     for k in 0..d.inputs {
         for j in 0..d.outputs {
@@ -79,10 +79,41 @@ pub(crate) fn dense_gradient(
 }
 
 /// `dx = dy Wᵀ` of [`dense_backward`].
-pub(crate) fn dense_dx(dy: &[f32], wt: &Packed, layer: &Dense) -> Vec<f32> {
+pub fn dense_dx(dy: &[f32], wt: &Packed, layer: &Dense) -> Vec<f32> {
     let rows = dy.len() / layer.outputs;
     let mut dx = vec![0f32; rows * layer.inputs];
     kernels::matmul_packed_sparse(dy, wt, None, &mut dx);
+    dx
+}
+
+/// `dx = dy Wᵀ` of [`dense_backward`] with no `Wᵀ` kept: computed as `dxᵀ = W dyᵀ` and transposed back. Each entry is
+/// the same chain as [`dense_dx`]'s dense product — `fma` of the same two factors (in the other order, which an
+/// `fma` does not see), over the layer's outputs ascending from +0 — and its sparse product has the dense bits
+/// wherever it runs, so the result is the same bit for bit. What it spares is a packed `Wᵀ` of every layer held
+/// for the whole step (a parameter-sized copy); what it costs is two transposes of a query's rows, and the
+/// skipping of zero rows of `dy`, so it suits layers whose `dy` is dense. The product's panels span the rows (64
+/// of them with AVX-512), so rows past the last whole 64 that would fill at most half a panel go in a product of
+/// their own, whose panels are 32 wide: a row's entries are its own chains, so splitting the rows moves no bit.
+pub fn dense_dx_unpacked(dy: &[f32], layer: &Dense) -> Vec<f32> {
+    let (inputs, outputs) = (layer.inputs, layer.outputs);
+    let rows = dy.len().checked_div(outputs).unwrap_or(0);
+    let mut dx = vec![0f32; rows * inputs];
+    if rows == 0 || inputs == 0 {
+        return dx;
+    }
+    let whole = rows / 64 * 64;
+    let split = if rows - whole <= 32 { whole } else { rows };
+    for (r0, r1) in [(0, split), (split, rows)] {
+        let n = r1 - r0;
+        if n == 0 {
+            continue;
+        }
+        let dyt = kernels::transpose(&dy[r0 * outputs..r1 * outputs], n, outputs);
+        let mut dxt = vec![0f32; inputs * n];
+        kernels::matmul_rows(&layer.weights, &dyt, None, &mut dxt, outputs, n);
+        drop(dyt);
+        dx[r0 * inputs..r1 * inputs].copy_from_slice(&kernels::transpose(&dxt, inputs, n));
+    }
     dx
 }
 

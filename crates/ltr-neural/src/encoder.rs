@@ -8,7 +8,7 @@
 use ltr_core::neural::{kernels, Activation, Dense, Encoder, EncoderBlock, LayerNorm};
 use rand_chacha::ChaCha8Rng;
 
-use crate::dense::{dense_backward, transposed};
+use crate::dense::{dense_backward, dense_dx, dense_dx_unpacked, dense_gradient, transposed};
 
 /// allRank's norm as the backward pass needs it: x̂ and (1/(std + ε), std) per row.
 struct NormTrace {
@@ -167,14 +167,15 @@ struct BlockTrace {
 }
 
 /// What the encoder's forward pass over one slate keeps.
-pub(crate) struct EncoderTrace {
+#[allow(missing_debug_implementations)]
+pub struct EncoderTrace {
     rows: usize,
     blocks: Vec<BlockTrace>,
     norm: NormTrace,
 }
 
 /// The encoder over one slate's rows `x` (`rows × width`) in place, in training mode when `drop` is given.
-pub(crate) fn forward(
+pub fn forward(
     e: &Encoder,
     x: &mut [f32],
     rows: usize,
@@ -238,26 +239,66 @@ pub(crate) fn forward(
     EncoderTrace { rows, blocks, norm }
 }
 
-/// `Wᵀ` of every dense layer of every block (the backward pass's `dy Wᵀ`), packed once per batch.
-pub(crate) struct Transposes(Vec<[kernels::Packed; 6]>);
+/// A step's mean query length (documents) from which the encoder's backward pass keeps no transposed weights but
+/// those of the first feed-forward layers ([`Transposes`]). Below it the transposes are packed as before: `dx =
+/// dy Wᵀ` computed as `W dyᵀ` runs a product whose panels span the query's documents, and a short query fills them
+/// poorly (MQ2008's 20 documents a query would train 7% slower), while its trace is small.
+pub const UNPACKED_FROM: usize = 64;
+
+/// `Wᵀ` of the encoder's dense layers for the backward pass's `dy Wᵀ`, packed once per step. Each block's first
+/// feed-forward layer always has its own: its `dh`, past ReLU and dropout, is mostly zeros, which the packed
+/// product skips. The other five layers' `dy` are dense; for a step of long queries (a mean of at least
+/// [`UNPACKED_FROM`] documents) their `dx` is computed from `W` itself (`dense::dense_dx_unpacked`, the same bits),
+/// so that the step holds a third of a transposed encoder rather than all of it: 2.1 MB less for allRank's
+/// attention configuration, whose long web queries are where training's memory peaks ("The attention network's
+/// memory", BENCHMARKS.md).
+#[allow(missing_debug_implementations)]
+pub struct Transposes {
+    ff_in: Vec<kernels::Packed>,
+    /// Per block, query, key, value, out and the second feed-forward layer; `None` for a step of long queries.
+    rest: Option<Vec<[kernels::Packed; 5]>>,
+}
 
 impl Transposes {
-    pub(crate) fn new(e: &Encoder) -> Self {
-        Self(
-            e.blocks
-                .iter()
-                .map(|b| {
-                    [
-                        transposed(&b.query),
-                        transposed(&b.key),
-                        transposed(&b.value),
-                        transposed(&b.out),
-                        transposed(&b.ff_in),
-                        transposed(&b.ff_out),
-                    ]
-                })
-                .collect(),
-        )
+    /// The transposes of [`Transposes`] for a step of long queries (`long_queries`) or not.
+    pub fn new(e: &Encoder, long_queries: bool) -> Self {
+        Self {
+            ff_in: e.blocks.iter().map(|b| transposed(&b.ff_in)).collect(),
+            rest: (!long_queries).then(|| {
+                e.blocks
+                    .iter()
+                    .map(|b| {
+                        [
+                            transposed(&b.query),
+                            transposed(&b.key),
+                            transposed(&b.value),
+                            transposed(&b.out),
+                            transposed(&b.ff_out),
+                        ]
+                    })
+                    .collect()
+            }),
+        }
+    }
+
+    /// `dW += aᵀ dy`, `db += Σ dy` and `dx = dy Wᵀ` of block `l`'s layer `which` (0–4: query, key, value, out,
+    /// the second feed-forward layer), `dx` by its packed `Wᵀ` where the step keeps one, else from `W`: the same
+    /// bits.
+    #[allow(clippy::too_many_arguments)]
+    fn backward(
+        &self,
+        l: usize,
+        which: usize,
+        a: &[f32],
+        dy: &[f32],
+        layer: &Dense,
+        grad: &mut Dense,
+    ) -> Vec<f32> {
+        dense_gradient(a, dy, layer, grad, &mut false, 1);
+        match &self.rest {
+            Some(rest) => dense_dx(dy, &rest[l][which], layer),
+            None => dense_dx_unpacked(dy, layer),
+        }
     }
 }
 
@@ -336,7 +377,7 @@ fn attention_backward(
 
 /// The backward pass over one slate: the gradient with respect to the encoder's input, given that of its output;
 /// parameter gradients added into `grad`.
-pub(crate) fn backward(
+pub fn backward(
     e: &Encoder,
     tr: &Transposes,
     trace: &EncoderTrace,
@@ -346,36 +387,31 @@ pub(crate) fn backward(
     let (w, rows) = (e.width(), trace.rows);
     let mut dx = norm_backward(dz, &trace.norm, &e.norm, &mut grad.norm);
     for l in (0..e.blocks.len()).rev() {
-        let (b, bt, t, g) = (
-            &e.blocks[l],
-            &trace.blocks[l],
-            &tr.0[l],
-            &mut grad.blocks[l],
-        );
+        let (b, bt, g) = (&e.blocks[l], &trace.blocks[l], &mut grad.blocks[l]);
         // x ← x + drop(W₂ drop(ReLU(W₁ norm₂(x)))).
         let mut d = dx.clone();
         mask(&mut d, bt.res2_mask.as_ref());
         let h_dropped = dropped(&bt.h, bt.h_mask.as_ref());
-        let mut dh = dense_backward(&h_dropped, &d, &t[5], &b.ff_out, &mut g.ff_out, true);
+        let mut dh = tr.backward(l, 4, &h_dropped, &d, &b.ff_out, &mut g.ff_out);
         drop(h_dropped);
         mask(&mut dh, bt.h_mask.as_ref());
         dh.iter_mut()
             .zip(&bt.h)
             .for_each(|(g, y)| *g = if *y <= 0.0 { 0.0 } else { *g });
         let bn = normalised(&bt.ff_norm, &b.ff_norm);
-        let db = dense_backward(&bn, &dh, &t[4], &b.ff_in, &mut g.ff_in, true);
+        let db = dense_backward(&bn, &dh, &tr.ff_in[l], &b.ff_in, &mut g.ff_in, true);
         drop(bn);
         let dn = norm_backward(&db, &bt.ff_norm, &b.ff_norm, &mut g.ff_norm);
         kernels::axpy(1.0, &dn, &mut dx);
         // x ← x + drop(W_o Attention(norm₁(x))).
         let mut d = dx.clone();
         mask(&mut d, bt.res1_mask.as_ref());
-        let d_o = dense_backward(&bt.o, &d, &t[3], &b.out, &mut g.out, true);
+        let d_o = tr.backward(l, 3, &bt.o, &d, &b.out, &mut g.out);
         let (dq, dk, dv) = attention_backward(bt, &d_o, rows, w, e.heads);
         let a = normalised(&bt.attn_norm, &b.attn_norm);
-        let mut da = dense_backward(&a, &dq, &t[0], &b.query, &mut g.query, true);
-        let da_k = dense_backward(&a, &dk, &t[1], &b.key, &mut g.key, true);
-        let da_v = dense_backward(&a, &dv, &t[2], &b.value, &mut g.value, true);
+        let mut da = tr.backward(l, 0, &a, &dq, &b.query, &mut g.query);
+        let da_k = tr.backward(l, 1, &a, &dk, &b.key, &mut g.key);
+        let da_v = tr.backward(l, 2, &a, &dv, &b.value, &mut g.value);
         drop(a);
         kernels::axpy(1.0, &da_k, &mut da);
         kernels::axpy(1.0, &da_v, &mut da);
@@ -386,7 +422,7 @@ pub(crate) fn backward(
 }
 
 /// An encoder of zeros shaped like `e` (the gradient's container).
-pub(crate) fn zeros_like(e: &Encoder) -> Encoder {
+pub fn zeros_like(e: &Encoder) -> Encoder {
     let z = |d: &Dense| Dense::zeros(d.inputs, d.outputs);
     let zn = |n: &LayerNorm| LayerNorm {
         gamma: vec![0.0; n.gamma.len()],
@@ -413,7 +449,7 @@ pub(crate) fn zeros_like(e: &Encoder) -> Encoder {
 }
 
 /// Every parameter array of `e` in one fixed order (the optimiser's).
-pub(crate) fn parameters_mut(e: &mut Encoder) -> Vec<&mut [f32]> {
+pub fn parameters_mut(e: &mut Encoder) -> Vec<&mut [f32]> {
     let mut out: Vec<&mut [f32]> = Vec::new();
     for b in e.blocks.iter_mut() {
         out.push(&mut b.attn_norm.gamma);

@@ -32,9 +32,13 @@
 #![cfg(not(test))]
 #![deny(missing_docs)]
 
-mod dense;
+// pub for the tests in tests/unit/dense.rs; not API.
+#[doc(hidden)]
+pub mod dense;
 mod dla;
-mod encoder;
+// pub for the tests in tests/unit/encoder.rs; not API.
+#[doc(hidden)]
+pub mod encoder;
 mod loss_value;
 // pub for the tests in tests/unit/losses.rs; not API.
 #[doc(hidden)]

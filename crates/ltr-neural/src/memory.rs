@@ -1,5 +1,6 @@
 //! The memory a training run needs, estimated before it starts from the settings and the query lengths: the
-//! labels and query offsets the loop reads (the features are read where they lie), the parameters with Adam's
+//! targets the loop holds where they are not the grades (the features, grades and offsets are read where they lie),
+//! the parameters with Adam's
 //! moments, the best epoch's copy and the gradients, and a piece's activations (`step.rs`: a batch goes through the
 //! passes `piece-rows` documents at a time, a batch-normalised one too; `auto`, the default, picks the piece from
 //! this estimate: [`NeuralValidParams::piece_rows_for`]) —
@@ -29,6 +30,8 @@ pub(crate) struct Shape {
     pub d_ff: usize,
     pub encoder_dropout: bool,
     pub dla: bool,
+    /// The loop holds its own f64 targets (BCE's scaled grades, DLA's epoch targets); else it reads the grades.
+    pub targets_held: bool,
     /// Batch normalisation (an encoder network without it goes query by query).
     pub batch_norm: bool,
     /// Threads of the step: an encoder network without batch norm holds a query's activations and a group's
@@ -39,13 +42,16 @@ pub(crate) struct Shape {
 /// A training run's memory beyond the data as read, in bytes, by part.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NeuralMemory {
-    /// What the loop keeps of the training data beside it: f64 labels and query offsets (the features are read
-    /// in place, a piece's rows gathered at a time); under DLA also each row's weighted clicks and the network's
-    /// score of every row, which the propensity tower reads after each epoch.
+    /// What the loop keeps of the training data beside it: nothing but targets that are not the grades — f64
+    /// labels under BCE (scaled) or DLA (each epoch's) — (the features, grades and query offsets are read in
+    /// place, a piece's rows gathered at a time); under DLA also each row's weighted clicks and the network's score
+    /// of every row, which the propensity tower reads after each epoch.
     pub data_copy: u64,
     /// Parameters: the network, Adam's two moments, the best epoch's copy, the transposed weights of the backward
-    /// pass, the summed gradient and one partial gradient per group of 8 chunks of the largest piece (one a thread
-    /// and one more at most when an encoder network goes query by query).
+    /// pass (lean, of an encoder's only its first feed-forward layers when the largest batch's queries hold a mean
+    /// of at least 64 documents: `encoder::Transposes`), the summed gradient and one partial gradient per group of
+    /// 8 chunks of the largest piece (when an encoder network goes query by query, one a thread and, unless lean,
+    /// one parked).
     pub parameters: u64,
     /// The largest piece's forward trace and backward working set (query by query: its longest queries', one a
     /// thread) — hidden layers; the encoder's projections, attention weights and feed-forward values — and the
@@ -72,7 +78,26 @@ const AUTO_PIECES: [usize; 4] = [PIECE_ROWS, 2048, 1024, 512];
 impl NeuralValidParams {
     /// The memory training on `train` will take beyond the data as read, before it runs.
     pub fn memory_estimate(&self, train: &Dataset) -> NeuralMemory {
-        self.estimate_at(train, self.piece_rows_for(train))
+        self.estimate_at(train, self.piece_rows_for(train), self.lean_for(train))
+    }
+
+    /// Whether training on `train` goes lean ([`crate::NeuralParams::lean`]): as given, else (`memory=auto`, the
+    /// default) for an attention network without batch norm (one that goes query by query) whose lean estimate
+    /// keeps the process within 1.5 × (the data + the network and Adam's two moments) — the bound — and
+    /// never where the bound is out of reach anyway (a network large beside its data, such as allRank's attention
+    /// configuration on a LETOR fold), which keeps the faster way. The model is the same either way; the choice
+    /// reads the data's numbers and the thread count (one gradient parked a step is per pool).
+    pub fn lean_for(&self, train: &Dataset) -> bool {
+        if let Some(lean) = self.given_lean() {
+            return lean;
+        }
+        let s = self.shape();
+        if s.blocks == 0 || s.batch_norm {
+            return false;
+        }
+        let e = self.estimate_at(train, self.piece_rows_for(train), true);
+        let data = data_bytes(train);
+        2 * (data + e.total()) <= 3 * (data + 12 * e.n_parameters)
     }
 
     /// The documents a piece holds when training on `train`: `piece-rows` when it is given; else (`auto`, the
@@ -94,11 +119,9 @@ impl NeuralValidParams {
         }
         // The data's numbers only (features, labels, query offsets), not its ids or comments: a file with other
         // comments takes the same piece, so it trains the same model.
-        let data = train.feature_memory_bytes()
-            + 4 * train.labels().len() as u64
-            + 8 * train.query_offsets().len() as u64;
+        let data = data_bytes(train);
         let fits = |rows: usize| {
-            let e = self.estimate_at(train, rows);
+            let e = self.estimate_at(train, rows, false);
             2 * (data + e.total()) <= 3 * (data + 12 * e.n_parameters)
         };
         AUTO_PIECES
@@ -107,8 +130,8 @@ impl NeuralValidParams {
             .unwrap_or(PIECE_ROWS)
     }
 
-    /// [`Self::memory_estimate`] with pieces of at most `piece_rows` documents.
-    fn estimate_at(&self, train: &Dataset, piece_rows: usize) -> NeuralMemory {
+    /// [`Self::memory_estimate`] with pieces of at most `piece_rows` documents, lean or not.
+    fn estimate_at(&self, train: &Dataset, piece_rows: usize, lean: bool) -> NeuralMemory {
         let s = self.shape();
         let (n, d, nq) = (
             train.n_docs() as u64,
@@ -148,7 +171,8 @@ impl NeuralValidParams {
         if by_query {
             let threads = s.threads.max(1) as u64;
             held.truncate(threads as usize);
-            groups = groups.min(threads + crate::step::PARKED as u64);
+            let parked = if lean { 0 } else { crate::step::PARKED as u64 };
+            groups = groups.min(threads + parked);
         }
         let piece_rows = rows;
         let rows: u64 = held.iter().sum();
@@ -170,7 +194,14 @@ impl NeuralValidParams {
             p += e * (4 * (last * last + last) + 4 * last + (last * f + f) + (f * last + last))
                 + 2 * last;
         }
-        let parameters = 4 * p * (6 + groups);
+        let mut parameters = 4 * p * (6 + groups);
+        // A step of long queries keeps no transposes of the encoder's projections and second feed-forward layers.
+        let batch_queries = (s.batch_size as u64).min(nq).max(1);
+        let unpacked =
+            lean && by_query && batch_rows >= crate::encoder::UNPACKED_FROM as u64 * batch_queries;
+        if unpacked {
+            parameters -= 4 * e * (4 * last * last + f * last);
+        }
         // Activations of the largest batch, in f32 values.
         let drop = u64::from(s.dropout);
         // The gathered features (query by query: each held query's own), and the network's input copy of the rows
@@ -202,11 +233,16 @@ impl NeuralValidParams {
             // The backward pass of the longest query: one head's weights, their dropped copy, their gradient and
             // the two transposes; the projections' gradients and inputs; the feed-forward's.
             values += 5 * longest * longest + 8 * longest * last + 2 * longest * f;
+            // Without the transposes, `dx = dy Wᵀ` goes through `dyᵀ` and `dxᵀ` (the widest: the second
+            // feed-forward layer's).
+            if unpacked {
+                values += longest * (f + last);
+            }
         }
         values += piece_rows * 6; // scores, labels, their gradients
         values += batch_rows * 4; // the batch's row numbers and labels (8 bytes each)
         NeuralMemory {
-            data_copy: n * 8 + (nq + 1) * 8 + if s.dla { 2 * n * 8 } else { 0 },
+            data_copy: if s.targets_held { n * 8 } else { 0 } + if s.dla { 2 * n * 8 } else { 0 },
             parameters,
             activations: 4 * values + bytes,
             n_parameters: p,
@@ -214,4 +250,12 @@ impl NeuralValidParams {
             piece_rows,
         }
     }
+}
+
+/// The training data's numbers as read, in bytes (features, f32 labels, query offsets), not its ids or comments: a
+/// file with other comments makes the same choices, so it trains the same model.
+fn data_bytes(train: &Dataset) -> u64 {
+    train.feature_memory_bytes()
+        + 4 * train.labels().len() as u64
+        + 8 * train.query_offsets().len() as u64
 }

@@ -384,7 +384,9 @@ pub(crate) struct Transposed {
 }
 
 impl Transposed {
-    pub(crate) fn new(net: &NeuralNet) -> Self {
+    /// `long_queries`: the step's queries hold a mean of at least [`encoder::UNPACKED_FROM`] documents, so the
+    /// encoder keeps fewer transposes ([`encoder::Transposes`]).
+    pub(crate) fn new(net: &NeuralNet, long_queries: bool) -> Self {
         let forward = net
             .hidden
             .iter()
@@ -395,7 +397,10 @@ impl Transposed {
         Self {
             forward,
             dense,
-            encoder: net.encoder.as_ref().map(encoder::Transposes::new),
+            encoder: net
+                .encoder
+                .as_ref()
+                .map(|e| encoder::Transposes::new(e, long_queries)),
         }
     }
 }

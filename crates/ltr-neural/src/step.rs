@@ -97,8 +97,12 @@ pub fn pieces(offsets: &[usize], limit: usize) -> Vec<Range<usize>> {
 // pub for the tests in tests/unit/step.rs; not API.
 #[doc(hidden)]
 pub enum Passes {
-    /// Query by query ([`query_by_query`]), holding a query's activations a thread: what training does.
+    /// Query by query ([`query_by_query`]), holding a query's activations a thread: what training does by
+    /// default where the memory bound is out of reach (`memory=speed`).
     Fewest,
+    /// As [`Passes::Fewest`], lean (`memory=lean`): a step of long queries keeps fewer transposes
+    /// (`encoder::Transposes`), and no worker parks a group's gradient (it waits for its turn instead).
+    Lean,
     /// Layer by layer over a piece's queries, holding the piece's activations: every other network's way, kept
     /// for the tests that show both give the same bits.
     LayerByLayer,
@@ -129,7 +133,9 @@ pub(crate) fn step(
         norm += loss.query_norm(&batch.labels[offsets[q]..offsets[q + 1]]);
     }
     let scale = loss.scale(norm);
-    let tr = Transposed::new(net);
+    let rows = offsets[nq] - offsets[0];
+    let long = rows >= crate::encoder::UNPACKED_FROM * nq.max(1);
+    let tr = Transposed::new(net, passes == Passes::Lean && long);
     let all = pieces(offsets, limit);
     // A piece's features (gathered from the training data) and its query offsets from 0.
     let gather = |piece: &Range<usize>| {
@@ -191,7 +197,7 @@ pub(crate) fn step(
     let mut scores = Vec::new();
     let mut stats = Vec::new();
     // An encoder network without batch norm: each query goes forward, through the loss and back on its own.
-    let by_query = passes == Passes::Fewest
+    let by_query = passes != Passes::LayerByLayer
         && net.encoder.is_some()
         && net.hidden.iter().all(|h| h.batch_norm.is_none());
     for piece in &all {
@@ -202,8 +208,9 @@ pub(crate) fn step(
                 features,
                 first_chunk,
             };
+            let parked = if passes == Passes::Lean { 0 } else { PARKED };
             let (v, seen, s) = query_by_query(
-                net, &tr, batch, loss, scale, dropout, &part, &mut total, spare,
+                net, &tr, batch, loss, scale, dropout, &part, &mut total, spare, parked,
             );
             value += v;
             norm_seen += seen;
@@ -282,6 +289,7 @@ fn query_by_query(
     piece: &Piece<'_>,
     total: &mut Option<NeuralNet>,
     spare: &mut Vec<NeuralNet>,
+    parked: usize,
 ) -> (f64, f64, Vec<f32>) {
     let d = net.n_features;
     let nq = piece.queries.len();
@@ -313,7 +321,8 @@ fn query_by_query(
             .collect()
     };
     // One worker a thread takes the next group, computes its gradient and adds it when its turn comes (parking it
-    // meanwhile if there is room, else waiting), so that a piece holds a gradient a thread (and `PARKED` more)
+    // meanwhile if there is room, else waiting), so that a piece holds a gradient a thread (and `parked` more:
+    // [`PARKED`], none when lean)
     // rather than one a group. The group with the lowest number not yet added is never parked (the worker that
     // adds the group before it adds the parked ones that follow) and is held by a worker that waits for nothing,
     // so the workers cannot deadlock; no kernel here uses rayon, so no worker steals another's task while it
@@ -345,7 +354,7 @@ fn query_by_query(
         let part = run(&mut g, groups[k].clone());
         let mut o = order.lock().expect("no worker panics holding the order");
         // Not its turn: park the group if there is room and take the next, else wait.
-        while o.added != k && !o.failed && o.parked.len() >= PARKED {
+        while o.added != k && !o.failed && o.parked.len() >= parked {
             o = turn.wait(o).expect("no worker panics holding the order");
         }
         if o.failed {

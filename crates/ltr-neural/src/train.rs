@@ -48,6 +48,8 @@ pub struct NeuralParams {
     encoder_dropout: f64,
     /// `None`: `piece-rows=auto` ([`NeuralValidParams::piece_rows_for`]).
     piece_rows: Option<usize>,
+    /// `None`: `memory=auto` ([`NeuralValidParams::lean_for`]); `Some(true)`: lean.
+    lean: Option<bool>,
     clicks: Option<ClickWeighting>,
     dla: Option<NeuralDla>,
     doubly_robust: bool,
@@ -77,6 +79,7 @@ impl Default for NeuralParams {
             d_ff: 512,
             encoder_dropout: 0.0,
             piece_rows: None,
+            lean: None,
             clicks: None,
             dla: None,
             doubly_robust: false,
@@ -200,6 +203,22 @@ impl NeuralParams {
     /// The piece chosen from the data and the network ([`NeuralValidParams::piece_rows_for`]): the default.
     pub fn auto_piece_rows(mut self) -> Self {
         self.piece_rows = None;
+        self
+    }
+    /// How an attention network without batch norm (which goes query by query) trades time for memory; the model
+    /// is the same bit for bit either way. `true` (lean): a step whose queries hold a mean of at least 64
+    /// documents keeps no transposed weights of the encoder but its first feed-forward layers' (`dx` from `W`
+    /// itself), and a worker that finishes a group before the group ahead of it is added waits rather than
+    /// parking its gradient and going on: 2.1 MB and one gradient (3.2 MB) less for allRank's attention
+    /// configuration, at about 6% more CPU and 11% more wall at 2 threads (BENCHMARKS.md, "The attention
+    /// network's memory"). `false` (speed): every transpose kept, one group parked. Unset: [`Self::auto_memory`].
+    pub fn lean(mut self, lean: bool) -> Self {
+        self.lean = Some(lean);
+        self
+    }
+    /// Lean where the memory bound is within reach ([`NeuralValidParams::lean_for`]): the default.
+    pub fn auto_memory(mut self) -> Self {
+        self.lean = None;
         self
     }
     /// Weigh the queries of a click training set (one query per click, [`Dataset::click_weights`]; `None`: every
@@ -363,6 +382,10 @@ ltr_core::param_guard!(NeuralParams => NeuralValidParams);
 
 impl NeuralParams {
     /// `piece-rows` as given (`None`: auto).
+    pub(crate) fn given_lean(&self) -> Option<bool> {
+        self.lean
+    }
+
     pub(crate) fn given_piece_rows(&self) -> Option<usize> {
         self.piece_rows
     }
@@ -381,6 +404,7 @@ impl NeuralParams {
             d_ff: self.d_ff,
             encoder_dropout: self.blocks > 0 && self.encoder_dropout > 0.0,
             dla: self.dla.is_some(),
+            targets_held: self.dla.is_some() || matches!(self.loss, Loss::Bce),
             batch_norm: self.batch_norm,
             threads: rayon::current_num_threads(),
         }
@@ -465,30 +489,48 @@ impl NeuralParams {
 }
 
 /// The training data as the loop reads it: the features where they lie (a step gathers a piece's rows as it
-/// goes), labels as the loss takes them.
-struct Slates {
+/// goes), labels as the loss takes them. The grades themselves are read from the data (`f64::from` of an f32 is
+/// exact, so a batch's labels are those of a copy); only targets that differ from them — BCE's scaled grades, DLA's
+/// epoch targets — are held, as `targets`, so that training does not keep a second copy of every label (1 MB for
+/// 133,000 documents: "The attention network's memory", BENCHMARKS.md).
+struct Slates<'a> {
     d: usize,
-    labels: Vec<f64>,
-    offsets: Vec<usize>,
+    data: &'a Dataset,
+    targets: Option<Vec<f64>>,
+    offsets: &'a [usize],
 }
 
-impl Slates {
-    fn new(data: &Dataset, loss: Loss) -> Self {
-        let d = data.n_features();
+impl<'a> Slates<'a> {
+    /// `held`: keep a copy of the targets even when they are the grades (DLA rewrites them every epoch).
+    fn new(data: &'a Dataset, loss: Loss, held: bool) -> Self {
         let top = data.labels().iter().fold(0f32, |m, &l| m.max(l));
-        let labels = data
-            .labels()
-            .iter()
-            .map(|&l| match loss {
-                // BCE's targets: grades scaled to [0, 1] by the largest.
-                Loss::Bce if top > 0.0 => f64::from(l) / f64::from(top),
-                _ => f64::from(l),
-            })
-            .collect();
+        let scaled = matches!(loss, Loss::Bce) && top > 0.0;
+        let targets = (scaled || held).then(|| {
+            data.labels()
+                .iter()
+                .map(|&l| {
+                    if scaled {
+                        // BCE's targets: grades scaled to [0, 1] by the largest.
+                        f64::from(l) / f64::from(top)
+                    } else {
+                        f64::from(l)
+                    }
+                })
+                .collect()
+        });
         Self {
-            d,
-            labels,
-            offsets: data.query_offsets().to_vec(),
+            d: data.n_features(),
+            data,
+            targets,
+            offsets: data.query_offsets(),
+        }
+    }
+
+    /// Row `r`'s target.
+    fn label(&self, r: usize) -> f64 {
+        match &self.targets {
+            Some(t) => t[r],
+            None => f64::from(self.data.labels()[r]),
         }
     }
 }
@@ -531,7 +573,7 @@ fn check_data(train: &Dataset, loss: Loss) -> Result<()> {
 
 /// One batch's rows: for each query, its documents (all, or a sample of `cap`).
 fn batch_rows(
-    s: &Slates,
+    s: &Slates<'_>,
     queries: &[usize],
     cap: usize,
     seed: u64,
@@ -548,16 +590,16 @@ fn batch_rows(
             // again (a query with one relevant document keeps it).
             let mut rng = ChaCha8Rng::seed_from_u64(key(seed, &[1, epoch as u64, q as u64]));
             let all: Vec<usize> = (a..b).collect();
-            let relevant: Vec<usize> = all.iter().copied().filter(|&r| s.labels[r] > 0.0).collect();
+            let relevant: Vec<usize> = all.iter().copied().filter(|&r| s.label(r) > 0.0).collect();
             let mut pick: Vec<usize> = all.choose_multiple(&mut rng, cap).copied().collect();
-            if !relevant.is_empty() && pick.iter().all(|&r| s.labels[r] <= 0.0) {
+            if !relevant.is_empty() && pick.iter().all(|&r| s.label(r) <= 0.0) {
                 if relevant.len() == 1 {
                     pick.pop();
                     pick.push(relevant[0]);
                 } else {
                     for _ in 0..100 {
                         pick = all.choose_multiple(&mut rng, cap).copied().collect();
-                        if pick.iter().any(|&r| s.labels[r] > 0.0) {
+                        if pick.iter().any(|&r| s.label(r) > 0.0) {
                             break;
                         }
                     }
@@ -581,7 +623,7 @@ impl Fit for NeuralValidParams {
             )));
         }
         let seed = ctx.seed();
-        let mut slates = Slates::new(train, self.loss);
+        let mut slates = Slates::new(train, self.loss, self.dla.is_some());
         // DLA's sessions and propensity tower.
         let mut dla = match self.dla {
             Some(settings) => Some(DlaState::new(train, ctx, settings)?),
@@ -603,6 +645,11 @@ impl Fit for NeuralValidParams {
         });
         let d = slates.d;
         let piece_rows = self.piece_rows_for(train);
+        let passes = if self.lean_for(train) {
+            Passes::Lean
+        } else {
+            Passes::Fewest
+        };
         if self.blocks > 0 && self.sizes.is_empty() && !d.is_multiple_of(self.heads) {
             return Err(LtrError::param(
                 "heads",
@@ -627,7 +674,10 @@ impl Fit for NeuralValidParams {
             let lr = self.schedule.rate(self.lr, epoch, self.epochs, self.warmup);
             // Under DLA the epoch's click weights, and the sessions with a click (the others add nothing).
             let clicked = dla.as_ref().map(|state| {
-                let (w, clicked) = state.epoch_targets(train, &mut slates.labels);
+                let (w, clicked) = state.epoch_targets(
+                    train,
+                    slates.targets.as_mut().expect("DLA's targets are held"),
+                );
                 weights = Some(w);
                 clicked
             });
@@ -639,7 +689,7 @@ impl Fit for NeuralValidParams {
             let mut epoch_loss = 0.0;
             for (b, batch) in order.chunks(self.batch_size).enumerate() {
                 let (rows, offsets) = batch_rows(&slates, batch, self.slate_length, seed, epoch);
-                let labels: Vec<f64> = rows.iter().map(|&r| slates.labels[r]).collect();
+                let labels: Vec<f64> = rows.iter().map(|&r| slates.label(r)).collect();
                 let dropout = (self.dropout > 0.0
                     || (self.blocks > 0 && self.encoder_dropout > 0.0))
                     .then(|| Dropout {
@@ -662,15 +712,7 @@ impl Fit for NeuralValidParams {
                     weights: query_weights.as_deref(),
                 };
                 let mut s = step(
-                    &net,
-                    &features,
-                    &b,
-                    self.loss,
-                    dropout,
-                    piece_rows,
-                    false,
-                    &mut spare,
-                    Passes::Fewest,
+                    &net, &features, &b, self.loss, dropout, piece_rows, false, &mut spare, passes,
                 );
                 epoch_loss += s.value * batch.len() as f64;
                 adam.step(&mut net, &mut s.grad, lr);
@@ -740,6 +782,19 @@ impl Fit for NeuralValidParams {
         // The piece `auto` chose: the model's bits depend on it.
         let report = if self.given_piece_rows().is_none() {
             report.select("piece-rows", piece_rows)
+        } else {
+            report
+        };
+        // And the memory mode auto chose for a network that goes query by query (the same bits either way).
+        let report = if self.given_lean().is_none() && self.blocks > 0 && !self.batch_norm {
+            report.select(
+                "memory",
+                if passes == Passes::Lean {
+                    "lean"
+                } else {
+                    "speed"
+                },
+            )
         } else {
             report
         };

@@ -15,8 +15,10 @@ fn the_estimate_counts_data_parameters_and_a_batchs_activations() {
         .slate_length(10);
     let e = p.clone().check().unwrap().memory_estimate(&data);
     assert_eq!(e.n_parameters, 8 * 16 + 16 + 16 + 1);
-    // Labels and offsets: the features are read in place.
-    assert_eq!(e.data_copy, n * 8 + (data.n_queries() as u64 + 1) * 8);
+    // Nothing: the features, grades and offsets are read in place. BCE's scaled grades are held, as f64.
+    assert_eq!(e.data_copy, 0);
+    let bce = p.clone().loss(ltr_neural::Loss::Bce).check().unwrap();
+    assert_eq!(bce.memory_estimate(&data).data_copy, n * 8);
     // The largest batch: four queries, each capped at 10 documents (every query here has at least 5).
     let mut lens: Vec<u64> = (0..data.n_queries())
         .map(|q| data.query_range(q).len().min(10) as u64)
@@ -95,6 +97,62 @@ fn the_estimate_counts_data_parameters_and_a_batchs_activations() {
         4 * 2 * squares + mask_bytes(4) - mask_bytes(2)
     );
     assert!(two.n_parameters > e.n_parameters);
+}
+
+/// Lean (`memory=lean`): a step whose queries hold a mean of at least 64 documents keeps the transposes of each
+/// encoder block's first feed-forward layer only (`encoder::Transposes`), so the estimate's parameters lose the
+/// other five layers' weights once; and no group is parked, so at 2 threads one gradient less. `auto` is lean only
+/// where the lean estimate keeps within the bound: not for this network, large beside its data.
+#[test]
+fn lean_keeps_fewer_transposes_and_parks_no_group() {
+    let at_batch = |docs: usize, lean: Option<bool>, threads: usize, batch: usize| {
+        let data = generate_letor_like(&SyntheticConfig {
+            queries: 32,
+            min_docs: docs,
+            max_docs: docs,
+            features: 8,
+            seed: 3,
+            ..SyntheticConfig::default()
+        })
+        .unwrap();
+        crate::common::with_threads(threads, || {
+            let p = NeuralParams::default()
+                .sizes(vec![16])
+                .blocks(2)
+                .heads(2)
+                .d_ff(24)
+                .batch_size(batch);
+            let p = match lean {
+                Some(l) => p.lean(l),
+                None => p,
+            };
+            let v = p.check().unwrap();
+            (v.memory_estimate(&data), v.lean_for(&data))
+        })
+    };
+    let at = |docs, lean, threads| at_batch(docs, lean, threads, 4);
+    let ((speed, chose), (lean, _)) = (at(64, None, 1), at(64, Some(true), 1));
+    assert!(!chose, "auto keeps speed where the bound is out of reach");
+    assert_eq!(speed, at(64, Some(false), 1).0);
+    // One query held (one thread), one group: the 6 + 1 parameter copies, less two blocks of four 16 × 16
+    // projections and a 24 × 16 feed-forward layer; `dyᵀ` and `dxᵀ` of the longest query besides.
+    assert_eq!(speed.parameters, 4 * speed.n_parameters * 7);
+    assert_eq!(
+        lean.parameters,
+        speed.parameters - 4 * 2 * (4 * 16 * 16 + 24 * 16)
+    );
+    assert_eq!(lean.activations - speed.activations, 4 * 64 * (24 + 16));
+    // Queries of 63 documents: every transpose kept, lean or not (at one thread nothing is parked either way).
+    assert_eq!(at(63, Some(true), 1).0, at(63, Some(false), 1).0);
+    // Two threads and batches of 32 queries (four groups of 8): a group a thread, and one parked unless lean.
+    let (speed2, lean2) = (
+        at_batch(63, Some(false), 2, 32).0,
+        at_batch(63, Some(true), 2, 32).0,
+    );
+    assert_eq!(
+        speed2.parameters - lean2.parameters,
+        4 * speed2.n_parameters
+    );
 }
 
 /// A batch larger than a piece is held a piece at a time: the activations stop growing with the batch (but for its

@@ -793,8 +793,12 @@ pub fn std_norm_rows(
     mut stats: Option<(&mut Vec<f32>, &mut Vec<f32>)>,
 ) {
     if let Some((xhat, rows)) = stats.as_mut() {
+        // Sized exactly: a training query's trace holds these per norm, and pushing into an empty vector would
+        // leave up to twice the length allocated.
         xhat.clear();
+        xhat.reserve_exact(x.len());
         rows.clear();
+        rows.reserve_exact(2 * (x.len() / width.max(1)));
     }
     let dof = width.saturating_sub(1).max(1) as f64;
     for row in x.chunks_mut(width) {

@@ -140,6 +140,19 @@ pub(crate) const NEURAL_SPECS: &[ParamSpec] = &[
          count for a given value; the model records auto's choice)",
     ),
     ParamSpec::new(
+        "memory",
+        "auto",
+        choice(&["auto", "speed", "lean"]),
+        "how an attention network without batch norm (it goes query by query) trades time for memory, the model \
+         the same bit for bit: lean keeps no transposed weights of the encoder but its first feed-forward layers' \
+         in a step of queries of 64 documents a query or more (dx from W itself) and parks no finished group's \
+         gradient (its worker waits its turn), speed keeps them all and parks one; lean holds 2.1 MB plus one \
+         gradient less for allRank's attention configuration, at about 6% more CPU and 11% more wall at 2 threads \
+         on the web set (BENCHMARKS.md, \"The attention network's memory\"); auto is lean where the lean memory \
+         estimate keeps within 1.5 × (the data + the network and Adam's moments), else speed (where the bound is \
+         out of reach: allRank's attention on a LETOR fold); the fit report records auto's choice",
+    ),
+    ParamSpec::new(
         "patience",
         "20",
         int(1, 1_000_000),
@@ -263,6 +276,11 @@ fn params(r: &SpecReader<'_>, train: &Dataset) -> Result<NeuralValidParams> {
     let p = match piece_rows(r)? {
         Some(rows) => p.piece_rows(rows),
         None => p.auto_piece_rows(),
+    };
+    let p = match r.choice("memory")?.as_str() {
+        "lean" => p.lean(true),
+        "speed" => p.lean(false),
+        _ => p.auto_memory(),
     };
     let p = if r.choice("scorer")? == "attention" {
         p.blocks(r.int("blocks")?)

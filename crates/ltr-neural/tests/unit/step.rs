@@ -266,6 +266,45 @@ fn query_by_query_is_layer_by_layer_bit_for_bit() {
     }
 }
 
+/// `memory=lean` changes no bit: on queries of a mean of 64 documents and more (so the lean step keeps no
+/// transposes of the encoder's projections and second feed-forward layers) and on short ones, with dropout and
+/// query weights, at 3 threads (where the default step parks groups and the lean one waits) and 1.
+#[test]
+fn a_lean_step_is_the_default_step_bit_for_bit() {
+    use ltr_neural::step::{step_taking, Passes};
+    let d = 5;
+    let net = NeuralParams::default()
+        .sizes(vec![8])
+        .blocks(2)
+        .heads(2)
+        .d_ff(12)
+        .init(d, 3);
+    let long = [
+        70, 90, 65, 120, 80, 66, 100, 75, 64, 130, 71, 88, 69, 95, 77, 140, 66, 81,
+    ];
+    for lengths in [&long[..], &[7, 30, 1, 12, 25, 3, 40, 9, 18, 2][..]] {
+        let (offsets, x, labels) = batch(lengths, d);
+        let weights: Vec<f64> = (0..lengths.len()).map(|q| 0.5 + q as f64 / 7.0).collect();
+        let loss = Loss::parse("ndcgloss2pp").unwrap();
+        let on = |threads: usize, passes| {
+            crate::common::with_threads(threads, || {
+                let (l, w) = (&labels, Some(&weights[..]));
+                let drop = Some((0.2, 0.1, 9));
+                step_taking(&net, &x, l, &offsets, loss, usize::MAX, drop, w, passes)
+            })
+        };
+        let fewest = on(3, Passes::Fewest);
+        assert!(bits(&fewest.grad).iter().any(|&g| g != 0), "a gradient");
+        for threads in [1, 3] {
+            let lean = on(threads, Passes::Lean);
+            let what = format!("{} queries, {threads} threads", lengths.len());
+            assert_eq!(lean.value.to_bits(), fewest.value.to_bits(), "{what}");
+            assert_eq!(lean.scores, fewest.scores, "{what}");
+            assert_eq!(bits(&lean.grad), bits(&fewest.grad), "{what}");
+        }
+    }
+}
+
 /// A feed-forward step with fewer groups of 8 chunks than threads shares each group's affine maps among the
 /// threads (a weight gradient's rows in runs, the chunks' `dx` side by side): the loss, the scores and every
 /// gradient component are those of one thread bit for bit, for pieces of one group, of part of a group and of two
