@@ -104,6 +104,18 @@ fn epoch(c: &mut Criterion) {
             .d_ff(512)
             .encoder_dropout(0.3),
     );
+    // The same, lean (`memory=lean`, the same model): OHSUMED's queries hold 146 documents on average, so its steps
+    // keep no transposes but the first feed-forward layers' and park no group (what `auto` takes on the web set).
+    let attention_lean = allrank(
+        NeuralParams::default()
+            .sizes(vec![128])
+            .activation(ltr_core::neural::Activation::Identity)
+            .blocks(4)
+            .heads(4)
+            .d_ff(512)
+            .encoder_dropout(0.3)
+            .lean(true),
+    );
     // The same MLP in pieces of 512 documents, what `piece-rows=auto` takes for it on the web set: a piece of one
     // group, whose products the threads share (`net.rs`, `affine_in_parallel`) and whose terms go straight into the
     // step's sum.
@@ -147,6 +159,18 @@ fn epoch(c: &mut Criterion) {
             &threads,
             |bn, _| {
                 bn.iter(|| pool.install(|| attention.fit(&ds, &FitContext::new(1)).expect("fit")))
+            },
+        );
+        g.bench_with_input(
+            BenchmarkId::new(
+                "epoch, allRank's attention lean (OHSUMED Fold1), threads",
+                threads,
+            ),
+            &threads,
+            |bn, _| {
+                bn.iter(|| {
+                    pool.install(|| attention_lean.fit(&ds, &FitContext::new(1)).expect("fit"))
+                })
             },
         );
     }

@@ -800,6 +800,19 @@ fn neural_memory_modes_train_one_model() {
     assert_eq!(scores[0], scores[2]);
     let model = s(&dir.path().join("bad.bin")).to_string();
     fails(&args(&train_at("small", &model)), "memory");
+    // Lean asked of a network that does not go query by query would change nothing: refused by name.
+    let mlp = [
+        "train",
+        "--train",
+        &train,
+        "--algo",
+        "neural",
+        "--param",
+        "memory=lean",
+        "--model",
+        &model,
+    ];
+    fails(&mlp, "memory=lean");
 }
 
 /// Owned arguments as the `&str`s `ok` and `fails` take.

@@ -266,6 +266,14 @@ impl NeuralParams {
                 "a slate cap of 0 leaves no document to train on; give at least 1",
             ));
         }
+        if self.lean == Some(true) && (self.blocks == 0 || self.batch_norm) {
+            return Err(LtrError::param(
+                "memory",
+                "memory=lean changes how an attention network without batch norm goes query by query; this network \
+                 has no encoder or uses batch norm, so nothing would change: give memory=auto or speed, or set \
+                 piece-rows to trade time for memory",
+            ));
+        }
         if self.piece_rows == Some(0) {
             return Err(LtrError::param(
                 "piece-rows",
