@@ -95,18 +95,7 @@ fn epoch(c: &mut Criterion) {
     );
     // allRank's context-aware configuration: 128 wide, four blocks of four heads, d_ff 512, dropout 0.3 in the
     // encoder; it goes query by query (`step.rs`, `query_by_query`).
-    let attention = allrank(
-        NeuralParams::default()
-            .sizes(vec![128])
-            .activation(ltr_core::neural::Activation::Identity)
-            .blocks(4)
-            .heads(4)
-            .d_ff(512)
-            .encoder_dropout(0.3),
-    );
-    // The same, lean (`memory=lean`, the same model): OHSUMED's queries hold 146 documents on average, so its steps
-    // keep no transposes but the first feed-forward layers' and park no group (what `auto` takes on the web set).
-    let attention_lean = allrank(
+    let context_aware = || {
         NeuralParams::default()
             .sizes(vec![128])
             .activation(ltr_core::neural::Activation::Identity)
@@ -114,8 +103,11 @@ fn epoch(c: &mut Criterion) {
             .heads(4)
             .d_ff(512)
             .encoder_dropout(0.3)
-            .lean(true),
-    );
+    };
+    let attention = allrank(context_aware());
+    // The same, lean (`memory=lean`, the same model): OHSUMED's queries hold 146 documents on average, so its steps
+    // keep no transposes but the first feed-forward layers' and park no group (what `auto` takes on the web set).
+    let attention_lean = allrank(context_aware().lean(true));
     // The same MLP in pieces of 512 documents, what `piece-rows=auto` takes for it on the web set: a piece of one
     // group, whose products the threads share (`net.rs`, `affine_in_parallel`) and whose terms go straight into the
     // step's sum.
