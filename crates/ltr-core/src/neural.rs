@@ -324,8 +324,10 @@ struct Buffers {
     next: Vec<f32>,
 }
 
-/// Rows scored together by an MLP's [`Scorer::score_dataset`]: their activations stay in cache.
-const SCORE_BLOCK: usize = 128;
+/// Rows scored together by an MLP's [`Scorer::score_dataset`]: their activations stay in cache. A multiple of
+/// the products' row tiles (6 and 12 rows for AVX-512, 16 for the output layer's dot products), so that no block
+/// ends in a short tile; 128 left two rows a block to a tile bound by its loads.
+const SCORE_BLOCK: usize = 144;
 
 /// Copy `row` into `out` (`out.len()` columns; columns beyond the row's are 0, beyond `out.len()` dropped).
 pub fn row_into(row: Row<'_>, out: &mut [f32]) {
@@ -426,6 +428,39 @@ fn score_dataset_in_blocks<R: RowScorer>(r: &R, ds: &Dataset) -> Vec<f64> {
     out
 }
 
+/// A [`NeuralNet`] with its hidden layers' weights packed once for a whole data set ([`kernels::Packed`]), so
+/// that no block of rows copies them again (for 136→256→128→1, 270 KB a block); the same bits as
+/// [`NeuralNet`]'s own products. The sparse product is not used: ReLU leaves about half of a scoring layer's
+/// inputs at exact zero, too few for its scan to pay (BENCHMARKS.md, "Neural scoring on an Intel core").
+struct PackedNet<'a> {
+    net: &'a NeuralNet,
+    layers: Vec<kernels::Packed>,
+}
+
+impl<'a> PackedNet<'a> {
+    fn new(net: &'a NeuralNet) -> Self {
+        let layers = net
+            .hidden
+            .iter()
+            .map(|h| kernels::Packed::new(&h.dense.weights, h.dense.inputs, h.dense.outputs))
+            .collect();
+        Self { net, layers }
+    }
+}
+
+impl RowScorer for PackedNet<'_> {
+    type Buffers = Buffers;
+    fn net(&self) -> &NeuralNet {
+        self.net
+    }
+    fn score_rows(&self, x: &[f32], out: &mut [f32], bufs: &mut Buffers) {
+        let Buffers { cur, next } = bufs;
+        self.net.forward_rows(x, out, cur, next, |l, a, y| {
+            kernels::matmul_packed(a, &self.layers[l], Some(&self.net.hidden[l].dense.bias), y);
+        });
+    }
+}
+
 impl Scorer for NeuralNet {
     fn score_query(&self, q: &QueryView<'_>, out: &mut [f64]) {
         score_query_in_blocks(self, q, out);
@@ -434,9 +469,13 @@ impl Scorer for NeuralNet {
         self.n_features
     }
     /// An MLP scores each document on its own, so the documents go in blocks of rows across queries, in parallel
-    /// (a score's bits do not depend on its block); with an encoder, query by query.
+    /// (a score's bits do not depend on its block), through its weights packed once ([`PackedNet`]); with an
+    /// encoder, query by query.
     fn score_dataset(&self, ds: &Dataset) -> Vec<f64> {
-        score_dataset_in_blocks(self, ds)
+        if self.encoder.is_some() {
+            return score_dataset_in_blocks(self, ds);
+        }
+        score_dataset_in_blocks(&PackedNet::new(self), ds)
     }
 }
 

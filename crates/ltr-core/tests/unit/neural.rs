@@ -387,3 +387,58 @@ fn exp_is_within_two_ulp_of_the_exact_value() {
         );
     }
 }
+
+/// `score_dataset` packs the hidden layers once and scores blocks of rows across query boundaries: each score must
+/// be the bits of scoring its row alone, for block tails, queries that straddle blocks and a set smaller than a block.
+#[test]
+fn dataset_scores_are_each_row_scored_alone_bit_for_bit() {
+    use ltr_core::Scorer;
+    use ltr_data::{generate_letor_like, SyntheticConfig};
+    let mut state = 0x5c0e_0000_0136_0256u64;
+    let mut dense = |i: usize, o: usize| {
+        let mut d = Dense::zeros(i, o);
+        let scale = (2.0 / i as f32).sqrt();
+        d.weights = (0..i * o).map(|_| xorshift(&mut state).1 * scale).collect();
+        d.bias = (0..o).map(|_| xorshift(&mut state).1 * 0.1).collect();
+        d
+    };
+    let layer = |dense| HiddenLayer {
+        dense,
+        norm: None,
+        batch_norm: None,
+    };
+    let net = NeuralNet {
+        n_features: 136,
+        input_norm: None,
+        hidden: vec![layer(dense(136, 256)), layer(dense(256, 128))],
+        activation: Activation::Relu,
+        output: dense(128, 1),
+        encoder: None,
+    };
+    assert_eq!(net.inconsistency(), None);
+    for (queries, seed) in [(1, 3), (7, 4), (11, 5)] {
+        let ds = generate_letor_like(&SyntheticConfig {
+            queries,
+            min_docs: 1,
+            max_docs: 90,
+            features: 136,
+            seed,
+            ..Default::default()
+        })
+        .unwrap();
+        let got = net.score_dataset(&ds);
+        assert_eq!(got.len(), ds.n_docs());
+        let mut x = vec![0f32; 136];
+        let mut alone = [0f32];
+        for (i, g) in got.iter().enumerate() {
+            row_into(ds.row(i), &mut x);
+            net.score_matrix(&x, &mut alone);
+            assert_eq!(
+                g.to_bits(),
+                f64::from(alone[0]).to_bits(),
+                "document {i} of {}",
+                ds.n_docs()
+            );
+        }
+    }
+}
