@@ -309,9 +309,10 @@ class Ranker(_Base):
     ) -> "str | bytes":
         """The model in a search engine's format, as ``ltr export --to TO`` writes it (es-ltr, opensearch-ltr,
         es8-ltr, solr-ltr, vespa, ranklib, onnx). With ``path``, also writes it there, and its side files (Solr's
-        feature store, Vespa's XGBoost JSON) next to it as ``path + suffix``. ``missing="strict"`` refuses when the
-        engine treats a missing feature or NaN otherwise than ``predict``. Returns the model text (bytes for ONNX:
-        ``onnxruntime.InferenceSession(data)`` reads them)."""
+        feature store; for Vespa, a tree model's XGBoost JSON or a neural network's ONNX graph) next to it as
+        ``path + suffix``. ``missing="strict"`` refuses when the engine treats a missing feature or NaN otherwise
+        than ``predict``. Returns the model text (bytes for ONNX: ``onnxruntime.InferenceSession(data)`` reads
+        them)."""
         text, side, notes = self._model().export(to, name=name, feature_set=feature_set, missing=missing)
         for note in notes:
             import warnings
@@ -322,8 +323,8 @@ class Ranker(_Base):
             with open(base, "wb" if isinstance(text, bytes) else "w") as f:
                 f.write(text)
             for suffix, body in side:
-                with open(base + suffix, "w") as f:
-                    f.write(body)
+                with open(base + suffix, "wb") as f:
+                    f.write(body.encode() if isinstance(body, str) else body)
         return text
 
     def __getstate__(self) -> Dict[str, Any]:

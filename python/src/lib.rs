@@ -490,7 +490,8 @@ impl NativeModel {
     }
 
     /// The model in a search engine's format (`ltr export --to TARGET`): `(model, side files, notes)`, the model as
-    /// text (bytes for ONNX), the side files as `(suffix, text)` (Solr's feature store, Vespa's XGBoost JSON).
+    /// text (bytes for ONNX), the side files as `(suffix, contents)`: text (Solr's feature store, Vespa's XGBoost
+    /// JSON), or bytes where they are not UTF-8 (Vespa's ONNX graph of a neural network).
     #[pyo3(signature = (target, name = "ltr_model".to_string(), feature_set = "ltr_features".to_string(), missing = "note".to_string()))]
     fn export(
         &self,
@@ -508,9 +509,19 @@ impl NativeModel {
             ..Default::default()
         };
         let out = ltr::export::export(&self.mf, target, &opts).map_err(value_err)?;
-        let mut side = out.side_files;
+        let mut side: Vec<(String, Py<PyAny>)> = Vec::with_capacity(out.side_files.len() + 1);
         if let Some(store) = out.feature_store {
-            side.insert(0, (".feature-store.json".to_string(), store));
+            side.push((
+                ".feature-store.json".to_string(),
+                store.into_pyobject(py)?.into_any().unbind(),
+            ));
+        }
+        for (suffix, bytes) in out.side_files {
+            let contents = match String::from_utf8(bytes) {
+                Ok(text) => text.into_pyobject(py)?.into_any().unbind(),
+                Err(e) => PyBytes::new(py, e.as_bytes()).into_any().unbind(),
+            };
+            side.push((suffix, contents));
         }
         let model = match &out.binary {
             Some(b) => PyBytes::new(py, b).into_any().unbind(),
@@ -608,7 +619,7 @@ impl NativeModel {
 
 /// An export as Python receives it: the model's text (bytes for a binary format), its side files as (suffix, text),
 /// the notes.
-type ExportedText = (Py<PyAny>, Vec<(String, String)>, Vec<String>);
+type ExportedText = (Py<PyAny>, Vec<(String, Py<PyAny>)>, Vec<String>);
 
 /// Metrics of `scores` on `data` (its labels and queries) under `convention`: `{metric: (mean, per_query)}` and
 /// the qids, exactly as `ltr eval` computes them.

@@ -79,3 +79,14 @@ def test_bfloat16_prediction_is_the_cli_one(ltr_bin, letor_dir, tmp_path):
     svm = ltrkit.RankSVM().fit(X, y, qid=q)
     with pytest.raises(ValueError, match="applies to neural models"):
         svm.predict(Xt, qid=qt, precision="bf16")
+
+
+def test_mlp_ranker_exports_to_vespa_with_its_onnx_graph(letor_dir, tmp_path):
+    """``export("vespa", path)`` writes the rank profile and, as ``path + ".onnx"``, the ONNX graph in binary: the
+    bytes ``export("onnx")`` returns."""
+    X, y, q = load(letor_dir, "train")
+    r = ltrkit.MLPRanker(sizes="8", epochs=1, seed=3).fit(X, y, qid=q)
+    profile = r.export("vespa", tmp_path / "mlp.profile")
+    assert "onnx-model ltr_model {" in profile and "sum(onnx(ltr_model).scores)" in profile
+    assert (tmp_path / "mlp.profile").read_text() == profile
+    assert (tmp_path / "mlp.profile.onnx").read_bytes() == r.export("onnx")

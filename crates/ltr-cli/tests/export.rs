@@ -323,3 +323,59 @@ fn export_writes_onnx_and_refuses_rank_aggregates() {
     );
     assert!(!std::path::Path::new(&p("mhr.onnx")).exists());
 }
+
+/// `--to vespa` of a neural network writes the rank profile to --out and the network's ONNX graph next to it as
+/// FILE.onnx, the bytes `--to onnx` writes; without --out it asks for one. (The profile's scores are checked in
+/// ltr-export's tests/vespa_onnx.rs.)
+#[test]
+fn export_writes_a_neural_network_to_vespa_with_its_onnx_graph() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    write_small_web(p("train.txt").as_ref(), 4);
+    ok(&[
+        "train",
+        "--train",
+        &p("train.txt"),
+        "--algo",
+        "neural",
+        "--param",
+        "sizes=8",
+        "--param",
+        "epochs=1",
+        "--model",
+        &p("n.json"),
+    ]);
+    let o = ltr(&["export", "--model", &p("n.json"), "--to", "vespa"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("give --out FILE") && err.contains("FILE.onnx"),
+        "{err}"
+    );
+    let (model, profile_out, onnx_out) = (p("n.json"), p("web.profile"), p("n.onnx"));
+    ok(&[
+        "export",
+        "--model",
+        &model,
+        "--to",
+        "vespa",
+        "--name",
+        "web_mlp",
+        "--out",
+        &profile_out,
+    ]);
+    let profile = std::fs::read_to_string(&profile_out).unwrap();
+    assert!(
+        profile.contains("rank-profile web_mlp inherits default")
+            && profile.contains("onnx-model web_mlp {")
+            && profile.contains("file: models/web_mlp.onnx")
+            && profile.contains("expression: sum(onnx(web_mlp).scores)"),
+        "{profile}"
+    );
+    ok(&[
+        "export", "--model", &model, "--to", "onnx", "--name", "web_mlp", "--out", &onnx_out,
+    ]);
+    assert_eq!(
+        std::fs::read(p("web.profile.onnx")).unwrap(),
+        std::fs::read(&onnx_out).unwrap()
+    );
+}

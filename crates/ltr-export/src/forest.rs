@@ -710,7 +710,7 @@ fn vespa(
         model: profile,
         binary: None,
         feature_store: None,
-        side_files: vec![(".xgboost.json".into(), format!("{trees:#}\n"))],
+        side_files: vec![(".xgboost.json".into(), format!("{trees:#}\n").into_bytes())],
         notes,
     })
 }

@@ -10,6 +10,7 @@ use crate::linear::{linear_form, LinearForm, Normalizer, Term};
 use crate::onnx::export_onnx;
 use crate::target::{ExportOptions, Exported, Target};
 use crate::trees::{raw_stumps, RawStump};
+use crate::vespa_onnx::vespa_onnx;
 use crate::{ExportError, Result};
 
 const MISSING_FEATURES: &str = "a feature absent from a document counts as raw value 0 (as in training), which the normaliser then maps like any other value";
@@ -27,6 +28,7 @@ pub fn export(model: &ModelFile, target: Target, opts: &ExportOptions) -> Result
             })
         }
         ltr_core::Model::Forest(_) => return export_forest(model, target, opts),
+        ltr_core::Model::Neural(_) if target == Target::Vespa => return vespa_onnx(model, opts),
         _ if target == Target::Es8Ltr => {
             return Err(ExportError::Unsupported {
                 target: target.name().into(),

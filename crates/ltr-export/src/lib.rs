@@ -57,6 +57,7 @@ pub mod trees;
 // pub for the tests in tests/unit/ubjson.rs; not API.
 #[doc(hidden)]
 pub mod ubjson;
+mod vespa_onnx;
 
 pub use formats::export;
 pub use import::{

@@ -140,7 +140,7 @@ pub fn linear_form(model: &ModelFile, target: &str) -> Result<LinearForm> {
         Model::Neural(_) => {
             return Err(refuse(
                 target,
-                "it is a neural network, which only ONNX expresses (`ltr export --to onnx`)",
+                "it is a neural network, which only ONNX expresses (`ltr export --to onnx`, or `--to vespa`, which runs the ONNX graph)",
             ))
         }
     };

@@ -152,8 +152,9 @@ pub struct Exported {
     pub binary: Option<Vec<u8>>,
     /// Solr's feature-store skeleton (feature names, a placeholder query for each to fill in).
     pub feature_store: Option<String>,
-    /// Further files the model needs, as (suffix added to the model file's name, contents): Vespa's XGBoost JSON.
-    pub side_files: Vec<(String, String)>,
+    /// Further files the model needs, as (suffix added to the model file's name, bytes): Vespa's XGBoost JSON
+    /// (text) for a tree model, its ONNX graph (binary) for a neural network.
+    pub side_files: Vec<(String, Vec<u8>)>,
     /// What the user must know: the request that uploads it, the missing-feature rule, what was folded.
     pub notes: Vec<String>,
 }

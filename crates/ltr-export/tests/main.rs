@@ -14,3 +14,4 @@ mod ranklib_models;
 mod reference_scorers;
 mod trees;
 mod unit;
+mod vespa_onnx;

@@ -15,7 +15,7 @@
     clippy::all,
     clippy::pedantic
 )]
-mod onnx_pb;
+pub(crate) mod onnx_pb;
 
 use std::collections::HashMap;
 
@@ -37,7 +37,7 @@ fn trained(algo: &str, params: &[(&str, &str)], normalize: NormalizeKind) -> Mod
     trained_with(algo, params, spec)
 }
 
-fn trained_with(algo: &str, params: &[(&str, &str)], spec: PreprocessSpec) -> ModelFile {
+pub(crate) fn trained_with(algo: &str, params: &[(&str, &str)], spec: PreprocessSpec) -> ModelFile {
     let (train, _) = data();
     let req = TrainRequest::new(&train).preprocess(&spec);
     ltr_learn::train(algo, &Grid::single(params.iter().copied()), &req)
@@ -207,7 +207,7 @@ fn elementwise(a: &Tensor, b: &Tensor, op: impl Fn(f64, f64) -> f64) -> Tensor {
 }
 
 /// Run the decoded model on raw feature rows (`[n, F]`, float32); its `scores` output.
-fn run(model: &pb::ModelProto, x: Vec<f32>, n: usize) -> Vec<f64> {
+pub(crate) fn run(model: &pb::ModelProto, x: Vec<f32>, n: usize) -> Vec<f64> {
     let g = model.graph.as_ref().unwrap();
     let mut env: HashMap<String, Tensor> = g
         .initializer
@@ -368,7 +368,7 @@ fn run(model: &pb::ModelProto, x: Vec<f32>, n: usize) -> Vec<f64> {
 }
 
 /// The exported bytes decoded and checked: IR version, both opsets, the input's declared width.
-fn decode(bytes: &[u8], width: usize) -> pb::ModelProto {
+pub(crate) fn decode(bytes: &[u8], width: usize) -> pb::ModelProto {
     let m = pb::ModelProto::decode(bytes).unwrap();
     assert!(
         (3..=10).contains(&m.ir_version),

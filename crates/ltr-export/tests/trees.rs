@@ -323,7 +323,11 @@ fn check_every_format(model: &ModelFile, label: &str) {
         assert_eq!(v.side_files.len(), 1);
         assert_same(
             &ours,
-            &vespa_scores(&v.model, &v.side_files[0].1, &test),
+            &vespa_scores(
+                &v.model,
+                std::str::from_utf8(&v.side_files[0].1).unwrap(),
+                &test,
+            ),
             &what("vespa"),
         );
         let e8 = out(model, Target::Es8Ltr, &opts, label);
@@ -499,7 +503,11 @@ fn nan_routes_that_differ_are_noted_and_refused_when_strict() {
     let v = export(&m, Target::Vespa, &o).unwrap();
     assert_same(
         &ours,
-        &vespa_scores(&v.model, &v.side_files[0].1, &test),
+        &vespa_scores(
+            &v.model,
+            std::str::from_utf8(&v.side_files[0].1).unwrap(),
+            &test,
+        ),
         "tiny vespa",
     );
 }

@@ -40,7 +40,7 @@ pub struct ExportArgs {
     #[arg(long)]
     pub fold_normalizer: bool,
     /// Output file (default: stdout). Solr's feature-store skeleton goes next to it as FILE.feature-store.json,
-    /// Vespa's XGBoost model (tree models) as FILE.xgboost.json.
+    /// Vespa's XGBoost model (tree models) as FILE.xgboost.json, Vespa's ONNX graph (neural networks) as FILE.onnx.
     #[arg(long)]
     pub out: Option<PathBuf>,
 }
@@ -62,22 +62,22 @@ pub fn run(a: ExportArgs) -> Result<()> {
     };
     let out = export(&model, target, &opts)
         .with_context(|| format!("exporting {}", a.model.display()))?;
-    let mut side: Vec<(&str, &str)> = out
+    let mut side: Vec<(&str, &[u8])> = out
         .side_files
         .iter()
-        .map(|(suffix, text)| (suffix.as_str(), text.as_str()))
+        .map(|(suffix, bytes)| (suffix.as_str(), bytes.as_slice()))
         .collect();
     if let Some(store) = &out.feature_store {
-        side.insert(0, (".feature-store.json", store));
+        side.insert(0, (".feature-store.json", store.as_bytes()));
     }
     match &a.out {
         Some(path) => {
             ltr_data::write_atomic(path, |w| w.write_all(out.contents()))?;
-            for (suffix, text) in side {
+            for (suffix, bytes) in side {
                 let mut p = path.as_os_str().to_owned();
                 p.push(suffix);
                 let p = PathBuf::from(p);
-                ltr_data::write_atomic(&p, |w| w.write_all(text.as_bytes()))?;
+                ltr_data::write_atomic(&p, |w| w.write_all(bytes))?;
                 tracing::info!("also wrote {}", p.display());
             }
         }
