@@ -436,6 +436,19 @@ impl NativeModel {
             mf.model.takes_missing_values(),
             &format!("this {} model", mf.algorithm),
         )?;
+        if precision == Precision::Bf16
+            && matches!(mf.model, ltr::core::Model::Neural(_))
+            && !ltr::core::neural::bf16::tiles_available()
+        {
+            // As `ltr predict` warns: the same scores, about 100 times slower than `full`.
+            PyErr::warn(
+                py,
+                &py.get_type::<pyo3::exceptions::PyRuntimeWarning>(),
+                &std::ffi::CString::new(ltr::core::neural::bf16::PORTABLE_WARNING)
+                    .expect("no NUL in the warning"),
+                1,
+            )?;
+        }
         let scores = py
             .detach(|| mf.score_raw_with(&data.ds, precision))
             .map_err(py_err)?;

@@ -430,8 +430,10 @@ pub enum Precision {
     #[default]
     Full,
     /// An MLP's hidden-layer products in bfloat16 with f32 sums ([`crate::neural::Bf16Net`]): about twice the
-    /// documents a second where the CPU has AVX-512 BF16 (safe and slow elsewhere, with the same scores); each
-    /// score moves by about 1e-3 of the scores' scale. Neural models only.
+    /// documents a second on AMD Zen 4's AVX-512 BF16, slower than f32 on the Intel Xeon measured, and about 100
+    /// times slower in the portable code that runs without AVX-512 BF16 (the same scores:
+    /// [`crate::neural::bf16::PORTABLE_WARNING`]); each score moves by about 1e-3 of the scores' scale. Neural
+    /// models only.
     Bf16,
 }
 

@@ -25,8 +25,9 @@ pub struct PredictArgs {
     #[arg(long, default_value = "ltr")]
     pub tag: String,
     /// The arithmetic of the scores: `full` (the model as trained and exported) or `bf16` (a neural model's
-    /// hidden-layer products in bfloat16 with f32 sums: about twice the documents a second on CPUs with AVX-512
-    /// BF16, the same scores elsewhere but slowly; each score moves by about 1e-3 of the scores' scale).
+    /// hidden-layer products in bfloat16 with f32 sums: about twice the documents a second on AMD Zen 4, slower
+    /// than `full` on the Intel Xeon measured; without AVX-512 BF16 the same scores in portable code, about 100
+    /// times slower, with a warning; each score moves by about 1e-3 of the scores' scale).
     #[arg(long, default_value = "full")]
     pub precision: String,
     /// How the data file is read.
@@ -47,6 +48,12 @@ pub fn run(a: PredictArgs) -> Result<()> {
     };
     // An ltr model, or a RankLib Coordinate Ascent / MART / LambdaMART file (evaluate models trained there).
     let mut m = ltr_export::load_model(&a.model)?;
+    if precision == ltr_core::Precision::Bf16
+        && matches!(m.model, ltr_core::Model::Neural(_))
+        && !ltr_core::neural::bf16::tiles_available()
+    {
+        tracing::warn!("{}", ltr_core::neural::bf16::PORTABLE_WARNING);
+    }
     let bar = crate::progress::Bar::for_terminal();
     let ds = bar.stage(&format!("reading {}", a.data.display()), || {
         super::load_dataset(&a.data, &a.read)

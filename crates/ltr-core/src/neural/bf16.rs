@@ -205,6 +205,13 @@ fn convert_row(xr: &[f32], br: &mut [u32], tiles: bool) {
     }
 }
 
+/// What a front end says when bfloat16 scoring is asked for and [`tiles_available`] is false: the same scores,
+/// computed by [`dot_pair`]'s portable chain, about 100 times slower than f32 (BENCHMARKS.md, "Neural scoring on an
+/// Intel core": 4.5 K against 550 K documents/s at `LTR_SIMD=avx2+fma`).
+pub const PORTABLE_WARNING: &str = "--precision bf16: this CPU has no AVX-512 BF16 (or LTR_SIMD caps it below \
+    avx512), so the bfloat16 products run in portable code, about 100 times slower than `full`; the scores are \
+    the ones a CPU with AVX-512 BF16 gives";
+
 /// Whether the bfloat16 tiles run: the CPU has AVX-512 BF16 and `LTR_SIMD` allows AVX-512.
 pub fn tiles_available() -> bool {
     ltr_data::simd_level() >= ltr_data::SimdLevel::Avx512 && simd::detected()
