@@ -737,6 +737,22 @@ fn neural_pieces_are_auto_or_a_number() {
     for bad in ["0", "abc", "-3"] {
         fails(&args(&train_at(bad)), "piece-rows");
     }
+    // The memory line comes before training: said for parameters that check, not for ones the fit refuses (the
+    // generic estimate it would fall back on is not the network's).
+    let stderr_at = |piece: &str| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_ltr"))
+            .args(train_at(piece))
+            .env("RUST_LOG", "info")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    assert!(stderr_at("auto").contains("memory: about"));
+    let refused = stderr_at("0");
+    assert!(
+        refused.contains("piece-rows") && !refused.contains("memory: about"),
+        "{refused}"
+    );
 }
 
 /// `memory=auto|speed|lean` of an attention network: the same model whichever is taken (training seconds aside,

@@ -119,13 +119,19 @@ pub fn score_loaded(model: &mut ModelFile, ds: &Dataset, data: &str) -> Result<V
 }
 
 /// [`score_loaded`] in the arithmetic `precision` names (`ltr predict --precision`; [`Precision::Bf16`] for neural
-/// models only).
+/// models only, with a warning where it runs in portable code: [`ltr_core::neural::bf16::PORTABLE_WARNING`]).
 pub fn score_loaded_with(
     model: &mut ModelFile,
     ds: &Dataset,
     data: &str,
     precision: Precision,
 ) -> Result<Vec<f64>> {
+    if precision == Precision::Bf16
+        && matches!(model.model, ltr_core::Model::Neural(_))
+        && !ltr_core::neural::bf16::tiles_available()
+    {
+        tracing::warn!("{}", ltr_core::neural::bf16::PORTABLE_WARNING);
+    }
     crate::widen_to(model, ds.n_features());
     model
         .check_data(ds, data)

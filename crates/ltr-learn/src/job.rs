@@ -620,6 +620,10 @@ impl TrainJob<'_> {
     /// data `handed_over` to the learner or borrowed.
     fn log_memory(&self, train: &Dataset, validation: Option<&Dataset>, handed_over: bool) {
         let algo = self.algorithm.name;
+        if crate::memory::sizing_refuses(algo, train, &self.grid) {
+            // The fit refuses these parameters next, with the reason; a generic estimate would only mislead.
+            return;
+        }
         let est = crate::memory_estimate(algo, train, self.preprocess.copies(train), &self.grid);
         let est = if handed_over { est } else { est.borrowed() };
         let copies = if self.preprocess.transforms(train) {

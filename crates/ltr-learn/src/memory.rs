@@ -270,6 +270,21 @@ fn per_value_under(algorithm: &crate::Algorithm, per_value: u64, grid: &Grid) ->
     }
 }
 
+/// Whether a setting of `grid` fails the parameter check of `algorithm`'s own sizing ([`Memory::sized_by`]): the
+/// fit will refuse it with the reason, so no estimate is said for it (the generic one would be wrong).
+pub(crate) fn sizing_refuses(algorithm: &str, train: &Dataset, grid: &Grid) -> bool {
+    let Some(row) = crate::find(algorithm) else {
+        return false;
+    };
+    let Some(SizedBy(f)) = row.memory.sized else {
+        return false;
+    };
+    grid.settings().iter().any(|setting| {
+        let params = Params::new(setting.iter().map(|(k, v)| (k, v)));
+        f(&SpecReader::new(&params, row.params), train).is_none()
+    })
+}
+
 // pub for the tests in tests/unit/memory.rs; not API.
 #[doc(hidden)]
 pub fn estimate(

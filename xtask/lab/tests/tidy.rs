@@ -292,7 +292,8 @@ fn no_module_imports_one_that_imports_it() {
 /// 1,880; reading DR's direct model (`ltr_clicks::DirectModel`), the EM method and intervention names and the z
 /// check moved into ltr-clicks, 1,847, and the bound is 1,850 again. The `--click-sessions` flags of `ltr train`
 /// and `ltr clicks estimate`, their names parsed by `ltr_clicks::SessionScope::parse`, with the comma lists of
-/// `ltr experiment` moved to `ltr_experiment::split_names`: 1,847.)
+/// `ltr experiment` moved to `ltr_experiment::split_names`: 1,847. The bf16 portable-code warning of `ltr predict`
+/// lives in `ltr_export::score_loaded_with`, and side files are bytes: 1,848.)
 #[test]
 fn the_cli_stays_thin() {
     let root = workspace_root();

@@ -48,12 +48,6 @@ pub fn run(a: PredictArgs) -> Result<()> {
     };
     // An ltr model, or a RankLib Coordinate Ascent / MART / LambdaMART file (evaluate models trained there).
     let mut m = ltr_export::load_model(&a.model)?;
-    if precision == ltr_core::Precision::Bf16
-        && matches!(m.model, ltr_core::Model::Neural(_))
-        && !ltr_core::neural::bf16::tiles_available()
-    {
-        tracing::warn!("{}", ltr_core::neural::bf16::PORTABLE_WARNING);
-    }
     let bar = crate::progress::Bar::for_terminal();
     let ds = bar.stage(&format!("reading {}", a.data.display()), || {
         super::load_dataset(&a.data, &a.read)
