@@ -28,7 +28,9 @@ pub fn export(model: &ModelFile, target: Target, opts: &ExportOptions) -> Result
             })
         }
         ltr_core::Model::Forest(_) => return export_forest(model, target, opts),
-        ltr_core::Model::Neural(_) if target == Target::Vespa => return vespa_onnx(model, opts),
+        ltr_core::Model::Neural(ref net) if target == Target::Vespa => {
+            return vespa_onnx(model, net, opts)
+        }
         _ if target == Target::Es8Ltr => {
             return Err(ExportError::Unsupported {
                 target: target.name().into(),

@@ -15,7 +15,7 @@
 
 use std::fmt::Write as _;
 
-use ltr_core::{Model, ModelFile};
+use ltr_core::{ModelFile, NeuralNet};
 
 use crate::onnx::export_onnx;
 use crate::target::{ExportOptions, Exported, Target};
@@ -25,11 +25,12 @@ use crate::{ExportError, Result};
 const ONNX_INPUT: &str = "features";
 const ONNX_OUTPUT: &str = "scores";
 
-/// `model` (a neural network without an encoder) as a Vespa rank profile and its ONNX side file.
-pub(crate) fn vespa_onnx(model: &ModelFile, opts: &ExportOptions) -> Result<Exported> {
-    let Model::Neural(net) = &model.model else {
-        unreachable!("only neural networks come here");
-    };
+/// `model`, whose network is `net`, as a Vespa rank profile and its ONNX side file (an encoder is refused).
+pub(crate) fn vespa_onnx(
+    model: &ModelFile,
+    net: &NeuralNet,
+    opts: &ExportOptions,
+) -> Result<Exported> {
     if net.encoder.is_some() {
         return Err(ExportError::Unsupported {
             target: Target::Vespa.name().into(),
@@ -40,7 +41,11 @@ pub(crate) fn vespa_onnx(model: &ModelFile, opts: &ExportOptions) -> Result<Expo
         });
     }
     let onnx = export_onnx(model, opts)?;
-    let bytes = onnx.binary.expect("the ONNX export is binary");
+    let Some(bytes) = onnx.binary else {
+        return Err(ExportError::Model(
+            "the ONNX export of the network wrote no graph".into(),
+        ));
+    };
     let width = model
         .preprocess
         .as_ref()
@@ -63,11 +68,9 @@ pub(crate) fn vespa_onnx(model: &ModelFile, opts: &ExportOptions) -> Result<Expo
         "missing features: write a Vespa feature that is 0 where `ltr predict` reads an absent feature (an unset \
          float attribute is NaN in Vespa, which the network does not map to 0)"
             .to_string(),
-        format!(
-            "the network runs in first-phase for every match; for large result sets move it to second-phase \
-             (with a rerank-count) behind a cheap first-phase such as bm25 — {} hidden layer(s)",
-            net.hidden.len()
-        ),
+        "the network runs in first-phase for every match; for large result sets move it to second-phase \
+         (with a rerank-count) behind a cheap first-phase such as bm25"
+            .to_string(),
     ];
     notes.extend(
         onnx.notes
