@@ -558,10 +558,7 @@ impl NativeModel {
     /// Raw feature count the model accepts.
     #[getter]
     fn n_features(&self) -> usize {
-        self.mf
-            .preprocess
-            .as_ref()
-            .map_or(self.mf.n_features, |p| p.raw_features)
+        ltr::export::model_width(&self.mf)
     }
 
     /// Weights of a linear model over its input columns (after the stored preprocessing), else None.

@@ -51,10 +51,7 @@ fn refuse(reason: impl Into<String>) -> ExportError {
 
 /// Export `model` as an ONNX model.
 pub(crate) fn export_onnx(model: &ModelFile, opts: &ExportOptions) -> Result<Exported> {
-    let width = model
-        .preprocess
-        .as_ref()
-        .map_or(model.n_features, |p| p.raw_features);
+    let width = crate::model_width(model);
     let (graph, mut notes) = match &model.model {
         Model::Linear(_) | Model::Aggregate(_) => linear_graph(model, width)?,
         Model::Forest(_) => tree_graph(model, width)?,

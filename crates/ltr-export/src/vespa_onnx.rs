@@ -46,10 +46,7 @@ pub(crate) fn vespa_onnx(
             "the ONNX export of the network wrote no graph".into(),
         ));
     };
-    let width = model
-        .preprocess
-        .as_ref()
-        .map_or(model.n_features, |p| p.raw_features);
+    let width = crate::model_width(model);
     let read: Option<&Vec<usize>> = model.preprocess.as_ref().and_then(|p| p.features.as_ref());
     let cells: Vec<String> = (1..=width)
         .map(|k| match read {

@@ -74,10 +74,7 @@ fn vespa_scores(out: &Exported, width: usize, test: &Dataset) -> Vec<f64> {
 }
 
 fn assert_scores_as_ltr(model: &ModelFile, test: &Dataset, what: &str) {
-    let width = model
-        .preprocess
-        .as_ref()
-        .map_or(model.n_features, |p| p.raw_features);
+    let width = ltr_export::model_width(model);
     let out = to_vespa(model, width);
     let got = vespa_scores(&out, width, test);
     let want = model.score_raw(test).unwrap();
@@ -116,7 +113,7 @@ fn neural_networks_go_to_vespa_as_onnx_and_score_as_ltr() {
         spec(Some(vec![9, 2, 1, 4, 12, 3, 7]), vec![1, 2, 9]),
     );
     assert_scores_as_ltr(&selected, &test, "neural, log1p + selection");
-    let width = selected.preprocess.as_ref().unwrap().raw_features;
+    let width = ltr_export::model_width(&selected);
     let profile = to_vespa(&selected, width).model;
     let literal = between(&profile, "):[[", "]]");
     assert!(literal.starts_with("attribute(f1), attribute(f2), attribute(f3), attribute(f4), 0, 0, attribute(f7), 0, attribute(f9), 0, 0, attribute(f12)"), "{literal}");
