@@ -436,16 +436,12 @@ impl NativeModel {
             mf.model.takes_missing_values(),
             &format!("this {} model", mf.algorithm),
         )?;
-        if precision == Precision::Bf16
-            && matches!(mf.model, ltr::core::Model::Neural(_))
-            && !ltr::core::neural::bf16::tiles_available()
-        {
+        if let Some(warning) = mf.precision_warning(precision) {
             // As `ltr predict` warns: the same scores, about 100 times slower than `full`.
             PyErr::warn(
                 py,
                 &py.get_type::<pyo3::exceptions::PyRuntimeWarning>(),
-                &std::ffi::CString::new(ltr::core::neural::bf16::PORTABLE_WARNING)
-                    .expect("no NUL in the warning"),
+                &std::ffi::CString::new(warning).expect("no NUL in the warning"),
                 1,
             )?;
         }

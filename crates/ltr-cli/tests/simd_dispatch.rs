@@ -294,7 +294,8 @@ fn bfloat16_scores_are_the_same_at_every_simd_level() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "{err}");
         // Below AVX-512 (or without AVX-512 BF16) the portable chain runs, about 100 times slower: said on stderr.
-        let portable = level < ltr_data::SimdLevel::Avx512 || !cpu_has_avx512_bf16();
+        let portable =
+            level < ltr_data::SimdLevel::Avx512 || !ltr_core::neural::bf16::cpu_has_tiles();
         assert_eq!(
             err.contains("run in portable code, about 100 times slower"),
             portable,
@@ -321,18 +322,4 @@ fn bfloat16_scores_are_the_same_at_every_simd_level() {
         .fold(0.0, f64::max);
     assert!(worst > 0.0, "bfloat16 scores equal the full ones");
     assert!(worst < 0.02 * scale, "worst {worst} against scale {scale}");
-}
-
-/// Whether this CPU has the instructions of the bfloat16 tiles (whatever `LTR_SIMD` this test runs under).
-fn cpu_has_avx512_bf16() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        is_x86_feature_detected!("avx512f")
-            && is_x86_feature_detected!("avx512bw")
-            && is_x86_feature_detected!("avx512bf16")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
 }

@@ -348,6 +348,15 @@ impl ModelFile {
         Ok(self.model.score_dataset(prepared.as_ref()))
     }
 
+    /// What a front end says before scoring in `precision`: [`crate::neural::bf16::PORTABLE_WARNING`] when a
+    /// neural model's bfloat16 products would run in portable code (no AVX-512 BF16 tiles), else nothing.
+    pub fn precision_warning(&self, precision: Precision) -> Option<&'static str> {
+        (precision == Precision::Bf16
+            && matches!(self.model, Model::Neural(_))
+            && !crate::neural::bf16::tiles_available())
+        .then_some(crate::neural::bf16::PORTABLE_WARNING)
+    }
+
     /// [`ModelFile::score_raw`] in the arithmetic `precision` names: [`Precision::Bf16`] runs an MLP's hidden-layer
     /// products in bfloat16 ([`crate::neural::Bf16Net`]) and is refused for any other kind of model.
     pub fn score_raw_with(&self, ds: &Dataset, precision: Precision) -> Result<Vec<f64>> {

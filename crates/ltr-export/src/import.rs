@@ -126,11 +126,8 @@ pub fn score_loaded_with(
     data: &str,
     precision: Precision,
 ) -> Result<Vec<f64>> {
-    if precision == Precision::Bf16
-        && matches!(model.model, ltr_core::Model::Neural(_))
-        && !ltr_core::neural::bf16::tiles_available()
-    {
-        tracing::warn!("{}", ltr_core::neural::bf16::PORTABLE_WARNING);
+    if let Some(warning) = model.precision_warning(precision) {
+        tracing::warn!("{warning}");
     }
     crate::widen_to(model, ds.n_features());
     model

@@ -212,9 +212,14 @@ pub const PORTABLE_WARNING: &str = "--precision bf16: this CPU has no AVX-512 BF
     avx512), so the bfloat16 products run in portable code, about 100 times slower than `full`; the scores are \
     the ones a CPU with AVX-512 BF16 gives";
 
+/// Whether this CPU has the bfloat16 tiles' instructions (AVX-512 F, BW and BF16), whatever `LTR_SIMD` says.
+pub fn cpu_has_tiles() -> bool {
+    simd::detected()
+}
+
 /// Whether the bfloat16 tiles run: the CPU has AVX-512 BF16 and `LTR_SIMD` allows AVX-512.
 pub fn tiles_available() -> bool {
-    ltr_data::simd_level() >= ltr_data::SimdLevel::Avx512 && simd::detected()
+    ltr_data::simd_level() >= ltr_data::SimdLevel::Avx512 && cpu_has_tiles()
 }
 
 /// A [`NeuralNet`] whose hidden layers' products run in bfloat16 (module docs). Made by [`NeuralNet::to_bf16`].
