@@ -49,6 +49,16 @@ fn refuse(reason: impl Into<String>) -> ExportError {
     }
 }
 
+/// The graph's input: float32 `[N, F]`, raw feature `k` in column `k − 1`.
+pub(crate) const INPUT: &str = "features";
+/// The graph's output: float32 `[N, 1]`, one score a row.
+pub(crate) const OUTPUT: &str = "scores";
+
+/// The first note of every ONNX export: the input and output layout for `width` raw features.
+pub(crate) fn layout_note(width: usize) -> String {
+    format!("input `{INPUT}`: float32 [N, {width}], column k-1 = feature k (feature ids 1..{width}; a feature a document lacks is 0, as `ltr predict` reads it); output `{OUTPUT}`: float32 [N, 1]")
+}
+
 /// Export `model` as an ONNX model.
 pub(crate) fn export_onnx(model: &ModelFile, opts: &ExportOptions) -> Result<Exported> {
     let width = crate::model_width(model);
@@ -64,7 +74,7 @@ pub(crate) fn export_onnx(model: &ModelFile, opts: &ExportOptions) -> Result<Exp
         }
     };
     let names: Vec<String> = (1..=width).map(|k| model.feature_name(k)).collect();
-    notes.insert(0, format!("input `features`: float32 [N, {width}], column k-1 = feature k (feature ids 1..{width}; a feature a document lacks is 0, as `ltr predict` reads it); output `scores`: float32 [N, 1]"));
+    notes.insert(0, layout_note(width));
     if opts.fold_normalizer {
         notes.push("--fold-normalizer is ignored: the graph computes the stored normalisation itself, so its scores are `ltr predict`'s".into());
     }
@@ -85,8 +95,8 @@ pub(crate) fn export_onnx(model: &ModelFile, opts: &ExportOptions) -> Result<Exp
         ),
         graph: Some(pb::GraphProto {
             name: opts.name.clone(),
-            input: vec![value_info("features", width)],
-            output: vec![value_info("scores", 1)],
+            input: vec![value_info(INPUT, width)],
+            output: vec![value_info(OUTPUT, 1)],
             ..graph
         }),
         // Column k-1's name, as a JSON array.

@@ -17,13 +17,9 @@ use std::fmt::Write as _;
 
 use ltr_core::{ModelFile, NeuralNet};
 
-use crate::onnx::export_onnx;
+use crate::onnx::{export_onnx, layout_note, INPUT as ONNX_INPUT, OUTPUT as ONNX_OUTPUT};
 use crate::target::{ExportOptions, Exported, Target};
 use crate::{ExportError, Result};
-
-/// The ONNX graph's input and output (`onnx.rs`).
-const ONNX_INPUT: &str = "features";
-const ONNX_OUTPUT: &str = "scores";
 
 /// `model`, whose network is `net`, as a Vespa rank profile and its ONNX side file (an encoder is refused).
 pub(crate) fn vespa_onnx(
@@ -69,11 +65,9 @@ pub(crate) fn vespa_onnx(
          (with a rerank-count) behind a cheap first-phase such as bm25"
             .to_string(),
     ];
-    notes.extend(
-        onnx.notes
-            .into_iter()
-            .filter(|n| !n.starts_with("input `features`")),
-    );
+    // The profile builds the input itself, so the ONNX layout note is not the user's to follow.
+    let layout = layout_note(width);
+    notes.extend(onnx.notes.into_iter().filter(|n| *n != layout));
     let mut profile =
         String::from("# Exported by ltr: a neural network, scored by Vespa's onnx-model.\n");
     for n in &notes[1..] {
