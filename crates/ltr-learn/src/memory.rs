@@ -273,16 +273,28 @@ fn per_value_under(algorithm: &crate::Algorithm, per_value: u64, grid: &Grid) ->
 /// Whether a setting of `grid` fails the parameter check of `algorithm`'s own sizing ([`Memory::sized_by`]): the
 /// fit will refuse it with the reason, so no estimate is said for it (the generic one would be wrong).
 pub(crate) fn sizing_refuses(algorithm: &str, train: &Dataset, grid: &Grid) -> bool {
-    let Some(row) = crate::find(algorithm) else {
-        return false;
-    };
-    let Some(SizedBy(f)) = row.memory.sized else {
-        return false;
-    };
-    grid.settings().iter().any(|setting| {
-        let params = Params::new(setting.iter().map(|(k, v)| (k, v)));
-        f(&SpecReader::new(&params, row.params), train).is_none()
-    })
+    own_sizes(crate::find(algorithm), train, grid)
+        .is_some_and(|sizes| sizes.iter().any(Option::is_none))
+}
+
+/// The working set of each setting of `grid` by the algorithm's own sizing ([`Memory::sized_by`]), `None` for a
+/// setting whose parameters it refuses; `None` altogether without such a sizing.
+fn own_sizes(
+    row: Option<&crate::Algorithm>,
+    train: &Dataset,
+    grid: &Grid,
+) -> Option<Vec<Option<u64>>> {
+    let row = row?;
+    let SizedBy(f) = row.memory.sized?;
+    Some(
+        grid.settings()
+            .iter()
+            .map(|setting| {
+                let params = Params::new(setting.iter().map(|(k, v)| (k, v)));
+                f(&SpecReader::new(&params, row.params), train)
+            })
+            .collect(),
+    )
 }
 
 // pub for the tests in tests/unit/memory.rs; not API.
@@ -307,16 +319,7 @@ pub fn estimate(
     } else {
         0
     };
-    let sized = memory.sized.and_then(|SizedBy(f)| {
-        let row = row?;
-        grid.settings()
-            .iter()
-            .filter_map(|setting| {
-                let params = Params::new(setting.iter().map(|(k, v)| (k, v)));
-                f(&SpecReader::new(&params, row.params), train)
-            })
-            .max()
-    });
+    let sized = own_sizes(row, train, grid).and_then(|sizes| sizes.into_iter().flatten().max());
     let working = sized.unwrap_or(n * per_doc + pairs * per_pair + n * d * per_value);
     // Only one setting is handed over.
     let handed_over = memory.frees_features && grid.len() == 1;
