@@ -60,13 +60,24 @@ fn check_same_model(ds: &Dataset, params: &[&str], spec: &PreprocessSpec) {
 }
 
 fn check_same_model_of(algo: &str, ds: &Dataset, params: &[&str], spec: &PreprocessSpec) {
+    check_same_model_at(algo, ds, params, spec, &[1, 2, 3]);
+}
+
+/// [`check_same_model_of`] at the given rank counts only.
+fn check_same_model_at(
+    algo: &str,
+    ds: &Dataset,
+    params: &[&str],
+    spec: &PreprocessSpec,
+    rank_counts: &[usize],
+) {
     let single = train(
         algo,
         &Grid::parse(params).unwrap(),
         &TrainRequest::new(ds).preprocess(spec),
     )
     .unwrap();
-    for ranks in [1, 2, 3] {
+    for &ranks in rank_counts {
         let d = distributed_algo(algo, ds, ranks, params, spec);
         assert_eq!(weights(&d), weights(&single), "{ranks} ranks, {params:?}");
         assert_eq!(
@@ -164,17 +175,21 @@ fn coordinate_ascent_gives_the_single_process_model() {
     // order: the same steps, the same model. The first 20 of `web()`'s 40 queries (7 or more a rank at 3 ranks).
     let data = web().select_queries(&(0..20).collect::<Vec<_>>());
     check_same_model_of("coordinate-ascent", &data, &["restarts=2"], &per_query);
-    check_same_model_of(
+    // The other settings at 3 ranks only, the uneven split (the first setting covers 1 and 2 ranks): 8 trainings
+    // instead of 12.
+    check_same_model_at(
         "coordinate-ascent",
         &data,
         &["restarts=1", "metric=MAP", "l2=0.001", "non-negative=true"],
         &per_query,
+        &[3],
     );
-    check_same_model_of(
+    check_same_model_at(
         "coordinate-ascent",
         &data,
         &["restarts=1", "line-search=ranklib", "iterations=5"],
         &per_query,
+        &[3],
     );
 }
 
