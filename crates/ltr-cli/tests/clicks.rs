@@ -144,14 +144,15 @@ fn train_on_clicks_end_to_end_and_its_errors() {
     }
     // The estimated table gives a model close to the one on true propensities.
     assert!((ndcg[0] - ndcg[2]).abs() < 0.05, "{ndcg:?}");
-    // IPS-weighted lambdarank and listnet train on the same click set.
+    // IPS-weighted lambdarank and listnet train on a click set (the top-10 log: 0.3 s for both, against 2.3 s
+    // on the whole lists of `log_tsv`).
     for algo in ["lambdarank", "listnet"] {
         ok(&[
             "train",
             "--train",
             s(&train),
             "--clicks",
-            s(&log_tsv),
+            s(&em_log),
             "--algo",
             algo,
             "--param",
