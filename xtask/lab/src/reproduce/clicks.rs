@@ -106,8 +106,8 @@ pub(super) struct Task<'a> {
     pub(super) folds: Vec<&'a Fold>,
 }
 
-/// The click experiments' benchmarks: the run's LETOR sets, then the generated web fold `web`.
-pub(super) fn tasks<'a>(ctx: &'a Ctx, web: &'a Fold) -> Result<Vec<Task<'a>>> {
+/// The click experiments' benchmarks: the run's LETOR sets, then the generated web fold `web` when given.
+pub(super) fn tasks<'a>(ctx: &'a Ctx, web: Option<&'a Fold>) -> Result<Vec<Task<'a>>> {
     let mut tasks: Vec<Task<'a>> = ctx
         .benches
         .iter()
@@ -117,11 +117,13 @@ pub(super) fn tasks<'a>(ctx: &'a Ctx, web: &'a Fold) -> Result<Vec<Task<'a>>> {
             folds: b.folds.iter().collect(),
         })
         .collect();
-    tasks.push(Task {
-        name: "WEB-GENERATED".into(),
-        conv: "mslr".parse().map_err(anyhow::Error::msg)?,
-        folds: vec![web],
-    });
+    if let Some(web) = web {
+        tasks.push(Task {
+            name: "WEB-GENERATED".into(),
+            conv: "mslr".parse().map_err(anyhow::Error::msg)?,
+            folds: vec![web],
+        });
+    }
     Ok(tasks)
 }
 
@@ -364,7 +366,7 @@ pub fn run(ctx: &Ctx) -> Result<PathBuf> {
         etas()?
     };
     let web = web_fold()?;
-    let tasks = tasks(ctx, &web)?;
+    let tasks = tasks(ctx, Some(&web))?;
     let mut md = String::from(
         "# Unbiased learning to rank from clicks (Joachims, Swaminathan & Schnabel, WSDM 2017)\n\n",
     );
