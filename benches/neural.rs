@@ -175,14 +175,15 @@ const MLP_MULTIPLY_ADDS: u64 = 136 * 256 + 256 * 128 + 128;
 /// `rounds` × 192 fused multiply-adds in twelve independent chains of 16 lanes (enough chains to hide the FMA
 /// latency on current x86 cores), nothing loaded or stored inside the loop: the core's multiply-add ceiling.
 /// Written with intrinsics because the compiler, given the same loop in plain Rust, keeps the chains in memory.
-/// `None` without AVX-512 and FMA.
+/// With AVX-512 and FMA a round is 12 vectors of 16 lanes; with AVX2 and FMA only, 24 vectors of 8. `None` without
+/// FMA.
 #[allow(unsafe_code)]
 fn fma_chains(rounds: usize, start: f32) -> Option<f32> {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;
         #[target_feature(enable = "avx512f,fma")]
-        unsafe fn chains(rounds: usize, start: f32) -> f32 {
+        fn chains(rounds: usize, start: f32) -> f32 {
             let (m, a) = (_mm512_set1_ps(0.999_999), _mm512_set1_ps(1e-7));
             let mut acc = [_mm512_set1_ps(start); 12];
             for _ in 0..rounds {
@@ -192,7 +193,81 @@ fn fma_chains(rounds: usize, start: f32) -> Option<f32> {
             }
             acc.iter().map(|&v| _mm512_reduce_add_ps(v)).sum()
         }
+        #[target_feature(enable = "avx2,fma")]
+        fn chains_avx2(rounds: usize, start: f32) -> f32 {
+            let (m, a) = (_mm256_set1_ps(0.999_999), _mm256_set1_ps(1e-7));
+            let mut acc = [_mm256_set1_ps(start); 12];
+            for _ in 0..2 * rounds {
+                for v in acc.iter_mut() {
+                    *v = _mm256_fmadd_ps(*v, m, a);
+                }
+            }
+            let mut out = [0f32; 8];
+            let sum = acc
+                .iter()
+                .fold(_mm256_setzero_ps(), |s, &v| _mm256_add_ps(s, v));
+            // SAFETY: `out` holds 8 floats.
+            unsafe { _mm256_storeu_ps(out.as_mut_ptr(), sum) };
+            out.iter().sum()
+        }
         if is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("fma") {
+            // SAFETY: the features `chains` is compiled for were detected on this CPU just above.
+            return Some(unsafe { chains(rounds, start) });
+        }
+        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+            // SAFETY: as above, for `chains_avx2`.
+            return Some(unsafe { chains_avx2(rounds, start) });
+        }
+    }
+    let _ = (rounds, start);
+    None
+}
+
+/// `rounds` × 192 byte multiply-adds as `--precision int8`'s AVX2 tile does them (two `vpmaddubsw`, a 16-bit add,
+/// `vpmaddwd`, a 32-bit add: 64 multiply-adds into a vector of 8 sums) into six independent sums, from operands
+/// held in registers (an empty `asm!` hides their values, so the compiler cannot fold the loop into a product):
+/// the core's ceiling for those products. `None` without AVX2.
+#[allow(unsafe_code)]
+fn int8_chains(rounds: usize, start: i32) -> Option<i32> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        #[target_feature(enable = "avx2")]
+        fn chains(rounds: usize, start: i32) -> i32 {
+            let mut x = [
+                _mm256_set1_epi8(1),
+                _mm256_set1_epi8(2),
+                _mm256_set1_epi8(3),
+            ];
+            let mut w = [5, 6, 7, -8].map(|v| _mm256_set1_epi8(v));
+            let ones = _mm256_set1_epi16(1);
+            let mut acc = [_mm256_set1_epi32(start); 6];
+            for _ in 0..rounds.div_ceil(2) {
+                for (i, a) in acc.iter_mut().enumerate() {
+                    let (xa, xb) = (x[i % 3], x[(i + 1) % 3]);
+                    let (wa, wb) = (w[i % 4], w[(i + 2) % 4]);
+                    let s = _mm256_add_epi16(
+                        _mm256_maddubs_epi16(xa, wa),
+                        _mm256_maddubs_epi16(xb, wb),
+                    );
+                    *a = _mm256_add_epi32(*a, _mm256_madd_epi16(s, ones));
+                }
+                // SAFETY: an empty template; it only tells the compiler the registers may have changed.
+                unsafe {
+                    std::arch::asm!(
+                        "/* {0} {1} {2} {3} {4} {5} {6} */",
+                        inout(ymm_reg) x[0], inout(ymm_reg) x[1], inout(ymm_reg) x[2],
+                        inout(ymm_reg) w[0], inout(ymm_reg) w[1], inout(ymm_reg) w[2], inout(ymm_reg) w[3],
+                        options(nomem, nostack, preserves_flags)
+                    )
+                };
+            }
+            let sum = acc
+                .iter()
+                .fold(_mm256_setzero_si256(), |s, &v| _mm256_add_epi32(s, v));
+            _mm256_extract_epi32::<0>(sum)
+        }
+        if is_x86_feature_detected!("avx2") {
             // SAFETY: the features `chains` is compiled for were detected on this CPU just above.
             return Some(unsafe { chains(rounds, start) });
         }
@@ -221,6 +296,11 @@ fn scoring_ceiling(c: &mut Criterion) {
         g.bench_function("MLP 136-256-128-1, bfloat16 products (documents)", |bn| {
             bn.iter(|| fast.score_dataset(&ds))
         });
+        // `ltr predict --precision int8`: the hidden layers' products in 8-bit integers.
+        let int8 = net.to_int8();
+        g.bench_function("MLP 136-256-128-1, int8 products (documents)", |bn| {
+            bn.iter(|| int8.score_dataset(&ds))
+        });
     }
     // 16 · 12 multiply-adds a round; as many rounds as the documents above cost.
     let rounds = (ds.n_docs() as u64 * MLP_MULTIPLY_ADDS).div_ceil(192) as usize;
@@ -229,7 +309,12 @@ fn scoring_ceiling(c: &mut Criterion) {
             bn.iter(|| fma_chains(std::hint::black_box(rounds), std::hint::black_box(1.0)))
         });
     } else {
-        eprintln!("FMA ceiling skipped: this CPU has no AVX-512 with FMA");
+        eprintln!("FMA ceiling skipped: this CPU has no FMA");
+    }
+    if int8_chains(1, 1).is_some() {
+        g.bench_function("int8 ceiling (documents of 67,712 multiply-adds)", |bn| {
+            bn.iter(|| int8_chains(std::hint::black_box(rounds), std::hint::black_box(1)))
+        });
     }
     g.finish();
 }

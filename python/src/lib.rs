@@ -404,7 +404,7 @@ struct NativeModel {
 #[pymethods]
 impl NativeModel {
     /// Scores of `data` (raw features: the stored preprocessing is applied), one per row, in the arithmetic
-    /// `precision` names (`full`, or `bf16` for a neural model: `ltr predict --precision`).
+    /// `precision` names (`full`, or `bf16` or `int8` for a neural model: `ltr predict --precision`).
     #[pyo3(signature = (data, precision = "full"))]
     fn predict<'py>(
         &self,
@@ -414,7 +414,7 @@ impl NativeModel {
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let precision = Precision::parse(precision).ok_or_else(|| {
             PyValueError::new_err(format!(
-                "precision must be 'full' or 'bf16', not {precision:?}"
+                "precision must be 'full', 'bf16' or 'int8', not {precision:?}"
             ))
         })?;
         // A RankLib file names only the features its model uses: it reads data of any larger width, as in
@@ -437,7 +437,7 @@ impl NativeModel {
             &format!("this {} model", mf.algorithm),
         )?;
         if let Some(warning) = mf.precision_warning(precision) {
-            // As `ltr predict` warns: the same scores, about 100 times slower than `full`.
+            // As `ltr predict` warns: the same scores, in slower portable code.
             PyErr::warn(
                 py,
                 &py.get_type::<pyo3::exceptions::PyRuntimeWarning>(),

@@ -74,11 +74,27 @@ def test_bfloat16_prediction_is_the_cli_one(ltr_bin, letor_dir, tmp_path):
     full = r.predict(Xt, qid=qt)
     assert not np.array_equal(fast, full)
     assert np.max(np.abs(fast - full)) < 0.02 * np.mean(np.abs(full))
-    with pytest.raises(ValueError, match="precision must be 'full' or 'bf16'"):
+    with pytest.raises(ValueError, match="precision must be 'full', 'bf16' or 'int8'"):
         r.predict(Xt, qid=qt, precision="half")
     svm = ltrkit.RankSVM().fit(X, y, qid=q)
     with pytest.raises(ValueError, match="applies to neural models"):
         svm.predict(Xt, qid=qt, precision="bf16")
+    with pytest.raises(ValueError, match="`int8` applies to neural models"):
+        svm.predict(Xt, qid=qt, precision="int8")
+
+
+def test_int8_prediction_is_the_cli_one(ltr_bin, letor_dir, tmp_path):
+    X, y, q = load(letor_dir, "train")
+    Xt, _, qt = load(letor_dir, "test")
+    r = ltrkit.MLPRanker(sizes="70/16", epochs=2, seed=3).fit(X, y, qid=q)
+    m = tmp_path / "mlp.json"
+    r.save(m)
+    cli = run(ltr_bin, "predict", "--model", m, "--data", letor_dir / "test.txt", "--precision", "int8")
+    fast = r.predict(Xt, qid=qt, precision="int8")
+    np.testing.assert_array_equal(fast, np.array([float(s) for s in cli.split()]))
+    full = r.predict(Xt, qid=qt)
+    assert not np.array_equal(fast, full)
+    assert np.max(np.abs(fast - full)) < 0.05 * np.mean(np.abs(full))
 
 
 def test_mlp_ranker_exports_to_vespa_with_its_onnx_graph(letor_dir, tmp_path):

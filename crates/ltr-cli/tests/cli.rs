@@ -708,6 +708,8 @@ fn the_attention_scorer_trains_predicts_and_is_described() {
     // Its hidden layer's product in bfloat16, the encoder in f32: one score per line still.
     let fast = ok(&predict_at(s(&m), &test, "bf16"));
     assert_eq!(fast.lines().count(), out.lines().count());
+    let int8 = ok(&predict_at(s(&m), &test, "int8"));
+    assert_eq!(int8.lines().count(), out.lines().count());
 }
 
 /// `piece-rows` is `auto` (the default: the model records the piece it chose) or a number of documents; anything
@@ -849,10 +851,10 @@ fn predict_at<'a>(model: &'a str, data: &'a str, precision: &'a str) -> [&'a str
     ]
 }
 
-/// `--precision bf16` is for neural models; any other model, and a precision `ltr` does not know, are refused by
-/// name.
+/// `--precision bf16` and `int8` are for neural models; any other model, and a precision `ltr` does not know, are
+/// refused by name.
 #[test]
-fn bfloat16_scoring_is_refused_for_models_that_are_not_networks() {
+fn reduced_precision_is_refused_for_models_that_are_not_networks() {
     let dir = tempfile::tempdir().unwrap();
     let (train, _, test) = data(dir.path());
     let m = dir.path().join("svm.bin");
@@ -875,8 +877,12 @@ fn bfloat16_scoring_is_refused_for_models_that_are_not_networks() {
         ],
     );
     fails_mentioning(
+        &predict("int8"),
+        &["`int8` applies to neural models", "a linear model"],
+    );
+    fails_mentioning(
         &predict("half"),
-        &["--precision must be `full` or `bf16`, not `half`"],
+        &["--precision must be `full`, `bf16` or `int8`, not `half`"],
     );
     ok(&predict("full"));
 }

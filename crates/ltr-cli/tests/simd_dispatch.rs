@@ -248,6 +248,36 @@ fn propensity_ranksvm_on_clicks_gives_the_same_model_at_every_simd_level() {
 /// alone.
 #[test]
 fn bfloat16_scores_are_the_same_at_every_simd_level() {
+    reduced_precision_is_the_same_at_every_level(
+        "bf16",
+        |level| level >= ltr_data::SimdLevel::Avx512 && ltr_core::neural::bf16::cpu_has_tiles(),
+        "run in portable code, about 100 times slower",
+        0.02,
+    );
+}
+
+/// `ltr predict --precision int8`: the products in 8-bit integers run in AVX2 tiles from `avx2` up and in portable
+/// code below; the same bytes at every level, near the full precision's (seven bits an input and a weight) and not
+/// equal to them. Layers of 70 and 16 outputs: panels of 16 with a padded one, and inputs padded to a step of 8.
+#[test]
+fn int8_scores_are_the_same_at_every_simd_level() {
+    reduced_precision_is_the_same_at_every_level(
+        "int8",
+        |level| level >= ltr_data::SimdLevel::Avx2 && ltr_core::neural::int8::cpu_has_tiles(),
+        "the integer products run in portable code",
+        0.05,
+    );
+}
+
+/// A small MLP trained on generated data, scored at `precision` under every `LTR_SIMD` level this CPU has: the
+/// same bytes at each, `warning` on stderr exactly where `tiles(level)` is false, and every score within
+/// `bound` of the scores' mean magnitude from the full precision's, some not equal.
+fn reduced_precision_is_the_same_at_every_level(
+    precision: &str,
+    tiles: impl Fn(ltr_data::SimdLevel) -> bool,
+    warning: &str,
+    bound: f64,
+) {
     let dir = tempfile::tempdir().unwrap();
     ok(&[
         "generate",
@@ -286,20 +316,17 @@ fn bfloat16_scores_are_the_same_at_every_simd_level() {
     for level in ltr_data::SimdLevel::available() {
         let o = Command::new(env!("CARGO_BIN_EXE_ltr"))
             .args(["predict", "--model", s(&model), "--data", s(&test)])
-            .args(["--precision", "bf16"])
+            .args(["--precision", precision])
             .env("RUST_LOG", "warn")
             .env("LTR_SIMD", level.name())
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "{err}");
-        // Below AVX-512 (or without AVX-512 BF16) the portable chain runs, about 100 times slower: said on stderr.
-        let portable =
-            level < ltr_data::SimdLevel::Avx512 || !ltr_core::neural::bf16::cpu_has_tiles();
         assert_eq!(
-            err.contains("run in portable code, about 100 times slower"),
-            portable,
-            "LTR_SIMD={}: {err}",
+            err.contains(warning),
+            !tiles(level),
+            "{precision} at LTR_SIMD={}: {err}",
             level.name()
         );
         let now = String::from_utf8(o.stdout).unwrap();
@@ -307,7 +334,7 @@ fn bfloat16_scores_are_the_same_at_every_simd_level() {
             None => first = Some(now),
             Some(f) => assert!(
                 f == &now,
-                "bfloat16 scores at LTR_SIMD={} differ",
+                "{precision} scores at LTR_SIMD={} differ",
                 level.name()
             ),
         }
@@ -320,6 +347,9 @@ fn bfloat16_scores_are_the_same_at_every_simd_level() {
         .zip(&fast)
         .map(|(a, b)| (a - b).abs())
         .fold(0.0, f64::max);
-    assert!(worst > 0.0, "bfloat16 scores equal the full ones");
-    assert!(worst < 0.02 * scale, "worst {worst} against scale {scale}");
+    assert!(worst > 0.0, "{precision} scores equal the full ones");
+    assert!(
+        worst < bound * scale,
+        "{precision}: worst {worst} against scale {scale}"
+    );
 }

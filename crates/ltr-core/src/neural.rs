@@ -15,8 +15,10 @@ use crate::scorer::Scorer;
 
 pub mod bf16;
 mod encoder;
+pub mod int8;
 pub use bf16::{Bf16Dense, Bf16Net};
 pub use encoder::{Encoder, EncoderBlock, ENCODER_NORM_EPS};
+pub use int8::{Int8Dense, Int8Net};
 
 /// The non-linearity after each hidden layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -293,14 +295,18 @@ impl NeuralNet {
         mut product: impl FnMut(usize, &[f32], &mut [f32]),
     ) {
         let rows = out.len();
-        cur.clear();
-        cur.extend_from_slice(x);
+        // Without input normalisation the first product reads `x` itself: no copy of the block.
+        let read_x = self.input_norm.is_none() && !self.hidden.is_empty();
+        if !read_x {
+            cur.clear();
+            cur.extend_from_slice(x);
+        }
         if let Some(n) = &self.input_norm {
             kernels::layer_norm_rows(cur, self.n_features, n, None);
         }
         for (l, h) in self.hidden.iter().enumerate() {
             next.resize(rows * h.dense.outputs, 0.0);
-            product(l, cur, next);
+            product(l, if l == 0 && read_x { x } else { cur }, next);
             if let Some(n) = &h.norm {
                 kernels::layer_norm_rows(next, h.dense.outputs, n, None);
             }
@@ -348,8 +354,8 @@ pub fn row_into(row: Row<'_>, out: &mut [f32]) {
     }
 }
 
-/// A network that scores rows of features: [`NeuralNet`] itself, or its bfloat16 form [`Bf16Net`]. Both score
-/// queries and data sets through [`score_query_in_blocks`] and [`score_dataset_in_blocks`].
+/// A network that scores rows of features: [`NeuralNet`] itself, its bfloat16 form [`Bf16Net`] or its 8-bit
+/// integer form [`Int8Net`]. Each scores queries and data sets through [`score_query_in_blocks`] and [`score_dataset_in_blocks`].
 trait RowScorer: Sync {
     /// What one thread reuses from block to block.
     type Buffers: Default + Send;

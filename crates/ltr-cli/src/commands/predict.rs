@@ -24,10 +24,10 @@ pub struct PredictArgs {
     /// Run tag for the TREC format.
     #[arg(long, default_value = "ltr")]
     pub tag: String,
-    /// The arithmetic of the scores: `full` (the model as trained and exported) or `bf16` (a neural model's
-    /// hidden-layer products in bfloat16 with f32 sums: about twice the documents a second on AMD Zen 4, slower
-    /// than `full` on the Intel Xeon measured; without AVX-512 BF16 the same scores in portable code, about 100
-    /// times slower, with a warning; each score moves by about 1e-3 of the scores' scale).
+    /// The arithmetic of the scores: `full` (as trained and exported), or for a neural model `bf16` (hidden-layer
+    /// products in bfloat16: twice `full`'s speed on AMD Zen 4's AVX-512 BF16, slower on the Intel Xeon measured,
+    /// 100 times slower without it; scores move by 1e-3) or `int8` (in 8-bit integers: 1.8 times `full`'s speed
+    /// with AVX2; scores move by 1e-2). Portable code gives the same scores, with a warning.
     #[arg(long, default_value = "full")]
     pub precision: String,
     /// How the data file is read.
@@ -42,7 +42,7 @@ pub fn run(a: PredictArgs) -> Result<()> {
     }
     let Some(precision) = ltr_core::Precision::parse(&a.precision) else {
         bail!(
-            "--precision must be `full` or `bf16`, not `{}`",
+            "--precision must be `full`, `bf16` or `int8`, not `{}`",
             a.precision
         );
     };

@@ -702,11 +702,20 @@ pub fn mask_backward(d: &mut [f32], codes: &[u8], keep: Option<f32>, relu: bool)
 /// Apply `f` elementwise.
 pub fn activate(f: Activation, x: &mut [f32]) {
     match f {
-        Activation::Relu => x.iter_mut().for_each(|v| *v = v.max(0.0)),
+        Activation::Relu => relu(x),
         Activation::Tanh => x.iter_mut().for_each(|v| *v = v.tanh()),
         Activation::Sigmoid => x.iter_mut().for_each(|v| *v = 1.0 / (1.0 + (-*v).exp())),
         Activation::Identity => {}
     }
+}
+
+ltr_data::multiversioned! {
+clones("x86_64+avx512f+avx512vl+avx2+fma" if Avx512, "x86_64+avx2+fma" if Avx2Fma);
+/// ReLU in place (`max(v, 0)`, NaN to 0), in one instruction-set clone: a maximum is exact, so every clone gives
+/// the same bits, and the wide ones take 8 or 16 values an instruction where the baseline takes 4.
+fn relu(x: &mut [f32]) {
+    x.iter_mut().for_each(|v| *v = v.max(0.0));
+}
 }
 
 /// Normalise each `width`-wide row of `x` in place; with `stats`, record each row's (mean, 1/σ) and keep the

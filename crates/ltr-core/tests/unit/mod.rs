@@ -8,6 +8,7 @@ mod learner;
 mod model_file;
 mod neural;
 mod neural_bf16;
+mod neural_int8;
 mod neural_sparse;
 mod neural_tiles;
 mod params;
