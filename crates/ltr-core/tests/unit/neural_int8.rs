@@ -80,7 +80,7 @@ fn no_sixteen_bit_lane_saturates_at_the_extremes() {
 }
 
 /// Input counts of one, of a partial quad, of an odd and an even number of quads; outputs within, at and past a
-/// panel of 16; rows around a tile of 4.
+/// panel of 16; rows around a tile of 3.
 const SHAPES: [(usize, usize, usize); 10] = [
     (1, 1, 1),
     (4, 8, 16),

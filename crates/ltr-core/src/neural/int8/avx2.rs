@@ -1,4 +1,4 @@
-//! The AVX2 kernels of [`super::Int8Dense`]: a row's quantization, 32 inputs a step, and a tile of 4 rows × 16
+//! The AVX2 kernels of [`super::Int8Dense`]: a row's quantization, 32 inputs a step, and a tile of 3 rows × 16
 //! outputs over a panel's quads, two at a time (two `vpmaddubsw`, their 16-bit lanes added, then one `vpmaddwd`:
 //! 64 byte multiply-adds a vector of 8 sums; an odd last quad alone). The
 //! integer sums are exact and the dequantization takes the portable code's f32 steps in the same order
@@ -10,8 +10,9 @@
 
 use super::{Int8Dense, RowScale, PANEL, QUAD};
 
-/// Rows a tile advances together (8 of the 16 vector registers hold its sums).
-const TILE_ROWS: usize = 4;
+/// Rows a tile advances together (6 of the 16 vector registers hold its sums; 4 rows spilled registers and were
+/// 0–11% slower in three alternated Criterion runs).
+const TILE_ROWS: usize = 3;
 
 /// Whether this CPU has AVX2.
 pub(super) fn detected() -> bool {
