@@ -110,8 +110,8 @@ fn tiles_are_the_safe_chain_bit_for_bit() {
     }
 }
 
-/// 136 → 256 → 128 → 1 with ReLU, weights of He's scale.
-fn scoring_net(v: &mut Values) -> NeuralNet {
+/// 136 → 256 → 128 → 1 with ReLU, weights of He's scale (also the network of `neural_int8.rs`).
+pub(super) fn scoring_net(v: &mut Values) -> NeuralNet {
     let mut dense = |i: usize, o: usize| {
         let mut d = Dense::zeros(i, o);
         let scale = (2.0 / i as f32).sqrt();

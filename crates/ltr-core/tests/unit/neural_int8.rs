@@ -4,6 +4,7 @@
 use ltr_core::neural::int8::{self, Int8Dense, RowScale, Scratch};
 use ltr_core::neural::*;
 
+use super::neural_bf16::scoring_net;
 use super::neural_tiles::Values;
 
 #[test]
@@ -155,30 +156,6 @@ fn rows_the_integers_cannot_hold_score_as_in_f32() {
     x[0] = 3e38;
     x[1] = -3e38;
     assert_eq!(int8::quantize_row(&x, &mut [0u8; 24]), RowScale::Float);
-}
-
-/// 136 → 256 → 128 → 1 with ReLU, weights of He's scale.
-fn scoring_net(v: &mut Values) -> NeuralNet {
-    let mut dense = |i: usize, o: usize| {
-        let mut d = Dense::zeros(i, o);
-        let scale = (2.0 / i as f32).sqrt();
-        d.weights = v.take(i * o, false).iter().map(|w| w * scale).collect();
-        d.bias = v.take(o, false).iter().map(|b| b * 0.1).collect();
-        d
-    };
-    let layer = |dense| HiddenLayer {
-        dense,
-        norm: None,
-        batch_norm: None,
-    };
-    NeuralNet {
-        n_features: 136,
-        input_norm: None,
-        hidden: vec![layer(dense(136, 256)), layer(dense(256, 128))],
-        activation: Activation::Relu,
-        output: dense(128, 1),
-        encoder: None,
-    }
 }
 
 #[test]
